@@ -1,0 +1,57 @@
+# The README's two commands: `make run` (the site) and `make test` (the whole test suite).
+# Both create .venv when it is missing and install everything from requirements.txt.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+# Where pip finds a CPU-only torch on a machine without a GPU, e.g.
+#   make install TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
+TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
+# The corpus: $ETC_DATA_DIR, else ../shared/ETCDataset/etc beside this checkout, else data/.
+ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
+export ETC_DATA_DIR
+
+.PHONY: install run test lint format prepare benchmarks clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_PIN)"
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $@
+
+install: $(VENV)/.installed
+
+# The corpus (downloaded when ETC_DATA_DIR has none) and the DuckDB store.
+prepare: install
+	@if [ ! -d "$(ETC_DATA_DIR)/dialogues" ]; then \
+	  echo "No corpus at $(ETC_DATA_DIR): downloading the public ETC dataset into data/"; \
+	  $(BIN)/etclib download --dest data --quiet; \
+	fi
+	$(BIN)/etclib db
+
+run: prepare
+	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+benchmarks: prepare
+	$(BIN)/python benchmarks/score_lexical.py
+	$(BIN)/python benchmarks/store.py
+
+clean:
+	rm -rf $(VENV) data/etc.duckdb .pytest_cache

@@ -1,0 +1,84 @@
+"""The ``etclib`` command line: one entry point, one module per subcommand.
+
+Each module in this package defines ``add_arguments(parser)`` and ``run(args) -> int``; its
+docstring is its ``--help`` text. Adding a command means one new module and one line in
+``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .. import __version__
+from ..errors import EtcError
+
+#: name -> module, imported only when that command runs (keeps `etclib --help` fast).
+COMMANDS: dict[str, str] = {
+    "stats": "etclib.cli.stats",
+    "validate": "etclib.cli.validate",
+    "template": "etclib.cli.template",
+    "score": "etclib.cli.score",
+    "download": "etclib.cli.download",
+    "db": "etclib.cli.db",
+}
+
+
+def _summary(doc: str | None) -> str:
+    return (doc or "").strip().splitlines()[0] if doc else ""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="etclib",
+        description="Emotion Transcription in Conversation (ETC) benchmark tools.",
+    )
+    parser.add_argument("--version", action="version", version=f"etclib {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            # Other commands are listed without importing them.
+            sub.add_parser(name, add_help=False)
+            continue
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(
+            name,
+            help=_summary(module.__doc__),
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    only = command if command in COMMANDS else None
+    parser = build_parser(only) if only else build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 0 if not argv else 2
+    try:
+        return int(args._run(args) or 0)
+    except EtcError as exc:
+        print(f"etclib {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"etclib {args.command}: interrupted.", file=sys.stderr)
+        return 130
+
+
+def add_data_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data",
+        metavar="DIR",
+        help="corpus folder holding dialogues/ (default: $ETC_DATA_DIR, else data/ETCDataset/etc)",
+    )
+
+
+def add_json_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")

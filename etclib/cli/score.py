@@ -1,0 +1,75 @@
+"""Score a predictions file: BLEU-1..4, ROUGE-1/2/L, BERTScore, and breakdowns.
+
+Scores are x100. Every result carries its signature (tokenizer and dictionary, models, etclib
+version); compare only numbers with equal signatures.
+
+Example:
+  etclib score preds.jsonl
+  etclib score preds.jsonl --metrics bleu,rouge,bertscore --json --per-item items.jsonl
+  etclib score preds.jsonl --metrics bertscore --bertscore-model ./my-bert --bertscore-layer 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import add_data_argument, add_json_argument
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="predictions file (.jsonl or .csv)")
+    parser.add_argument("--split", default="test", choices=("train", "valid", "test"))
+    parser.add_argument(
+        "--metrics",
+        default="bleu,rouge",
+        help="comma-separated metric groups (default: bleu,rouge; also: bertscore)",
+    )
+    parser.add_argument(
+        "--per-item", metavar="OUT", help="write one JSON line per item with its scores"
+    )
+    parser.add_argument(
+        "--bertscore-model", help="BERTScore model: hub id or folder ($ETC_BERTSCORE_MODEL)"
+    )
+    parser.add_argument(
+        "--bertscore-layer", type=int, help="BERTScore layer ($ETC_BERTSCORE_LAYER)"
+    )
+    add_data_argument(parser)
+    add_json_argument(parser)
+
+
+def options(args: argparse.Namespace) -> dict:
+    """Metric options from the command line (shared with commands that score)."""
+    keys = ("bertscore_model", "bertscore_layer", "judge_provider", "judge_model", "concurrency")
+    return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..corpus import load_corpus
+    from ..metrics import parse_metrics
+    from ..predictions import read_predictions
+    from ..scoring import score, signature_string, write_per_item
+
+    metrics = parse_metrics(args.metrics)
+    corpus = load_corpus(args.data)
+    preds = read_predictions(args.file, split=args.split, corpus=corpus)
+    for w in preds.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    result = score(preds, split=args.split, metrics=metrics, corpus=corpus, options=options(args))
+    if args.per_item:
+        write_per_item(result, args.per_item)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        return 0
+    print(f"{args.file}: {result.n_items} items of the {result.split} split")
+    for k, v in result.scores.items():
+        print(f"  {k:<14} {v:8.2f}" if isinstance(v, float) else f"  {k:<14} {v}")
+    print("role breakdown:")
+    for role, vals in result.breakdown()["role"].items():
+        shown = ", ".join(
+            f"{k} {v:.2f}" for k, v in vals.items() if k != "n_items" and isinstance(v, float)
+        )
+        print(f"  {role:<9} n={vals['n_items']:<5} {shown}")
+    print(f"signature: {signature_string(result.signature)}")
+    return 0

@@ -1,0 +1,66 @@
+"""Check a predictions file (JSONL or CSV) against a split, without scoring it.
+
+Exits 0 when the file is valid; otherwise prints each problem with its line number and exits 1.
+
+Example:
+  etclib validate my_predictions.jsonl --split test
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import add_data_argument, add_json_argument
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="predictions file (.jsonl or .csv)")
+    parser.add_argument("--split", default="test", choices=("train", "valid", "test"))
+    add_data_argument(parser)
+    add_json_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..corpus import load_corpus
+    from ..errors import PredictionsError
+    from ..predictions import read_predictions
+
+    try:
+        preds = read_predictions(args.file, split=args.split, corpus=load_corpus(args.data))
+    except PredictionsError as exc:
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "valid": False,
+                        "problems": [{"line": p.line, "message": p.message} for p in exc.problems],
+                    },
+                    ensure_ascii=False,
+                    indent=2,
+                )
+            )
+            return 1
+        raise
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "valid": True,
+                    "items": len(preds),
+                    "format": preds.format,
+                    "sha256": preds.sha256,
+                    "warnings": preds.warnings,
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+    else:
+        print(
+            f"{args.file}: valid {preds.format} file, {len(preds)} items of the {preds.split} split."
+        )
+        for w in preds.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+    return 0

@@ -1,0 +1,118 @@
+"""BERTScore F1 (bert-score), mean over items.
+
+The model and layer are configurable and part of the signature:
+
+- ``--bertscore-model`` / ``ETC_BERTSCORE_MODEL``: a Hugging Face hub id or a local folder
+  (default ``bert-base-multilingual-cased``, bert-score's default for non-English text);
+- ``--bertscore-layer`` / ``ETC_BERTSCORE_LAYER``: the hidden layer whose embeddings are compared
+  (default: bert-score's tuned layer for known models, e.g. 9 for mBERT; else the last layer).
+
+No IDF weighting and no baseline rescaling (bert-score ships no Japanese baseline).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..config import setting
+from ..errors import DependencyError, MetricError
+from . import Context, MetricData, subset_mean
+
+KEYS = ("bertscore",)
+DEFAULT_MODEL = "bert-base-multilingual-cased"
+
+
+def _settings(ctx: Context | None) -> tuple[str, int | None, int]:
+    ctx = ctx or Context()
+    model = ctx.get("bertscore_model") or setting("ETC_BERTSCORE_MODEL") or DEFAULT_MODEL
+    layer = ctx.get("bertscore_layer") or setting("ETC_BERTSCORE_LAYER")
+    try:
+        layer = int(layer) if layer is not None else None
+    except ValueError:
+        raise MetricError(f"BERTScore layer must be an integer, got {layer!r}.") from None
+    batch = int(ctx.get("bertscore_batch_size", 64))
+    return str(model), layer, batch
+
+
+@lru_cache(maxsize=2)
+def _scorer(model: str, layer: int | None):
+    try:
+        import bert_score
+        import torch
+        from bert_score.utils import model2layers
+    except ImportError as exc:
+        raise DependencyError(
+            f"BERTScore needs the '{exc.name}' package: pip install bert-score torch"
+        ) from None
+    if layer is None:
+        layer = model2layers.get(model)
+    if layer is None:
+        from transformers import AutoConfig
+
+        try:
+            layer = AutoConfig.from_pretrained(model).num_hidden_layers
+        except Exception as exc:  # noqa: BLE001 - any load failure gets the same advice
+            raise _load_error(model, exc) from None
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        scorer = bert_score.BERTScorer(model_type=model, num_layers=layer, device=device)
+    except Exception as exc:  # noqa: BLE001
+        raise _load_error(model, exc) from None
+    tok = scorer._tokenizer
+    limit = getattr(scorer._model.config, "max_position_embeddings", 512)
+    if not tok.model_max_length or tok.model_max_length > limit:
+        tok.model_max_length = limit  # tokenizers saved without a limit would overflow
+    return scorer, layer
+
+
+def _load_error(model: str, exc: Exception) -> MetricError:
+    return MetricError(
+        f"Cannot load the BERTScore model {model!r} ({type(exc).__name__}: {str(exc)[:200]}). "
+        "Set --bertscore-model or ETC_BERTSCORE_MODEL to a local model folder or a hub id "
+        "that this machine can download, and --bertscore-layer / ETC_BERTSCORE_LAYER if it is "
+        "not a model bert-score knows."
+    )
+
+
+def signature(ctx: Context | None = None) -> dict[str, str]:
+    from importlib.metadata import version
+
+    model, layer, _ = _settings(ctx)
+    _, layer = _scorer(model, layer)
+    return {
+        "bertscore": f"model:{model}|layer:{layer}|idf:no|rescale:no|F1|empty:0|mean-over-items"
+        f"|bert-score:{version('bert-score')}|transformers:{version('transformers')}"
+    }
+
+
+def compute(predictions: list[str], references: list[str], ctx: Context) -> MetricData:
+    model, layer, batch = _settings(ctx)
+    scorer, _ = _scorer(model, layer)
+    out = np.zeros(len(predictions))
+    # An empty text has no token to align: its F1 is 0, as bert-score itself reports (and its
+    # empty-text path no longer runs under transformers 5, so such items are not sent to it).
+    keep = [
+        i
+        for i, (p, r) in enumerate(zip(predictions, references, strict=True))
+        if p.strip() and r.strip()
+    ]
+    if keep:
+        _, _, f1 = scorer.score(
+            [predictions[i] for i in keep], [references[i] for i in keep], batch_size=batch
+        )
+        out[keep] = f1.detach().cpu().numpy().astype(float)
+    return MetricData({"bertscore": out})
+
+
+def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
+    return {"bertscore": subset_mean(data.arrays["bertscore"], idx)}
+
+
+def item_scores(data: MetricData, i: int) -> dict[str, float]:
+    return {"bertscore": round(float(data.arrays["bertscore"][i]) * 100, 4)}
+
+
+def score(predictions: list[str], references: list[str], **options) -> dict[str, float]:
+    return aggregate(compute(predictions, references, Context(options)))

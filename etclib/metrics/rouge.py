@@ -1,0 +1,63 @@
+"""ROUGE-1, ROUGE-2 and ROUGE-L F-measure (rouge-score), mean over items, on MeCab tokens.
+
+rouge-score's default tokenizer keeps only ``[a-z0-9]`` and so deletes Japanese entirely; we hand
+it the MeCab tokens through a whitespace tokenizer instead. No stemming, no lower-casing.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .. import tokenize
+from . import Context, MetricData, subset_mean
+
+KEYS = ("rouge1", "rouge2", "rougeL")
+
+
+class _Whitespace:
+    """rouge-score tokenizer interface over pre-tokenised text."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return text.split()
+
+
+@lru_cache(maxsize=1)
+def _scorer():
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(list(KEYS), use_stemmer=False, tokenizer=_Whitespace())
+
+
+def signature(ctx: Context | None = None) -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {
+        "rouge": f"tok:{tokenize.signature()}|stem:no|F-measure|mean-over-items"
+        f"|rouge-score:{version('rouge-score')}"
+    }
+
+
+def compute(predictions: list[str], references: list[str], ctx: Context) -> MetricData:
+    hyps = ctx.tokens(predictions)
+    refs = ctx.tokens(references)
+    scorer = _scorer()
+    out = {k: np.empty(len(hyps)) for k in KEYS}
+    for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
+        s = scorer.score(r, h)  # rouge-score's order: (target, prediction)
+        for k in KEYS:
+            out[k][i] = s[k].fmeasure
+    return MetricData(out)
+
+
+def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
+    return {k: subset_mean(data.arrays[k], idx) for k in KEYS}
+
+
+def item_scores(data: MetricData, i: int) -> dict[str, float]:
+    return {k: round(float(data.arrays[k][i]) * 100, 4) for k in KEYS}
+
+
+def score(predictions: list[str], references: list[str], **options) -> dict[str, float]:
+    return aggregate(compute(predictions, references, Context(options)))

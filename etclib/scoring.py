@@ -1,0 +1,179 @@
+"""Score a predictions file: every metric, its signature, and breakdowns.
+
+>>> result = score("preds.jsonl", split="test", metrics="bleu,rouge")   # doctest: +SKIP
+>>> result.scores["bleu4"], result.signature["tokenizer"]               # doctest: +SKIP
+
+Each metric computes its per-item data once; the corpus score, the breakdowns (speaker vs
+listener, per aggregated category, per turn) and the leaderboard's bootstrap intervals are all
+aggregations of that data over subsets of items.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from . import __version__, tokenize
+from . import metrics as metric_registry
+from .corpus import CATEGORIES, ROLES, Corpus, load_corpus
+from .metrics import Context, MetricData
+from .predictions import Predictions, read_predictions
+from .task import Item, Key
+from .task import items as split_items
+
+
+@dataclass
+class ScoreResult:
+    split: str
+    items: list[Item]
+    predictions: list[str]
+    metrics: list[str]
+    data: dict[str, MetricData]
+    signature: dict[str, str]
+    modules: dict[str, ModuleType] = field(repr=False, default_factory=dict)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def keys(self) -> list[Key]:
+        return [it.key for it in self.items]
+
+    def aggregate(self, idx: np.ndarray | None = None) -> dict[str, float]:
+        """Every metric's scores over the items ``idx`` (all items when ``None``)."""
+        out: dict[str, float] = {}
+        for name in self.metrics:
+            out.update(self.modules[name].aggregate(self.data[name], idx))
+        return out
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return self.aggregate()
+
+    def groups(self) -> dict[str, dict[str, np.ndarray]]:
+        """Index sets of the breakdowns: role, aggregated category, turn."""
+        role = np.array([it.role for it in self.items])
+        turn = np.array([it.turn for it in self.items])
+        out: dict[str, dict[str, np.ndarray]] = {
+            "role": {r: np.flatnonzero(role == r) for r in ROLES},
+            "category": {
+                c: np.flatnonzero([c in it.label for it in self.items]) for c in CATEGORIES
+            },
+            "turn": {str(t): np.flatnonzero(turn == t) for t in range(1, 6)},
+        }
+        return out
+
+    def breakdown(self) -> dict[str, dict[str, dict[str, float]]]:
+        return {
+            group: {
+                name: {"n_items": int(len(idx)), **self.aggregate(idx)}
+                for name, idx in subsets.items()
+            }
+            for group, subsets in self.groups().items()
+        }
+
+    def extras(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in self.metrics:
+            out.update(self.data[name].extra)
+        return out
+
+    def to_json(self, breakdown: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"n_items": self.n_items, **self.scores, **self.extras()}
+        out["signature"] = self.signature
+        if breakdown:
+            out["breakdown"] = self.breakdown()
+        return _finite(out)
+
+    def per_item(self) -> list[dict[str, Any]]:
+        """One record per item: key, prediction, reference, label and each metric's scores."""
+        rows = []
+        for i, it in enumerate(self.items):
+            row: dict[str, Any] = {
+                "dialogue_id": it.dialogue_id,
+                "turn": it.turn,
+                "role": it.role,
+                "prediction": self.predictions[i],
+                "reference": it.reference,
+                "label": list(it.label),
+            }
+            for name in self.metrics:
+                row.update(self.modules[name].item_scores(self.data[name], i))
+                details = self.data[name].details
+                if details is not None:
+                    row.update(details[i])
+            rows.append(_finite(row))
+        return rows
+
+
+def _finite(obj):
+    """JSON has no NaN: undefined scores (an empty subset) become null."""
+    if isinstance(obj, float):
+        return None if obj != obj else obj
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def signature_string(sig: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sig.items())
+
+
+def score(
+    predictions: Predictions | dict[Key, str] | str | os.PathLike,
+    split: str = "test",
+    metrics: str | list[str] | None = None,
+    *,
+    corpus: Corpus | None = None,
+    options: dict[str, Any] | None = None,
+) -> ScoreResult:
+    """Score predictions (a validated ``Predictions``, a key->text dict, or a file path).
+
+    A dict is checked like a file: it must cover exactly the items of ``split``.
+    """
+    corpus = corpus or load_corpus()
+    if isinstance(predictions, (str, os.PathLike)):
+        predictions = read_predictions(predictions, split=split, corpus=corpus)
+    if isinstance(predictions, Predictions):
+        if predictions.split != split:
+            split = predictions.split
+        by_key = predictions.by_key
+    else:
+        from .predictions import check_coverage
+
+        rows = [(0, k, v) for k, v in predictions.items()]
+        by_key = check_coverage(rows, split, corpus, "predictions")
+    names = metric_registry.parse_metrics(metrics)
+    items = split_items(corpus, split)
+    preds = [by_key[it.key] for it in items]
+    refs = [it.reference for it in items]
+    ctx = Context(dict(options or {}))
+    modules = {n: metric_registry.get(n) for n in names}
+    data = {n: m.compute(preds, refs, ctx) for n, m in modules.items()}
+    sig: dict[str, str] = {
+        "etclib": __version__,
+        "split": split,
+        "corpus": corpus.content_hash[:12],
+    }
+    if {"bleu", "rouge"} & set(names):
+        sig["tokenizer"] = tokenize.signature()
+    for m in modules.values():
+        sig.update(m.signature(ctx))
+    return ScoreResult(split, items, preds, names, data, sig, modules)
+
+
+def write_per_item(result: ScoreResult, path: str | os.PathLike) -> None:
+    from pathlib import Path
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for row in result.per_item():
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
