@@ -21,10 +21,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 
 def fleiss_kappa(counts) -> float:
@@ -49,7 +50,7 @@ def fleiss_kappa(counts) -> float:
     return float((p_bar - p_e) / (1 - p_e))
 
 
-def binary_fleiss_kappa(chosen) -> float:
+def binary_fleiss_kappa(chosen: ArrayLike) -> float:
     """Fleiss' kappa for one yes/no category from a subjects x raters boolean matrix.
 
     ``chosen[i][r]`` is whether rater ``r`` chose the category for subject ``i``.
@@ -61,7 +62,7 @@ def binary_fleiss_kappa(chosen) -> float:
     return fleiss_kappa(np.column_stack([yes, votes.shape[1] - yes]))
 
 
-def _codes(a: Sequence[Hashable], b: Sequence[Hashable], labels=None):
+def _codes(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None = None):
     if len(a) != len(b):
         raise ValueError(f"Two raters must rate the same items: got {len(a)} and {len(b)} labels.")
     if len(a) == 0:
@@ -88,7 +89,9 @@ def _kappa_from_table(table: np.ndarray) -> float:
     return float((p_o - p_e) / (1 - p_e))
 
 
-def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], labels=None) -> float:
+def cohen_kappa(
+    a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None = None
+) -> float:
     """Cohen's kappa of two raters' nominal labels on the same items.
 
     NaN when chance agreement is 1 (both raters used one and the same category throughout).
@@ -103,7 +106,7 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], labels=None) -> fl
 def confusion_matrix(
     a: Sequence[Hashable],
     b: Sequence[Hashable],
-    labels=None,
+    labels: Sequence[Hashable] | None = None,
     *,
     rows: str = "rater A",
     columns: str = "rater B",
@@ -129,7 +132,9 @@ def _is_missing(x) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def krippendorff_alpha(data, level: Literal["nominal", "interval"] = "nominal") -> float:
+def krippendorff_alpha(
+    data: Sequence[Sequence[Any]], level: Literal["nominal", "interval"] = "nominal"
+) -> float:
     """Krippendorff's alpha from a raters x units table; ``None``/NaN marks a missing value.
 
     Units with fewer than two values carry no pairing information and are dropped. Computed
@@ -232,7 +237,7 @@ def _paired(x, y) -> tuple[np.ndarray, np.ndarray]:
     return xs, ys
 
 
-def mean_absolute_difference(x, y) -> float:
+def mean_absolute_difference(x: ArrayLike, y: ArrayLike) -> float:
     """Mean of |x_i - y_i| over paired scores."""
     xs, ys = _paired(x, y)
     return float(np.abs(xs - ys).mean())
@@ -290,7 +295,7 @@ def _check_defined(method, xs, ys, confidence) -> Correlation | None:
     return None
 
 
-def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
+def pearson(x: ArrayLike, y: ArrayLike, *, confidence: float = 0.95) -> Correlation:
     """Pearson's r with the two-sided t-test p-value and a Fisher-z confidence interval.
 
     The interval needs at least 4 pairs (otherwise ``low``/``high`` are None). A constant series
@@ -308,7 +313,8 @@ def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
 
         z = math.atanh(min(max(r, -1 + 1e-15), 1 - 1e-15))
         half = norm.ppf(0.5 + confidence / 2) / math.sqrt(n - 3)
-        low, high = math.tanh(z - half), math.tanh(z + half)
+        # tanh rounds to +-1 near perfect correlation; keep r inside its own interval
+        low, high = min(math.tanh(z - half), r), max(math.tanh(z + half), r)
     return Correlation(
         method="pearson",
         n=n,
@@ -324,7 +330,7 @@ def pearson(x, y, *, confidence: float = 0.95) -> Correlation:
 
 
 def spearman(
-    x, y, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
+    x: ArrayLike, y: ArrayLike, *, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0
 ) -> Correlation:
     """Spearman's rho (Pearson r of average ranks), t-approximation p, seeded bootstrap interval.
 
@@ -371,7 +377,7 @@ def spearman(
 
 def bootstrap_ci(
     statistic: Callable[..., float],
-    *samples,
+    *samples: ArrayLike,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -385,10 +391,7 @@ def bootstrap_ci(
     """
     if not samples:
         raise ValueError("bootstrap_ci needs at least one sample.")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}.")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}.")
+    _check_bootstrap(n_resamples, confidence)
     arrays = [np.asarray(s) if not isinstance(s, np.ndarray) else s for s in samples]
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
@@ -400,6 +403,19 @@ def bootstrap_ci(
     for i in range(n_resamples):
         idx = rng.integers(0, n, size=n)
         values[i] = statistic(*(a[idx] for a in arrays))
+    return _percentile(values, n_resamples, confidence)
+
+
+def _resampled_indices(rng: np.random.Generator, n: int, n_resamples: int, chunk: int):
+    """Index rows for the bootstrap, in chunks; the same stream as one draw per resample."""
+    done = 0
+    while done < n_resamples:
+        size = min(chunk, n_resamples - done)
+        yield rng.integers(0, n, size=(size, n))
+        done += size
+
+
+def _percentile(values: np.ndarray, n_resamples: int, confidence: float) -> tuple[float, float]:
     values = values[~np.isnan(values)]
     if values.size < n_resamples / 2:
         return float("nan"), float("nan")
@@ -408,27 +424,75 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+def _check_bootstrap(n_resamples: int, confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}.")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}.")
+
+
 def kappa_with_ci(
     a: Sequence[Hashable],
     b: Sequence[Hashable],
-    labels=None,
+    labels: Sequence[Hashable] | None = None,
     *,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float, float]:
-    """Cohen's kappa and its seeded percentile bootstrap interval: ``(kappa, low, high)``."""
+    """Cohen's kappa and its seeded percentile bootstrap interval: ``(kappa, low, high)``.
+
+    Gives the same interval as ``bootstrap_ci(cohen_kappa, a, b, ...)`` with the same seed,
+    computed for many resamples at once.
+    """
+    _check_bootstrap(n_resamples, confidence)
     ca, cb, labels = _codes(a, b, labels)
     k = len(labels)
-
-    def stat(x, y):
-        table = np.bincount(x * k + y, minlength=k * k).reshape(k, k).astype(float)
-        return _kappa_from_table(table)
-
-    point = stat(ca, cb)
+    codes = ca * k + cb
+    point = _kappa_from_table(np.bincount(codes, minlength=k * k).reshape(k, k).astype(float))
     if math.isnan(point):
         return point, float("nan"), float("nan")
-    low, high = bootstrap_ci(
-        stat, ca, cb, n_resamples=n_resamples, confidence=confidence, seed=seed
-    )
+    n = codes.size
+    values = []
+    for idx in _resampled_indices(np.random.default_rng(seed), n, n_resamples, 256):
+        rows = idx.shape[0]
+        flat = (codes[idx] + (np.arange(rows) * k * k)[:, None]).ravel()
+        tables = np.bincount(flat, minlength=rows * k * k).reshape(rows, k, k) / n
+        p_o = np.trace(tables, axis1=1, axis2=2)
+        p_e = (tables.sum(axis=2) * tables.sum(axis=1)).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = np.where(np.isclose(p_e, 1.0), np.nan, (p_o - p_e) / (1 - p_e))
+        values.append(kappa)
+    low, high = _percentile(np.concatenate(values), n_resamples, confidence)
+    return point, low, high
+
+
+def binary_fleiss_with_ci(
+    chosen: ArrayLike,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """:func:`binary_fleiss_kappa` and its seeded percentile bootstrap interval over subjects.
+
+    Gives the same interval as ``bootstrap_ci(binary_fleiss_kappa, chosen, ...)``.
+    """
+    _check_bootstrap(n_resamples, confidence)
+    votes = np.asarray(chosen, dtype=bool)
+    point = binary_fleiss_kappa(votes)
+    if math.isnan(point):
+        return point, float("nan"), float("nan")
+    n, m = votes.shape
+    yes = votes.sum(axis=1).astype(float)
+    values = []
+    for idx in _resampled_indices(np.random.default_rng(seed), n, n_resamples, 256):
+        y = yes[idx]
+        p_i = (y * (y - 1) + (m - y) * (m - y - 1)) / (m * (m - 1))
+        p = y.sum(axis=1) / (n * m)
+        p_e = p * p + (1 - p) * (1 - p)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = np.where(np.isclose(p_e, 1.0), np.nan, (p_i.mean(axis=1) - p_e) / (1 - p_e))
+        values.append(kappa)
+    low, high = _percentile(np.concatenate(values), n_resamples, confidence)
     return point, low, high

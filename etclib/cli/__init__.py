@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "score": "etclib.cli.score",
     "download": "etclib.cli.download",
     "db": "etclib.cli.db",
+    "judge-labels": "etclib.cli.judge_labels",
 }
 
 

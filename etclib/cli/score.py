@@ -1,4 +1,4 @@
-"""Score a predictions file: BLEU-1..4, ROUGE-1/2/L, BERTScore, and breakdowns.
+"""Score a predictions file: BLEU-1..4, ROUGE-1/2/L, BERTScore, LLM judge, and breakdowns.
 
 Scores are x100. Every result carries its signature (tokenizer and dictionary, models, etclib
 version); compare only numbers with equal signatures.
@@ -7,6 +7,7 @@ Example:
   etclib score preds.jsonl
   etclib score preds.jsonl --metrics bleu,rouge,bertscore --json --per-item items.jsonl
   etclib score preds.jsonl --metrics bertscore --bertscore-model ./my-bert --bertscore-layer 9
+  etclib score preds.jsonl --metrics bleu,rouge,judge --judge-provider gemini --json
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bertscore-layer", type=int, help="BERTScore layer ($ETC_BERTSCORE_LAYER)"
     )
+    judge = parser.add_argument_group("LLM judge (--metrics judge; see docs/judge.md)")
+    judge.add_argument(
+        "--judge-provider", choices=("gemini", "openai"), help="judge API ($ETC_JUDGE_PROVIDER)"
+    )
+    judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
+    judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
     add_data_argument(parser)
     add_json_argument(parser)
 

@@ -1,0 +1,707 @@
+"""Study 2 of docs/judge_vs_human.md: people re-check the LLM judge's atomic-unit decisions.
+
+The judge of SPEC.md decides, for one atomic unit and one target transcription, Supported /
+Neutral / Not Supported. This module stores such decisions, lets people with an annotator code
+give their own answer to a stratified sample of them, and compares the two.
+
+Storage is the studies DuckDB file (``ETC_STUDIES_DB``, default ``data/studies.duckdb``), shared
+with study 1 (:mod:`etclib.labeljudge`):
+
+- ``judge_decisions``: one row per (submission, item, side, unit, target) with the judge's
+  label. ``side`` is ``precision`` (a prediction unit judged against the reference) or
+  ``recall`` (a reference unit judged against the prediction). Filled by :func:`add_decisions`.
+- ``annotators``: codes issued by an admin (``ETC_ADMIN_TOKEN``); only a SHA-256 hash of each
+  code is stored, so a leaked database does not leak codes.
+- ``annotation_sample``: the decisions chosen for re-checking, stratified by the judge's label.
+- ``annotation_answers``: one answer per (decision, annotator); answering again replaces it.
+
+Every write that comes from a person needs a valid, unrevoked code: there are no anonymous
+answers. Every query is parameterised.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+import math
+import random
+import secrets
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import config
+from .agreement import confusion_matrix, fleiss_kappa, kappa_with_ci, krippendorff_alpha
+from .corpus import ROLES
+from .errors import EtcError, StoreError
+
+#: Judge labels (SPEC.md, "Entail"), in display order.
+LABELS: tuple[str, ...] = ("Supported", "Neutral", "Not Supported")
+SIDES: tuple[str, ...] = ("precision", "recall")
+DEFAULT_STUDIES_DB = Path("data") / "studies.duckdb"
+#: When human answers to one decision tie, the less supportive label wins (in this order).
+_TIE_ORDER = ("Not Supported", "Neutral", "Supported")
+
+
+class AnnotationError(EtcError):
+    """A judge decision, sample or answer is invalid, or the studies database cannot be used."""
+
+
+class AccessDenied(AnnotationError):
+    """A missing, unknown or revoked annotator code, or a wrong or unset admin token."""
+
+    exit_code = 3
+
+
+# --- the studies database ----------------------------------------------------------------------
+
+
+def studies_path(explicit: str | Path | None = None) -> Path:
+    """The studies DuckDB file: argument, ``ETC_STUDIES_DB``, or ``data/studies.duckdb``."""
+    return Path(explicit or config.setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB)
+
+
+@contextmanager
+def connect_studies(db: str | Path | None = None, *, read_only: bool = False) -> Iterator[Any]:
+    """A DuckDB connection to the studies database, closed on exit.
+
+    The file and its folder are created on first write. ``read_only`` on a file that does not
+    exist yet gives an in-memory database (every table empty), so reading never creates files.
+    """
+    import duckdb
+
+    path = studies_path(db)
+    try:
+        if read_only and not path.exists():
+            con = duckdb.connect(":memory:")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            con = duckdb.connect(str(path))
+    except (duckdb.Error, OSError) as exc:
+        raise StoreError(
+            f"Cannot open the studies database {path}: {exc}. Check ETC_STUDIES_DB and that no "
+            "other process holds the file open for writing."
+        ) from exc
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judge_decisions (
+    decision_id VARCHAR PRIMARY KEY,
+    submission_id VARCHAR NOT NULL,
+    dialogue_id INTEGER NOT NULL,
+    turn INTEGER NOT NULL,
+    role VARCHAR NOT NULL,
+    side VARCHAR NOT NULL,
+    unit VARCHAR NOT NULL,
+    target VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    added_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS annotators (
+    annotator_id VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    code_hash VARCHAR NOT NULL UNIQUE,
+    issued_at TIMESTAMP NOT NULL,
+    revoked BOOLEAN NOT NULL
+);
+CREATE TABLE IF NOT EXISTS annotation_sample (
+    decision_id VARCHAR PRIMARY KEY,
+    submission_id VARCHAR NOT NULL,
+    stratum VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    seed INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS annotation_answers (
+    decision_id VARCHAR NOT NULL,
+    annotator_id VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,
+    answered_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (decision_id, annotator_id)
+);
+"""
+
+
+@contextmanager
+def _db(db: str | Path | None, *, read_only: bool = False) -> Iterator[Any]:
+    with connect_studies(db, read_only=read_only) as con:
+        con.execute(_SCHEMA)
+        yield con
+
+
+def _frame(con, sql: str, params: list | None = None) -> pd.DataFrame:
+    return con.execute(sql, params or []).df()
+
+
+# --- decisions ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One judge decision: is ``unit`` supported by ``target``? The judge said ``label``."""
+
+    decision_id: str
+    submission_id: str
+    dialogue_id: int
+    turn: int
+    role: str
+    side: str
+    unit: str
+    target: str
+    label: str
+
+    @property
+    def key(self) -> tuple[int, int, str]:
+        return (self.dialogue_id, self.turn, self.role)
+
+
+_DECISION_FIELDS = (
+    "submission_id",
+    "dialogue_id",
+    "turn",
+    "role",
+    "side",
+    "unit",
+    "target",
+    "label",
+)
+
+
+def decision_id(row: Mapping[str, Any]) -> str:
+    """A stable id for a decision: a hash of its submission, item key, side, unit and target."""
+    parts = [
+        row["submission_id"],
+        row["dialogue_id"],
+        row["turn"],
+        row["role"],
+        row["side"],
+        row["unit"],
+        row["target"],
+    ]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:20]
+
+
+def _check_row(i: int, row: Mapping[str, Any]) -> dict[str, Any]:
+    where = f"decision row {i}"
+    if not isinstance(row, Mapping):
+        raise AnnotationError(f"{where}: expected a mapping with {', '.join(_DECISION_FIELDS)}.")
+    missing = [f for f in _DECISION_FIELDS if f not in row]
+    if missing:
+        raise AnnotationError(f"{where}: missing field(s) {', '.join(missing)}.")
+    out = {f: row[f] for f in _DECISION_FIELDS}
+    for f in ("dialogue_id", "turn"):
+        if isinstance(out[f], bool) or not isinstance(out[f], int):
+            raise AnnotationError(f"{where}: '{f}' must be an integer, got {out[f]!r}.")
+    if out["role"] not in ROLES:
+        raise AnnotationError(f"{where}: role {out['role']!r} is not one of {', '.join(ROLES)}.")
+    if out["side"] not in SIDES:
+        raise AnnotationError(
+            f"{where}: side {out['side']!r} is not one of {', '.join(SIDES)} ('precision': a "
+            "prediction unit judged against the reference; 'recall': a reference unit judged "
+            "against the prediction)."
+        )
+    if out["label"] not in LABELS:
+        raise AnnotationError(f"{where}: label {out['label']!r} is not one of {', '.join(LABELS)}.")
+    for f in ("submission_id", "unit", "target"):
+        if not isinstance(out[f], str) or (f != "target" and not out[f].strip()):
+            raise AnnotationError(f"{where}: '{f}' must be a non-empty string.")
+    out["submission_id"] = str(out["submission_id"])
+    out["decision_id"] = decision_id(out)
+    return out
+
+
+def add_decisions(rows: Iterable[Mapping[str, Any]], *, db: str | Path | None = None) -> int:
+    """Store judged per-item details (all rows are checked first; nothing is stored on error).
+
+    Each row has ``submission_id, dialogue_id, turn, role, side, unit, target, label``. A row
+    that was stored before (same submission, item, side, unit and target) gets the new label.
+    Returns the number of rows stored.
+    """
+    checked = [_check_row(i, r) for i, r in enumerate(rows, start=1)]
+    if not checked:
+        return 0
+    df = pd.DataFrame(checked).drop_duplicates("decision_id", keep="last")
+    df["added_at"] = pd.Timestamp.now(tz="UTC").tz_localize(None)
+    cols = ("decision_id", *_DECISION_FIELDS, "added_at")
+    with _db(db) as con:
+        con.register("incoming", df[list(cols)])
+        con.execute(
+            f"INSERT OR REPLACE INTO judge_decisions ({', '.join(cols)}) "
+            f"SELECT {', '.join(cols)} FROM incoming"
+        )
+        con.unregister("incoming")
+    return len(df)
+
+
+def submissions(*, db: str | Path | None = None) -> pd.DataFrame:
+    """Submissions with stored decisions: id, decisions, sampled, answers (newest first)."""
+    with _db(db, read_only=True) as con:
+        return _frame(
+            con,
+            """
+            SELECT d.submission_id, count(*) AS decisions,
+                   count(s.decision_id) AS sampled,
+                   (SELECT count(*) FROM annotation_answers a
+                      JOIN judge_decisions d2 USING (decision_id)
+                     WHERE d2.submission_id = d.submission_id) AS answers,
+                   max(d.added_at) AS added_at
+              FROM judge_decisions d LEFT JOIN annotation_sample s USING (decision_id)
+             GROUP BY d.submission_id ORDER BY added_at DESC, d.submission_id
+            """,
+        )
+
+
+# --- admin: codes and samples ----------------------------------------------------------------
+
+
+def _check_admin(token: str | None) -> None:
+    expected = config.setting("ETC_ADMIN_TOKEN")
+    if not expected:
+        raise AccessDenied(
+            "Admin actions are switched off: ETC_ADMIN_TOKEN is not set. Set it in the "
+            "environment or in .streamlit/secrets.toml, then give that token."
+        )
+    if not token or not hmac.compare_digest(str(token).encode(), expected.encode()):
+        raise AccessDenied("Wrong admin token: give the value of ETC_ADMIN_TOKEN.")
+
+
+def _hash_code(code: str) -> str:
+    return hashlib.sha256(f"etc-annotator-code:{code.strip()}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class IssuedCode:
+    """A new annotator code: show ``code`` once to the annotator; only its hash is stored."""
+
+    annotator_id: str
+    name: str
+    code: str
+
+
+def issue_code(
+    admin_token: str | None, name: str = "", *, db: str | Path | None = None
+) -> IssuedCode:
+    """Issue a new annotator code (needs the admin token). ``name`` is a note for the admin."""
+    _check_admin(admin_token)
+    code = secrets.token_urlsafe(12)
+    annotator_id = f"ann-{secrets.token_hex(4)}"
+    with _db(db) as con:
+        con.execute(
+            "INSERT INTO annotators VALUES (?, ?, ?, now()::TIMESTAMP, false)",
+            [annotator_id, name.strip(), _hash_code(code)],
+        )
+    return IssuedCode(annotator_id, name.strip(), code)
+
+
+def revoke_code(
+    admin_token: str | None, annotator_id: str, *, db: str | Path | None = None
+) -> None:
+    """Revoke an annotator's code (needs the admin token); their past answers are kept."""
+    _check_admin(admin_token)
+    with _db(db) as con:
+        found = con.execute(
+            "UPDATE annotators SET revoked = true WHERE annotator_id = ? RETURNING annotator_id",
+            [annotator_id],
+        ).fetchall()
+    if not found:
+        raise AnnotationError(f"No annotator {annotator_id!r}: see annotators() for the ids.")
+
+
+def annotators(*, db: str | Path | None = None) -> pd.DataFrame:
+    """Issued annotators (id, name, issued_at, revoked, answers); never the codes."""
+    with _db(db, read_only=True) as con:
+        return _frame(
+            con,
+            """
+            SELECT a.annotator_id, a.name, a.issued_at, a.revoked, count(x.decision_id) AS answers
+              FROM annotators a LEFT JOIN annotation_answers x USING (annotator_id)
+             GROUP BY ALL ORDER BY a.issued_at
+            """,
+        )
+
+
+def _annotator(con, code: str | None) -> str:
+    if not code or not str(code).strip():
+        raise AccessDenied("An annotator code is needed to answer: ask the study's admin for one.")
+    row = con.execute(
+        "SELECT annotator_id, revoked FROM annotators WHERE code_hash = ?", [_hash_code(str(code))]
+    ).fetchone()
+    if row is None:
+        raise AccessDenied("Unknown annotator code: check it for typos or ask the admin for one.")
+    if row[1]:
+        raise AccessDenied("This annotator code was revoked: ask the admin for a new one.")
+    return row[0]
+
+
+def annotator_for_code(code: str | None, *, db: str | Path | None = None) -> str:
+    """The annotator id that ``code`` belongs to; raises AccessDenied for a bad code."""
+    with _db(db, read_only=True) as con:
+        return _annotator(con, code)
+
+
+def draw_sample(
+    admin_token: str | None,
+    submission_id: str,
+    per_label: int = 20,
+    *,
+    seed: int = 0,
+    db: str | Path | None = None,
+) -> dict[str, int]:
+    """Sample up to ``per_label`` decisions of each judge label for re-checking (admin only).
+
+    Stratified by the judge's label so that rare labels (often Neutral) are checked too. The
+    draw is reproducible from ``seed``; decisions already in the sample stay, and are counted
+    towards ``per_label``. Returns the sample size per label after drawing.
+    """
+    _check_admin(admin_token)
+    if per_label < 1:
+        raise AnnotationError(f"per_label must be at least 1, got {per_label}.")
+    with _db(db) as con:
+        rows = con.execute(
+            """
+            SELECT d.decision_id, d.label, s.decision_id IS NOT NULL AS sampled
+              FROM judge_decisions d LEFT JOIN annotation_sample s USING (decision_id)
+             WHERE d.submission_id = ? ORDER BY d.decision_id
+            """,
+            [submission_id],
+        ).fetchall()
+        if not rows:
+            raise AnnotationError(
+                f"No judge decisions for submission {submission_id!r}: add them with "
+                "add_decisions() (the leaderboard does so when it judges a submission)."
+            )
+        start = con.execute("SELECT coalesce(max(position), 0) FROM annotation_sample").fetchone()[
+            0
+        ]
+        rng = random.Random(f"{seed}:{submission_id}")
+        new: list[tuple[str, str]] = []
+        sizes = {}
+        for label in LABELS:
+            have = [r[0] for r in rows if r[1] == label and r[2]]
+            pool = [r[0] for r in rows if r[1] == label and not r[2]]
+            take = min(max(per_label - len(have), 0), len(pool))
+            new += [(d, label) for d in rng.sample(pool, take)]
+            sizes[label] = len(have) + take
+        rng.shuffle(new)  # annotators see labels mixed, not in blocks
+        for i, (d, label) in enumerate(new, start=start + 1):
+            con.execute(
+                "INSERT INTO annotation_sample VALUES (?, ?, ?, ?, ?)",
+                [d, submission_id, label, i, seed],
+            )
+    return sizes
+
+
+# --- annotating ----------------------------------------------------------------------------
+
+
+def _decision(row) -> Decision:
+    return Decision(*row)
+
+
+_DECISION_COLUMNS = "d.decision_id, d.submission_id, d.dialogue_id, d.turn, d.role, d.side, d.unit, d.target, d.label"
+
+
+def next_decision(
+    code: str | None, submission_id: str | None = None, *, db: str | Path | None = None
+) -> Decision | None:
+    """The next sampled decision this annotator has not answered yet, or None when done.
+
+    The returned decision carries the judge's label: a page must hide it until the annotator has
+    answered (see docs/judge_vs_human.md).
+    """
+    with _db(db, read_only=True) as con:
+        annotator_id = _annotator(con, code)
+        row = con.execute(
+            f"""
+            SELECT {_DECISION_COLUMNS}
+              FROM annotation_sample s JOIN judge_decisions d USING (decision_id)
+             WHERE (? IS NULL OR s.submission_id = ?)
+               AND s.decision_id NOT IN (
+                   SELECT decision_id FROM annotation_answers WHERE annotator_id = ?)
+             ORDER BY s.position LIMIT 1
+            """,
+            [submission_id, submission_id, annotator_id],
+        ).fetchone()
+    return _decision(row) if row else None
+
+
+def progress(
+    code: str | None, submission_id: str | None = None, *, db: str | Path | None = None
+) -> tuple[int, int]:
+    """(answered, sampled) for this annotator, over one submission's sample or all samples."""
+    with _db(db, read_only=True) as con:
+        annotator_id = _annotator(con, code)
+        total, done = con.execute(
+            """
+            SELECT count(*), count(a.decision_id)
+              FROM annotation_sample s
+              LEFT JOIN annotation_answers a
+                ON a.decision_id = s.decision_id AND a.annotator_id = ?
+             WHERE (? IS NULL OR s.submission_id = ?)
+            """,
+            [annotator_id, submission_id, submission_id],
+        ).fetchone()
+    return int(done), int(total)
+
+
+def record_answer(
+    code: str | None, decision: str, label: str, *, db: str | Path | None = None
+) -> Decision:
+    """Store an annotator's answer to a sampled decision and return the decision (with the
+    judge's label, to reveal now). Raises AccessDenied without a valid code."""
+    if label not in LABELS:
+        raise AnnotationError(f"Answer {label!r} is not one of {', '.join(LABELS)}.")
+    with _db(db) as con:
+        annotator_id = _annotator(con, code)
+        row = con.execute(
+            f"""
+            SELECT {_DECISION_COLUMNS}
+              FROM judge_decisions d JOIN annotation_sample s USING (decision_id)
+             WHERE d.decision_id = ?
+            """,
+            [decision],
+        ).fetchone()
+        if row is None:
+            raise AnnotationError(
+                f"Decision {decision!r} is not in the annotation sample: answer only decisions "
+                "that next_decision() hands out."
+            )
+        con.execute(
+            "INSERT OR REPLACE INTO annotation_answers VALUES (?, ?, ?, now()::TIMESTAMP)",
+            [decision, annotator_id, label],
+        )
+    return _decision(row)
+
+
+# --- results -------------------------------------------------------------------------------
+
+
+def human_label(answers: Iterable[str]) -> str | None:
+    """The people's label for one decision: the most frequent answer; ties go to the less
+    supportive label (Not Supported, then Neutral, then Supported). None without answers."""
+    answers = list(answers)
+    if not answers:
+        return None
+    top = max(answers.count(x) for x in set(answers))
+    return next(x for x in _TIE_ORDER if answers.count(x) == top)
+
+
+def submission_metrics(decisions: pd.DataFrame, label_column: str = "label") -> dict[str, float]:
+    """SPEC precision / recall / f1 (x100) of one submission from its unit decisions.
+
+    Items are those with at least one reference unit (a ``recall`` row); an item without
+    prediction units has precision = recall = 0 as its reference units are then unsupported.
+    Neutral counts as not supported.
+    """
+    if decisions.empty:
+        return {"precision": math.nan, "recall": math.nan, "f1": math.nan, "items": 0}
+    d = decisions.assign(ok=decisions[label_column].eq("Supported"))
+    key = ["dialogue_id", "turn", "role"]
+    by = d.groupby([*key, "side"])["ok"].mean().unstack("side")
+    by = by.reindex(columns=list(SIDES))
+    by = by[by["recall"].notna()]
+    if by.empty:
+        return {"precision": math.nan, "recall": math.nan, "f1": math.nan, "items": 0}
+    p = by["precision"].fillna(0.0)
+    r = by["recall"]
+    f1 = (2 * p * r / (p + r)).where(p + r > 0, 0.0)
+    return {
+        "precision": 100 * float(p.mean()),
+        "recall": 100 * float(r.mean()),
+        "f1": 100 * float(f1.mean()),
+        "items": int(len(by)),
+    }
+
+
+@dataclass(frozen=True)
+class AnnotationResults:
+    """Study 2 results for one submission (or all). NaN where there are too few answers."""
+
+    submission_id: str | None
+    n_answers: int
+    n_decisions: int
+    n_annotators: int
+    judge_human_kappa: float
+    judge_human_low: float
+    judge_human_high: float
+    human_human_kappa: float
+    human_human_alpha: float
+    n_double: int
+    confusion: pd.DataFrame
+    metrics: pd.DataFrame
+
+    @property
+    def empty(self) -> bool:
+        return self.n_answers == 0
+
+
+def answers_frame(
+    submission_id: str | None = None, *, db: str | Path | None = None
+) -> pd.DataFrame:
+    """Every answer with its decision: one row per (decision, annotator), oldest first."""
+    with _db(db, read_only=True) as con:
+        return _frame(
+            con,
+            f"""
+            SELECT {_DECISION_COLUMNS}, s.stratum, a.annotator_id, a.label AS human_label,
+                   a.answered_at
+              FROM annotation_answers a
+              JOIN judge_decisions d USING (decision_id)
+              LEFT JOIN annotation_sample s USING (decision_id)
+             WHERE (? IS NULL OR d.submission_id = ?)
+             ORDER BY a.answered_at, d.decision_id, a.annotator_id
+            """,
+            [submission_id, submission_id],
+        )
+
+
+def results(
+    submission_id: str | None = None,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    db: str | Path | None = None,
+) -> AnnotationResults:
+    """Judge-human agreement, human-human agreement, the confusion matrix, and how the
+    submission's precision / recall / f1 change when people's labels replace the judge's.
+
+    - judge-human kappa: Cohen's kappa over every (judge label, one person's answer) pair, with a
+      seeded bootstrap interval over answers;
+    - human-human: Fleiss' kappa over decisions with two or more answers (their first two
+      answers), and Krippendorff's alpha (nominal) over all answers;
+    - metrics: per submission, SPEC's precision / recall / f1 from all its stored decisions,
+      with the judge's labels and with people's labels (:func:`human_label`) on re-checked ones.
+    """
+    answers = answers_frame(submission_id, db=db)
+    labels = list(LABELS)
+    if answers.empty:
+        confusion = pd.DataFrame(
+            0,
+            index=pd.Index(labels, name="judge"),
+            columns=pd.Index(labels, name="human"),
+        )
+        return AnnotationResults(
+            submission_id,
+            0,
+            0,
+            0,
+            math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            0,
+            confusion,
+            pd.DataFrame(
+                columns=[
+                    "submission_id",
+                    "metric",
+                    "judge",
+                    "with_humans",
+                    "change",
+                    "items",
+                    "relabelled",
+                ]
+            ),
+        )
+    judge = answers["label"].tolist()
+    human = answers["human_label"].tolist()
+    kappa, low, high = kappa_with_ci(judge, human, labels, n_resamples=n_resamples, seed=seed)
+    confusion = confusion_matrix(judge, human, labels, rows="judge", columns="human")
+
+    per_decision = answers.groupby("decision_id")["human_label"].apply(list)
+    double = per_decision[per_decision.map(len) >= 2]
+    hh_kappa = math.nan
+    if len(double):
+        counts = [[first_two[:2].count(x) for x in labels] for first_two in double]
+        hh_kappa = fleiss_kappa(counts)
+    annotator_ids = sorted(answers["annotator_id"].unique())
+    table = answers.pivot_table(
+        index="annotator_id", columns="decision_id", values="human_label", aggfunc="first"
+    ).reindex(annotator_ids)
+    alpha = math.nan
+    if len(double):
+        alpha = krippendorff_alpha(
+            [[None if pd.isna(v) else v for v in row] for row in table.to_numpy().tolist()]
+        )
+
+    people = per_decision.map(human_label)
+    rows = []
+    with _db(db, read_only=True) as con:
+        for sid in sorted(answers["submission_id"].unique()):
+            decisions = _frame(
+                con,
+                "SELECT decision_id, dialogue_id, turn, role, side, label FROM judge_decisions "
+                "WHERE submission_id = ?",
+                [sid],
+            )
+            replaced = decisions["decision_id"].map(people)
+            decisions["with_humans"] = replaced.fillna(decisions["label"])
+            before = submission_metrics(decisions, "label")
+            after = submission_metrics(decisions, "with_humans")
+            relabelled = int((decisions["with_humans"] != decisions["label"]).sum())
+            for metric in ("precision", "recall", "f1"):
+                rows.append(
+                    {
+                        "submission_id": sid,
+                        "metric": metric,
+                        "judge": before[metric],
+                        "with_humans": after[metric],
+                        "change": after[metric] - before[metric],
+                        "items": before["items"],
+                        "relabelled": relabelled,
+                    }
+                )
+    return AnnotationResults(
+        submission_id=submission_id,
+        n_answers=len(answers),
+        n_decisions=int(answers["decision_id"].nunique()),
+        n_annotators=len(annotator_ids),
+        judge_human_kappa=kappa,
+        judge_human_low=low,
+        judge_human_high=high,
+        human_human_kappa=hh_kappa,
+        human_human_alpha=alpha,
+        n_double=len(double),
+        confusion=confusion,
+        metrics=pd.DataFrame(rows),
+    )
+
+
+EXPORT_COLUMNS = (
+    "submission_id",
+    "dialogue_id",
+    "turn",
+    "role",
+    "side",
+    "unit",
+    "target",
+    "judge_label",
+    "stratum",
+    "annotator_id",
+    "human_label",
+    "answered_at",
+    "decision_id",
+)
+
+
+def export_csv(submission_id: str | None = None, *, db: str | Path | None = None) -> str:
+    """Every answer as CSV text (UTF-8, header row): decision, judge label, annotator, answer."""
+    answers = answers_frame(submission_id, db=db).rename(columns={"label": "judge_label"})
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(EXPORT_COLUMNS)
+    for row in answers.itertuples(index=False):
+        rec = row._asdict()
+        writer.writerow(["" if pd.isna(rec[c]) else rec[c] for c in EXPORT_COLUMNS])
+    return buffer.getvalue()

@@ -1,0 +1,107 @@
+"""Ask an LLM to label transcriptions with the 7 emotion categories and compare it with people.
+
+Labels every emotion transcription of a split (multi-label, prompt
+etclib/prompts/label_judge.toml), caches each answer on disk, stores the run in the studies
+database ($ETC_STUDIES_DB, default data/studies.duckdb) and prints, per category, Cohen's kappa
+of the judge against the human majority beside the human yardstick (each annotator against the
+other two). Keys: OPENAI_API_KEY / GEMINI_API_KEY (environment or .streamlit/secrets.toml).
+
+Example:
+  etclib judge-labels --provider gemini --model gemini-2.5-flash
+  etclib judge-labels --provider openai --model gpt-4.1 --split valid --json
+  etclib judge-labels --provider openai --model gpt-4.1-mini --limit 20   # a trial run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from . import add_data_argument, add_json_argument
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--provider", required=True, choices=("gemini", "openai"), help="LLM provider"
+    )
+    parser.add_argument(
+        "--model", required=True, metavar="NAME", help="model name, e.g. gemini-2.5-flash"
+    )
+    parser.add_argument(
+        "--split",
+        default="test",
+        choices=("train", "valid", "test", "all"),
+        help="which transcriptions to label (default: test, 1,010 items)",
+    )
+    parser.add_argument(
+        "--temperature", type=float, default=0.0, help="decoding temperature (default 0)"
+    )
+    parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
+    parser.add_argument(
+        "--limit", type=int, metavar="N", help="label only the first N items (trial run)"
+    )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples for intervals (default 1000)",
+    )
+    parser.add_argument("--db", metavar="FILE", help="studies database (default: $ETC_STUDIES_DB)")
+    add_data_argument(parser)
+    add_json_argument(parser)
+
+
+def _fmt(x: float) -> str:
+    return "   n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:6.3f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..corpus import load_corpus
+    from ..labeljudge import judge_labels, label_study
+
+    corpus = load_corpus(args.data)
+    result = judge_labels(
+        corpus,
+        args.provider,
+        args.model,
+        split=args.split,
+        temperature=args.temperature,
+        workers=args.workers,
+        limit=args.limit,
+        db=args.db,
+    )
+    study = label_study(corpus, run_id=result.run_id, n_resamples=args.resamples, db=args.db)
+    if args.json:
+        out = {
+            "run_id": result.run_id,
+            "signature": result.signature,
+            "split": result.split,
+            "items": result.n_items,
+            "labelled": result.n_labelled,
+            "failed": result.n_failed,
+            "cached": result.n_cached,
+            "categories": json.loads(study.table.to_json(orient="records", force_ascii=False)),
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print(f"run {result.run_id}: {result.signature}")
+    print(
+        f"{result.n_labelled} of {result.n_items} transcriptions labelled "
+        f"({result.n_cached} from cache, {result.n_failed} unusable answers)"
+    )
+    for err in result.errors:
+        print(f"  unusable: {err}")
+    print()
+    print(
+        "category   judge-vs-majority [95% CI]     judge-vs-pairs  human-vs-others  "
+        "Fleiss(3)  Fleiss(3+judge)"
+    )
+    for row in study.table.to_dict("records"):
+        ci = f"[{_fmt(row['judge_vs_majority_low'])},{_fmt(row['judge_vs_majority_high'])}]"
+        print(
+            f"{row['category']:<10} {_fmt(row['judge_vs_majority'])} {ci:<22} "
+            f"{_fmt(row['judge_vs_pairs']):>14} {_fmt(row['human_vs_others']):>16} "
+            f"{_fmt(row['fleiss_humans']):>10} {_fmt(row['fleiss_with_judge']):>16}"
+        )
+    return 0

@@ -1,0 +1,640 @@
+"""Study 1 of docs/judge_vs_human.md: an LLM labels transcriptions with ETC's seven categories.
+
+``etclib judge-labels`` asks an LLM (OpenAI or Gemini, through :mod:`etclib.llm`) to label each
+emotion transcription of a split with the categories the three annotators used (multi-label),
+with the versioned prompt ``etclib/prompts/label_judge.toml``. Answers are cached on disk under
+``etclib.config.cache_dir()/label_judge`` keyed by provider, model, prompt hash, decoding
+settings and text, so a rerun costs nothing. Each run is stored in the studies DuckDB
+(``ETC_STUDIES_DB``) with its signature:
+
+- ``label_runs``: run id, signature, provider, model, prompt name/version/hash, temperature,
+  split, item counts, etclib version, time;
+- ``label_judgements``: one row per item: run id, item key, the judge's labels (comma-joined
+  category keys, NULL when the answer was unusable), the raw answer.
+
+:func:`label_study` compares a run with the annotators per category:
+
+- ``judge_vs_majority``: Cohen's kappa of the judge against the human majority (SPEC's aggregated
+  label: chosen by at least 2 of 3 annotators; neutral only when no other category is);
+- ``fleiss_humans`` / ``fleiss_with_judge``: Fleiss' kappa of the three annotators, and of the
+  three plus the judge as a fourth rater;
+- the human yardstick ``human_vs_others``: each annotator against the consensus of the other two,
+  where a category counts as chosen by the other two only when **both** chose it (a 1-of-2 split
+  counts as not chosen: a category needs two votes, as in SPEC's aggregation), averaged over the
+  three annotators; ``judge_vs_pairs`` scores the judge against the same three pair consensuses,
+  so it is directly comparable with the yardstick.
+
+Without a run, only the human columns are filled (the yardstick alone).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import math
+import re
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__, config, progress
+from .agreement import (
+    binary_fleiss_kappa,
+    binary_fleiss_with_ci,
+    confusion_matrix,
+    kappa_with_ci,
+)
+from .annotation import connect_studies
+from .corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, SPLITS, Corpus, Utterance
+from .errors import ConfigError, JudgeError, TaskError
+
+PROMPT_NAME = "label_judge"
+PROVIDERS: tuple[str, ...] = ("gemini", "openai")
+ANNOTATORS = 3
+#: Called with one message list, returns the model's reply text.
+Ask = Callable[[list[dict[str, str]]], str]
+
+
+# --- prompt ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelPrompt:
+    """The versioned label-judge prompt (``etclib/prompts/label_judge.toml``)."""
+
+    name: str
+    version: int
+    system: str
+    instruction: Template
+    digest: str
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}-v{self.version}-{self.digest[:8]}"
+
+    def messages(self, transcription: str) -> list[dict[str, str]]:
+        """Chat messages (system, user) asking for the labels of one transcription."""
+        user = self.instruction.substitute(transcription=transcription)
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+
+
+@lru_cache(maxsize=1)
+def load_prompt() -> LabelPrompt:
+    """Load and check ``etclib/prompts/label_judge.toml``."""
+    try:
+        text = resources.files("etclib.prompts").joinpath(f"{PROMPT_NAME}.toml").read_text("utf-8")
+    except FileNotFoundError:
+        raise TaskError(
+            f"The label-judge prompt etclib/prompts/{PROMPT_NAME}.toml is missing."
+        ) from None
+    try:
+        raw = tomllib.loads(text)
+        system, instruction = raw["system"], raw["instruction"]
+        name, version = raw["name"], int(raw["version"])
+    except (tomllib.TOMLDecodeError, KeyError, ValueError) as exc:
+        raise TaskError(
+            f"etclib/prompts/{PROMPT_NAME}.toml is invalid ({exc}): it needs name, version, "
+            "system and instruction."
+        ) from None
+    if "$transcription" not in instruction:
+        raise TaskError(f"etclib/prompts/{PROMPT_NAME}.toml: instruction lacks $transcription.")
+    digest = hashlib.sha256(f"{system}\x00{instruction}".encode()).hexdigest()
+    return LabelPrompt(name, version, system, Template(instruction), digest)
+
+
+# --- answers -------------------------------------------------------------------------------
+
+
+def normalise(labels: Sequence[str]) -> tuple[str, ...]:
+    """Category keys in CATEGORIES order; neutral only when nothing else is chosen."""
+    chosen = {c for c in labels if c != "neutral"}
+    return tuple(c for c in CATEGORIES if c in chosen) or ("neutral",)
+
+
+def parse_labels(text: str) -> tuple[str, ...]:
+    """The categories in a judge answer: a JSON object ``{"labels": [...]}``.
+
+    Labels may be Japanese (喜び) or English keys (joy); code fences and text around the object
+    are ignored. An empty list means neutral. Raises JudgeError for an unusable answer.
+    """
+    match = re.search(r"\{.*\}", text or "", flags=re.S)
+    if not match:
+        raise JudgeError(f"The judge's answer has no JSON object: {text[:80]!r}.")
+    try:
+        obj = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        raise JudgeError(
+            f"The judge's answer is not valid JSON ({exc.msg}): {text[:80]!r}."
+        ) from None
+    labels = obj.get("labels") if isinstance(obj, dict) else None
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise JudgeError(f'The judge\'s answer lacks a "labels" list of strings: {text[:80]!r}.')
+    keys = []
+    for x in labels:
+        key = JA_TO_CATEGORY.get(x.strip(), x.strip().lower())
+        if key not in CATEGORIES:
+            raise JudgeError(
+                f"The judge answered an unknown category {x!r}; expected one of "
+                f"{', '.join(JA_TO_CATEGORY)}."
+            )
+        keys.append(key)
+    return normalise(keys)
+
+
+# --- calling the LLM -------------------------------------------------------------------------
+
+
+def make_asker(
+    provider: str, model: str, *, temperature: float = 0.0, timeout: float = 60.0
+) -> Ask:
+    """A function that sends one message list to ``provider``'s ``model`` and returns the text.
+
+    Clients come from :mod:`etclib.llm` (keys and endpoints from the environment or the secrets
+    file); the answer is requested as JSON.
+    """
+    from . import llm
+
+    if provider == "openai":
+        client = llm.openai_client(timeout=timeout)
+
+        def ask(messages: list[dict[str, str]]) -> str:
+            reply = client.chat.completions.create(
+                model=model,
+                messages=messages,
+                temperature=temperature,
+                response_format={"type": "json_object"},
+            )
+            return reply.choices[0].message.content or ""
+
+        return ask
+    if provider == "gemini":
+        from google.genai import types
+
+        client = llm.gemini_client(timeout=timeout)
+
+        def ask(messages: list[dict[str, str]]) -> str:
+            system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+            user = "\n".join(m["content"] for m in messages if m["role"] == "user")
+            reply = client.models.generate_content(
+                model=model,
+                contents=user,
+                config=types.GenerateContentConfig(
+                    system_instruction=system or None,
+                    temperature=temperature,
+                    response_mime_type="application/json",
+                ),
+            )
+            return reply.text or ""
+
+        return ask
+    raise ConfigError(f"Unknown provider {provider!r}. Available: {', '.join(PROVIDERS)}.")
+
+
+def _status(exc: BaseException) -> int | None:
+    for name in ("status_code", "code"):
+        value = getattr(exc, name, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+#: HTTP statuses that retrying cannot fix: stop the whole run with the provider's message.
+_FATAL = {400, 401, 403, 404}
+
+
+def _cache_key(
+    provider: str, model: str, prompt: LabelPrompt, temperature: float, text: str
+) -> str:
+    parts = [provider, model, prompt.digest, repr(float(temperature)), text]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+
+
+def _cache_file(key: str) -> Path:
+    return config.cache_dir() / "label_judge" / key[:2] / f"{key}.json"
+
+
+@dataclass(frozen=True)
+class Answer:
+    key: tuple[int, int, str]
+    labels: tuple[str, ...] | None
+    raw: str
+    cached: bool
+    error: str = ""
+
+
+def _judge_one(
+    u: Utterance,
+    ask: Ask,
+    prompt: LabelPrompt,
+    cache_key: str,
+    attempts: int,
+    backoff: float,
+) -> Answer:
+    path = _cache_file(cache_key)
+    if path.is_file():
+        try:
+            hit = json.loads(path.read_text("utf-8"))
+            return Answer(u.key, tuple(hit["labels"]), hit["raw"], cached=True)
+        except (json.JSONDecodeError, KeyError, TypeError):
+            path.unlink(missing_ok=True)  # a damaged entry is asked again
+    error = ""
+    raw = ""
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(backoff * 2 ** (attempt - 1))
+        try:
+            raw = ask(prompt.messages(u.transcription))
+        except Exception as exc:  # noqa: BLE001 - SDK errors differ by provider
+            status = _status(exc)
+            if status in _FATAL:
+                raise JudgeError(
+                    f"The judge's endpoint refused the request (HTTP {status}): {exc}. Check the "
+                    "model name and the API key."
+                ) from exc
+            error = f"{type(exc).__name__}: {exc}"
+            continue
+        try:
+            labels = parse_labels(raw)
+        except JudgeError as exc:
+            error = str(exc)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(
+            json.dumps({"labels": list(labels), "raw": raw}, ensure_ascii=False), "utf-8"
+        )
+        tmp.replace(path)
+        return Answer(u.key, labels, raw, cached=False)
+    return Answer(u.key, None, raw, cached=False, error=error)
+
+
+# --- runs ------------------------------------------------------------------------------------
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS label_runs (
+    run_id VARCHAR PRIMARY KEY,
+    signature VARCHAR NOT NULL,
+    provider VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    prompt VARCHAR NOT NULL,
+    prompt_version INTEGER NOT NULL,
+    prompt_hash VARCHAR NOT NULL,
+    temperature DOUBLE NOT NULL,
+    split VARCHAR NOT NULL,
+    n_items INTEGER NOT NULL,
+    n_labelled INTEGER NOT NULL,
+    n_failed INTEGER NOT NULL,
+    etclib_version VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS label_judgements (
+    run_id VARCHAR NOT NULL,
+    dialogue_id INTEGER NOT NULL,
+    turn INTEGER NOT NULL,
+    role VARCHAR NOT NULL,
+    labels VARCHAR,
+    raw VARCHAR NOT NULL,
+    PRIMARY KEY (run_id, dialogue_id, turn, role)
+);
+"""
+
+
+@dataclass(frozen=True)
+class LabelRun:
+    """A stored judge-labels run: what was asked (``signature``) and how it went."""
+
+    run_id: str
+    signature: str
+    provider: str
+    model: str
+    split: str
+    n_items: int
+    n_labelled: int
+    n_failed: int
+    n_cached: int = 0
+    errors: tuple[str, ...] = field(default=())
+
+
+def signature(provider: str, model: str, prompt: LabelPrompt, temperature: float) -> str:
+    """What a run's labels depend on, sacrebleu style."""
+    return (
+        f"labeljudge|provider:{provider}|model:{model}|prompt:{prompt.signature}"
+        f"|temperature:{temperature:g}|etclib:{__version__}"
+    )
+
+
+def _utterances(corpus: Corpus, split: str) -> list[Utterance]:
+    if split == "all":
+        return list(corpus.utterances)
+    if split not in SPLITS:
+        raise TaskError(f"Unknown split {split!r}. Available: {', '.join(SPLITS)}, all.")
+    return [u for d in corpus.split(split) for u in d.utterances]
+
+
+def judge_labels(
+    corpus: Corpus,
+    provider: str,
+    model: str,
+    *,
+    split: str = "test",
+    temperature: float = 0.0,
+    workers: int = 8,
+    limit: int | None = None,
+    attempts: int = 3,
+    backoff: float = 1.0,
+    ask: Ask | None = None,
+    db: str | Path | None = None,
+) -> LabelRun:
+    """Label every transcription of ``split`` with the LLM judge and store the run.
+
+    ``limit`` labels only the first N items (a trial run; its signature says so). ``ask``
+    replaces the provider's client (tests, other endpoints). Unusable answers are retried
+    ``attempts`` times and then stored as unlabelled; if no item could be labelled, nothing is
+    stored and JudgeError says why. A run with the same signature and split replaces the old one.
+    """
+    if provider not in PROVIDERS:
+        raise ConfigError(f"Unknown provider {provider!r}. Available: {', '.join(PROVIDERS)}.")
+    if not model.strip():
+        raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
+    prompt = load_prompt()
+    items = _utterances(corpus, split)
+    if limit is not None:
+        if limit < 1:
+            raise ConfigError(f"--limit must be at least 1, got {limit}.")
+        items = items[:limit]
+    sig = signature(provider, model, prompt, temperature)
+    if limit is not None:
+        sig += f"|limit:{limit}"
+    ask = ask or make_asker(provider, model, temperature=temperature)
+    answers: list[Answer] = []
+    bar = progress.counter(len(items), desc=f"judge-labels {model}")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [
+            pool.submit(
+                _judge_one,
+                u,
+                ask,
+                prompt,
+                _cache_key(provider, model, prompt, temperature, u.transcription),
+                attempts,
+                backoff,
+            )
+            for u in items
+        ]
+        try:
+            for fut in concurrent.futures.as_completed(futures):
+                answers.append(fut.result())
+                bar.update(1)
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+        finally:
+            bar.close()
+    labelled = [a for a in answers if a.labels is not None]
+    failed = [a for a in answers if a.labels is None]
+    if not labelled:
+        first = failed[0].error if failed else "no items"
+        raise JudgeError(
+            f"The judge labelled none of {len(items)} transcriptions ({first}). Nothing was "
+            "stored; check the model name, the endpoint and the key."
+        )
+    run_id = hashlib.sha256(f"{sig}|split:{split}".encode()).hexdigest()[:12]
+    rows = pd.DataFrame(
+        [
+            {
+                "run_id": run_id,
+                "dialogue_id": a.key[0],
+                "turn": a.key[1],
+                "role": a.key[2],
+                "labels": ",".join(a.labels) if a.labels is not None else None,
+                "raw": a.raw,
+            }
+            for a in answers
+        ]
+    )
+    with connect_studies(db) as con:
+        con.execute(_SCHEMA)
+        con.execute("BEGIN")
+        con.execute("DELETE FROM label_judgements WHERE run_id = ?", [run_id])
+        con.execute("DELETE FROM label_runs WHERE run_id = ?", [run_id])
+        con.execute(
+            "INSERT INTO label_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP)",
+            [
+                run_id,
+                sig,
+                provider,
+                model,
+                prompt.name,
+                prompt.version,
+                prompt.digest,
+                float(temperature),
+                split,
+                len(items),
+                len(labelled),
+                len(failed),
+                __version__,
+            ],
+        )
+        con.register("incoming", rows)
+        con.execute("INSERT INTO label_judgements SELECT * FROM incoming")
+        con.unregister("incoming")
+        con.execute("COMMIT")
+    return LabelRun(
+        run_id=run_id,
+        signature=sig,
+        provider=provider,
+        model=model,
+        split=split,
+        n_items=len(items),
+        n_labelled=len(labelled),
+        n_failed=len(failed),
+        n_cached=sum(a.cached for a in answers),
+        errors=tuple(a.error for a in failed[:5]),
+    )
+
+
+def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:
+    """Stored runs, newest first (one row per run, with its signature and counts)."""
+    with connect_studies(db, read_only=True) as con:
+        con.execute(_SCHEMA)
+        return con.execute("SELECT * FROM label_runs ORDER BY created_at DESC, run_id").df()
+
+
+def run_labels(
+    run_id: str, *, db: str | Path | None = None
+) -> dict[tuple[int, int, str], tuple[str, ...]]:
+    """The labels of a stored run by item key (unusable answers left out)."""
+    with connect_studies(db, read_only=True) as con:
+        con.execute(_SCHEMA)
+        known = con.execute("SELECT 1 FROM label_runs WHERE run_id = ?", [run_id]).fetchone()
+        if not known:
+            raise JudgeError(
+                f"No judge-labels run {run_id!r}: see `etclib judge-labels` or list_runs()."
+            )
+        rows = con.execute(
+            "SELECT dialogue_id, turn, role, labels FROM label_judgements "
+            "WHERE run_id = ? AND labels IS NOT NULL",
+            [run_id],
+        ).fetchall()
+    return {(d, t, r): tuple(x for x in labels.split(",") if x) for d, t, r, labels in rows}
+
+
+# --- comparison ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelStudy:
+    """Study 1 results: one row per category in ``table``; judge columns NaN without a run.
+
+    ``yardstick`` has one row per (category, annotator): that annotator's kappa against the
+    two others' consensus. ``confusion`` (only with a run) counts items by human-majority
+    category (rows) and judge category (columns), multi-label: an item counts once in every
+    (row, column) pair of its two label sets. ``binary`` holds each category's 2x2 table.
+    """
+
+    split: str
+    n_items: int
+    run: dict[str, Any] | None
+    table: pd.DataFrame
+    yardstick: pd.DataFrame
+    confusion: pd.DataFrame | None
+    binary: dict[str, pd.DataFrame]
+
+
+def _pair_consensus(votes: np.ndarray) -> list[np.ndarray]:
+    """For annotator i: the category is chosen by the other two only when both chose it."""
+    others = [[j for j in range(ANNOTATORS) if j != i] for i in range(ANNOTATORS)]
+    return [votes[:, a] & votes[:, b] for a, b in others]
+
+
+def label_study(
+    corpus: Corpus,
+    split: str = "test",
+    run_id: str | None = None,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    db: str | Path | None = None,
+) -> LabelStudy:
+    """Compare a judge-labels run (or none) with the annotators on ``split`` (or ``"all"``).
+
+    Only items the judge labelled are compared when a run is given. Intervals are seeded
+    percentile bootstraps over items (``n_resamples=0`` leaves them out).
+    """
+    run_info = None
+    judge: dict[tuple[int, int, str], tuple[str, ...]] = {}
+    if run_id is not None:
+        runs = list_runs(db=db)
+        match = runs[runs["run_id"] == run_id]
+        if match.empty:
+            raise JudgeError(f"No judge-labels run {run_id!r}: see list_runs().")
+        run_info = match.iloc[0].to_dict()
+        split = str(run_info["split"])
+        judge = run_labels(run_id, db=db)
+    utterances = _utterances(corpus, split)
+    if run_id is not None:
+        utterances = [u for u in utterances if u.key in judge]
+    n = len(utterances)
+    if n == 0:
+        raise JudgeError(f"No items to compare in split {split!r}.")
+    rows = []
+    yard_rows = []
+    binary: dict[str, pd.DataFrame] = {}
+    boot = dict(n_resamples=max(n_resamples, 1), seed=seed)
+
+    def with_ci(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+        if n_resamples <= 0:
+            return kappa_with_ci(a, b, [False, True], n_resamples=1)[0], math.nan, math.nan
+        return kappa_with_ci(a, b, [False, True], **boot)
+
+    def fleiss_ci(m: np.ndarray) -> tuple[float, float, float]:
+        k = binary_fleiss_kappa(m)
+        if n_resamples <= 0 or math.isnan(k):
+            return k, math.nan, math.nan
+        return binary_fleiss_with_ci(m, **boot)
+
+    for c in CATEGORIES:
+        votes = np.array([[c in a for a in u.annotations] for u in utterances], dtype=bool)
+        majority = np.array([c in u.label for u in utterances], dtype=bool)
+        consensus = _pair_consensus(votes)
+        per_annotator = []
+        for i in range(ANNOTATORS):
+            k, lo, hi = with_ci(votes[:, i], consensus[i])
+            per_annotator.append(k)
+            yard_rows.append({"category": c, "annotator": i + 1, "kappa": k, "low": lo, "high": hi})
+        yard = (
+            float(np.nanmean(per_annotator))
+            if not all(map(math.isnan, per_annotator))
+            else math.nan
+        )
+        fh, fh_lo, fh_hi = fleiss_ci(votes)
+        row = {
+            "category": c,
+            "ja": CATEGORY_TO_JA[c],
+            "items": n,
+            "human_rate": float(majority.mean()),
+            "human_vs_others": yard,
+            "fleiss_humans": fh,
+            "fleiss_humans_low": fh_lo,
+            "fleiss_humans_high": fh_hi,
+        }
+        if run_id is not None:
+            j = np.array([c in judge[u.key] for u in utterances], dtype=bool)
+            k, lo, hi = with_ci(j, majority)
+            fj, fj_lo, fj_hi = fleiss_ci(np.column_stack([votes, j]))
+            pairs = [
+                kappa_with_ci(j, consensus[i], [False, True], n_resamples=1)[0]
+                for i in range(ANNOTATORS)
+            ]
+            row |= {
+                "judge_rate": float(j.mean()),
+                "judge_vs_majority": k,
+                "judge_vs_majority_low": lo,
+                "judge_vs_majority_high": hi,
+                "judge_vs_pairs": float(np.mean(pairs)),
+                "fleiss_with_judge": fj,
+                "fleiss_with_judge_low": fj_lo,
+                "fleiss_with_judge_high": fj_hi,
+            }
+            binary[c] = confusion_matrix(
+                ["yes" if x else "no" for x in majority],
+                ["yes" if x else "no" for x in j],
+                ["yes", "no"],
+                rows="human majority",
+                columns="judge",
+            )
+        rows.append(row)
+    confusion = None
+    if run_id is not None:
+        counts = np.zeros((len(CATEGORIES), len(CATEGORIES)), dtype=int)
+        index = {c: i for i, c in enumerate(CATEGORIES)}
+        for u in utterances:
+            for h in u.label:
+                for g in judge[u.key]:
+                    counts[index[h], index[g]] += 1
+        confusion = pd.DataFrame(
+            counts,
+            index=pd.Index(CATEGORIES, name="human majority"),
+            columns=pd.Index(CATEGORIES, name="judge"),
+        )
+    return LabelStudy(
+        split=split,
+        n_items=n,
+        run=run_info,
+        table=pd.DataFrame(rows),
+        yardstick=pd.DataFrame(yard_rows),
+        confusion=confusion,
+        binary=binary,
+    )

@@ -1,0 +1,150 @@
+"""Client factories for the hosted-LLM SDKs (OpenAI, Gemini), shared by the judge and backends.
+
+Keys and endpoints are read with :func:`etclib.config.setting`, so they may come from the
+environment or from ``.streamlit/secrets.toml``:
+
+- OpenAI (and OpenAI-compatible servers such as vLLM): ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``
+  (the SDK's own names). A self-hosted server that checks no key still needs a non-empty value,
+  e.g. ``OPENAI_API_KEY=EMPTY``.
+- Gemini: ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``); ``ETC_GEMINI_BASE_URL`` overrides the
+  endpoint (a proxy, or the loopback fake server in tests).
+
+The SDKs are imported only when a client is built; a missing SDK raises
+:class:`~etclib.errors.DependencyError` naming the package. Every client is built with the SDK's
+own retries switched off (``max_retries=0`` / one attempt), so that callers own retry policy and
+count retries themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import setting
+from .errors import ConfigError, DependencyError
+
+PROVIDERS: tuple[str, ...] = ("openai", "gemini")
+
+#: Default per-request timeout in seconds.
+DEFAULT_TIMEOUT = 60.0
+
+
+def openai_api_key() -> str | None:
+    """The OpenAI key (``OPENAI_API_KEY``), or None."""
+    return setting("OPENAI_API_KEY")
+
+
+def openai_base_url() -> str | None:
+    """The OpenAI endpoint override (``OPENAI_BASE_URL``), or None for api.openai.com."""
+    return setting("OPENAI_BASE_URL")
+
+
+def gemini_api_key() -> str | None:
+    """The Gemini key: ``GEMINI_API_KEY``, else ``GOOGLE_API_KEY``, else None."""
+    return setting("GEMINI_API_KEY") or setting("GOOGLE_API_KEY")
+
+
+def gemini_base_url() -> str | None:
+    """The Gemini endpoint override (``ETC_GEMINI_BASE_URL``), or None for Google's endpoint."""
+    return setting("ETC_GEMINI_BASE_URL")
+
+
+def configured(provider: str) -> bool:
+    """Whether ``provider`` (``"openai"`` or ``"gemini"``) has a key to call it with."""
+    if provider == "openai":
+        return bool(openai_api_key())
+    if provider == "gemini":
+        return bool(gemini_api_key())
+    raise ConfigError(f"Unknown LLM provider {provider!r}. Available: {', '.join(PROVIDERS)}.")
+
+
+def configured_providers() -> dict[str, bool]:
+    """``{"openai": bool, "gemini": bool}``: which providers have a key."""
+    return {p: configured(p) for p in PROVIDERS}
+
+
+def endpoint(provider: str) -> str:
+    """A human-readable description of where ``provider``'s requests go (for messages)."""
+    if provider == "openai":
+        return openai_base_url() or "https://api.openai.com/v1"
+    if provider == "gemini":
+        return gemini_base_url() or "https://generativelanguage.googleapis.com"
+    raise ConfigError(f"Unknown LLM provider {provider!r}. Available: {', '.join(PROVIDERS)}.")
+
+
+def _require_openai_key(api_key: str | None) -> str:
+    key = api_key or openai_api_key()
+    if not key:
+        raise ConfigError(
+            "No OpenAI API key: set OPENAI_API_KEY in the environment or in "
+            ".streamlit/secrets.toml (for a self-hosted OpenAI-compatible server that checks "
+            "no key, set OPENAI_API_KEY=EMPTY and OPENAI_BASE_URL to its /v1 URL)."
+        )
+    return key
+
+
+def _require_gemini_key(api_key: str | None) -> str:
+    key = api_key or gemini_api_key()
+    if not key:
+        raise ConfigError(
+            "No Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment or "
+            "in .streamlit/secrets.toml; get one at https://aistudio.google.com/apikey."
+        )
+    return key
+
+
+def openai_client(
+    async_: bool = False,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    api_key: str | None = None,
+    base_url: str | None = None,
+) -> Any:
+    """An ``openai.OpenAI`` (or ``openai.AsyncOpenAI`` with ``async_=True``) client.
+
+    ``api_key`` / ``base_url`` default to ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``. The SDK's
+    retries are off (``max_retries=0``); ``timeout`` is in seconds.
+    Raises ConfigError without a key, DependencyError without the ``openai`` package.
+    """
+    key = _require_openai_key(api_key)
+    try:
+        import openai
+    except ImportError as exc:
+        raise DependencyError(
+            "The OpenAI provider needs the 'openai' package: pip install openai"
+        ) from exc
+    cls = openai.AsyncOpenAI if async_ else openai.OpenAI
+    return cls(
+        api_key=key,
+        base_url=base_url or openai_base_url() or None,
+        timeout=timeout,
+        max_retries=0,
+    )
+
+
+def gemini_client(
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    api_key: str | None = None,
+    base_url: str | None = None,
+) -> Any:
+    """A ``google.genai.Client`` for the Gemini Developer API (its ``.aio`` is the async client).
+
+    ``api_key`` / ``base_url`` default to ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``) /
+    ``ETC_GEMINI_BASE_URL``. The SDK makes one attempt per request (its retries are off);
+    ``timeout`` is in seconds. Raises ConfigError without a key, DependencyError without the
+    ``google-genai`` package.
+    """
+    key = _require_gemini_key(api_key)
+    try:
+        from google import genai
+        from google.genai import types
+    except ImportError as exc:
+        raise DependencyError(
+            "The Gemini provider needs the 'google-genai' package: pip install google-genai"
+        ) from exc
+    options = types.HttpOptions(
+        base_url=base_url or gemini_base_url() or None,
+        timeout=max(1, int(timeout * 1000)),
+        retry_options=types.HttpRetryOptions(attempts=1),
+    )
+    return genai.Client(api_key=key, vertexai=False, http_options=options)

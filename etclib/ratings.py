@@ -1,0 +1,377 @@
+"""Study 3 of docs/judge_vs_human.md: Likert ratings by LLM judges beside ratings by people.
+
+A ratings file is CSV (UTF-8, header row) with the columns ``item, system, metric, rater_kind,
+rater_id, score``: one row per rating; ``rater_kind`` is ``llm`` or ``human``; ``score`` is a
+number. Extra columns are ignored. :func:`parse_ratings` refuses a malformed file with
+:class:`RatingsError`, whose message lists the offending lines.
+
+:func:`compare_ratings` pairs, per system and metric, each item's mean LLM score with its mean
+human score and reports both means, Pearson's r with its p-value and Fisher-z interval, and the
+mean absolute difference. Where one side gave every item the same score, r is undefined: the
+row says which side was constant, its value, and the mean absolute difference instead (the
+"constant rule" of EmplifAI, whose published figures :func:`load_emplifai` loads from
+``$ETC_REFERENCE_DIR/emplifai_judge_vs_human.json``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import config
+from .agreement import pearson
+from .errors import EtcError, Problem
+
+COLUMNS: tuple[str, ...] = ("item", "system", "metric", "rater_kind", "rater_id", "score")
+RATER_KINDS: tuple[str, ...] = ("llm", "human")
+EMPLIFAI_FILE = "emplifai_judge_vs_human.json"
+#: The 5-point Likert scale of the EmplifAI study.
+EMPLIFAI_SCALE = (1.0, 5.0)
+
+
+class RatingsError(EtcError):
+    """A ratings CSV or a reference file was refused; ``problems`` lists what is wrong."""
+
+    def __init__(self, source: str, problems: list[Problem], shown: int = 10):
+        self.source = source
+        self.problems = problems
+        head = "\n".join(f"  {p}" for p in problems[:shown])
+        more = f"\n  ... and {len(problems) - shown} more problems" if len(problems) > shown else ""
+        noun = "problem" if len(problems) == 1 else "problems"
+        super().__init__(
+            f"{source}: refused, {len(problems)} {noun}; nothing was read:\n{head}{more}"
+        )
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+
+def _decode(data: bytes | str, source: str) -> str:
+    if isinstance(data, str):
+        return data.removeprefix("\ufeff")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise RatingsError(
+            source, [Problem(line, f"not UTF-8 (byte {exc.start}); save the file as UTF-8 CSV.")]
+        ) from None
+
+
+def parse_ratings(
+    data: bytes | str, source: str = "ratings.csv", *, max_problems: int = 50
+) -> pd.DataFrame:
+    """Read a ratings CSV into a frame with the six columns (``score`` as float).
+
+    Line numbers in problems are 1-based lines of the file (the header is line 1). Refused:
+    text that is not UTF-8, a missing column, a row with the wrong number of fields, an empty
+    field, a ``rater_kind`` other than llm/human, a score that is not a finite number, the same
+    (item, system, metric, rater_kind, rater_id) rated twice, and a file without ratings.
+    """
+    text = _decode(data, source)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    problems: list[Problem] = []
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise RatingsError(
+            source, [Problem(0, f"the file is empty; expected a header {','.join(COLUMNS)}.")]
+        ) from None
+    except csv.Error as exc:
+        raise RatingsError(source, [Problem(1, f"not valid CSV ({exc}).")]) from None
+    names = [h.strip().lower() for h in header]
+    missing = [c for c in COLUMNS if c not in names]
+    if missing:
+        raise RatingsError(
+            source,
+            [
+                Problem(
+                    1,
+                    f"header lacks column(s) {', '.join(missing)}; expected {','.join(COLUMNS)} "
+                    f"(found {','.join(names) or 'nothing'}).",
+                )
+            ],
+        )
+    doubled = sorted({n for n in names if names.count(n) > 1 and n in COLUMNS})
+    if doubled:
+        raise RatingsError(source, [Problem(1, f"header repeats column(s) {', '.join(doubled)}.")])
+    where = {c: names.index(c) for c in COLUMNS}
+    records: list[dict[str, Any]] = []
+    seen: dict[tuple[str, ...], int] = {}
+    last = reader.line_num
+    while len(problems) < max_problems:
+        start = last + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            problems.append(Problem(start, f"not valid CSV ({exc})."))
+            break
+        last = reader.line_num
+        if not row or all(not x.strip() for x in row):
+            continue
+        if len(row) != len(names):
+            problems.append(Problem(start, f"expected {len(names)} fields, found {len(row)}."))
+            continue
+        rec = {c: row[i].strip() for c, i in where.items()}
+        empty = [c for c in COLUMNS if not rec[c]]
+        if empty:
+            problems.append(Problem(start, f"empty field(s) {', '.join(empty)}."))
+            continue
+        kind = rec["rater_kind"].lower()
+        if kind not in RATER_KINDS:
+            problems.append(
+                Problem(
+                    start,
+                    f"rater_kind {rec['rater_kind']!r} is not one of {', '.join(RATER_KINDS)}.",
+                )
+            )
+            continue
+        try:
+            score = float(rec["score"])
+        except ValueError:
+            score = math.nan
+        if not math.isfinite(score):
+            problems.append(Problem(start, f"score {rec['score']!r} is not a finite number."))
+            continue
+        key = (rec["item"], rec["system"], rec["metric"], kind, rec["rater_id"])
+        if key in seen:
+            problems.append(
+                Problem(
+                    start,
+                    f"repeats line {seen[key]}: {kind} rater {rec['rater_id']!r} already "
+                    f"rated item {rec['item']!r} on {rec['system']}/{rec['metric']}.",
+                )
+            )
+            continue
+        seen[key] = start
+        records.append({**rec, "rater_kind": kind, "score": score})
+    if not problems and not records:
+        problems.append(Problem(0, "the file has a header but no ratings."))
+    if problems:
+        raise RatingsError(source, problems)
+    return pd.DataFrame(records, columns=list(COLUMNS)).astype({"score": float})
+
+
+# --- comparison ------------------------------------------------------------------------------
+
+
+def compare_ratings(ratings: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
+    """One row per (system, metric): LLM and human means side by side and their agreement.
+
+    Each item's LLM score is the mean of its LLM raters, its human score the mean of its human
+    raters; only items rated by both kinds are paired (``unpaired`` counts the others). Columns:
+    system, metric, items, unpaired, llm_mean, human_mean, r, p, low, high, mad, llm_constant,
+    human_constant, note. ``r``/``p``/``low``/``high`` are NaN when r is undefined; then
+    ``llm_constant`` or ``human_constant`` holds the constant and ``note`` says so.
+    """
+    rows = []
+    if ratings.empty:
+        return pd.DataFrame(
+            columns=[
+                "system",
+                "metric",
+                "items",
+                "unpaired",
+                "llm_mean",
+                "human_mean",
+                "r",
+                "p",
+                "low",
+                "high",
+                "mad",
+                "llm_constant",
+                "human_constant",
+                "note",
+            ]
+        )
+    per_item = (
+        ratings.groupby(["system", "metric", "item", "rater_kind"], sort=True)["score"]
+        .mean()
+        .unstack("rater_kind")
+        .reindex(columns=list(RATER_KINDS))
+    )
+    for (system, metric), group in per_item.groupby(level=["system", "metric"], sort=True):
+        paired = group.dropna()
+        unpaired = len(group) - len(paired)
+        row: dict[str, Any] = {
+            "system": system,
+            "metric": metric,
+            "items": len(paired),
+            "unpaired": unpaired,
+        }
+        if paired.empty:
+            row |= {
+                "llm_mean": math.nan,
+                "human_mean": math.nan,
+                "r": math.nan,
+                "p": math.nan,
+                "low": math.nan,
+                "high": math.nan,
+                "mad": math.nan,
+                "llm_constant": math.nan,
+                "human_constant": math.nan,
+                "note": "no item was rated by both an LLM and a person.",
+            }
+            rows.append(row)
+            continue
+        c = pearson(paired["llm"].to_numpy(), paired["human"].to_numpy(), confidence=confidence)
+        nan = math.nan
+        row |= {
+            "llm_mean": c.x_mean,
+            "human_mean": c.y_mean,
+            "r": c.r if c.r is not None else nan,
+            "p": c.p if c.p is not None else nan,
+            "low": c.low if c.low is not None else nan,
+            "high": c.high if c.high is not None else nan,
+            "mad": c.mad,
+            "llm_constant": c.x_constant if c.x_constant is not None else nan,
+            "human_constant": c.y_constant if c.y_constant is not None else nan,
+            "note": _note(c),
+        }
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def paired_scores(ratings: pd.DataFrame, system: str, metric: str) -> pd.DataFrame:
+    """Per item of one system and metric: the mean LLM score and the mean human score.
+
+    Columns: item, llm, human; only items rated by both kinds, ordered by item.
+    """
+    part = ratings[(ratings["system"] == system) & (ratings["metric"] == metric)]
+    table = (
+        part.groupby(["item", "rater_kind"])["score"]
+        .mean()
+        .unstack("rater_kind")
+        .reindex(columns=list(RATER_KINDS))
+        .dropna()
+    )
+    return table.reset_index()[["item", "llm", "human"]]
+
+
+#: A small valid ratings file, offered on the site as a template.
+EXAMPLE_CSV = (
+    "item,system,metric,rater_kind,rater_id,score\n"
+    "d001,my-system,general_empathy,llm,gemini-2.5-flash,4\n"
+    "d001,my-system,general_empathy,human,crowd-1,5\n"
+    "d001,my-system,general_empathy,human,crowd-2,4\n"
+    "d002,my-system,general_empathy,llm,gemini-2.5-flash,2\n"
+    "d002,my-system,general_empathy,human,crowd-1,3\n"
+    "d002,my-system,general_empathy,human,crowd-2,2\n"
+    "d003,my-system,general_empathy,llm,gemini-2.5-flash,5\n"
+    "d003,my-system,general_empathy,human,crowd-1,4\n"
+    "d003,my-system,general_empathy,human,crowd-2,4\n"
+)
+
+
+def _note(c) -> str:
+    if not c.constant:
+        return c.note
+    sides = [f"the LLM gave every item {c.x_constant:g}"] if c.x_constant is not None else []
+    sides += [f"people gave every item {c.y_constant:g}"] if c.y_constant is not None else []
+    return (
+        " and ".join(sides)
+        + ": r is undefined; compare the means and the mean absolute difference instead."
+    )
+
+
+# --- EmplifAI published figures --------------------------------------------------------------
+
+
+def reference_dir() -> Path:
+    """Folder of published reference figures: ``ETC_REFERENCE_DIR``, else ``../shared/reference``
+    beside the repository."""
+    explicit = config.setting("ETC_REFERENCE_DIR")
+    if explicit:
+        return Path(explicit)
+    return Path(__file__).resolve().parent.parent.parent / "shared" / "reference"
+
+
+@dataclass(frozen=True)
+class EmplifAI:
+    """EmplifAI's published LLM-judge vs crowd comparison (Tables 5 and 6).
+
+    ``table`` has one row per (system, metric): ``llm_mean``, ``human_mean`` (Table 5), ``r``
+    (Table 6; NaN where the paper printed none), ``constant``: the judge's mean sits at an end of
+    the 1-5 scale, so it gave every item that score and r is undefined; ``printed_value`` /
+    ``printed_mad``: what the paper printed instead of r; ``mad_from_means``: the mean absolute
+    difference the constant rule gives from Table 5's means (exact when the judge is constant at
+    a scale end: every human score lies on one side of it).
+    """
+
+    source: str
+    setting: str
+    systems: dict[str, str]
+    constant_rule: str
+    p_note: str
+    finding: str
+    table: pd.DataFrame
+
+
+def load_emplifai(path: str | Path | None = None) -> EmplifAI | None:
+    """Load the EmplifAI figures; None when the file does not exist (the page then says so).
+
+    Raises RatingsError when the file exists but does not have the expected fields.
+    """
+    file = Path(path) if path is not None else reference_dir() / EMPLIFAI_FILE
+    if not file.is_file():
+        return None
+    source = str(file)
+    try:
+        raw = json.loads(file.read_text("utf-8"))
+        metrics = list(raw["metrics"])
+        means = raw["mean_scores"]
+        rs = raw["pearson_r"]
+        printed = {k: v for k, v in raw.get("gpt_constant_mad", {}).items() if isinstance(v, dict)}
+        rows = []
+        low, high = EMPLIFAI_SCALE
+        for system in raw["systems"]:
+            for i, metric in enumerate(metrics):
+                llm = float(means[system]["llm"][i])
+                human = float(means[system]["human"][i])
+                r = rs[system][i]
+                constant = llm in (low, high)
+                shown = printed.get(metric) if system == "GPT" else None
+                rows.append(
+                    {
+                        "system": system,
+                        "metric": metric,
+                        "llm_mean": llm,
+                        "human_mean": human,
+                        "r": math.nan if r is None else float(r),
+                        "constant": constant,
+                        "printed_value": float(shown["value"]) if shown else math.nan,
+                        "printed_mad": float(shown["mad"]) if shown else math.nan,
+                        "mad_from_means": abs(llm - human) if constant else math.nan,
+                    }
+                )
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RatingsError(source, [Problem(0, f"not readable JSON ({exc}).")]) from None
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise RatingsError(
+            source,
+            [
+                Problem(
+                    0,
+                    f"unexpected structure ({type(exc).__name__}: {exc}); expected "
+                    "systems, metrics, mean_scores, pearson_r.",
+                )
+            ],
+        ) from None
+    return EmplifAI(
+        source=str(raw.get("source", "")),
+        setting=str(raw.get("setting", "")),
+        systems={str(k): str(v) for k, v in raw["systems"].items()},
+        constant_rule=str(raw.get("constant_rule", "")),
+        p_note=str(raw.get("pearson_p_note", "")),
+        finding=str(raw.get("finding", "")),
+        table=pd.DataFrame(rows),
+    )

@@ -1,0 +1,531 @@
+"""Judge versus human: LLM judges beside people, and people beside each other.
+
+Three studies (docs/judge_vs_human.md): emotion categories (an LLM labels transcriptions like
+ETC's annotators), atomic-unit decisions (people re-check the scoring judge), Likert ratings
+(uploaded LLM and human ratings, with EmplifAI's published comparison).
+"""
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from etclib import annotation, labeljudge, ratings
+from etclib.corpus import load_corpus
+from etclib.errors import EtcError
+
+RESAMPLES = 300  # bootstrap resamples for the site's intervals (the CLI uses 1000)
+NONE_RUN = "none"
+
+
+@st.cache_resource(show_spinner=False)
+def _corpus():
+    return load_corpus()
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def _runs(db: str) -> pd.DataFrame:
+    return labeljudge.list_runs(db=db)
+
+
+@st.cache_data(show_spinner="Computing agreement…")
+def _label_study(db: str, split: str, run_id: str | None, signature: str) -> labeljudge.LabelStudy:
+    # ``signature`` is part of the cache key so a replaced run is recomputed.
+    return labeljudge.label_study(_corpus(), split, run_id, n_resamples=RESAMPLES, db=db)
+
+
+@st.cache_data(show_spinner=False, ttl=10)
+def _submissions(db: str) -> pd.DataFrame:
+    return annotation.submissions(db=db)
+
+
+@st.cache_data(show_spinner=False, ttl=10)
+def _annotation_results(db: str, submission_id: str | None) -> annotation.AnnotationResults:
+    return annotation.results(submission_id, n_resamples=RESAMPLES, db=db)
+
+
+@st.cache_data(show_spinner=False)
+def _emplifai(folder: str) -> ratings.EmplifAI | None:
+    return ratings.load_emplifai(Path(folder) / ratings.EMPLIFAI_FILE)
+
+
+def _num(x, digits: int = 2) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _interval(value, low, high) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "undefined"
+    if low is None or (isinstance(low, float) and math.isnan(low)):
+        return _num(value)
+    return f"{_num(value)} [{_num(low)}, {_num(high)}]"
+
+
+def _heatmap(table: pd.DataFrame, title: str):
+    fig = px.imshow(
+        table, text_auto=True, color_continuous_scale="Blues", aspect="auto", title=title
+    )
+    fig.update_layout(xaxis_title=table.columns.name, yaxis_title=table.index.name, height=420)
+    return fig
+
+
+def _identity_scatter(
+    df: pd.DataFrame, x: str, y: str, color: str | None, title: str, lo: float, hi: float
+):
+    fig = px.scatter(df, x=x, y=y, color=color, hover_data=df.columns, title=title)
+    fig.add_trace(
+        go.Scatter(
+            x=[lo, hi],
+            y=[lo, hi],
+            mode="lines",
+            name="identity (x = y)",
+            line={"dash": "dash", "color": "grey"},
+        )
+    )
+    fig.update_layout(
+        xaxis_range=[lo - 0.1, hi + 0.1], yaxis_range=[lo - 0.1, hi + 0.1], height=460
+    )
+    return fig
+
+
+st.title("Judge versus human")
+st.markdown(
+    "How far can an LLM judge stand in for people? Each study puts the judge's agreement with "
+    "people beside **the human yardstick**: how well people agree with each other on the same "
+    "task. A judge that agrees with people about as well as they agree among themselves is as "
+    "good a rater as a person; see docs/judge_vs_human.md for every definition."
+)
+
+DB = str(annotation.studies_path())  # part of every cache key: one cache per database
+try:
+    corpus = _corpus()
+except EtcError as exc:
+    st.error(str(exc))
+    st.stop()
+
+tab_labels, tab_units, tab_ratings = st.tabs(
+    ["1 · Emotion categories", "2 · Atomic-unit decisions", "3 · Likert ratings"]
+)
+
+# --- study 1 ---------------------------------------------------------------------------------
+with tab_labels:
+    st.header("Study 1: emotion categories")
+    st.markdown(
+        "ETC's three annotators labelled every emotion transcription with seven categories "
+        "(multi-label). `etclib judge-labels` asks an LLM to do the same. Per category: Cohen's κ "
+        "of the judge against the human majority (≥ 2 of 3), the judge against each pair of "
+        "annotators' consensus (both chose it), each annotator against the other two's consensus "
+        "(the yardstick), and Fleiss' κ of the three annotators with and without the judge."
+    )
+    try:
+        runs = _runs(DB)
+    except EtcError as exc:
+        st.error(str(exc))
+        runs = pd.DataFrame()
+    run_options = [NONE_RUN] + (runs["run_id"].tolist() if not runs.empty else [])
+    run_names = {NONE_RUN: "no judge: the human yardstick only"}
+    for r in runs.to_dict("records") if not runs.empty else []:
+        run_names[r["run_id"]] = (
+            f"{r['model']} ({r['provider']}, {r['split']}, {r['n_labelled']} items) · {r['run_id']}"
+        )
+    run_id = st.selectbox(
+        "Judge run",
+        run_options,
+        format_func=run_names.get,
+        key="jvh_run",
+        help="Runs come from `etclib judge-labels --provider gemini|openai --model NAME`.",
+    )
+    if runs.empty:
+        st.info(
+            "No judge-labels run is stored yet, so only the human yardstick is shown. Start one "
+            "with `etclib judge-labels --provider gemini --model gemini-2.5-flash`."
+        )
+    chosen = None if run_id == NONE_RUN else runs[runs["run_id"] == run_id].iloc[0].to_dict()
+    if chosen is None:
+        split = st.selectbox("Split", ["test", "valid", "train", "all"], key="jvh_split")
+    else:
+        split = chosen["split"]
+        st.caption(f"Signature: `{chosen['signature']}` · {chosen['n_failed']} unusable answers")
+    try:
+        study = _label_study(
+            DB,
+            split,
+            None if chosen is None else run_id,
+            "" if chosen is None else chosen["signature"],
+        )
+    except EtcError as exc:
+        st.error(str(exc))
+        study = None
+    if study is not None:
+        table = study.table
+        bars = go.Figure()
+        series = []
+        if chosen is not None:
+            series += [
+                (
+                    "judge vs human majority",
+                    "judge_vs_majority",
+                    "judge_vs_majority_low",
+                    "judge_vs_majority_high",
+                ),
+                ("judge vs pair consensus", "judge_vs_pairs", None, None),
+            ]
+        series += [
+            ("annotator vs other two (yardstick)", "human_vs_others", None, None),
+            ("Fleiss κ, 3 annotators", "fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"),
+        ]
+        if chosen is not None:
+            series.append(
+                (
+                    "Fleiss κ, 3 annotators + judge",
+                    "fleiss_with_judge",
+                    "fleiss_with_judge_low",
+                    "fleiss_with_judge_high",
+                )
+            )
+        for name, col, low, high in series:
+            error = None
+            if low is not None:
+                error = {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (table[high] - table[col]).tolist(),
+                    "arrayminus": (table[col] - table[low]).tolist(),
+                }
+            bars.add_trace(go.Bar(name=name, x=table["category"], y=table[col], error_y=error))
+        bars.update_layout(
+            barmode="group",
+            yaxis_title="κ",
+            height=440,
+            title=f"Agreement per category ({study.n_items} transcriptions, {study.split})",
+        )
+        st.plotly_chart(bars, key="jvh_label_bars")
+
+        shown = pd.DataFrame(
+            {
+                "category": table["category"],
+                "Japanese": table["ja"],
+                "human rate": table["human_rate"].map(lambda x: f"{100 * x:.1f}%"),
+            }
+        )
+        if chosen is not None:
+            shown["judge rate"] = table["judge_rate"].map(lambda x: f"{100 * x:.1f}%")
+            shown["judge vs majority [95% CI]"] = [
+                _interval(*v)
+                for v in table[
+                    ["judge_vs_majority", "judge_vs_majority_low", "judge_vs_majority_high"]
+                ].itertuples(index=False)
+            ]
+            shown["judge vs pairs"] = table["judge_vs_pairs"].map(_num)
+        shown["annotator vs other two"] = table["human_vs_others"].map(_num)
+        shown["Fleiss 3 [95% CI]"] = [
+            _interval(*v)
+            for v in table[["fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"]].itertuples(
+                index=False
+            )
+        ]
+        if chosen is not None:
+            shown["Fleiss 3 + judge [95% CI]"] = [
+                _interval(*v)
+                for v in table[
+                    ["fleiss_with_judge", "fleiss_with_judge_low", "fleiss_with_judge_high"]
+                ].itertuples(index=False)
+            ]
+        st.dataframe(shown, hide_index=True, key="jvh_label_table")
+        with st.expander("The yardstick per annotator"):
+            yard = study.yardstick.assign(
+                **{
+                    "κ [95% CI]": [
+                        _interval(*v)
+                        for v in study.yardstick[["kappa", "low", "high"]].itertuples(index=False)
+                    ]
+                }
+            )[["category", "annotator", "κ [95% CI]"]]
+            st.dataframe(yard, hide_index=True, key="jvh_yardstick_table")
+            st.caption(
+                "Annotator slots 1–3 as stored in the corpus. The other two's consensus counts a "
+                "category as chosen only when both chose it."
+            )
+        if study.confusion is not None:
+            left, right = st.columns(2)
+            left.plotly_chart(
+                _heatmap(study.confusion, "Human majority × judge (multi-label co-occurrence)"),
+                key="jvh_label_confusion",
+            )
+            category = right.selectbox("Category", list(study.binary), key="jvh_label_category")
+            right.plotly_chart(
+                _heatmap(study.binary[category], f"{category}: chosen or not"),
+                key="jvh_label_binary",
+            )
+
+# --- study 2 ---------------------------------------------------------------------------------
+with tab_units:
+    st.header("Study 2: atomic-unit decisions")
+    st.markdown(
+        "The scoring judge decides, for each atomic unit of inner state and a target "
+        "transcription, **Supported / Neutral / Not Supported**. People with an annotator code "
+        "re-check a sample stratified by the judge's label; the judge's answer is shown only after "
+        "theirs."
+    )
+    try:
+        subs = _submissions(DB)
+    except EtcError as exc:
+        st.error(str(exc))
+        subs = pd.DataFrame()
+    sub_options = ["all"] + (subs["submission_id"].tolist() if not subs.empty else [])
+    submission = st.selectbox("Submission", sub_options, key="jvh_submission")
+    submission_id = None if submission == "all" else submission
+    if subs.empty:
+        st.info(
+            "No judge decisions are stored yet: they arrive when the leaderboard judges a "
+            "submission (etclib.annotation.add_decisions)."
+        )
+
+    st.subheader("Annotate")
+    code = st.text_input(
+        "Annotator code",
+        type="password",
+        key="jvh_code",
+        help="Codes are issued by the study's admin.",
+    )
+    if code:
+        try:
+            annotation.annotator_for_code(code)
+        except EtcError as exc:
+            st.error(str(exc))
+            code = ""
+    if code:
+        revealed = st.session_state.get("jvh_revealed")
+        if revealed:
+            text = f"You answered **{revealed['answer']}**; the judge said **{revealed['judge']}**."
+            (st.success if revealed["answer"] == revealed["judge"] else st.warning)(text)
+            if st.button("Next unit", key="jvh_next"):
+                del st.session_state["jvh_revealed"]
+                st.rerun()
+        else:
+            try:
+                done, total = annotation.progress(code, submission_id)
+                decision = annotation.next_decision(code, submission_id)
+            except EtcError as exc:
+                st.error(str(exc))
+                decision, done, total = None, 0, 0
+            st.progress(done / total if total else 0.0, text=f"{done} of {total} answered")
+            if decision is None:
+                st.success("Nothing left to check in this sample: thank you.")
+            else:
+                side = "prediction" if decision.side == "precision" else "reference"
+                other = "reference" if decision.side == "precision" else "prediction"
+                st.caption(
+                    f"Item {decision.dialogue_id}/{decision.turn}/{decision.role} · a unit of the {side}"
+                )
+                st.markdown("**Unit**")
+                st.text(decision.unit)
+                st.markdown(f"**Target transcription** (the {other})")
+                st.text(decision.target)
+                answer = st.radio(
+                    "Is the unit supported by the target, by its surface content only?",
+                    annotation.LABELS,
+                    index=None,
+                    key=f"jvh_answer_{decision.decision_id}",
+                )
+                if st.button("Submit answer", key="jvh_submit", disabled=answer is None):
+                    try:
+                        stored = annotation.record_answer(code, decision.decision_id, answer)
+                    except EtcError as exc:
+                        st.error(str(exc))
+                    else:
+                        st.session_state["jvh_revealed"] = {"answer": answer, "judge": stored.label}
+                        _annotation_results.clear()
+                        _submissions.clear()
+                        st.rerun()
+
+    st.subheader("Results")
+    try:
+        res = _annotation_results(DB, submission_id)
+    except EtcError as exc:
+        st.error(str(exc))
+        res = None
+    if res is not None and res.empty:
+        st.info("No answers yet: agreement appears here once annotators have answered.")
+    elif res is not None:
+        cols = st.columns(4)
+        cols[0].metric(
+            "Answers",
+            f"{res.n_answers}",
+            help=f"{res.n_decisions} decisions, {res.n_annotators} annotators",
+        )
+        cols[1].metric(
+            "Judge–human κ",
+            _num(res.judge_human_kappa),
+            help=f"95% CI {_interval(res.judge_human_kappa, res.judge_human_low, res.judge_human_high)}",
+        )
+        cols[2].metric(
+            "Human–human κ",
+            _num(res.human_human_kappa),
+            help=f"Fleiss' κ on the first two answers of {res.n_double} decisions",
+        )
+        cols[3].metric(
+            "Human–human α", _num(res.human_human_alpha), help="Krippendorff's α, nominal"
+        )
+        left, right = st.columns(2)
+        left.plotly_chart(
+            _heatmap(res.confusion, "Judge × human answers"), key="jvh_unit_confusion"
+        )
+        with right:
+            st.markdown("**If people's labels replaced the judge's on re-checked units**")
+            st.dataframe(res.metrics.round(2), hide_index=True, key="jvh_unit_metrics")
+        st.download_button(
+            "Download answers (CSV)",
+            annotation.export_csv(submission_id),
+            file_name="judge_vs_human_answers.csv",
+            mime="text/csv",
+            key="jvh_export",
+        )
+
+    with st.expander("Admin: issue codes, draw a sample"):
+        token = st.text_input(
+            "Admin token (ETC_ADMIN_TOKEN)", type="password", key="jvh_admin_token"
+        )
+        name = st.text_input("Annotator name (a note for you)", key="jvh_admin_name")
+        if st.button("Issue a code", key="jvh_issue"):
+            try:
+                issued = annotation.issue_code(token, name)
+            except EtcError as exc:
+                st.error(str(exc))
+            else:
+                st.success(f"Code for {issued.annotator_id}; it is shown only once:")
+                st.code(issued.code, language=None)
+        per_label = st.number_input("Units per judge label", 1, 500, 20, key="jvh_per_label")
+        if st.button(
+            "Draw a sample",
+            key="jvh_draw",
+            disabled=submission_id is None,
+            help="Choose one submission above first.",
+        ):
+            try:
+                sizes = annotation.draw_sample(token, submission_id, int(per_label))
+            except EtcError as exc:
+                st.error(str(exc))
+            else:
+                st.success(
+                    "Sample per judge label: " + ", ".join(f"{k} {v}" for k, v in sizes.items())
+                )
+                _submissions.clear()
+
+# --- study 3 ---------------------------------------------------------------------------------
+with tab_ratings:
+    st.header("Study 3: Likert ratings")
+    st.markdown(
+        "Upload a CSV of ratings with columns `item, system, metric, rater_kind, rater_id, score` "
+        "(`rater_kind` is `llm` or `human`). Per system and metric: LLM and human means side by "
+        "side, Pearson's r with its p-value and 95% interval, and the mean absolute difference. "
+        "Where one side gave every item the same score, r is undefined and the constant and the "
+        "mean absolute difference are shown instead."
+    )
+    st.download_button(
+        "Example CSV",
+        ratings.EXAMPLE_CSV,
+        file_name="ratings_example.csv",
+        mime="text/csv",
+        key="jvh_ratings_example",
+    )
+    upload = st.file_uploader("Ratings CSV", type=["csv"], key="jvh_ratings_upload")
+    if upload is not None:
+        try:
+            rated = ratings.parse_ratings(upload.getvalue(), upload.name)
+        except EtcError as exc:
+            st.error(str(exc).replace("\n  ", "\n- "))
+        else:
+            compared = ratings.compare_ratings(rated)
+            shown = compared.assign(
+                **{
+                    "r [95% CI]": [
+                        _interval(*v)
+                        for v in compared[["r", "low", "high"]].itertuples(index=False)
+                    ],
+                    "p": compared["p"].map(lambda x: _num(x, 3)),
+                }
+            )[
+                [
+                    "system",
+                    "metric",
+                    "items",
+                    "llm_mean",
+                    "human_mean",
+                    "r [95% CI]",
+                    "p",
+                    "mad",
+                    "note",
+                ]
+            ]
+            st.dataframe(shown.round(2), hide_index=True, key="jvh_ratings_table")
+            pairs = compared[["system", "metric"]].to_records(index=False).tolist()
+            pick = st.selectbox(
+                "System and metric",
+                pairs,
+                format_func=lambda p: f"{p[0]} · {p[1]}",
+                key="jvh_ratings_pick",
+            )
+            points = ratings.paired_scores(rated, *pick)
+            lo = float(min(points["llm"].min(), points["human"].min()))
+            hi = float(max(points["llm"].max(), points["human"].max()))
+            st.plotly_chart(
+                _identity_scatter(
+                    points, "human", "llm", None, f"{pick[0]} · {pick[1]}: per item", lo, hi
+                ),
+                key="jvh_ratings_scatter",
+            )
+
+    st.subheader("Published: EmplifAI (Gemini-2.5-Flash judge vs crowd workers)")
+    try:
+        emplifai = _emplifai(str(ratings.reference_dir()))
+    except EtcError as exc:
+        st.warning(str(exc))
+        emplifai = None
+    if emplifai is None:
+        st.info(
+            "The EmplifAI reference figures were not found: set ETC_REFERENCE_DIR to the folder "
+            "holding emplifai_judge_vs_human.json."
+        )
+    else:
+        st.caption(f"{emplifai.source} {emplifai.setting}")
+        st.plotly_chart(
+            _identity_scatter(
+                emplifai.table,
+                "human_mean",
+                "llm_mean",
+                "system",
+                "Mean score per system and metric (judge vs people)",
+                1.0,
+                5.0,
+            ),
+            key="jvh_emplifai_scatter",
+        )
+        ref = emplifai.table.assign(
+            r=emplifai.table["r"].map(_num),
+            judge=emplifai.table.apply(lambda r: "constant" if r["constant"] else "", axis=1),
+        )[
+            [
+                "system",
+                "metric",
+                "llm_mean",
+                "human_mean",
+                "r",
+                "judge",
+                "printed_value",
+                "printed_mad",
+                "mad_from_means",
+            ]
+        ]
+        st.dataframe(ref, hide_index=True, key="jvh_emplifai_table")
+        st.markdown(f"**Constant rule.** {emplifai.constant_rule}")
+        st.caption(
+            "`printed_value`/`printed_mad`: what the paper printed in place of r. Their MAD equals "
+            "5 minus the printed value, which is what the rule gives when the judge always says 5; "
+            "but the printed values differ from Table 5's human means, from which the rule gives "
+            "`mad_from_means` (5 − human mean)."
+        )
+        st.markdown(f"**Finding.** {emplifai.finding}  \n*p-values:* {emplifai.p_note}")

@@ -1,0 +1,541 @@
+"""A fake LLM server on 127.0.0.1 that the real OpenAI and Gemini SDKs can talk to.
+
+It speaks two protocols on one random port, each answered from the same ``responder``:
+
+- OpenAI Chat Completions: ``POST /v1/chat/completions`` (JSON reply, or Server-Sent Events
+  chunks ending in ``data: [DONE]`` when the body has ``"stream": true``; a usage chunk is sent
+  when ``stream_options.include_usage`` is true). ``GET /v1/models`` lists ``models``.
+- Gemini: ``POST /{version}/models/{model}:generateContent`` and
+  ``POST /{version}/models/{model}:streamGenerateContent?alt=sse``.
+
+Usage::
+
+    from tests.fakes import FakeLLMServer
+
+    with FakeLLMServer(lambda req: "こんにちは", latency=0.05) as server:
+        client = openai.OpenAI(base_url=server.openai_base_url, api_key="test")
+        # genai.Client(api_key="test",
+        #              http_options=types.HttpOptions(base_url=server.gemini_base_url))
+        ...
+        assert server.count("openai") == 1
+
+or as the pytest fixture ``fake_llm_server`` (import it into a test module or conftest), which
+yields a started server with a default echo responder; set ``server.responder`` in the test.
+
+API:
+
+- ``FakeLLMServer(responder=None, *, latency=0.0, api_key=None, models=("fake-model",),
+  hang_seconds=30.0)``. ``responder(req: FakeRequest) -> str`` returns the reply text; the
+  default echoes the last user message. It may raise ``FakeLLMServer.Fail(fault)`` to answer
+  that one request with a fault (see ``inject``). ``latency`` (seconds, settable at any time)
+  delays every answer. With ``api_key`` set, a request without that key gets 401.
+- ``start()`` / ``stop()``, or use it as a context manager. ``url`` is ``http://127.0.0.1:PORT``;
+  ``openai_base_url`` is ``url + "/v1"``; ``gemini_base_url`` is ``url`` (the SDK adds
+  ``/v1beta/models/...``).
+- ``inject(fault, times=1, *, match=None)``: the next ``times`` requests (those for which
+  ``match(req)`` is true, when given) get the fault instead of an answer. Faults:
+  ``429``, ``500``, ``503`` (or any int: that HTTP status with the protocol's error body),
+  ``"hang"`` (sleep ``hang_seconds`` before answering, to trip client timeouts),
+  ``"malformed"`` (status 200 with a body that is not JSON), ``"close"`` (read the request, then
+  close the connection without a reply), ``"empty"`` (a well-formed answer with empty text).
+  Faults queue in order; ``clear_faults()`` drops pending ones.
+- ``requests``: every received request as a :class:`FakeRequest` (faulted ones too, with
+  ``fault`` set); ``count(kind=None, *, answered=None, where=None)`` counts them, ``kind`` one of
+  ``"openai"``, ``"openai-stream"``, ``"gemini"``, ``"gemini-stream"``, or ``"openai*"`` /
+  ``"gemini*"`` for both forms; ``answered=True`` counts only requests answered normally;
+  ``counts()`` is a Counter by kind; ``reset()`` clears the log and the concurrency peak.
+- ``max_in_flight``: the highest number of requests handled at the same time.
+- Token usage in answers: prompt tokens = characters of the request text, completion tokens =
+  characters of the reply (so tests can predict them).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+KINDS = ("openai", "openai-stream", "gemini", "gemini-stream")
+
+
+@dataclass
+class FakeRequest:
+    """One request as the fake server saw it, in a protocol-neutral form."""
+
+    kind: str
+    model: str
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    #: ``[{"role": "system"|"user"|"assistant", "content": str}, ...]`` in order; a Gemini
+    #: ``systemInstruction`` becomes a leading system message, role ``model`` becomes assistant.
+    messages: list[dict[str, str]] = field(default_factory=list)
+    fault: str | int | None = None
+    reply: str | None = None
+
+    @property
+    def system(self) -> str:
+        """The system message text ('' when none)."""
+        return "\n".join(m["content"] for m in self.messages if m["role"] == "system")
+
+    @property
+    def user(self) -> str:
+        """The last user message text ('' when none)."""
+        users = [m["content"] for m in self.messages if m["role"] == "user"]
+        return users[-1] if users else ""
+
+    @property
+    def text(self) -> str:
+        """All message texts joined by newlines."""
+        return "\n".join(m["content"] for m in self.messages)
+
+    @property
+    def stream(self) -> bool:
+        return self.kind.endswith("-stream")
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Decoding settings: OpenAI top-level fields, or Gemini ``generationConfig``."""
+        if self.kind.startswith("gemini"):
+            return dict(self.body.get("generationConfig") or {})
+        return {k: v for k, v in self.body.items() if k not in ("messages", "model")}
+
+
+def _echo(req: FakeRequest) -> str:
+    return req.user
+
+
+class _Fail(Exception):
+    def __init__(self, fault: str | int):
+        super().__init__(str(fault))
+        self.fault = fault
+
+
+class FakeLLMServer:
+    """Loopback OpenAI + Gemini server; see the module docstring for the API."""
+
+    Fail = _Fail
+
+    def __init__(
+        self,
+        responder: Callable[[FakeRequest], str] | None = None,
+        *,
+        latency: float = 0.0,
+        api_key: str | None = None,
+        models: tuple[str, ...] = ("fake-model",),
+        hang_seconds: float = 30.0,
+    ):
+        self.responder: Callable[[FakeRequest], str] = responder or _echo
+        self.latency = latency
+        self.api_key = api_key
+        self.models = models
+        self.hang_seconds = hang_seconds
+        self.requests: list[FakeRequest] = []
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._faults: collections.deque[tuple[str | int, Callable | None]] = collections.deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> FakeLLMServer:
+        """Bind a random port on 127.0.0.1 and serve in a daemon thread."""
+        handler = type("_BoundHandler", (_Handler,), {"fake": self})
+        httpd = _Server(("127.0.0.1", 0), handler, bind_and_activate=False)
+        httpd.daemon_threads = True
+        httpd.request_queue_size = 256
+        httpd.server_bind()
+        httpd.server_activate()
+        self._httpd = httpd
+        self._stopping.clear()
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; hanging handlers are released."""
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeLLMServer is not started; call start() or use `with`.")
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def gemini_base_url(self) -> str:
+        return self.url
+
+    # -- faults and counts -----------------------------------------------------------------
+    def inject(
+        self,
+        fault: str | int,
+        times: int = 1,
+        *,
+        match: Callable[[FakeRequest], bool] | None = None,
+    ) -> None:
+        """Answer the next ``times`` (matching) requests with ``fault``."""
+        if not (isinstance(fault, int) or fault in ("hang", "malformed", "close", "empty")):
+            raise ValueError(f"unknown fault {fault!r}")
+        with self._lock:
+            for _ in range(times):
+                self._faults.append((fault, match))
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def pending_faults(self) -> int:
+        with self._lock:
+            return len(self._faults)
+
+    def count(
+        self,
+        kind: str | None = None,
+        *,
+        answered: bool | None = None,
+        where: Callable[[FakeRequest], bool] | None = None,
+    ) -> int:
+        """Requests received. ``kind``: exact kind, or ``"openai*"`` / ``"gemini*"`` for both
+        plain and stream; ``answered=True`` only those answered normally (no fault);
+        ``where`` filters further."""
+        with self._lock:
+            reqs = list(self.requests)
+        out = 0
+        for r in reqs:
+            if kind is not None:
+                if kind.endswith("*"):
+                    if not r.kind.startswith(kind[:-1]):
+                        continue
+                elif r.kind != kind:
+                    continue
+            if answered is not None and (r.fault is None) != answered:
+                continue
+            if where is not None and not where(r):
+                continue
+            out += 1
+        return out
+
+    def counts(self) -> collections.Counter:
+        with self._lock:
+            return collections.Counter(r.kind for r in self.requests)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.max_in_flight = 0
+
+    # -- internals -------------------------------------------------------------------------
+    def _record(self, req: FakeRequest) -> str | int | None:
+        """Log the request and pop the fault it should get, if any."""
+        with self._lock:
+            self.requests.append(req)
+            for i, (fault, match) in enumerate(self._faults):
+                if match is None or match(req):
+                    del self._faults[i]
+                    req.fault = fault
+                    return fault
+        return None
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return  # the client went away (a cancelled or timed-out request): not an error
+        super().handle_error(request, client_address)
+
+
+def _gemini_messages(body: dict[str, Any]) -> list[dict[str, str]]:
+    def text_of(content: Any) -> str:
+        if isinstance(content, str):
+            return content
+        parts = (content or {}).get("parts") or []
+        return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+
+    out = []
+    system = body.get("systemInstruction") or body.get("system_instruction")
+    if system:
+        out.append({"role": "system", "content": text_of(system)})
+    for c in body.get("contents") or []:
+        role = c.get("role") or "user"
+        out.append({"role": "assistant" if role == "model" else role, "content": text_of(c)})
+    return out
+
+
+def _openai_messages(body: dict[str, Any]) -> list[dict[str, str]]:
+    out = []
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        if isinstance(content, list):  # content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        role = m.get("role", "user")
+        out.append({"role": "system" if role == "developer" else role, "content": content or ""})
+    return out
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # reply headers and body go out as two writes
+    fake: FakeLLMServer  # set on the bound subclass
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    # -- plumbing --------------------------------------------------------------------------
+    def _send_json(self, status: int, obj: Any) -> None:
+        data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        self._send_bytes(status, data, "application/json")
+
+    def _send_bytes(self, status: int, data: bytes, ctype: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_sse(self, events: Iterator[str]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for ev in events:
+            self.wfile.write(f"data: {ev}\n\n".encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.connection.close()
+
+    def _read_body(self) -> dict[str, Any] | None:
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        if len(raw) < n:
+            raise ConnectionAbortedError("client went away before sending the whole body")
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            return None
+        return body if isinstance(body, dict) else None
+
+    def _error(self, kind: str, status: int, message: str) -> None:
+        if kind.startswith("gemini"):
+            names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND",
+                     429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+            body = {"error": {"code": status, "message": message,
+                              "status": names.get(status, "UNKNOWN")}}
+        else:
+            types_ = {401: "invalid_request_error", 429: "rate_limit_exceeded"}
+            body = {"error": {"message": message, "type": types_.get(status, "server_error"),
+                              "param": None, "code": None}}
+        self._send_json(status, body)
+
+    # -- routes ----------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        path = urlsplit(self.path).path
+        if path.rstrip("/") == "/v1/models":
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                    for m in self.fake.models]
+            self._send_json(200, {"object": "list", "data": data})
+            return
+        self._send_json(404, {"error": {"message": f"no route GET {path}", "code": 404}})
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        split = urlsplit(self.path)
+        path = split.path
+        try:
+            body = self._read_body()
+        except ConnectionAbortedError:  # a cancelled request: not counted, nothing to answer
+            self.close_connection = True
+            return
+        if path.rstrip("/").endswith("/chat/completions"):
+            kind = "openai-stream" if (body or {}).get("stream") else "openai"
+            model = (body or {}).get("model", "")
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        elif ":generateContent" in path or ":streamGenerateContent" in path:
+            kind = "gemini-stream" if ":streamGenerateContent" in path else "gemini"
+            model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+            key = self.headers.get("x-goog-api-key") or parse_qs(split.query).get("key", [""])[0]
+        else:
+            self._send_json(404, {"error": {"message": f"no route POST {path}", "code": 404}})
+            return
+        if body is None:
+            self._error(kind, 400, "request body is not a JSON object")
+            return
+        fake = self.fake
+        messages = _gemini_messages(body) if kind.startswith("gemini") else _openai_messages(body)
+        req = FakeRequest(kind, model, self.path, body, dict(self.headers.items()), messages)
+        fake._enter()
+        try:
+            self._serve(fake, req, key)
+        finally:
+            fake._leave()
+
+    def _serve(self, fake: FakeLLMServer, req: FakeRequest, key: str) -> None:
+        fault = fake._record(req)
+        if fake.api_key is not None and key != fake.api_key:
+            req.fault = 401
+            self._error(req.kind, 401, "Incorrect API key provided (fake server).")
+            return
+        if fault == "hang":
+            fake._sleep(fake.hang_seconds)
+            fault = None  # answer late, if the client still listens
+        fake._sleep(fake.latency)
+        if fault == "close":
+            self._drop()
+            return
+        if fault == "malformed":
+            self._send_bytes(200, b'{"choices": [ this is not json', "application/json")
+            return
+        if isinstance(fault, int):
+            self._error(req.kind, fault, f"injected HTTP {fault} (fake server)")
+            return
+        if fault == "empty":
+            reply = ""
+        else:
+            try:
+                reply = fake.responder(req)
+            except _Fail as exc:
+                req.fault = exc.fault
+                if isinstance(exc.fault, int):
+                    self._error(req.kind, exc.fault, f"HTTP {exc.fault} from responder")
+                else:
+                    self._drop()
+                return
+        req.reply = reply
+        prompt_tokens, completion_tokens = len(req.text), len(reply)
+        if req.kind == "openai":
+            self._send_json(200, _openai_reply(req.model, reply, prompt_tokens, completion_tokens))
+        elif req.kind == "openai-stream":
+            usage = bool((req.body.get("stream_options") or {}).get("include_usage"))
+            self._send_sse(_openai_chunks(req.model, reply, prompt_tokens, completion_tokens, usage))
+        elif req.kind == "gemini":
+            self._send_json(200, _gemini_reply(req.model, reply, prompt_tokens, completion_tokens))
+        else:
+            self._send_sse(_gemini_chunks(req.model, reply, prompt_tokens, completion_tokens))
+
+
+def _pieces(text: str, n: int = 3) -> list[str]:
+    if not text:
+        return [""]
+    step = max(1, -(-len(text) // n))
+    return [text[i : i + step] for i in range(0, len(text), step)]
+
+
+def _openai_usage(p: int, c: int) -> dict[str, int]:
+    return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+
+
+def _openai_reply(model: str, text: str, p: int, c: int) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": "stop", "logprobs": None}],
+        "usage": _openai_usage(p, c),
+    }
+
+
+def _openai_chunks(model: str, text: str, p: int, c: int, usage: bool) -> Iterator[str]:
+    cid, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
+
+    def chunk(delta: dict, finish: str | None, **extra: Any) -> str:
+        obj = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return json.dumps(obj, ensure_ascii=False)
+
+    yield chunk({"role": "assistant", "content": ""}, None)
+    for piece in _pieces(text):
+        yield chunk({"content": piece}, None)
+    yield chunk({}, "stop")
+    if usage:
+        yield json.dumps({"id": cid, "object": "chat.completion.chunk", "created": created,
+                          "model": model, "choices": [], "usage": _openai_usage(p, c)})
+    yield "[DONE]"
+
+
+def _gemini_usage(p: int, c: int) -> dict[str, int]:
+    return {"promptTokenCount": p, "candidatesTokenCount": c, "totalTokenCount": p + c}
+
+
+def _gemini_reply(model: str, text: str, p: int, c: int, finish: str | None = "STOP"):
+    cand: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
+    if finish:
+        cand["finishReason"] = finish
+    return {"candidates": [cand], "usageMetadata": _gemini_usage(p, c), "modelVersion": model}
+
+
+def _gemini_chunks(model: str, text: str, p: int, c: int) -> Iterator[str]:
+    pieces = _pieces(text)
+    for i, piece in enumerate(pieces):
+        last = i == len(pieces) - 1
+        yield json.dumps(
+            _gemini_reply(model, piece, p, c if last else 0, "STOP" if last else None),
+            ensure_ascii=False,
+        )
+
+
+@pytest.fixture
+def fake_llm_server() -> Iterator[FakeLLMServer]:
+    """A started :class:`FakeLLMServer` with the echo responder, stopped after the test."""
+    with FakeLLMServer() as server:
+        yield server

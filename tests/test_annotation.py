@@ -1,0 +1,243 @@
+"""Study 2: judge decisions, annotator codes, answers, agreement and metric changes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import duckdb
+import pandas as pd
+import pytest
+
+from etclib import annotation as ann
+from etclib.annotation import LABELS, AccessDenied, AnnotationError
+
+ADMIN = "s3cret-admin"
+
+
+@pytest.fixture(autouse=True)
+def _studies(tmp_path, monkeypatch):
+    monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
+
+
+def unit_rows(submission: str = "sub-1") -> list[dict]:
+    """Two items with 2 prediction units and 2 reference units each, all labels present."""
+    rows = []
+    plan = {
+        (1, 1, "speaker"): (["Supported", "Neutral"], ["Supported", "Not Supported"]),
+        (1, 1, "listener"): (["Not Supported", "Supported"], ["Neutral", "Supported"]),
+    }
+    for (d, t, r), (prec, rec) in plan.items():
+        for side, labels in (("precision", prec), ("recall", rec)):
+            for i, label in enumerate(labels):
+                rows.append(
+                    {
+                        "submission_id": submission,
+                        "dialogue_id": d,
+                        "turn": t,
+                        "role": r,
+                        "side": side,
+                        "unit": f"{r}の{side}単位{i}: 嬉しかった",
+                        "target": "私は嬉しかった。",
+                        "label": label,
+                    }
+                )
+    return rows
+
+
+def test_add_decisions_validates_and_is_idempotent(tmp_path):
+    assert ann.add_decisions(unit_rows()) == 8
+    assert ann.add_decisions(unit_rows()) == 8  # same decisions again: replaced, not doubled
+    subs = ann.submissions()
+    assert subs["submission_id"].tolist() == ["sub-1"] and subs["decisions"].tolist() == [8]
+    bad = unit_rows()
+    bad[3] = {**bad[3], "label": "supported"}
+    with pytest.raises(AnnotationError, match="decision row 4: label 'supported'"):
+        ann.add_decisions(bad)
+    with pytest.raises(AnnotationError, match="side 'both'"):
+        ann.add_decisions([{**unit_rows()[0], "side": "both"}])
+    with pytest.raises(AnnotationError, match="missing field"):
+        ann.add_decisions([{"submission_id": "x"}])
+    with pytest.raises(AnnotationError, match="'turn' must be an integer"):
+        ann.add_decisions([{**unit_rows()[0], "turn": "1"}])
+    assert ann.add_decisions([]) == 0
+    assert ann.submissions()["decisions"].tolist() == [8]  # the refused batches stored nothing
+
+
+def test_codes_need_admin_token_and_are_stored_hashed(tmp_path, monkeypatch):
+    with pytest.raises(AccessDenied, match="Wrong admin token"):
+        ann.issue_code("guess")
+    with pytest.raises(AccessDenied, match="Wrong admin token"):
+        ann.issue_code(None)
+    issued = ann.issue_code(ADMIN, "annotator A")
+    assert len(issued.code) >= 16
+    con = duckdb.connect(str(tmp_path / "studies.duckdb"))
+    stored = con.execute("SELECT * FROM annotators").df()
+    con.close()
+    assert issued.code not in stored.to_string()  # only the hash is kept
+    assert ann.annotator_for_code(issued.code) == issued.annotator_id
+    assert ann.annotators()["name"].tolist() == ["annotator A"]
+    monkeypatch.delenv("ETC_ADMIN_TOKEN")
+    with pytest.raises(AccessDenied, match="ETC_ADMIN_TOKEN is not set"):
+        ann.issue_code(ADMIN)
+
+
+def test_writes_refused_without_valid_code():
+    ann.add_decisions(unit_rows())
+    ann.draw_sample(ADMIN, "sub-1", per_label=5)
+    d = ann.next_decision(ann.issue_code(ADMIN).code)
+    for code in (None, "", "   ", "not-a-code"):
+        with pytest.raises(AccessDenied):
+            ann.record_answer(code, d.decision_id, "Supported")
+        with pytest.raises(AccessDenied):
+            ann.next_decision(code)
+    revoked = ann.issue_code(ADMIN, "gone")
+    ann.revoke_code(ADMIN, revoked.annotator_id)
+    with pytest.raises(AccessDenied, match="revoked"):
+        ann.record_answer(revoked.code, d.decision_id, "Supported")
+    with pytest.raises(AccessDenied):
+        ann.draw_sample("wrong", "sub-1")
+    assert ann.answers_frame().empty
+
+
+def test_sample_is_stratified_and_seeded():
+    rows = []
+    for i in range(30):
+        label = LABELS[0] if i < 20 else LABELS[1] if i < 27 else LABELS[2]
+        rows.append(
+            {
+                "submission_id": "big",
+                "dialogue_id": 5,
+                "turn": 1 + i % 5,
+                "role": "speaker",
+                "side": "precision",
+                "unit": f"u{i}",
+                "target": "t",
+                "label": label,
+            }
+        )
+    ann.add_decisions(rows)
+    sizes = ann.draw_sample(ADMIN, "big", per_label=4, seed=3)
+    assert sizes == {"Supported": 4, "Neutral": 4, "Not Supported": 3}
+    assert ann.draw_sample(ADMIN, "big", per_label=4, seed=3) == sizes  # nothing new added
+    assert ann.draw_sample(ADMIN, "big", per_label=6, seed=3)["Supported"] == 6
+    with pytest.raises(AnnotationError, match="No judge decisions"):
+        ann.draw_sample(ADMIN, "unknown")
+
+
+def test_flow_stores_answers_and_agreement_updates():
+    ann.add_decisions(unit_rows())
+    ann.draw_sample(ADMIN, "sub-1", per_label=10)
+    a = ann.issue_code(ADMIN, "A").code
+    b = ann.issue_code(ADMIN, "B").code
+    assert ann.results().empty and math.isnan(ann.results().judge_human_kappa)
+
+    # Annotator A agrees with the judge everywhere.
+    seen = []
+    while (d := ann.next_decision(a)) is not None:
+        revealed = ann.record_answer(a, d.decision_id, d.label)
+        assert revealed.label == d.label
+        seen.append(d.decision_id)
+    assert len(seen) == 8 and ann.progress(a) == (8, 8)
+    first = ann.results(n_resamples=100)
+    assert first.n_answers == 8 and first.n_annotators == 1
+    assert first.judge_human_kappa == pytest.approx(1.0)
+    assert math.isnan(first.human_human_kappa)  # one person only
+    assert first.confusion.to_numpy().trace() == 8
+    assert (first.metrics["change"] == 0).all()
+
+    # Annotator B says Supported everywhere: agreement with the judge and with A falls, and
+    # the submission's precision/recall rise where people outvote the judge (ties: less support).
+    while (d := ann.next_decision(b)) is not None:
+        ann.record_answer(b, d.decision_id, "Supported")
+    second = ann.results(n_resamples=100)
+    assert second.n_answers == 16 and second.n_annotators == 2 and second.n_double == 8
+    judge = [r["label"] for r in unit_rows()]
+    human = judge + ["Supported"] * 8
+    # hand-worked Cohen kappa over (judge, answer) pairs: judge labels S,N,S,X,X,S,N,S twice
+    p_o = (8 + judge.count("Supported")) / 16
+    margins_j = {lab: 2 * judge.count(lab) / 16 for lab in LABELS}
+    margins_h = {lab: human.count(lab) / 16 for lab in LABELS}
+    p_e = sum(margins_j[lab] * margins_h[lab] for lab in LABELS)
+    assert second.judge_human_kappa == pytest.approx((p_o - p_e) / (1 - p_e))
+    assert second.human_human_kappa < 1 and second.human_human_alpha < 1
+    assert second.confusion.loc["Neutral", "Supported"] == 2
+    assert second.confusion.loc["Not Supported", "Not Supported"] == 2
+
+    # Ties (1 Supported vs 1 other) go to the less supportive answer: nothing changes.
+    assert (second.metrics["change"] == 0).all()
+    c = ann.issue_code(ADMIN, "C").code
+    while (d := ann.next_decision(c)) is not None:
+        ann.record_answer(c, d.decision_id, "Supported")
+    third = ann.results(n_resamples=100).metrics.set_index("metric")
+    # Judge: speaker item P = 1/2, R = 1/2; listener item P = 1/2, R = 1/2 -> all 50.
+    # People (2 of 3 say Supported everywhere): every unit supported -> all 100.
+    assert third.loc["precision", "judge"] == pytest.approx(50.0)
+    assert third.loc["f1", "with_humans"] == pytest.approx(100.0)
+    assert third.loc["recall", "change"] == pytest.approx(50.0)
+    assert third.loc["precision", "relabelled"] == 4
+
+    # Answering again replaces the earlier answer.
+    d0 = seen[0]
+    ann.record_answer(a, d0, "Neutral")
+    assert len(ann.answers_frame()) == 24
+
+
+def test_answers_must_be_valid_and_sampled():
+    ann.add_decisions(unit_rows())
+    code = ann.issue_code(ADMIN).code
+    with pytest.raises(AnnotationError, match="not in the annotation sample"):
+        ann.record_answer(code, "0" * 20, "Supported")
+    with pytest.raises(AnnotationError, match="not one of"):
+        ann.record_answer(code, "0" * 20, "Yes")
+    assert ann.next_decision(code) is None  # nothing sampled yet
+
+
+@pytest.mark.parametrize(
+    ("answers", "expected"),
+    [
+        ([], None),
+        (["Supported"], "Supported"),
+        (["Supported", "Supported", "Neutral"], "Supported"),
+        (["Supported", "Neutral"], "Neutral"),
+        (["Supported", "Not Supported", "Neutral"], "Not Supported"),
+    ],
+)
+def test_human_label_rule(answers, expected):
+    assert ann.human_label(answers) == expected
+
+
+def test_submission_metrics_follow_spec():
+    rows = pd.DataFrame(
+        [
+            # item A: 1 of 2 prediction units supported, 1 of 1 reference unit -> P .5 R 1 F 2/3
+            (1, 1, "speaker", "precision", "Supported"),
+            (1, 1, "speaker", "precision", "Neutral"),
+            (1, 1, "speaker", "recall", "Supported"),
+            # item B: no prediction units, 1 reference unit -> P = R = F = 0
+            (1, 1, "listener", "recall", "Not Supported"),
+            # item C: reference has no units -> excluded
+            (1, 2, "speaker", "precision", "Supported"),
+        ],
+        columns=["dialogue_id", "turn", "role", "side", "label"],
+    )
+    m = ann.submission_metrics(rows)
+    assert m["items"] == 2
+    assert m["precision"] == pytest.approx(25.0)
+    assert m["recall"] == pytest.approx(50.0)
+    assert m["f1"] == pytest.approx(100 * (2 / 3) / 2)
+
+
+def test_export_csv():
+    ann.add_decisions(unit_rows())
+    ann.draw_sample(ADMIN, "sub-1", per_label=10)
+    code = ann.issue_code(ADMIN).code
+    d = ann.next_decision(code)
+    ann.record_answer(code, d.decision_id, "Neutral")
+    rows = list(csv.DictReader(io.StringIO(ann.export_csv())))
+    assert len(rows) == 1
+    assert rows[0]["human_label"] == "Neutral" and rows[0]["judge_label"] == d.label
+    assert rows[0]["unit"] == d.unit and rows[0]["decision_id"] == d.decision_id
+    assert ann.export_csv("other").count("\n") == 1  # header only

@@ -1,0 +1,154 @@
+"""The judge-versus-human page with AppTest: real corpus, with and without stored studies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from etclib import annotation, labeljudge
+from etclib.corpus import CATEGORY_TO_JA
+from tests.conftest import REPO, needs_corpus
+
+PAGE = str(REPO / "pages" / "judge_vs_human.py")
+ADMIN = "page-admin"
+
+
+@pytest.fixture(autouse=True)
+def _studies(tmp_path, monkeypatch):
+    monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
+    monkeypatch.setenv("ETC_REFERENCE_DIR", str(REPO.parent / "shared" / "reference"))
+    st.cache_data.clear()
+    yield
+    st.cache_data.clear()
+
+
+def _page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _frame(at: AppTest, column: str):
+    """The first table on the page that has ``column`` (tables have no keys in AppTest)."""
+    for df in at.dataframe:
+        if column in df.value.columns:
+            return df.value
+    raise AssertionError(f"no table with column {column!r} on the page")
+
+
+def _texts(at: AppTest) -> str:
+    parts = (
+        [m.value for m in at.markdown] + [i.value for i in at.info] + [c.value for c in at.caption]
+    )
+    parts += (
+        [e.value for e in at.error] + [s.value for s in at.success] + [w.value for w in at.warning]
+    )
+    return "\n".join(parts)
+
+
+@needs_corpus
+def test_page_without_any_study_shows_the_yardstick():
+    at = _page()
+    assert at.title[0].value == "Judge versus human"
+    assert at.selectbox(key="jvh_run").value == "none"
+    assert "only the human yardstick is shown" in _texts(at)
+    table = _frame(at, "annotator vs other two")
+    assert len(table) == 7 and "annotator vs other two" in table.columns
+    assert "judge vs majority [95% CI]" not in table.columns
+    assert not at.error
+    assert "No answers yet" in _texts(at)
+    assert "EmplifAI" in "\n".join(s.value for s in at.subheader)
+    assert len(_frame(at, "mad_from_means")) == 28
+
+
+@needs_corpus
+def test_page_after_a_judge_labels_run(corpus):
+    items = [u for d in corpus.split("test") for u in d.utterances][:30]
+    answers = {u.transcription: u.label for u in reversed(items)}
+
+    def ask(messages):
+        text = messages[1]["content"].rsplit("# 心情記述\n", 1)[1].strip()
+        return json.dumps(
+            {"labels": [CATEGORY_TO_JA[c] for c in answers[text]]}, ensure_ascii=False
+        )
+
+    run = labeljudge.judge_labels(corpus, "openai", "fake-judge", limit=30, ask=ask)
+    at = _page()
+    at.selectbox(key="jvh_run").set_value(run.run_id).run()
+    assert not at.exception, at.exception
+    table = _frame(at, "annotator vs other two")
+    assert "judge vs majority [95% CI]" in table.columns
+    joy = table[table["category"] == "joy"].iloc[0]
+    assert joy["judge vs majority [95% CI]"].startswith("1.00")
+    assert any(run.signature in c.value for c in at.caption)
+    assert at.selectbox(key="jvh_label_category").value == "joy"
+
+
+@needs_corpus
+def test_annotation_flow_on_the_page():
+    rows = [
+        {
+            "submission_id": "sub",
+            "dialogue_id": 1,
+            "turn": 1,
+            "role": "speaker",
+            "side": side,
+            "unit": f"相手に共感したかった{i}",
+            "target": "私は相手に共感したかった。",
+            "label": label,
+        }
+        for i, (side, label) in enumerate([("precision", "Supported"), ("recall", "Neutral")])
+    ]
+    annotation.add_decisions(rows)
+    annotation.draw_sample(ADMIN, "sub", per_label=5)
+    code = annotation.issue_code(ADMIN, "page").code
+
+    at = _page()
+    at.text_input(key="jvh_code").input("wrong-code").run()
+    assert any("Unknown annotator code" in e.value for e in at.error)
+
+    at.text_input(key="jvh_code").input(code).run()
+    assert not at.exception
+    radio = next(r for r in at.radio if r.key.startswith("jvh_answer_"))
+    assert at.button(key="jvh_submit").disabled
+    shown_unit = at.text[0].value
+    radio.set_value("Not Supported").run()
+    at.button(key="jvh_submit").click().run()
+    assert not at.exception, at.exception
+    judge = next(r["label"] for r in rows if r["unit"] == shown_unit)
+    assert f"the judge said **{judge}**" in _texts(at)
+    assert annotation.results().n_answers == 1
+    at.button(key="jvh_next").click().run()
+    second = next(r for r in at.radio if r.key.startswith("jvh_answer_"))
+    second.set_value("Supported").run()
+    at.button(key="jvh_submit").click().run()
+    at.button(key="jvh_next").click().run()
+    assert "Nothing left to check" in _texts(at)
+    assert at.metric[0].value == "2"
+
+
+@needs_corpus
+def test_ratings_upload_errors_and_results():
+    at = _page()
+    at.file_uploader(key="jvh_ratings_upload").upload(
+        "bad.csv", b"item,system,metric,rater_kind,rater_id,score\n1,a,m,robot,x,3\n", "text/csv"
+    ).run()
+    assert not at.exception
+    assert any("line 2: rater_kind 'robot'" in e.value for e in at.error)
+
+    rows = ["item,system,metric,rater_kind,rater_id,score"]
+    for i, (llm, human) in enumerate([(5, 4), (5, 5), (5, 3), (5, 4)]):
+        rows += [f"{i},GPT,harmlessness,llm,j,{llm}", f"{i},GPT,harmlessness,human,h,{human}"]
+    at.file_uploader(key="jvh_ratings_upload").set_value(
+        ("ok.csv", "\n".join(rows).encode(), "text/csv")
+    ).run()
+    assert not at.exception, at.exception
+    table = _frame(at, "r [95% CI]")
+    assert table.iloc[0]["r [95% CI]"] == "undefined"
+    assert "the LLM gave every item 5" in table.iloc[0]["note"]
+    assert table.iloc[0]["mad"] == 1.0
