@@ -20,6 +20,8 @@ COMMANDS: dict[str, str] = {
     "validate": "etclib.cli.validate",
     "template": "etclib.cli.template",
     "score": "etclib.cli.score",
+    "predict": "etclib.cli.predict",
+    "train": "etclib.cli.train",
     "download": "etclib.cli.download",
     "db": "etclib.cli.db",
     "judge-labels": "etclib.cli.judge_labels",

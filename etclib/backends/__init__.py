@@ -1,0 +1,120 @@
+"""Model backends: one module per backend behind one small interface, registered by name.
+
+A backend turns task items into emotion transcriptions::
+
+    >>> from etclib.backends import get_backend          # doctest: +SKIP
+    >>> backend = get_backend("retrieval")               # doctest: +SKIP
+    >>> backend.predict(items, progress=bar.update)      # doctest: +SKIP
+    ['相手の話に共感して...', ...]
+    >>> "".join(backend.stream(item))                    # doctest: +SKIP
+
+Every backend module defines one subclass of :class:`etclib.backends.base.Backend` and names it
+``BACKEND``. Adding a backend means one new module and one line in :data:`REGISTRY`. Modules are
+imported only when used, so listing backends never imports torch or an API SDK.
+
+Options are the keyword arguments of the backend's constructor; :func:`get_backend` checks their
+names (with "Did you mean") before anything heavy is loaded, and each backend checks values.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import BackendError, ConfigError, EtcError
+from .base import Backend, Progress
+
+__all__ = [
+    "REGISTRY",
+    "DEFAULT_BACKEND",
+    "Backend",
+    "BackendStatus",
+    "Progress",
+    "backend_class",
+    "configured_backends",
+    "get_backend",
+    "options_of",
+]
+
+#: name -> module defining ``BACKEND``.
+REGISTRY: dict[str, str] = {
+    "retrieval": "etclib.backends.retrieval",
+    "constant": "etclib.backends.constant",
+    "copy": "etclib.backends.copy",
+    "hf": "etclib.backends.hf",
+    "openai": "etclib.backends.openai",
+    "gemini": "etclib.backends.gemini",
+}
+DEFAULT_BACKEND = "retrieval"
+
+
+def _unknown(kind: str, name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return f"Unknown {kind} {name!r}.{hint} Available: {', '.join(known)}."
+
+
+def backend_class(name: str) -> type[Backend]:
+    """The class registered as ``name``; ``BackendError`` with a suggestion if there is none."""
+    if name not in REGISTRY:
+        raise BackendError(_unknown("backend", name, list(REGISTRY)))
+    module = importlib.import_module(REGISTRY[name])
+    return module.BACKEND
+
+
+def options_of(name: str) -> dict[str, Any]:
+    """A backend's options and their defaults (``inspect.Parameter.empty`` when required)."""
+    params = inspect.signature(backend_class(name).__init__).parameters
+    return {
+        p.name: p.default
+        for p in params.values()
+        if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }
+
+
+def get_backend(name: str, **options: Any) -> Backend:
+    """Create backend ``name`` with ``options``; unknown names and options are refused early.
+
+    Options whose value is ``None`` are dropped, so a CLI can pass every flag it has and let
+    each backend fall back to its settings and defaults.
+    """
+    cls = backend_class(name)
+    given = {k: v for k, v in options.items() if v is not None}
+    known = options_of(name)
+    for key in given:
+        if key not in known:
+            takes = ", ".join(known) or "no options"
+            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"Backend {name!r} has no option {key!r}.{hint} It takes: {takes}.")
+    return cls(**given)
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """Whether a backend can be used right now, for the site's picker."""
+
+    name: str
+    description: str
+    usable: bool
+    reason: str
+
+
+def configured_backends() -> list[BackendStatus]:
+    """Every registered backend, whether it is usable now, and why not (or what it will use)."""
+    out = []
+    for name in REGISTRY:
+        try:
+            cls = backend_class(name)
+        except ImportError as exc:  # pragma: no cover - a broken install
+            out.append(BackendStatus(name, "", False, f"cannot be imported: {exc}"))
+            continue
+        try:
+            usable, reason = cls.availability()
+        except EtcError as exc:
+            usable, reason = False, str(exc)
+        out.append(BackendStatus(name, cls.description, usable, reason))
+    return out

@@ -1,0 +1,300 @@
+"""Write a predictions file for a split with a model backend; resumes an interrupted run.
+
+Every item of the split gets one prediction, written as JSON Lines (SPEC "Predictions file")
+batch by batch, each batch flushed to disk: after a crash or Ctrl-C, run the same command again
+and it skips the items already in the file (a half-written last line is dropped). A side file
+OUT.run.json records the backend, its signature, split, shots and seed; resuming with different
+ones is refused (pass --overwrite to start again). k-shot examples come from the train split
+(etclib.task.choose_shots, seeded), never from the evaluated split.
+
+Backends: retrieval (default, CPU), constant, copy, hf, openai, gemini (docs/models.md).
+
+Examples:
+  etclib predict --backend retrieval --split test --out runs/retrieval.jsonl
+  etclib predict --backend openai --shots 4 --seed 0 --out runs/gpt-4.1-4shot.jsonl
+  etclib predict --backend hf --model tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 \\
+      --adapter runs/qlora --4bit --batch-size 16 --out runs/swallow-qlora.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, progress
+from ..backends import DEFAULT_BACKEND, REGISTRY, Backend, get_backend, options_of
+from ..corpus import SPLITS, Corpus, load_corpus
+from ..errors import ConfigError, PredictionsError, Problem
+from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, read_predictions
+from ..task import Item, Key, choose_shots
+from ..task import items as split_items
+from . import add_data_argument, add_json_argument
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        default=DEFAULT_BACKEND,
+        metavar="NAME",
+        help=f"model backend: {', '.join(REGISTRY)} (default: {DEFAULT_BACKEND})",
+    )
+    parser.add_argument("--out", required=True, metavar="FILE", help="predictions file (.jsonl)")
+    parser.add_argument(
+        "--split", default="test", choices=SPLITS, help="split to predict (default: test)"
+    )
+    parser.add_argument(
+        "--model", metavar="M", help="model name, hub id or folder (hf, openai, gemini)"
+    )
+    parser.add_argument("--adapter", metavar="A", help="LoRA adapter folder or hub id (hf)")
+    parser.add_argument(
+        "--4bit",
+        dest="load_in_4bit",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="load the hf model in 4-bit NF4 (needs CUDA and bitsandbytes)",
+    )
+    parser.add_argument(
+        "--max-new-tokens", type=int, metavar="N", help="answer length limit in tokens"
+    )
+    parser.add_argument(
+        "--shots",
+        type=int,
+        default=0,
+        metavar="K",
+        help="solved train examples per prompt (default: 0)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="seed for choosing shots (default: 0)"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        metavar="N",
+        help="items per batch: generated together (hf), requests in flight (openai, gemini), "
+        "and written to disk together (default: the backend's, else 8)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="only the first N items (smoke runs; the file is then partial)",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="start again even if OUT exists")
+    add_data_argument(parser)
+    add_json_argument(parser)
+
+
+# --- resuming ----------------------------------------------------------------------------------
+
+
+def read_partial(path: Path, expected: set[Key]) -> tuple[dict[Key, str], int, str | None]:
+    """Predictions already in ``path``: ``(by_key, good_bytes, note)``.
+
+    ``good_bytes`` is the length of the valid prefix: a last line without its newline, or an
+    unparsable last line, is what a crash leaves and is dropped (``note`` says so). Anything
+    wrong before the last line, an item outside the split or a repeated item is refused.
+    """
+    data = path.read_bytes()
+    done: dict[Key, str] = {}
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    note = f"dropped a truncated last line ({len(tail)} bytes)" if tail.strip() else None
+    good = len(data) - len(tail)
+    for n, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+            key = (obj["dialogue_id"], obj["turn"], obj["role"])
+            pred = obj["prediction"]
+            if not isinstance(pred, str):
+                raise TypeError("prediction is not a string")
+        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+            if n == len(lines) and not tail.strip():
+                good -= len(raw) + 1
+                note = f"dropped an unreadable last line {n} ({exc.__class__.__name__})"
+                break
+            raise PredictionsError(
+                str(path),
+                [
+                    Problem(
+                        n, f"cannot resume: unreadable line ({exc}); fix it or pass --overwrite."
+                    )
+                ],
+            ) from None
+        if key not in expected:
+            raise PredictionsError(
+                str(path),
+                [
+                    Problem(
+                        n,
+                        f"cannot resume: item {key} is not in this split; was the file made "
+                        "for another --split? Pass --overwrite or another --out.",
+                    )
+                ],
+            )
+        if key in done:
+            raise PredictionsError(
+                str(path), [Problem(n, f"cannot resume: item {key} appears twice.")]
+            )
+        done[key] = pred
+    return done, good, note
+
+
+def run_file(out: Path) -> Path:
+    return out.with_name(out.name + ".run.json")
+
+
+def check_run(out: Path, run: dict[str, Any]) -> None:
+    """Refuse to resume ``out`` when it was started with another backend, split, shots or seed."""
+    meta = run_file(out)
+    if not meta.is_file():
+        return
+    try:
+        before = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return
+    keys = ("backend", "signature", "split", "shots", "seed", "corpus_sha256")
+    diff = [k for k in keys if before.get(k) != run.get(k)]
+    if diff:
+        shown = "; ".join(f"{k}: {before.get(k)!r} then, {run.get(k)!r} now" for k in diff)
+        raise ConfigError(
+            f"{out} was started with other settings ({shown}). Resume it with the same "
+            "settings, or pass --overwrite or another --out."
+        )
+
+
+# --- running -----------------------------------------------------------------------------------
+
+
+def make_backend(args: argparse.Namespace, corpus: Corpus) -> Backend:
+    """The backend with the options the user gave, plus the corpus when it takes one."""
+    options: dict[str, Any] = {
+        "model": args.model,
+        "adapter": args.adapter,
+        "load_in_4bit": args.load_in_4bit,
+        "max_new_tokens": args.max_new_tokens,
+        "batch_size": args.batch_size,
+    }
+    accepted = options_of(args.backend)
+    if "corpus" in accepted:
+        options["corpus"] = corpus
+    if "batch_size" not in accepted:
+        options.pop("batch_size")  # still the write granularity
+    return get_backend(args.backend, **options)
+
+
+def plan(
+    corpus: Corpus, split: str, shots: int, seed: int, limit: int | None
+) -> tuple[list[Item], dict[Key, list[Item]]]:
+    """The items to predict and each one's shots (from the train split)."""
+    todo = split_items(corpus, split)
+    if limit is not None:
+        if limit < 1:
+            raise ConfigError(f"--limit must be >= 1, got {limit}.")
+        todo = todo[:limit]
+    chosen: dict[Key, list[Item]] = {}
+    if shots:
+        pool = split_items(corpus, "train")
+        chosen = {it.key: choose_shots(it, pool, shots, seed) for it in todo}
+    return todo, chosen
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.shots < 0:
+        raise ConfigError(f"--shots must be >= 0, got {args.shots}.")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise ConfigError(f"--batch-size must be >= 1, got {args.batch_size}.")
+    corpus = load_corpus(args.data)
+    todo, shots = plan(corpus, args.split, args.shots, args.seed, args.limit)
+    out = Path(args.out)
+    backend = make_backend(args, corpus)
+    if args.shots and not backend.uses_prompt:
+        raise ConfigError(
+            f"--shots {args.shots}: backend {args.backend!r} does not prompt a model, so shots "
+            "would change nothing; drop --shots or use hf, openai or gemini."
+        )
+    run_info = {
+        "backend": args.backend,
+        "signature": backend.signature(),
+        "split": args.split,
+        "shots": args.shots,
+        "seed": args.seed if args.shots else None,
+        "corpus_sha256": corpus.content_hash,
+        "etclib": __version__,
+    }
+    done: dict[Key, str] = {}
+    notes: list[str] = []
+    if out.exists() and not args.overwrite:
+        check_run(out, run_info)
+        done, good, note = read_partial(out, {it.key for it in split_items(corpus, args.split)})
+        if note:
+            notes.append(note)
+        if good < out.stat().st_size:
+            os.truncate(out, good)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(b"")
+    run_file(out).write_text(
+        json.dumps(
+            {**run_info, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+            ensure_ascii=False,
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
+    remaining = [it for it in todo if it.key not in done]
+    size = args.batch_size or getattr(backend, "batch_size", None) or 8
+    clipped = 0
+    bar = progress.counter(len(remaining), desc=f"predict {args.backend}")
+    try:
+        with out.open("a", encoding="utf-8", newline="\n") as f:
+            for start in range(0, len(remaining), size):
+                batch = remaining[start : start + size]
+                preds = backend.predict(
+                    batch, progress=bar.update, shots=[shots.get(it.key, []) for it in batch]
+                )
+                rows = []
+                for it, p in zip(batch, preds, strict=True):
+                    if len(p) > MAX_PREDICTION_CHARS:
+                        clipped += 1
+                        p = p[:MAX_PREDICTION_CHARS]
+                    rows.append((it.key, p))
+                f.write(dumps_jsonl(rows))
+                f.flush()
+                os.fsync(f.fileno())
+    finally:
+        bar.close()
+    if clipped:
+        notes.append(f"{clipped} predictions were cut to {MAX_PREDICTION_CHARS} characters")
+    complete = args.limit is None
+    warnings: list[str] = []
+    if complete:
+        warnings = read_predictions(out, args.split, corpus).warnings
+    summary = {
+        "out": str(out),
+        "backend": args.backend,
+        "split": args.split,
+        "written": len(remaining),
+        "resumed": len(done),
+        "items": len(todo),
+        "validated": complete,
+        "signature": run_info["signature"],
+        "notes": notes + warnings,
+    }
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False, indent=1))
+    else:
+        state = "valid" if complete else f"partial (--limit {args.limit}), not validated"
+        print(
+            f"{out}: {len(remaining)} predictions written, {len(done)} resumed, "
+            f"{len(todo)} items of the {args.split} split; {state}."
+        )
+        for n in notes + warnings:
+            print(f"note: {n}", file=sys.stderr)
+    return 0
