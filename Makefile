@@ -52,6 +52,10 @@ format: install
 benchmarks: prepare
 	$(BIN)/python benchmarks/score_lexical.py
 	$(BIN)/python benchmarks/store.py
+	$(BIN)/python benchmarks/retrieval.py
+	$(BIN)/python benchmarks/leaderboard.py
+	$(BIN)/python benchmarks/judge_throughput.py
+	$(BIN)/python benchmarks/generate.py
 
 clean:
 	rm -rf $(VENV) data/etc.duckdb .pytest_cache

@@ -57,6 +57,11 @@ def _isolated(tmp_path, monkeypatch):
 
     config._secrets.cache_clear()
     yield
+    import sys
+
+    lb = sys.modules.get("leaderboard")
+    if lb is not None and hasattr(lb, "close_all"):
+        lb.close_all()  # release the leaderboard databases opened under tmp_path
 
 
 @pytest.fixture

@@ -1,0 +1,139 @@
+"""The ETC leaderboard: submissions, a scoring queue, bootstrap intervals, rank bands, export.
+
+Everything lives in one embedded DuckDB file (``ETC_LEADERBOARD_DB``, default
+``data/leaderboard.duckdb``), created and migrated on first use. DuckDB allows one writing
+process: each process opens the file once (:func:`open_db`, a process-wide object with a
+cursor per thread and a lock around writes) and a second process gets
+:class:`DatabaseInUseError` naming the PID that holds it.
+
+Public API (every function takes an optional ``db=`` and otherwise uses :func:`open_db`)::
+
+    import leaderboard as lb
+
+    # submitting (the site's upload page)
+    receipt = lb.submit(uploaded_bytes_or_path, {"name": "My model", "team": "Lab",
+                        "contact": "me@example.org", "model_url": "https://...",
+                        "paper_url": "", "description": "...", "setting": "few-shot",
+                        "saw_test": "no"}, file_name="preds.jsonl", submitter=session_key)
+    receipt.id, receipt.duplicate, receipt.status, receipt.warnings
+    lb.status(receipt.id)      # {"status": "queued"|"scoring"|"partially scored"|"scored"|
+                               #  "failed", "message", "pending": [...], "failed_metrics": {...},
+                               #  "history": [{"at", "status", "message"}], "queue_position"}
+
+    # scoring: a bounded pool of threads inside the site process (idempotent)
+    lb.start_workers()         # st.cache_resource it; lb.stop_workers() on shutdown
+    lb.process_jobs()          # or: score everything queued now, in this thread
+    lb.configured_stages()     # ["lexical", "bertscore"?, "judge"?]: what new submissions get
+
+    # the board (rows and values are plain text: never render them as HTML/Markdown)
+    lb.ranking()               # DataFrame, one row per public submission/baseline, best first:
+                               # rank, rank_band, id, kind, name, team, setting, saw_test, ...,
+                               # <metric>, <metric>_lo, <metric>_hi for every metric, pred_chars
+                               # df.attrs: sort_by, signatures, ranking_rule, resamples, seed
+    lb.ranking(sort_by="bleu4")
+    lb.reported()              # DataFrame of published (paper) results; never mixed with ours
+    lb.other_scores()          # scores under a signature other than the board's current one
+    lb.detail(id)              # dict: metadata (no contact), status, scores with signatures and
+                               # intervals, breakdown (role / category / turn), verbosity
+    lb.per_item(id)            # DataFrame: key, label, reference, prediction, pred_chars,
+                               # item scores; judge units and labels when judged
+    lb.export_csv("board")     # formula-safe CSV text ("board", "reported" or "items")
+    lb.export_json("board")    # JSON text
+    lb.push_to_hub()           # upload the public export (ETC_LB_HUB_REPO + HF_TOKEN)
+
+    # moderation (ETC_ADMIN_TOKEN; constant-time compare)
+    lb.hide(id, token); lb.unhide(id, token); lb.delete(id, token); lb.rescore(id, token)
+    lb.admin_submissions(token)   # DataFrame with every field, contact included
+
+    # baselines
+    lb.seed_baselines()        # published rows (reported) + retrieval/constant/copy (queued;
+                               # the workers or lb.process_jobs() score them)
+
+Errors (all ``etclib.errors.EtcError``): :class:`SubmissionError` (``.problems``: etclib's
+line-level ``Problem`` list), :class:`MetadataError` (``.fields``: field -> message),
+:class:`LimitError`, :class:`DatabaseInUseError`, :class:`NotFoundError`, :class:`AdminError`,
+:class:`ReferenceDataError`.
+
+Ranking rule: entries are ordered by judge F1 when any entry has it under the board's current
+signature, else BERTScore, else ROUGE-L (:data:`RANK_ORDER`). Each metric has a 95% paired
+bootstrap interval over items (same seeded resamples for every entry); an entry's rank is 1 +
+the number of entries significantly better than it (the 95% interval of the paired difference
+excludes 0), so entries that are not significantly different share a rank. See
+docs/leaderboard.md.
+
+Command line: ``python -m leaderboard --help``.
+"""
+
+from __future__ import annotations
+
+from .admin import admin_submissions, delete, hide, rescore, unhide
+from .baselines import seed_baselines
+from .board import (
+    METRIC_COLUMNS,
+    RANK_ORDER,
+    detail,
+    other_scores,
+    per_item,
+    ranking,
+    reported,
+    status,
+)
+from .db import Database, close_all, open_db
+from .errors import (
+    AdminError,
+    DatabaseInUseError,
+    LeaderboardError,
+    LimitError,
+    MetadataError,
+    NotFoundError,
+    ReferenceDataError,
+    SubmissionError,
+)
+from .export import export_csv, export_json, push_to_hub
+from .metadata import SAW_TEST, SETTINGS, Metadata
+from .scoring import STAGES, configured_stages
+from .submit import STATUSES, Receipt, submit
+from .worker import WorkerPool, process_jobs, start_workers, stop_workers
+
+__all__ = [
+    "AdminError",
+    "Database",
+    "DatabaseInUseError",
+    "LeaderboardError",
+    "LimitError",
+    "METRIC_COLUMNS",
+    "Metadata",
+    "MetadataError",
+    "NotFoundError",
+    "RANK_ORDER",
+    "Receipt",
+    "ReferenceDataError",
+    "SAW_TEST",
+    "SETTINGS",
+    "STAGES",
+    "STATUSES",
+    "SubmissionError",
+    "WorkerPool",
+    "admin_submissions",
+    "close_all",
+    "configured_stages",
+    "delete",
+    "detail",
+    "export_csv",
+    "export_json",
+    "hide",
+    "open_db",
+    "other_scores",
+    "per_item",
+    "process_jobs",
+    "push_to_hub",
+    "ranking",
+    "reported",
+    "rescore",
+    "seed_baselines",
+    "start_workers",
+    "status",
+    "stop_workers",
+    "submit",
+    "unhide",
+]

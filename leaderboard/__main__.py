@@ -1,0 +1,419 @@
+"""The ETC leaderboard from the command line: submit, score, show, export, moderate.
+
+The database is ETC_LEADERBOARD_DB (default data/leaderboard.duckdb). Only one process may
+write it: while the site runs (it scores submissions itself), these commands report
+"database in use by PID ..."; stop the site or use its pages.
+
+Examples:
+  python -m leaderboard submit preds.jsonl --name "My model" --team "Lab" \\
+      --contact me@example.org --setting few-shot --saw-test no --score
+  python -m leaderboard worker              # score queued jobs until Ctrl-C
+  python -m leaderboard worker --once       # score what is queued, then exit
+  python -m leaderboard status 3f9c0a1b2d4e
+  python -m leaderboard seed-baselines      # paper rows + retrieval/constant/copy, scored
+  python -m leaderboard show
+  python -m leaderboard show --sort-by bleu4 --json
+  python -m leaderboard export --format csv --out board.csv
+  python -m leaderboard export --what items --id 3f9c0a1b2d4e --format json --out items.json
+  python -m leaderboard push                # to ETC_LB_HUB_REPO with HF_TOKEN
+  python -m leaderboard admin list --token "$ETC_ADMIN_TOKEN"
+  python -m leaderboard admin hide 3f9c0a1b2d4e --note "spam"
+  python -m leaderboard admin rescore 3f9c0a1b2d4e
+
+Admin commands take --token (default: $ETC_ADMIN_TOKEN; whoever runs this on the server can
+read the database file anyway). Exit status: 0 ok, 1 refused input, 2 configuration,
+3 limit reached, 4 database in use, 5 not found, 6 admin refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from typing import Any
+
+from etclib.errors import EtcError
+
+SUBMIT_HELP = """Validate a predictions file, store it and queue its scoring; print the id.
+
+Example:
+  python -m leaderboard submit preds.jsonl --name "My model" --setting zero-shot --score
+"""
+WORKER_HELP = """Run the scoring worker (a pool of threads) in this process.
+
+Example:
+  python -m leaderboard worker --threads 2
+  python -m leaderboard worker --once
+"""
+STATUS_HELP = """Show a submission's status, pending metrics and history.
+
+Example:
+  python -m leaderboard status 3f9c0a1b2d4e --json
+"""
+SHOW_HELP = """Print the board (computed rows with intervals and rank bands) and the published rows.
+
+Example:
+  python -m leaderboard show --sort-by rougeL
+"""
+EXPORT_HELP = """Export the public board, the published rows, or per-item scores as CSV or JSON.
+
+Example:
+  python -m leaderboard export --format csv --out board.csv
+  python -m leaderboard export --what items --id 3f9c0a1b2d4e --format csv --out items.csv
+"""
+SEED_HELP = """Add the published baselines (reported) and the computed ones (retrieval, constant,
+copy; scored here). Idempotent.
+
+Example:
+  python -m leaderboard seed-baselines
+  python -m leaderboard seed-baselines --no-reported --backends copy
+"""
+PUSH_HELP = """Upload the public board to the Hugging Face dataset ETC_LB_HUB_REPO (HF_TOKEN).
+
+Example:
+  ETC_LB_HUB_REPO=org/etc-leaderboard HF_TOKEN=hf_... python -m leaderboard push
+"""
+ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions.
+
+Example:
+  python -m leaderboard admin list
+  python -m leaderboard admin delete 3f9c0a1b2d4e --note "duplicate of ..."
+  python -m leaderboard admin rescore 3f9c0a1b2d4e --stages lexical,judge
+"""
+
+
+def _fmt(value: Any, width: int = 6) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-".rjust(width)
+    if isinstance(value, float):
+        return f"{value:.2f}".rjust(width)
+    return str(value).rjust(width)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(out)
+
+
+def _clip(text: Any, n: int) -> str:
+    s = "" if text is None else str(text)
+    s = "".join(ch if ch.isprintable() else " " for ch in s)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+SHOW_METRICS = ("bleu1", "bleu4", "rouge1", "rougeL", "bertscore", "precision", "recall", "f1")
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    import leaderboard as lb
+
+    meta = {
+        "name": args.name,
+        "team": args.team or "",
+        "contact": args.contact or "",
+        "model_url": args.model_url or "",
+        "paper_url": args.paper_url or "",
+        "description": args.description or "",
+        "setting": args.setting,
+        "saw_test": args.saw_test,
+    }
+    receipt = lb.submit(args.file, meta, submitter=args.submitter, split=args.split)
+    for w in receipt.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if receipt.duplicate:
+        print(f"{receipt.id}  (this file was already submitted; status: {receipt.status})")
+    else:
+        print(f"{receipt.id}  queued (position {receipt.queue_position})")
+    if args.score:
+        lb.process_jobs()
+        st = lb.status(receipt.id)
+        print(f"status: {st['status']}" + (f" ({st['message']})" if st["message"] else ""))
+    elif not receipt.duplicate:
+        print("Run `python -m leaderboard worker --once` to score it (the site does it itself).")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    import time
+
+    import leaderboard as lb
+    from leaderboard.worker import pending_jobs
+
+    db = lb.open_db()
+    if db.resumed_jobs:
+        print(f"resumed {db.resumed_jobs} job(s) left running by a stopped worker")
+    pool = lb.start_workers(args.threads, db=db)
+    print(f"worker: {len(pool.threads)} thread(s), PID {os.getpid()}; Ctrl-C to stop", flush=True)
+    try:
+        if args.once:
+            pool.wait_idle()
+        else:
+            while True:
+                time.sleep(1)
+    except KeyboardInterrupt:
+        print("stopping after the current jobs ...", file=sys.stderr)
+    finally:
+        pool.stop()
+    left = pending_jobs(db)
+    print(f"worker stopped; {left} job(s) still queued")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    import leaderboard as lb
+
+    st = lb.status(args.id)
+    if args.json:
+        print(json.dumps(st, ensure_ascii=False, indent=2, default=str))
+        return 0
+    print(f"{st['id']}  {_clip(st['name'], 60)}  [{st['kind']}, {st['visibility']}]")
+    print(f"status: {st['status']}" + (f"  ({st['message']})" if st["message"] else ""))
+    if st["queue_position"]:
+        print(f"queue position: {st['queue_position']}")
+    for w in st["warnings"]:
+        print(f"warning: {w}")
+    for h in st["history"]:
+        print(f"  {h['at']:%Y-%m-%d %H:%M:%S}  {h['status']:<16} {_clip(h['message'], 100)}")
+    return 0
+
+
+def render_board(sort_by: str | None = None) -> str:
+    """The board and the published rows as text tables."""
+    import leaderboard as lb
+
+    board = lb.ranking(sort_by=sort_by)
+    metrics = [m for m in SHOW_METRICS if m in board.columns and board[m].notna().any()]
+    rows = []
+    for r in board.to_dict("records"):
+        cells = [r["rank_band"] or "-", _clip(r["name"], 34), r["kind"], _clip(r["setting"], 10)]
+        for m in metrics:
+            v, lo, hi = r[m], r[m + "_lo"], r[m + "_hi"]
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                cells.append("-")
+            elif lo is None or (isinstance(lo, float) and math.isnan(lo)):
+                cells.append(f"{v:.2f}")
+            else:
+                cells.append(f"{v:.2f} [{lo:.1f},{hi:.1f}]")
+        cells.append(_fmt(r["pred_chars"], 1))
+        cells.append(_clip(r["status"], 16))
+        rows.append(cells)
+    out = [
+        f"Computed on this project's test split (sorted by {board.attrs.get('sort_by')}; "
+        f"95% paired bootstrap intervals, {board.attrs.get('resamples')} resamples):",
+        _table(["rank", "name", "kind", "setting", *metrics, "chars", "status"], rows)
+        if rows
+        else "  (no entries yet: python -m leaderboard seed-baselines)",
+    ]
+    sigs = board.attrs.get("signatures") or {}
+    for group, sig in sigs.items():
+        shown = sig.get(group, "")
+        out.append(
+            f"  signature {group}: {shown}  (etclib {sig.get('etclib')}, corpus {sig.get('corpus')})"
+        )
+    rep = lb.reported()
+    if len(rep):
+        cols = [c for c in SHOW_METRICS if c in rep.columns]
+        rrows = [
+            ["reported", _clip(r["name"], 80)] + [_fmt(r.get(c), 1) for c in cols]
+            for r in rep.to_dict("records")
+        ]
+        out.append("")
+        out.append(
+            "Reported in the paper (not re-scored; earlier corpus version and tokenisation; "
+            "no intervals):"
+        )
+        out.append(_table(["kind", "name", *cols], rrows))
+    other = lb.other_scores()
+    if len(other):
+        out.append("")
+        out.append(f"{len(other)} score(s) under an older signature: see other_scores().")
+    return "\n".join(out)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    import leaderboard as lb
+
+    if args.json:
+        print(lb.export_json("board"))
+        return 0
+    print(render_board(args.sort_by))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import leaderboard as lb
+
+    fn = lb.export_csv if args.format == "csv" else lb.export_json
+    text = fn(args.what, submission_id=args.id, path=args.out)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        print(f"wrote {args.out} ({len(text.encode('utf-8')):,} bytes)")
+    return 0
+
+
+def cmd_seed(args: argparse.Namespace) -> int:
+    import leaderboard as lb
+
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    out = lb.seed_baselines(
+        reported=not args.no_reported,
+        computed=bool(backends),
+        backends=backends,
+        log=lambda m: print(m, flush=True),
+    )
+    if "reported" in out:
+        c = out["reported"]
+        print(
+            f"reported rows: {c['added']} added, {c['updated']} updated, {c['unchanged']} unchanged"
+        )
+    for name, res in out.get("computed", {}).items():
+        print(f"{name}: {'added' if res['added'] else 'already there'} as {res['id']}")
+    if not args.no_score:
+        n = lb.process_jobs()
+        print(f"scored {n} job(s)")
+    return 0
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    import leaderboard as lb
+
+    done = lb.push_to_hub(repo=args.repo)
+    print(f"uploaded {', '.join(done)}")
+    return 0
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    import leaderboard as lb
+
+    token = args.token or os.environ.get("ETC_ADMIN_TOKEN")
+    if args.action == "list":
+        frame = lb.admin_submissions(token)
+        rows = [
+            [
+                str(r["id"]),
+                str(r["kind"]),
+                str(r["visibility"]),
+                str(r["status"]),
+                _clip(r["name"], 30),
+                _clip(r["contact"], 30),
+                f"{r['created_at']:%Y-%m-%d %H:%M}",
+            ]
+            for r in frame.to_dict("records")
+        ]
+        print(_table(["id", "kind", "visibility", "status", "name", "contact", "created"], rows))
+        return 0
+    if not args.id:
+        raise SystemExit(f"admin {args.action}: give the submission id")
+    if args.action == "rescore":
+        stages = args.stages.split(",") if args.stages else None
+        ids = lb.rescore(args.id, token, stages, note=args.note or "")
+        print(f"queued {len(ids)} job(s) for {args.id}")
+        if args.score:
+            lb.process_jobs()
+            print(f"status: {lb.status(args.id)['status']}")
+        return 0
+    getattr(lb, args.action)(args.id, token, args.note or "")
+    print(f"{args.action}: {args.id} done")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="python -m leaderboard", description=__doc__, formatter_class=raw
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, text: str, fn) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=text.splitlines()[0], description=text, formatter_class=raw)
+        p.set_defaults(_run=fn)
+        return p
+
+    from leaderboard.metadata import SAW_TEST, SETTINGS
+
+    p = add("submit", SUBMIT_HELP, cmd_submit)
+    p.add_argument("file", help="predictions file (.jsonl or .csv) for every test item")
+    p.add_argument("--name", required=True, help="display name on the board")
+    p.add_argument("--team")
+    p.add_argument("--contact", help="e-mail or handle (never shown publicly)")
+    p.add_argument("--model-url", help="http(s) link to the model")
+    p.add_argument("--paper-url", help="http(s) link to the paper")
+    p.add_argument("--description")
+    p.add_argument("--setting", default="other", choices=SETTINGS)
+    p.add_argument(
+        "--saw-test", default="unknown", choices=SAW_TEST, help="did training see ETC test data?"
+    )
+    p.add_argument(
+        "--submitter", help="key the daily limit counts by (default: contact, else name)"
+    )
+    p.add_argument("--split", default="test", choices=("train", "valid", "test"))
+    p.add_argument("--score", action="store_true", help="score the queue now, in this process")
+
+    p = add("worker", WORKER_HELP, cmd_worker)
+    p.add_argument("--threads", type=int, help="scoring threads (default $ETC_LB_WORKERS or 2)")
+    p.add_argument("--once", action="store_true", help="exit when the queue is empty")
+
+    p = add("status", STATUS_HELP, cmd_status)
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    p = add("show", SHOW_HELP, cmd_show)
+    p.add_argument("--sort-by", help="metric to rank by (default: f1, else bertscore, else rougeL)")
+    p.add_argument("--json", action="store_true", help="print the JSON export instead")
+
+    p = add("export", EXPORT_HELP, cmd_export)
+    p.add_argument("--format", choices=("csv", "json"), default="csv")
+    p.add_argument("--what", choices=("board", "reported", "items"), default="board")
+    p.add_argument("--id", help="with --what items: one submission (default: every public one)")
+    p.add_argument("--out", help="output file (default: standard output)")
+
+    p = add("seed-baselines", SEED_HELP, cmd_seed)
+    p.add_argument("--no-reported", action="store_true", help="skip the published rows")
+    p.add_argument(
+        "--backends",
+        default="retrieval,constant,copy",
+        help="computed baselines (comma-separated; empty for none)",
+    )
+    p.add_argument("--no-score", action="store_true", help="only queue them")
+
+    p = add("push", PUSH_HELP, cmd_push)
+    p.add_argument("--repo", help="dataset repo id (default $ETC_LB_HUB_REPO)")
+
+    p = add("admin", ADMIN_HELP, cmd_admin)
+    p.add_argument("action", choices=("list", "hide", "unhide", "delete", "rescore"))
+    p.add_argument("id", nargs="?")
+    p.add_argument("--token", help="admin token (default $ETC_ADMIN_TOKEN)")
+    p.add_argument("--note", help="reason, kept in the moderation log")
+    p.add_argument("--stages", help="rescore: comma-separated stages (lexical,bertscore,judge)")
+    p.add_argument("--score", action="store_true", help="rescore: score now, in this process")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 0 if not argv and argv is not None else 2
+    try:
+        return int(args._run(args) or 0)
+    except EtcError as exc:
+        print(f"leaderboard {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"leaderboard {args.command}: interrupted.", file=sys.stderr)
+        return 130
+    finally:
+        from leaderboard.db import close_all
+
+        close_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

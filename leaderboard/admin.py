@@ -1,0 +1,129 @@
+"""Moderation: hide, unhide, soft-delete and re-score submissions (``ETC_ADMIN_TOKEN``).
+
+Every operation takes the admin token and compares it in constant time
+(``hmac.compare_digest``). Without ``ETC_ADMIN_TOKEN`` admin operations are disabled. Nothing is
+erased: a deleted submission keeps its rows (``visibility = 'deleted'``), every action is logged
+in ``moderation_log``, and a re-score adds new score rows next to the old ones.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+import pandas as pd
+
+from . import settings
+from .db import Database, now, resolve
+from .errors import AdminError, LeaderboardError, NotFoundError
+from .scoring import STAGES, enqueue
+from .submit import refresh_status
+
+
+def check_token(token: str | None) -> None:
+    """Raise :class:`AdminError` unless ``token`` is the configured admin token."""
+    expected = settings.admin_token()
+    if not expected:
+        raise AdminError(
+            "Admin operations are disabled: set ETC_ADMIN_TOKEN (environment or "
+            ".streamlit/secrets.toml) on the server."
+        )
+    if not token or not hmac.compare_digest(token.encode("utf-8"), expected.encode("utf-8")):
+        raise AdminError("Wrong admin token; nothing was changed.")
+
+
+def _set_visibility(
+    submission_id: str, token: str | None, visibility: str, action: str, note: str, db
+) -> None:
+    check_token(token)
+    db = resolve(db)
+    with db.write() as cur:
+        row = cur.execute(
+            "SELECT visibility FROM submissions WHERE id = ?", [submission_id]
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"No submission {submission_id!r}; see admin list for the ids.")
+        cur.execute(
+            "UPDATE submissions SET visibility = ? WHERE id = ?", [visibility, submission_id]
+        )
+        cur.execute(
+            "INSERT INTO moderation_log VALUES (?, ?, ?, ?)", [now(), submission_id, action, note]
+        )
+    db.invalidate()
+
+
+def hide(
+    submission_id: str, token: str | None, note: str = "", *, db: Database | None = None
+) -> None:
+    """Hide a submission from the board and exports (its owner can still see its status)."""
+    _set_visibility(submission_id, token, "hidden", "hide", note, db)
+
+
+def unhide(
+    submission_id: str, token: str | None, note: str = "", *, db: Database | None = None
+) -> None:
+    """Show a hidden or deleted submission again."""
+    _set_visibility(submission_id, token, "public", "unhide", note, db)
+
+
+def delete(
+    submission_id: str, token: str | None, note: str = "", *, db: Database | None = None
+) -> None:
+    """Soft-delete: gone from every public view and from duplicate checks; rows are kept."""
+    _set_visibility(submission_id, token, "deleted", "delete", note, db)
+
+
+def rescore(
+    submission_id: str,
+    token: str | None,
+    stages: list[str] | None = None,
+    note: str = "",
+    *,
+    db: Database | None = None,
+) -> list[int]:
+    """Queue new scoring jobs (default: lexical, then the configured heavy stages); job ids.
+
+    New score rows are added with their signatures; old ones stay.
+    """
+    check_token(token)
+    db = resolve(db)
+    stages = stages or ["lexical"]
+    for stage in stages:
+        if stage not in STAGES:
+            raise LeaderboardError(
+                f"Unknown scoring stage {stage!r}. Available: {', '.join(STAGES)}."
+            )
+    with db.write() as cur:
+        row = cur.execute("SELECT kind FROM submissions WHERE id = ?", [submission_id]).fetchone()
+        if row is None:
+            raise NotFoundError(f"No submission {submission_id!r}; see admin list for the ids.")
+        if row[0] == "reported":
+            raise LeaderboardError(
+                f"{submission_id} is a published (reported) row; it has no predictions to score."
+            )
+        busy = {
+            s
+            for (s,) in cur.execute(
+                "SELECT stage FROM jobs WHERE submission_id = ? AND status IN ('queued', 'running')",
+                [submission_id],
+            ).fetchall()
+        }
+        ids = [enqueue(cur, submission_id, s) for s in stages if s not in busy]
+        cur.execute(
+            "INSERT INTO moderation_log VALUES (?, ?, 'rescore', ?)",
+            [now(), submission_id, note or ",".join(stages)],
+        )
+        refresh_status(cur, submission_id, note="re-score requested", force=True)
+    db.invalidate()
+    db.notify_jobs()
+    return ids
+
+
+def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.DataFrame:
+    """Every submission with every field (contact included), newest first."""
+    check_token(token)
+    db = resolve(db)
+    return db.query_df(
+        "SELECT id, kind, created_at, visibility, status, status_message, name, team, contact, "
+        "model_url, paper_url, setting, saw_test, file_name, file_sha256, n_items "
+        "FROM submissions ORDER BY created_at DESC, id"
+    )

@@ -1,0 +1,263 @@
+"""Baseline rows: the published results, and the baselines this project computes itself.
+
+- *Reported*: every row of ``paper_baselines.json`` (in ``ETC_REFERENCE_DIR``, default
+  ``../shared/reference`` beside the repository) becomes a ``kind = 'reported'`` entry with the
+  paper's numbers as one score row (``metric_group = 'reported'``). They are not re-scored,
+  have no intervals and are never mixed into the ranking columns (see ``board.reported``): the
+  paper used a corpus version with five more dialogues and unpublished tokenisation.
+- *Computed*: the ``retrieval``, ``constant`` and ``copy`` backends of ``etclib.backends``
+  predict the test split; each becomes a ``kind = 'baseline'`` entry, queued and scored like any
+  submission.
+
+Seeding is idempotent: an unchanged reported row or baseline file adds nothing. A changed
+reported row gets a new score row; a changed baseline file becomes a new entry and the old one
+is hidden (logged as superseded).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import settings
+from .db import Database, now, resolve
+from .errors import ReferenceDataError
+from .metadata import Metadata
+
+COMPUTED: dict[str, str] = {
+    "retrieval": "Retrieval baseline (etclib)",
+    "constant": "Constant transcription (etclib)",
+    "copy": "Copy of the utterance (etclib)",
+}
+REPORTED_KEYS = (
+    "bleu1",
+    "bleu2",
+    "bleu3",
+    "bleu4",
+    "rouge1",
+    "rouge2",
+    "rougeL",
+    "bertscore",
+    "precision",
+    "recall",
+    "f1",
+    "units_mean",
+    "units_sd",
+)
+
+
+def _setting_category(text: str) -> str:
+    low = text.lower()
+    if "zero" in low:
+        return "zero-shot"
+    if "shot" in low:
+        return "few-shot"
+    if "fine" in low or "lora" in low:
+        return "fine-tuned"
+    return "other"
+
+
+def load_reference(directory: str | Path | None = None) -> dict[str, Any]:
+    """``paper_baselines.json`` parsed, or :class:`ReferenceDataError` saying where to put it."""
+    folder = Path(directory) if directory is not None else settings.reference_dir()
+    path = folder / "paper_baselines.json"
+    if not path.is_file():
+        raise ReferenceDataError(
+            f"{path}: not found. Set ETC_REFERENCE_DIR to the folder holding "
+            "paper_baselines.json (the project's shared/reference), or seed only the computed "
+            "baselines (python -m leaderboard seed-baselines --no-reported)."
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["rows"]
+        for n, row in enumerate(rows):
+            for key in ("model", "setting"):
+                if not isinstance(row.get(key), str):
+                    raise KeyError(f"rows[{n}].{key}")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ReferenceDataError(
+            f"{path}: cannot read the published results ({type(exc).__name__}: {exc}); "
+            "restore the file from the project's shared/reference."
+        ) from None
+    data["_path"] = str(path)
+    return data
+
+
+def seed_reported(
+    *, directory: str | Path | None = None, db: Database | None = None
+) -> dict[str, int]:
+    """Add the published rows; ``{"added": n, "updated": n, "unchanged": n}``."""
+    from .scoring import dumps
+
+    db = resolve(db)
+    data = load_reference(directory)
+    source = str(data.get("source", "paper_baselines.json"))
+    counts = {"added": 0, "updated": 0, "unchanged": 0}
+    with db.write() as cur:
+        for row in data["rows"]:
+            key = f"paper:{row['model']}|{row['setting']}"
+            scores = {
+                k: float(row[k]) for k in REPORTED_KEYS if isinstance(row.get(k), (int, float))
+            }
+            scores_json = dumps(scores)
+            signature = json.dumps({"kind": "reported", "source": source}, sort_keys=True)
+            found = cur.execute(
+                "SELECT id FROM submissions WHERE kind = 'reported' AND baseline_key = ? "
+                "AND visibility <> 'deleted' ORDER BY created_at LIMIT 1",
+                [key],
+            ).fetchone()
+            at = now()
+            if found:
+                sid = found[0]
+                last = cur.execute(
+                    "SELECT scores FROM scores WHERE submission_id = ? ORDER BY id DESC LIMIT 1",
+                    [sid],
+                ).fetchone()
+                if last and last[0] == scores_json:
+                    counts["unchanged"] += 1
+                    continue
+                counts["updated"] += 1
+            else:
+                import secrets
+
+                sid = secrets.token_hex(6)
+                meta = Metadata.from_dict(
+                    {
+                        "name": f"{row['model']}, {row['setting']}"[:80],
+                        "team": "published (LREC 2026)",
+                        "description": f"As published: {source}"[:2000],
+                        "setting": _setting_category(row["setting"]),
+                        "saw_test": "unknown",  # pre-training data not published
+                    }
+                )
+                cur.execute(
+                    "INSERT INTO submissions (id, kind, created_at, split, name, team, contact, "
+                    "model_url, paper_url, description, setting, saw_test, baseline_key, "
+                    "visibility, status, status_message) VALUES "
+                    "(?, 'reported', ?, 'test', ?, ?, '', '', '', ?, ?, ?, ?, 'public', "
+                    "'scored', 'reported in the paper; not re-scored')",
+                    [
+                        sid,
+                        at,
+                        meta.name,
+                        meta.team,
+                        meta.description,
+                        meta.setting,
+                        meta.saw_test,
+                        key,
+                    ],
+                )
+                cur.execute(
+                    "INSERT INTO status_history VALUES (?, ?, 'scored', ?)",
+                    [sid, at, f"reported in {data['_path']}"],
+                )
+                counts["added"] += 1
+            score_id = cur.execute("SELECT nextval('score_ids')").fetchone()[0]
+            cur.execute(
+                "INSERT INTO scores (id, submission_id, metric_group, signature, created_at, "
+                "scores, extras) VALUES (?, ?, 'reported', ?, ?, ?, ?)",
+                [
+                    score_id,
+                    sid,
+                    signature,
+                    at,
+                    scores_json,
+                    dumps({"notes": data.get("notes", [])}),
+                ],
+            )
+    db.invalidate()
+    return counts
+
+
+def seed_computed(
+    backends: tuple[str, ...] | list[str] = tuple(COMPUTED),
+    *,
+    db: Database | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Predict the test split with each backend and submit it as a baseline entry.
+
+    Returns backend -> ``{"id", "added"}``. Backends come from ``etclib.backends`` (imported
+    here, when seeding runs).
+    """
+    from etclib.backends import get_backend
+    from etclib.corpus import load_corpus
+    from etclib.predictions import dumps_jsonl, read_predictions
+    from etclib.task import items as split_items
+
+    from .submit import store_submission
+
+    db = resolve(db)
+    corpus = load_corpus()
+    items = split_items(corpus, "test")
+    out: dict[str, dict[str, Any]] = {}
+    for name in backends:
+        if log:
+            log(f"predicting the test split with the {name!r} backend ...")
+        backend = get_backend(name)
+        texts = backend.predict(items)
+        data = dumps_jsonl((it.key, t) for it, t in zip(items, texts, strict=True)).encode()
+        preds = read_predictions(data, split="test", corpus=corpus, name=f"{name}.jsonl")
+        key = f"backend:{name}"
+        rows = db.query(
+            "SELECT id, file_sha256 FROM submissions WHERE kind = 'baseline' AND baseline_key = ? "
+            "AND visibility <> 'deleted' ORDER BY created_at",
+            [key],
+        )
+        same = [sid for sid, sha in rows if sha == preds.sha256]
+        if same:
+            out[name] = {"id": same[0], "added": False}
+            continue
+        signature = json.dumps(backend.signature(), sort_keys=True, default=str)
+        meta = Metadata(
+            name=COMPUTED.get(name, f"{name} baseline (etclib)"),
+            team="ETC benchmark",
+            description=f"{backend.description} Backend signature: {signature}"[:2000],
+            setting="other",
+            saw_test="no",
+        )
+        receipt = store_submission(
+            db,
+            preds,
+            meta,
+            file_bytes=len(data),
+            kind="baseline",
+            submitter_key=None,
+            baseline_key=key,
+            enforce_limits=False,
+        )
+        with db.write() as cur:
+            for sid, _ in rows:
+                if sid != receipt.id:
+                    cur.execute("UPDATE submissions SET visibility = 'hidden' WHERE id = ?", [sid])
+                    cur.execute(
+                        "INSERT INTO moderation_log VALUES (?, ?, 'hide', ?)",
+                        [now(), sid, f"superseded by {receipt.id}"],
+                    )
+        out[name] = {"id": receipt.id, "added": not receipt.duplicate}
+    db.invalidate()
+    return out
+
+
+def seed_baselines(
+    *,
+    reported: bool = True,
+    computed: bool = True,
+    backends: tuple[str, ...] | list[str] = tuple(COMPUTED),
+    reference_dir: str | Path | None = None,
+    db: Database | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Seed the published rows and the computed baselines (queued; run the worker to score).
+
+    Returns ``{"reported": {...counts}, "computed": {backend: {"id", "added"}}}``.
+    """
+    db = resolve(db)
+    out: dict[str, Any] = {}
+    if reported:
+        out["reported"] = seed_reported(directory=reference_dir, db=db)
+    if computed:
+        out["computed"] = seed_computed(backends, db=db, log=log)
+    return out

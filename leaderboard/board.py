@@ -1,0 +1,509 @@
+"""The board: ranking with intervals and rank bands, published results, detail, per-item view.
+
+Ranking rule (:data:`RANK_ORDER`): by judge F1 when any entry has it under the board's current
+judge signature; otherwise BERTScore; otherwise ROUGE-L. ``ranking(sort_by=...)`` ranks by any
+other metric column instead. Entries lacking the ranking metric come last, unranked.
+
+Signatures: each metric group (bleu, rouge, bertscore, judge) has one *current* signature, the
+one held by the most public entries (ties: the newest). Only scores under it fill the board's
+columns; an entry's scores under other signatures are listed by :func:`other_scores`. Published
+results (paper rows) are never in the ranking columns: :func:`reported`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import bootstrap, settings
+from .db import Database, resolve
+from .errors import NotFoundError
+from .scoring import STAGES, load_arrays
+from .submit import job_summary, queue_position
+
+#: ranking metric, then its fallbacks
+RANK_ORDER: tuple[str, ...] = ("f1", "bertscore", "rougeL")
+#: metric column -> its metric group
+METRIC_COLUMNS: dict[str, str] = {
+    "bleu1": "bleu",
+    "bleu2": "bleu",
+    "bleu3": "bleu",
+    "bleu4": "bleu",
+    "rouge1": "rouge",
+    "rouge2": "rouge",
+    "rougeL": "rouge",
+    "bertscore": "bertscore",
+    "precision": "judge",
+    "recall": "judge",
+    "f1": "judge",
+}
+#: figures shown without an interval (counts, not x100)
+PLAIN_COLUMNS: dict[str, str] = {"units_mean": "judge", "units_sd": "judge"}
+RANKING_RULE = (
+    "Ranked by judge F1 when present, else BERTScore, else ROUGE-L. Intervals: 95% paired "
+    "bootstrap over items. rank = 1 + entries significantly better (95% interval of the paired "
+    "difference above 0); rank_band = rank..entries not significantly worse."
+)
+PUBLIC_FIELDS = (
+    "id",
+    "kind",
+    "name",
+    "team",
+    "setting",
+    "saw_test",
+    "model_url",
+    "paper_url",
+    "description",
+    "created_at",
+    "status",
+)
+
+
+def _entries(db: Database, include_hidden: bool, split: str) -> pd.DataFrame:
+    vis = "('public', 'hidden')" if include_hidden else "('public')"
+    return db.query_df(
+        "SELECT s.id, s.kind, s.name, s.team, s.setting, s.saw_test, s.model_url, s.paper_url, "
+        "s.description, s.created_at, s.status, s.status_message, s.visibility, s.n_items, "
+        "(SELECT avg(length(p.prediction)) FROM predictions p WHERE p.submission_id = s.id) "
+        "AS pred_chars "
+        f"FROM submissions s WHERE s.kind IN ('submission', 'baseline') AND s.visibility IN {vis} "
+        "AND s.split = ? ORDER BY s.created_at, s.id",
+        [split],
+    )
+
+
+def _score_rows(db: Database, ids: list[str]) -> pd.DataFrame:
+    if not ids:
+        return pd.DataFrame(
+            columns=["id", "submission_id", "metric_group", "signature", "created_at", "scores"]
+        )
+    marks = ", ".join("?" for _ in ids)
+    return db.query_df(
+        "SELECT id, submission_id, metric_group, signature, created_at, scores, n_items "
+        f"FROM scores WHERE submission_id IN ({marks}) ORDER BY created_at, id",
+        ids,
+    )
+
+
+def current_signatures(rows: pd.DataFrame) -> dict[str, str]:
+    """metric group -> the signature held by the most entries (ties: the newest)."""
+    out: dict[str, str] = {}
+    for group, sub in rows.groupby("metric_group"):
+        pairs = sub.drop_duplicates(["submission_id", "signature"])
+        counts = Counter(pairs["signature"])
+        newest = sub.groupby("signature")["id"].max()
+        out[str(group)] = max(counts, key=lambda s: (counts[s], newest[s]))
+    return out
+
+
+def _latest_current(rows: pd.DataFrame, sigs: dict[str, str]) -> pd.DataFrame:
+    """The newest score row per (entry, group) under the group's current signature."""
+    if rows.empty:
+        return rows
+    cur = rows[rows["signature"] == rows["metric_group"].map(sigs)]
+    return cur.sort_values("id").groupby(["submission_id", "metric_group"]).tail(1)
+
+
+def _weights(db: Database, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """The resample indices and weights for ``n_items`` under the current settings."""
+    return _weights_for(n_items, settings.resamples(), settings.seed())
+
+
+@lru_cache(maxsize=4)
+def _weights_for(n_items: int, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    idx = bootstrap.resample_indices(n_items, resamples, seed)
+    return idx, bootstrap.weights(idx, n_items)
+
+
+def _group_aggregate(group: str, arrays: dict[str, np.ndarray]):
+    """``idx -> scores`` through the metric module's own ``aggregate`` (imported when called)."""
+
+    def aggregate(idx: np.ndarray) -> dict[str, float]:
+        from etclib import metrics
+        from etclib.metrics import MetricData
+
+        return metrics.get(group).aggregate(MetricData(dict(arrays)), idx)
+
+    return aggregate
+
+
+def _samples(db: Database, chosen: pd.DataFrame, n_items: int) -> dict[tuple[str, str], np.ndarray]:
+    """(submission id, metric key) -> resampled scores, for every chosen score row."""
+    arrays = load_arrays(db, [int(i) for i in chosen["id"]])
+    idx, w = _weights(db, n_items)
+    specs = []
+    for row in chosen.itertuples():
+        if row.n_items != n_items:
+            continue
+        arr = arrays[int(row.id)]
+        aggregate = _group_aggregate(row.metric_group, arr)
+        for key, group in METRIC_COLUMNS.items():
+            if group == row.metric_group:
+                specs.append(((row.submission_id, key), key, arr, aggregate))
+    return bootstrap.resample_all(specs, w, idx)
+
+
+def ranking(
+    *,
+    sort_by: str | None = None,
+    include_hidden: bool = False,
+    split: str = "test",
+    db: Database | None = None,
+) -> pd.DataFrame:
+    """The board: one row per public entry, best first, with intervals and rank bands.
+
+    Columns: ``rank``, ``rank_band``, ``rank_worst``, entry fields (``id``, ``kind``, ``name``,
+    ``team``, ``setting``, ``saw_test``, ``model_url``, ``paper_url``, ``description``,
+    ``created_at``, ``status``), every metric of :data:`METRIC_COLUMNS` with ``_lo`` / ``_hi``
+    (NaN when not scored under the current signature), ``units_mean``, ``units_sd``,
+    ``pred_chars`` (mean prediction length in characters) and ``other_signatures`` (groups this
+    entry has only under another signature). ``df.attrs`` holds ``sort_by``, ``signatures``,
+    ``ranking_rule``, ``resamples`` and ``seed``.
+    """
+    db = resolve(db)
+    if sort_by is not None and sort_by not in METRIC_COLUMNS:
+        from .errors import LeaderboardError
+
+        raise LeaderboardError(
+            f"Cannot rank by {sort_by!r}. Choose one of: {', '.join(METRIC_COLUMNS)}."
+        )
+    key = ("ranking", sort_by, include_hidden, split, settings.resamples(), settings.seed())
+    hit = db.cache.get(key)
+    if hit is not None:
+        return hit.copy()
+    generation = db.generation
+    entries = _entries(db, include_hidden, split)
+    rows = _score_rows(db, list(entries["id"]))
+    sigs = current_signatures(rows) if not rows.empty else {}
+    chosen = _latest_current(rows, sigs)
+    frame = entries.copy()
+    for col in list(METRIC_COLUMNS) + list(PLAIN_COLUMNS):
+        frame[col] = np.nan
+        if col in METRIC_COLUMNS:
+            frame[col + "_lo"] = np.nan
+            frame[col + "_hi"] = np.nan
+    pos = {sid: i for i, sid in enumerate(frame["id"])}
+    filled: dict[str, np.ndarray] = {}
+    for row in chosen.itertuples():
+        values = json.loads(row.scores)
+        for col, group in {**METRIC_COLUMNS, **PLAIN_COLUMNS}.items():
+            if group == row.metric_group and values.get(col) is not None:
+                filled.setdefault(col, np.full(len(frame), np.nan))[pos[row.submission_id]] = float(
+                    values[col]
+                )
+    groups_of = rows.groupby("submission_id")["metric_group"].agg(set) if len(rows) else {}
+    chosen_of = chosen.groupby("submission_id")["metric_group"].agg(set) if len(chosen) else {}
+    frame["other_signatures"] = [
+        sorted(set(groups_of.get(sid, set())) - set(chosen_of.get(sid, set())))
+        for sid in frame["id"]
+    ]
+    samples: dict[tuple[str, str], np.ndarray] = {}
+    if not chosen.empty:
+        n_items = int(Counter(chosen["n_items"]).most_common(1)[0][0])
+        samples = _samples(db, chosen, n_items)
+        for (sid, col), values in samples.items():
+            lo, hi = bootstrap.interval(values)
+            filled.setdefault(col + "_lo", np.full(len(frame), np.nan))[pos[sid]] = lo
+            filled.setdefault(col + "_hi", np.full(len(frame), np.nan))[pos[sid]] = hi
+    for col, values in filled.items():
+        frame[col] = values
+    if sort_by is None:
+        sort_by = next((m for m in RANK_ORDER if frame[m].notna().any()), RANK_ORDER[-1])
+    frame["rank"] = 0
+    frame["rank_worst"] = 0
+    if len(frame) and frame[sort_by].notna().any():
+        points = frame[sort_by].to_numpy(dtype=float)
+        n_res = settings.resamples()
+        mat = np.vstack(
+            [samples.get((sid, sort_by), np.full(n_res, np.nan)) for sid in frame["id"]]
+        )
+        best, worst = bootstrap.rank_bands(points, mat)
+        frame["rank"] = best
+        frame["rank_worst"] = worst
+    frame["rank_band"] = [
+        "" if r == 0 else (str(r) if r == w else f"{r}–{w}")
+        for r, w in zip(frame["rank"], frame["rank_worst"])
+    ]
+    frame["_unranked"] = frame["rank"] == 0
+    frame = frame.sort_values(
+        ["_unranked", sort_by, "rank", "created_at"],
+        ascending=[True, False, True, True],
+        na_position="last",
+        kind="stable",
+    ).drop(
+        columns=["_unranked", "n_items", "visibility"]
+        if not include_hidden
+        else ["_unranked", "n_items"]
+    )
+    lead = ["rank", "rank_band", "rank_worst"]
+    frame = frame[lead + [c for c in frame.columns if c not in lead]].reset_index(drop=True)
+    frame.attrs.update(
+        sort_by=sort_by,
+        signatures={g: json.loads(s) for g, s in sigs.items()},
+        ranking_rule=RANKING_RULE,
+        resamples=settings.resamples(),
+        seed=settings.seed(),
+    )
+    db.cache_put(key, frame, generation)
+    return frame.copy()
+
+
+def reported(*, db: Database | None = None) -> pd.DataFrame:
+    """Published results (``kind = 'reported'``): as printed in the paper, no intervals."""
+    db = resolve(db)
+    rows = db.query(
+        "SELECT s.id, s.name, s.setting, s.description, s.paper_url, sc.scores, sc.signature "
+        "FROM submissions s JOIN scores sc ON sc.submission_id = s.id "
+        "WHERE s.kind = 'reported' AND s.visibility = 'public' AND sc.metric_group = 'reported' "
+        "ORDER BY s.created_at, s.id, sc.id"
+    )
+    records = []
+    for sid, name, setting_, description, paper_url, scores, signature in rows:
+        rec = {"id": sid, "kind": "reported", "name": name, "setting": setting_}
+        rec.update(json.loads(scores))
+        rec["source"] = json.loads(signature).get("source", "")
+        rec["paper_url"] = paper_url
+        rec["description"] = description
+        records.append(rec)
+    frame = pd.DataFrame(records)
+    if frame.empty:
+        frame = pd.DataFrame(columns=["id", "kind", "name", "setting", *METRIC_COLUMNS])
+    else:
+        frame = frame.drop_duplicates("id", keep="last").reset_index(drop=True)
+    return frame
+
+
+def other_scores(*, split: str = "test", db: Database | None = None) -> pd.DataFrame:
+    """Scores of public entries under a signature other than the board's current one."""
+    db = resolve(db)
+    entries = _entries(db, False, split)
+    rows = _score_rows(db, list(entries["id"]))
+    if rows.empty:
+        return pd.DataFrame(columns=["id", "name", "metric_group", "signature", "created_at"])
+    sigs = current_signatures(rows)
+    other = rows[rows["signature"] != rows["metric_group"].map(sigs)]
+    other = other.sort_values("id").groupby(["submission_id", "metric_group", "signature"]).tail(1)
+    names = dict(zip(entries["id"], entries["name"]))
+    records = []
+    for row in other.itertuples():
+        rec = {
+            "id": row.submission_id,
+            "name": names[row.submission_id],
+            "metric_group": row.metric_group,
+            "signature": row.signature,
+            "created_at": row.created_at,
+        }
+        rec.update(json.loads(row.scores))
+        records.append(rec)
+    return pd.DataFrame(records)
+
+
+# --- one submission ----------------------------------------------------------------------------
+
+
+def _submission(db: Database, submission_id: str, include_deleted: bool = False) -> dict[str, Any]:
+    cur = db.cursor()
+    res = cur.execute("SELECT * FROM submissions WHERE id = ?", [str(submission_id)])
+    row = res.fetchone()
+    if row is None:
+        raise NotFoundError(
+            f"No submission {submission_id!r}. Check the id in your receipt "
+            "(python -m leaderboard status ID)."
+        )
+    rec = dict(zip([d[0] for d in res.description], row))
+    if rec["visibility"] == "deleted" and not include_deleted:
+        raise NotFoundError(f"Submission {submission_id!r} was removed by the moderators.")
+    return rec
+
+
+def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
+    """Where a submission stands: status, message, pending and failed metrics, history."""
+    db = resolve(db)
+    rec = _submission(db, submission_id)
+    cur = db.cursor()
+    pending, failed, _, _ = job_summary(cur, rec["id"])
+    history = [
+        {"at": at, "status": st, "message": msg or ""}
+        for at, st, msg in cur.execute(
+            "SELECT happened_at, status, message FROM status_history WHERE submission_id = ? "
+            "ORDER BY happened_at, rowid",
+            [rec["id"]],
+        ).fetchall()
+    ]
+    return {
+        "id": rec["id"],
+        "name": rec["name"],
+        "kind": rec["kind"],
+        "created_at": rec["created_at"],
+        "visibility": rec["visibility"],
+        "status": rec["status"],
+        "message": rec["status_message"] or "",
+        "pending": [m for s in pending for m in STAGES[s]],
+        "failed_metrics": {m: reason for s, reason in failed.items() for m in STAGES[s]},
+        "queue_position": queue_position(cur, rec["id"]),
+        "warnings": json.loads(rec["warnings"] or "[]"),
+        "history": history,
+    }
+
+
+def _items(split: str):
+    from etclib.corpus import load_corpus
+    from etclib.task import items
+
+    return items(load_corpus(), split)
+
+
+def _chosen_for(db: Database, submission_id: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The submission's score rows to show (current signature when it has one, else newest)."""
+    rec_split = db.query("SELECT split FROM submissions WHERE id = ?", [submission_id])[0][0]
+    entries = _entries(db, True, rec_split)
+    board_rows = _score_rows(db, list(entries["id"]))
+    sigs = current_signatures(board_rows) if not board_rows.empty else {}
+    rows = _score_rows(db, [submission_id])
+    if rows.empty:
+        return rows, sigs
+    rows = rows[rows["metric_group"] != "reported"].copy()
+    rows["current"] = rows["signature"] == rows["metric_group"].map(sigs)
+    chosen = rows.sort_values(["current", "id"]).groupby("metric_group").tail(1)
+    return chosen, sigs
+
+
+def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
+    """Everything public about one submission.
+
+    Keys: ``submission`` (public fields; never the contact), ``status`` (as :func:`status`),
+    ``scores`` (group -> ``{"scores", "intervals", "signature", "current", "created_at"}``),
+    ``breakdown`` (``role`` / ``category`` / ``turn`` -> subset -> metrics with ``n_items``),
+    ``verbosity`` (``pred_chars``, ``ref_chars``, ``units_mean``, ``ref_units_mean``,
+    ``precision``, ``recall``), ``history`` (every score row: group, signature, time), and for
+    published rows ``reported`` (the paper's numbers).
+    """
+    db = resolve(db)
+    rec = _submission(db, submission_id)
+    out: dict[str, Any] = {
+        "submission": {k: rec[k] for k in PUBLIC_FIELDS} | {"visibility": rec["visibility"]},
+        "status": status(rec["id"], db=db),
+    }
+    if rec["kind"] == "reported":
+        rows = db.query(
+            "SELECT scores, signature FROM scores WHERE submission_id = ? ORDER BY id DESC LIMIT 1",
+            [rec["id"]],
+        )
+        out["reported"] = json.loads(rows[0][0]) if rows else {}
+        out["scores"], out["breakdown"], out["verbosity"], out["history"] = {}, {}, {}, []
+        return out
+    chosen, _ = _chosen_for(db, rec["id"])
+    scores: dict[str, Any] = {}
+    breakdown: dict[str, dict[str, dict[str, Any]]] = {}
+    if not chosen.empty:
+        arrays = load_arrays(db, [int(i) for i in chosen["id"]])
+        full = db.query_df(
+            f"SELECT id, extras, breakdown FROM scores WHERE id IN ({', '.join('?' for _ in chosen['id'])})",
+            [int(i) for i in chosen["id"]],
+        ).set_index("id")
+        for row in chosen.itertuples():
+            arr = arrays[int(row.id)]
+            idx, w = _weights(db, int(row.n_items))
+            intervals = {}
+            for key, group in METRIC_COLUMNS.items():
+                if group == row.metric_group:
+                    vals = bootstrap.resampled(key, arr, w, idx, _group_aggregate(group, arr))
+                    intervals[key] = bootstrap.interval(vals)
+            scores[row.metric_group] = {
+                "scores": json.loads(row.scores),
+                "intervals": intervals,
+                "extras": json.loads(full.loc[row.id, "extras"] or "{}"),
+                "signature": json.loads(row.signature),
+                "current": bool(row.current),
+                "created_at": row.created_at,
+            }
+            for name, subsets in json.loads(full.loc[row.id, "breakdown"] or "{}").items():
+                for sub, values in subsets.items():
+                    breakdown.setdefault(name, {}).setdefault(sub, {}).update(values)
+    preds = db.query(
+        "SELECT avg(length(prediction)) FROM predictions WHERE submission_id = ?", [rec["id"]]
+    )[0][0]
+    refs = [it.reference for it in _items(rec["split"])]
+    judge = scores.get("judge", {}).get("scores", {})
+    out["scores"] = scores
+    out["breakdown"] = breakdown
+    out["verbosity"] = {
+        "pred_chars": float(preds) if preds is not None else None,
+        "ref_chars": float(np.mean([len(r) for r in refs])) if refs else None,
+        "units_mean": judge.get("units_mean"),
+        "units_sd": judge.get("units_sd"),
+        "ref_units_mean": judge.get("ref_units_mean"),
+        "precision": judge.get("precision"),
+        "recall": judge.get("recall"),
+    }
+    out["history"] = [
+        {"score_id": int(i), "metric_group": g, "signature": json.loads(s), "created_at": t}
+        for i, g, s, t in db.query(
+            "SELECT id, metric_group, signature, created_at FROM scores WHERE submission_id = ? "
+            "ORDER BY id",
+            [rec["id"]],
+        )
+    ]
+    return out
+
+
+def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
+    """One row per item: key, label, reference, prediction, and each metric's item scores.
+
+    Judge columns (when judged) are etclib's item scores and details, as etclib names them
+    (currently ``precision``, ``recall``, ``f1``, ``n_units``, ``n_ref_units``, and the details
+    ``units`` / ``ref_units`` (unit texts), ``unit_labels`` / ``ref_unit_labels``, ``error``).
+    A detail whose name clashes with a score column is prefixed with its metric group.
+    """
+    db = resolve(db)
+    rec = _submission(db, submission_id)
+    preds = db.query_df(
+        "SELECT item_index, dialogue_id, turn, role, prediction FROM predictions "
+        "WHERE submission_id = ? ORDER BY item_index",
+        [rec["id"]],
+    )
+    items = {it.key: it for it in _items(rec["split"])}
+    preds.insert(
+        4,
+        "label",
+        [
+            ", ".join(items[(d, t, r)].label) if (d, t, r) in items else ""
+            for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
+        ],
+    )
+    preds.insert(
+        5,
+        "reference",
+        [
+            items[(d, t, r)].reference if (d, t, r) in items else ""
+            for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
+        ],
+    )
+    preds["pred_chars"] = preds["prediction"].str.len()
+    if rec["kind"] == "reported":
+        return preds
+    chosen, _ = _chosen_for(db, rec["id"])
+    for row in chosen.sort_values("id").itertuples():
+        got = db.query(
+            "SELECT item_index, scores, details FROM item_scores WHERE score_id = ? "
+            "ORDER BY item_index",
+            [int(row.id)],
+        )
+        columns: dict[str, list[Any]] = {}
+        for n, (_, scores, details) in enumerate(got):
+            values = json.loads(scores or "{}")
+            if details:
+                for k, v in json.loads(details).items():
+                    clash = k in values or k in preds.columns
+                    values[f"{row.metric_group}_{k}" if clash else k] = v
+            for k, v in values.items():
+                columns.setdefault(k, [None] * len(got))[n] = v
+        for k, v in columns.items():
+            if len(v) == len(preds):
+                preds[k] = v
+    return preds

@@ -1,0 +1,88 @@
+"""Every exception that the leaderboard raises on purpose (all are ``etclib.errors.EtcError``).
+
+The CLI turns them into a message and a non-zero exit status; the site shows ``str(exc)`` with
+``st.error``. Messages say what was wrong, where, and what to do.
+"""
+
+from __future__ import annotations
+
+from etclib.errors import EtcError, Problem
+
+__all__ = [
+    "LeaderboardError",
+    "SubmissionError",
+    "MetadataError",
+    "LimitError",
+    "DatabaseInUseError",
+    "NotFoundError",
+    "AdminError",
+    "ReferenceDataError",
+    "Problem",
+]
+
+
+class LeaderboardError(EtcError):
+    """Base class of the leaderboard's errors."""
+
+
+class SubmissionError(LeaderboardError):
+    """A submission was refused and nothing was stored; ``problems`` lists why (line-level)."""
+
+    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+        self.problems: list[Problem] = list(problems or [])
+        super().__init__(message)
+
+
+class MetadataError(SubmissionError):
+    """The submission's metadata is invalid; ``fields`` maps each bad field to what is wrong."""
+
+    def __init__(self, fields: dict[str, str]) -> None:
+        self.fields = dict(fields)
+        lines = "\n".join(f"  {k}: {v}" for k, v in self.fields.items())
+        noun = "problem" if len(self.fields) == 1 else "problems"
+        super().__init__(
+            f"Submission details refused, {len(self.fields)} {noun}; nothing was stored:\n{lines}",
+            [Problem(0, f"{k}: {v}") for k, v in self.fields.items()],
+        )
+
+
+class LimitError(LeaderboardError):
+    """A daily, queue or size limit refuses the submission for now; nothing was stored."""
+
+    exit_code = 3
+
+
+class DatabaseInUseError(LeaderboardError):
+    """Another live process holds the leaderboard database for writing."""
+
+    exit_code = 4
+
+    def __init__(self, path: str, pid: int | None) -> None:
+        self.path = path
+        self.pid = pid
+        import os
+
+        who = f"PID {pid}" if pid else "another process"
+        if pid == os.getpid():
+            who += " (this process: open it once with leaderboard.open_db(), which is shared)"
+        super().__init__(
+            f"Leaderboard database {path} is in use by {who} (DuckDB allows one writing "
+            "process). Stop that process, or run this command through it (the site runs the "
+            "scoring worker itself), or point ETC_LEADERBOARD_DB at another file."
+        )
+
+
+class NotFoundError(LeaderboardError):
+    """No submission has the given id (or it was deleted)."""
+
+    exit_code = 5
+
+
+class AdminError(LeaderboardError):
+    """An admin operation was refused: admin disabled, or a wrong token."""
+
+    exit_code = 6
+
+
+class ReferenceDataError(LeaderboardError):
+    """The published reference results (paper_baselines.json) cannot be found or read."""

@@ -1,0 +1,194 @@
+"""Public exports of the board and of per-item scores (CSV, JSON), and the Hub push.
+
+Exports hold public fields only (never the contact or the submitter key) and public entries
+only. CSV cells that a spreadsheet would run as a formula (text starting with ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return) get a leading apostrophe.
+
+:func:`push_to_hub` uploads ``leaderboard.json`` and ``leaderboard.csv`` to the Hugging Face
+dataset repo ``ETC_LB_HUB_REPO`` with ``HF_TOKEN`` (the worker does it after each job when both
+are set). Every push is logged in ``hub_pushes``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import settings
+from .board import per_item as per_item_frame
+from .board import ranking, reported
+from .db import Database, now, resolve
+from .errors import LeaderboardError
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+WHATS = ("board", "reported", "items")
+
+
+def safe_cell(value: Any) -> Any:
+    """A CSV cell that no spreadsheet runs as a formula."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (datetime, date, pd.Timestamp)):
+        return value.isoformat()
+    if value is pd.NaT:
+        return None
+    return value
+
+
+def _frame(what: str, submission_id: str | None, db: Database) -> pd.DataFrame:
+    if what not in WHATS:
+        raise LeaderboardError(f"Unknown export {what!r}. Choose one of: {', '.join(WHATS)}.")
+    if what == "board":
+        return ranking(db=db)
+    if what == "reported":
+        return reported(db=db)
+    if submission_id is not None:
+        frame = per_item_frame(submission_id, db=db)
+        frame.insert(0, "submission_id", submission_id)
+        return frame
+    frames = []
+    for sid in ranking(db=db)["id"]:
+        frame = per_item_frame(sid, db=db)
+        frame.insert(0, "submission_id", sid)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    frame = frame.astype(object).where(frame.notna(), None)
+    return [{k: _plain(v) for k, v in rec.items()} for rec in frame.to_dict("records")]
+
+
+def _write(text: str, path: str | os.PathLike | None) -> str:
+    if path is not None:
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8", newline="")
+    return text
+
+
+def export_csv(
+    what: str = "board",
+    *,
+    submission_id: str | None = None,
+    path: str | os.PathLike | None = None,
+    db: Database | None = None,
+) -> str:
+    """Formula-safe CSV of ``"board"``, ``"reported"`` or ``"items"`` (one submission, or all
+    public ones); written to ``path`` too when given."""
+    db = resolve(db)
+    frame = _frame(what, submission_id, db)
+    rows = _records(frame)
+    out = io.StringIO()
+    columns = list(frame.columns)
+    import csv
+
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([safe_cell(c) for c in columns])
+    for rec in rows:
+        cells = []
+        for c in columns:
+            v = rec.get(c)
+            if isinstance(v, (list, dict)):
+                v = json.dumps(v, ensure_ascii=False)
+            cells.append(safe_cell("" if v is None else v))
+        writer.writerow(cells)
+    return _write(out.getvalue(), path)
+
+
+def export_json(
+    what: str = "board",
+    *,
+    submission_id: str | None = None,
+    path: str | os.PathLike | None = None,
+    db: Database | None = None,
+) -> str:
+    """JSON of the board (with reported rows, signatures and the ranking rule), of the reported
+    rows, or of per-item scores; written to ``path`` too when given."""
+    db = resolve(db)
+    frame = _frame(what, submission_id, db)
+    payload: dict[str, Any] = {"generated_at": now().isoformat() + "Z", "what": what}
+    if what == "board":
+        payload.update(
+            {
+                "ranking_rule": frame.attrs.get("ranking_rule"),
+                "sort_by": frame.attrs.get("sort_by"),
+                "signatures": frame.attrs.get("signatures"),
+                "resamples": frame.attrs.get("resamples"),
+                "seed": frame.attrs.get("seed"),
+                "board": _records(frame),
+                "reported": _records(reported(db=db)),
+            }
+        )
+    else:
+        payload["rows"] = _records(frame)
+    return _write(json.dumps(payload, ensure_ascii=False, indent=1), path)
+
+
+def push_to_hub(
+    *, repo: str | None = None, token: str | None = None, db: Database | None = None
+) -> list[str]:
+    """Upload the public board (JSON and CSV) to a Hub dataset repo; the paths uploaded."""
+    db = resolve(db)
+    repo = repo or settings.hub_repo()
+    token = token or settings.hf_token()
+    if not repo or not token:
+        raise LeaderboardError(
+            "Hub push is not configured: set ETC_LB_HUB_REPO (a dataset repo such as "
+            "org/etc-leaderboard) and HF_TOKEN (a token with write access)."
+        )
+    try:
+        from huggingface_hub import HfApi
+    except ImportError:
+        from etclib.errors import DependencyError
+
+        raise DependencyError(
+            "The Hub push needs huggingface-hub: pip install huggingface-hub"
+        ) from None
+    files = {
+        "leaderboard.json": export_json("board", db=db).encode("utf-8"),
+        "leaderboard.csv": export_csv("board", db=db).encode("utf-8"),
+    }
+    api = HfApi(token=token)
+    done = []
+    try:
+        for name, data in files.items():
+            api.upload_file(
+                path_or_fileobj=data,
+                path_in_repo=name,
+                repo_id=repo,
+                repo_type="dataset",
+                commit_message=f"Update {name}",
+            )
+            done.append(name)
+    except Exception as exc:  # noqa: BLE001 - network and auth errors of the SDK
+        message = f"{type(exc).__name__}: {str(exc)[:300]}"
+        with db.write() as cur:
+            cur.execute("INSERT INTO hub_pushes VALUES (?, ?, false, ?)", [now(), repo, message])
+        raise LeaderboardError(
+            f"Push to the Hub dataset {repo} failed ({message}). Check HF_TOKEN's write access "
+            "and the repo name (ETC_LB_HUB_REPO)."
+        ) from None
+    with db.write() as cur:
+        cur.execute("INSERT INTO hub_pushes VALUES (?, ?, true, ?)", [now(), repo, ", ".join(done)])
+    return done

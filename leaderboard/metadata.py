@@ -1,0 +1,126 @@
+"""A submission's details: checked, stored exactly as given, always shown as plain text.
+
+Rules: known fields only; text fields within their length limits and free of control characters
+(a description may hold newlines and tabs) and of bidirectional-override characters; links are
+absolute ``http``/``https`` URLs with a host; ``setting`` and ``saw_test`` from fixed choices.
+Values are never rendered as HTML or Markdown by this package; pages must show them as text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import MetadataError
+
+SETTINGS: tuple[str, ...] = ("zero-shot", "few-shot", "fine-tuned", "other")
+SAW_TEST: tuple[str, ...] = ("no", "yes", "unknown")
+
+#: field -> maximum length in characters
+MAX_LENGTH: dict[str, int] = {
+    "name": 80,
+    "team": 120,
+    "contact": 200,
+    "model_url": 500,
+    "paper_url": 500,
+    "description": 2000,
+}
+_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """What a submitter tells about a submission. ``contact`` is never shown publicly."""
+
+    name: str
+    team: str = ""
+    contact: str = ""
+    model_url: str = ""
+    paper_url: str = ""
+    description: str = ""
+    setting: str = "other"
+    saw_test: str = "unknown"
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any] | Metadata) -> Metadata:
+        """Check ``raw`` and build the metadata, or raise :class:`MetadataError` listing all."""
+        if isinstance(raw, Metadata):
+            raw = asdict(raw)
+        if not isinstance(raw, dict):
+            raise MetadataError({"metadata": f"expected a mapping, got {type(raw).__name__}."})
+        known = [f.name for f in fields(cls)]
+        problems: dict[str, str] = {}
+        for key in raw:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                problems[str(key)] = f"unknown field.{hint} Known: {', '.join(known)}."
+        values: dict[str, str] = {}
+        for f in fields(cls):
+            value = raw.get(f.name, f.default if f.name != "name" else None)
+            if value is None:
+                value = "" if f.name != "name" else None
+            if value is None:
+                problems[f.name] = "required: give a display name for the board."
+                continue
+            if not isinstance(value, str):
+                problems[f.name] = f"must be text, got {type(value).__name__}."
+                continue
+            problem = _check(f.name, value)
+            if problem:
+                problems[f.name] = problem
+            values[f.name] = value
+        if problems:
+            raise MetadataError(problems)
+        return cls(**values)
+
+    def public(self) -> dict[str, str]:
+        """Every field but ``contact``."""
+        out = asdict(self)
+        out.pop("contact")
+        return out
+
+
+def _check(name: str, value: str) -> str | None:
+    if name in MAX_LENGTH and len(value) > MAX_LENGTH[name]:
+        return f"{len(value)} characters; the limit is {MAX_LENGTH[name]}."
+    allowed = "\n\t" if name == "description" else ""
+    for i, ch in enumerate(value):
+        if ch in allowed:
+            continue
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cs") or ch in _BIDI or ch in "\u2028\u2029":
+            return (
+                f"contains a control character (U+{ord(ch):04X} at position {i + 1}); "
+                "use plain text."
+            )
+    if name == "name" and not value.strip():
+        return "required: give a display name for the board."
+    if name == "setting" and value not in SETTINGS:
+        return f"{value!r} is not one of: {', '.join(SETTINGS)}."
+    if name == "saw_test" and value not in SAW_TEST:
+        return f"{value!r} is not one of: {', '.join(SAW_TEST)}."
+    if name in ("model_url", "paper_url") and value:
+        return _check_url(value)
+    if name == "contact" and value and any(ch.isspace() for ch in value.strip()):
+        return "one e-mail address or handle without spaces."
+    return None
+
+
+def _check_url(value: str) -> str | None:
+    if value != value.strip() or any(ch.isspace() for ch in value):
+        return "a link must not contain spaces."
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        return f"not a valid link ({exc})."
+    if parts.scheme.lower() not in ("http", "https"):
+        shown = parts.scheme or "none"
+        return f"links must start with http:// or https:// (scheme found: {shown})."
+    if not parts.hostname:
+        return "the link has no host name, e.g. https://example.org/paper."
+    return None

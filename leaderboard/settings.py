@@ -1,0 +1,134 @@
+"""The leaderboard's settings: environment variables (or ``.streamlit/secrets.toml``).
+
+Every setting is read when used (``etclib.config.setting``), so tests and the site can change
+them without restarting. See docs/leaderboard.md for the full table.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from etclib.config import setting
+from etclib.errors import ConfigError
+
+#: Repository root (the folder holding ``leaderboard/``).
+REPO = Path(__file__).resolve().parent.parent
+
+DEFAULT_DB = Path("data") / "leaderboard.duckdb"
+DEFAULT_DAILY_LIMIT = 5
+DEFAULT_MAX_QUEUE = 50
+DEFAULT_WORKERS = 2
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 20260
+DEFAULT_MAX_ATTEMPTS = 3
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def db_path(explicit: str | os.PathLike | None = None) -> Path:
+    """The leaderboard database: argument, ``ETC_LEADERBOARD_DB``, or data/leaderboard.duckdb."""
+    return Path(explicit or setting("ETC_LEADERBOARD_DB") or DEFAULT_DB)
+
+
+def _int(name: str, default: int, minimum: int) -> int:
+    raw = setting(name)
+    if raw is None:
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer; set it to a whole number.") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={value} is too small; the minimum is {minimum}.")
+    return value
+
+
+def _bool(name: str) -> bool:
+    raw = setting(name)
+    if raw is None:
+        return False
+    text = str(raw).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConfigError(f"{name}={raw!r} must be 1/true/yes or 0/false/no.")
+
+
+def daily_limit() -> int:
+    """Submissions per submitter per UTC day (``ETC_LB_DAILY_LIMIT``, default 5; 0 refuses all)."""
+    return _int("ETC_LB_DAILY_LIMIT", DEFAULT_DAILY_LIMIT, 0)
+
+
+def max_queue() -> int:
+    """Most submissions waiting for scoring at once (``ETC_LB_MAX_QUEUE``, default 50)."""
+    return _int("ETC_LB_MAX_QUEUE", DEFAULT_MAX_QUEUE, 1)
+
+
+def workers() -> int:
+    """Scoring threads in the site process (``ETC_LB_WORKERS``, default 2)."""
+    return _int("ETC_LB_WORKERS", DEFAULT_WORKERS, 1)
+
+
+def resamples() -> int:
+    """Bootstrap resamples for intervals and rank bands (``ETC_LB_BOOTSTRAP``, default 1000)."""
+    return _int("ETC_LB_BOOTSTRAP", DEFAULT_RESAMPLES, 10)
+
+
+def seed() -> int:
+    """Seed of the bootstrap resample indices (``ETC_LB_SEED``, default 20260)."""
+    return _int("ETC_LB_SEED", DEFAULT_SEED, 0)
+
+
+def max_attempts() -> int:
+    """Times a job is started before it is failed (``ETC_LB_MAX_ATTEMPTS``, default 3)."""
+    return _int("ETC_LB_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS, 1)
+
+
+def bertscore_enabled() -> bool:
+    """BERTScore runs when ``ETC_BERTSCORE_MODEL`` is set or ``ETC_LB_BERTSCORE`` is true."""
+    return bool(setting("ETC_BERTSCORE_MODEL")) or _bool("ETC_LB_BERTSCORE")
+
+
+def judge_provider() -> str | None:
+    """The judge provider when the judge should run, else None.
+
+    The judge runs when ``ETC_JUDGE_PROVIDER`` is set, etclib has the ``judge`` metric, and
+    ``etclib.llm.configured(provider)`` says the provider has a key.
+    """
+    provider = setting("ETC_JUDGE_PROVIDER")
+    if not provider:
+        return None
+    from etclib import metrics
+
+    if "judge" not in metrics.METRICS:
+        return None
+    from etclib import llm
+
+    try:
+        return provider if llm.configured(provider) else None
+    except ConfigError:
+        return None
+
+
+def reference_dir() -> Path:
+    """Folder of ``paper_baselines.json``: ``ETC_REFERENCE_DIR``, else ../shared/reference."""
+    explicit = setting("ETC_REFERENCE_DIR")
+    return Path(explicit) if explicit else REPO.parent / "shared" / "reference"
+
+
+def admin_token() -> str | None:
+    """The admin token (``ETC_ADMIN_TOKEN``); admin operations are disabled without it."""
+    return setting("ETC_ADMIN_TOKEN")
+
+
+def hub_repo() -> str | None:
+    """Hugging Face dataset repo receiving the public export (``ETC_LB_HUB_REPO``)."""
+    return setting("ETC_LB_HUB_REPO")
+
+
+def hf_token() -> str | None:
+    """Token for the Hub push (``HF_TOKEN``)."""
+    return setting("HF_TOKEN")

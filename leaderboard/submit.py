@@ -1,0 +1,297 @@
+"""Submitting: validate a predictions file and its details, store them, queue the scoring.
+
+>>> receipt = submit("preds.jsonl", {"name": "My model", "contact": "me@example.org"})  # doctest: +SKIP
+>>> receipt.id, receipt.duplicate, receipt.status                                       # doctest: +SKIP
+('3f9c0a1b2d4e', False, 'queued')
+
+A refused file or refused details store nothing and use no quota. The same file (same bytes)
+submitted again returns the existing submission. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per
+submitter per UTC day, ``ETC_LB_MAX_QUEUE`` submissions waiting at once, and etclib's file-size
+and item limits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from etclib.errors import PredictionsError, Problem
+
+from . import settings
+from .db import Database, now, resolve
+from .errors import LimitError, SubmissionError
+from .metadata import Metadata
+from .scoring import STAGES, enqueue
+
+STATUSES: tuple[str, ...] = ("queued", "scoring", "partially scored", "scored", "failed")
+KINDS: tuple[str, ...] = ("submission", "baseline", "reported")
+
+
+@dataclass
+class Receipt:
+    """What :func:`submit` returns."""
+
+    id: str
+    duplicate: bool
+    status: str
+    warnings: list[str] = field(default_factory=list)
+    queue_position: int | None = None
+
+
+FileSource = str | os.PathLike | bytes | IO[bytes]
+
+
+def read_source(file: FileSource, file_name: str | None = None) -> tuple[bytes, str]:
+    """The bytes and a display name of a path, bytes, or binary file object (e.g. an upload)."""
+    from etclib.predictions import MAX_FILE_BYTES
+
+    if isinstance(file, (bytes, bytearray)):
+        return bytes(file), file_name or "predictions"
+    if isinstance(file, (str, os.PathLike)):
+        path = Path(file)
+        name = file_name or str(path)
+        if not path.is_file():
+            what = "a folder" if path.is_dir() else "no such file"
+            raise SubmissionError(f"{name}: {what}; give a predictions file.", [Problem(0, what)])
+        with open(path, "rb") as f:
+            return f.read(MAX_FILE_BYTES + 1), name
+    if hasattr(file, "getvalue"):
+        data = file.getvalue()
+    elif hasattr(file, "read"):
+        data = file.read(MAX_FILE_BYTES + 1)
+    else:
+        raise SubmissionError(
+            f"Cannot read a predictions file from a {type(file).__name__}; give a path, bytes "
+            "or a binary file object."
+        )
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return bytes(data), file_name or Path(str(getattr(file, "name", "") or "predictions")).name
+
+
+def submitter_hash(key: str) -> str:
+    """How a submitter key is stored (the key itself is not kept)."""
+    return hashlib.sha256(key.strip().lower().encode("utf-8")).hexdigest()[:32]
+
+
+def submit(
+    file: FileSource,
+    metadata: dict[str, Any] | Metadata,
+    *,
+    submitter: str | None = None,
+    file_name: str | None = None,
+    split: str = "test",
+    db: Database | None = None,
+) -> Receipt:
+    """Validate, store and queue a submission; return its receipt.
+
+    ``submitter`` is the key the daily limit counts by (the site passes its signed-in user or
+    session); by default the contact, else the display name.
+
+    Raises :class:`MetadataError` (bad details), :class:`SubmissionError` (a refused file, with
+    etclib's line-level ``problems``), :class:`LimitError` (daily or queue limit).
+    """
+    from etclib.corpus import load_corpus
+    from etclib.predictions import read_predictions
+
+    meta = Metadata.from_dict(metadata)
+    data, name = read_source(file, file_name)
+    try:
+        preds = read_predictions(data, split=split, corpus=load_corpus(), name=name)
+    except PredictionsError as exc:
+        raise SubmissionError(str(exc), exc.problems) from None
+    key = (submitter or meta.contact or meta.name).strip()
+    return store_submission(
+        resolve(db),
+        preds,
+        meta,
+        file_bytes=len(data),
+        kind="submission",
+        submitter_key=submitter_hash(key),
+    )
+
+
+def _utc_midnight(at: datetime) -> datetime:
+    return at.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def store_submission(
+    db: Database,
+    preds,
+    meta: Metadata,
+    *,
+    file_bytes: int,
+    kind: str,
+    submitter_key: str | None,
+    baseline_key: str | None = None,
+    enforce_limits: bool = True,
+) -> Receipt:
+    """Store a validated ``etclib.predictions.Predictions`` and queue its lexical stage."""
+    import pandas as pd
+
+    from etclib.corpus import load_corpus
+    from etclib.task import items as split_items
+
+    corpus = load_corpus()
+    order = split_items(corpus, preds.split)
+    frame = pd.DataFrame(
+        [(i, it.dialogue_id, it.turn, it.role, preds.by_key[it.key]) for i, it in enumerate(order)],
+        columns=["item_index", "dialogue_id", "turn", "role", "prediction"],
+    )
+    with db.write() as cur:
+        dup = cur.execute(
+            "SELECT id, status FROM submissions WHERE file_sha256 = ? AND split = ? "
+            "AND visibility <> 'deleted' ORDER BY created_at, id LIMIT 1",
+            [preds.sha256, preds.split],
+        ).fetchone()
+        if dup:
+            return Receipt(dup[0], True, dup[1], list(preds.warnings))
+        at = now()
+        if enforce_limits:
+            _check_limits(cur, submitter_key, at)
+        sid = secrets.token_hex(6)
+        cur.execute(
+            "INSERT INTO submissions VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                sid,
+                kind,
+                at,
+                preds.split,
+                meta.name,
+                meta.team,
+                meta.contact,
+                submitter_key,
+                meta.model_url,
+                meta.paper_url,
+                meta.description,
+                meta.setting,
+                meta.saw_test,
+                preds.name,
+                preds.sha256,
+                preds.format,
+                file_bytes,
+                len(preds),
+                corpus.content_hash,
+                json.dumps(preds.warnings, ensure_ascii=False),
+                baseline_key,
+                "public",
+                "queued",
+                "",
+            ],
+        )
+        frame.insert(0, "submission_id", sid)
+        cur.register("_predictions_frame", frame)
+        try:
+            cur.execute("INSERT INTO predictions SELECT * FROM _predictions_frame")
+        finally:
+            cur.unregister("_predictions_frame")
+        cur.execute(
+            "INSERT INTO status_history VALUES (?, ?, 'queued', ?)",
+            [sid, at, f"received {preds.name} ({len(preds)} items)"],
+        )
+        enqueue(cur, sid, "lexical", {})
+        position = queue_position(cur, sid)
+    db.invalidate()
+    db.notify_jobs()
+    return Receipt(sid, False, "queued", list(preds.warnings), position)
+
+
+def _check_limits(cur, submitter_key: str | None, at: datetime) -> None:
+    limit = settings.daily_limit()
+    if submitter_key is not None:
+        (count,) = cur.execute(
+            "SELECT count(*) FROM submissions WHERE kind = 'submission' AND submitter_key = ? "
+            "AND created_at >= ?",
+            [submitter_key, _utc_midnight(at)],
+        ).fetchone()
+        if count >= limit:
+            reset = _utc_midnight(at) + timedelta(days=1)
+            raise LimitError(
+                f"Daily limit reached: {count} of {limit} submissions today (UTC) for this "
+                f"submitter. Try again after {reset:%Y-%m-%d %H:%M} UTC; nothing was stored."
+            )
+    cap = settings.max_queue()
+    (waiting,) = cur.execute(
+        "SELECT count(DISTINCT submission_id) FROM jobs WHERE status IN ('queued', 'running')"
+    ).fetchone()
+    if waiting >= cap:
+        raise LimitError(
+            f"The scoring queue is full ({waiting} submissions waiting, the limit is {cap}). "
+            "Please try again in a few minutes; nothing was stored."
+        )
+
+
+def queue_position(cur, submission_id: str) -> int | None:
+    """1 + the number of queued jobs ahead of this submission's first queued job, or None."""
+    row = cur.execute(
+        "SELECT min(id) FROM jobs WHERE submission_id = ? AND status = 'queued'", [submission_id]
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    (ahead,) = cur.execute(
+        "SELECT count(*) FROM jobs WHERE status = 'queued' AND id < ?", [row[0]]
+    ).fetchone()
+    return int(ahead) + 1
+
+
+def job_summary(cur, submission_id: str) -> tuple[list[str], dict[str, str], bool, bool]:
+    """(pending stages, failed stage -> reason, any running, lexical scores exist)."""
+    latest: dict[str, tuple[str, str | None]] = {}
+    for stage, status, error in cur.execute(
+        "SELECT stage, status, error FROM jobs WHERE submission_id = ? ORDER BY id",
+        [submission_id],
+    ).fetchall():
+        latest[stage] = (status, error)
+    pending = [s for s in STAGES if s in latest and latest[s][0] in ("queued", "running")]
+    failed = {
+        s: latest[s][1] or "failed" for s in STAGES if s in latest and latest[s][0] == "failed"
+    }
+    running = any(v[0] == "running" for v in latest.values())
+    (lexical,) = cur.execute(
+        "SELECT count(*) FROM scores WHERE submission_id = ? AND metric_group IN ('bleu', 'rouge')",
+        [submission_id],
+    ).fetchone()
+    return pending, failed, running, bool(lexical)
+
+
+def refresh_status(cur, submission_id: str, note: str | None = None, force: bool = False) -> str:
+    """Derive a submission's status from its jobs and scores; record it when it changes."""
+    (kind,) = cur.execute("SELECT kind FROM submissions WHERE id = ?", [submission_id]).fetchone()
+    if kind == "reported":
+        return "scored"
+    pending, failed, running, has_lexical = job_summary(cur, submission_id)
+    parts = []
+    if not has_lexical:
+        if "lexical" in failed and not pending:
+            status, parts = "failed", [failed["lexical"]]
+        else:
+            status = "scoring" if running else "queued"
+    elif pending or failed:
+        status = "partially scored"
+        if pending:
+            metrics = [m for s in pending for m in STAGES[s]]
+            parts.append("pending: " + ", ".join(metrics))
+        parts += [f"{s} failed: {reason}" for s, reason in failed.items()]
+    else:
+        status = "scored"
+    message = "; ".join(parts)
+    old_status, old_message = cur.execute(
+        "SELECT status, status_message FROM submissions WHERE id = ?", [submission_id]
+    ).fetchone()
+    if (status, message) != (old_status, old_message or "") or force:
+        cur.execute(
+            "UPDATE submissions SET status = ?, status_message = ? WHERE id = ?",
+            [status, message, submission_id],
+        )
+        shown = "; ".join(p for p in (note, message) if p)
+        cur.execute(
+            "INSERT INTO status_history VALUES (?, ?, ?, ?)", [submission_id, now(), status, shown]
+        )
+    return status

@@ -1,0 +1,260 @@
+"""Bootstrap intervals and rank bands, checked against independent computations."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import leaderboard as lb
+from etclib.corpus import load_corpus
+from etclib.metrics import MetricData
+from etclib.predictions import dumps_jsonl
+from etclib.task import items as split_items
+from leaderboard import bootstrap
+
+SEED, B = 7, 300
+
+
+@pytest.fixture(autouse=True)
+def _close_databases():
+    yield
+    lb.close_all()
+
+
+@pytest.fixture
+def tiny(tiny_corpus, monkeypatch):
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    monkeypatch.setenv("ETC_LB_SEED", str(SEED))
+    monkeypatch.setenv("ETC_LB_BOOTSTRAP", str(B))
+    return split_items(load_corpus(tiny_corpus), "test")
+
+
+def jsonl(items, text) -> bytes:
+    return dumps_jsonl((it.key, text(it)) for it in items).encode("utf-8")
+
+
+def independent_indices(n: int) -> np.ndarray:
+    """The documented resampling, written out here: numpy's default_rng(seed).integers."""
+    return np.random.default_rng(SEED).integers(0, n, size=(B, n))
+
+
+# --- the vectorised aggregations equal the plain computation -----------------------------------
+
+
+def test_resampled_means_equal_numpy_on_each_resample():
+    rng = np.random.default_rng(1)
+    values = rng.random(50)
+    values[[3, 17, 40]] = np.nan  # excluded items, as the judge leaves them
+    idx = independent_indices(50)
+    got = bootstrap.mean_scores(values, bootstrap.weights(idx, 50))
+    expected = np.nanmean(values[idx], axis=1) * 100
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_all_nan_resample_is_nan():
+    values = np.array([np.nan, 0.5])
+    w = np.array([[2.0, 0.0], [1.0, 1.0]])
+    got = bootstrap.mean_scores(values, w)
+    assert np.isnan(got[0]) and got[1] == pytest.approx(50)
+
+
+TEXTS = [
+    ("相手 の 話 に 共感 し た", "相手 の 話 に 共感 し まし た"),
+    ("私 は 嬉しかっ た", "私 は 悲しかっ た"),
+    ("", "何 か 言い たかっ た"),
+    ("驚い た", "驚い た"),
+    ("旅行 の 話 を し たく て 嬉しかっ た", "旅行 に つい て 話し たかっ た"),
+    ("a b c d e f g", "h i j"),
+    ("怖かっ た", "怖かっ た けど 楽しかっ た 。"),
+]
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+def test_resampled_bleu_equals_sacrebleu_on_each_resample(order):
+    from sacrebleu.metrics import BLEU
+
+    from etclib.metrics import bleu
+
+    hyps = [h for h, _ in TEXTS]
+    refs = [r for _, r in TEXTS]
+    stats = np.asarray(
+        BLEU(max_ngram_order=4, tokenize="none")._extract_corpus_statistics(hyps, [refs])
+    )
+    idx = np.random.default_rng(3).integers(0, len(TEXTS), size=(60, len(TEXTS)))
+    idx[0] = [2, 2, 2, 2, 2, 2, 2]  # an empty hypothesis only: BLEU 0
+    idx[1] = [5, 5, 5, 5, 5, 5, 5]  # nothing matches: BLEU 0
+    idx[2] = [3, 3, 3, 3, 3, 3, 3]  # one-token sentences: no 2-grams at all
+    got = bootstrap.bleu_scores(stats, bootstrap.weights(idx, len(TEXTS)), order)
+    scorer = BLEU(max_ngram_order=order, tokenize="none")
+    expected = [
+        scorer.corpus_score([hyps[i] for i in row], [[refs[i] for i in row]]).score for row in idx
+    ]
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+    # and equal to etclib's own aggregate over the same resample
+    data = MetricData({"bleu_stats": stats})
+    mine = [bleu.aggregate(data, row)[f"bleu{order}"] for row in idx[:10]]
+    np.testing.assert_allclose(got[:10], mine, rtol=1e-9, atol=1e-9)
+
+
+def test_generic_fallback_calls_aggregate_per_resample():
+    idx = independent_indices(5)
+    values = np.arange(5, dtype=float)
+    got = bootstrap.resampled(
+        "odd_metric", {}, bootstrap.weights(idx, 5), idx, lambda i: {"odd_metric": values[i].max()}
+    )
+    np.testing.assert_array_equal(got, values[idx].max(axis=1))
+
+
+# --- intervals and bands on the board, from the database ----------------------------------
+
+
+def test_board_intervals_equal_an_independent_bootstrap(tiny):
+    from sacrebleu.metrics import BLEU
+
+    from etclib.metrics import Context, rouge
+    from etclib.tokenize import TokenCache
+
+    half = {it.key for it in tiny[::2]}
+    pred = lambda it: it.reference if it.key in half else it.utterance  # noqa: E731
+    sid = lb.submit(jsonl(tiny, pred), {"name": "half right"}).id
+    lb.process_jobs()
+    row = lb.ranking().set_index("id").loc[sid]
+
+    preds = [pred(it) for it in tiny]
+    refs = [it.reference for it in tiny]
+    idx = independent_indices(len(tiny))
+    values = rouge.compute(preds, refs, Context()).arrays["rougeL"]
+    lo, hi = np.percentile(values[idx].mean(axis=1) * 100, [2.5, 97.5])
+    assert (row["rougeL_lo"], row["rougeL_hi"]) == pytest.approx((lo, hi), rel=1e-9)
+    assert row["rougeL"] == pytest.approx(values.mean() * 100)
+
+    tok = TokenCache()
+    hyp_t, ref_t = tok(preds), tok(refs)
+    scorer = BLEU(max_ngram_order=4, tokenize="none")
+    resampled = [
+        scorer.corpus_score([hyp_t[i] for i in r], [[ref_t[i] for i in r]]).score for r in idx
+    ]
+    lo, hi = np.percentile(resampled, [2.5, 97.5])
+    assert (row["bleu4_lo"], row["bleu4_hi"]) == pytest.approx((lo, hi), rel=1e-9)
+    assert row["bleu4_lo"] < row["bleu4"] < row["bleu4_hi"]
+
+    d = lb.detail(sid)
+    assert d["scores"]["rouge"]["intervals"]["rougeL"] == pytest.approx(
+        (row["rougeL_lo"], row["rougeL_hi"])
+    )
+
+
+def test_identical_entries_share_a_rank_and_a_clearly_worse_one_does_not(tiny):
+    perfect = jsonl(tiny, lambda it: it.reference)
+    csv_text = "dialogue_id,turn,role,prediction\n" + "".join(
+        f"{it.dialogue_id},{it.turn},{it.role},{it.reference}\n" for it in tiny
+    )
+    a = lb.submit(perfect, {"name": "A", "contact": "a@x.org"}).id
+    b = lb.submit(csv_text.encode(), {"name": "B", "contact": "b@x.org"}, file_name="b.csv").id
+    c = lb.submit(jsonl(tiny, lambda it: it.utterance), {"name": "C", "contact": "c@x.org"}).id
+    lb.process_jobs()
+    board = lb.ranking().set_index("id")
+    # A and B: same predictions, so every paired difference is exactly 0: not significant.
+    assert board.loc[a, "rank"] == board.loc[b, "rank"] == 1
+    assert board.loc[a, "rank_band"] == board.loc[b, "rank_band"] == "1–2"
+    # C: below 100 on every resample while A and B score 100 on all: significantly worse.
+    assert board.loc[c, "rank"] == 3 and board.loc[c, "rank_band"] == "3"
+    assert list(lb.ranking()["id"])[-1] == c
+
+
+def test_rank_bands_against_plain_percentiles():
+    rng = np.random.default_rng(0)
+    base = rng.normal(0, 1, size=B)
+    samples = np.vstack([50 + base, 49.9 + base + rng.normal(0, 2, B), 40 + base, 39.95 + base])
+    points = np.array([50.0, 49.9, 40.0, 39.95])
+    rank, worst = bootstrap.rank_bands(points, samples)
+    expected_rank, expected_worst = [], []
+    for j in range(4):
+        better = worse = 0
+        for i in range(4):
+            if i == j:
+                continue
+            lo, hi = np.percentile(samples[i] - samples[j], [2.5, 97.5])
+            better += lo > 0
+            worse += hi < 0
+        expected_rank.append(1 + better)
+        expected_worst.append(4 - worse)
+    assert rank.tolist() == expected_rank
+    assert worst.tolist() == expected_worst
+    assert rank.tolist() == [1, 1, 3, 4]  # 40 vs 39.95 with paired identical noise: significant
+
+
+def test_unscored_entries_are_unranked():
+    samples = np.vstack([np.full(10, 5.0), np.full(10, np.nan)])
+    rank, worst = bootstrap.rank_bands(np.array([5.0, np.nan]), samples)
+    assert rank.tolist() == [1, 0] and worst.tolist() == [1, 0]
+
+
+# --- the judge's F1 ranks first when present ------------------------------------------------------
+
+
+def _fake_judge_module() -> types.ModuleType:
+    """The judge metric's interface with deterministic per-item results (no LLM)."""
+    from etclib.metrics import judge
+
+    mod = types.ModuleType("fake_judge_metric")
+    mod.KEYS = judge.KEYS
+
+    def compute(predictions, references, ctx):
+        n = len(predictions)
+        f1 = np.array([1.0 if p == r else 0.0 for p, r in zip(predictions, references)])
+        arrays = {
+            "precision": f1.copy(),
+            "recall": f1.copy(),
+            "f1": f1,
+            "units": np.ones(n),
+            "ref_units": np.ones(n),
+        }
+        details = [
+            {"units": [p], "unit_labels": ["Supported" if v else "Not Supported"], "error": None}
+            for p, v in zip(predictions, f1)
+        ]
+        return MetricData(arrays, details=details, extra={"judge_errors": 0})
+
+    mod.compute = compute
+    mod.aggregate = judge.aggregate
+    mod.item_scores = judge.item_scores
+    mod.signature = lambda ctx=None: {"judge": "fake-judge|test"}
+    return mod
+
+
+def test_judge_f1_is_the_ranking_metric_when_present(tiny, monkeypatch):
+    from etclib import metrics
+
+    monkeypatch.setitem(sys.modules, "fake_judge_metric", _fake_judge_module())
+    monkeypatch.setitem(metrics.METRICS, "judge", "fake_judge_metric")
+    monkeypatch.setenv("ETC_JUDGE_PROVIDER", "openai")
+    assert lb.configured_stages() == ["lexical"]  # the provider has no key yet
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    assert lb.configured_stages() == ["lexical", "judge"]
+
+    half = {it.key for it in tiny[:15]}
+    a = lb.submit(jsonl(tiny, lambda it: it.reference if it.key in half else "x"), {"name": "A"})
+    b = lb.submit(jsonl(tiny, lambda it: it.reference), {"name": "B", "contact": "b@x.org"})
+    lb.process_jobs()
+    st = lb.status(a.id)
+    assert st["status"] == "scored", st
+    board = lb.ranking()
+    assert board.attrs["sort_by"] == "f1"
+    assert list(board["id"]) == [b.id, a.id]
+    assert board.iloc[0]["f1"] == pytest.approx(100) and board.iloc[1]["f1"] == pytest.approx(75)
+    assert board.iloc[1]["units_mean"] == pytest.approx(1.0)
+    items = lb.per_item(a.id)
+    assert items["f1"].tolist()[:15] == [100.0] * 15 and items["f1"].tolist()[15:] == [0.0] * 5
+    assert items["unit_labels"].iloc[-1] == ["Not Supported"]
+    assert ["x"] in items.iloc[-1].tolist()  # the unit texts, whatever etclib names them
+    d = lb.detail(a.id)
+    assert d["verbosity"]["units_mean"] == pytest.approx(1.0)
+    assert d["verbosity"]["recall"] == pytest.approx(75)
+    lo, hi = d["scores"]["judge"]["intervals"]["f1"]
+    f1 = np.array([1.0] * 15 + [0.0] * 5)
+    expected = np.percentile(f1[independent_indices(20)].mean(axis=1) * 100, [2.5, 97.5])
+    assert (lo, hi) == pytest.approx(tuple(expected))
