@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "train": "etclib.cli.train",
     "download": "etclib.cli.download",
     "db": "etclib.cli.db",
+    "judge": "etclib.cli.judge",
     "judge-labels": "etclib.cli.judge_labels",
 }
 

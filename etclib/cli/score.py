@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--metrics",
         default="bleu,rouge",
-        help="comma-separated metric groups (default: bleu,rouge; also: bertscore)",
+        help="comma-separated metric groups (default: bleu,rouge; also: bertscore, judge)",
     )
     parser.add_argument(
         "--per-item", metavar="OUT", help="write one JSON line per item with its scores"

@@ -32,6 +32,7 @@ METRICS: dict[str, str] = {
     "bleu": "etclib.metrics.bleu",
     "rouge": "etclib.metrics.rouge",
     "bertscore": "etclib.metrics.bertscore",
+    "judge": "etclib.metrics.judge",
 }
 DEFAULT_METRICS: tuple[str, ...] = ("bleu", "rouge")
 

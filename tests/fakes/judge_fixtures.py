@@ -20,8 +20,9 @@ PROVIDERS = ("gemini", "openai")
 FAKE_MODEL = "fake-judge"
 
 
-def point_provider_at(monkeypatch: pytest.MonkeyPatch, provider: str, server: FakeLLMServer,
-                      key: str = "test-key") -> None:
+def point_provider_at(
+    monkeypatch: pytest.MonkeyPatch, provider: str, server: FakeLLMServer, key: str = "test-key"
+) -> None:
     """Set the key and endpoint env vars of ``provider`` to the fake ``server``."""
     if provider == "gemini":
         monkeypatch.setenv("GEMINI_API_KEY", key)

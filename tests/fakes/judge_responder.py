@@ -4,8 +4,8 @@ It reads the judge's user message (``# 心情記述`` for a decomposition, ``# �
 ``# 対象の心情記述`` for an entailment, as rendered from ``etclib/judge/prompts/*.toml``) and
 answers JSON from tables, so tests can work out the expected scores by hand:
 
-- ``units[text]`` -> the units of ``text``; texts not in the table are split at "。" (each
-  non-empty sentence one unit);
+- ``units[text]`` -> the units of ``text``; texts not in the table are split into sentences
+  after each "。" (each non-empty sentence one unit);
 - ``labels[(unit, target)]`` -> the label; pairs not in the table are "Supported" when the
   unit occurs verbatim in the target, else "Not Supported".
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import threading
 
 from .llm_server import FakeRequest
@@ -38,8 +39,8 @@ def request_kind(req: FakeRequest) -> tuple[str, tuple[str, ...]]:
 
 
 def sentences(text: str) -> list[str]:
-    """The default decomposition: one unit per non-empty sentence ending in "。"."""
-    return [s.strip() + "。" for s in text.split("。") if s.strip()]
+    """The default decomposition: one unit per non-empty sentence, "。" kept where present."""
+    return [s.strip() for s in re.findall(r"[^。]+。?", text) if s.strip("。 \n")]
 
 
 class ScriptedJudge:

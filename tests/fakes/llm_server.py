@@ -377,22 +377,41 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, kind: str, status: int, message: str) -> None:
         if kind.startswith("gemini"):
-            names = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND",
-                     429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
-            body = {"error": {"code": status, "message": message,
-                              "status": names.get(status, "UNKNOWN")}}
+            names = {
+                400: "INVALID_ARGUMENT",
+                401: "UNAUTHENTICATED",
+                404: "NOT_FOUND",
+                429: "RESOURCE_EXHAUSTED",
+                500: "INTERNAL",
+                503: "UNAVAILABLE",
+            }
+            body = {
+                "error": {
+                    "code": status,
+                    "message": message,
+                    "status": names.get(status, "UNKNOWN"),
+                }
+            }
         else:
             types_ = {401: "invalid_request_error", 429: "rate_limit_exceeded"}
-            body = {"error": {"message": message, "type": types_.get(status, "server_error"),
-                              "param": None, "code": None}}
+            body = {
+                "error": {
+                    "message": message,
+                    "type": types_.get(status, "server_error"),
+                    "param": None,
+                    "code": None,
+                }
+            }
         self._send_json(status, body)
 
     # -- routes ----------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         path = urlsplit(self.path).path
         if path.rstrip("/") == "/v1/models":
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
-                    for m in self.fake.models]
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                for m in self.fake.models
+            ]
             self._send_json(200, {"object": "list", "data": data})
             return
         self._send_json(404, {"error": {"message": f"no route GET {path}", "code": 404}})
@@ -465,7 +484,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, _openai_reply(req.model, reply, prompt_tokens, completion_tokens))
         elif req.kind == "openai-stream":
             usage = bool((req.body.get("stream_options") or {}).get("include_usage"))
-            self._send_sse(_openai_chunks(req.model, reply, prompt_tokens, completion_tokens, usage))
+            self._send_sse(
+                _openai_chunks(req.model, reply, prompt_tokens, completion_tokens, usage)
+            )
         elif req.kind == "gemini":
             self._send_json(200, _gemini_reply(req.model, reply, prompt_tokens, completion_tokens))
         else:
@@ -489,8 +510,14 @@ def _openai_reply(model: str, text: str, p: int, c: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": "stop", "logprobs": None}],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
         "usage": _openai_usage(p, c),
     }
 
@@ -499,8 +526,14 @@ def _openai_chunks(model: str, text: str, p: int, c: int, usage: bool) -> Iterat
     cid, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
 
     def chunk(delta: dict, finish: str | None, **extra: Any) -> str:
-        obj = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        obj = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **extra,
+        }
         return json.dumps(obj, ensure_ascii=False)
 
     yield chunk({"role": "assistant", "content": ""}, None)
@@ -508,8 +541,16 @@ def _openai_chunks(model: str, text: str, p: int, c: int, usage: bool) -> Iterat
         yield chunk({"content": piece}, None)
     yield chunk({}, "stop")
     if usage:
-        yield json.dumps({"id": cid, "object": "chat.completion.chunk", "created": created,
-                          "model": model, "choices": [], "usage": _openai_usage(p, c)})
+        yield json.dumps(
+            {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [],
+                "usage": _openai_usage(p, c),
+            }
+        )
     yield "[DONE]"
 
 

@@ -1,0 +1,11 @@
+"""The LLM judge behind the atomic-unit metrics (SPEC.md, "LLM-judge atomic-unit metrics").
+
+- :mod:`.templates`: the versioned decomposition and entailment prompts (``prompts/*.toml``);
+- :mod:`.parse`: defensive parsing of the JSON answers;
+- :mod:`.providers`: one request/answer call to Gemini or an OpenAI-compatible server;
+- :mod:`.cache`: the persistent SQLite answer cache (under ``ETC_CACHE_DIR``);
+- :mod:`.pricing`: approximate prices for the run's cost estimate;
+- :mod:`.runner`: bounded-concurrency asyncio runs with retries, dedupe and usage counts.
+
+The metric itself is :mod:`etclib.metrics.judge`.
+"""

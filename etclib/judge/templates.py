@@ -1,0 +1,116 @@
+"""The judge's two prompt templates, loaded from versioned TOML files in ``prompts/``.
+
+``decompose.toml`` splits a transcription into units of inner state; ``entail.toml`` labels one
+unit against a target transcription. Each file has ``version`` (bumped on every change),
+``system`` (with ``$examples``), ``user`` (the per-request message), ``examples_header``,
+``example`` (one block per worked example, ``$number`` and ``$output`` plus the example's own
+fields) and ``[[examples]]``. A template's :attr:`PromptTemplate.tag` (kind, version and the
+first 8 hex digits of a hash of its content) is part of the judge's signature and cache keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from string import Template
+from typing import Any
+
+from ..errors import JudgeError
+
+KINDS: tuple[str, ...] = ("decompose", "entail")
+_FIELDS = {"decompose": ("text",), "entail": ("unit", "target")}
+_REQUIRED = ("name", "kind", "version", "system", "user", "examples_header", "example", "examples")
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """One loaded prompt template; :meth:`messages` renders a request."""
+
+    kind: str
+    name: str
+    version: int
+    system: str
+    user: str
+    digest: str
+    n_examples: int
+
+    @property
+    def tag(self) -> str:
+        """``kind-vN-<hash8>``, e.g. ``decompose-v1-1a2b3c4d``."""
+        return f"{self.kind}-v{self.version}-{self.digest[:8]}"
+
+    def messages(self, **fields: str) -> list[dict[str, str]]:
+        """``[system, user]`` chat messages for one request (fields: see ``_FIELDS``)."""
+        missing = [f for f in _FIELDS[self.kind] if f not in fields]
+        if missing:
+            raise JudgeError(f"Prompt {self.kind!r} needs the field(s) {', '.join(missing)}.")
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": Template(self.user).substitute(fields)},
+        ]
+
+
+def _output(kind: str, example: dict[str, Any]) -> str:
+    if kind == "decompose":
+        return json.dumps({"units": list(example["units"])}, ensure_ascii=False)
+    return json.dumps(
+        {"reasoning": example["reasoning"], "label": example["label"]}, ensure_ascii=False
+    )
+
+
+def _check(kind: str, where: str, data: dict[str, Any]) -> None:
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing:
+        raise JudgeError(f"{where}: missing key(s) {', '.join(missing)}; restore the file.")
+    if data["kind"] != kind or not isinstance(data["version"], int):
+        raise JudgeError(f"{where}: expected kind = {kind!r} and an integer version.")
+    need = ("text", "units") if kind == "decompose" else ("unit", "target", "reasoning", "label")
+    for i, ex in enumerate(data["examples"], 1):
+        absent = [k for k in need if k not in ex]
+        if absent:
+            raise JudgeError(f"{where}: example {i} lacks {', '.join(absent)}.")
+        if kind == "entail" and ex["label"] not in ("Supported", "Neutral", "Not Supported"):
+            raise JudgeError(f"{where}: example {i} has unknown label {ex['label']!r}.")
+
+
+@cache
+def load(kind: str) -> PromptTemplate:
+    """The template for ``kind`` (``"decompose"`` or ``"entail"``), read once per process."""
+    if kind not in KINDS:
+        raise JudgeError(f"Unknown judge prompt {kind!r}. Available: {', '.join(KINDS)}.")
+    ref = resources.files("etclib.judge") / "prompts" / f"{kind}.toml"
+    where = f"etclib/judge/prompts/{kind}.toml"
+    try:
+        data = tomllib.loads(ref.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise JudgeError(f"{where}: cannot read the judge prompt ({exc}).") from exc
+    _check(kind, where, data)
+    blocks = [
+        Template(data["example"]).substitute(
+            {k: v for k, v in ex.items() if isinstance(v, str)},
+            number=str(i),
+            output=_output(kind, ex),
+        )
+        for i, ex in enumerate(data["examples"], 1)
+    ]
+    examples = data["examples_header"] + "".join(blocks) if blocks else ""
+    system = Template(data["system"]).substitute(examples=examples).rstrip() + "\n"
+    canonical = json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return PromptTemplate(
+        kind=kind,
+        name=data["name"],
+        version=data["version"],
+        system=system,
+        user=data["user"],
+        digest=hashlib.sha256(canonical).hexdigest(),
+        n_examples=len(blocks),
+    )
+
+
+def tags() -> str:
+    """``decompose-vN-<hash8>,entail-vN-<hash8>`` for the signature."""
+    return ",".join(load(k).tag for k in KINDS)

@@ -1,0 +1,153 @@
+"""LLM-judge atomic-unit precision, recall and F1 (FActScore-style; SPEC.md "LLM-judge").
+
+An LLM decomposes each prediction and each reference into units of inner state, then labels
+every prediction unit against the reference (precision) and every reference unit against the
+prediction (recall) as Supported / Neutral / Not Supported. Per item (SPEC rule 3):
+
+- precision = Supported prediction units / prediction units; recall likewise for the reference;
+  Neutral counts as not supported;
+- an item whose reference has no unit is excluded (NaN) from all three;
+- a prediction with no unit against a reference with units scores 0 / 0 / 0;
+- item F1 = harmonic mean of the item's precision and recall (0 when both are 0).
+
+Reported precision, recall and f1 are means over the included items, x100 (f1 is the mean of
+item F1s). ``units_mean`` / ``units_sd`` (units per prediction) and ``ref_units_mean`` /
+``ref_units_sd`` (units per reference) are plain counts, not x100, over the items whose two
+decompositions succeeded (population SD); ``n_judged`` is the number of included items.
+An item whose requests failed after every retry is excluded from everything and counted in
+``extra["judge_errors"]``; its reason is in ``details[i]["error"]``.
+
+Options (``Context.get``): ``judge_provider`` (gemini | openai), ``judge_model``,
+``concurrency`` (16), ``judge_timeout`` (seconds per call, 60), ``judge_max_attempts`` (6),
+``judge_backoff`` (first back-off in seconds, 1). Answers are cached in
+``$ETC_CACHE_DIR/judge.sqlite3``; see docs/judge.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..judge.parse import SUPPORTED
+from ..judge.runner import Judge, JudgeSettings, judge_items, run_sync
+from . import Context, MetricData, subset_mean
+
+KEYS = (
+    "precision",
+    "recall",
+    "f1",
+    "units_mean",
+    "units_sd",
+    "ref_units_mean",
+    "ref_units_sd",
+    "n_judged",
+)
+#: keys reported x100 (the others are counts)
+SCALED = ("precision", "recall", "f1")
+
+
+def signature(ctx: Context | None = None) -> dict[str, str]:
+    """``{"judge": "provider:..|model:..|temperature:0|prompts:..|etclib-judge"}``."""
+    settings = JudgeSettings.resolve(ctx.get if ctx is not None else None)
+    return {"judge": settings.signature()}
+
+
+def item_prf(
+    n_units: int, n_supported: int, n_ref_units: int, n_ref_supported: int
+) -> tuple[float, float, float]:
+    """One item's (precision, recall, F1) in 0..1, NaN when the reference has no unit."""
+    if n_ref_units == 0:
+        return math.nan, math.nan, math.nan
+    if n_units == 0:
+        return 0.0, 0.0, 0.0
+    p = n_supported / n_units
+    r = n_ref_supported / n_ref_units
+    f = 2 * p * r / (p + r) if p + r > 0 else 0.0
+    return p, r, f
+
+
+def compute(predictions: list[str], references: list[str], ctx: Context) -> MetricData:
+    """Judge every item (concurrently, cached); per-item arrays, details and run usage."""
+    settings = JudgeSettings.resolve(ctx.get)
+
+    async def run():
+        async with Judge(settings) as judge:
+            results = await judge_items(judge, predictions, references)
+            return results, judge.usage
+
+    results, usage = run_sync(run)
+    n = len(results)
+    arrays = {k: np.full(n, np.nan) for k in ("precision", "recall", "f1", "units", "ref_units")}
+    for i, res in enumerate(results):
+        if res.error is not None:
+            continue
+        arrays["units"][i] = len(res.units)
+        arrays["ref_units"][i] = len(res.ref_units)
+        p, r, f = item_prf(
+            len(res.units),
+            sum(label == SUPPORTED for label in res.unit_labels),
+            len(res.ref_units),
+            sum(label == SUPPORTED for label in res.ref_unit_labels),
+        )
+        arrays["precision"][i], arrays["recall"][i], arrays["f1"][i] = p, r, f
+    extra = {
+        "judge_errors": sum(res.error is not None for res in results),
+        "judge_usage": usage.report(settings.model),
+        "judge_model_versions": sorted(usage.model_versions),
+    }
+    return MetricData(arrays, details=[res.as_dict() for res in results], extra=extra)
+
+
+def _mean_sd(values: np.ndarray) -> tuple[float, float]:
+    v = values[~np.isnan(values)]
+    if not len(v):
+        return math.nan, math.nan
+    return float(v.mean()), float(v.std())
+
+
+def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
+    """precision, recall, f1 (x100, means over included items), unit counts, n_judged."""
+    a = data.arrays
+    units = a["units"] if idx is None else a["units"][idx]
+    ref_units = a["ref_units"] if idx is None else a["ref_units"][idx]
+    known = ~np.isnan(units) & ~np.isnan(ref_units)
+    units_mean, units_sd = _mean_sd(units[known])
+    ref_mean, ref_sd = _mean_sd(ref_units[known])
+    f1 = a["f1"] if idx is None else a["f1"][idx]
+    return {
+        "precision": subset_mean(a["precision"], idx),
+        "recall": subset_mean(a["recall"], idx),
+        "f1": subset_mean(a["f1"], idx),
+        "units_mean": units_mean,
+        "units_sd": units_sd,
+        "ref_units_mean": ref_mean,
+        "ref_units_sd": ref_sd,
+        "n_judged": float(np.count_nonzero(~np.isnan(f1))),
+    }
+
+
+def item_scores(data: MetricData, i: int) -> dict:
+    """One item: precision / recall / f1 x100 (None when excluded), unit counts
+    (``n_units``, ``n_ref_units``) and ``judge_error`` when the item failed."""
+
+    def scaled(key: str) -> float | None:
+        v = float(data.arrays[key][i])
+        return None if math.isnan(v) else round(v * 100, 4)
+
+    def count(key: str) -> int | None:
+        v = float(data.arrays[key][i])
+        return None if math.isnan(v) else int(v)
+
+    out: dict = {k: scaled(k) for k in SCALED}
+    # counts as n_units / n_ref_units: "units" / "ref_units" are the unit lists in details
+    out["n_units"] = count("units")
+    out["n_ref_units"] = count("ref_units")
+    if data.details is not None and data.details[i].get("error"):
+        out["judge_error"] = data.details[i]["error"]
+    return out
+
+
+def score(predictions: list[str], references: list[str], **options) -> dict[str, float]:
+    """The one-call form: ``score(preds, refs, judge_provider="openai")`` -> aggregate dict."""
+    return aggregate(compute(predictions, references, Context(options)))

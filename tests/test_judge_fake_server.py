@@ -1,0 +1,184 @@
+"""The fake LLM server itself (tests/fakes/llm_server.py), driven by the real SDKs, so the
+judge and backend tests that rely on it rely on something checked."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from etclib import llm
+from tests.fakes.llm_server import FakeLLMServer, FakeRequest
+
+
+def _reply(req: FakeRequest) -> str:
+    return f"[{req.kind}|{req.model}|{req.system}] {req.user}"
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer(_reply) as s:
+        yield s
+
+
+@pytest.fixture
+def openai_client(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+    return llm.openai_client(timeout=5)
+
+
+@pytest.fixture
+def gemini_client(server, monkeypatch):
+    monkeypatch.setenv("GEMINI_API_KEY", "k")
+    monkeypatch.setenv("ETC_GEMINI_BASE_URL", server.gemini_base_url)
+    return llm.gemini_client(timeout=5)
+
+
+MESSAGES = [{"role": "system", "content": "指示"}, {"role": "user", "content": "こんにちは"}]
+
+
+def test_openai_plain_and_stream(server, openai_client):
+    r = openai_client.chat.completions.create(model="m1", messages=MESSAGES, temperature=0)
+    assert r.choices[0].message.content == "[openai|m1|指示] こんにちは"
+    assert r.usage.prompt_tokens == len("指示\nこんにちは")
+    stream = openai_client.chat.completions.create(
+        model="m1", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+    )
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "[openai-stream|m1|指示] こんにちは"
+    assert chunks[-1].usage.completion_tokens == len(text)
+    assert server.counts() == {"openai": 1, "openai-stream": 1}
+    assert server.requests[0].settings["temperature"] == 0
+    assert [m.id for m in openai_client.models.list()] == ["fake-model"]
+
+
+def test_gemini_plain_and_stream(server, gemini_client):
+    from google.genai import types
+
+    config = types.GenerateContentConfig(system_instruction="指示", temperature=0)
+    r = gemini_client.models.generate_content(model="g1", contents="こんにちは", config=config)
+    assert r.text == "[gemini|g1|指示] こんにちは"
+    assert r.usage_metadata.prompt_token_count == len("指示\nこんにちは")
+    text = "".join(
+        c.text or ""
+        for c in gemini_client.models.generate_content_stream(
+            model="g1", contents="こんにちは", config=config
+        )
+    )
+    assert text == "[gemini-stream|g1|指示] こんにちは"
+    assert server.counts() == {"gemini": 1, "gemini-stream": 1}
+    assert server.count("gemini*") == 2 and server.count("openai*") == 0
+
+
+@pytest.mark.parametrize(
+    ("fault", "openai_error", "gemini_error"),
+    [
+        (429, "RateLimitError", "ClientError"),
+        (500, "InternalServerError", "ServerError"),
+        (503, "InternalServerError", "ServerError"),
+        ("malformed", "JSONDecodeError", "JSONDecodeError"),
+        ("close", "APIConnectionError", "RemoteProtocolError"),
+        ("hang", "APITimeoutError", "ReadTimeout"),
+    ],
+)
+def test_faults_reach_the_sdks(
+    server, openai_client, gemini_client, fault, openai_error, gemini_error, monkeypatch
+):
+    server.hang_seconds = 3
+    if fault == "hang":
+        openai_client = llm.openai_client(timeout=0.3)
+        gemini_client = llm.gemini_client(timeout=0.3)
+    server.inject(fault, times=2)
+    with pytest.raises(Exception) as info:
+        openai_client.chat.completions.create(model="m", messages=MESSAGES)
+    assert type(info.value).__name__ == openai_error
+    with pytest.raises(Exception) as info:
+        gemini_client.models.generate_content(model="g", contents="x")
+    assert type(info.value).__name__ == gemini_error
+    assert server.pending_faults() == 0
+    assert server.count(answered=False) == 2  # no SDK retried on its own
+    # the next request is answered normally
+    ok = openai_client.chat.completions.create(model="m", messages=MESSAGES)
+    assert ok.choices[0].message.content.endswith("こんにちは")
+
+
+def test_fault_matching_and_empty_answers(server, openai_client):
+    server.inject(500, times=1, match=lambda r: r.user == "二")
+    server.inject("empty", times=1)
+    a = openai_client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "一"}]
+    )
+    assert a.choices[0].message.content == ""  # the "empty" fault, first in line for "一"
+    with pytest.raises(Exception, match="500"):
+        openai_client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "二"}]
+        )
+    assert [r.fault for r in server.requests] == ["empty", 500]
+
+
+def test_api_key_is_checked(server, openai_client, monkeypatch):
+    server.api_key = "right"
+    with pytest.raises(Exception) as info:
+        openai_client.chat.completions.create(model="m", messages=MESSAGES)
+    assert type(info.value).__name__ == "AuthenticationError"
+    right = llm.openai_client(api_key="right")
+    assert right.chat.completions.create(model="m", messages=MESSAGES).choices
+
+
+def test_latency_and_parallel_requests(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+    server.latency = 0.3
+
+    async def main():
+        client = llm.openai_client(async_=True, timeout=5)
+        try:
+            return await asyncio.gather(
+                *(
+                    client.chat.completions.create(
+                        model="m", messages=[{"role": "user", "content": str(i)}]
+                    )
+                    for i in range(12)
+                )
+            )
+        finally:
+            await client.close()
+
+    start = time.monotonic()
+    replies = asyncio.run(main())
+    assert time.monotonic() - start < 1.5  # 12 x 0.3 s in parallel, not 3.6 s in series
+    assert sorted(r.choices[0].message.content.split()[-1] for r in replies) == sorted(
+        str(i) for i in range(12)
+    )
+    assert server.max_in_flight == 12
+
+
+def test_llm_configuration_helpers(monkeypatch):
+    from etclib.errors import ConfigError
+
+    assert llm.configured_providers() == {"openai": False, "gemini": False}
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        llm.openai_client()
+    with pytest.raises(ConfigError, match="GEMINI_API_KEY"):
+        llm.gemini_client()
+    monkeypatch.setenv("GOOGLE_API_KEY", "g")
+    assert llm.configured("gemini") and llm.gemini_api_key() == "g"
+    monkeypatch.setenv("GEMINI_API_KEY", "preferred")
+    assert llm.gemini_api_key() == "preferred"
+    with pytest.raises(ConfigError, match="Unknown LLM provider"):
+        llm.configured("claude")
+
+
+def test_llm_settings_from_secrets_file(tmp_path, monkeypatch):
+    from etclib import config
+
+    secrets = tmp_path / "secrets.toml"  # conftest points ETC_SECRETS_FILE here
+    secrets.write_text('OPENAI_API_KEY = "from-secrets"\nOPENAI_BASE_URL = "http://x/v1"\n')
+    config._secrets.cache_clear()
+    assert llm.configured("openai") and llm.openai_api_key() == "from-secrets"
+    client = llm.openai_client()
+    assert client.api_key == "from-secrets" and str(client.base_url) == "http://x/v1/"
+    assert client.max_retries == 0

@@ -1,0 +1,289 @@
+"""Judge runs under faults (429, 5xx, hangs, malformed bodies, dropped connections, bad
+answers, missing keys, unreachable endpoints), parallelism, and the usage report; both SDKs."""
+
+from __future__ import annotations
+
+import math
+import socket
+import time
+
+import pytest
+
+from etclib.errors import JudgeError
+from etclib.judge import runner
+from etclib.metrics import judge as J
+from tests.fakes.judge_fixtures import judge_env, point_provider_at  # noqa: F401 - fixture
+from tests.fakes.judge_responder import request_kind
+from tests.fakes.llm_server import FakeLLMServer
+
+# Two items; units are sentences, Supported when verbatim in the other text:
+#   item 1: P 1/1, R 1/2 -> F1 2/3;   item 2: P 1/2, R 1/1 -> F1 2/3
+PREDS = ["驚いた。", "嬉しかった。楽しかった。"]
+REFS = ["驚いた。知りたいと思った。", "嬉しかった。"]
+# 4 decompositions + (1 + 2) + (2 + 1) entailments
+CALLS = 10
+F1 = 200 / 3
+
+
+def _run(env, **overrides):
+    data = J.compute(PREDS, REFS, env.ctx(**overrides))
+    return data, J.aggregate(data), data.extra["judge_usage"]
+
+
+def test_clean_run_baseline(judge_env):  # noqa: F811
+    data, got, usage = _run(judge_env)
+    assert got["f1"] == pytest.approx(F1)
+    assert usage["calls"] == CALLS == judge_env.server.count()
+    assert usage["retries"] == 0 and data.extra["judge_errors"] == 0
+
+
+@pytest.mark.parametrize("fault", [429, 500, 503, "malformed", "close"])
+def test_transient_faults_are_retried(judge_env, fault):  # noqa: F811
+    judge_env.server.inject(fault, times=3)
+    data, got, usage = _run(judge_env)
+    assert got["f1"] == pytest.approx(F1)
+    assert data.extra["judge_errors"] == 0
+    assert usage["retries"] == 3
+    assert usage["calls"] == CALLS + 3 == judge_env.server.count()
+    assert judge_env.server.count(answered=True) == CALLS
+
+
+def test_hanging_call_times_out_and_is_retried(judge_env):  # noqa: F811
+    judge_env.server.inject("hang", times=1)
+    start = time.monotonic()
+    data, got, usage = _run(judge_env, judge_timeout=0.5)
+    assert time.monotonic() - start < 5  # the hang lasts 10 s
+    assert got["f1"] == pytest.approx(F1)
+    assert usage["retries"] == 1 and data.extra["judge_errors"] == 0
+
+
+def test_unparseable_answer_is_retried(judge_env):  # noqa: F811
+    good = judge_env.responder
+    bad_once = {"left": 2}
+
+    def flaky(req):
+        if bad_once["left"] > 0:
+            bad_once["left"] -= 1
+            return "すみません、判定できません。"
+        return good(req)
+
+    judge_env.server.responder = flaky
+    data, got, usage = _run(judge_env)
+    assert got["f1"] == pytest.approx(F1)
+    assert usage["retries"] == 2 and data.extra["judge_errors"] == 0
+
+
+def test_answer_that_never_parses_is_an_item_error_not_not_supported(judge_env):  # noqa: F811
+    good = judge_env.responder
+
+    def broken_label(req):
+        kind, args = request_kind(req)
+        if kind == "entail" and args == ("楽しかった。", "嬉しかった。"):
+            return '{"reasoning": "…", "label": "たぶん"}'
+        return good(req)
+
+    judge_env.server.responder = broken_label
+    data, got, usage = _run(judge_env, judge_max_attempts=3)
+    assert data.extra["judge_errors"] == 1
+    err = data.details[1]["error"]
+    assert "unparseable" in err and "3 attempt" in err
+    assert math.isnan(data.arrays["f1"][1]) and math.isnan(data.arrays["units"][1])
+    # item 2 is left out (NaN, n_judged 1), not scored as if the label were Not Supported;
+    # item 1 alone remains
+    assert got["f1"] == pytest.approx(F1) and got["n_judged"] == 1
+    assert J.item_scores(data, 1)["judge_error"] == err
+    assert usage["retries"] == 2
+
+
+def test_persistent_server_errors_exhaust_attempts(judge_env):  # noqa: F811
+    def is_item2(req):
+        kind, args = request_kind(req)
+        return kind == "decompose" and args[0] == "嬉しかった。楽しかった。"
+
+    judge_env.server.inject(500, times=100, match=is_item2)
+    data, got, usage = _run(judge_env, judge_max_attempts=3)
+    assert data.extra["judge_errors"] == 1
+    assert "HTTP 500" in data.details[1]["error"]
+    assert judge_env.server.count(where=is_item2) == 3
+    assert got["n_judged"] == 1 and got["f1"] == pytest.approx(F1)
+    # the failure is not cached: a later run asks again and succeeds
+    judge_env.server.clear_faults()
+    data2, got2, usage2 = _run(judge_env)
+    assert data2.extra["judge_errors"] == 0 and got2["n_judged"] == 2
+    assert usage2["calls"] == 1 + 3  # the decomposition and item 2's three entailments
+
+
+def test_sdk_retries_are_off(judge_env):  # noqa: F811
+    judge_env.server.inject(500, times=1)
+    data, _, usage = _run(judge_env, judge_max_attempts=1)
+    # the request that got the 500 reached the server once: the SDK did not retry it
+    assert judge_env.server.count(answered=False) == 1
+    assert usage["retries"] == 0 and data.extra["judge_errors"] == 1
+
+
+@pytest.mark.parametrize("provider", ["gemini", "openai"])
+def test_missing_key_stops_at_once(provider, monkeypatch):
+    with FakeLLMServer() as server:
+        point_provider_at(monkeypatch, provider, server)
+        monkeypatch.delenv("GEMINI_API_KEY" if provider == "gemini" else "OPENAI_API_KEY")
+        with pytest.raises(JudgeError, match="API_KEY"):
+            J.score(PREDS, REFS, judge_provider=provider, judge_model="m")
+        assert server.count() == 0
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("provider", ["gemini", "openai"])
+def test_unreachable_endpoint_stops_at_once(provider, monkeypatch):
+    url = f"http://127.0.0.1:{_closed_port()}"
+    if provider == "gemini":
+        monkeypatch.setenv("GEMINI_API_KEY", "k")
+        monkeypatch.setenv("ETC_GEMINI_BASE_URL", url)
+    else:
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("OPENAI_BASE_URL", url + "/v1")
+    start = time.monotonic()
+    with pytest.raises(JudgeError, match="cannot connect") as info:
+        J.score(PREDS * 20, REFS * 20, judge_provider=provider, judge_model="m", judge_backoff=5.0)
+    assert time.monotonic() - start < 3  # no back-off: stopped at the first refusal
+    assert url in str(info.value)
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_bad_key_or_model_stops_at_once(judge_env, status):  # noqa: F811
+    judge_env.server.inject(status, times=1)
+    judge_env.server.latency = 0.05
+    preds = [f"予測{i}。" for i in range(30)]  # 60 decompositions and 60 entailments
+    refs = [f"参照{i}。" for i in range(30)]
+    with pytest.raises(JudgeError, match=f"HTTP {status}"):
+        J.compute(preds, refs, judge_env.ctx(concurrency=4))
+    # not retried, and the run stopped: at most the 4 calls in flight with it and 4 started
+    # as they returned, of the 120
+    assert judge_env.server.count(answered=False) == 1
+    assert judge_env.server.count() <= 8
+
+
+def test_wrong_key_is_refused_by_the_server(judge_env, monkeypatch):  # noqa: F811
+    judge_env.server.api_key = "the-right-key"
+    with pytest.raises(JudgeError, match="HTTP 401"):
+        _run(judge_env)
+    point_provider_at(monkeypatch, judge_env.provider, judge_env.server, key="the-right-key")
+    assert _run(judge_env)[1]["f1"] == pytest.approx(F1)
+
+
+def test_bad_request_before_any_success_stops(judge_env):  # noqa: F811
+    # one call at a time, so the 400 is the run's first answer: the endpoint or the request
+    # format is wrong, and every call would fail the same way
+    judge_env.server.inject(400, times=1)
+    with pytest.raises(JudgeError, match="HTTP 400"):
+        _run(judge_env, concurrency=1)
+    assert judge_env.server.count() == 1
+
+
+def test_bad_request_after_a_success_is_an_item_error(judge_env):  # noqa: F811
+    def is_item2(req):
+        kind, args = request_kind(req)
+        return kind == "decompose" and args[0] == "嬉しかった。楽しかった。"
+
+    judge_env.server.inject(400, times=1, match=is_item2)
+    data, got, usage = _run(judge_env, concurrency=1)
+    assert data.extra["judge_errors"] == 1 and "HTTP 400" in data.details[1]["error"]
+    assert judge_env.server.count(where=is_item2) == 1  # a 400 is not retried
+    assert got["n_judged"] == 1 and usage["retries"] == 0
+
+
+def test_calls_run_in_parallel(judge_env):  # noqa: F811
+    # 8 items whose predictions have no unit: 16 decompositions and nothing else
+    judge_env.responder.units.update({f"空{i}": [] for i in range(8)})
+    judge_env.server.latency = 0.3
+    J.compute(["x"], ["x。"], judge_env.ctx())  # warm up SDK imports
+    judge_env.server.reset()
+    start = time.monotonic()
+    data = J.compute(
+        [f"空{i}" for i in range(8)],
+        [f"参照{i}。" for i in range(8)],
+        judge_env.ctx(concurrency=16),
+    )
+    wall = time.monotonic() - start
+    assert judge_env.server.count() == 16
+    assert judge_env.server.max_in_flight == 16
+    assert wall < 1.2, f"16 calls of 0.3 s took {wall:.2f} s (serial: 4.8 s)"
+    assert J.aggregate(data)["f1"] == 0.0
+
+
+def test_concurrency_bound_is_respected(judge_env):  # noqa: F811
+    judge_env.server.latency = 0.05
+    preds = [f"予測{i}。" for i in range(12)]
+    refs = [f"参照{i}。" for i in range(12)]
+    J.compute(preds, refs, judge_env.ctx(concurrency=3))
+    assert judge_env.server.max_in_flight == 3
+
+
+def test_usage_counts_tokens_and_cost(judge_env, monkeypatch):  # noqa: F811
+    model = "gemini-2.5-flash" if judge_env.provider == "gemini" else "gpt-4.1-mini"
+    price_in, price_out = (0.30, 2.50) if judge_env.provider == "gemini" else (0.40, 1.60)
+    _, _, usage = _run(judge_env, judge_model=model)
+    # the fake server bills one token per character of the request and of the reply
+    reqs = judge_env.server.requests
+    tokens_in = sum(len(r.text) for r in reqs)
+    tokens_out = sum(len(r.reply) for r in reqs)
+    assert (usage["input_tokens"], usage["output_tokens"]) == (tokens_in, tokens_out)
+    expected = (tokens_in * price_in + tokens_out * price_out) / 1e6
+    assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)  # rounded to micro-dollars
+    _, _, unknown = _run(judge_env, judge_model="my-own-model")
+    assert unknown["cost_usd"] is None
+
+
+@pytest.mark.parametrize(
+    ("attempt", "low", "high"),
+    [(1, 0.5, 1.0), (2, 1.0, 2.0), (3, 2.0, 4.0), (6, 5.0, 10.0), (10, 5.0, 10.0)],
+)
+def test_backoff_is_exponential_jittered_and_capped(attempt, low, high):
+    judge = runner.Judge(runner.JudgeSettings(backoff=1.0, backoff_max=10.0), provider=object())
+    delays = [judge._delay(attempt, None) for _ in range(200)]
+    cap = min(10.0, 2 ** (attempt - 1))
+    assert all(cap / 2 <= d <= cap for d in delays)
+    assert low <= min(delays) and max(delays) <= high
+    assert len(set(delays)) > 1  # jittered
+    # a longer Retry-After from the server wins, within the cap
+    assert judge._delay(1, 7.0) == 7.0 and judge._delay(1, 60.0) == 10.0
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"judge_provider": "claude"}, "Unknown judge provider 'claude'"),
+        ({"concurrency": "many"}, "concurrency"),
+        ({"concurrency": 0}, "at least 1"),
+        ({"judge_timeout": -1}, "judge_timeout"),
+        ({"judge_max_attempts": "x"}, "judge_max_attempts"),
+    ],
+)
+def test_bad_options_are_refused(options, message):
+    from etclib.errors import EtcError
+
+    with pytest.raises(EtcError, match=message):
+        runner.JudgeSettings.resolve(options.get)
+
+
+def test_settings_from_environment(monkeypatch):
+    monkeypatch.setenv("ETC_JUDGE_PROVIDER", "openai")
+    monkeypatch.setenv("ETC_JUDGE_MODEL", "my-vllm-model")
+    monkeypatch.setenv("ETC_JUDGE_CONCURRENCY", "32")
+    monkeypatch.setenv("ETC_JUDGE_TIMEOUT", "12.5")
+    monkeypatch.setenv("ETC_JUDGE_MAX_ATTEMPTS", "2")
+    s = runner.JudgeSettings.resolve()
+    assert (s.provider, s.model, s.concurrency, s.timeout, s.max_attempts) == (
+        "openai",
+        "my-vllm-model",
+        32,
+        12.5,
+        2,
+    )
+    # options win over the environment
+    s = runner.JudgeSettings.resolve({"concurrency": 4, "judge_model": "m"}.get)
+    assert (s.concurrency, s.model) == (4, "m")
