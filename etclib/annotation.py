@@ -40,32 +40,21 @@ import pandas as pd
 from . import config
 from .agreement import confusion_matrix, fleiss_kappa, kappa_with_ci, krippendorff_alpha
 from .corpus import ROLES
-from .errors import EtcError, StoreError
+from .errors import AccessDenied, AnnotationError, StoreError
 
 #: Judge labels (SPEC.md, "Entail"), in display order.
 LABELS: tuple[str, ...] = ("Supported", "Neutral", "Not Supported")
 SIDES: tuple[str, ...] = ("precision", "recall")
-DEFAULT_STUDIES_DB = Path("data") / "studies.duckdb"
 #: When human answers to one decision tie, the less supportive label wins (in this order).
 _TIE_ORDER = ("Not Supported", "Neutral", "Supported")
-
-
-class AnnotationError(EtcError):
-    """A judge decision, sample or answer is invalid, or the studies database cannot be used."""
-
-
-class AccessDenied(AnnotationError):
-    """A missing, unknown or revoked annotator code, or a wrong or unset admin token."""
-
-    exit_code = 3
 
 
 # --- the studies database ----------------------------------------------------------------------
 
 
 def studies_path(explicit: str | Path | None = None) -> Path:
-    """The studies DuckDB file: argument, ``ETC_STUDIES_DB``, or ``data/studies.duckdb``."""
-    return Path(explicit or config.setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB)
+    """The studies DuckDB file (see ``etclib.config.studies_path``)."""
+    return config.studies_path(explicit)
 
 
 @contextmanager

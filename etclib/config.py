@@ -20,6 +20,7 @@ DATASET_URL = f"https://codeload.github.com/UEC-InabaLab/ETCDataset/tar.gz/{DATA
 
 DEFAULT_DATA_DIR = Path("data") / "ETCDataset" / "etc"
 DEFAULT_STORE_DB = Path("data") / "etc.duckdb"
+DEFAULT_STUDIES_DB = Path("data") / "studies.duckdb"
 
 
 @lru_cache(maxsize=4)
@@ -53,6 +54,11 @@ def data_dir(explicit: str | os.PathLike | None = None) -> Path:
 def store_path(explicit: str | os.PathLike | None = None) -> Path:
     """The DuckDB corpus store: argument, ``ETC_STORE_DB``, or ``data/etc.duckdb``."""
     return Path(explicit or setting("ETC_STORE_DB") or DEFAULT_STORE_DB)
+
+
+def studies_path(explicit: str | os.PathLike | None = None) -> Path:
+    """The judge-vs-human studies database: argument, ``ETC_STUDIES_DB``, or the default."""
+    return Path(explicit or setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB)
 
 
 def cache_dir() -> Path:

@@ -48,8 +48,11 @@ class Problem:
         return f"line {self.line}: {self.message}" if self.line else self.message
 
 
-class PredictionsError(EtcError):
-    """A predictions file was refused; ``problems`` lists what is wrong, first lines first."""
+class RefusedFileError(EtcError):
+    """An input file was refused as a whole; ``problems`` lists what is wrong, first lines first."""
+
+    #: What did not happen to a refused file, for the message ("nothing was scored").
+    consequence = "nothing was read"
 
     def __init__(self, path: str, problems: list[Problem], shown: int = 10):
         self.path = path
@@ -58,8 +61,28 @@ class PredictionsError(EtcError):
         more = f"\n  ... and {len(problems) - shown} more problems" if len(problems) > shown else ""
         noun = "problem" if len(problems) == 1 else "problems"
         super().__init__(
-            f"{path}: refused, {len(problems)} {noun}; nothing was scored:\n{head}{more}"
+            f"{path}: refused, {len(problems)} {noun}; {self.consequence}:\n{head}{more}"
         )
+
+
+class PredictionsError(RefusedFileError):
+    """A predictions file was refused; nothing of it is scored or stored."""
+
+    consequence = "nothing was scored"
+
+
+class RatingsError(RefusedFileError):
+    """A ratings CSV (judge-vs-human study 3) or a reference file was refused."""
+
+
+class AnnotationError(EtcError):
+    """A judge decision, sample or answer is invalid, or the studies database cannot be used."""
+
+
+class AccessDenied(AnnotationError):
+    """A missing, unknown or revoked annotator code, or a wrong or unset admin token."""
+
+    exit_code = 3
 
 
 class MetricError(EtcError):

@@ -27,27 +27,13 @@ import pandas as pd
 
 from . import config
 from .agreement import pearson
-from .errors import EtcError, Problem
+from .errors import Problem, RatingsError
 
 COLUMNS: tuple[str, ...] = ("item", "system", "metric", "rater_kind", "rater_id", "score")
 RATER_KINDS: tuple[str, ...] = ("llm", "human")
 EMPLIFAI_FILE = "emplifai_judge_vs_human.json"
 #: The 5-point Likert scale of the EmplifAI study.
 EMPLIFAI_SCALE = (1.0, 5.0)
-
-
-class RatingsError(EtcError):
-    """A ratings CSV or a reference file was refused; ``problems`` lists what is wrong."""
-
-    def __init__(self, source: str, problems: list[Problem], shown: int = 10):
-        self.source = source
-        self.problems = problems
-        head = "\n".join(f"  {p}" for p in problems[:shown])
-        more = f"\n  ... and {len(problems) - shown} more problems" if len(problems) > shown else ""
-        noun = "problem" if len(problems) == 1 else "problems"
-        super().__init__(
-            f"{source}: refused, {len(problems)} {noun}; nothing was read:\n{head}{more}"
-        )
 
 
 # --- parsing ---------------------------------------------------------------------------------
