@@ -8,9 +8,9 @@ back-off and send up to ``batch_size`` requests at a time.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import BackendError
 from .base import Progress
@@ -75,3 +75,30 @@ def concurrent_map(
                 fut.cancel()
             raise
     return [results[i] for i in range(len(inputs))]
+
+
+def relay_stream(
+    chunks: Iterable[Any], text_of: Callable[[Any], str], describe: Callable[[Exception], str]
+) -> Iterator[str]:
+    """Yield each streamed chunk's text (leading whitespace of the answer dropped).
+
+    A stream that breaks half-way becomes a ``BackendError``; the stream is closed when the
+    consumer stops early, which releases the connection.
+    """
+    started = False
+    try:
+        for chunk in chunks:
+            text = text_of(chunk)
+            if not started:
+                text = text.lstrip()
+                started = bool(text)
+            if text:
+                yield text
+    except BackendError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any SDK or network failure mid-stream
+        raise BackendError(describe(exc)) from None
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()

@@ -22,7 +22,7 @@ from .. import llm
 from ..config import setting
 from ..errors import BackendError, ConfigError
 from ..task import Item, build_messages
-from ._api import concurrent_map, with_retries
+from ._api import concurrent_map, relay_stream, with_retries
 from .base import Backend, Progress, Shots, clean, messages_for, positive_int
 
 DEFAULT_MODEL = "gemini-2.5-flash"
@@ -157,21 +157,7 @@ class GeminiBackend(Backend):
             retries=self.retries,
             wait_s=self.retry_wait,
         )
-        started = False
-        try:
-            for chunk in chunks:
-                text = chunk.text or ""
-                if not started:
-                    text = text.lstrip()
-                    started = bool(text)
-                if text:
-                    yield text
-        except Exception as exc:  # a stream that breaks half-way
-            raise BackendError(self._describe(exc)) from None
-        finally:  # also when the consumer stops early: release the connection
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
+        yield from relay_stream(chunks, lambda c: c.text or "", self._describe)
 
     def signature(self) -> dict[str, Any]:
         sig = super().signature()

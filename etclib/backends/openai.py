@@ -23,7 +23,7 @@ from .. import llm
 from ..config import setting
 from ..errors import BackendError, ConfigError
 from ..task import Item, build_messages
-from ._api import concurrent_map, with_retries
+from ._api import concurrent_map, relay_stream, with_retries
 from .base import Backend, Progress, Shots, clean, messages_for, positive_int
 
 DEFAULT_MODEL = "gpt-4.1"
@@ -132,23 +132,11 @@ class OpenAIBackend(Backend):
     def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
         """Yield the answer's text deltas as the server sends them."""
         chunks = self._create(build_messages(item, list(shots)), stream=True)
-        started = False
-        try:
-            for chunk in chunks:
-                if not chunk.choices:
-                    continue
-                text = chunk.choices[0].delta.content or ""
-                if not started:
-                    text = text.lstrip()
-                    started = bool(text)
-                if text:
-                    yield text
-        except Exception as exc:  # a stream that breaks half-way
-            raise BackendError(self._describe(exc)) from None
-        finally:  # also when the consumer stops early: release the connection
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
+        yield from relay_stream(
+            chunks,
+            lambda c: (c.choices[0].delta.content or "") if c.choices else "",
+            self._describe,
+        )
 
     def signature(self) -> dict[str, Any]:
         sig = super().signature()
