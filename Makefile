@@ -13,7 +13,7 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
 export ETC_DATA_DIR
 
-.PHONY: install run test lint format prepare benchmarks clean
+.PHONY: install run test test-fast chromium lint format prepare benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,8 +38,28 @@ prepare: install
 run: prepare
 	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true
 
-test: install
+# Debian's Chromium (and CJK/emoji fonts for legible screenshots) for tests/test_browser.py:
+# installed when missing and permitted (root or passwordless sudo); otherwise the browser
+# tests skip with the reason. Opt out: make test CHROMIUM=0
+CHROMIUM ?= 1
+CHROMIUM_BIN ?= /usr/bin/chromium
+
+chromium:
+	@if [ "$(CHROMIUM)" = 1 ] && [ ! -x "$(CHROMIUM_BIN)" ] && command -v apt-get >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else \
+	    echo "Chromium is missing and installing it needs root: the browser tests will skip."; exit 0; fi; \
+	  echo "Installing Debian's Chromium and CJK/emoji fonts for the browser tests"; \
+	  { $$SUDO apt-get update -qq && \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk fonts-noto-color-emoji; } \
+	  || echo "Could not install Chromium: the browser tests will skip."; \
+	fi
+
+test: install chromium
 	$(BIN)/python -m pytest
+
+# Everything but the real-browser tests.
+test-fast: install
+	$(BIN)/python -m pytest -m "not browser"
 
 lint: install
 	$(BIN)/ruff check .
@@ -56,6 +76,7 @@ benchmarks: prepare
 	$(BIN)/python benchmarks/leaderboard.py
 	$(BIN)/python benchmarks/judge_throughput.py
 	$(BIN)/python benchmarks/generate.py
+	$(BIN)/python benchmarks/site.py
 
 clean:
 	rm -rf $(VENV) data/etc.duckdb .pytest_cache

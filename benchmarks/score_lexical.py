@@ -31,8 +31,10 @@ def main(repeats: int = 5) -> None:
         result.to_json()  # includes the breakdowns
         times.append(time.perf_counter() - t0)
     print(f"items: {len(its)}")
-    print(f"bleu,rouge with breakdowns, fresh tokenisation each run: median {statistics.median(times):.3f} s, "
-          f"min {min(times):.3f} s, max {max(times):.3f} s over {repeats} runs (target < 2 s)")
+    print(
+        f"bleu,rouge with breakdowns, fresh tokenisation each run: median {statistics.median(times):.3f} s, "
+        f"min {min(times):.3f} s, max {max(times):.3f} s over {repeats} runs (target < 2 s)"
+    )
     print("scores: " + ", ".join(f"{k} {v:.2f}" for k, v in result.scores.items()))
 
 

@@ -29,8 +29,12 @@ def main() -> None:
         queries = {
             "no filter, page 1": store.Filters(),
             "text search": store.Filters(text="嬉しかった"),
-            "text + category + role": store.Filters(text="相手", categories=("joy",), role="listener"),
-            "split + emotion + agreement": store.Filters(split="test", dialogue_emotion="感謝する", agreement="unanimous"),
+            "text + category + role": store.Filters(
+                text="相手", categories=("joy",), role="listener"
+            ),
+            "split + emotion + agreement": store.Filters(
+                split="test", dialogue_emotion="感謝する", agreement="unanimous"
+            ),
             "Big Five ranges": store.Filters(big_five={"openness": (8, 14), "neuroticism": (2, 7)}),
             "hostile text": store.Filters(text="%'; DROP TABLE utterances; --"),
         }
@@ -49,8 +53,10 @@ def main() -> None:
         stat_time = time.perf_counter() - t0
     ms = np.array(timings) * 1000
     print(f"store build: {build:.2f} s; freshness check when unchanged: {fresh * 1000:.0f} ms")
-    print(f"corpus-browser queries ({len(ms)} runs of {len(queries)} searches + 3 dialogue views): "
-          f"p50 {np.percentile(ms, 50):.1f} ms, p95 {np.percentile(ms, 95):.1f} ms, max {ms.max():.1f} ms (target p95 < 50 ms)")
+    print(
+        f"corpus-browser queries ({len(ms)} runs of {len(queries)} searches + 3 dialogue views): "
+        f"p50 {np.percentile(ms, 50):.1f} ms, p95 {np.percentile(ms, 95):.1f} ms, max {ms.max():.1f} ms (target p95 < 50 ms)"
+    )
     print(f"etclib stats over the store: {stat_time * 1000:.0f} ms")
 
 

@@ -1,16 +1,26 @@
-"""Home: what the ETC task is, shown with a real corpus dialogue, and the corpus at a glance."""
+"""Home: what the ETC task is, a real corpus dialogue, the top of the leaderboard, every page."""
+
+from pathlib import Path
 
 import streamlit as st
 
 from etclib.errors import EtcError
-from etclib.site import corpus_stats, example_dialogue
+from etclib.site import corpus_stats, example_dialogue, site_pages
+from etclib.site.board import database_key, start_scoring, top_table
+from etclib.site.navigation import ensure_app_navigation
+from etclib.site.text import escape_markdown
+
+ensure_app_navigation()
+
+ROOT = Path(__file__).resolve().parents[1]
 
 st.title("Emotion Transcription in Conversation")
 st.markdown(
     "Given a Japanese dialogue up to an utterance, a system writes, in natural language, what the "
     "speaker felt or intended at that moment, **as the speaker themselves described it**. "
     "The ETC corpus has 997 dialogues in which every participant wrote such an *emotion "
-    "transcription* for each of their utterances."
+    "transcription* for each of their utterances; the benchmark asks for all 1,010 utterances "
+    "of the 101 test dialogues and scores the predictions against the participants' own words."
 )
 
 
@@ -25,11 +35,21 @@ def _example():
     return None if d is None else {**d, "utterances": d["utterances"].to_dict("records")}
 
 
+@st.cache_resource(show_spinner=False)
+def _scoring(database: str):
+    return start_scoring(database)  # queued submissions get scored even if only Home is visited
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def _top(database: str):
+    return top_table(5)
+
+
 try:
     stats = _stats()
     example = _example()
 except EtcError as exc:
-    st.error(str(exc))
+    st.error(escape_markdown(exc))
     st.stop()
 
 cols = st.columns(4)
@@ -38,15 +58,41 @@ cols[1].metric("Participants", f"{stats['participants']:,}")
 cols[2].metric("Utterances", f"{stats['utterances']:,}")
 cols[3].metric("Annotator agreement (Fleiss κ)", f"{stats['kappa_overall']:.2f}")
 
-if example:
-    st.subheader(f"An example from the test split: dialogue {example['dialogue_id']}")
-    st.caption(f"Dialogue emotion given to the pair: {example['dialogue_emotion']}")
-    for u in example["utterances"]:
-        letter = "A" if u["role"] == "speaker" else "B"
-        with st.chat_message(
-            "user" if letter == "A" else "assistant", avatar="🅰️" if letter == "A" else "🅱️"
-        ):
-            st.text(f"{letter}: {u['utterance']}")
-            st.caption(
-                f"Emotion transcription: {u['transcription']}  ·  label: {', '.join(u['label'])}"
-            )
+left, right = st.columns([3, 2], gap="large")
+with left:
+    if example:
+        st.subheader(f"An example from the test split: dialogue {example['dialogue_id']}")
+        st.caption(
+            f"Dialogue emotion given to the pair: {escape_markdown(example['dialogue_emotion'])}. "
+            "A opens the dialogue (speaker role), B answers (listener role). Under each "
+            "utterance: what its author wrote they felt, and the annotators' label."
+        )
+        for u in example["utterances"]:
+            letter = "A" if u["role"] == "speaker" else "B"
+            with st.chat_message(
+                "user" if letter == "A" else "assistant", avatar="🅰️" if letter == "A" else "🅱️"
+            ):
+                st.text(f"{letter}: {u['utterance']}")
+                st.caption(
+                    f"Emotion transcription: {escape_markdown(u['transcription'])}  ·  "
+                    f"label: {', '.join(u['label'])}"
+                )
+
+with right:
+    st.subheader("Top of the leaderboard")
+    try:
+        _scoring(database_key())
+        top, metric = _top(database_key())
+    except EtcError as exc:
+        st.error(escape_markdown(exc))
+    else:
+        if top.empty:
+            st.info("No scored submission yet: be the first on the Submit page.")
+        else:
+            st.caption(f"Ranked by {metric} (×100). Reported rows are the paper's own numbers.")
+            st.dataframe(top, hide_index=True, width="stretch")
+    st.subheader("Explore")
+    for page in site_pages(ROOT):
+        if page.path != "pages/home.py":
+            st.page_link(page.path, label=page.title, icon=page.icon, help=page.blurb)
+            st.caption(page.blurb)

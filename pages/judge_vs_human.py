@@ -16,6 +16,9 @@ import streamlit as st
 from etclib import annotation, labeljudge, ratings
 from etclib.corpus import load_corpus
 from etclib.errors import EtcError
+from etclib.site.navigation import ensure_app_navigation
+
+ensure_app_navigation()
 
 RESAMPLES = 300  # bootstrap resamples for the site's intervals (the CLI uses 1000)
 NONE_RUN = "none"

@@ -9,7 +9,8 @@ Settings (environment or ``.streamlit/secrets.toml``):
 - ``OPENAI_BASE_URL``: the server's ``/v1`` URL (default: api.openai.com).
 - ``ETC_OPENAI_MODEL``: the model name (default ``gpt-4.1``); the ``model`` option wins.
 
-Options: ``model``, ``max_new_tokens`` (sent as ``max_tokens``, default 512), ``batch_size``
+Options: ``model``, ``base_url`` and ``api_key`` (another server than ``OPENAI_BASE_URL``, e.g.
+the fine-tuned model's vLLM server for the chat page), ``max_new_tokens`` (sent as ``max_tokens``, default 512), ``batch_size``
 (requests in flight, default 8), ``retries`` (on 429, 5xx, timeouts; default 4),
 ``retry_wait`` (seconds before the first retry, doubled each time; default 1), ``timeout``.
 """
@@ -58,6 +59,8 @@ class OpenAIBackend(Backend):
         retries: int = 4,
         retry_wait: float = 1.0,
         timeout: float = llm.DEFAULT_TIMEOUT,
+        base_url: str | None = None,
+        api_key: str | None = None,
     ) -> None:
         """Build the client now; ``BackendError`` if no key is configured."""
         self.model = model or setting("ETC_OPENAI_MODEL") or DEFAULT_MODEL
@@ -73,9 +76,15 @@ class OpenAIBackend(Backend):
             )
         self.retries = retries
         self.retry_wait = float(retry_wait)
-        self.endpoint = llm.endpoint("openai")
+        if base_url is not None and not str(base_url).startswith(("http://", "https://")):
+            raise ConfigError(
+                f"Backend 'openai': option 'base_url' must be an http(s) URL, got {base_url!r}."
+            )
+        self.endpoint = base_url or llm.endpoint("openai")
         try:
-            self.client = llm.openai_client(timeout=float(timeout))
+            self.client = llm.openai_client(
+                timeout=float(timeout), base_url=base_url, api_key=api_key
+            )
         except ConfigError as exc:
             raise BackendError(f"The openai backend is not configured: {exc}") from None
 

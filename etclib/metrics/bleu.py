@@ -25,7 +25,9 @@ def _bleu(order: int, sentence: bool = False):
 
     if sentence:
         return BLEU(max_ngram_order=order, tokenize="none", effective_order=True)
-    return BLEU(max_ngram_order=order, tokenize="none")
+    bleu = BLEU(max_ngram_order=order, tokenize="none")
+    bleu.corpus_score(["a"], [["a"]])  # sacrebleu completes its signature on a first evaluation
+    return bleu
 
 
 def signature(ctx: Context | None = None) -> dict[str, str]:

@@ -1,0 +1,173 @@
+"""Time to first render of every page of the site (cold and warm) and of a corpus search,
+measured in Debian's Chromium driven by Playwright. Targets: cold < 3 s, warm < 1 s, search
+< 500 ms.
+
+A render is done when the page's title is drawn and Streamlit's script has finished (its
+``data-test-script-state`` is ``notRunning``). *Cold*: the first visit to a page after the server
+started (a fresh browser session, the server's caches empty). *Warm*: later visits in fresh
+sessions (median of ``--runs``). *Search*: typing a query in the corpus browser until the new
+number of matches is shown.
+
+Run:  .venv/bin/python benchmarks/site.py                 # starts its own server
+      .venv/bin/python benchmarks/site.py --url http://127.0.0.1:8501
+Its own server uses the corpus store and caches of your settings and a throw-away leaderboard
+database. Needs /usr/bin/chromium (apt-get install chromium).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from etclib.site.serve import (  # noqa: E402
+    PAGE_PATHS,
+    chromium,
+    running_site,
+    wait_idle,
+    wait_rendered,
+)
+
+QUERIES = ("嬉しい", "相手", "%", "悲しかった", "'; DROP TABLE utterances; --")
+TARGETS = {"cold": 3.0, "warm": 1.0, "search": 0.5}
+
+
+def render_time(context, url: str) -> float:
+    page = context.new_page()
+    try:
+        t0 = time.perf_counter()
+        page.goto(url)
+        wait_rendered(page, timeout=120)
+        return time.perf_counter() - t0
+    finally:
+        page.close()
+
+
+def navigation_times(context, url: str, pages: list[str], runs: int) -> dict[str, list[float]]:
+    """Warm renders through the sidebar (no reload, same session), ``runs`` rounds."""
+    from etclib.site import SITE_PAGES
+
+    titles = {Path(p.path).stem: p.title for p in SITE_PAGES}
+    page = context.new_page()
+    out: dict[str, list[float]] = {p: [] for p in pages}
+    try:
+        page.goto(url)
+        wait_rendered(page, timeout=120)
+        order = pages[1:] + pages[:1]  # start away from Home
+        for _ in range(runs):
+            for name in order:
+                before = page.locator("h1").first.inner_text()
+                link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=titles[name])
+                t0 = time.perf_counter()
+                link.click()
+                page.wait_for_function(
+                    "(before) => { const h = document.querySelector('h1');"
+                    " const app = document.querySelector('[data-testid=\"stApp\"]');"
+                    " return h && h.innerText !== before"
+                    " && app.getAttribute('data-test-script-state') === 'notRunning'; }",
+                    arg=before,
+                    timeout=60_000,
+                )
+                out[name].append(time.perf_counter() - t0)
+    finally:
+        page.close()
+    return out
+
+
+def search_times(context, url: str) -> list[tuple[str, float]]:
+    from etclib.corpus import load_corpus
+
+    utterances = load_corpus().utterances
+    page = context.new_page()
+    out = []
+    try:
+        page.goto(f"{url}/corpus")
+        wait_rendered(page, timeout=120)
+        box = page.get_by_label("Search utterances and transcriptions (literal text)")
+        for q in QUERIES:
+            n = sum(
+                q.lower() in u.text.lower() or q.lower() in u.transcription.lower()
+                for u in utterances
+            )
+            box.fill(q)
+            t0 = time.perf_counter()
+            box.press("Enter")
+            page.get_by_text(f"{n:,} matching utterances", exact=True).wait_for(timeout=30_000)
+            out.append((q, time.perf_counter() - t0))
+            wait_idle(page)
+    finally:
+        page.close()
+    return out
+
+
+def verdict(seconds: float, target: float) -> str:
+    return "ok" if seconds < target else f"SLOW (target < {target:g} s)"
+
+
+def measure(url: str, runs: int, pages: list[str]) -> int:
+    slow = 0
+    cold: dict[str, float] = {}
+    reload: dict[str, list[float]] = {p: [] for p in pages}
+    with chromium() as context:
+        for name in pages:
+            cold[name] = render_time(context, f"{url}/{PAGE_PATHS[name]}")
+        warm = navigation_times(context, url, pages, runs)
+        for _ in range(runs):
+            for name in pages:
+                reload[name].append(render_time(context, f"{url}/{PAGE_PATHS[name]}"))
+        searches = search_times(context, url)
+    print(
+        f"site at {url}; medians of {runs} rounds. cold: first load of the page after the "
+        "server started; warm: opened from the sidebar (same session, server caches warm); "
+        "reload: a new tab on the page's URL (new session, caches warm; informational)\n"
+    )
+    print(f"{'page':<16} {'cold (s)':>9}  {'':<22} {'warm (s)':>9}  {'':<22} {'reload (s)':>10}")
+    for name in pages:
+        w = statistics.median(warm[name])
+        r = statistics.median(reload[name])
+        slow += cold[name] >= TARGETS["cold"]
+        slow += w >= TARGETS["warm"]
+        print(
+            f"{name:<16} {cold[name]:9.2f}  {verdict(cold[name], TARGETS['cold']):<22} {w:9.2f}  "
+            f"{verdict(w, TARGETS['warm']):<22} {r:10.2f}"
+        )
+    print("\ncorpus search (press Enter -> new count shown)")
+    for q, t in searches:
+        slow += t >= TARGETS["search"]
+        print(f"  {q!r:<34} {t * 1000:7.0f} ms  {verdict(t, TARGETS['search'])}")
+    med = statistics.median(t for _, t in searches)
+    print(f"  median {med * 1000:.0f} ms, max {max(t for _, t in searches) * 1000:.0f} ms")
+    return slow
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="a running site (default: start one on a free port)")
+    parser.add_argument("--runs", type=int, default=3, help="warm visits per page (default 3)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    root = Path(__file__).resolve().parents[1]
+    pages = [
+        p
+        for p in PAGE_PATHS
+        if p != "judge_vs_human" or (root / "pages/judge_vs_human.py").is_file()
+    ]
+    with contextlib.ExitStack() as stack:
+        url = args.url
+        if not url:
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="etc-bench-")))
+            env = {"ETC_LEADERBOARD_DB": str(tmp / "leaderboard.duckdb")}
+            url = stack.enter_context(running_site(env, log=tmp / "server.log"))
+        slow = measure(url.rstrip("/"), args.runs, pages)
+    print(f"\n{slow} measurement(s) over target" if slow else "\nevery measurement within target")
+    return 1 if (slow and args.strict) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

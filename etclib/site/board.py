@@ -1,0 +1,402 @@
+"""The leaderboard and submit pages' data, on top of the ``leaderboard`` package.
+
+Everything a visitor typed (names, teams, descriptions, predictions) stays plain text in the
+tables returned here; pages show it with ``st.dataframe`` / ``st.text`` or Markdown-escaped.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from etclib.errors import PredictionsError, Problem
+
+#: Statuses after which a submission's status no longer changes by itself.
+FINAL_STATUSES = ("scored", "failed")
+#: Metrics the picker offers, in this order, when the board has them.
+METRIC_ORDER = (
+    "f1",
+    "precision",
+    "recall",
+    "bertscore",
+    "rougeL",
+    "rouge1",
+    "rouge2",
+    "bleu4",
+    "bleu3",
+    "bleu2",
+    "bleu1",
+)
+#: Descriptive columns of the ranking, shown before the chosen metric.
+INFO_COLUMNS = ("rank", "rank_band", "name", "team", "setting", "saw_test", "kind")
+
+
+# --- submitting ----------------------------------------------------------------------------------
+
+
+def template_bytes(fmt: str = "jsonl", split: str = "test") -> bytes:
+    """Every item of ``split`` with an empty prediction, as JSON Lines or CSV (UTF-8)."""
+    from etclib.corpus import load_corpus
+    from etclib.predictions import FIELDS, dumps_jsonl, template_rows
+
+    rows = template_rows(load_corpus(), split)
+    if fmt == "jsonl":
+        return dumps_jsonl(rows).encode("utf-8")
+    if fmt != "csv":
+        raise ValueError(f"unknown template format {fmt!r}: use 'jsonl' or 'csv'")
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(FIELDS)
+    for (dialogue_id, turn, role), pred in rows:
+        w.writerow([dialogue_id, turn, role, pred])
+    return out.getvalue().encode("utf-8")
+
+
+@dataclass
+class Validation:
+    """The immediate check of an uploaded predictions file (before any metadata)."""
+
+    ok: bool
+    name: str
+    items: int = 0
+    format: str = ""
+    warnings: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    message: str = ""
+
+
+def validate_upload(data: bytes, name: str, split: str = "test") -> Validation:
+    """Check an upload with etclib's reader; a refusal lists its line-level problems."""
+    from etclib.predictions import read_predictions
+
+    try:
+        preds = read_predictions(data, split=split, name=name)
+    except PredictionsError as exc:
+        return Validation(False, name, problems=list(exc.problems), message=str(exc))
+    return Validation(True, name, len(preds), preds.format, list(preds.warnings))
+
+
+def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
+    """Problems as rows ``line`` (blank for the whole file) and ``problem``, first ``limit``."""
+    return pd.DataFrame(
+        [{"line": p.line or "", "problem": p.message} for p in problems[:limit]],
+        columns=["line", "problem"],
+    )
+
+
+def submitter_key(ip_address: str | None, session_id: str) -> str:
+    """What the daily limit counts by: the visitor's address when known, else the session."""
+    who = f"ip:{ip_address}" if ip_address else f"session:{session_id}"
+    return hashlib.sha256(who.encode("utf-8")).hexdigest()[:24]
+
+
+def database_key() -> str:
+    """The leaderboard database in use (a cache key: a page caches per database)."""
+    from leaderboard import settings
+
+    return str(settings.db_path().resolve())
+
+
+def start_scoring(database: str | None = None) -> Any:
+    """Start the leaderboard's scoring threads in this process (idempotent); the pool.
+
+    ``database`` is only the caller's cache key (see :func:`database_key`).
+    """
+    import leaderboard as lb
+
+    return lb.start_workers()
+
+
+def submission_status(submission_id: str) -> dict[str, Any]:
+    """``leaderboard.status`` of one submission, with ``final`` telling whether it can change."""
+    import leaderboard as lb
+
+    out = dict(lb.status(submission_id))
+    out["final"] = out.get("status") in FINAL_STATUSES
+    return out
+
+
+def history_table(status: dict[str, Any]) -> pd.DataFrame:
+    """A status's history as a table: at, status, message."""
+    rows = status.get("history") or []
+    return pd.DataFrame(rows, columns=["at", "status", "message"])
+
+
+# --- the board -----------------------------------------------------------------------------------
+
+
+def metric_choices(ranking: pd.DataFrame) -> list[str]:
+    """Metrics present in ``ranking`` with at least one value, in :data:`METRIC_ORDER`."""
+    return [m for m in METRIC_ORDER if m in ranking.columns and ranking[m].notna().any()]
+
+
+def filter_ranking(
+    ranking: pd.DataFrame,
+    settings: list[str] | tuple[str, ...] = (),
+    saw_test: list[str] | tuple[str, ...] = (),
+) -> pd.DataFrame:
+    """Rows whose ``setting`` / ``saw_test`` are among the chosen ones (all when none chosen)."""
+    out = ranking
+    if settings and "setting" in out.columns:
+        out = out[out["setting"].isin(list(settings))]
+    if saw_test and "saw_test" in out.columns:
+        out = out[out["saw_test"].isin(list(saw_test))]
+    return out
+
+
+def interval_text(value: Any, lo: Any, hi: Any) -> str:
+    """``12.34 [11.02, 13.50]``; without an interval, the value alone; blank when missing."""
+
+    def ok(x: Any) -> bool:
+        return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+    if not ok(value):
+        return ""
+    if ok(lo) and ok(hi):
+        return f"{float(value):.2f} [{float(lo):.2f}, {float(hi):.2f}]"
+    return f"{float(value):.2f}"
+
+
+def badge(kind: Any) -> str:
+    """What a row is: reproduced here (a submission or a baseline we scored) or reported."""
+    return {
+        "submission": "✅ reproduced",
+        "baseline": "✅ reproduced (baseline)",
+        "reported": "📄 reported",
+    }.get(str(kind), str(kind))
+
+
+def board_table(ranking: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The ranking for display: rank band, descriptive columns, badge, ``metric`` with interval,
+    then every other metric's value."""
+    if ranking.empty:
+        return pd.DataFrame(columns=[*INFO_COLUMNS, metric])
+    t = pd.DataFrame(index=ranking.index)
+    for col in INFO_COLUMNS:
+        if col in ranking.columns:
+            t[col] = ranking[col]
+    if "kind" in t.columns:
+        t["kind"] = t["kind"].map(badge)
+    lo, hi = f"{metric}_lo", f"{metric}_hi"
+    t[f"{metric} [95% CI]"] = [
+        interval_text(
+            v,
+            ranking[lo].iloc[i] if lo in ranking else None,
+            ranking[hi].iloc[i] if hi in ranking else None,
+        )
+        for i, v in enumerate(ranking[metric] if metric in ranking else [None] * len(ranking))
+    ]
+    for m in METRIC_ORDER:
+        if m != metric and m in ranking.columns and ranking[m].notna().any():
+            t[m] = ranking[m].round(2)
+    if "id" in ranking.columns:
+        t["id"] = ranking["id"]
+    return t.reset_index(drop=True)
+
+
+def chart_table(
+    ranking: pd.DataFrame, metric: str, reported: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Rows for the bar chart: name, value, lo, hi, kind (reported rows appended when given)."""
+    parts = []
+    if not ranking.empty and metric in ranking.columns:
+        parts.append(
+            pd.DataFrame(
+                {
+                    "name": _labels(ranking),
+                    "value": ranking[metric].to_numpy(),
+                    "lo": ranking.get(f"{metric}_lo", pd.Series([None] * len(ranking))).to_numpy(),
+                    "hi": ranking.get(f"{metric}_hi", pd.Series([None] * len(ranking))).to_numpy(),
+                    "kind": "reproduced",
+                }
+            )
+        )
+    if reported is not None and not reported.empty and metric in reported.columns:
+        parts.append(
+            pd.DataFrame(
+                {
+                    "name": [f"{n} (reported)" for n in _labels(reported)],
+                    "value": reported[metric].to_numpy(),
+                    "lo": None,
+                    "hi": None,
+                    "kind": "reported",
+                }
+            )
+        )
+    if not parts:
+        return pd.DataFrame(columns=["name", "value", "lo", "hi", "kind"])
+    out = pd.concat(parts, ignore_index=True).dropna(subset=["value"])
+    out[["value", "lo", "hi"]] = out[["value", "lo", "hi"]].astype(float)
+    return out.sort_values("value", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def pr_table(ranking: pd.DataFrame, reported: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Rows for the precision-recall scatter: name, precision, recall, units, kind."""
+    parts = []
+    for frame, kind in ((ranking, "reproduced"), (reported, "reported")):
+        if frame is None or frame.empty or not {"precision", "recall"} <= set(frame.columns):
+            continue
+        units = next((frame[c] for c in ("units_mean", "units") if c in frame.columns), None)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "name": _labels(frame)
+                    if kind == "reproduced"
+                    else [f"{n} (reported)" for n in _labels(frame)],
+                    "precision": frame["precision"].to_numpy(dtype=float),
+                    "recall": frame["recall"].to_numpy(dtype=float),
+                    "units": (
+                        units if units is not None else pd.Series([math.nan] * len(frame))
+                    ).to_numpy(dtype=float),
+                    "kind": kind,
+                }
+            )
+        )
+    if not parts:
+        return pd.DataFrame(columns=["name", "precision", "recall", "units", "kind"])
+    return pd.concat(parts, ignore_index=True).dropna(subset=["precision", "recall"])
+
+
+def _labels(frame: pd.DataFrame) -> list[str]:
+    """Display names, made unique by the setting (and the id) when names repeat."""
+    names = [str(n) for n in frame.get("name", pd.Series([""] * len(frame)))]
+    settings = [str(s) for s in frame.get("setting", pd.Series([""] * len(frame)))]
+    labels = [f"{n} · {s}" if s else n for n, s in zip(names, settings)]
+    if len(set(labels)) < len(labels) and "id" in frame.columns:
+        labels = [f"{lab} · {i}" for lab, i in zip(labels, frame["id"])]
+    return labels
+
+
+def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
+    """The first ``n`` rows of the ranking (rank, name, setting, score) and its metric."""
+    import leaderboard as lb
+
+    ranking = lb.ranking()
+    metric = str(ranking.attrs.get("sort_by") or (metric_choices(ranking) or ["rougeL"])[0])
+    if ranking.empty:
+        return pd.DataFrame(columns=["rank", "name", "setting", metric]), metric
+    cols = [c for c in ("rank", "name", "setting") if c in ranking.columns]
+    top = ranking.head(n)
+    out = top[cols].copy()
+    out[metric] = [
+        interval_text(
+            v,
+            top[f"{metric}_lo"].iloc[i] if f"{metric}_lo" in top else None,
+            top[f"{metric}_hi"].iloc[i] if f"{metric}_hi" in top else None,
+        )
+        for i, v in enumerate(top[metric])
+    ]
+    return out.reset_index(drop=True), metric
+
+
+def reported_table(published: pd.DataFrame) -> pd.DataFrame:
+    """Published results for display: name, setting, every metric present, source."""
+    cols = [c for c in ("name", "setting") if c in published.columns]
+    cols += [
+        m for m in (*reversed(METRIC_ORDER), "units_mean", "units_sd") if m in published.columns
+    ]
+    if "source" in published.columns:
+        cols.append("source")
+    return published[cols].reset_index(drop=True)
+
+
+def entry_ids(ranking: pd.DataFrame, published: pd.DataFrame) -> dict[str, str]:
+    """Every entry's id -> a label (name · setting), board entries first, then reported ones."""
+    out: dict[str, str] = {}
+    for frame, suffix in ((ranking, ""), (published, " (reported)")):
+        if frame is None or frame.empty or "id" not in frame.columns:
+            continue
+        for sid, label in zip(frame["id"], _labels(frame)):
+            out.setdefault(str(sid), label + suffix)
+    return out
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, (int, float)):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def detail_view(info: dict[str, Any]) -> dict[str, Any]:
+    """``leaderboard.detail`` as display pieces: title, badge, fields, scores, breakdowns."""
+    sub = info.get("submission", {})
+    fields = [
+        {"field": k, "value": "" if sub.get(k) is None else str(sub.get(k))}
+        for k in ("id", "team", "setting", "saw_test", "model_url", "paper_url", "created_at")
+        if k in sub
+    ]
+    rows = []
+    for group, entry in sorted((info.get("scores") or {}).items()):
+        intervals = entry.get("intervals") or {}
+        for key, value in (entry.get("scores") or {}).items():
+            if isinstance(value, (int, float)):
+                lo, hi = intervals.get(key, (None, None))
+                rows.append(
+                    {
+                        "metric": key,
+                        "value [95% CI]": interval_text(value, lo, hi),
+                        "group": group,
+                        "current signature": "yes" if entry.get("current") else "no (older)",
+                        "signature": json_text(entry.get("signature")),
+                    }
+                )
+    for key, value in (info.get("reported") or {}).items():
+        if isinstance(value, (int, float)):
+            rows.append({"metric": key, "value [95% CI]": _fmt(value), "group": "reported"})
+    breakdown = {}
+    for name, subsets in (info.get("breakdown") or {}).items():
+        table = pd.DataFrame.from_dict(subsets, orient="index")
+        if not table.empty:
+            breakdown[name] = table.round(2)
+    v = info.get("verbosity") or {}
+    verbosity = {
+        label: _fmt(v.get(key), 1 if "chars" in key else 2)
+        for key, label in (
+            ("pred_chars", "prediction length (chars)"),
+            ("ref_chars", "reference length (chars)"),
+            ("units_mean", "units per prediction"),
+            ("ref_units_mean", "units per reference"),
+        )
+        if key in v
+    }
+    return {
+        "title": str(sub.get("name", "")),
+        "badge": badge(sub.get("kind")),
+        "status": str((info.get("status") or {}).get("status", "")),
+        "fields": pd.DataFrame(fields, columns=["field", "value"]),
+        "description": str(sub.get("description") or ""),
+        "scores": pd.DataFrame(rows) if rows else None,
+        "breakdown": breakdown,
+        "verbosity": verbosity,
+    }
+
+
+def json_text(value: Any) -> str:
+    """A compact JSON rendering of a signature or a judge detail (plain text)."""
+    import json
+
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def items_view(items: pd.DataFrame) -> pd.DataFrame:
+    """Per-item rows for display: nested values (judge units, labels) turned into JSON text."""
+    out = items.copy()
+    for col in out.columns:
+        if out[col].map(lambda x: isinstance(x, (list, dict, tuple))).any():
+            out[col] = out[col].map(json_text)
+    first = [
+        c for c in ("dialogue_id", "turn", "role", "label", "prediction", "reference") if c in out
+    ]
+    return out[first + [c for c in out.columns if c not in first and c != "item_index"]]

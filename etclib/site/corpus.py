@@ -1,0 +1,169 @@
+"""The corpus browser's data: filter choices, search pages, one dialogue, and chart tables.
+
+Every query goes through :mod:`etclib.store` or the parameterised SQL below; a visitor's text is
+only ever a bound parameter (``etclib.store.search`` matches it literally, so ``%`` or ``'`` are
+just characters).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from etclib import store
+from etclib.corpus import BIG_FIVE, CATEGORIES, ROLE_LETTER, ROLES, SPLITS
+
+#: Results per page in the browser.
+PAGE_SIZE = 25
+#: TIPI-J Big Five scores range over 2..14.
+BIG_FIVE_RANGE = (2, 14)
+#: Longest search text accepted (longer text is cut).
+MAX_QUERY_CHARS = 200
+
+
+@dataclass(frozen=True)
+class FilterChoices:
+    """What the filter widgets offer."""
+
+    splits: tuple[str, ...]
+    roles: tuple[str, ...]
+    dialogue_emotions: tuple[str, ...]
+    categories: tuple[str, ...]
+    agreement: tuple[str, ...]
+    big_five: tuple[str, ...]
+
+
+def filter_choices(con: Any) -> FilterChoices:
+    """The values each filter can take, from the store."""
+    return FilterChoices(
+        splits=SPLITS,
+        roles=ROLES,
+        dialogue_emotions=tuple(store.dialogue_emotions(con)),
+        categories=CATEGORIES,
+        agreement=store.AGREEMENT_LEVELS,
+        big_five=BIG_FIVE,
+    )
+
+
+def make_filters(
+    text: str = "",
+    split: str | None = None,
+    role: str | None = None,
+    dialogue_emotion: str | None = None,
+    categories: list[str] | tuple[str, ...] = (),
+    agreement: str | None = None,
+    big_five: dict[str, tuple[int, int]] | None = None,
+) -> store.Filters:
+    """``store.Filters`` from widget values: text trimmed and cut, full Big Five ranges dropped."""
+    ranges = {
+        t: (int(lo), int(hi))
+        for t, (lo, hi) in (big_five or {}).items()
+        if (int(lo), int(hi)) != BIG_FIVE_RANGE
+    }
+    return store.Filters(
+        text=(text or "").strip()[:MAX_QUERY_CHARS],
+        split=split or None,
+        role=role or None,
+        dialogue_emotion=dialogue_emotion or None,
+        categories=tuple(categories),
+        agreement=agreement or None,
+        big_five=ranges or None,
+    )
+
+
+def filters_key(filters: store.Filters) -> str:
+    """A short stable digest of ``filters`` (for widget keys that reset when filters change)."""
+    import hashlib
+
+    return hashlib.sha1(repr(filters).encode("utf-8")).hexdigest()[:12]
+
+
+def page_count(total: int, page_size: int = PAGE_SIZE) -> int:
+    """Pages needed for ``total`` results (at least 1, so a pager always has a page)."""
+    return max(1, math.ceil(total / page_size))
+
+
+def search_page(
+    con: Any, filters: store.Filters, page: int = 1, page_size: int = PAGE_SIZE
+) -> tuple[pd.DataFrame, int]:
+    """Results ``page`` (1-based) of a search, labels joined for display, and the total."""
+    page = max(1, int(page))
+    df, total = store.search(con, filters, limit=page_size, offset=(page - 1) * page_size)
+    if not df.empty:
+        df["label"] = df["label"].map(lambda v: ", ".join(v))
+    return df, total
+
+
+def dialogue_view(con: Any, dialogue_id: int) -> dict[str, Any] | None:
+    """One dialogue for display: header, utterances with A/B letters, participants by role."""
+    d = store.dialogue(con, int(dialogue_id))
+    if d is None:
+        return None
+    utts = d["utterances"].copy()
+    utts.insert(0, "who", utts["role"].map(ROLE_LETTER))
+    for col in ("ann1", "ann2", "ann3", "label"):
+        utts[col] = utts[col].map(lambda v: ", ".join(v))
+    people = d["participants"].set_index("participant_id")
+    rows = []
+    for role, pid in (("speaker", d["speaker_id"]), ("listener", d["listener_id"])):
+        rec = {"who": ROLE_LETTER[role], "role": role, "participant": pid}
+        if pid in people.index:
+            rec.update({t: int(people.loc[pid, t]) for t in BIG_FIVE})
+        rows.append(rec)
+    return {
+        "dialogue_id": d["dialogue_id"],
+        "split": d["split"],
+        "dialogue_emotion": d["dialogue_emotion"],
+        "utterances": utts,
+        "participants": pd.DataFrame(rows),
+    }
+
+
+def utterance_lengths(con: Any) -> pd.DataFrame:
+    """Per-utterance character lengths: role, utterance_chars, transcription_chars."""
+    return con.execute(
+        "SELECT role, utterance_chars, transcription_chars FROM utterances "
+        "ORDER BY dialogue_id, position"
+    ).df()
+
+
+def big_five_scores(con: Any) -> pd.DataFrame:
+    """Big Five scores of every participant who speaks in the corpus (one row each)."""
+    cols = ", ".join(f"p.{t}" for t in BIG_FIVE)
+    return con.execute(
+        f"SELECT p.participant_id, {cols} FROM participants p "
+        "WHERE p.participant_id IN (SELECT DISTINCT participant_id FROM utterances) "
+        "ORDER BY p.participant_id"
+    ).df()
+
+
+# --- tables for the statistics charts (from etclib.stats.compute) -----------------------------
+
+
+def prevalence_table(stats: dict[str, Any]) -> pd.DataFrame:
+    """Long table: category, role, percent of transcriptions whose aggregated label has it."""
+    return pd.DataFrame(
+        [
+            {"category": c, "role": r, "percent": v[r]}
+            for c, v in stats["labels"].items()
+            for r in ROLES
+        ]
+    )
+
+
+def kappa_table(stats: dict[str, Any]) -> pd.DataFrame:
+    """Fleiss' kappa per category (and pooled as ``all``)."""
+    rows = [{"category": c, "kappa": v["kappa"]} for c, v in stats["labels"].items()]
+    rows.append({"category": "all (pooled)", "kappa": stats["kappa_overall"]})
+    return pd.DataFrame(rows)
+
+
+def cooccurrence_matrix(stats: dict[str, Any]) -> pd.DataFrame:
+    """Square table of transcriptions carrying both categories (diagonal: each category)."""
+    co = stats["cooccurrence"]
+    return pd.DataFrame(
+        [[co[a][b] for b in CATEGORIES] for a in CATEGORIES], CATEGORIES, CATEGORIES
+    )

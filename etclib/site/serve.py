@@ -1,0 +1,178 @@
+"""Start the site in a subprocess and drive it with Chromium: shared by the browser test and
+``benchmarks/site.py``.
+
+>>> with running_site(env={"ETC_LEADERBOARD_DB": "/tmp/lb.duckdb"}) as url:   # doctest: +SKIP
+...     with chromium() as context:
+...         page = context.new_page()
+...         page.goto(url)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from etclib.errors import ConfigError, DependencyError
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+#: Flags for a quiet, reproducible headless Chromium that never calls home.
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+#: URL path of each page (Streamlit derives it from the file name; Home is the root).
+PAGE_PATHS = {
+    "home": "",
+    "chat": "chat",
+    "corpus": "corpus",
+    "leaderboard": "leaderboard",
+    "submit": "submit",
+    "judge_vs_human": "judge_vs_human",
+    "about": "about",
+}
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(url: str, timeout: float = 90.0, proc: subprocess.Popen | None = None) -> None:
+    """Wait until ``url``/_stcore/health answers ``ok``; ``ConfigError`` on timeout or exit."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise ConfigError(f"The site exited with status {proc.returncode} before answering.")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.25)
+    raise ConfigError(f"The site at {url} did not answer /_stcore/health within {timeout:.0f} s.")
+
+
+@contextlib.contextmanager
+def running_site(
+    env: dict[str, str] | None = None,
+    port: int | None = None,
+    log: str | os.PathLike | None = None,
+    timeout: float = 90.0,
+) -> Iterator[str]:
+    """Run ``streamlit run streamlit_app.py`` on 127.0.0.1 (headless) and yield its URL.
+
+    ``env`` is added to this process's environment; ``log`` receives the server's output
+    (discarded by default). The server is stopped (its process group) on exit.
+    """
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    streamlit = Path(sys.executable).with_name("streamlit")
+    cmd = [
+        str(streamlit) if streamlit.exists() else shutil.which("streamlit") or "streamlit",
+        "run",
+        "streamlit_app.py",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        wait_healthy(url, timeout, proc)
+        yield url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 9)
+            proc.wait(timeout=5)
+        if log:
+            out.close()
+
+
+@contextlib.contextmanager
+def chromium(executable: str | os.PathLike = CHROMIUM, **context_options: Any) -> Iterator[Any]:
+    """A Playwright browser context on Debian's Chromium with a fresh profile (no download).
+
+    Raises ``DependencyError`` when Chromium or the ``playwright`` package is missing.
+    """
+    if not Path(executable).exists():
+        raise DependencyError(
+            f"Chromium is not installed at {executable}: apt-get install chromium (Debian)."
+        )
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        raise DependencyError("Driving Chromium needs playwright: pip install playwright") from exc
+    options = {"viewport": {"width": 1400, "height": 1000}, **context_options}
+    with tempfile.TemporaryDirectory(prefix="etc-chromium-") as profile, sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=str(executable),
+            headless=True,
+            args=list(CHROMIUM_ARGS),
+            **options,
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def script_state(page: Any) -> str | None:
+    """``running``, ``notRunning`` (or ``initial``): Streamlit's own marker on the app root."""
+    return page.evaluate(
+        "() => document.querySelector('[data-testid=\"stApp\"]')"
+        "?.getAttribute('data-test-script-state') ?? null"
+    )
+
+
+def wait_idle(page: Any, timeout: float = 30.0) -> None:
+    """Wait until the app is connected and its script is not running."""
+    page.wait_for_selector(
+        '[data-testid="stApp"][data-test-script-state="notRunning"]'
+        '[data-test-connection-state="CONNECTED"]',
+        timeout=timeout * 1000,
+    )
+
+
+def wait_rendered(page: Any, timeout: float = 30.0) -> None:
+    """Wait until Streamlit has drawn a page's title and finished running its script."""
+    page.wait_for_selector("h1", timeout=timeout * 1000)
+    wait_idle(page, timeout)

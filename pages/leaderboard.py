@@ -1,0 +1,189 @@
+"""Leaderboard: ranking with intervals and rank bands, charts, one submission's detail, exports."""
+
+from functools import partial
+
+import streamlit as st
+
+import leaderboard as lb
+from etclib.errors import EtcError
+from etclib.site import board, charts
+from etclib.site.navigation import ensure_app_navigation
+from etclib.site.text import escape_markdown
+
+ensure_app_navigation()
+
+st.title("Leaderboard")
+
+
+@st.cache_resource(show_spinner=False)
+def _scoring(database: str):
+    return board.start_scoring(database)
+
+
+@st.cache_data(ttl=10, show_spinner="Computing intervals…", max_entries=64)
+def _detail(database: str, submission_id: str, status: str):
+    return lb.detail(submission_id), lb.per_item(submission_id)
+
+
+try:
+    _scoring(board.database_key())
+    everything = lb.ranking()
+    published = lb.reported()
+except EtcError as exc:
+    st.error(escape_markdown(exc))
+    st.stop()
+
+metrics = board.metric_choices(everything) or list(board.METRIC_ORDER)
+default_metric = everything.attrs.get("sort_by")
+c1, c2, c3 = st.columns([2, 3, 3])
+metric = c1.selectbox(
+    "Metric",
+    metrics,
+    index=metrics.index(default_metric) if default_metric in metrics else 0,
+    key="lb_metric",
+    help="The ranking metric by default: judge F1 when present, else BERTScore, else ROUGE-L.",
+)
+settings = c2.multiselect("Setting", lb.SETTINGS, key="lb_settings", placeholder="all settings")
+saw_test = c3.multiselect("Saw test data", lb.SAW_TEST, key="lb_saw_test", placeholder="any answer")
+
+try:
+    ranking = lb.ranking(sort_by=metric) if metric != default_metric else everything
+except EtcError as exc:
+    st.error(escape_markdown(exc))
+    st.stop()
+shown = board.filter_ranking(ranking, settings, saw_test)
+
+if ranking.empty:
+    st.info(
+        "No scored entry yet. Submit predictions on the Submit page; the paper's published "
+        "numbers are listed below."
+    )
+else:
+    st.caption(
+        f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{metric}** (×100); "
+        f"{ranking.attrs.get('resamples', '?')} bootstrap resamples, seed "
+        f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; 📄 reported: "
+        "the paper's own numbers, never mixed into these columns."
+    )
+    st.dataframe(
+        board.board_table(shown, metric),
+        hide_index=True,
+        width="stretch",
+        key="lb_table",
+        column_config={
+            "rank_band": st.column_config.TextColumn("rank band"),
+            "name": st.column_config.TextColumn("name", width="medium"),
+        },
+    )
+    with st.expander("Signatures of the board's columns"):
+        st.json(ranking.attrs.get("signatures", {}))
+
+with_reported = st.toggle(
+    "Show the paper's reported numbers in the charts (grey; other signature)",
+    key="lb_with_reported",
+)
+left, right = st.columns(2)
+bars = board.chart_table(shown, metric, published if with_reported else None)
+if bars.empty:
+    left.info(f"No entry has {metric} yet.")
+else:
+    left.plotly_chart(charts.score_bars(bars, metric), key="lb_bars")
+pr = board.pr_table(shown, published if with_reported else None)
+if pr.empty:
+    right.info(
+        "Judge precision and recall appear once entries are scored by the LLM judge "
+        "(set ETC_JUDGE_PROVIDER and its key)."
+    )
+else:
+    right.plotly_chart(charts.precision_recall_scatter(pr), key="lb_pr")
+
+st.subheader("Published results (reported)")
+if published.empty:
+    st.caption("No published result is loaded.")
+else:
+    st.dataframe(
+        board.reported_table(published), hide_index=True, width="stretch", key="lb_reported"
+    )
+
+# --- one submission ------------------------------------------------------------------------------
+
+st.subheader("Details of one entry")
+ids = board.entry_ids(ranking, published)
+if not ids:
+    st.caption("Nothing to show yet.")
+    st.stop()
+wanted = st.query_params.get("submission")
+if wanted in ids and "lb_detail" not in st.session_state:
+    st.session_state["lb_detail"] = wanted
+sid = st.selectbox("Entry", list(ids), key="lb_detail", format_func=lambda i: f"{ids[i]}  ({i})")
+try:
+    info, items = _detail(
+        board.database_key(), sid, str(ranking.set_index("id")["status"].get(sid))
+    )
+except EtcError as exc:
+    st.error(escape_markdown(exc))
+    st.stop()
+view = board.detail_view(info)
+st.markdown(f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}")
+st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
+if view["description"]:
+    st.text(view["description"])
+if view["scores"] is not None:
+    st.dataframe(view["scores"], hide_index=True, width="stretch", key="lb_detail_scores")
+for name, table in view["breakdown"].items():
+    with st.expander(f"Breakdown by {name}"):
+        st.dataframe(table, width="stretch", key=f"lb_breakdown_{name}")
+if view["verbosity"]:
+    cols = st.columns(len(view["verbosity"]))
+    for col, (label, value) in zip(cols, view["verbosity"].items()):
+        col.metric(label, value)
+
+if info["submission"]["kind"] != "reported":
+    st.caption(
+        "Per-item examples: prediction, the participant's reference and the item's scores "
+        "(with the judge's atomic units when judged)."
+    )
+    st.dataframe(
+        board.items_view(items),
+        hide_index=True,
+        width="stretch",
+        key="lb_items",
+        column_config={
+            "prediction": st.column_config.TextColumn(width="large"),
+            "reference": st.column_config.TextColumn(width="large"),
+        },
+    )
+    st.download_button(
+        "This entry's items (CSV)",
+        partial(lb.export_csv, "items", submission_id=sid),  # made on click
+        file_name=f"etc_items_{sid}.csv",
+        mime="text/csv",
+        key="lb_dl_items",
+    )
+
+st.subheader("Export")
+e1, e2, e3 = st.columns(3)
+try:
+    e1.download_button(
+        "Board (CSV)",
+        partial(lb.export_csv, "board"),
+        "etc_leaderboard.csv",
+        "text/csv",
+        key="lb_dl_csv",
+    )
+    e2.download_button(
+        "Board (JSON)",
+        partial(lb.export_json, "board"),
+        "etc_leaderboard.json",
+        "application/json",
+        key="lb_dl_json",
+    )
+    e3.download_button(
+        "Published results (CSV)",
+        partial(lb.export_csv, "reported"),
+        "etc_reported.csv",
+        "text/csv",
+        key="lb_dl_reported",
+    )
+except EtcError as exc:
+    st.error(escape_markdown(exc))

@@ -1,0 +1,188 @@
+"""Submit: download the template, upload predictions, describe them, and follow the scoring."""
+
+import secrets
+
+import streamlit as st
+
+import leaderboard as lb
+from etclib.errors import EtcError
+from etclib.predictions import MAX_FILE_BYTES
+from etclib.site import board
+from etclib.site.navigation import ensure_app_navigation
+from etclib.site.text import escape_markdown
+
+ensure_app_navigation()
+
+st.title("Submit predictions")
+st.markdown(
+    "Predict the emotion transcription of every utterance of the **test split** (1,010 items: "
+    "all ten utterances of the 101 test dialogues) and upload the file. It is checked at once; "
+    "accepted files are scored in the background and appear on the leaderboard."
+)
+
+
+@st.cache_resource(show_spinner=False)
+def _scoring(database: str):
+    return board.start_scoring(database)
+
+
+@st.cache_data(show_spinner=False)
+def _template(fmt: str) -> bytes:
+    return board.template_bytes(fmt)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _validate(data: bytes, name: str) -> board.Validation:
+    return board.validate_upload(data, name)
+
+
+try:
+    _scoring(board.database_key())
+except EtcError as exc:
+    st.error(escape_markdown(f"The scoring workers cannot start: {exc}"))
+
+state = st.session_state
+state.setdefault("submit_session", secrets.token_hex(8))
+state.setdefault("submit_ids", [])
+
+st.subheader("1. Get the template")
+st.caption(
+    'One record per item: `{"dialogue_id": 945, "turn": 3, "role": "listener", "prediction": '
+    '"..."}`. Fill in `prediction`, keep everything else.'
+)
+try:
+    cols = st.columns(2)
+    cols[0].download_button(
+        "Template (JSON Lines)",
+        _template("jsonl"),
+        file_name="etc_test_template.jsonl",
+        mime="application/jsonl",
+        key="submit_template_jsonl",
+        icon="⬇️",
+    )
+    cols[1].download_button(
+        "Template (CSV)",
+        _template("csv"),
+        file_name="etc_test_template.csv",
+        mime="text/csv",
+        key="submit_template_csv",
+        icon="⬇️",
+    )
+except EtcError as exc:
+    st.error(escape_markdown(exc))
+
+st.subheader("2. Upload your predictions")
+upload = st.file_uploader(
+    f"JSON Lines or CSV, UTF-8, at most {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+    type=["jsonl", "json", "ndjson", "csv"],
+    key="submit_file",
+)
+check = None
+if upload is not None:
+    check = _validate(upload.getvalue(), upload.name)
+    if check.ok:
+        st.success(
+            escape_markdown(f"{check.name}: valid, {check.items:,} predictions ({check.format}).")
+        )
+        for w in check.warnings:
+            st.warning(escape_markdown(w))
+    else:
+        st.error(
+            escape_markdown(
+                f"{check.name} was refused: {len(check.problems)} problem(s); fix them and "
+                "upload again. Nothing was stored."
+            )
+        )
+        st.dataframe(board.problems_table(check.problems), hide_index=True, key="submit_problems")
+
+st.subheader("3. Describe the system")
+with st.form("submit_form", clear_on_submit=False, enter_to_submit=False):
+    name = st.text_input("Display name *", max_chars=80, key="submit_name")
+    team = st.text_input("Team or author", max_chars=120, key="submit_team")
+    contact = st.text_input(
+        "Contact (e-mail or handle, never shown)", max_chars=200, key="submit_contact"
+    )
+    c1, c2 = st.columns(2)
+    model_url = c1.text_input("Model link (https://…)", max_chars=500, key="submit_model_url")
+    paper_url = c2.text_input("Paper link (https://…)", max_chars=500, key="submit_paper_url")
+    description = st.text_area("Description", max_chars=2000, key="submit_description")
+    c3, c4 = st.columns(2)
+    setting = c3.selectbox("Setting", lb.SETTINGS, index=len(lb.SETTINGS) - 1, key="submit_setting")
+    saw_test = c4.radio(
+        "Did the system see test data (training, prompts, tuning)?",
+        lb.SAW_TEST,
+        index=len(lb.SAW_TEST) - 1,
+        key="submit_saw_test",
+        horizontal=True,
+    )
+    sent = st.form_submit_button(
+        "Submit for scoring", type="primary", disabled=not (check and check.ok)
+    )
+
+if sent and upload is not None:
+    meta = {
+        "name": name,
+        "team": team,
+        "contact": contact,
+        "model_url": model_url,
+        "paper_url": paper_url,
+        "description": description,
+        "setting": setting,
+        "saw_test": saw_test,
+    }
+    key = board.submitter_key(st.context.ip_address, state["submit_session"])
+    try:
+        receipt = lb.submit(upload.getvalue(), meta, file_name=upload.name, submitter=key)
+    except lb.MetadataError as exc:
+        st.error("Some details were refused; nothing was stored.")
+        st.dataframe(
+            [{"field": k, "problem": v} for k, v in exc.fields.items()],
+            hide_index=True,
+            key="submit_meta_problems",
+        )
+    except lb.SubmissionError as exc:
+        st.error("The file was refused; nothing was stored.")
+        st.dataframe(board.problems_table(exc.problems), hide_index=True, key="submit_sub_problems")
+    except EtcError as exc:
+        st.error(escape_markdown(exc))
+    else:
+        if receipt.id in state["submit_ids"]:
+            state["submit_ids"].remove(receipt.id)
+        state["submit_ids"].insert(0, receipt.id)
+        if receipt.duplicate:
+            st.info(f"This exact file was submitted before as {receipt.id}; showing that one.")
+        else:
+            st.success(f"Received as submission {receipt.id}.")
+
+if state["submit_ids"]:
+    st.subheader("4. Scoring status")
+    current = state["submit_ids"][0]
+    live = not board.submission_status(current)["final"]
+
+    @st.fragment(run_every=2 if live else None)
+    def _status() -> None:
+        try:
+            s = board.submission_status(current)
+        except EtcError as exc:
+            st.error(escape_markdown(exc))
+            return
+        label = {"queued": "🕒", "scoring": "⚙️", "partially scored": "🧩", "scored": "✅"}
+        st.markdown(f"**Submission {current}**: {label.get(s['status'], '❌')} {s['status']}")
+        if s.get("queue_position"):
+            st.caption(f"Position in the queue: {s['queue_position']}")
+        if s.get("message"):
+            st.text(s["message"])
+        if s["status"] in ("scored", "partially scored"):
+            st.page_link(
+                "pages/leaderboard.py",
+                label="Open its detail view on the leaderboard",
+                icon="🏆",
+                query_params={"submission": current},
+            )
+        history = board.history_table(s)
+        if not history.empty:
+            st.dataframe(history, hide_index=True, key=f"submit_history_{current}")
+        if s["final"] and live:
+            st.rerun()  # stop refreshing: rebuild the page once without the timer
+
+    _status()

@@ -1,0 +1,259 @@
+"""The site in a real browser: Debian's Chromium driven by Playwright against `streamlit run`.
+
+Needs /usr/bin/chromium (``apt-get install chromium``) and the real corpus; skipped otherwise.
+Screenshots of every page go to test-output/screenshots/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REAL_CORPUS, REPO, needs_corpus
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_corpus]
+
+SHOTS = REPO / "test-output" / "screenshots"
+XSS_NAME = "<img src=x onerror=window.__x=1>"
+PAGES = {
+    "home": "Emotion Transcription in Conversation",
+    "chat": "Chat with an emotion transcriber",
+    "corpus": "The ETC corpus",
+    "leaderboard": "Leaderboard",
+    "submit": "Submit predictions",
+    "about": "About the ETC benchmark",
+}
+
+
+def _need_chromium() -> None:
+    from etclib.site.serve import CHROMIUM
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A running site with the computed baselines scored, on a free port of 127.0.0.1."""
+    _need_chromium()
+    from etclib.site.serve import running_site
+
+    base = tmp_path_factory.mktemp("browser-site")
+    (base / "home").mkdir()
+    env = {
+        "HOME": str(base / "home"),
+        "ETC_DATA_DIR": str(REAL_CORPUS),
+        "ETC_STORE_DB": str(base / "etc.duckdb"),
+        "ETC_CACHE_DIR": str(base / "cache"),
+        "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
+        "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
+        "ETC_LB_BOOTSTRAP": "200",
+        "ETC_PROGRESS": "0",
+        "HF_HUB_OFFLINE": "1",
+    }
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        env[var] = ""
+    # Seed and score the baselines before the server holds the leaderboard database.
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import leaderboard as lb; lb.seed_baselines(backends=('retrieval', 'copy'));"
+            " lb.process_jobs()",
+        ],
+        cwd=REPO,
+        env={**os.environ, **env},
+        check=True,
+        timeout=180,
+    )
+    with running_site(env, log=base / "server.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    from etclib.site.serve import chromium
+
+    with chromium() as context:
+        yield context
+
+
+@pytest.fixture
+def page(browser):
+    p = browser.new_page()
+    yield p
+    p.close()
+
+
+def open_page(page, site: str, name: str):
+    from etclib.site.serve import PAGE_PATHS, wait_rendered
+
+    page.goto(f"{site}/{PAGE_PATHS[name]}")
+    wait_rendered(page, timeout=60)
+    page.get_by_role("heading", name=PAGES[name]).first.wait_for(timeout=30_000)
+    return page
+
+
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(400)  # widgets finish drawing (skeletons, transitions)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def idle(page) -> None:
+    from etclib.site.serve import wait_idle
+
+    wait_idle(page, timeout=60)
+
+
+def test_first_visit_to_a_page_gets_the_site_navigation(site, page):
+    """The very first session of the server opens a page that is not Home."""
+    open_page(page, site, "corpus")
+    nav = page.get_by_test_id("stSidebarNav")
+    nav.get_by_text(
+        "Judge vs Human" if (REPO / "pages/judge_vs_human.py").is_file() else "About"
+    ).wait_for()
+    assert nav.get_by_text("streamlit app").count() == 0
+    wide = page.get_by_test_id("stMainBlockContainer").bounding_box()["width"]
+    assert wide > 900  # the page config of streamlit_app.py (layout="wide") applies
+
+
+def test_every_page_opens(site, page):
+    for name in PAGES:
+        open_page(page, site, name)
+        no_exception(page)
+        assert page.locator('[data-testid="stAlertContentError"]').count() == 0, name
+        if name == "leaderboard":  # the README's picture: our rows and the paper's, together
+            page.get_by_text("Show the paper's reported numbers in the charts").click()
+            page.get_by_text("GPT-4.1", exact=False).first.wait_for(timeout=30_000)
+            idle(page)
+        shot(page, "chat_empty" if name == "chat" else name)  # chat.png: with a dialogue
+    if (REPO / "pages" / "judge_vs_human.py").is_file():
+        from etclib.site.serve import wait_rendered
+
+        page.goto(f"{site}/judge_vs_human")
+        wait_rendered(page, timeout=60)
+        no_exception(page)
+        shot(page, "judge_vs_human")
+
+
+def test_corpus_search_and_dialogue(site, page):
+    from etclib.corpus import load_corpus
+
+    corpus = load_corpus(REAL_CORPUS)
+    open_page(page, site, "corpus")
+    box = page.get_by_label("Search utterances and transcriptions (literal text)")
+    box.fill("嬉しい")
+    box.press("Enter")
+    expected = sum("嬉しい" in u.text or "嬉しい" in u.transcription for u in corpus.utterances)
+    page.get_by_text(f"{expected:,} matching utterances").first.wait_for(timeout=30_000)
+    box.fill("'; DROP TABLE utterances; --")
+    box.press("Enter")
+    page.get_by_text("0 matching utterances", exact=True).first.wait_for(timeout=30_000)
+    box.fill("")
+    box.press("Enter")
+    page.get_by_text(f"{len(corpus.utterances):,} matching utterances").first.wait_for(
+        timeout=30_000
+    )
+    number = page.get_by_label("Dialogue id")
+    number.fill("945")
+    number.press("Enter")
+    page.get_by_text("Dialogue 945", exact=False).first.wait_for(timeout=30_000)
+    idle(page)
+    assert "corpus_dialogue=945" in page.url
+    no_exception(page)
+    shot(page, "corpus_dialogue")
+
+
+def test_chat_one_turn(site, page):
+    open_page(page, site, "chat")
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill("昨日、友達に裏切られて本当に悲しかったです。")
+    box.press("Enter")
+    page.get_by_text("Predicted emotion transcription", exact=False).first.wait_for(timeout=60_000)
+    idle(page)
+    page.get_by_text("A: 昨日、友達に裏切られて本当に悲しかったです。").first.wait_for()
+    no_exception(page)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill("それは辛かったですね。何があったんですか？")
+    box.press("Enter")
+    page.get_by_text("B: それは辛かったですね。", exact=False).first.wait_for(timeout=60_000)
+    idle(page)
+    assert page.get_by_text("Predicted emotion transcription", exact=False).count() == 2
+    shot(page, "chat")
+
+
+def predictions_file(tmp_path, tag: str) -> str:
+    from etclib.corpus import load_corpus
+    from etclib.task import items
+
+    path = tmp_path / f"preds{tag}.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for it in items(load_corpus(REAL_CORPUS), "test"):
+            rec = {
+                "dialogue_id": it.dialogue_id,
+                "turn": it.turn,
+                "role": it.role,
+                "prediction": f"{it.utterance[:6]}と感じた{tag}",
+            }
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return str(path)
+
+
+def test_upload_valid_file_until_scored_without_running_its_name(site, page, tmp_path):
+    open_page(page, site, "submit")
+    page.locator('input[type="file"]').set_input_files(predictions_file(tmp_path, "!"))
+    page.get_by_text("valid, 1,010 predictions", exact=False).first.wait_for(timeout=60_000)
+    idle(page)
+    page.get_by_label("Display name *").fill(XSS_NAME)
+    page.get_by_label("Team or author").fill("Browser test")
+    page.get_by_role("button", name="Submit for scoring").click()
+    page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
+    # The status refreshes by itself (st.fragment(run_every=2)) until the scores are in.
+    page.get_by_text("✅ scored", exact=False).first.wait_for(timeout=120_000)
+    link = page.get_by_role("link", name="Open its detail view on the leaderboard").first
+    link.wait_for()
+    idle(page)
+    assert page.evaluate("() => typeof window.__x") == "undefined"
+    shot(page, "submit")
+    href = link.get_attribute("href")
+    assert re.search(r"submission=[0-9a-f]+", href or ""), href
+    link.click()
+    page.get_by_role("heading", name="Leaderboard").first.wait_for(timeout=30_000)
+    idle(page)
+    # The detail view's title shows the name as text (escaped Markdown).
+    title = page.locator('[data-testid="stMarkdownContainer"] strong', has_text=XSS_NAME)
+    title.first.wait_for(timeout=30_000)
+    title.first.scroll_into_view_if_needed()
+    no_exception(page)
+    assert page.evaluate("() => typeof window.__x") == "undefined"
+    assert page.locator("img[src='x']").count() == 0
+    shot(page, "leaderboard_detail")
+    page.goto(f"{site}/leaderboard")
+    idle(page)
+    page.get_by_text("Published results (reported)").first.wait_for(timeout=30_000)
+    assert page.evaluate("() => typeof window.__x") == "undefined"
+    shot(page, "leaderboard_after_submission")
+
+
+def test_upload_broken_file_shows_the_error(site, page, tmp_path):
+    bad = tmp_path / "broken.jsonl"
+    bad.write_bytes(
+        b'{"dialogue_id": 14, "turn": 1, "role": "speaker", "prediction": "x"}\n{oops\n'
+    )
+    open_page(page, site, "submit")
+    page.locator('input[type="file"]').set_input_files(str(bad))
+    page.get_by_text("broken.jsonl was refused", exact=False).first.wait_for(timeout=60_000)
+    idle(page)
+    assert page.get_by_role("button", name="Submit for scoring").is_disabled()
+    no_exception(page)
+    shot(page, "submit_refused")

@@ -1,0 +1,312 @@
+"""The site's library (etclib.site): escaping, tables, templates, choices, without Streamlit."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from tests.conftest import needs_corpus
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", ""),
+        (None, ""),
+        ("相手の話に共感した。", "相手の話に共感した。"),
+        ("**bold**", r"\*\*bold\*\*"),
+        ("[x](javascript:alert(1))", r"\[x\]\(javascript\:alert\(1\)\)"),
+        ("<img src=x onerror=a()>", r"\<img src\=x onerror\=a\(\)\>"),
+        ("$x$ :red[a]", r"\$x\$ \:red\[a\]"),
+        ("a\nb", "a  \nb"),
+        ("# h", r"\# h"),
+        ("100%", "100%"),
+    ],
+)
+def test_escape_markdown(text, expected):
+    from etclib.site.text import escape_markdown
+
+    assert escape_markdown(text) == expected
+
+
+def test_escape_markdown_cuts_long_text():
+    from etclib.site.text import escape_markdown
+
+    assert escape_markdown("あいうえお", max_chars=3) == "あい…"
+
+
+@pytest.mark.parametrize(
+    ("value", "lo", "hi", "expected"),
+    [
+        (12.345, 11.0, 13.5, "12.35 [11.00, 13.50]"),
+        (12.345, None, None, "12.35"),
+        (12.345, math.nan, 13.0, "12.35"),
+        (None, 1.0, 2.0, ""),
+        (math.nan, 1.0, 2.0, ""),
+        (0.0, 0.0, 0.0, "0.00 [0.00, 0.00]"),
+    ],
+)
+def test_interval_text(value, lo, hi, expected):
+    from etclib.site.board import interval_text
+
+    assert interval_text(value, lo, hi) == expected
+
+
+def ranking_frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "rank": [1, 2, 2],
+            "rank_band": ["1", "2–3", "2–3"],
+            "id": ["a", "b", "c"],
+            "kind": ["submission", "baseline", "submission"],
+            "name": ["Alpha", "Beta", "Alpha"],
+            "team": ["T", "", "U"],
+            "setting": ["zero-shot", "other", "few-shot"],
+            "saw_test": ["no", "no", "yes"],
+            "rougeL": [30.0, 20.0, 19.0],
+            "rougeL_lo": [29.0, 19.0, 18.0],
+            "rougeL_hi": [31.0, 21.0, 20.0],
+            "f1": [math.nan, math.nan, math.nan],
+            "precision": [math.nan] * 3,
+            "recall": [math.nan] * 3,
+        }
+    )
+
+
+def test_metric_choices_and_filters():
+    from etclib.site.board import filter_ranking, metric_choices
+
+    r = ranking_frame()
+    assert metric_choices(r) == ["rougeL"]
+    assert list(filter_ranking(r, ["zero-shot", "few-shot"])["id"]) == ["a", "c"]
+    assert list(filter_ranking(r, [], ["yes"])["id"]) == ["c"]
+    assert list(filter_ranking(r)["id"]) == ["a", "b", "c"]
+
+
+def test_board_table_badges_and_intervals():
+    from etclib.site.board import board_table
+
+    t = board_table(ranking_frame(), "rougeL")
+    assert list(t["rougeL [95% CI]"]) == [
+        "30.00 [29.00, 31.00]",
+        "20.00 [19.00, 21.00]",
+        "19.00 [18.00, 20.00]",
+    ]
+    assert t["kind"].tolist() == ["✅ reproduced", "✅ reproduced (baseline)", "✅ reproduced"]
+    assert "f1" not in t.columns  # metrics without values are left out
+
+
+def test_chart_table_orders_and_marks_reported():
+    from etclib.site.board import chart_table
+
+    reported = pd.DataFrame(
+        {"id": ["p"], "name": ["GPT-4.1"], "setting": ["4-shot"], "rougeL": [22.98]}
+    )
+    t = chart_table(ranking_frame(), "rougeL", reported)
+    assert t["value"].tolist() == [30.0, 22.98, 20.0, 19.0]
+    assert t["kind"].tolist() == ["reproduced", "reported", "reproduced", "reproduced"]
+    assert t["name"].iloc[1] == "GPT-4.1 · 4-shot (reported)"
+    assert math.isnan(t["lo"].iloc[1])
+    # Repeated names are told apart by their setting.
+    assert t["name"].iloc[0] == "Alpha · zero-shot" and t["name"].iloc[3] == "Alpha · few-shot"
+
+
+def test_pr_table_uses_units():
+    from etclib.site.board import pr_table
+
+    r = ranking_frame().assign(precision=[20.0, 10.0, math.nan], recall=[30.0, 5.0, 1.0])
+    r["units_mean"] = [2.0, 1.0, 3.0]
+    t = pr_table(r)
+    assert t[["precision", "recall", "units"]].values.tolist() == [
+        [20.0, 30.0, 2.0],
+        [10.0, 5.0, 1.0],
+    ]
+
+
+def test_detail_view_keeps_visitor_text_plain():
+    from etclib.site.board import detail_view
+
+    info = {
+        "submission": {
+            "id": "x1",
+            "kind": "submission",
+            "name": "<b>n</b>",
+            "team": "t",
+            "setting": "other",
+            "saw_test": "no",
+            "description": "line1\n<script>",
+        },
+        "status": {"status": "scored"},
+        "scores": {
+            "rouge": {
+                "scores": {"rougeL": 18.0},
+                "intervals": {"rougeL": (17.5, 18.5)},
+                "signature": {"rouge": "tok:x"},
+                "current": True,
+            }
+        },
+        "breakdown": {"role": {"speaker": {"rougeL": 18.12345, "n_items": 505}}},
+        "verbosity": {"pred_chars": 43.789, "units_mean": None},
+    }
+    v = detail_view(info)
+    assert v["title"] == "<b>n</b>" and v["description"] == "line1\n<script>"
+    assert v["scores"].iloc[0]["value [95% CI]"] == "18.00 [17.50, 18.50]"
+    assert v["breakdown"]["role"].loc["speaker", "rougeL"] == 18.12
+    assert v["verbosity"] == {"prediction length (chars)": "43.8", "units per prediction": "–"}
+
+
+def test_submitter_key_prefers_address():
+    from etclib.site.board import submitter_key
+
+    assert submitter_key("1.2.3.4", "s1") == submitter_key("1.2.3.4", "s2")
+    assert submitter_key(None, "s1") != submitter_key(None, "s2")
+
+
+@needs_corpus
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_template_is_valid_once_filled(fmt):
+    from etclib.corpus import load_corpus
+    from etclib.site.board import template_bytes, validate_upload
+    from etclib.task import items
+
+    data = template_bytes(fmt)
+    check = validate_upload(data, f"template.{fmt}")
+    n = len(items(load_corpus(), "test"))
+    assert check.ok and check.items == n == 1010
+    assert check.warnings == [f"{n} predictions are empty; they score 0."]
+
+
+@needs_corpus
+def test_validate_upload_reports_lines():
+    from etclib.site.board import problems_table, validate_upload
+
+    check = validate_upload(b'{"dialogue_id": 14, "turn": 1}\nnot json\n', "x.jsonl")
+    assert not check.ok
+    t = problems_table(check.problems)
+    assert t["line"].tolist()[:2] == [1, 2]
+
+
+@needs_corpus
+def test_make_filters_and_pages(tmp_path):
+    from etclib.corpus import load_corpus
+    from etclib.site import corpus as cq
+    from etclib.site import corpus_store
+
+    corpus = load_corpus()
+    f = cq.make_filters("  相手  ", big_five={"openness": (2, 14), "neuroticism": (10, 14)})
+    assert f.text == "相手" and f.big_five == {"neuroticism": (10, 14)}
+    con = corpus_store()
+    page1, total = cq.search_page(con, f, 1, page_size=10)
+    expected = sum(
+        ("相手" in u.text or "相手" in u.transcription)
+        and corpus.participants[u.participant_id].scores["neuroticism"] >= 10
+        for u in corpus.utterances
+    )
+    assert total == expected and len(page1) == min(10, expected)
+    last, _ = cq.search_page(con, f, cq.page_count(total, 10), page_size=10)
+    assert len(last) == total - 10 * (cq.page_count(total, 10) - 1)
+    assert cq.page_count(0) == 1
+
+
+@needs_corpus
+def test_lengths_and_big_five_tables():
+    from etclib.corpus import load_corpus
+    from etclib.site import corpus as cq
+    from etclib.site import corpus_store
+
+    corpus = load_corpus()
+    lengths = cq.utterance_lengths(corpus_store())
+    assert len(lengths) == len(corpus.utterances)
+    assert lengths["transcription_chars"].tolist() == [
+        len(u.transcription) for u in corpus.utterances
+    ]
+    b5 = cq.big_five_scores(corpus_store())
+    speakers = {u.participant_id for u in corpus.utterances}
+    assert set(b5["participant_id"]) == speakers
+
+
+def test_chat_choices_without_settings():
+    from etclib.site.chat import choices
+
+    got = {c.key: c for c in choices()}
+    assert list(got)[0] == "retrieval"
+    for key, var in (
+        ("openai", "OPENAI_API_KEY"),
+        ("gemini", "GEMINI_API_KEY"),
+        ("finetuned", "ETC_FINETUNED_BASE_URL"),
+    ):
+        assert not got[key].usable and var in got[key].reason
+
+
+def test_finetuned_choice_reaches_its_own_server(monkeypatch):
+    """The fine-tuned model is served apart from OPENAI_*: its choice talks to its own URL."""
+    from etclib.site.chat import choice, make_backend
+    from etclib.task import chat_item
+    from tests.fakes import FakeLLMServer
+
+    with FakeLLMServer(
+        lambda req: "相手に共感してもらえて嬉しかった", models=("swallow-sft",)
+    ) as server:
+        monkeypatch.setenv("ETC_FINETUNED_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("ETC_FINETUNED_MODEL", "swallow-sft")
+        c = choice("finetuned")
+        assert c.usable and c.options["model"] == "swallow-sft"
+        backend = make_backend("finetuned")
+        text = "".join(backend.stream(chat_item([("A", "昨日、友達に会えました。")])))
+        assert text == "相手に共感してもらえて嬉しかった"
+        assert server.count("openai-stream") == 1
+        assert server.requests[-1].body["model"] == "swallow-sft"
+
+
+def test_secrets_example_documents_every_setting():
+    """Every name read through etclib.config.setting appears in .streamlit/secrets.toml.example."""
+    import re
+    import tomllib
+
+    from tests.conftest import REPO
+
+    example = (REPO / ".streamlit" / "secrets.toml.example").read_text(encoding="utf-8")
+    assert tomllib.loads(example) == {}  # everything is optional: all commented out
+    documented = set(re.findall(r"^# ([A-Z][A-Z0-9_]+) = ", example, flags=re.M))
+    # Every quoted setting-like name in the library (environment-only switches excepted).
+    read: set[str] = set()
+    for path in [*REPO.glob("etclib/**/*.py"), *REPO.glob("leaderboard/**/*.py")]:
+        text = path.read_text(encoding="utf-8")
+        read |= set(re.findall(r"\"((?:ETC|OPENAI|GEMINI|GOOGLE|HF)_[A-Z0-9_]+)\"", text))
+    read -= {"ETC_SECRETS_FILE", "ETC_PROGRESS"}  # where the file is; progress bars (env only)
+    assert {"ETC_DATA_DIR", "ETC_LB_DAILY_LIMIT", "OPENAI_API_KEY"} <= read
+    missing = sorted(read - documented)
+    assert not missing, f"undocumented settings: {missing}"
+
+
+def test_items_view_shows_judge_units_as_text():
+    from etclib.site.board import items_view
+
+    items = pd.DataFrame(
+        {
+            "item_index": [0],
+            "dialogue_id": [14],
+            "turn": [1],
+            "role": ["speaker"],
+            "prediction": ["悲しかった。"],
+            "reference": ["寂しかった。"],
+            "label": ["sadness"],
+            "f1": [0.0],
+            "units": [["悲しかった"]],
+            "judge_labels": [{"悲しかった": "Not Supported"}],
+        }
+    )
+    view = items_view(items)
+    assert list(view.columns[:6]) == [
+        "dialogue_id",
+        "turn",
+        "role",
+        "label",
+        "prediction",
+        "reference",
+    ]
+    assert "item_index" not in view.columns
+    assert view["units"].iloc[0] == '["悲しかった"]'
+    assert view["judge_labels"].iloc[0] == '{"悲しかった": "Not Supported"}'

@@ -1,0 +1,556 @@
+"""Every page of the site through ``streamlit.testing.v1.AppTest``, with and without secrets.
+
+The corpus store and the retrieval index are built once per session (under pytest's tmp dir);
+each test has its own leaderboard database and secrets file (conftest's isolation fixture).
+Expected numbers come from the corpus records themselves, not from the site's queries.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import REPO, needs_corpus
+
+pytestmark = [needs_corpus]
+
+PAGES = [
+    "pages/home.py",
+    "pages/chat.py",
+    "pages/corpus.py",
+    "pages/leaderboard.py",
+    "pages/submit.py",
+    "pages/about.py",
+]
+if (REPO / "pages" / "judge_vs_human.py").is_file():  # another team's page, in the navigation
+    PAGES.append("pages/judge_vs_human.py")
+XSS_NAME = "<img src=x onerror=window.__x=1>"
+
+
+@pytest.fixture(scope="session")
+def shared_dirs(tmp_path_factory):
+    return tmp_path_factory.mktemp("site-shared")
+
+
+@pytest.fixture(autouse=True)
+def _site(_isolated, shared_dirs, monkeypatch):
+    """Share the corpus store and caches across tests; fresh Streamlit caches and leaderboard."""
+    monkeypatch.setenv("ETC_STORE_DB", str(shared_dirs / "etc.duckdb"))
+    monkeypatch.setenv("ETC_CACHE_DIR", str(shared_dirs / "cache"))
+    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "100")
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    import leaderboard as lb
+
+    try:
+        lb.stop_workers()
+    finally:
+        lb.close_all()
+
+
+@pytest.fixture
+def corpus():
+    from etclib.corpus import load_corpus
+
+    return load_corpus()
+
+
+def app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def texts(at: AppTest) -> str:
+    """Everything shown as markdown, captions, text, alerts, in one string."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [t.value for t in at.text] + [e.value for e in at.error]
+    parts += [w.value for w in at.warning] + [i.value for i in at.info]
+    parts += [s.value for s in at.success] + [h.value for h in at.subheader]
+    return "\n".join(str(p) for p in parts)
+
+
+def plain(text: str) -> str:
+    """Markdown source as a reader sees it: backslash escapes removed."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def shown_table(at: AppTest, *columns: str):
+    """The first table shown with all these columns (read-only tables carry no key in AppTest)."""
+    for d in at.dataframe:
+        value = d.value
+        if all(c in value.columns for c in columns):
+            return value
+    raise AssertionError(f"no table with columns {columns}")
+
+
+def send_button(at: AppTest):
+    """The submit form's button (AppTest keys form buttons by form and label)."""
+    return next(b for b in at.button if b.proto.label == "Submit for scoring")
+
+
+def write_secrets(tmp_path, **values: str) -> None:
+    from etclib import config
+
+    lines = [f"{k} = {json.dumps(v)}" for k, v in values.items()]
+    (tmp_path / "secrets.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config._secrets.cache_clear()
+
+
+def predictions_file(corpus, fmt: str = "jsonl", tag: str = "") -> bytes:
+    """A valid test-split file: one made-up prediction per item (distinct from the baselines)."""
+    from etclib.task import items
+
+    rows = [
+        {
+            "dialogue_id": it.dialogue_id,
+            "turn": it.turn,
+            "role": it.role,
+            "prediction": f"{it.utterance[:8]}と思った{tag}",
+        }
+        for it in items(corpus, "test")
+    ]
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue().encode()
+
+
+# --- every page ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_loads_without_secrets(page):
+    at = app(page)
+    assert_clean(at)
+    assert at.title, f"{page} shows no title"
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_pages_load_with_secrets(tmp_path):
+    write_secrets(
+        tmp_path,
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        GEMINI_API_KEY="g-test",
+        ETC_FINETUNED_BASE_URL="http://127.0.0.1:9/v1",
+        ETC_FINETUNED_MODEL="swallow-sft",
+        ETC_ADMIN_TOKEN="admin-secret",
+    )
+    at = app()
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert_clean(at)
+        assert not at.error, (page, [e.value for e in at.error])
+    at.switch_page("pages/chat.py").run()
+    labels = at.selectbox(key="chat_model").options
+    assert not any("not configured" in o for o in labels if "OpenAI" in o or "Gemini" in o)
+    # Secrets are never shown.
+    at.switch_page("pages/about.py").run()
+    assert "sk-test" not in texts(at) and "admin-secret" not in texts(at)
+
+
+def test_home_links_every_page_and_shows_a_test_dialogue(corpus):
+    at = app()
+    assert_clean(at)
+    targets = {link.proto.page for link in at.page_link}
+    assert len(targets) == len(PAGES) - 1
+    first = corpus.split("test")[0]
+    shown = texts(at)
+    assert f"dialogue {first.dialogue_id}" in shown
+    assert first.utterances[0].transcription in shown
+
+
+# --- chat ----------------------------------------------------------------------------------------
+
+
+def test_chat_with_retrieval_predicts_for_each_author(corpus):
+    from etclib.backends import get_backend
+    from etclib.task import chat_item
+
+    lines = [("A", "昨日、友達に裏切られて本当に悲しかったです。"), ("B", "それは辛かったですね。")]
+    at = app("pages/chat.py")
+    assert at.selectbox(key="chat_model").value == "retrieval"
+    for who, text in lines:
+        assert at.radio(key="chat_author").value == who
+        at.chat_input(key="chat_input").set_value(text).run()
+        assert_clean(at)
+    backend = get_backend("retrieval")
+    expected = [
+        backend.predict([chat_item(lines[:1])])[0],
+        backend.predict([chat_item(lines)])[0],
+    ]
+    shown = [m.value for m in at.markdown]
+    from etclib.site.text import escape_markdown
+
+    assert [escape_markdown(e) for e in expected] == shown[-2:]
+    assert [t.value for t in at.text] == [f"{w}: {t}" for w, t in lines]
+
+
+def test_chat_limits(corpus):
+    from etclib.site import chat
+
+    at = app("pages/chat.py")
+    at.session_state["chat_limiter"] = chat.RateLimiter(limit=1)
+    at.chat_input(key="chat_input").set_value("こんにちは").run()
+    at.chat_input(key="chat_input").set_value("もう一度").run()
+    assert_clean(at)
+    assert "predictions in the last minute" in texts(at)
+    assert len(at.text) == 1  # the refused utterance was not added
+    at.session_state["chat_lines"] = [
+        {"who": "AB"[i % 2], "text": f"発話{i}", "prediction": "x", "model": "m"}
+        for i in range(chat.MAX_LINES)
+    ]
+    at.run()
+    assert at.chat_input(key="chat_input").proto.disabled
+    assert f"{chat.MAX_LINES} utterances" in texts(at)
+
+
+@pytest.mark.parametrize(
+    ("text", "lines", "expected"),
+    [
+        ("", 0, "empty"),
+        ("   ", 0, "empty"),
+        ("あ" * 301, 0, "301 characters"),
+        ("あ" * 300, 0, None),
+        ("ok", 10, "10 utterances"),
+        ("ok", 9, None),
+    ],
+)
+def test_utterance_problem(text, lines, expected):
+    from etclib.site.chat import utterance_problem
+
+    got = utterance_problem(text, lines)
+    assert (got is None) if expected is None else (expected in got)
+
+
+def test_rate_limiter_window():
+    from etclib.site.chat import RateLimiter
+
+    now = [0.0]
+    lim = RateLimiter(limit=2, window=60, clock=lambda: now[0])
+    assert lim.take() == 0 and lim.take() == 0
+    assert lim.take() == pytest.approx(60)
+    now[0] = 59.0
+    assert lim.take() == pytest.approx(1)
+    now[0] = 60.0
+    assert lim.take() == 0
+
+
+def test_chat_unconfigured_backend_says_what_to_set():
+    at = app("pages/chat.py")
+    at.selectbox(key="chat_model").set_value("gemini").run()
+    assert "GEMINI_API_KEY" in plain(" ".join(w.value for w in at.warning))
+    at.chat_input(key="chat_input").set_value("こんにちは").run()
+    assert_clean(at)
+    assert any("not configured" in e.value for e in at.error)
+
+
+def test_chat_streams_from_an_openai_compatible_server(tmp_path):
+    from tests.fakes import FakeLLMServer
+
+    with FakeLLMServer(lambda req: "相手の話に共感して、**嬉しく**なりました。") as server:
+        write_secrets(tmp_path, OPENAI_API_KEY="test", OPENAI_BASE_URL=server.openai_base_url)
+        at = app("pages/chat.py")
+        at.selectbox(key="chat_model").set_value("openai").run()
+        at.select_slider(key="chat_shots").set_value(2).run()
+        at.chat_input(key="chat_input").set_value("旅行に行ってきました！").run()
+        assert_clean(at)
+        assert server.count("openai-stream") == 1
+        prompt = server.requests[-1].text
+        assert "旅行に行ってきました！" in prompt
+    # Model output is shown literally (Markdown escaped), never as formatting.
+    assert r"相手の話に共感して、\*\*嬉しく\*\*なりました。" in [m.value for m in at.markdown]
+
+
+def test_chat_backend_failure_is_a_message(tmp_path):
+    from tests.fakes import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        server.inject(500, times=5)
+        write_secrets(tmp_path, OPENAI_API_KEY="test", OPENAI_BASE_URL=server.openai_base_url)
+        at = app("pages/chat.py")
+        at.selectbox(key="chat_model").set_value("openai").run()
+        at.chat_input(key="chat_input").set_value("こんにちは").run()
+    assert_clean(at)
+    assert at.error and "500" in at.error[0].value
+
+
+def test_chat_replay_shows_prediction_beside_own_transcription(corpus):
+    at = app("pages/chat.py")
+    at.radio(key="chat_mode").set_value("Replay a corpus dialogue").run()
+    did = at.selectbox(key="chat_replay_id").value
+    dialogue = corpus.by_id[did]
+    assert dialogue.split in ("test", "valid")
+    at.button(key="chat_replay_next").click().run()
+    at.button(key="chat_replay_next").click().run()
+    assert_clean(at)
+    shown = texts(at)
+    from etclib.site.text import escape_markdown
+
+    for u in dialogue.utterances[:2]:
+        assert f"{u.letter}: {u.text}" in shown
+        assert escape_markdown(u.transcription) in shown
+    assert "Utterance 2 of 10" in shown
+
+
+# --- corpus --------------------------------------------------------------------------------------
+
+
+def literal_count(corpus, needle: str) -> int:
+    n = needle.lower()
+    return sum(n in u.text.lower() or n in u.transcription.lower() for u in corpus.utterances)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["%", "_", "'; DROP TABLE utterances; --", "<script>alert(1)</script>", "\\", "嬉しい", "100%"],
+)
+def test_corpus_search_is_literal_and_safe(corpus, query):
+    at = app("pages/corpus.py")
+    at.text_input(key="corpus_text").set_value(query).run()
+    assert_clean(at)
+    assert f"**{literal_count(corpus, query):,}** matching utterances" in texts(at)
+    at.text_input(key="corpus_text").set_value("").run()
+    assert f"**{len(corpus.utterances):,}** matching utterances" in texts(at)
+
+
+def test_corpus_filters_pages_and_dialogue_view(corpus):
+    at = app("pages/corpus.py")
+    at.selectbox(key="corpus_split").set_value("test").run()
+    at.selectbox(key="corpus_role").set_value("listener").run()
+    at.multiselect(key="corpus_categories").set_value(["joy"]).run()
+    assert_clean(at)
+    expected = sum(
+        1
+        for d in corpus.split("test")
+        for u in d.utterances
+        if u.role == "listener" and "joy" in u.label
+    )
+    assert f"**{expected:,}** matching utterances" in texts(at)
+    pager = at.get("pagination")
+    assert len(pager) == (1 if expected > 25 else 0)
+    at.number_input(key="corpus_dialogue").set_value(945).run()
+    assert_clean(at)
+    d = corpus.by_id[945]
+    table = shown_table(at, "who", "utterance", "transcription", "ann1")
+    assert list(table["utterance"]) == [u.text for u in d.utterances]
+    assert list(table["transcription"]) == [u.transcription for u in d.utterances]
+    people = shown_table(at, "participant", "openness")
+    assert list(people["participant"]) == [d.speaker_id, d.listener_id]
+    assert int(people["openness"].iloc[0]) == corpus.participants[d.speaker_id].scores["openness"]
+
+
+def test_corpus_big_five_filter(corpus):
+    at = app("pages/corpus.py")
+    at.slider(key="corpus_b5_extraversion").set_value((12, 14)).run()
+    assert_clean(at)
+    expected = sum(
+        1
+        for u in corpus.utterances
+        if 12 <= corpus.participants[u.participant_id].scores["extraversion"] <= 14
+    )
+    assert f"**{expected:,}** matching utterances" in texts(at)
+
+
+def test_corpus_statistics_charts():
+    at = app("pages/corpus.py")
+    assert not at.get("plotly_chart")  # charts are drawn only in the Statistics view
+    at.segmented_control(key="corpus_view").set_value("Statistics").run()
+    assert_clean(at)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 5
+    figures = [json.loads(c.proto.spec) for c in charts]
+    titles = [f["layout"]["title"]["text"] for f in figures]
+    assert any("Fleiss" in t for t in titles) and any("co-occurrence" in t for t in titles)
+
+
+# --- submit --------------------------------------------------------------------------------------
+
+
+def fill_metadata(at: AppTest, name: str = "My system", **extra: str) -> None:
+    at.text_input(key="submit_name").set_value(name)
+    for key, value in extra.items():
+        at.text_input(key=f"submit_{key}").set_value(value)
+
+
+def wait_until_final(at: AppTest, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        at.run()
+        shown = texts(at)
+        if "✅ scored" in shown or "❌" in shown:
+            return shown
+        time.sleep(0.5)
+    raise AssertionError("the submission was not scored in time:\n" + texts(at))
+
+
+def test_submit_valid_file_is_scored_and_linked(corpus):
+    at = app("pages/submit.py")
+    assert {b.proto.label for b in at.get("download_button")} == {
+        "Template (JSON Lines)",
+        "Template (CSV)",
+    }
+    at.file_uploader(key="submit_file").upload("preds.jsonl", predictions_file(corpus)).run()
+    assert_clean(at)
+    assert "valid, 1,010 predictions" in texts(at)
+    fill_metadata(at, XSS_NAME, team="Lab", model_url="https://example.org/model")
+    send_button(at).click().run()
+    assert_clean(at)
+    assert "Received as submission" in texts(at)
+    shown = wait_until_final(at)
+    assert "✅ scored" in shown
+    links = [link.proto for link in at.page_link]
+    assert links and links[0].page.endswith("leaderboard")
+    import leaderboard as lb
+
+    board = lb.ranking()
+    assert XSS_NAME in list(board["name"])
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "problem"),
+    [
+        ("bad.jsonl", lambda good: b'{"dialogue_id": 1,\n' + good, "line 1: invalid JSON"),
+        (
+            "short.jsonl",
+            lambda good: b"\n".join(good.split(b"\n")[:10]) + b"\n",
+            "have no prediction",
+        ),
+        ("latin1.jsonl", lambda good: good.replace("と".encode(), b"\xe0", 1), "not valid UTF-8"),
+        ("bad.csv", lambda good: b"id,text\n1,x\n", "CSV header must have the columns"),
+        ("empty.jsonl", lambda good: b"", "the file is empty"),
+    ],
+)
+def test_submit_broken_files_show_line_errors(corpus, name, make, problem):
+    at = app("pages/submit.py")
+    at.file_uploader(key="submit_file").upload(name, make(predictions_file(corpus))).run()
+    assert_clean(at)
+    assert any("was refused" in e.value for e in at.error)
+    table = shown_table(at, "line", "problem")
+    rendered = "\n".join(f"line {ln}: {msg}" if ln != "" else msg for ln, msg in table.values)
+    assert problem in rendered
+    assert send_button(at).proto.disabled  # nothing can be submitted
+    import leaderboard as lb
+
+    assert lb.ranking().empty
+
+
+def test_submit_csv_and_refused_details(corpus):
+    at = app("pages/submit.py")
+    at.file_uploader(key="submit_file").upload("p.csv", predictions_file(corpus, "csv")).run()
+    assert "valid, 1,010 predictions (csv)" in plain(texts(at))
+    fill_metadata(at, "CSV system", model_url="javascript:alert(1)")
+    send_button(at).click().run()
+    assert_clean(at)
+    fields = shown_table(at, "field", "problem")
+    assert list(fields["field"]) == ["model_url"]
+    assert "http" in fields["problem"].iloc[0]
+
+
+# --- leaderboard ---------------------------------------------------------------------------------
+
+
+def test_leaderboard_empty_database():
+    at = app("pages/leaderboard.py")
+    assert_clean(at)
+    assert "No scored entry yet" in texts(at)
+    assert not at.get("plotly_chart")
+
+
+@pytest.fixture
+def populated(corpus):
+    import leaderboard as lb
+
+    lb.seed_baselines(backends=("copy",))
+    receipt = lb.submit(
+        predictions_file(corpus, tag="。"),
+        {"name": XSS_NAME, "setting": "zero-shot", "saw_test": "no"},
+    )
+    lb.process_jobs()
+    return receipt.id
+
+
+def test_leaderboard_populated(populated):
+    import leaderboard as lb
+
+    at = app("pages/leaderboard.py")
+    assert_clean(at)
+    board = lb.ranking()
+    table = shown_table(at, "rank_band", "name")
+    assert len(table) == len(board) == 2
+    assert XSS_NAME in list(table["name"])  # shown as a cell value, not markup
+    assert "rougeL [95% CI]" in table.columns
+    assert all("[" in v for v in table["rougeL [95% CI]"])
+    assert len(at.get("plotly_chart")) == 1  # bars; no judge scores, so no scatter
+    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+    assert "error_x" in bars and len(bars["x"]) == 2
+    assert "&lt;img src=x onerror=window.__x=1&gt; · zero-shot" in bars["y"]  # no markup
+    reported = shown_table(at, "source")
+    assert len(reported) == len(lb.reported()) == 5
+    # Filters
+    at.multiselect(key="lb_settings").set_value(["zero-shot"]).run()
+    assert list(shown_table(at, "rank_band", "name")["name"]) == [XSS_NAME]
+    # Metric picker re-ranks
+    at.selectbox(key="lb_metric").set_value("bleu1").run()
+    assert_clean(at)
+    assert "bleu1 [95% CI]" in shown_table(at, "rank_band", "name").columns
+    # Reported rows join the chart on demand, in grey
+    at.multiselect(key="lb_settings").set_value([]).run()
+    at.toggle(key="lb_with_reported").set_value(True).run()
+    names = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["y"]
+    assert sum("(reported)" in n for n in names) == 5
+
+
+def test_leaderboard_detail_view(populated, corpus):
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at.query_params["submission"] = populated
+    at.run()
+    at.switch_page("pages/leaderboard.py").run()
+    assert_clean(at)
+    assert at.selectbox(key="lb_detail").value == populated
+    assert r"\<img src\=x onerror\=window\.\_\_x\=1\>" in texts(at)  # escaped, never HTML
+    scores = shown_table(at, "metric", "value [95% CI]")
+    assert {"bleu4", "rougeL"} <= set(scores["metric"])
+    items = shown_table(at, "prediction", "reference")
+    assert len(items) == 1010
+    first = corpus.split("test")[0].utterances[0]
+    assert items["reference"].iloc[0] == first.transcription
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert {"Board (CSV)", "Board (JSON)", "Published results (CSV)"} <= labels
+    assert "This entry's items (CSV)" in labels
+
+
+def test_home_shows_top_of_leaderboard(populated):
+    at = app()
+    assert_clean(at)
+    top = at.dataframe[0].value
+    assert XSS_NAME in list(top["name"]) or "Copy of the utterance (etclib)" in list(top["name"])
+    assert len(top) == 2
+
+
+def test_upload_file_name_is_shown_literally(corpus):
+    at = app("pages/submit.py")
+    name = "[x](https://evil.example)**b**.jsonl"
+    at.file_uploader(key="submit_file").upload(name, predictions_file(corpus)).run()
+    assert_clean(at)
+    shown = at.success[0].value
+    assert shown.startswith(r"\[x\]\(https\://evil\.example\)\*\*b\*\*\.jsonl\: valid")
