@@ -230,15 +230,20 @@ def _where(f: Filters) -> tuple[str, list[Any]]:
 def search(con, filters: Filters, limit: int = 50, offset: int = 0):
     """One page of matching utterances (a DataFrame) and the total number of matches."""
     where, params = _where(filters)
-    base = f"FROM utterances u JOIN participants p USING (participant_id){where}"
-    total = con.execute(f"SELECT count(*) {base}", params).fetchone()[0]
+    join = " JOIN participants p USING (participant_id)" if filters.big_five else ""
+    base = f"FROM utterances u{join}{where}"
+    # One pass: the page and, on every row, the number of matches.
     page = con.execute(
         "SELECT u.dialogue_id, u.turn, u.role, u.split, u.dialogue_emotion, u.utterance, "
-        f"u.transcription, u.label, u.agreement {base} "
+        f"u.transcription, u.label, u.agreement, count(*) OVER () AS _total {base} "
         "ORDER BY u.dialogue_id, u.position LIMIT ? OFFSET ?",
         [*params, int(limit), int(offset)],
     ).df()
-    return page, int(total)
+    if len(page):
+        total = int(page["_total"].iloc[0])
+    else:  # past the last page (or nothing matches): count separately
+        total = int(con.execute(f"SELECT count(*) {base}", params).fetchone()[0])
+    return page.drop(columns="_total"), total
 
 
 def dialogue(con, dialogue_id: int) -> dict[str, Any] | None:

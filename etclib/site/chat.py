@@ -85,7 +85,7 @@ def choices() -> list[Choice]:
     out = [
         Choice(
             "retrieval",
-            "Retrieval baseline (nearest train utterance)",
+            "Retrieval baseline (most similar train contexts)",
             "retrieval",
             False,
             *_backend_status("retrieval"),
