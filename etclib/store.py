@@ -7,6 +7,7 @@ Tables:
 - ``utterances``: one row per utterance: key, position 1..10, participant, split, emotion, text,
   transcription, the three annotators' label lists ``ann1..ann3``, the aggregated ``label`` list,
   one boolean column per category (aggregated), ``votes_<category>`` (0..3 annotators),
+  ``search_text`` (utterance and transcription, lower-cased, for text search),
   ``agreement`` (``unanimous``: the three label sets are identical; ``majority``: some category
   has 2 or 3 votes; ``none``: no category has two votes), and character lengths;
 - ``participants``: Big Five scores (2..14) and the questionnaire responses as JSON.
@@ -29,7 +30,7 @@ from . import config
 from .corpus import BIG_FIVE, CATEGORIES, Corpus, load_corpus
 from .errors import StoreError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 AGREEMENT_LEVELS = ("unanimous", "majority", "none")
 _lock = threading.Lock()
 _connections: dict[str, Any] = {}
@@ -83,6 +84,8 @@ def _build(con, corpus: Corpus) -> None:
             for c in CATEGORIES:
                 row[f"votes_{c}"] = sum(c in a for a in u.annotations)
             row["agreement"] = _agreement(u.annotations)
+            # Lower-cased utterance and transcription, for literal, case-insensitive search.
+            row["search_text"] = f"{u.text}\x1f{u.transcription}".lower()
             row["utterance_chars"] = len(u.text)
             row["transcription_chars"] = len(u.transcription)
             rows.append(row)
@@ -202,10 +205,8 @@ def _where(f: Filters) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     if f.text:
-        clauses.append(
-            "(contains(lower(u.utterance), lower(?)) OR contains(lower(u.transcription), lower(?)))"
-        )
-        params += [f.text, f.text]
+        clauses.append("contains(u.search_text, ?)")
+        params.append(f.text.lower())
     for column, value in (
         ("u.split", f.split),
         ("u.role", f.role),
@@ -241,7 +242,9 @@ def search(con, filters: Filters, limit: int = 50, offset: int = 0):
     ).df()
     if len(page):
         total = int(page["_total"].iloc[0])
-    else:  # past the last page (or nothing matches): count separately
+    elif offset <= 0:
+        total = 0
+    else:  # past the last page: count separately
         total = int(con.execute(f"SELECT count(*) {base}", params).fetchone()[0])
     return page.drop(columns="_total"), total
 
