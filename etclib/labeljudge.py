@@ -1,11 +1,13 @@
 """Study 1 of docs/judge_vs_human.md: an LLM labels transcriptions with ETC's seven categories.
 
-``etclib judge-labels`` asks an LLM (OpenAI or Gemini, through :mod:`etclib.llm`) to label each
-emotion transcription of a split with the categories the three annotators used (multi-label),
-with the versioned prompt ``etclib/prompts/label_judge.toml``. Answers are cached on disk under
-``etclib.config.cache_dir()/label_judge`` keyed by provider, model, prompt hash, decoding
-settings and text, so a rerun costs nothing. Each run is stored in the studies DuckDB
-(``ETC_STUDIES_DB``) with its signature:
+``etclib judge-labels`` asks an LLM (OpenAI or Gemini) to label each emotion transcription of a
+split with the categories the three annotators used (multi-label), with the versioned prompt
+``etclib/prompts/label_judge.toml``. The questions go through the scoring judge's machinery
+(:mod:`etclib.judge`): its providers (structured output with the ``labels`` schema), its
+bounded concurrency, retries and fault handling (:class:`etclib.judge.runner.Judge`), and its
+SQLite answer cache (``judge.sqlite3`` under ``etclib.config.cache_dir()``), keyed by provider,
+model, prompt hash and the full request (messages, temperature), so a rerun costs nothing.
+Each run is stored in the studies DuckDB (``ETC_STUDIES_DB``) with its signature:
 
 - ``label_runs``: run id, signature, provider, model, prompt name/version/hash, temperature,
   split, item counts, etclib version, time;
@@ -29,12 +31,11 @@ Without a run, only the human columns are filled (the yardstick alone).
 
 from __future__ import annotations
 
-import concurrent.futures
+import asyncio
 import hashlib
 import json
 import math
 import re
-import time
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__, config, progress
+from . import __version__
 from .agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
@@ -57,6 +58,8 @@ from .agreement import (
 from .annotation import connect_studies
 from .corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, SPLITS, Corpus, Utterance
 from .errors import ConfigError, JudgeError, TaskError
+from .judge import providers, runner
+from .judge.parse import AnswerParseError
 
 PROMPT_NAME = "label_judge"
 PROVIDERS: tuple[str, ...] = ("gemini", "openai")
@@ -154,77 +157,54 @@ def parse_labels(text: str) -> tuple[str, ...]:
 # --- calling the LLM -------------------------------------------------------------------------
 
 
-def make_asker(
-    provider: str, model: str, *, temperature: float = 0.0, timeout: float = 60.0
-) -> Ask:
-    """A function that sends one message list to ``provider``'s ``model`` and returns the text.
+class _AskProvider:
+    """A judge provider that answers through a plain ``ask(messages) -> text`` function."""
 
-    Clients come from :mod:`etclib.llm` (keys and endpoints from the environment or the secrets
-    file); the answer is requested as JSON.
-    """
-    from . import llm
+    def __init__(self, name: str, model: str, ask: Ask):
+        self.name = name
+        self.model = model
+        self._ask = ask
 
-    if provider == "openai":
-        client = llm.openai_client(timeout=timeout)
+    def request(
+        self,
+        kind: str,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float = providers.TEMPERATURE,
+    ) -> dict[str, Any]:
+        # "client" keeps these answers apart from the real provider's in the cache
+        return {
+            "client": "ask",
+            "model": self.model,
+            "messages": messages,
+            "temperature": temperature,
+        }
 
-        def ask(messages: list[dict[str, str]]) -> str:
-            reply = client.chat.completions.create(
-                model=model,
-                messages=messages,
-                temperature=temperature,
-                response_format={"type": "json_object"},
-            )
-            return reply.choices[0].message.content or ""
+    async def complete(self, request: dict[str, Any]) -> providers.Reply:
+        return providers.Reply(await asyncio.to_thread(self._ask, request["messages"]))
 
-        return ask
-    if provider == "gemini":
-        from google.genai import types
-
-        client = llm.gemini_client(timeout=timeout)
-
-        def ask(messages: list[dict[str, str]]) -> str:
-            system = "\n".join(m["content"] for m in messages if m["role"] == "system")
-            user = "\n".join(m["content"] for m in messages if m["role"] == "user")
-            reply = client.models.generate_content(
-                model=model,
-                contents=user,
-                config=types.GenerateContentConfig(
-                    system_instruction=system or None,
-                    temperature=temperature,
-                    response_mime_type="application/json",
-                ),
-            )
-            return reply.text or ""
-
-        return ask
-    raise ConfigError(f"Unknown provider {provider!r}. Available: {', '.join(PROVIDERS)}.")
+    async def aclose(self) -> None:
+        pass
 
 
-def _status(exc: BaseException) -> int | None:
-    for name in ("status_code", "code"):
-        value = getattr(exc, name, None)
-        if isinstance(value, int):
-            return value
-    return None
+def _make_provider(settings: runner.JudgeSettings, ask: Ask | None) -> providers.Provider:
+    """The judge provider (a missing key raises ConfigError), or one that calls ``ask``."""
+    if ask is not None:
+        return _AskProvider(settings.provider, settings.model, ask)
+    if settings.provider == "openai":
+        return providers.OpenAIProvider(settings.model, timeout=settings.timeout)
+    return providers.GeminiProvider(settings.model, timeout=settings.timeout)
 
 
-#: HTTP statuses that retrying cannot fix: stop the whole run with the provider's message.
-_FATAL = {400, 401, 403, 404}
-
-
-def _cache_key(
-    provider: str, model: str, prompt: LabelPrompt, temperature: float, text: str
-) -> str:
-    parts = [provider, model, prompt.digest, repr(float(temperature)), text]
-    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
-
-
-def _cache_file(key: str) -> Path:
-    return config.cache_dir() / "label_judge" / key[:2] / f"{key}.json"
+def _parse_answer(text: str) -> list[str]:
+    try:
+        return list(parse_labels(text))
+    except JudgeError as exc:
+        raise AnswerParseError(str(exc)) from None  # the runner retries it
 
 
 @dataclass(frozen=True)
-class Answer:
+class _Labelled:
     key: tuple[int, int, str]
     labels: tuple[str, ...] | None
     raw: str
@@ -232,50 +212,37 @@ class Answer:
     error: str = ""
 
 
-def _judge_one(
-    u: Utterance,
-    ask: Ask,
+async def _label_all(
+    items: list[Utterance],
     prompt: LabelPrompt,
-    cache_key: str,
-    attempts: int,
-    backoff: float,
-) -> Answer:
-    path = _cache_file(cache_key)
-    if path.is_file():
-        try:
-            hit = json.loads(path.read_text("utf-8"))
-            return Answer(u.key, tuple(hit["labels"]), hit["raw"], cached=True)
-        except (json.JSONDecodeError, KeyError, TypeError):
-            path.unlink(missing_ok=True)  # a damaged entry is asked again
-    error = ""
-    raw = ""
-    for attempt in range(attempts):
-        if attempt:
-            time.sleep(backoff * 2 ** (attempt - 1))
-        try:
-            raw = ask(prompt.messages(u.transcription))
-        except Exception as exc:  # noqa: BLE001 - SDK errors differ by provider
-            status = _status(exc)
-            if status in _FATAL:
-                raise JudgeError(
-                    f"The judge's endpoint refused the request (HTTP {status}): {exc}. Check the "
-                    "model name and the API key."
-                ) from exc
-            error = f"{type(exc).__name__}: {exc}"
-            continue
-        try:
-            labels = parse_labels(raw)
-        except JudgeError as exc:
-            error = str(exc)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps({"labels": list(labels), "raw": raw}, ensure_ascii=False), "utf-8"
-        )
-        tmp.replace(path)
-        return Answer(u.key, labels, raw, cached=False)
-    return Answer(u.key, None, raw, cached=False, error=error)
+    temperature: float,
+    settings: runner.JudgeSettings,
+    ask: Ask | None,
+) -> list[_Labelled]:
+    """Ask for the labels of every item through the judge runner, in item order."""
+    provider = _make_provider(settings, ask)
+    try:
+        async with runner.Judge(settings, provider=provider, model_option="--model") as judge:
+
+            async def one(u: Utterance) -> _Labelled:
+                try:
+                    answer = await judge.ask(
+                        "labels",
+                        prompt.signature,
+                        prompt.messages(u.transcription),
+                        _parse_answer,
+                        temperature=float(temperature),
+                        fields={"text": u.transcription},
+                    )
+                except runner.RequestFailed as exc:
+                    return _Labelled(u.key, None, exc.raw, cached=False, error=str(exc))
+                return _Labelled(u.key, tuple(answer.value), answer.raw, answer.cached)
+
+            return await runner.gather_items(
+                judge, [one(u) for u in items], desc=f"judge-labels {settings.model}"
+            )
+    finally:
+        await provider.aclose()
 
 
 # --- runs ------------------------------------------------------------------------------------
@@ -359,8 +326,11 @@ def judge_labels(
     """Label every transcription of ``split`` with the LLM judge and store the run.
 
     ``limit`` labels only the first N items (a trial run; its signature says so). ``ask``
-    replaces the provider's client (tests, other endpoints). Unusable answers are retried
-    ``attempts`` times and then stored as unlabelled; if no item could be labelled, nothing is
+    replaces the provider's client (tests, other endpoints). Questions go through
+    :meth:`etclib.judge.runner.Judge.ask`: at most ``workers`` calls at a time, answers cached
+    in the judge's answer cache. Unusable answers, timeouts, 429 and 5xx are retried (``attempts``
+    attempts in all, back-off from ``backoff`` seconds) and then stored as unlabelled; a bad key
+    or unknown model stops the run with JudgeError. If no item could be labelled, nothing is
     stored and JudgeError says why. A run with the same signature and split replaces the old one.
     """
     if provider not in PROVIDERS:
@@ -376,32 +346,14 @@ def judge_labels(
     sig = signature(provider, model, prompt, temperature)
     if limit is not None:
         sig += f"|limit:{limit}"
-    ask = ask or make_asker(provider, model, temperature=temperature)
-    answers: list[Answer] = []
-    bar = progress.counter(len(items), desc=f"judge-labels {model}")
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = [
-            pool.submit(
-                _judge_one,
-                u,
-                ask,
-                prompt,
-                _cache_key(provider, model, prompt, temperature, u.transcription),
-                attempts,
-                backoff,
-            )
-            for u in items
-        ]
-        try:
-            for fut in concurrent.futures.as_completed(futures):
-                answers.append(fut.result())
-                bar.update(1)
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
-        finally:
-            bar.close()
+    settings = runner.JudgeSettings(
+        provider=provider,
+        model=model,
+        concurrency=max(1, workers),
+        max_attempts=max(1, attempts),
+        backoff=backoff,
+    )
+    answers = runner.run_sync(lambda: _label_all(items, prompt, temperature, settings, ask))
     labelled = [a for a in answers if a.labels is not None]
     failed = [a for a in answers if a.labels is None]
     if not labelled:

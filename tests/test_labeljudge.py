@@ -14,6 +14,7 @@ from etclib import labeljudge
 from etclib.cli import judge_labels as cli
 from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
 from etclib.errors import ConfigError, JudgeError
+from etclib.judge.cache import AnswerCache
 from tests.fakes import FakeLLMServer
 
 
@@ -103,6 +104,9 @@ def test_cli_run_is_stored_cached_and_compared(corpus, capsys, monkeypatch):
         first = server.count("openai", answered=True)
         out = capsys.readouterr().out
         assert 0 < first <= 60  # identical transcriptions are asked once
+        cache = AnswerCache()  # one stored answer per distinct question, in the judge's cache
+        assert cache.count("labels") == first
+        cache.close()
         assert "60 of 60 transcriptions labelled" in out
         request = server.requests[0]
         assert request.model == "fake-model" and request.settings["temperature"] == 0

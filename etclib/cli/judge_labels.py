@@ -1,10 +1,11 @@
 """Ask an LLM to label transcriptions with the 7 emotion categories and compare it with people.
 
 Labels every emotion transcription of a split (multi-label, prompt
-etclib/prompts/label_judge.toml), caches each answer on disk, stores the run in the studies
-database ($ETC_STUDIES_DB, default data/studies.duckdb) and prints, per category, Cohen's kappa
-of the judge against the human majority beside the human yardstick (each annotator against the
-other two). Keys: OPENAI_API_KEY / GEMINI_API_KEY (environment or .streamlit/secrets.toml).
+etclib/prompts/label_judge.toml), caches each answer in the judge's answer cache
+($ETC_CACHE_DIR/judge.sqlite3), stores the run in the studies database ($ETC_STUDIES_DB, default
+data/studies.duckdb) and prints, per category, Cohen's kappa of the judge against the human
+majority beside the human yardstick (each annotator against the other two). Keys:
+OPENAI_API_KEY / GEMINI_API_KEY (environment or .streamlit/secrets.toml).
 
 Example:
   etclib judge-labels --provider gemini --model gemini-2.5-flash

@@ -7,5 +7,6 @@
 - :mod:`.pricing`: approximate prices for the run's cost estimate;
 - :mod:`.runner`: bounded-concurrency asyncio runs with retries, dedupe and usage counts.
 
-The metric itself is :mod:`etclib.metrics.judge`.
+The metric itself is :mod:`etclib.metrics.judge`. The label judge of the judge-vs-human study
+(:mod:`etclib.labeljudge`) asks its questions through the same providers, runner and cache.
 """

@@ -158,7 +158,7 @@ class AnswerCache:
         return self._conn().execute("SELECT COUNT(*) FROM answers").fetchone()[0]
 
     def count(self, kind: str | None = None) -> int:
-        """Stored answers, all or of one kind (``"decompose"`` / ``"entail"``)."""
+        """Stored answers, all or of one kind (``"decompose"``, ``"entail"``, ``"labels"``)."""
         if kind is None:
             return len(self)
         sql = "SELECT COUNT(*) FROM answers WHERE kind = ?"

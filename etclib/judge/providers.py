@@ -1,15 +1,17 @@
 """One judge call to one provider: build the request, send it, return text and token counts.
 
 A provider turns ``(kind, messages)`` into a *request*: a plain JSON-able dict holding
-everything sent (model, messages, temperature, structured-output settings). The runner hashes
-that dict into the cache key and hands it back to :meth:`complete`. Providers do not retry;
-the SDK clients are built with their retries off (see :mod:`etclib.llm`).
+everything sent (model, messages, temperature, structured-output settings). ``kind`` names the
+answer's JSON schema in :data:`SCHEMAS`: ``decompose`` and ``entail`` for the scoring judge,
+``labels`` for the label judge (:mod:`etclib.labeljudge`). The runner hashes that dict into the
+cache key and hands it back to :meth:`complete`. Providers do not retry; the SDK clients are
+built with their retries off (see :mod:`etclib.llm`).
 
 - ``gemini``: google-genai ``generate_content`` with ``response_mime_type="application/json"``
-  and a ``response_schema``; temperature 0.
+  and a ``response_schema``; temperature 0 unless the request asks for another.
 - ``openai``: Chat Completions with ``response_format`` ``json_schema`` (strict) by default;
   ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for OpenAI-compatible servers that lack
-  JSON-schema support. Temperature 0.
+  JSON-schema support. Temperature 0 unless the request asks for another.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ DEFAULT_PROVIDER = "gemini"
 TEMPERATURE = 0.0
 OPENAI_FORMATS = ("json_schema", "json_object", "none")
 
-#: JSON Schemas of the two answers (OpenAI form; Gemini's is derived below).
+#: JSON Schemas of the answers, by kind (OpenAI form; Gemini's is derived below).
 SCHEMAS: dict[str, dict[str, Any]] = {
     "decompose": {
         "type": "object",
@@ -42,6 +44,12 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "label": {"type": "string", "enum": ["Supported", "Neutral", "Not Supported"]},
         },
         "required": ["reasoning", "label"],
+        "additionalProperties": False,
+    },
+    "labels": {
+        "type": "object",
+        "properties": {"labels": {"type": "array", "items": {"type": "string"}}},
+        "required": ["labels"],
         "additionalProperties": False,
     },
 }
@@ -77,7 +85,9 @@ class Provider(Protocol):
     name: str
     model: str
 
-    def request(self, kind: str, messages: list[dict[str, str]]) -> dict[str, Any]: ...
+    def request(
+        self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
+    ) -> dict[str, Any]: ...
 
     async def complete(self, request: dict[str, Any]) -> Reply: ...
 
@@ -104,11 +114,13 @@ class OpenAIProvider:
     def endpoint(self) -> str:
         return str(self.client.base_url)
 
-    def request(self, kind: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def request(
+        self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
+    ) -> dict[str, Any]:
         req: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "temperature": TEMPERATURE,
+            "temperature": temperature,
         }
         if self.response_format == "json_schema":
             req["response_format"] = {
@@ -148,7 +160,9 @@ class GeminiProvider:
     def endpoint(self) -> str:
         return llm.endpoint("gemini")
 
-    def request(self, kind: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+    def request(
+        self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
+    ) -> dict[str, Any]:
         system = "\n".join(m["content"] for m in messages if m["role"] == "system")
         contents = [
             {
@@ -163,7 +177,7 @@ class GeminiProvider:
             "contents": contents,
             "config": {
                 "system_instruction": system,
-                "temperature": TEMPERATURE,
+                "temperature": temperature,
                 "response_mime_type": "application/json",
                 "response_schema": _gemini_schema(SCHEMAS[kind]),
             },

@@ -6,10 +6,13 @@
   costs no call);
 - ``await judge.entail(unit, target)`` -> ``(label, reasoning)``.
 
-Every request goes through the same path: the in-run memo (identical requests within a run are
-asked once, including requests still in flight), then the persistent :class:`AnswerCache`, then
-the provider. A call holds one of ``concurrency`` slots only while it is on the wire; back-off
-sleeps release it. Faults are handled like this:
+Both are built on :meth:`Judge.ask`, which asks any structured question (messages, a schema kind
+from :data:`~etclib.judge.providers.SCHEMAS`, a parser); the label judge
+(:mod:`etclib.labeljudge`) asks its ``labels`` questions through it. Every request goes through
+the same path: the in-run memo (identical requests within a run are asked once, including
+requests still in flight), then the persistent :class:`AnswerCache`, then the provider. A call
+holds one of ``concurrency`` slots only while it is on the wire; back-off sleeps release it.
+Faults are handled like this:
 
 - 429, 408, 5xx, timeouts (``timeout`` seconds per call), dropped connections, malformed
   bodies and answers that do not parse: retried with exponential back-off and full jitter
@@ -22,8 +25,9 @@ sleeps release it. Faults are handled like this:
   at once with :class:`~etclib.errors.JudgeError`.
 
 :func:`judge_items` scores whole submissions item by item, overlapping decompositions and
-entailments so that the concurrency slots stay busy; :func:`run_sync` runs a coroutine from
-sync code, in a worker thread when the current thread already runs an event loop.
+entailments so that the concurrency slots stay busy (:func:`gather_items` runs any per-item
+coroutines that way, with a progress bar); :func:`run_sync` runs a coroutine from sync code, in
+a worker thread when the current thread already runs an event loop.
 """
 
 from __future__ import annotations
@@ -148,7 +152,24 @@ class Usage:
 
 
 class RequestFailed(Exception):
-    """One request gave no usable answer after its attempts (an item-level error, not fatal)."""
+    """One request gave no usable answer after its attempts (an item-level error, not fatal).
+
+    ``raw`` is the text of the last reply received ('' when none came)."""
+
+    def __init__(self, message: str, raw: str = ""):
+        super().__init__(message)
+        self.raw = raw
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answered question: the parsed ``value`` in JSON types (lists, not tuples; the same
+    whether it came from a call or the cache), the model's ``raw`` text, and ``cached``: served
+    without a call of its own (run memo, a shared in-flight call, or the persistent cache)."""
+
+    value: Any
+    raw: str
+    cached: bool
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -235,7 +256,8 @@ class Judge:
     """Decompose and entail with one provider, a shared cache and bounded concurrency.
 
     Use ``async with Judge(settings) as judge:``; the provider's client is opened on entry and
-    closed on exit. ``provider`` and ``cache`` may be given (tests, several runs sharing one).
+    closed on exit. ``provider`` and ``cache`` may be given (tests, several runs sharing one);
+    ``model_option`` is the command-line option that fatal-error messages point to.
     """
 
     def __init__(
@@ -244,14 +266,16 @@ class Judge:
         *,
         provider: Provider | None = None,
         cache: AnswerCache | None = None,
+        model_option: str = "--judge-model",
     ):
         self.settings = settings or JudgeSettings.resolve()
+        self.model_option = model_option
         self._provider = provider
         self._own_provider = provider is None
         self._own_cache = cache is None
         self.cache = cache if cache is not None else AnswerCache()
         self.usage = Usage()
-        self._memo: dict[str, Any] = {}
+        self._memo: dict[str, tuple[Any, str]] = {}
         self._inflight: dict[str, asyncio.Future] = {}
         self._slots: asyncio.Semaphore | None = None
         self._succeeded = False
@@ -286,36 +310,57 @@ class Judge:
         """The units of inner state in ``text`` (``[]`` for an empty text, without a call)."""
         if not text or not text.strip():
             return []
-        answer = await self._ask("decompose", text=text.strip())
-        return list(answer)
+        answer = await self._template("decompose", parse.parse_units, text=text.strip())
+        return [str(u) for u in answer.value]
 
     async def entail(self, unit: str, target: str) -> tuple[str, str]:
         """``(label, reasoning)``: is ``unit`` Supported / Neutral / Not Supported by ``target``."""
-        answer = await self._ask("entail", unit=unit, target=target.strip())
-        return answer[0], answer[1]
+        answer = await self._template(
+            "entail", parse.parse_entailment, unit=unit, target=target.strip()
+        )
+        return str(answer.value[0]), str(answer.value[1])
 
-    # -- plumbing --------------------------------------------------------------------------
-    async def _ask(self, kind: str, **fields: str) -> Any:
+    async def _template(self, kind: str, parser: Callable[[str], Any], **fields: str) -> Answer:
         prompt = self._prompts[kind]
-        request = self.provider.request(kind, prompt.messages(**fields))
-        key = request_key(self.provider.name, self.provider.model, prompt.tag, request)
+        return await self.ask(kind, prompt.tag, prompt.messages(**fields), parser, fields=fields)
+
+    # -- any structured question -----------------------------------------------------------
+    async def ask(
+        self,
+        kind: str,
+        tag: str,
+        messages: list[dict[str, str]],
+        parser: Callable[[str], Any],
+        *,
+        temperature: float = TEMPERATURE,
+        fields: dict[str, Any] | None = None,
+    ) -> Answer:
+        """Ask ``messages`` with ``kind``'s answer schema and parse the reply with ``parser``.
+
+        ``tag`` identifies the prompt (name, version, hash) in the cache key; ``parser`` returns
+        a JSON-able value or raises :class:`~etclib.judge.parse.AnswerParseError` (the answer is
+        then retried); ``fields`` is what the cache row shows of the question. Raises
+        :class:`RequestFailed` when no attempt gave a usable answer, JudgeError when the run
+        must stop.
+        """
+        request = self.provider.request(kind, messages, temperature=temperature)
+        key = request_key(self.provider.name, self.provider.model, tag, request)
         if key in self._memo:
             self.usage.cache_hits += 1
-            return self._memo[key]
+            return Answer(*self._memo[key], cached=True)
         pending = self._inflight.get(key)
         if pending is not None:
             self.usage.cache_hits += 1
-            return await asyncio.shield(pending)
+            return Answer(*await asyncio.shield(pending), cached=True)
         stored = self.cache.get(key)
         if stored is not None:
             self.usage.cache_hits += 1
-            answer = _from_json(kind, stored["answer"])
-            self._memo[key] = answer
-            return answer
+            self._memo[key] = (stored["answer"], stored["raw"])
+            return Answer(*self._memo[key], cached=True)
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            answer = await self._call(kind, key, prompt.tag, request, fields)
+            value, raw = await self._call(kind, key, tag, request, fields or {}, parser)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -325,18 +370,25 @@ class Judge:
                 future.exception()  # mark retrieved: sharers re-raise it themselves
             raise
         else:
-            self._memo[key] = answer
-            future.set_result(answer)
-            return answer
+            self._memo[key] = (value, raw)
+            future.set_result((value, raw))
+            return Answer(value, raw, cached=False)
         finally:
             self._inflight.pop(key, None)
 
+    # -- plumbing --------------------------------------------------------------------------
     async def _call(
-        self, kind: str, key: str, tag: str, request: dict[str, Any], fields: dict[str, str]
-    ) -> Any:
+        self,
+        kind: str,
+        key: str,
+        tag: str,
+        request: dict[str, Any],
+        fields: dict[str, Any],
+        parser: Callable[[str], Any],
+    ) -> tuple[Any, str]:
         s = self.settings
-        parser = parse.parse_units if kind == "decompose" else parse.parse_entailment
         last = ""
+        raw = ""
         for attempt in range(1, s.max_attempts + 1):
             if attempt > 1:
                 self.usage.retries += 1
@@ -352,7 +404,9 @@ class Judge:
                     self.usage.output_tokens += reply.output_tokens
                     if reply.model_version:
                         self.usage.model_versions.add(reply.model_version)
-                    answer = parser(reply.text)
+                    raw = reply.text
+                    # JSON types, as a cached answer comes back
+                    value = json.loads(json.dumps(parser(reply.text), ensure_ascii=False))
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - every failure is classified below
@@ -360,8 +414,8 @@ class Judge:
                     retry_after = _retry_after(exc)
                 else:
                     self._succeeded = True
-                    self._store(kind, key, tag, fields, reply, answer)
-                    return answer
+                    self._store(kind, key, tag, fields, reply, value)
+                    return value, reply.text
             if action == "fatal" or (action in ("connect", "bad_request") and not self._succeeded):
                 self._fatal = JudgeError(self._fatal_message(last))
                 raise self._fatal
@@ -370,7 +424,7 @@ class Judge:
             if attempt < s.max_attempts:
                 await asyncio.sleep(self._delay(attempt, retry_after))
         self.usage.failed_requests += 1
-        raise RequestFailed(f"{kind} request failed after {attempt} attempt(s): {last}")
+        raise RequestFailed(f"{kind} request failed after {attempt} attempt(s): {last}", raw)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         s = self.settings
@@ -384,14 +438,14 @@ class Judge:
         p = self.provider
         endpoint = getattr(p, "endpoint", "")
         where = f" at {endpoint}" if endpoint else ""
+        option = self.model_option
         hint = {
-            "openai": "check OPENAI_API_KEY, OPENAI_BASE_URL and the model name (--judge-model)",
-            "gemini": "check GEMINI_API_KEY, ETC_GEMINI_BASE_URL and the model name "
-            "(--judge-model)",
+            "openai": f"check OPENAI_API_KEY, OPENAI_BASE_URL and the model name ({option})",
+            "gemini": f"check GEMINI_API_KEY, ETC_GEMINI_BASE_URL and the model name ({option})",
         }.get(p.name, "check the provider's key, endpoint and model")
         return f"The {p.name} judge (model {p.model}){where} failed: {what}. Stopped; {hint}."
 
-    def _store(self, kind: str, key: str, tag: str, fields: dict, reply: Any, answer: Any) -> None:
+    def _store(self, kind: str, key: str, tag: str, fields: dict, reply: Any, value: Any) -> None:
         # the row keeps the question's fields, not the whole request: the system prompt is
         # identified by the template tag, and the key already covers every byte sent
         self.cache.put(
@@ -402,17 +456,11 @@ class Judge:
             prompt=tag,
             request=fields,
             raw=reply.text,
-            answer=list(answer),
+            answer=value,
             model_version=reply.model_version,
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,
         )
-
-
-def _from_json(kind: str, stored: Any) -> Any:
-    if kind == "decompose":
-        return [str(u) for u in stored]
-    return (str(stored[0]), str(stored[1]))
 
 
 @dataclass
@@ -468,7 +516,18 @@ async def judge_items(
         raise JudgeError(
             f"{len(predictions)} predictions but {len(references)} references; they must pair up."
         )
-    bar = progress.counter(len(predictions), desc=desc)
+    return await gather_items(
+        judge,
+        [judge_item(judge, p, r) for p, r in zip(predictions, references, strict=True)],
+        desc=desc,
+    )
+
+
+async def gather_items(judge: Judge, items: Sequence[Awaitable[T]], *, desc: str) -> list[T]:
+    """Run one coroutine per item at once (the judge's slots bound the calls), results in
+    order; a progress bar counts finished items. An exception (a fatal JudgeError) cancels the
+    rest and propagates."""
+    bar = progress.counter(len(items), desc=desc)
 
     def on_done(_: asyncio.Future) -> None:
         bar.update(1)
@@ -476,8 +535,8 @@ async def judge_items(
         bar.set_postfix_str(f"calls {u.calls} hits {u.cache_hits} retries {u.retries}")
 
     tasks = []
-    for p, r in zip(predictions, references, strict=True):
-        task = asyncio.ensure_future(judge_item(judge, p, r))
+    for item in items:
+        task = asyncio.ensure_future(item)
         task.add_done_callback(on_done)
         tasks.append(task)
     try:
