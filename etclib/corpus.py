@@ -245,16 +245,32 @@ def _load_split(path: Path) -> dict[str, str]:
     return file_split
 
 
+def _files(root: Path) -> list[Path]:
+    return [root / "split.json", root / "personality_traits.json"] + sorted(
+        (root / "dialogues").glob("*.json")
+    )
+
+
 def content_hash(root: Path) -> str:
     """SHA-256 over every corpus file's name and bytes: what the store's freshness depends on."""
     h = hashlib.sha256()
-    files = [root / "split.json", root / "personality_traits.json"]
-    files += sorted((root / "dialogues").glob("*.json"))
-    for f in files:
+    for f in _files(root):
         h.update(f.relative_to(root).as_posix().encode() + b"\0")
         h.update(f.read_bytes())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _fingerprint(root: Path) -> tuple[tuple[str, int, int], ...]:
+    """Names, sizes and modification times: a cheap check that no file changed since loading."""
+    out = []
+    for f in _files(root):
+        try:
+            st = f.stat()
+        except FileNotFoundError:
+            raise DataError(f"{f}: missing.") from None
+        out.append((f.name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 def check_root(root: Path) -> Path:
@@ -268,19 +284,26 @@ def check_root(root: Path) -> Path:
 
 
 def load_corpus(root: str | os.PathLike | None = None) -> Corpus:
-    """Load and check the whole corpus (about 0.3 s); cached per folder and content."""
+    """Load and check the whole corpus (about 0.3 s).
+
+    Cached per folder: a later call only compares the files' names, sizes and modification
+    times (a few ms) and re-reads the corpus when one of them changed.
+    """
     path = check_root(config.data_dir(root).resolve())
-    return _load_cached(str(path), content_hash(path))
+    fingerprint = _fingerprint(path)
+    hit = _CACHE.get(str(path))
+    if hit is not None and hit[0] == fingerprint:
+        return hit[1]
+    corpus = _load(path, content_hash(path))
+    _CACHE.clear()
+    _CACHE[str(path)] = (fingerprint, corpus)
+    return corpus
 
 
-_CACHE: dict[tuple[str, str], Corpus] = {}
+_CACHE: dict[str, tuple[tuple[tuple[str, int, int], ...], Corpus]] = {}
 
 
-def _load_cached(root: str, digest: str) -> Corpus:
-    hit = _CACHE.get((root, digest))
-    if hit is not None:
-        return hit
-    path = Path(root)
+def _load(path: Path, digest: str) -> Corpus:
     file_split = _load_split(path / "split.json")
     participants, questionnaire = _load_participants(path / "personality_traits.json")
     dialogues = []
@@ -305,7 +328,4 @@ def _load_cached(root: str, digest: str) -> Corpus:
             f"{path / 'split.json'} lists {len(missing)} missing dialogue files, "
             f"first: {', '.join(missing[:3])}."
         )
-    corpus = Corpus(path, tuple(dialogues), participants, questionnaire, digest)
-    _CACHE.clear()
-    _CACHE[(root, digest)] = corpus
-    return corpus
+    return Corpus(path, tuple(dialogues), participants, questionnaire, digest)

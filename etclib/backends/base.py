@@ -98,6 +98,15 @@ def positive_int(value: Any, option: str, backend: str) -> int:
     return number
 
 
+def retry_count(value: Any, backend: str) -> int:
+    """The ``retries`` option: an integer >= 0, or a ``ConfigError`` naming the option."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(
+            f"Backend {backend!r}: option 'retries' must be an integer >= 0, got {value!r}."
+        )
+    return value
+
+
 def as_bool(value: Any, option: str, backend: str) -> bool:
     """``value`` (a bool, or a setting such as ``"1"``/``"true"``/``"0"``) as a bool."""
     if isinstance(value, bool):

@@ -23,7 +23,7 @@ from ..config import setting
 from ..errors import BackendError, ConfigError
 from ..task import Item, build_messages
 from ._api import concurrent_map, relay_stream, with_retries
-from .base import Backend, Progress, Shots, clean, messages_for, positive_int
+from .base import Backend, Progress, Shots, clean, messages_for, positive_int, retry_count
 
 DEFAULT_MODEL = "gemini-2.5-flash"
 
@@ -88,11 +88,7 @@ class GeminiBackend(Backend):
         self.batch_size = positive_int(
             8 if batch_size is None else batch_size, "batch_size", self.name
         )
-        if not isinstance(retries, int) or retries < 0:
-            raise ConfigError(
-                f"Backend 'gemini': option 'retries' must be an integer >= 0, got {retries!r}."
-            )
-        self.retries = retries
+        self.retries = retry_count(retries, self.name)
         self.retry_wait = float(retry_wait)
         self.endpoint = llm.endpoint("gemini")
         try:

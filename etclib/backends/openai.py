@@ -25,7 +25,7 @@ from ..config import setting
 from ..errors import BackendError, ConfigError
 from ..task import Item, build_messages
 from ._api import concurrent_map, relay_stream, with_retries
-from .base import Backend, Progress, Shots, clean, messages_for, positive_int
+from .base import Backend, Progress, Shots, clean, messages_for, positive_int, retry_count
 
 DEFAULT_MODEL = "gpt-4.1"
 
@@ -70,11 +70,7 @@ class OpenAIBackend(Backend):
         self.batch_size = positive_int(
             8 if batch_size is None else batch_size, "batch_size", self.name
         )
-        if not isinstance(retries, int) or retries < 0:
-            raise ConfigError(
-                f"Backend 'openai': option 'retries' must be an integer >= 0, got {retries!r}."
-            )
-        self.retries = retries
+        self.retries = retry_count(retries, self.name)
         self.retry_wait = float(retry_wait)
         if base_url is not None and not str(base_url).startswith(("http://", "https://")):
             raise ConfigError(
