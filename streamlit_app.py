@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from etclib.site.navigation import app_pages
+from views.navigation import app_pages
 
 st.set_page_config(
     page_title="ETC: Emotion Transcription in Conversation", page_icon="💬", layout="wide"

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from etclib.site.serve import (  # noqa: E402
+from tests.serve import (  # noqa: E402
     PAGE_PATHS,
     chromium,
     running_site,
@@ -51,7 +51,7 @@ def render_time(context, url: str) -> float:
 
 def navigation_times(context, url: str, pages: list[str], runs: int) -> dict[str, list[float]]:
     """Warm renders through the sidebar (no reload, same session), ``runs`` rounds."""
-    from etclib.site import SITE_PAGES
+    from views import SITE_PAGES
 
     titles = {Path(p.path).stem: p.title for p in SITE_PAGES}
     page = context.new_page()

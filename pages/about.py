@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from etclib.site.about import metric_signatures
-from etclib.site.navigation import ensure_app_navigation
+from views.about import metric_signatures
+from views.navigation import ensure_app_navigation
 
 ensure_app_navigation()
 

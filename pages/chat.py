@@ -4,9 +4,9 @@ predicted emotion transcription."""
 import streamlit as st
 
 from etclib.errors import EtcError
-from etclib.site import chat
-from etclib.site.navigation import ensure_app_navigation
-from etclib.site.text import escape_markdown
+from views import chat
+from views.navigation import ensure_app_navigation
+from views.text import escape_markdown
 
 ensure_app_navigation()
 

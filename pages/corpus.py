@@ -3,10 +3,10 @@
 import streamlit as st
 
 from etclib.errors import EtcError
-from etclib.site import charts, corpus_stats, corpus_store
-from etclib.site import corpus as cq
-from etclib.site.navigation import ensure_app_navigation
-from etclib.site.text import escape_markdown
+from views import charts, corpus_stats, corpus_store
+from views import corpus as cq
+from views.navigation import ensure_app_navigation
+from views.text import escape_markdown
 
 ensure_app_navigation()
 

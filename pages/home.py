@@ -5,10 +5,10 @@ from pathlib import Path
 import streamlit as st
 
 from etclib.errors import EtcError
-from etclib.site import corpus_stats, example_dialogue, site_pages
-from etclib.site.board import database_key, start_scoring, top_table
-from etclib.site.navigation import ensure_app_navigation
-from etclib.site.text import escape_markdown
+from views import corpus_stats, example_dialogue, site_pages
+from views.board import database_key, start_scoring, top_table
+from views.navigation import ensure_app_navigation
+from views.text import escape_markdown
 
 ensure_app_navigation()
 

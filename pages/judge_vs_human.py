@@ -16,7 +16,7 @@ import streamlit as st
 from etclib import annotation, labeljudge, ratings
 from etclib.corpus import load_corpus
 from etclib.errors import EtcError
-from etclib.site.navigation import ensure_app_navigation
+from views.navigation import ensure_app_navigation
 
 ensure_app_navigation()
 

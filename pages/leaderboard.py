@@ -6,9 +6,9 @@ import streamlit as st
 
 import leaderboard as lb
 from etclib.errors import EtcError
-from etclib.site import board, charts
-from etclib.site.navigation import ensure_app_navigation
-from etclib.site.text import escape_markdown
+from views import board, charts
+from views.navigation import ensure_app_navigation
+from views.text import escape_markdown
 
 ensure_app_navigation()
 

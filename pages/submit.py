@@ -7,9 +7,9 @@ import streamlit as st
 import leaderboard as lb
 from etclib.errors import EtcError
 from etclib.predictions import MAX_FILE_BYTES
-from etclib.site import board
-from etclib.site.navigation import ensure_app_navigation
-from etclib.site.text import escape_markdown
+from views import board
+from views.navigation import ensure_app_navigation
+from views.text import escape_markdown
 
 ensure_app_navigation()
 

@@ -31,7 +31,7 @@ PAGES = {
 
 
 def _need_chromium() -> None:
-    from etclib.site.serve import CHROMIUM
+    from tests.serve import CHROMIUM
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
@@ -41,7 +41,7 @@ def _need_chromium() -> None:
 def site(tmp_path_factory):
     """A running site with the computed baselines scored, on a free port of 127.0.0.1."""
     _need_chromium()
-    from etclib.site.serve import running_site
+    from tests.serve import running_site
 
     base = tmp_path_factory.mktemp("browser-site")
     (base / "home").mkdir()
@@ -77,7 +77,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(site):
-    from etclib.site.serve import chromium
+    from tests.serve import chromium
 
     with chromium() as context:
         yield context
@@ -91,7 +91,7 @@ def page(browser):
 
 
 def open_page(page, site: str, name: str):
-    from etclib.site.serve import PAGE_PATHS, wait_rendered
+    from tests.serve import PAGE_PATHS, wait_rendered
 
     page.goto(f"{site}/{PAGE_PATHS[name]}")
     wait_rendered(page, timeout=60)
@@ -110,7 +110,7 @@ def shot(page, name: str) -> None:
 
 
 def idle(page) -> None:
-    from etclib.site.serve import wait_idle
+    from tests.serve import wait_idle
 
     wait_idle(page, timeout=60)
 
@@ -138,7 +138,7 @@ def test_every_page_opens(site, page):
             idle(page)
         shot(page, "chat_empty" if name == "chat" else name)  # chat.png: with a dialogue
     if (REPO / "pages" / "judge_vs_human.py").is_file():
-        from etclib.site.serve import wait_rendered
+        from tests.serve import wait_rendered
 
         page.goto(f"{site}/judge_vs_human")
         wait_rendered(page, timeout=60)

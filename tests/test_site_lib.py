@@ -1,4 +1,4 @@
-"""The site's library (etclib.site): escaping, tables, templates, choices, without Streamlit."""
+"""The site's library (views): escaping, tables, templates, choices, without Streamlit."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ from tests.conftest import needs_corpus
     ],
 )
 def test_escape_markdown(text, expected):
-    from etclib.site.text import escape_markdown
+    from views.text import escape_markdown
 
     assert escape_markdown(text) == expected
 
 
 def test_escape_markdown_cuts_long_text():
-    from etclib.site.text import escape_markdown
+    from views.text import escape_markdown
 
     assert escape_markdown("あいうえお", max_chars=3) == "あい…"
 
@@ -49,7 +49,7 @@ def test_escape_markdown_cuts_long_text():
     ],
 )
 def test_interval_text(value, lo, hi, expected):
-    from etclib.site.board import interval_text
+    from views.board import interval_text
 
     assert interval_text(value, lo, hi) == expected
 
@@ -76,7 +76,7 @@ def ranking_frame() -> pd.DataFrame:
 
 
 def test_metric_choices_and_filters():
-    from etclib.site.board import filter_ranking, metric_choices
+    from views.board import filter_ranking, metric_choices
 
     r = ranking_frame()
     assert metric_choices(r) == ["rougeL"]
@@ -86,7 +86,7 @@ def test_metric_choices_and_filters():
 
 
 def test_board_table_badges_and_intervals():
-    from etclib.site.board import board_table
+    from views.board import board_table
 
     t = board_table(ranking_frame(), "rougeL")
     assert list(t["rougeL [95% CI]"]) == [
@@ -99,7 +99,7 @@ def test_board_table_badges_and_intervals():
 
 
 def test_chart_table_orders_and_marks_reported():
-    from etclib.site.board import chart_table
+    from views.board import chart_table
 
     reported = pd.DataFrame(
         {"id": ["p"], "name": ["GPT-4.1"], "setting": ["4-shot"], "rougeL": [22.98]}
@@ -114,7 +114,7 @@ def test_chart_table_orders_and_marks_reported():
 
 
 def test_pr_table_uses_units():
-    from etclib.site.board import pr_table
+    from views.board import pr_table
 
     r = ranking_frame().assign(precision=[20.0, 10.0, math.nan], recall=[30.0, 5.0, 1.0])
     r["units_mean"] = [2.0, 1.0, 3.0]
@@ -126,7 +126,7 @@ def test_pr_table_uses_units():
 
 
 def test_detail_view_keeps_visitor_text_plain():
-    from etclib.site.board import detail_view
+    from views.board import detail_view
 
     info = {
         "submission": {
@@ -158,7 +158,7 @@ def test_detail_view_keeps_visitor_text_plain():
 
 
 def test_submitter_key_prefers_address():
-    from etclib.site.board import submitter_key
+    from views.board import submitter_key
 
     assert submitter_key("1.2.3.4", "s1") == submitter_key("1.2.3.4", "s2")
     assert submitter_key(None, "s1") != submitter_key(None, "s2")
@@ -168,7 +168,7 @@ def test_submitter_key_prefers_address():
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_template_is_valid_once_filled(fmt):
     from etclib.corpus import load_corpus
-    from etclib.site.board import template_bytes, validate_upload
+    from views.board import template_bytes, validate_upload
     from etclib.task import items
 
     data = template_bytes(fmt)
@@ -180,7 +180,7 @@ def test_template_is_valid_once_filled(fmt):
 
 @needs_corpus
 def test_validate_upload_reports_lines():
-    from etclib.site.board import problems_table, validate_upload
+    from views.board import problems_table, validate_upload
 
     check = validate_upload(b'{"dialogue_id": 14, "turn": 1}\nnot json\n', "x.jsonl")
     assert not check.ok
@@ -191,8 +191,8 @@ def test_validate_upload_reports_lines():
 @needs_corpus
 def test_make_filters_and_pages(tmp_path):
     from etclib.corpus import load_corpus
-    from etclib.site import corpus as cq
-    from etclib.site import corpus_store
+    from views import corpus as cq
+    from views import corpus_store
 
     corpus = load_corpus()
     f = cq.make_filters("  相手  ", big_five={"openness": (2, 14), "neuroticism": (10, 14)})
@@ -213,8 +213,8 @@ def test_make_filters_and_pages(tmp_path):
 @needs_corpus
 def test_lengths_and_big_five_tables():
     from etclib.corpus import load_corpus
-    from etclib.site import corpus as cq
-    from etclib.site import corpus_store
+    from views import corpus as cq
+    from views import corpus_store
 
     corpus = load_corpus()
     lengths = cq.utterance_lengths(corpus_store())
@@ -228,7 +228,7 @@ def test_lengths_and_big_five_tables():
 
 
 def test_chat_choices_without_settings():
-    from etclib.site.chat import choices
+    from views.chat import choices
 
     got = {c.key: c for c in choices()}
     assert list(got)[0] == "retrieval"
@@ -242,7 +242,7 @@ def test_chat_choices_without_settings():
 
 def test_finetuned_choice_reaches_its_own_server(monkeypatch):
     """The fine-tuned model is served apart from OPENAI_*: its choice talks to its own URL."""
-    from etclib.site.chat import choice, make_backend
+    from views.chat import choice, make_backend
     from etclib.task import chat_item
     from tests.fakes import FakeLLMServer
 
@@ -282,7 +282,7 @@ def test_secrets_example_documents_every_setting():
 
 
 def test_items_view_shows_judge_units_as_text():
-    from etclib.site.board import items_view
+    from views.board import items_view
 
     items = pd.DataFrame(
         {

@@ -199,14 +199,14 @@ def test_chat_with_retrieval_predicts_for_each_author(corpus):
         backend.predict([chat_item(lines)])[0],
     ]
     shown = [m.value for m in at.markdown]
-    from etclib.site.text import escape_markdown
+    from views.text import escape_markdown
 
     assert [escape_markdown(e) for e in expected] == shown[-2:]
     assert [t.value for t in at.text] == [f"{w}: {t}" for w, t in lines]
 
 
 def test_chat_limits(corpus):
-    from etclib.site import chat
+    from views import chat
 
     at = app("pages/chat.py")
     at.session_state["chat_limiter"] = chat.RateLimiter(limit=1)
@@ -236,14 +236,14 @@ def test_chat_limits(corpus):
     ],
 )
 def test_utterance_problem(text, lines, expected):
-    from etclib.site.chat import utterance_problem
+    from views.chat import utterance_problem
 
     got = utterance_problem(text, lines)
     assert (got is None) if expected is None else (expected in got)
 
 
 def test_rate_limiter_window():
-    from etclib.site.chat import RateLimiter
+    from views.chat import RateLimiter
 
     now = [0.0]
     lim = RateLimiter(limit=2, window=60, clock=lambda: now[0])
@@ -304,7 +304,7 @@ def test_chat_replay_shows_prediction_beside_own_transcription(corpus):
     at.button(key="chat_replay_next").click().run()
     assert_clean(at)
     shown = texts(at)
-    from etclib.site.text import escape_markdown
+    from views.text import escape_markdown
 
     for u in dialogue.utterances[:2]:
         assert f"{u.letter}: {u.text}" in shown

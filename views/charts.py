@@ -1,6 +1,6 @@
 """Plotly figures for the site: corpus statistics and leaderboard charts.
 
-Each function takes plain tables (from :mod:`etclib.site.corpus`, :mod:`etclib.site.board` or
+Each function takes plain tables (from :mod:`views.corpus`, :mod:`views.board` or
 ``etclib.stats.compute``) and returns a ``plotly.graph_objects.Figure``; pages only show them.
 """
 

@@ -19,7 +19,7 @@ _main_script_ran = False
 
 
 def app_pages(root: str | Path) -> list[SitePage]:
-    """The pages ``streamlit_app.py`` declares (:func:`etclib.site.site_pages`), noting it ran."""
+    """The pages ``streamlit_app.py`` declares (:func:`views.site_pages`), noting it ran."""
     global _main_script_ran
     _main_script_ran = True
     return site_pages(root)
