@@ -168,8 +168,8 @@ def test_submitter_key_prefers_address():
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_template_is_valid_once_filled(fmt):
     from etclib.corpus import load_corpus
-    from views.board import template_bytes, validate_upload
     from etclib.task import items
+    from views.board import template_bytes, validate_upload
 
     data = template_bytes(fmt)
     check = validate_upload(data, f"template.{fmt}")
@@ -242,9 +242,9 @@ def test_chat_choices_without_settings():
 
 def test_finetuned_choice_reaches_its_own_server(monkeypatch):
     """The fine-tuned model is served apart from OPENAI_*: its choice talks to its own URL."""
-    from views.chat import choice, make_backend
     from etclib.task import chat_item
     from tests.fakes import FakeLLMServer
+    from views.chat import choice, make_backend
 
     with FakeLLMServer(
         lambda req: "相手に共感してもらえて嬉しかった", models=("swallow-sft",)
