@@ -25,7 +25,6 @@ from typing import Any
 
 import pandas as pd
 
-from . import config
 from .agreement import pearson
 from .errors import Problem, RatingsError
 
@@ -273,12 +272,10 @@ def _note(c) -> str:
 
 
 def reference_dir() -> Path:
-    """Folder of published reference figures: ``ETC_REFERENCE_DIR``, else ``../shared/reference``
-    beside the repository."""
-    explicit = config.setting("ETC_REFERENCE_DIR")
-    if explicit:
-        return Path(explicit)
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "reference"
+    """Folder of published reference figures (:func:`etclib.reference.reference_dir`)."""
+    from .reference import reference_dir as folder
+
+    return folder()
 
 
 @dataclass(frozen=True)

@@ -114,9 +114,10 @@ def judge_provider() -> str | None:
 
 
 def reference_dir() -> Path:
-    """Folder of ``paper_baselines.json``: ``ETC_REFERENCE_DIR``, else ../shared/reference."""
-    explicit = setting("ETC_REFERENCE_DIR")
-    return Path(explicit) if explicit else REPO.parent / "shared" / "reference"
+    """Folder of ``paper_baselines.json``: ``ETC_REFERENCE_DIR``, else the copy shipped in etclib."""
+    from etclib.reference import reference_dir as folder
+
+    return folder()
 
 
 def admin_token() -> str | None:

@@ -20,7 +20,7 @@ ADMIN = "page-admin"
 def _studies(tmp_path, monkeypatch):
     monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
     monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
-    monkeypatch.setenv("ETC_REFERENCE_DIR", str(REPO.parent / "shared" / "reference"))
+    monkeypatch.delenv("ETC_REFERENCE_DIR", raising=False)  # the figures shipped in etclib
     st.cache_data.clear()
     yield
     st.cache_data.clear()

@@ -21,7 +21,7 @@ from etclib.ratings import (
 
 HEADER = "item,system,metric,rater_kind,rater_id,score\n"
 REFERENCE = (
-    Path(__file__).resolve().parents[2] / "shared" / "reference" / "emplifai_judge_vs_human.json"
+    Path(__file__).resolve().parents[1] / "etclib" / "reference" / "emplifai_judge_vs_human.json"
 )
 
 
@@ -120,7 +120,6 @@ def gpt_constant_ratings(metric: str, value: float, items: int = 100) -> list[tu
     return rows
 
 
-@pytest.mark.skipif(not REFERENCE.is_file(), reason="shared/reference is not present")
 def test_emplifai_gpt_constant_rule_reproduces_printed_figures():
     ref = json.loads(REFERENCE.read_text("utf-8"))
     printed = {k: v for k, v in ref["gpt_constant_mad"].items() if isinstance(v, dict)}
@@ -137,7 +136,6 @@ def test_emplifai_gpt_constant_rule_reproduces_printed_figures():
         assert round(row["mad"], 2) == pytest.approx(fig["mad"])
 
 
-@pytest.mark.skipif(not REFERENCE.is_file(), reason="shared/reference is not present")
 def test_load_emplifai_reference(monkeypatch):
     monkeypatch.setenv("ETC_REFERENCE_DIR", str(REFERENCE.parent))
     assert reference_dir() == REFERENCE.parent

@@ -1,0 +1,32 @@
+"""Published figures the project shows beside its own: data files with their provenance.
+
+- ``paper_baselines.json``: the ETC paper's Tables 2 and 3 (five systems, eleven metrics), shown
+  as *reported* leaderboard rows; its ``provenance`` says why they are not comparable one to one.
+- ``emplifai_judge_vs_human.json``: EmplifAI's LLM-judge versus crowd figures (Tables 5 and 6),
+  shown on the Judge-vs-Human page.
+
+They ship inside the package, so a fresh clone or a ``pip install`` has them. ``ETC_REFERENCE_DIR``
+points at another folder holding files of the same names (an operator's corrected copy).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import setting
+
+#: The folder of the shipped files.
+PACKAGED = Path(__file__).resolve().parent
+PAPER_BASELINES = "paper_baselines.json"
+EMPLIFAI = "emplifai_judge_vs_human.json"
+
+
+def reference_dir() -> Path:
+    """``ETC_REFERENCE_DIR`` when set, else the files shipped with etclib."""
+    explicit = setting("ETC_REFERENCE_DIR")
+    return Path(explicit) if explicit else PACKAGED
+
+
+def path(name: str) -> Path:
+    """The file ``name`` in :func:`reference_dir`."""
+    return reference_dir() / name
