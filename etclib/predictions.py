@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
@@ -68,7 +69,8 @@ MAX_DEPTH = 64
 MAX_INT_DIGITS = 18
 _CSV_INT = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 class _LineRefusal(ValueError):
@@ -112,15 +114,8 @@ def _too_deep(raw: str) -> bool:
     """Whether ``raw`` nests arrays/objects deeper than MAX_DEPTH, outside strings (no parsing)."""
     if raw.count("[") + raw.count("{") <= MAX_DEPTH:
         return False
-    depth = 0
-    for m in _BRACKET.finditer(_JSON_STRING.sub('""', raw)):
-        if m.group() in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return True
-        else:
-            depth -= 1
-    return False
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub('""', raw))
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
 
 
 def _decode(data: bytes, name: str) -> str:
