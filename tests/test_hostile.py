@@ -657,3 +657,24 @@ def test_docs_state_the_limit_in_mib():
         assert f"{MAX_FILE_BYTES // 2**20} MB" not in text, doc
     page = (REPO / "pages" / "submit.py").read_text(encoding="utf-8")
     assert "MAX_FILE_BYTES" in page and "MiB" in page
+
+
+@pytest.mark.browser
+def test_entry_title_is_not_a_link_in_a_browser(tiny, monkeypatch):
+    """The real renderer (remark-gfm in Chromium) on the real page: no link in the title."""
+    import leaderboard as lb
+    from tests.serve import chromium, running_site
+
+    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")
+    name = "Visit https://phish.example/verify or www.phish.example, a@phish.example"
+    records = base_records(tiny)
+    receipt = lb.submit(("\n".join(jsonl_lines(records)) + "\n").encode(), {"name": name})
+    lb.process_jobs()
+    lb.close_all()
+    with running_site() as url, chromium() as context:
+        page = context.new_page()
+        page.goto(f"{url}/leaderboard?submission={receipt.id}")
+        title = page.locator('[data-testid="stMarkdownContainer"] strong', has_text="phish")
+        title.first.wait_for(timeout=90_000)
+        assert title.first.inner_text().replace("\u2060", "") == name
+        assert page.locator('a[href*="phish"]').count() == 0
