@@ -14,8 +14,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,8 +27,14 @@ from .corpus import ROLES, Corpus, load_corpus
 from .errors import PredictionsError, Problem
 from .task import Key, items
 
+#: The largest predictions file, for the CLI, the library and the site alike (10 MiB).
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_PREDICTION_CHARS = 2000
+#: The refusal of a larger file, word for word wherever it is refused.
+TOO_BIG = (
+    f"the file is larger than the limit of {MAX_FILE_BYTES // 2**20} MiB ({MAX_FILE_BYTES:,} "
+    "bytes); remove extra fields or check that it is the right file."
+)
 FIELDS = ("dialogue_id", "turn", "role", "prediction")
 _MAX_PROBLEMS = 1000
 
@@ -47,6 +55,67 @@ class Predictions:
 
 
 # --- parsing --------------------------------------------------------------------------------
+#
+# A file is read line by line, split on "\n" only (a "\r" before it is dropped): U+2028, U+0085
+# and the other characters str.splitlines() breaks on are text inside a prediction, so every
+# file this module writes, it reads, and line numbers are those of an editor. Nothing a file
+# holds can make the reader raise anything but PredictionsError: integers are bounded (the
+# dialogue_id and turn fields), JSON nesting is bounded before a line is parsed, duplicate keys,
+# NUL characters and unpaired surrogates are refused with their line.
+
+#: The deepest JSON nesting a line may have (a record is depth 1; extra fields may nest a little).
+MAX_DEPTH = 64
+#: The most digits an integer in a predictions file may have (ids are small).
+MAX_INT_DIGITS = 18
+_CSV_INT = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class _LineRefusal(ValueError):
+    """Raised inside ``json.loads`` hooks: the line is refused with this message."""
+
+
+class _LongInt:
+    """An integer literal longer than MAX_INT_DIGITS (kept unconverted: int() is quadratic)."""
+
+    def __init__(self, text: str):
+        self.digits = len(text.lstrip("-"))
+
+
+def _json_int(text: str) -> int | _LongInt:
+    return int(text) if len(text.lstrip("-")) <= MAX_INT_DIGITS else _LongInt(text)
+
+
+def _json_object(pairs: list[tuple[str, object]]) -> dict:
+    obj: dict = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _LineRefusal(f"the key {_shown(key)} appears twice in one object; keep one.")
+        obj[key] = value
+    return obj
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    """A value as JSON text for a message: short, and printable (an unpaired surrogate escaped)."""
+    if isinstance(value, _LongInt):
+        return f"a number of {value.digits:,} digits"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    if len(text) > limit:
+        text = f"{text[:limit]}… ({len(text):,} characters)"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _too_deep(raw: str) -> bool:
+    """Whether ``raw`` nests arrays/objects deeper than MAX_DEPTH, outside strings (no parsing)."""
+    if raw.count("[") + raw.count("{") <= MAX_DEPTH:
+        return False
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub('""', raw))
+    return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -63,6 +132,29 @@ def _decode(data: bytes, name: str) -> str:
         ) from None
 
 
+def _lines(text: str) -> Iterable[tuple[int, str]]:
+    """``(line number, line)`` split on "\n" only, without a trailing "\r"."""
+    for n, raw in enumerate(text.split("\n"), start=1):
+        yield n, raw.removesuffix("\r")
+
+
+def _text_problem(field_name: str, value: str) -> str | None:
+    """NUL characters and unpaired surrogates: never valid text (pyarrow and MeCab fail on them)."""
+    nul = value.find("\x00")
+    if nul >= 0:
+        return (
+            f"'{field_name}' contains a NUL character (U+0000) at character {nul + 1}; remove it."
+        )
+    for i, ch in enumerate(value):
+        if "\ud800" <= ch <= "\udfff":
+            return (
+                f"'{field_name}' contains an unpaired surrogate (\\u{ord(ch):04x}) at character "
+                f"{i + 1}; it is not a character: write the character itself, or a valid "
+                "\\uXXXX\\uXXXX pair."
+            )
+    return None
+
+
 def _check_record(obj: dict, line: int, problems: list[Problem]) -> tuple[Key, str] | None:
     missing = [f for f in FIELDS if f not in obj]
     if missing:
@@ -74,16 +166,15 @@ def _check_record(obj: dict, line: int, problems: list[Problem]) -> tuple[Key, s
         if isinstance(v, bool) or not isinstance(v, int):
             problems.append(
                 Problem(
-                    line, f"'{f}' must be an integer, found {json.dumps(v, ensure_ascii=False)}."
+                    line,
+                    f"'{f}' must be an integer of at most {MAX_INT_DIGITS} digits, found "
+                    f"{_shown(v)}.",
                 )
             )
             ok = False
-    if obj["role"] not in ROLES:
+    if not (isinstance(obj["role"], str) and obj["role"] in ROLES):
         problems.append(
-            Problem(
-                line,
-                f'\'role\' must be "speaker" or "listener", found {json.dumps(obj["role"], ensure_ascii=False)}.',
-            )
+            Problem(line, f'\'role\' must be "speaker" or "listener", found {_shown(obj["role"])}.')
         )
         ok = False
     pred = obj["prediction"]
@@ -102,22 +193,43 @@ def _check_record(obj: dict, line: int, problems: list[Problem]) -> tuple[Key, s
             )
         )
         ok = False
+    elif problem := _text_problem("prediction", pred):
+        problems.append(Problem(line, problem))
+        ok = False
     if not ok:
         return None
     return (obj["dialogue_id"], obj["turn"], obj["role"]), pred
 
 
+def _parse_json_line(raw: str) -> object:
+    """One line's JSON value, or ``_LineRefusal`` with the reason (never another exception)."""
+    nul = raw.find("\x00")
+    if nul >= 0:
+        raise _LineRefusal(f"contains a NUL character (U+0000) at column {nul + 1}; remove it.")
+    if _too_deep(raw):
+        raise _LineRefusal(
+            f"JSON nested more than {MAX_DEPTH} levels deep; a record is one flat object."
+        )
+    try:
+        return json.loads(raw, object_pairs_hook=_json_object, parse_int=_json_int)
+    except json.JSONDecodeError as exc:
+        msg = exc.msg.removesuffix(" at")  # "Invalid control character at"
+        raise _LineRefusal(f"invalid JSON ({msg} at column {exc.colno}).") from None
+    except RecursionError:  # not reached with MAX_DEPTH well under the recursion limit
+        raise _LineRefusal(f"JSON nested more than {MAX_DEPTH} levels deep.") from None
+
+
 def _parse_jsonl(text: str, problems: list[Problem]) -> list[tuple[int, Key, str]]:
     rows = []
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in _lines(text):
         if len(problems) >= _MAX_PROBLEMS:
             break
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(n, f"invalid JSON ({exc.msg} at column {exc.colno})."))
+            obj = _parse_json_line(raw)
+        except _LineRefusal as exc:
+            problems.append(Problem(n, str(exc)))
             continue
         if not isinstance(obj, dict):
             problems.append(Problem(n, f"expected a JSON object, found {type(obj).__name__}."))
@@ -143,8 +255,14 @@ def _parse_csv(text: str, problems: list[Problem]) -> list[tuple[int, Key, str]]
         problems.append(
             Problem(
                 1,
-                f"CSV header must have the columns {', '.join(FIELDS)}; missing: {', '.join(missing)} (found: {', '.join(header) or 'nothing'}).",
+                f"CSV header must have the columns {', '.join(FIELDS)}; missing: {', '.join(missing)} (found: {_shown(', '.join(header) or 'nothing', 200)}).",
             )
+        )
+        return []
+    twice = [h for i, h in enumerate(header) if h and h in header[:i]]
+    if twice:
+        problems.append(
+            Problem(1, f"the CSV header names the column {_shown(twice[0])} twice; keep one.")
         )
         return []
     col = {f: header.index(f) for f in FIELDS}
@@ -170,7 +288,7 @@ def _parse_csv(text: str, problems: list[Problem]) -> list[tuple[int, Key, str]]
         obj: dict = {f: row[col[f]] for f in FIELDS}
         for f in ("dialogue_id", "turn"):
             v = obj[f].strip()
-            obj[f] = int(v) if v.lstrip("-").isdigit() else v
+            obj[f] = int(v) if _CSV_INT.fullmatch(v) else v
         rec = _check_record(obj, line, problems)
         if rec:
             rows.append((line, *rec))
@@ -189,10 +307,7 @@ def detect_format(name: str, text: str) -> str:
 def parse(data: bytes, name: str = "predictions") -> tuple[str, list[tuple[int, Key, str]]]:
     """Decode and parse a file's bytes into ``(line, key, prediction)`` rows, or refuse it."""
     if len(data) > MAX_FILE_BYTES:
-        raise PredictionsError(
-            name,
-            [Problem(0, f"the file has {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}.")],
-        )
+        raise PredictionsError(name, [Problem(0, TOO_BIG)])
     text = _decode(data, name)
     if not text.strip():
         raise PredictionsError(name, [Problem(0, "the file is empty.")])
@@ -288,6 +403,19 @@ def record(key: Key, prediction: str) -> dict:
 
 def dumps_jsonl(rows: Iterable[tuple[Key, str]]) -> str:
     return "".join(json.dumps(record(k, p), ensure_ascii=False) + "\n" for k, p in rows)
+
+
+def dumps_csv(rows: Iterable[tuple[Key, str]]) -> str:
+    """A CSV predictions file: header ``FIELDS``, RFC 4180 ("\r\n" line ends).
+
+    Keep the csv module's "\r\n": with another line terminator it leaves a field holding a
+    lone "\r" unquoted, and a reader then splits the record there.
+    """
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(FIELDS)
+    w.writerows([*k, p] for k, p in rows)
+    return out.getvalue()
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[tuple[Key, str]]) -> Path:

@@ -1,9 +1,12 @@
 """A submission's details: checked, stored exactly as given, always shown as plain text.
 
 Rules: known fields only; text fields within their length limits and free of control characters
-(a description may hold newlines and tabs) and of bidirectional-override characters; links are
-absolute ``http``/``https`` URLs with a host; ``setting`` and ``saw_test`` from fixed choices.
-Values are never rendered as HTML or Markdown by this package; pages must show them as text.
+(NUL included; a description may hold newlines and tabs) and of every format character (Unicode
+category Cf: bidirectional marks and overrides such as U+202E and U+061C, zero-width spaces and
+joiners, the soft hyphen, ...); a name, and a team when given, must show at least one visible
+character; links are absolute ``http``/``https`` URLs with a host; ``setting`` and ``saw_test``
+from fixed choices. Values are never rendered as HTML or Markdown by this package; pages must
+show them as text, where nothing becomes a link (``views.text.escape_markdown``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,14 @@ MAX_LENGTH: dict[str, int] = {
     "paper_url": 500,
     "description": 2000,
 }
-_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+#: Letters and symbols that draw nothing: the Hangul fillers (category Lo, default-ignorable)
+#: and the blank Braille pattern (So). Names made only of these, of spaces, marks or format
+#: characters are invisible on the board.
+_BLANK = set("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _visible(ch: str) -> bool:
+    return unicodedata.category(ch)[0] in "LNPS" and ch not in _BLANK
 
 
 @dataclass(frozen=True)
@@ -92,11 +102,20 @@ def _check(name: str, value: str) -> str | None:
         if ch in allowed:
             continue
         cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cs") or ch in _BIDI or ch in "\u2028\u2029":
+        if cat in ("Cc", "Cs", "Zl", "Zp"):
             return (
                 f"contains a control character (U+{ord(ch):04X} at position {i + 1}); "
                 "use plain text."
             )
+        if cat == "Cf":
+            return (
+                f"contains an invisible format character (U+{ord(ch):04X} at position {i + 1}, "
+                "e.g. a direction mark or zero-width space); use plain text."
+            )
+    if name in ("name", "team") and value and not any(_visible(ch) for ch in value):
+        if name == "name":
+            return "required: give a display name with at least one visible character."
+        return "has no visible character; write a team name or leave it empty."
     if name == "name" and not value.strip():
         return "required: give a display name for the board."
     if name == "setting" and value not in SETTINGS:

@@ -4,8 +4,9 @@
 >>> receipt.id, receipt.duplicate, receipt.status                                       # doctest: +SKIP
 ('3f9c0a1b2d4e', False, 'queued')
 
-A refused file or refused details store nothing and use no quota. The same file (same bytes)
-submitted again returns the existing submission. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per
+A refused file or refused details store nothing and use no quota. The same predictions
+submitted again (in any format or order: see :func:`content_sha256`) return the existing
+submission. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per
 submitter per UTC day, ``ETC_LB_MAX_QUEUE`` submissions waiting at once, and etclib's file-size
 and item limits.
 """
@@ -117,6 +118,17 @@ def submit(
     )
 
 
+def content_sha256(preds, order) -> str:
+    """A submission's identity for duplicate detection: its predictions, item by item.
+
+    The hash of (item, prediction) in the split's item order, so the same predictions saved as
+    CSV or JSON Lines, with a byte-order mark, CRLF, extra fields or lines in another order are
+    one submission. ``order`` is the split's items (``etclib.task.items``).
+    """
+    body = [[*it.key, preds.by_key[it.key]] for it in order]
+    return hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii")).hexdigest()
+
+
 def _utc_midnight(at: datetime) -> datetime:
     return at.replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -144,11 +156,13 @@ def store_submission(
         [(i, it.dialogue_id, it.turn, it.role, preds.by_key[it.key]) for i, it in enumerate(order)],
         columns=["item_index", "dialogue_id", "turn", "role", "prediction"],
     )
+    # The file_sha256 column holds the content hash: duplicates are the same predictions.
+    sha = content_sha256(preds, order)
     with db.write() as cur:
         dup = cur.execute(
             "SELECT id, status FROM submissions WHERE file_sha256 = ? AND split = ? "
             "AND visibility <> 'deleted' ORDER BY created_at, id LIMIT 1",
-            [preds.sha256, preds.split],
+            [sha, preds.split],
         ).fetchone()
         if dup:
             return Receipt(dup[0], True, dup[1], list(preds.warnings))
@@ -174,7 +188,7 @@ def store_submission(
                 meta.setting,
                 meta.saw_test,
                 preds.name,
-                preds.sha256,
+                sha,
                 preds.format,
                 file_bytes,
                 len(preds),

@@ -553,4 +553,7 @@ def test_upload_file_name_is_shown_literally(corpus):
     at.file_uploader(key="submit_file").upload(name, predictions_file(corpus)).run()
     assert_clean(at)
     shown = at.success[0].value
-    assert shown.startswith(r"\[x\]\(https\://evil\.example\)\*\*b\*\*\.jsonl\: valid")
+    # escaped, and a word joiner (U+2060) after "https:" so that it cannot become a link
+    assert shown.startswith(
+        r"\[x\]\(https\:" + "\u2060" + r"//evil\.example\)\*\*b\*\*\.jsonl\: valid"
+    )

@@ -9,13 +9,17 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import logging
 import math
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from etclib.errors import PredictionsError, Problem
+
+_log = logging.getLogger(__name__)
 
 #: Statuses after which a submission's status no longer changes by itself.
 FINAL_STATUSES = ("scored", "failed")
@@ -72,13 +76,28 @@ class Validation:
 
 
 def validate_upload(data: bytes, name: str, split: str = "test") -> Validation:
-    """Check an upload with etclib's reader; a refusal lists its line-level problems."""
+    """Check an upload with etclib's reader; any refusal becomes line-level problems.
+
+    Nothing raises out of here: a page shows the problems, never Streamlit's error page. An
+    unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
+    """
+    from etclib.errors import EtcError
     from etclib.predictions import read_predictions
 
     try:
         preds = read_predictions(data, split=split, name=name)
     except PredictionsError as exc:
         return Validation(False, name, problems=list(exc.problems), message=str(exc))
+    except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
+        return Validation(False, name, problems=[Problem(0, str(exc))], message=str(exc))
+    except Exception:
+        ref = secrets.token_hex(4)
+        _log.exception("checking the upload %r failed (reference %s)", name, ref)
+        message = (
+            f"the file could not be checked because of an error on our side (reference {ref}); "
+            "it was logged. Nothing was stored; please report it with the reference."
+        )
+        return Validation(False, name, problems=[Problem(0, message)], message=message)
     return Validation(True, name, len(preds), preds.format, list(preds.warnings))
 
 
