@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import streamlit as st
@@ -10,9 +11,22 @@ from streamlit.testing.v1 import AppTest
 
 from etclib import annotation, labeljudge
 from etclib.corpus import CATEGORY_TO_JA
-from tests.conftest import REPO, needs_corpus
+from tests.conftest import REAL_CORPUS, REPO, needs_corpus
 
 PAGE = str(REPO / "pages" / "judge_vs_human.py")
+# The shared folder beside the main checkout (../shared), or the one holding the corpus (from a
+# git worktree elsewhere, ETC_DATA_DIR=.../shared/ETCDataset/etc).
+REFERENCE = next(
+    (
+        d
+        for d in (
+            REPO.parent / "shared" / "reference",
+            *([REAL_CORPUS.parents[1] / "reference"] if REAL_CORPUS else []),
+        )
+        if d.is_dir()
+    ),
+    REPO.parent / "shared" / "reference",
+)
 ADMIN = "page-admin"
 
 
@@ -20,7 +34,7 @@ ADMIN = "page-admin"
 def _studies(tmp_path, monkeypatch):
     monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
     monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
-    monkeypatch.setenv("ETC_REFERENCE_DIR", str(REPO.parent / "shared" / "reference"))
+    monkeypatch.setenv("ETC_REFERENCE_DIR", str(REFERENCE))
     st.cache_data.clear()
     yield
     st.cache_data.clear()
@@ -139,7 +153,8 @@ def test_ratings_upload_errors_and_results():
         "bad.csv", b"item,system,metric,rater_kind,rater_id,score\n1,a,m,robot,x,3\n", "text/csv"
     ).run()
     assert not at.exception
-    assert any("line 2: rater_kind 'robot'" in e.value for e in at.error)
+    # The message is shown literally: Markdown-escaped, so unescape it to read it.
+    assert any("line 2: rater_kind 'robot'" in re.sub(r"\\(.)", r"\1", e.value) for e in at.error)
 
     rows = ["item,system,metric,rater_kind,rater_id,score"]
     for i, (llm, human) in enumerate([(5, 4), (5, 5), (5, 3), (5, 4)]):
