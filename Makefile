@@ -64,9 +64,11 @@ test: install chromium
 test-fast: install
 	$(BIN)/python -m pytest -m "not browser"
 
+# ruff, then the import contracts of pyproject.toml ([tool.importlinter]; README "Architecture").
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 format: install
 	$(BIN)/ruff format .

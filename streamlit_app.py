@@ -1,18 +1,64 @@
-"""The ETC site: navigation only. Each page is a file in pages/ (see docs/site.md)."""
+"""The ETC site's entry point: the page list, the navigation, and what every page needs.
+
+Streamlit runs this script first on every run of every page (docs/site.md). It declares the pages
+of ``pages/`` with ``st.navigation``, starts the leaderboard's scoring workers once per server and
+database, and hands the page list to :mod:`views.navigation`, where Home reads it for its links.
+"""
 
 from pathlib import Path
 
 import streamlit as st
 
-from views.navigation import app_pages
+import leaderboard as lb
+from views.board import database_key
+from views.errors import shown_errors
+from views.navigation import SitePage, declare_pages
+
+ROOT = Path(__file__).parent
+
+#: The site's pages in navigation order: script, title, icon, and Home's line about it.
+SITE_PAGES = (
+    SitePage("pages/home.py", "Home", "🏠", "The task, an example, and the current top systems."),
+    SitePage(
+        "pages/chat.py",
+        "Chat",
+        "💬",
+        "Write a dialogue and see each author's predicted transcription.",
+    ),
+    SitePage("pages/corpus.py", "Corpus", "📚", "Search the 997 dialogues and their statistics."),
+    SitePage(
+        "pages/leaderboard.py", "Leaderboard", "🏆", "Rankings with intervals, charts and details."
+    ),
+    SitePage(
+        "pages/submit.py", "Submit", "📤", "Upload test-split predictions and get them scored."
+    ),
+    SitePage(
+        "pages/judge_vs_human.py",
+        "Judge vs Human",
+        "⚖️",
+        "How well the LLM judge agrees with human raters.",
+    ),
+    SitePage("pages/about.py", "About", "ℹ️", "Licences, how scores are computed, how to cite."),
+)
+
+
+@st.cache_resource(show_spinner=False)
+def _scoring_workers(database: str):  # database: the cache key (a test may switch databases)
+    """The scoring threads, once per server and database: queued submissions get scored
+    whichever page a visitor opens."""
+    return lb.start_workers()
+
 
 st.set_page_config(
     page_title="ETC: Emotion Transcription in Conversation", page_icon="💬", layout="wide"
 )
+with shown_errors("The scoring workers cannot start: "):
+    _scoring_workers(database_key())
 
+pages = declare_pages(p for p in SITE_PAGES if (ROOT / p.path).is_file())
 st.navigation(
     [
         st.Page(p.path, title=p.title, icon=p.icon, default=(p.path == "pages/home.py"))
-        for p in app_pages(Path(__file__).parent)
+        for p in pages
     ]
 ).run()

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -51,19 +52,21 @@ def render_time(context, url: str) -> float:
 
 def navigation_times(context, url: str, pages: list[str], runs: int) -> dict[str, list[float]]:
     """Warm renders through the sidebar (no reload, same session), ``runs`` rounds."""
-    from views import SITE_PAGES
-
-    titles = {Path(p.path).stem: p.title for p in SITE_PAGES}
     page = context.new_page()
     out: dict[str, list[float]] = {p: [] for p in pages}
     try:
         page.goto(url)
         wait_rendered(page, timeout=120)
+        # Each page's sidebar link, found by its URL path (streamlit_app.py names the pages).
+        links = {}
+        for link in page.get_by_test_id("stSidebarNav").get_by_role("link").all():
+            path = urlparse(link.get_attribute("href") or "").path.strip("/")
+            links[path] = link
         order = pages[1:] + pages[:1]  # start away from Home
         for _ in range(runs):
             for name in order:
                 before = page.locator("h1").first.inner_text()
-                link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=titles[name])
+                link = links[PAGE_PATHS[name]]
                 t0 = time.perf_counter()
                 link.click()
                 page.wait_for_function(

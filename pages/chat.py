@@ -5,6 +5,7 @@ import streamlit as st
 
 from etclib.errors import EtcError
 from views import chat
+from views.errors import show_error, shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
 
@@ -100,7 +101,7 @@ def _shots_label() -> str:
 
 def _show_prediction(line: dict) -> None:
     if line.get("error"):
-        st.error(escape_markdown(line["error"]))
+        show_error(line["error"])
     elif line.get("prediction") is not None:
         st.caption(escape_markdown(f"Predicted emotion transcription ({line['model']}):"))
         st.markdown(escape_markdown(line["prediction"]))
@@ -145,7 +146,7 @@ if mode == "Write a dialogue":
                     model=f"{picked.label}, {_shots_label()}",
                 )
                 if err:
-                    st.error(escape_markdown(err))
+                    show_error(err)
             else:
                 _show_prediction(line)
     notice = state.pop("chat_notice", None)
@@ -183,11 +184,8 @@ else:
     replay = state.get("chat_replay")
     if not replay or replay["id"] != did or replay["model"] != (key, k):
         replay = state["chat_replay"] = {"id": did, "model": (key, k), "step": 0, "out": {}}
-    try:
+    with shown_errors(stop=True):
         items = _replay(int(did))
-    except EtcError as exc:
-        st.error(escape_markdown(exc))
-        st.stop()
     buttons = st.columns([1, 1, 4])
     buttons[0].button(
         "Next utterance",
@@ -220,7 +218,7 @@ else:
                         "model": f"{picked.label}, {_shots_label()}",
                     }
                     if err:
-                        st.error(escape_markdown(err))
+                        show_error(err)
             with theirs:
                 st.caption(f"The participant's own transcription (label: {', '.join(item.label)}):")
                 st.markdown(escape_markdown(item.reference))

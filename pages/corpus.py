@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from etclib.errors import EtcError
 from views import charts, corpus_stats, corpus_store
 from views import corpus as cq
+from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
 
@@ -38,11 +38,8 @@ def _stats():
     return corpus_stats(), cq.utterance_lengths(con), cq.big_five_scores(con)
 
 
-try:
+with shown_errors(stop=True):
     choices = _choices()
-except EtcError as exc:
-    st.error(escape_markdown(exc))
-    st.stop()
 
 view = st.segmented_control(
     "View",
@@ -54,11 +51,8 @@ view = st.segmented_control(
 )
 
 if view == "Statistics":
-    try:
+    with shown_errors(stop=True):
         stats, lengths, big_five = _stats()
-    except EtcError as exc:
-        st.error(escape_markdown(exc))
-        st.stop()
     m = st.columns(4)
     m[0].metric("Mean utterance length", f"{stats['utterance_chars']['all']:.1f} chars")
     m[1].metric("Mean transcription length", f"{stats['transcription_chars']['all']:.1f} chars")
@@ -110,12 +104,9 @@ else:
             for trait, col in zip(choices.big_five, cols)
         }
 
-    try:
+    with shown_errors(stop=True):
         filters = cq.make_filters(text, split, role, emotion, categories, agreement, ranges)
         first, total = _search(filters, 1)
-    except EtcError as exc:
-        st.error(escape_markdown(exc))
-        st.stop()
     pages = cq.page_count(total)
     st.markdown(f"**{total:,}** matching utterances")
     page = 1

@@ -1,18 +1,14 @@
 """Home: what the ETC task is, a real corpus dialogue, the top of the leaderboard, every page."""
 
-from pathlib import Path
-
 import streamlit as st
 
-from etclib.errors import EtcError
-from views import corpus_stats, example_dialogue, site_pages
-from views.board import database_key, start_scoring, top_table
-from views.navigation import ensure_app_navigation
+from views import corpus_stats, example_dialogue
+from views.board import database_key, top_table
+from views.errors import shown_errors
+from views.navigation import declared_pages, ensure_app_navigation
 from views.text import escape_markdown
 
 ensure_app_navigation()
-
-ROOT = Path(__file__).resolve().parents[1]
 
 st.title("Emotion Transcription in Conversation")
 st.markdown(
@@ -35,22 +31,14 @@ def _example():
     return None if d is None else {**d, "utterances": d["utterances"].to_dict("records")}
 
 
-@st.cache_resource(show_spinner=False)
-def _scoring(database: str):
-    return start_scoring(database)  # queued submissions get scored even if only Home is visited
-
-
 @st.cache_data(ttl=30, show_spinner=False)
 def _top(database: str):
     return top_table(5)
 
 
-try:
+with shown_errors(stop=True):
     stats = _stats()
     example = _example()
-except EtcError as exc:
-    st.error(escape_markdown(exc))
-    st.stop()
 
 cols = st.columns(4)
 cols[0].metric("Dialogues", f"{stats['dialogues']:,}")
@@ -80,19 +68,15 @@ with left:
 
 with right:
     st.subheader("Top of the leaderboard")
-    try:
-        _scoring(database_key())
+    with shown_errors():
         top, metric = _top(database_key())
-    except EtcError as exc:
-        st.error(escape_markdown(exc))
-    else:
         if top.empty:
             st.info("No scored submission yet: be the first on the Submit page.")
         else:
             st.caption(f"Ranked by {metric} (×100). Reported rows are the paper's own numbers.")
             st.dataframe(top, hide_index=True, width="stretch")
     st.subheader("Explore")
-    for page in site_pages(ROOT):
+    for page in declared_pages():  # as streamlit_app.py declared them
         if page.path != "pages/home.py":
             st.page_link(page.path, label=page.title, icon=page.icon, help=page.blurb)
             st.caption(page.blurb)

@@ -5,23 +5,21 @@ ETC's annotators), atomic-unit decisions (people re-check the scoring judge), Li
 (uploaded LLM and human ratings, with EmplifAI's published comparison).
 """
 
-import math
 from pathlib import Path
 
 import pandas as pd
-import plotly.express as px
-import plotly.graph_objects as go
 import streamlit as st
 
 from etclib import annotation, labeljudge, ratings
 from etclib.corpus import load_corpus
-from etclib.errors import EtcError
+from views import charts
+from views import judge_vs_human as jvh
+from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 
 ensure_app_navigation()
 
 RESAMPLES = 300  # bootstrap resamples for the site's intervals (the CLI uses 1000)
-NONE_RUN = "none"
 
 
 @st.cache_resource(show_spinner=False)
@@ -55,45 +53,6 @@ def _emplifai(folder: str) -> ratings.EmplifAI | None:
     return ratings.load_emplifai(Path(folder) / ratings.EMPLIFAI_FILE)
 
 
-def _num(x, digits: int = 2) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
-def _interval(value, low, high) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "undefined"
-    if low is None or (isinstance(low, float) and math.isnan(low)):
-        return _num(value)
-    return f"{_num(value)} [{_num(low)}, {_num(high)}]"
-
-
-def _heatmap(table: pd.DataFrame, title: str):
-    fig = px.imshow(
-        table, text_auto=True, color_continuous_scale="Blues", aspect="auto", title=title
-    )
-    fig.update_layout(xaxis_title=table.columns.name, yaxis_title=table.index.name, height=420)
-    return fig
-
-
-def _identity_scatter(
-    df: pd.DataFrame, x: str, y: str, color: str | None, title: str, lo: float, hi: float
-):
-    fig = px.scatter(df, x=x, y=y, color=color, hover_data=df.columns, title=title)
-    fig.add_trace(
-        go.Scatter(
-            x=[lo, hi],
-            y=[lo, hi],
-            mode="lines",
-            name="identity (x = y)",
-            line={"dash": "dash", "color": "grey"},
-        )
-    )
-    fig.update_layout(
-        xaxis_range=[lo - 0.1, hi + 0.1], yaxis_range=[lo - 0.1, hi + 0.1], height=460
-    )
-    return fig
-
-
 st.title("Judge versus human")
 st.markdown(
     "How far can an LLM judge stand in for people? Each study puts the judge's agreement with "
@@ -103,11 +62,8 @@ st.markdown(
 )
 
 DB = str(annotation.studies_path())  # part of every cache key: one cache per database
-try:
+with shown_errors(stop=True):
     corpus = _corpus()
-except EtcError as exc:
-    st.error(str(exc))
-    st.stop()
 
 tab_labels, tab_units, tab_ratings = st.tabs(
     ["1 · Emotion categories", "2 · Atomic-unit decisions", "3 · Likert ratings"]
@@ -123,20 +79,13 @@ with tab_labels:
         "annotators' consensus (both chose it), each annotator against the other two's consensus "
         "(the yardstick), and Fleiss' κ of the three annotators with and without the judge."
     )
-    try:
+    runs = pd.DataFrame()
+    with shown_errors():
         runs = _runs(DB)
-    except EtcError as exc:
-        st.error(str(exc))
-        runs = pd.DataFrame()
-    run_options = [NONE_RUN] + (runs["run_id"].tolist() if not runs.empty else [])
-    run_names = {NONE_RUN: "no judge: the human yardstick only"}
-    for r in runs.to_dict("records") if not runs.empty else []:
-        run_names[r["run_id"]] = (
-            f"{r['model']} ({r['provider']}, {r['split']}, {r['n_labelled']} items) · {r['run_id']}"
-        )
+    run_names = jvh.run_names(runs)
     run_id = st.selectbox(
         "Judge run",
-        run_options,
+        list(run_names),
         format_func=run_names.get,
         key="jvh_run",
         help="Runs come from `etclib judge-labels --provider gemini|openai --model NAME`.",
@@ -146,108 +95,34 @@ with tab_labels:
             "No judge-labels run is stored yet, so only the human yardstick is shown. Start one "
             "with `etclib judge-labels --provider gemini --model gemini-2.5-flash`."
         )
-    chosen = None if run_id == NONE_RUN else runs[runs["run_id"] == run_id].iloc[0].to_dict()
+    chosen = None if run_id == jvh.NONE_RUN else runs[runs["run_id"] == run_id].iloc[0].to_dict()
     if chosen is None:
         split = st.selectbox("Split", ["test", "valid", "train", "all"], key="jvh_split")
     else:
         split = chosen["split"]
         st.caption(f"Signature: `{chosen['signature']}` · {chosen['n_failed']} unusable answers")
-    try:
+    study = None
+    with shown_errors():
         study = _label_study(
             DB,
             split,
             None if chosen is None else run_id,
             "" if chosen is None else chosen["signature"],
         )
-    except EtcError as exc:
-        st.error(str(exc))
-        study = None
     if study is not None:
-        table = study.table
-        bars = go.Figure()
-        series = []
-        if chosen is not None:
-            series += [
-                (
-                    "judge vs human majority",
-                    "judge_vs_majority",
-                    "judge_vs_majority_low",
-                    "judge_vs_majority_high",
-                ),
-                ("judge vs pair consensus", "judge_vs_pairs", None, None),
-            ]
-        series += [
-            ("annotator vs other two (yardstick)", "human_vs_others", None, None),
-            ("Fleiss κ, 3 annotators", "fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"),
-        ]
-        if chosen is not None:
-            series.append(
-                (
-                    "Fleiss κ, 3 annotators + judge",
-                    "fleiss_with_judge",
-                    "fleiss_with_judge_low",
-                    "fleiss_with_judge_high",
-                )
-            )
-        for name, col, low, high in series:
-            error = None
-            if low is not None:
-                error = {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": (table[high] - table[col]).tolist(),
-                    "arrayminus": (table[col] - table[low]).tolist(),
-                }
-            bars.add_trace(go.Bar(name=name, x=table["category"], y=table[col], error_y=error))
-        bars.update_layout(
-            barmode="group",
-            yaxis_title="κ",
-            height=440,
-            title=f"Agreement per category ({study.n_items} transcriptions, {study.split})",
+        title = f"Agreement per category ({study.n_items} transcriptions, {study.split})"
+        st.plotly_chart(
+            charts.agreement_bars(study.table, chosen is not None, title), key="jvh_label_bars"
         )
-        st.plotly_chart(bars, key="jvh_label_bars")
-
-        shown = pd.DataFrame(
-            {
-                "category": table["category"],
-                "Japanese": table["ja"],
-                "human rate": table["human_rate"].map(lambda x: f"{100 * x:.1f}%"),
-            }
+        st.dataframe(
+            jvh.label_table(study.table, chosen is not None),
+            hide_index=True,
+            key="jvh_label_table",
         )
-        if chosen is not None:
-            shown["judge rate"] = table["judge_rate"].map(lambda x: f"{100 * x:.1f}%")
-            shown["judge vs majority [95% CI]"] = [
-                _interval(*v)
-                for v in table[
-                    ["judge_vs_majority", "judge_vs_majority_low", "judge_vs_majority_high"]
-                ].itertuples(index=False)
-            ]
-            shown["judge vs pairs"] = table["judge_vs_pairs"].map(_num)
-        shown["annotator vs other two"] = table["human_vs_others"].map(_num)
-        shown["Fleiss 3 [95% CI]"] = [
-            _interval(*v)
-            for v in table[["fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"]].itertuples(
-                index=False
-            )
-        ]
-        if chosen is not None:
-            shown["Fleiss 3 + judge [95% CI]"] = [
-                _interval(*v)
-                for v in table[
-                    ["fleiss_with_judge", "fleiss_with_judge_low", "fleiss_with_judge_high"]
-                ].itertuples(index=False)
-            ]
-        st.dataframe(shown, hide_index=True, key="jvh_label_table")
         with st.expander("The yardstick per annotator"):
-            yard = study.yardstick.assign(
-                **{
-                    "κ [95% CI]": [
-                        _interval(*v)
-                        for v in study.yardstick[["kappa", "low", "high"]].itertuples(index=False)
-                    ]
-                }
-            )[["category", "annotator", "κ [95% CI]"]]
-            st.dataframe(yard, hide_index=True, key="jvh_yardstick_table")
+            st.dataframe(
+                jvh.yardstick_table(study.yardstick), hide_index=True, key="jvh_yardstick_table"
+            )
             st.caption(
                 "Annotator slots 1–3 as stored in the corpus. The other two's consensus counts a "
                 "category as chosen only when both chose it."
@@ -255,12 +130,14 @@ with tab_labels:
         if study.confusion is not None:
             left, right = st.columns(2)
             left.plotly_chart(
-                _heatmap(study.confusion, "Human majority × judge (multi-label co-occurrence)"),
+                charts.count_heatmap(
+                    study.confusion, "Human majority × judge (multi-label co-occurrence)"
+                ),
                 key="jvh_label_confusion",
             )
             category = right.selectbox("Category", list(study.binary), key="jvh_label_category")
             right.plotly_chart(
-                _heatmap(study.binary[category], f"{category}: chosen or not"),
+                charts.count_heatmap(study.binary[category], f"{category}: chosen or not"),
                 key="jvh_label_binary",
             )
 
@@ -273,11 +150,9 @@ with tab_units:
         "re-check a sample stratified by the judge's label; the judge's answer is shown only after "
         "theirs."
     )
-    try:
+    subs = pd.DataFrame()
+    with shown_errors():
         subs = _submissions(DB)
-    except EtcError as exc:
-        st.error(str(exc))
-        subs = pd.DataFrame()
     sub_options = ["all"] + (subs["submission_id"].tolist() if not subs.empty else [])
     submission = st.selectbox("Submission", sub_options, key="jvh_submission")
     submission_id = None if submission == "all" else submission
@@ -294,12 +169,12 @@ with tab_units:
         key="jvh_code",
         help="Codes are issued by the study's admin.",
     )
+    known = False
     if code:
-        try:
-            annotation.annotator_for_code(code)
-        except EtcError as exc:
-            st.error(str(exc))
-            code = ""
+        with shown_errors():
+            known = annotation.annotator_for_code(code) is not None
+    if not known:
+        code = ""
     if code:
         revealed = st.session_state.get("jvh_revealed")
         if revealed:
@@ -309,12 +184,10 @@ with tab_units:
                 del st.session_state["jvh_revealed"]
                 st.rerun()
         else:
-            try:
+            decision, done, total = None, 0, 0
+            with shown_errors():
                 done, total = annotation.progress(code, submission_id)
                 decision = annotation.next_decision(code, submission_id)
-            except EtcError as exc:
-                st.error(str(exc))
-                decision, done, total = None, 0, 0
             st.progress(done / total if total else 0.0, text=f"{done} of {total} answered")
             if decision is None:
                 st.success("Nothing left to check in this sample: thank you.")
@@ -335,22 +208,17 @@ with tab_units:
                     key=f"jvh_answer_{decision.decision_id}",
                 )
                 if st.button("Submit answer", key="jvh_submit", disabled=answer is None):
-                    try:
+                    with shown_errors():
                         stored = annotation.record_answer(code, decision.decision_id, answer)
-                    except EtcError as exc:
-                        st.error(str(exc))
-                    else:
                         st.session_state["jvh_revealed"] = {"answer": answer, "judge": stored.label}
                         _annotation_results.clear()
                         _submissions.clear()
                         st.rerun()
 
     st.subheader("Results")
-    try:
+    res = None
+    with shown_errors():
         res = _annotation_results(DB, submission_id)
-    except EtcError as exc:
-        st.error(str(exc))
-        res = None
     if res is not None and res.empty:
         st.info("No answers yet: agreement appears here once annotators have answered.")
     elif res is not None:
@@ -362,20 +230,20 @@ with tab_units:
         )
         cols[1].metric(
             "Judge–human κ",
-            _num(res.judge_human_kappa),
-            help=f"95% CI {_interval(res.judge_human_kappa, res.judge_human_low, res.judge_human_high)}",
+            jvh.number(res.judge_human_kappa),
+            help=f"95% CI {jvh.interval(res.judge_human_kappa, res.judge_human_low, res.judge_human_high)}",
         )
         cols[2].metric(
             "Human–human κ",
-            _num(res.human_human_kappa),
+            jvh.number(res.human_human_kappa),
             help=f"Fleiss' κ on the first two answers of {res.n_double} decisions",
         )
         cols[3].metric(
-            "Human–human α", _num(res.human_human_alpha), help="Krippendorff's α, nominal"
+            "Human–human α", jvh.number(res.human_human_alpha), help="Krippendorff's α, nominal"
         )
         left, right = st.columns(2)
         left.plotly_chart(
-            _heatmap(res.confusion, "Judge × human answers"), key="jvh_unit_confusion"
+            charts.count_heatmap(res.confusion, "Judge × human answers"), key="jvh_unit_confusion"
         )
         with right:
             st.markdown("**If people's labels replaced the judge's on re-checked units**")
@@ -394,11 +262,8 @@ with tab_units:
         )
         name = st.text_input("Annotator name (a note for you)", key="jvh_admin_name")
         if st.button("Issue a code", key="jvh_issue"):
-            try:
+            with shown_errors():
                 issued = annotation.issue_code(token, name)
-            except EtcError as exc:
-                st.error(str(exc))
-            else:
                 st.success(f"Code for {issued.annotator_id}; it is shown only once:")
                 st.code(issued.code, language=None)
         per_label = st.number_input("Units per judge label", 1, 500, 20, key="jvh_per_label")
@@ -408,14 +273,9 @@ with tab_units:
             disabled=submission_id is None,
             help="Choose one submission above first.",
         ):
-            try:
+            with shown_errors():
                 sizes = annotation.draw_sample(token, submission_id, int(per_label))
-            except EtcError as exc:
-                st.error(str(exc))
-            else:
-                st.success(
-                    "Sample per judge label: " + ", ".join(f"{k} {v}" for k, v in sizes.items())
-                )
+                st.success(f"Sample per judge label: {jvh.sample_sizes(sizes)}")
                 _submissions.clear()
 
 # --- study 3 ---------------------------------------------------------------------------------
@@ -436,58 +296,34 @@ with tab_ratings:
         key="jvh_ratings_example",
     )
     upload = st.file_uploader("Ratings CSV", type=["csv"], key="jvh_ratings_upload")
+    rated = None
     if upload is not None:
-        try:
+        with shown_errors():  # the message lists the file's problems line by line
             rated = ratings.parse_ratings(upload.getvalue(), upload.name)
-        except EtcError as exc:
-            st.error(str(exc).replace("\n  ", "\n- "))
-        else:
-            compared = ratings.compare_ratings(rated)
-            shown = compared.assign(
-                **{
-                    "r [95% CI]": [
-                        _interval(*v)
-                        for v in compared[["r", "low", "high"]].itertuples(index=False)
-                    ],
-                    "p": compared["p"].map(lambda x: _num(x, 3)),
-                }
-            )[
-                [
-                    "system",
-                    "metric",
-                    "items",
-                    "llm_mean",
-                    "human_mean",
-                    "r [95% CI]",
-                    "p",
-                    "mad",
-                    "note",
-                ]
-            ]
-            st.dataframe(shown.round(2), hide_index=True, key="jvh_ratings_table")
-            pairs = compared[["system", "metric"]].to_records(index=False).tolist()
-            pick = st.selectbox(
-                "System and metric",
-                pairs,
-                format_func=lambda p: f"{p[0]} · {p[1]}",
-                key="jvh_ratings_pick",
-            )
-            points = ratings.paired_scores(rated, *pick)
-            lo = float(min(points["llm"].min(), points["human"].min()))
-            hi = float(max(points["llm"].max(), points["human"].max()))
-            st.plotly_chart(
-                _identity_scatter(
-                    points, "human", "llm", None, f"{pick[0]} · {pick[1]}: per item", lo, hi
-                ),
-                key="jvh_ratings_scatter",
-            )
+    if rated is not None:
+        compared = ratings.compare_ratings(rated)
+        st.dataframe(jvh.ratings_table(compared), hide_index=True, key="jvh_ratings_table")
+        pairs = compared[["system", "metric"]].to_records(index=False).tolist()
+        pick = st.selectbox(
+            "System and metric",
+            pairs,
+            format_func=lambda p: f"{p[0]} · {p[1]}",
+            key="jvh_ratings_pick",
+        )
+        points = ratings.paired_scores(rated, *pick)
+        lo = float(min(points["llm"].min(), points["human"].min()))
+        hi = float(max(points["llm"].max(), points["human"].max()))
+        st.plotly_chart(
+            charts.identity_scatter(
+                points, "human", "llm", None, f"{pick[0]} · {pick[1]}: per item", lo, hi
+            ),
+            key="jvh_ratings_scatter",
+        )
 
     st.subheader("Published: EmplifAI (Gemini-2.5-Flash judge vs crowd workers)")
-    try:
+    emplifai = None
+    with shown_errors():
         emplifai = _emplifai(str(ratings.reference_dir()))
-    except EtcError as exc:
-        st.warning(str(exc))
-        emplifai = None
     if emplifai is None:
         st.info(
             "The EmplifAI reference figures were not found: set ETC_REFERENCE_DIR to the folder "
@@ -496,7 +332,7 @@ with tab_ratings:
     else:
         st.caption(f"{emplifai.source} {emplifai.setting}")
         st.plotly_chart(
-            _identity_scatter(
+            charts.identity_scatter(
                 emplifai.table,
                 "human_mean",
                 "llm_mean",
@@ -507,23 +343,7 @@ with tab_ratings:
             ),
             key="jvh_emplifai_scatter",
         )
-        ref = emplifai.table.assign(
-            r=emplifai.table["r"].map(_num),
-            judge=emplifai.table.apply(lambda r: "constant" if r["constant"] else "", axis=1),
-        )[
-            [
-                "system",
-                "metric",
-                "llm_mean",
-                "human_mean",
-                "r",
-                "judge",
-                "printed_value",
-                "printed_mad",
-                "mad_from_means",
-            ]
-        ]
-        st.dataframe(ref, hide_index=True, key="jvh_emplifai_table")
+        st.dataframe(jvh.emplifai_table(emplifai.table), hide_index=True, key="jvh_emplifai_table")
         st.markdown(f"**Constant rule.** {emplifai.constant_rule}")
         st.caption(
             "`printed_value`/`printed_mad`: what the paper printed in place of r. Their MAD equals "

@@ -5,8 +5,8 @@ from functools import partial
 import streamlit as st
 
 import leaderboard as lb
-from etclib.errors import EtcError
 from views import board, charts
+from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
 
@@ -15,23 +15,14 @@ ensure_app_navigation()
 st.title("Leaderboard")
 
 
-@st.cache_resource(show_spinner=False)
-def _scoring(database: str):
-    return board.start_scoring(database)
-
-
 @st.cache_data(ttl=10, show_spinner="Computing intervals…", max_entries=64)
 def _detail(database: str, submission_id: str, status: str):
     return lb.detail(submission_id), lb.per_item(submission_id)
 
 
-try:
-    _scoring(board.database_key())
+with shown_errors(stop=True):
     everything = lb.ranking()
     published = lb.reported()
-except EtcError as exc:
-    st.error(escape_markdown(exc))
-    st.stop()
 
 metrics = board.metric_choices(everything) or list(board.METRIC_ORDER)
 default_metric = everything.attrs.get("sort_by")
@@ -46,11 +37,8 @@ metric = c1.selectbox(
 settings = c2.multiselect("Setting", lb.SETTINGS, key="lb_settings", placeholder="all settings")
 saw_test = c3.multiselect("Saw test data", lb.SAW_TEST, key="lb_saw_test", placeholder="any answer")
 
-try:
+with shown_errors(stop=True):
     ranking = lb.ranking(sort_by=metric) if metric != default_metric else everything
-except EtcError as exc:
-    st.error(escape_markdown(exc))
-    st.stop()
 shown = board.filter_ranking(ranking, settings, saw_test)
 
 if ranking.empty:
@@ -116,13 +104,10 @@ wanted = st.query_params.get("submission")
 if wanted in ids and "lb_detail" not in st.session_state:
     st.session_state["lb_detail"] = wanted
 sid = st.selectbox("Entry", list(ids), key="lb_detail", format_func=lambda i: f"{ids[i]}  ({i})")
-try:
+with shown_errors(stop=True):
     info, items = _detail(
         board.database_key(), sid, str(ranking.set_index("id")["status"].get(sid))
     )
-except EtcError as exc:
-    st.error(escape_markdown(exc))
-    st.stop()
 view = board.detail_view(info)
 st.markdown(f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}")
 st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
@@ -163,7 +148,7 @@ if info["submission"]["kind"] != "reported":
 
 st.subheader("Export")
 e1, e2, e3 = st.columns(3)
-try:
+with shown_errors():
     e1.download_button(
         "Board (CSV)",
         partial(lb.export_csv, "board"),
@@ -185,5 +170,3 @@ try:
         "text/csv",
         key="lb_dl_reported",
     )
-except EtcError as exc:
-    st.error(escape_markdown(exc))

@@ -5,9 +5,9 @@ import secrets
 import streamlit as st
 
 import leaderboard as lb
-from etclib.errors import EtcError
 from etclib.predictions import MAX_FILE_BYTES
 from views import board
+from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
 
@@ -21,11 +21,6 @@ st.markdown(
 )
 
 
-@st.cache_resource(show_spinner=False)
-def _scoring(database: str):
-    return board.start_scoring(database)
-
-
 @st.cache_data(show_spinner=False)
 def _template(fmt: str) -> bytes:
     return board.template_bytes(fmt)
@@ -36,11 +31,6 @@ def _validate(data: bytes, name: str) -> board.Validation:
     return board.validate_upload(data, name)
 
 
-try:
-    _scoring(board.database_key())
-except EtcError as exc:
-    st.error(escape_markdown(f"The scoring workers cannot start: {exc}"))
-
 state = st.session_state
 state.setdefault("submit_session", secrets.token_hex(8))
 state.setdefault("submit_ids", [])
@@ -50,7 +40,7 @@ st.caption(
     'One record per item: `{"dialogue_id": 945, "turn": 3, "role": "listener", "prediction": '
     '"..."}`. Fill in `prediction`, keep everything else.'
 )
-try:
+with shown_errors():
     cols = st.columns(2)
     cols[0].download_button(
         "Template (JSON Lines)",
@@ -68,8 +58,6 @@ try:
         key="submit_template_csv",
         icon="⬇️",
     )
-except EtcError as exc:
-    st.error(escape_markdown(exc))
 
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
@@ -131,21 +119,23 @@ if sent and upload is not None:
         "saw_test": saw_test,
     }
     key = board.submitter_key(st.context.ip_address, state["submit_session"])
-    try:
-        receipt = lb.submit(upload.getvalue(), meta, file_name=upload.name, submitter=key)
-    except lb.MetadataError as exc:
-        st.error("Some details were refused; nothing was stored.")
-        st.dataframe(
-            [{"field": k, "problem": v} for k, v in exc.fields.items()],
-            hide_index=True,
-            key="submit_meta_problems",
-        )
-    except lb.SubmissionError as exc:
-        st.error("The file was refused; nothing was stored.")
-        st.dataframe(board.problems_table(exc.problems), hide_index=True, key="submit_sub_problems")
-    except EtcError as exc:
-        st.error(escape_markdown(exc))
-    else:
+    receipt = None
+    with shown_errors():  # a refusal other than the two below: its message
+        try:
+            receipt = lb.submit(upload.getvalue(), meta, file_name=upload.name, submitter=key)
+        except lb.MetadataError as exc:
+            st.error("Some details were refused; nothing was stored.")
+            st.dataframe(
+                [{"field": k, "problem": v} for k, v in exc.fields.items()],
+                hide_index=True,
+                key="submit_meta_problems",
+            )
+        except lb.SubmissionError as exc:
+            st.error("The file was refused; nothing was stored.")
+            st.dataframe(
+                board.problems_table(exc.problems), hide_index=True, key="submit_sub_problems"
+            )
+    if receipt is not None:
         if receipt.id in state["submit_ids"]:
             state["submit_ids"].remove(receipt.id)
         state["submit_ids"].insert(0, receipt.id)
@@ -161,10 +151,10 @@ if state["submit_ids"]:
 
     @st.fragment(run_every=2 if live else None)
     def _status() -> None:
-        try:
+        s = None
+        with shown_errors():
             s = board.submission_status(current)
-        except EtcError as exc:
-            st.error(escape_markdown(exc))
+        if s is None:
             return
         label = {"queued": "🕒", "scoring": "⚙️", "partially scored": "🧩", "scored": "✅"}
         st.markdown(f"**Submission {current}**: {label.get(s['status'], '❌')} {s['status']}")

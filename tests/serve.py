@@ -25,7 +25,7 @@ from typing import Any
 
 from etclib.errors import ConfigError, DependencyError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[1]  # tests/serve.py -> the checkout
 CHROMIUM = Path("/usr/bin/chromium")
 #: Flags for a quiet, reproducible headless Chromium that never calls home.
 CHROMIUM_ARGS = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import streamlit as st
@@ -139,7 +140,8 @@ def test_ratings_upload_errors_and_results():
         "bad.csv", b"item,system,metric,rater_kind,rater_id,score\n1,a,m,robot,x,3\n", "text/csv"
     ).run()
     assert not at.exception
-    assert any("line 2: rater_kind 'robot'" in e.value for e in at.error)
+    # The message is shown literally: Markdown-escaped, so unescape it to read it.
+    assert any("line 2: rater_kind 'robot'" in re.sub(r"\\(.)", r"\1", e.value) for e in at.error)
 
     rows = ["item,system,metric,rater_kind,rater_id,score"]
     for i, (llm, human) in enumerate([(5, 4), (5, 5), (5, 3), (5, 4)]):

@@ -260,6 +260,171 @@ def test_finetuned_choice_reaches_its_own_server(monkeypatch):
         assert server.requests[-1].body["model"] == "swallow-sft"
 
 
+SHOUT = """
+from etclib.backends.base import Backend
+
+
+class ShoutBackend(Backend):
+    name = "shout"
+    description = "Repeats the utterance with an exclamation mark (a test backend)."
+
+    def predict(self, items, progress=None, shots=None):
+        if progress and items:
+            progress(len(items))
+        return [it.utterance + "！" for it in items]
+
+
+BACKEND = ShoutBackend
+"""
+
+
+@pytest.fixture
+def shout(tmp_path, monkeypatch):
+    """A backend module outside etclib, registered through the registry's public function."""
+    from etclib import backends
+
+    (tmp_path / "shout_backend.py").write_text(SHOUT, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(backends, "REGISTRY", dict(backends.REGISTRY))  # undone after the test
+    backends.register("shout", "shout_backend")
+    return "shout"
+
+
+def test_a_registered_backend_reaches_the_chat_and_the_cli(shout, tiny_corpus, tmp_path, capsys):
+    """One register() call, no other file: the chat offers it and `etclib predict` runs it."""
+    from etclib.cli import main
+    from etclib.corpus import load_corpus
+    from etclib.predictions import read_predictions
+    from etclib.task import items
+    from views import chat
+
+    got = {c.key: c for c in chat.choices()}
+    assert got["shout"].usable and got["shout"].reason == "ready"
+    assert got["shout"].label == (
+        "shout: Repeats the utterance with an exclamation mark (a test backend)."
+    )
+    assert not got["shout"].prompted and got["shout"].options == {}
+    backend = chat.make_backend("shout")
+    item = chat.conversation_item([("A", "旅行に行ってきました")])
+    assert "".join(chat.stream_prediction(backend, item)) == "旅行に行ってきました！"
+
+    out = tmp_path / "shout.jsonl"
+    args = ["predict", "--backend", "shout", "--data", str(tiny_corpus), "--out", str(out)]
+    assert main(args) == 0
+    corpus = load_corpus(tiny_corpus)
+    expected = {it.key: it.utterance + "！" for it in items(corpus, "test")}
+    assert read_predictions(out, "test", corpus).by_key == expected
+    assert "shout" in capsys.readouterr().out
+
+
+def test_chat_lists_the_registry_and_each_backend_says_why_not(tmp_path, monkeypatch):
+    from etclib import backends
+    from views import chat
+
+    (tmp_path / "broken_backend.py").write_text(
+        SHOUT.replace('"shout"', '"broken"')
+        + "\n@classmethod\ndef _fails(cls):\n    raise RuntimeError('no GPU here')\n\n"
+        + "ShoutBackend.availability = _fails\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "missing_backend.py").write_text("import no_such_package_here\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(backends, "REGISTRY", dict(backends.REGISTRY))
+    backends.register("broken", "broken_backend")
+    backends.register("missing", "missing_backend")
+    got = {c.key: c for c in chat.choices()}
+    # Every registered chat backend is offered; sanity baselines that ignore the dialogue are not.
+    expected = [n for n in backends.REGISTRY if n not in ("constant", "copy")]
+    assert sorted(set(got) - {"finetuned"}) == sorted(expected)
+    assert list(got)[:2] == ["retrieval", "finetuned"]
+    assert not got["broken"].usable and "RuntimeError: no GPU here" in got["broken"].reason
+    assert not got["missing"].usable and "no_such_package_here" in got["missing"].reason
+    assert not got["hf"].usable and "ETC_HF_MODEL" in got["hf"].reason
+    assert got["openai"].prompted and got["openai"].options == {
+        "retries": 1,
+        "timeout": 30.0,
+        "max_new_tokens": 256,
+        "batch_size": 1,
+    }
+    assert got["hf"].options == {"max_new_tokens": 256, "batch_size": 1}
+
+
+def test_register_refuses_bad_names_and_replacements(monkeypatch):
+    from etclib import backends
+    from etclib.errors import ConfigError
+
+    monkeypatch.setattr(backends, "REGISTRY", dict(backends.REGISTRY))
+    backends.register("retrieval", backends.REGISTRY["retrieval"])  # the same: a no-op
+    with pytest.raises(ConfigError, match="already registered"):
+        backends.register("retrieval", "somewhere.else")
+    with pytest.raises(ConfigError, match="not valid"):
+        backends.register("Bad Name", "x")
+
+
+def test_backend_status_never_raises():
+    from etclib.backends import backend_status
+
+    status = backend_status("retreival")
+    assert not status.usable and "Did you mean 'retrieval'" in status.reason
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((0.4567,), "0.46"),
+        ((0.4567, 3), "0.457"),
+        ((None,), "–"),
+        ((float("nan"),), "–"),
+        ((-1.0,), "-1.00"),
+    ],
+)
+def test_judge_vs_human_number(args, expected):
+    from views.judge_vs_human import number
+
+    assert number(*args) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high", "expected"),
+    [
+        (0.5, 0.25, 0.75, "0.50 [0.25, 0.75]"),
+        (0.5, None, None, "0.50"),
+        (0.5, float("nan"), float("nan"), "0.50"),
+        (float("nan"), 0.1, 0.2, "undefined"),
+        (None, None, None, "undefined"),
+    ],
+)
+def test_judge_vs_human_interval(value, low, high, expected):
+    from views.judge_vs_human import interval
+
+    assert interval(value, low, high) == expected
+
+
+def test_shown_errors_prints_the_message_literally_and_can_stop():
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from etclib.errors import DataError
+        from views.errors import shown_errors
+
+        with shown_errors("Cannot load: "):
+            raise DataError("[x](https://evil.example) **file** <b>")
+        st.text("after the first")
+        with shown_errors(stop=True):
+            raise DataError("fatal")
+        st.text("never shown")
+
+    at = AppTest.from_function(script).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        r"Cannot load\: \[x\]\(https\://evil\.example\) \*\*file\*\* \<b\>",
+        "fatal",
+    ]
+    assert [t.value for t in at.text] == ["after the first"]
+
+
 def test_secrets_example_documents_every_setting():
     """Every name read through etclib.config.setting appears in .streamlit/secrets.toml.example."""
     import re

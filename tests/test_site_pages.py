@@ -179,6 +179,42 @@ def test_home_links_every_page_and_shows_a_test_dialogue(corpus):
     assert first.utterances[0].transcription in shown
 
 
+def test_scoring_workers_start_once_from_the_entry_point(monkeypatch):
+    """Whatever page is opened, streamlit_app.py starts the workers, once per database."""
+    import leaderboard as lb
+
+    calls = []
+    real = lb.start_workers
+    monkeypatch.setattr(lb, "start_workers", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = app("pages/about.py")
+    for page in PAGES:
+        at.switch_page(page).run()
+        assert_clean(at)
+    assert len(calls) == 1
+
+
+def test_home_links_are_the_entry_points_page_list():
+    """Home links to the pages that streamlit_app.py declared, with their titles and icons."""
+    import ast
+
+    tree = ast.parse((REPO / "streamlit_app.py").read_text(encoding="utf-8"))
+    declared = [
+        [a.value for a in call.args]
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "SitePage"
+    ]
+    expected = [
+        (path, title, icon)
+        for path, title, icon, _ in declared
+        if path != "pages/home.py" and (REPO / path).is_file()
+    ]
+    at = app()
+    got = [(link.proto.page, link.proto.label, link.proto.icon) for link in at.page_link]
+    assert [(page.rsplit("/", 1)[-1], label, icon) for page, label, icon in got] == [
+        (path.rsplit("/", 1)[-1].removesuffix(".py"), title, icon) for path, title, icon in expected
+    ]
+
+
 # --- chat ----------------------------------------------------------------------------------------
 
 

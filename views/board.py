@@ -122,16 +122,6 @@ def database_key() -> str:
     return str(settings.db_path().resolve())
 
 
-def start_scoring(database: str | None = None) -> Any:
-    """Start the leaderboard's scoring threads in this process (idempotent); the pool.
-
-    ``database`` is only the caller's cache key (see :func:`database_key`).
-    """
-    import leaderboard as lb
-
-    return lb.start_workers()
-
-
 def submission_status(submission_id: str) -> dict[str, Any]:
     """``leaderboard.status`` of one submission, with ``final`` telling whether it can change."""
     import leaderboard as lb

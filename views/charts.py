@@ -1,6 +1,6 @@
-"""Plotly figures for the site: corpus statistics and leaderboard charts.
+"""Plotly figures for the site: corpus statistics, leaderboard and judge-versus-human charts.
 
-Each function takes plain tables (from :mod:`views.corpus`, :mod:`views.board` or
+Each function takes plain tables (from :mod:`views.corpus`, :mod:`views.board`, the studies or
 ``etclib.stats.compute``) and returns a ``plotly.graph_objects.Figure``; pages only show them.
 """
 
@@ -205,5 +205,107 @@ def precision_recall_scatter(table: pd.DataFrame) -> Any:
         xaxis_title="recall",
         yaxis_title="precision",
         **_LAYOUT,
+    )
+    return fig
+
+
+# --- judge versus human --------------------------------------------------------------------------
+
+
+def agreement_bars(table: pd.DataFrame, with_judge: bool, title: str) -> Any:
+    """Study 1: grouped bars of κ per category (judge vs people, the human yardstick, Fleiss' κ
+    with and without the judge), with 95% intervals where the study has them.
+
+    ``table`` is ``etclib.labeljudge.LabelStudy.table``; the judge's series only ``with_judge``.
+    """
+    go = _go()
+    series: list[tuple[str, str, str | None, str | None]] = []
+    if with_judge:
+        series += [
+            (
+                "judge vs human majority",
+                "judge_vs_majority",
+                "judge_vs_majority_low",
+                "judge_vs_majority_high",
+            ),
+            ("judge vs pair consensus", "judge_vs_pairs", None, None),
+        ]
+    series += [
+        ("annotator vs other two (yardstick)", "human_vs_others", None, None),
+        ("Fleiss κ, 3 annotators", "fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"),
+    ]
+    if with_judge:
+        series.append(
+            (
+                "Fleiss κ, 3 annotators + judge",
+                "fleiss_with_judge",
+                "fleiss_with_judge_low",
+                "fleiss_with_judge_high",
+            )
+        )
+    fig = go.Figure()
+    for name, col, low, high in series:
+        error = None
+        if low is not None and high is not None:
+            error = {
+                "type": "data",
+                "symmetric": False,
+                "array": (table[high] - table[col]).tolist(),
+                "arrayminus": (table[col] - table[low]).tolist(),
+            }
+        fig.add_trace(go.Bar(name=name, x=table["category"], y=table[col], error_y=error))
+    fig.update_layout(barmode="group", yaxis_title="κ", height=440, title=label_text(title))
+    return fig
+
+
+def count_heatmap(table: pd.DataFrame, title: str) -> Any:
+    """A contingency table (rows × columns, counts written in the cells) as a heatmap."""
+    import plotly.express as px
+
+    fig = px.imshow(
+        table,
+        text_auto=True,
+        color_continuous_scale="Blues",
+        aspect="auto",
+        title=label_text(title),
+    )
+    fig.update_layout(xaxis_title=table.columns.name, yaxis_title=table.index.name, height=420)
+    return fig
+
+
+def identity_scatter(
+    table: pd.DataFrame,
+    x: str,
+    y: str,
+    color: str | None,
+    title: str,
+    lo: float,
+    hi: float,
+) -> Any:
+    """Points of ``y`` against ``x`` with the line x = y over [lo, hi]; every column in the hover.
+
+    Text cells (e.g. system names from an uploaded CSV) are entity-escaped like every label.
+    """
+    import plotly.express as px
+
+    go = _go()
+    shown = table.copy()
+    for col in shown.columns:
+        if shown[col].dtype == object:
+            shown[col] = shown[col].map(label_text)
+    fig = px.scatter(
+        shown, x=x, y=y, color=color, hover_data=list(shown.columns), title=label_text(title)
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[lo, hi],
+            y=[lo, hi],
+            mode="lines",
+            name="identity (x = y)",
+            line={"dash": "dash", "color": "grey"},
+        )
+    )
+    fig.update_layout(
+        xaxis_range=[lo - 0.1, hi + 0.1], yaxis_range=[lo - 0.1, hi + 0.1], height=460
     )
     return fig

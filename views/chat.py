@@ -1,15 +1,14 @@
 """The chat page's logic: which models a visitor can pick, the limits, and the predictions.
 
-A *choice* is a backend of :mod:`etclib.backends` with the options the site uses for it
-(a chat answers within seconds, so hosted models get short timeouts and one retry):
-
-- ``retrieval``: the default, CPU only;
-- ``finetuned``: the fine-tuned Swallow model served by an OpenAI-compatible server (vLLM) at
-  ``ETC_FINETUNED_BASE_URL`` as ``ETC_FINETUNED_MODEL`` (key ``ETC_FINETUNED_API_KEY``, default
-  ``EMPTY``);
-- ``openai``: GPT-4.1 (``ETC_OPENAI_MODEL``) through ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``;
-- ``gemini``: Gemini through ``GEMINI_API_KEY``;
-- ``hf``: a transformers model loaded in the site's own process (``ETC_HF_MODEL``).
+A *choice* is a backend of :mod:`etclib.backends` with the options the site uses for it. The
+choices come from the backend registry: every registered backend that is meant for a chat
+(``Backend.in_chat``), the default one (``retrieval``) first, each usable or not as its own
+``availability()`` says. One more entry, ``finetuned``, is the ``openai`` backend pointed at the
+fine-tuned Swallow model's OpenAI-compatible server (vLLM) at ``ETC_FINETUNED_BASE_URL`` as
+``ETC_FINETUNED_MODEL`` (key ``ETC_FINETUNED_API_KEY``, default ``EMPTY``). A chat answers within
+seconds, so each backend gets those of :data:`CHAT_OPTIONS` it takes (hosted models: a 30 s
+timeout and one retry). The picker's wording for the library's backends is in :func:`_label`;
+any other backend shows its own description.
 
 Limits (per visitor session): :data:`MAX_UTTERANCE_CHARS` per utterance, :data:`MAX_LINES`
 utterances per conversation, :data:`RATE_PER_MINUTE` predictions per minute.
@@ -32,8 +31,13 @@ RATE_PER_MINUTE = 20
 RATE_WINDOW_S = 60.0
 #: k of k-shot prompts the picker offers (0 is zero-shot; the paper's baselines used 4).
 SHOT_CHOICES = (0, 1, 2, 4, 8)
-#: Options for hosted models in a chat: answer fast or say why not.
-_HOSTED = {"retries": 1, "timeout": 30.0, "max_new_tokens": 256}
+#: Options a chat gives every backend that takes them: answer fast or say why not.
+CHAT_OPTIONS: dict[str, Any] = {
+    "retries": 1,
+    "timeout": 30.0,
+    "max_new_tokens": 256,
+    "batch_size": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -49,13 +53,30 @@ class Choice:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def _backend_status(name: str) -> tuple[bool, str]:
-    from etclib.backends import backend_class
+def _chat_options(name: str) -> dict[str, Any]:
+    """The :data:`CHAT_OPTIONS` that backend ``name`` takes."""
+    from etclib.backends import options_of
 
     try:
-        return backend_class(name).availability()
-    except (EtcError, ImportError) as exc:
-        return False, str(exc)
+        takes = options_of(name)
+    except (EtcError, ImportError):
+        return {}
+    return {k: v for k, v in CHAT_OPTIONS.items() if k in takes}
+
+
+def _label(name: str, description: str) -> str:
+    """How the picker names backend ``name`` (its description for a backend unknown here)."""
+    if name == "retrieval":
+        return "Retrieval baseline (most similar train contexts)"
+    if name == "openai":
+        model = setting("ETC_OPENAI_MODEL") or "gpt-4.1"
+        where = "OpenAI-compatible server" if setting("OPENAI_BASE_URL") else "OpenAI"
+        return f"{model} ({where})"
+    if name == "gemini":
+        return f"{setting('ETC_GEMINI_MODEL') or 'gemini-2.5-flash'} (Google Gemini)"
+    if name == "hf":
+        return "Local transformers model (in this server, GPU advised)"
+    return f"{name}: {description}" if description else name
 
 
 def _finetuned() -> Choice:
@@ -72,53 +93,44 @@ def _finetuned() -> Choice:
             "set ETC_FINETUNED_BASE_URL (the vLLM server's /v1 URL) and ETC_FINETUNED_MODEL",
         )
     options = {
+        **_chat_options("openai"),
         "model": model,
         "base_url": url,
         "api_key": setting("ETC_FINETUNED_API_KEY") or "EMPTY",
-        **_HOSTED,
     }
     return Choice("finetuned", label, "openai", True, True, f"ready ({model} at {url})", options)
 
 
 def choices() -> list[Choice]:
-    """Every model the chat can use, retrieval first; unusable ones say what to configure."""
-    out = [
-        Choice(
-            "retrieval",
-            "Retrieval baseline (most similar train contexts)",
-            "retrieval",
-            False,
-            *_backend_status("retrieval"),
+    """Every chat model of the backend registry, the default first, then the fine-tuned model;
+    unusable ones say what to configure."""
+    from etclib.backends import DEFAULT_BACKEND, REGISTRY, backend_class, backend_status
+
+    out = []
+    names = [DEFAULT_BACKEND, *(n for n in REGISTRY if n != DEFAULT_BACKEND)]
+    for name in names:
+        status = backend_status(name)
+        try:
+            cls = backend_class(name)
+        except Exception:  # a broken backend is listed as unusable, with backend_status's reason
+            prompted = False
+        else:
+            if not cls.in_chat:
+                continue
+            prompted = cls.uses_prompt
+        out.append(
+            Choice(
+                name,
+                _label(name, status.description),
+                name,
+                prompted,
+                status.usable,
+                status.reason,
+                _chat_options(name),
+            )
         )
-    ]
-    out.append(_finetuned())
-    openai_model = setting("ETC_OPENAI_MODEL") or "gpt-4.1"
-    base = setting("OPENAI_BASE_URL")
-    label = f"{openai_model} (OpenAI)" if not base else f"{openai_model} (OpenAI-compatible server)"
-    out.append(
-        Choice("openai", label, "openai", True, *_backend_status("openai"), options=dict(_HOSTED))
-    )
-    gemini_model = setting("ETC_GEMINI_MODEL") or "gemini-2.5-flash"
-    out.append(
-        Choice(
-            "gemini",
-            f"{gemini_model} (Google Gemini)",
-            "gemini",
-            True,
-            *_backend_status("gemini"),
-            options=dict(_HOSTED),
-        )
-    )
-    out.append(
-        Choice(
-            "hf",
-            "Local transformers model (in this server, GPU advised)",
-            "hf",
-            True,
-            *_backend_status("hf"),
-            options={"max_new_tokens": 256, "batch_size": 1},
-        )
-    )
+        if name == DEFAULT_BACKEND and "openai" in REGISTRY:
+            out.append(_finetuned())
     return out
 
 

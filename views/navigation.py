@@ -1,33 +1,53 @@
-"""Make every visit run the site's own navigation (``streamlit_app.py``), even the first one.
+"""The site's page list as ``streamlit_app.py`` declares it, and the first-visit quirk.
+
+``streamlit_app.py`` owns the page list (``SITE_PAGES``) and passes it to :func:`declare_pages`
+on every run; Home reads it back with :func:`declared_pages` to link to every page, without
+importing the entry point.
 
 Streamlit keeps its older multipage mode for an app with a ``pages/`` folder beside the main
 script until some session has called ``st.navigation``: until then a visitor who opens
 ``/submit`` first gets ``pages/submit.py`` run on its own (no page config, a sidebar listing
-file names). ``streamlit_app.py`` takes its page list from :func:`app_pages`, which records that
-the main script ran; :func:`ensure_app_navigation`, called at the top of each page, sees a page
-run before the main script ever did, switches the legacy mode off and reruns, so the main script
-declares the pages and runs the one asked for (both modes name a page by its URL path).
+file names). :func:`ensure_app_navigation`, called at the top of each page, sees a page run
+before the main script ever declared the pages, switches the legacy mode off and reruns, so the
+main script declares the pages and runs the one asked for (both modes name a page by its URL
+path).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from . import SitePage, site_pages
-
-_main_script_ran = False
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 
-def app_pages(root: str | Path) -> list[SitePage]:
-    """The pages ``streamlit_app.py`` declares (:func:`views.site_pages`), noting it ran."""
-    global _main_script_ran
-    _main_script_ran = True
-    return site_pages(root)
+@dataclass(frozen=True)
+class SitePage:
+    """One page of the site: its script, title, icon, and a line for the home page."""
+
+    path: str
+    title: str
+    icon: str
+    blurb: str
+
+
+#: The pages of the last ``declare_pages`` call in this server process; None before the first.
+_declared: tuple[SitePage, ...] | None = None
+
+
+def declare_pages(pages: Iterable[SitePage]) -> tuple[SitePage, ...]:
+    """Record the pages that ``streamlit_app.py`` declares (so it has run); return them."""
+    global _declared
+    _declared = tuple(pages)
+    return _declared
+
+
+def declared_pages() -> tuple[SitePage, ...]:
+    """The site's pages in navigation order (none if the entry point has not run yet)."""
+    return _declared or ()
 
 
 def ensure_app_navigation() -> None:
     """Rerun through ``streamlit_app.py`` when a page runs before the main script ever did."""
-    if _main_script_ran:
+    if _declared is not None:
         return
     import streamlit as st
 

@@ -9,8 +9,11 @@ A backend turns task items into emotion transcriptions::
     >>> "".join(backend.stream(item))                    # doctest: +SKIP
 
 Every backend module defines one subclass of :class:`etclib.backends.base.Backend` and names it
-``BACKEND``. Adding a backend means one new module and one line in :data:`REGISTRY`. Modules are
-imported only when used, so listing backends never imports torch or an API SDK.
+``BACKEND``. Adding a backend means one new module and one line in :data:`REGISTRY` (or, from
+outside the library, one :func:`register` call). Modules are imported only when used, so listing
+backends never imports torch or an API SDK. Everything that lists backends (the CLI's help, the
+site's chat) asks this registry; :func:`backend_status` says whether one is usable here and, if
+not, what to set, and never raises.
 
 Options are the keyword arguments of the backend's constructor; :func:`get_backend` checks their
 names (with "Did you mean") before anything heavy is loaded, and each backend checks values.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +38,11 @@ __all__ = [
     "BackendStatus",
     "Progress",
     "backend_class",
+    "backend_status",
     "configured_backends",
     "get_backend",
     "options_of",
+    "register",
 ]
 
 #: name -> module defining ``BACKEND``.
@@ -49,6 +55,26 @@ REGISTRY: dict[str, str] = {
     "gemini": "etclib.backends.gemini",
 }
 DEFAULT_BACKEND = "retrieval"
+_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+def register(name: str, module: str) -> None:
+    """Make backend ``name`` available from ``module`` (importable, defining ``BACKEND``).
+
+    For backends that live outside etclib (a plugin, a test); the library's own are listed in
+    :data:`REGISTRY`. Registering a name again with the same module is a no-op; with another
+    module it is refused, so a plugin cannot silently replace a backend.
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(
+            f"Backend name {name!r} is not valid: use lower-case letters, digits, '-' and '_', "
+            "starting with a letter."
+        )
+    if REGISTRY.get(name, module) != module:
+        raise ConfigError(
+            f"Backend {name!r} is already registered (from {REGISTRY[name]}); choose another name."
+        )
+    REGISTRY[name] = module
 
 
 def _unknown(kind: str, name: str, known: list[str]) -> str:
@@ -103,18 +129,27 @@ class BackendStatus:
     reason: str
 
 
+def backend_status(name: str) -> BackendStatus:
+    """Whether backend ``name`` is usable here and why not; never raises.
+
+    A name that is not registered, a module that cannot be imported and an availability check
+    that fails all come back as unusable, with the reason.
+    """
+    try:
+        cls = backend_class(name)
+    except EtcError as exc:
+        return BackendStatus(name, "", False, str(exc))
+    except Exception as exc:  # noqa: BLE001 - a broken module must not break a listing
+        return BackendStatus(
+            name, "", False, f"cannot be imported: {exc.__class__.__name__}: {exc}"
+        )
+    try:
+        usable, reason = cls.availability()
+    except Exception as exc:  # noqa: BLE001 - availability() should not raise; report if it does
+        usable, reason = False, f"availability check failed: {exc.__class__.__name__}: {exc}"
+    return BackendStatus(name, cls.description, bool(usable), str(reason))
+
+
 def configured_backends() -> list[BackendStatus]:
     """Every registered backend, whether it is usable now, and why not (or what it will use)."""
-    out = []
-    for name in REGISTRY:
-        try:
-            cls = backend_class(name)
-        except ImportError as exc:  # pragma: no cover - a broken install
-            out.append(BackendStatus(name, "", False, f"cannot be imported: {exc}"))
-            continue
-        try:
-            usable, reason = cls.availability()
-        except EtcError as exc:
-            usable, reason = False, str(exc)
-        out.append(BackendStatus(name, cls.description, usable, reason))
-    return out
+    return [backend_status(name) for name in REGISTRY]

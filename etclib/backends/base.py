@@ -36,10 +36,19 @@ class Backend(abc.ABC):
     description: ClassVar[str] = ""
     #: Whether answers come from a prompted language model (and so depend on the template).
     uses_prompt: ClassVar[bool] = False
+    #: Whether the site's chat offers it (sanity baselines that ignore the dialogue say no).
+    in_chat: ClassVar[bool] = True
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
-        """``(usable, reason)``: whether the backend can run with the current settings."""
+        """``(usable, reason)``: whether the backend can run here with the current settings.
+
+        Cheap and side-effect free (it is called for every listing, e.g. each chat page run):
+        check settings, keys, files and installed packages, never load a model or call a
+        service. Say what is missing and how to provide it; when usable, what it will use.
+        It should not raise; :func:`etclib.backends.backend_status` reports it if it does.
+        The default: always usable (backends that need nothing).
+        """
         return True, "ready"
 
     @abc.abstractmethod

@@ -49,6 +49,7 @@ class ConstantBackend(Backend):
 
     name = "constant"
     description = "One typical train transcription for every item (sanity baseline)."
+    in_chat = False  # the same answer whatever the dialogue says
 
     def __init__(self, corpus: Corpus | None = None, data: str | None = None) -> None:
         """Choose the constant from the train split of ``corpus`` (default: ETC_DATA_DIR)."""

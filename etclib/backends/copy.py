@@ -16,6 +16,7 @@ class CopyBackend(Backend):
 
     name = "copy"
     description = "Copies the target utterance (sanity baseline)."
+    in_chat = False  # echoes what the visitor just typed
 
     def __init__(self) -> None:
         """Takes no options."""

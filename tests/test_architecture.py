@@ -1,0 +1,142 @@
+"""The import contracts of pyproject.toml ([tool.importlinter]) hold, and would catch a breach.
+
+The contracts are checked by import-linter's own command (``lint-imports``, as ``make lint``
+runs it): once on this checkout, and once on a copy of the packages with a deliberately bad
+module added for every contract, which must break each of them and name the module.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+PACKAGES = ("etclib", "leaderboard", "views")
+CONTRACTS = {
+    c["id"]: c["name"]
+    for c in tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "importlinter"
+    ]["contracts"]
+}
+
+#: For each contract, modules that break it: {path relative to the root: source}.
+BREACHES: dict[str, dict[str, str]] = {
+    "layers": {"etclib/_breach_layers.py": "from views import text\n"},
+    "etclib-alone": {"etclib/_breach_streamlit.py": "import streamlit\n"},
+    "leaderboard-headless": {
+        "leaderboard/_breach_site.py": "from views.text import escape_markdown\n"
+    },
+    "acyclic-etclib": {
+        "etclib/_breach_ring_a.py": "from . import _breach_ring_b\n",
+        "etclib/_breach_ring_b.py": "def f():\n    from . import _breach_ring_a\n",
+    },
+    "acyclic-leaderboard": {
+        "leaderboard/_breach_ring_a.py": "from . import _breach_ring_b\n",
+        "leaderboard/_breach_ring_b.py": "from . import _breach_ring_a\n",
+    },
+    "acyclic-views": {
+        "views/_breach_ring_a.py": "from . import _breach_ring_b\n",
+        "views/_breach_ring_b.py": "from . import _breach_ring_a\n",
+    },
+}
+
+_LEADERBOARD_CIRCLE = (
+    "leaderboard.db imports leaderboard.submit (refresh_status) while submit imports db and "
+    "scoring, which imports db: a circle that the leaderboard restructuring removes"
+)
+
+
+def lint_imports(root: Path) -> tuple[int, str]:
+    """Run ``lint-imports`` on every contract with ``root`` as the working directory."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from importlinter.cli import lint_imports_command; lint_imports_command()",
+            "--config",
+            str(root / "pyproject.toml"),
+            "--no-cache",
+            "--no-logo",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def verdicts(output: str) -> dict[str, str]:
+    """Contract name -> KEPT or BROKEN, from lint-imports' summary lines."""
+    found = {}
+    for name in CONTRACTS.values():
+        m = re.search(rf"^{re.escape(name)} (KEPT|BROKEN)$", output, flags=re.M)
+        found[name] = m.group(1) if m else "missing"
+    return found
+
+
+@pytest.fixture(scope="module")
+def checkout() -> tuple[int, str]:
+    return lint_imports(REPO)
+
+
+@pytest.fixture(scope="module")
+def breached(tmp_path_factory) -> tuple[int, str]:
+    root = tmp_path_factory.mktemp("breached")
+    for package in PACKAGES:
+        shutil.copytree(
+            REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    for modules in BREACHES.values():
+        for rel, source in modules.items():
+            (root / rel).write_text(source, encoding="utf-8")
+    return lint_imports(root)
+
+
+def test_every_contract_has_a_breach_and_the_required_ones_exist():
+    assert set(BREACHES) == set(CONTRACTS)
+    assert {"layers", "etclib-alone", "leaderboard-headless"} <= set(CONTRACTS)
+    assert {f"acyclic-{p}" for p in PACKAGES} <= set(CONTRACTS)
+
+
+@pytest.mark.parametrize(
+    "contract",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=_LEADERBOARD_CIRCLE))
+        if c == "acyclic-leaderboard"
+        else c
+        for c in CONTRACTS
+    ],
+)
+def test_contract_is_kept(checkout, contract):
+    rc, output = checkout
+    assert "Analyzed" in output, output  # the graph was built from this checkout's packages
+    assert verdicts(output)[CONTRACTS[contract]] == "KEPT", output
+
+
+@pytest.mark.parametrize("contract", list(CONTRACTS))
+def test_contract_catches_its_breach(breached, contract):
+    rc, output = breached
+    assert rc != 0
+    assert verdicts(output)[CONTRACTS[contract]] == "BROKEN", output
+    # The contract's own report names the bad module (for a cycle: either end of it).
+    assert Path(next(iter(BREACHES[contract]))).stem.rstrip("ab") in report(output, contract)
+
+
+def report(output: str, contract: str) -> str:
+    """The part of lint-imports' output that explains why ``contract`` is broken."""
+    headers = {c: f"\n{n}\n{'-' * len(n)}\n" for c, n in CONTRACTS.items()}
+    start = output.index(headers[contract]) + len(headers[contract])
+    ends = [output.find(h, start) for c, h in headers.items() if c != contract]
+    return output[start : min([e for e in ends if e >= 0], default=len(output))]

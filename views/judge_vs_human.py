@@ -1,0 +1,124 @@
+"""The judge-versus-human page's tables: the studies' results as the page shows them.
+
+The studies themselves are computed by ``etclib.labeljudge``, ``etclib.annotation`` and
+``etclib.ratings``; this module only formats their tables (κ and r with two decimals, intervals
+as ``value [low, high]``, rates as percentages) and picks the columns shown. Figures are in
+:mod:`views.charts`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+#: The page's "no judge run" choice of the run picker.
+NONE_RUN = "none"
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def number(x: Any, digits: int = 2) -> str:
+    """``x`` with ``digits`` decimals; an en dash when it is missing or NaN."""
+    return "–" if _missing(x) else f"{x:.{digits}f}"
+
+
+def interval(value: Any, low: Any, high: Any) -> str:
+    """``value [low, high]``; the value alone without an interval; "undefined" without a value."""
+    if _missing(value):
+        return "undefined"
+    if _missing(low):
+        return number(value)
+    return f"{number(value)} [{number(low)}, {number(high)}]"
+
+
+def _intervals(table: pd.DataFrame, value: str, low: str, high: str) -> list[str]:
+    return [interval(*v) for v in table[[value, low, high]].itertuples(index=False)]
+
+
+def _percent(x: Any) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def run_names(runs: pd.DataFrame) -> dict[str, str]:
+    """The run picker's labels: model, provider, split and size of each stored judge run."""
+    names = {NONE_RUN: "no judge: the human yardstick only"}
+    for r in runs.to_dict("records") if not runs.empty else []:
+        names[r["run_id"]] = (
+            f"{r['model']} ({r['provider']}, {r['split']}, {r['n_labelled']} items) · {r['run_id']}"
+        )
+    return names
+
+
+def label_table(table: pd.DataFrame, with_judge: bool) -> pd.DataFrame:
+    """Study 1 per category: rates, κ against people with intervals, Fleiss' κ with and without
+    the judge (the judge's columns only when a run is chosen)."""
+    shown = pd.DataFrame(
+        {
+            "category": table["category"],
+            "Japanese": table["ja"],
+            "human rate": table["human_rate"].map(_percent),
+        }
+    )
+    if with_judge:
+        shown["judge rate"] = table["judge_rate"].map(_percent)
+        shown["judge vs majority [95% CI]"] = _intervals(
+            table, "judge_vs_majority", "judge_vs_majority_low", "judge_vs_majority_high"
+        )
+        shown["judge vs pairs"] = table["judge_vs_pairs"].map(number)
+    shown["annotator vs other two"] = table["human_vs_others"].map(number)
+    shown["Fleiss 3 [95% CI]"] = _intervals(
+        table, "fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"
+    )
+    if with_judge:
+        shown["Fleiss 3 + judge [95% CI]"] = _intervals(
+            table, "fleiss_with_judge", "fleiss_with_judge_low", "fleiss_with_judge_high"
+        )
+    return shown
+
+
+def yardstick_table(yardstick: pd.DataFrame) -> pd.DataFrame:
+    """Each annotator against the other two's consensus, per category, with its interval."""
+    return yardstick.assign(**{"κ [95% CI]": _intervals(yardstick, "kappa", "low", "high")})[
+        ["category", "annotator", "κ [95% CI]"]
+    ]
+
+
+def ratings_table(compared: pd.DataFrame) -> pd.DataFrame:
+    """Study 3 per system and metric: means, r with its interval and p, mean absolute gap."""
+    shown = compared.assign(
+        **{
+            "r [95% CI]": _intervals(compared, "r", "low", "high"),
+            "p": compared["p"].map(lambda x: number(x, 3)),
+        }
+    )
+    columns = ["system", "metric", "items", "llm_mean", "human_mean", "r [95% CI]", "p", "mad"]
+    return shown[[*columns, "note"]].round(2)
+
+
+def emplifai_table(table: pd.DataFrame) -> pd.DataFrame:
+    """EmplifAI's published comparison with what its paper printed where r is undefined."""
+    return table.assign(
+        r=table["r"].map(number),
+        judge=["constant" if c else "" for c in table["constant"]],
+    )[
+        [
+            "system",
+            "metric",
+            "llm_mean",
+            "human_mean",
+            "r",
+            "judge",
+            "printed_value",
+            "printed_mad",
+            "mad_from_means",
+        ]
+    ]
+
+
+def sample_sizes(sizes: dict[str, int]) -> str:
+    """``Supported 20, Neutral 20, ...``: a drawn sample's size per judge label."""
+    return ", ".join(f"{k} {v}" for k, v in sizes.items())
