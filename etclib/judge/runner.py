@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -361,6 +362,7 @@ class Judge:
                 if self._fatal is not None:  # another call already stopped the run
                     raise self._fatal
                 reply = None
+                start = time.monotonic()
                 try:
                     try:
                         reply = await asyncio.wait_for(self.provider.complete(request), s.timeout)
@@ -368,7 +370,7 @@ class Judge:
                         reply = getattr(exc, "reply", None)  # an empty answer's tokens
                         raise
                     finally:
-                        self.usage.add(reply)
+                        self.usage.add(reply, latency=time.monotonic() - start)
                     raw = reply.text
                     # JSON types, as a cached answer comes back
                     value = json.loads(json.dumps(parser(reply.text), ensure_ascii=False))
