@@ -97,9 +97,9 @@ class APIBackend(Backend):
     def _chunk_text(self, chunk: Any) -> str:
         raise NotImplementedError
 
-    def _stream_end(self, last: Any) -> tuple[Reply, str | None]:
-        """From the last chunk: its usage as a Reply, and the empty-answer reason if the
-        stream had no text (``None`` when unknown: ``empty``)."""
+    def _stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
+        """From the last attempt's chunks: their usage as a Reply, and the empty-answer reason
+        if the stream had no text (``None`` when unknown: ``empty``)."""
         raise NotImplementedError
 
     # -- the call path ----------------------------------------------------------------------
@@ -165,14 +165,12 @@ class APIBackend(Backend):
         """Yield the answer's text as the server streams it; a failure before the first chunk
         is retried; EmptyAnswerError when the stream ends without text."""
         messages = build_messages(item, list(shots))
-        last: list[Any] = [None]
+        seen: list[Any] = []
 
         def opened() -> Iterable[Any]:
             self.usage.add()
+            seen.clear()  # a new attempt
             return self._open_stream(messages)
-
-        def seen(chunk: Any) -> None:
-            last[0] = chunk
 
         got = False
         try:
@@ -182,14 +180,14 @@ class APIBackend(Backend):
                 self.policy,
                 where=self.endpoint,
                 on_retry=self._retried,
-                on_chunk=seen,
+                on_chunk=seen.append,
             ):
                 got = True
                 yield text
         except CallFailed as exc:
             self.usage.note(failed=1)
             raise self._fail(exc) from None
-        reply, reason = self._stream_end(last[0])
+        reply, reason = self._stream_end(seen)
         self.usage.add(reply, call=False)
         if not got:
             from ..llm.chat import empty_answer

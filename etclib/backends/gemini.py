@@ -100,9 +100,10 @@ class GeminiBackend(APIBackend):
     def _chunk_text(self, chunk: Any) -> str:
         return chat.gemini_text(chunk)
 
-    def _stream_end(self, last: Any) -> tuple[chat.Reply, str | None]:
-        if last is None:
+    def _stream_end(self, chunks: list[Any]) -> tuple[chat.Reply, str | None]:
+        if not chunks:
             return chat.Reply(""), "no_candidate"
+        last = chunks[-1]
         tokens_in, tokens_out = chat.gemini_tokens(last)
         reply = chat.Reply("", tokens_in, tokens_out, getattr(last, "model_version", None))
         return reply, chat.gemini_empty_reason(last)[0]

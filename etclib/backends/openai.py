@@ -111,15 +111,16 @@ class OpenAIBackend(APIBackend):
     def _chunk_text(self, chunk: Any) -> str:
         return chat.openai_chunk_text(chunk)
 
-    def _stream_end(self, last: Any) -> tuple[chat.Reply, str | None]:
-        usage = getattr(last, "usage", None)
+    def _stream_end(self, chunks: list[Any]) -> tuple[chat.Reply, str | None]:
+        usage = next((c.usage for c in reversed(chunks) if getattr(c, "usage", None)), None)
+        finish = next((c.choices[0].finish_reason for c in reversed(chunks) if c.choices), None)
         reply = chat.Reply(
             "",
             input_tokens=(usage.prompt_tokens or 0) if usage else 0,
             output_tokens=(usage.completion_tokens or 0) if usage else 0,
-            model_version=getattr(last, "model", None),
+            model_version=getattr(chunks[-1], "model", None) if chunks else None,
         )
-        return reply, None
+        return reply, {"content_filter": "safety", "length": "output_limit"}.get(finish or "")
 
 
 BACKEND = OpenAIBackend

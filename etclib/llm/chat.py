@@ -37,7 +37,7 @@ GEMINI_BLOCKED = {
     "IMAGE_SAFETY",
     "LANGUAGE",
 }
-_REASON_TEXT = {
+REASON_TEXT = {
     "safety": "blocked by the provider's safety filter",
     "refusal": "the model refused",
     "output_limit": "the output limit was reached before any text, e.g. spent on thinking",
@@ -61,7 +61,7 @@ def empty_answer(reason: str, detail: str = "", reply: Reply | None = None) -> E
     """The error for an empty answer (``reason`` as in the module docstring); ``reply`` (its
     tokens and served model, for usage counts) is kept as the error's ``reply``."""
     err = EmptyAnswerError(
-        f"The model returned no answer: {_REASON_TEXT[reason]}.", reason=reason, detail=detail
+        f"The model returned no answer: {REASON_TEXT[reason]}.", reason=reason, detail=detail
     )
     err.reply = reply or Reply("")  # type: ignore[attr-defined]
     return err

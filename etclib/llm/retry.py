@@ -92,7 +92,9 @@ class Fault:
         if self.kind == "unsupported" and self.what:
             text = f"the model does not accept the setting {self.what!r}"
         if self.kind in ("empty", "blocked") and self.what:
-            text += f" ({self.what})"
+            from .chat import REASON_TEXT
+
+            text = f"the model returned no answer: {REASON_TEXT.get(self.what, self.what)}"
         if self.status is not None:
             text += f" (HTTP {self.status})"
         return text
