@@ -103,3 +103,62 @@ class JudgeError(EtcError):
 
 class TrainError(EtcError):
     """Fine-tuning cannot start or failed."""
+
+
+class ServiceError(EtcError):
+    """A hosted model service (OpenAI, Gemini, a vLLM server) failed to give a usable answer.
+
+    ``str(exc)`` is written by etclib and safe to show to anyone: what kind of failure it was
+    (rate limit, refused key, unknown model, empty answer ...), the HTTP status, what to do,
+    and a reference id. It never holds the provider's own text, the endpoint or a key. The
+    provider's text, endpoint and status are in ``detail``, already passed through
+    :func:`etclib.redact.redact`, for logs and the admin view; ``ref`` ties the two together.
+    ``kind`` is the failure's class (see :mod:`etclib.llm.retry`), ``status`` the HTTP status.
+    """
+
+    def __init__(
+        self,
+        public: str,
+        *,
+        detail: str = "",
+        ref: str | None = None,
+        kind: str = "other",
+        status: int | None = None,
+    ):
+        import uuid
+
+        self.public = public
+        self.ref = ref or uuid.uuid4().hex[:10]
+        self.detail = detail
+        self.kind = kind
+        self.status = status
+        super().__init__(f"{public} (ref {self.ref})")
+
+
+class BackendServiceError(ServiceError, BackendError):
+    """A hosted model backend's call failed; the public message is etclib's, ``detail`` private."""
+
+
+class JudgeServiceError(ServiceError, JudgeError):
+    """The LLM judge's provider failed so that the run must stop; ``detail`` is private."""
+
+
+class EmptyAnswerError(ServiceError):
+    """The model answered nothing usable: blocked for safety, a refusal, or output spent on thinking.
+
+    ``reason`` is one of ``safety``, ``refusal``, ``output_limit``, ``no_candidate``, ``empty``.
+    """
+
+    def __init__(self, public: str, *, reason: str, **kwargs):
+        self.reason = reason
+        kwargs.setdefault("kind", "blocked" if reason in ("safety", "refusal") else "empty")
+        super().__init__(public, **kwargs)
+
+
+class UnsupportedSettingError(ServiceError, ConfigError):
+    """The model refused a decoding setting that etclib sent (e.g. ``temperature`` to GPT-5)."""
+
+    def __init__(self, public: str, *, setting: str, **kwargs):
+        self.setting = setting
+        kwargs.setdefault("kind", "unsupported")
+        super().__init__(public, **kwargs)

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from . import __version__, llm
 from .agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
@@ -60,6 +60,7 @@ from .corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, SPLITS, Corpus, 
 from .errors import ConfigError, JudgeError, TaskError
 from .judge import providers, runner
 from .judge.parse import AnswerParseError
+from .llm.models import Decoding
 
 PROMPT_NAME = "label_judge"
 PROVIDERS: tuple[str, ...] = ("gemini", "openai")
@@ -160,10 +161,15 @@ def parse_labels(text: str) -> tuple[str, ...]:
 class _AskProvider:
     """A judge provider that answers through a plain ``ask(messages) -> text`` function."""
 
+    endpoint = "ask()"
+
     def __init__(self, name: str, model: str, ask: Ask):
         self.name = name
         self.model = model
         self._ask = ask
+
+    def decoding(self, temperature: float = providers.TEMPERATURE) -> Decoding:
+        return llm.decoding(self.name, self.model, temperature=temperature)
 
     def request(
         self,
@@ -192,8 +198,12 @@ def _make_provider(settings: runner.JudgeSettings, ask: Ask | None) -> providers
     if ask is not None:
         return _AskProvider(settings.provider, settings.model, ask)
     if settings.provider == "openai":
-        return providers.OpenAIProvider(settings.model, timeout=settings.timeout)
-    return providers.GeminiProvider(settings.model, timeout=settings.timeout)
+        return providers.OpenAIProvider(
+            settings.model, timeout=settings.timeout, thinking=settings.thinking
+        )
+    return providers.GeminiProvider(
+        settings.model, timeout=settings.timeout, thinking=settings.thinking
+    )
 
 
 def _parse_answer(text: str) -> list[str]:
@@ -293,11 +303,15 @@ class LabelRun:
     errors: tuple[str, ...] = field(default=())
 
 
-def signature(provider: str, model: str, prompt: LabelPrompt, temperature: float) -> str:
-    """What a run's labels depend on, sacrebleu style."""
+def signature(
+    provider: str, model: str, prompt: LabelPrompt, temperature: float, thinking: Any = None
+) -> str:
+    """What a run's labels depend on, sacrebleu style: the decoding settings as sent
+    (``temperature:default`` for a model that takes none, the thinking setting)."""
+    sent = llm.decoding(provider, model, temperature=temperature, thinking=thinking)
     return (
         f"labeljudge|provider:{provider}|model:{model}|prompt:{prompt.signature}"
-        f"|temperature:{temperature:g}|etclib:{__version__}"
+        f"|{sent.signature()}|etclib:{__version__}"
     )
 
 
@@ -316,6 +330,7 @@ def judge_labels(
     *,
     split: str = "test",
     temperature: float = 0.0,
+    thinking: Any = None,
     workers: int = 8,
     limit: int | None = None,
     attempts: int = 3,
@@ -325,7 +340,9 @@ def judge_labels(
 ) -> LabelRun:
     """Label every transcription of ``split`` with the LLM judge and store the run.
 
-    ``limit`` labels only the first N items (a trial run; its signature says so). ``ask``
+    ``thinking`` is the thinking setting (None: the capability table's, see
+    :mod:`etclib.llm.models`). ``limit`` labels only the first N items (a trial run; its
+    signature says so). ``ask``
     replaces the provider's client (tests, other endpoints). Questions go through
     :meth:`etclib.judge.runner.Judge.ask`: at most ``workers`` calls at a time, answers cached
     in the judge's answer cache. Unusable answers, timeouts, 429 and 5xx are retried (``attempts``
@@ -343,7 +360,10 @@ def judge_labels(
         if limit < 1:
             raise ConfigError(f"--limit must be at least 1, got {limit}.")
         items = items[:limit]
-    sig = signature(provider, model, prompt, temperature)
+    try:
+        sig = signature(provider, model, prompt, temperature, thinking)
+    except ConfigError as exc:
+        raise ConfigError(f"--thinking: {exc}") from None
     if limit is not None:
         sig += f"|limit:{limit}"
     settings = runner.JudgeSettings(
@@ -352,6 +372,7 @@ def judge_labels(
         concurrency=max(1, workers),
         max_attempts=max(1, attempts),
         backoff=backoff,
+        thinking=thinking,
     )
     answers = runner.run_sync(lambda: _label_all(items, prompt, temperature, settings, ask))
     labelled = [a for a in answers if a.labels is not None]

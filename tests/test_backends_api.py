@@ -128,6 +128,7 @@ def test_openai_max_tokens_and_model_option(server):
         "prompt": backend.signature()["prompt"],
         "model": "my-lora",
         "temperature": 0,
+        "thinking": "none",
         "max_tokens": 64,
     }
 

@@ -193,14 +193,21 @@ def test_signature_names_provider_model_and_prompts(monkeypatch):
     monkeypatch.delenv("ETC_JUDGE_PROVIDER", raising=False)
     monkeypatch.delenv("ETC_JUDGE_MODEL", raising=False)
     sig = J.signature()["judge"]
-    assert sig.startswith("provider:gemini|model:gemini-2.5-flash|temperature:0|prompts:")
+    # Gemini 2.5 Flash: temperature 0 and thinking off (budget 0), both named
+    assert sig.startswith(
+        "provider:gemini|model:gemini-2.5-flash|temperature:0|thinking:budget=0|prompts:"
+    )
     assert sig.endswith("|etclib-judge")
     dec, ent = templates.load("decompose"), templates.load("entail")
     assert f"prompts:{dec.tag},{ent.tag}" in sig
     from etclib.metrics import Context
 
     other = J.signature(Context({"judge_provider": "openai", "judge_model": "gpt-4.1"}))["judge"]
-    assert other.startswith("provider:openai|model:gpt-4.1|")
+    assert other.startswith("provider:openai|model:gpt-4.1|temperature:0|thinking:none|")
+    gpt5 = J.signature(Context({"judge_provider": "openai", "judge_model": "gpt-5-mini"}))
+    assert "|temperature:default|thinking:effort=low|" in gpt5["judge"]
+    budget = J.signature(Context({"judge_thinking": "512"}))["judge"]
+    assert "|thinking:budget=512|" in budget
     monkeypatch.setenv("ETC_JUDGE_PROVIDER", "openai")
     assert J.signature()["judge"].startswith("provider:openai|model:gpt-4.1-mini|")
 

@@ -150,7 +150,9 @@ def test_unreachable_endpoint_stops_at_once(provider, monkeypatch):
     with pytest.raises(JudgeError, match="cannot connect") as info:
         J.score(PREDS * 20, REFS * 20, judge_provider=provider, judge_model="m", judge_backoff=5.0)
     assert time.monotonic() - start < 3  # no back-off: stopped at the first refusal
-    assert url in str(info.value)
+    # the endpoint is for the operator (the error's detail and the log), not the message
+    assert url in info.value.detail and url not in str(info.value)
+    assert f"ref {info.value.ref}" in str(info.value)
 
 
 @pytest.mark.parametrize("status", [401, 403, 404])
@@ -249,8 +251,9 @@ def test_backoff_is_exponential_jittered_and_capped(attempt, low, high):
     assert all(cap / 2 <= d <= cap for d in delays)
     assert low <= min(delays) and max(delays) <= high
     assert len(set(delays)) > 1  # jittered
-    # a longer Retry-After from the server wins, within the cap
-    assert judge._delay(1, 7.0) == 7.0 and judge._delay(1, 60.0) == 10.0
+    # a longer delay suggested by the server (Retry-After, RetryInfo) wins, up to 120 s
+    assert judge._delay(1, 7.0) == 7.0 and judge._delay(1, 60.0) == 60.0
+    assert judge._delay(1, 500.0) == 120.0
 
 
 @pytest.mark.parametrize(

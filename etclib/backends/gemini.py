@@ -1,6 +1,11 @@
 """``gemini``: Google's Gemini through google-genai, at temperature 0, with streaming.
 
 The prompt's system message becomes the ``system_instruction``; the user message the content.
+Thinking is set explicitly (``thinking_config``), so answers and cost do not depend on a server
+default: Gemini 2.5 Flash / Flash-Lite get a budget of 0 (no thinking; the model then spends
+its output on the answer), 2.5 Pro the smallest budget it accepts (128), Gemini 3 thinking
+level ``low`` and temperature 1.0 (Google's guidance for Gemini 3); see
+:mod:`etclib.llm.models`. The signature names the thinking setting sent.
 
 Settings (environment or ``.streamlit/secrets.toml``):
 
@@ -9,65 +14,34 @@ Settings (environment or ``.streamlit/secrets.toml``):
 - ``ETC_GEMINI_MODEL``: the model name (default ``gemini-2.5-flash``); the ``model`` option wins.
 
 Options: ``model``, ``max_new_tokens`` (``max_output_tokens``; default: the model's own limit,
-because thinking models spend output tokens on thoughts), ``batch_size`` (requests in flight,
-default 8), ``retries`` (on 429, 5xx, timeouts; default 4), ``retry_wait``, ``timeout``.
+because thinking models spend output tokens on thoughts), ``thinking`` (a budget in tokens for
+Gemini 2.5, a level for Gemini 3, ``default`` for the server's default; default: the table's),
+``batch_size`` (requests in flight, default 8), ``retries`` (on 429, 5xx, timeouts; the delay
+Gemini suggests in a 429's RetryInfo is honoured; default 4), ``retry_wait``, ``timeout``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from .. import llm
 from ..config import setting
 from ..errors import BackendError, ConfigError
-from ..task import Item, build_messages
-from ._api import concurrent_map, relay_stream, with_retries
-from .base import Backend, Progress, Shots, clean, messages_for, positive_int, retry_count
+from ..llm import chat
+from ..llm.retry import RetryPolicy
+from ._api import APIBackend
+from .base import positive_int, retry_count
 
 DEFAULT_MODEL = "gemini-2.5-flash"
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """Connection and timeout errors of whichever HTTP library google-genai runs on."""
-    found: list[type[BaseException]] = [ConnectionError, TimeoutError]
-    for module in ("httpx", "httpx2", "aiohttp"):
-        try:
-            lib = __import__(module)
-        except ImportError:
-            continue
-        for name in ("TransportError", "ClientConnectionError"):
-            cls = getattr(lib, name, None)
-            if isinstance(cls, type) and issubclass(cls, BaseException):
-                found.append(cls)
-    return tuple(found)
-
-
-def _transient(exc: BaseException) -> bool:
-    from google.genai import errors
-
-    if isinstance(exc, errors.APIError):
-        return exc.code in (408, 429) or (exc.code or 0) >= 500
-    return isinstance(exc, _transport_errors())
-
-
-def split_messages(messages: list[dict[str, str]]) -> tuple[str | None, list[dict[str, Any]]]:
-    """Chat messages as Gemini wants them: ``(system_instruction, contents)``."""
-    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system") or None
-    contents = [
-        {"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
-        for m in messages
-        if m["role"] != "system"
-    ]
-    return system, contents
-
-
-class GeminiBackend(Backend):
-    """Gemini ``generateContent`` at temperature 0."""
+class GeminiBackend(APIBackend):
+    """Gemini ``generateContent`` at temperature 0, thinking set explicitly."""
 
     name = "gemini"
     description = "Google Gemini (google-genai), temperature 0, streaming."
-    uses_prompt = True
+    provider = "gemini"
 
     def __init__(
         self,
@@ -77,6 +51,7 @@ class GeminiBackend(Backend):
         retries: int = 4,
         retry_wait: float = 1.0,
         timeout: float = llm.DEFAULT_TIMEOUT,
+        thinking: int | str | None = None,
     ) -> None:
         """Build the client now; ``BackendError`` if no key is configured."""
         self.model = model or setting("ETC_GEMINI_MODEL") or DEFAULT_MODEL
@@ -90,6 +65,11 @@ class GeminiBackend(Backend):
         )
         self.retries = retry_count(retries, self.name)
         self.retry_wait = float(retry_wait)
+        self.policy = RetryPolicy(attempts=self.retries + 1, backoff=self.retry_wait)
+        self.decoding = llm.decoding(
+            "gemini", self.model, temperature=0.0, thinking=thinking, where="thinking"
+        )
+        self.usage = chat.Usage()
         self.endpoint = llm.endpoint("gemini")
         try:
             self.client = llm.gemini_client(timeout=float(timeout))
@@ -103,62 +83,30 @@ class GeminiBackend(Backend):
         model = setting("ETC_GEMINI_MODEL") or DEFAULT_MODEL
         return True, f"ready ({model} at {llm.endpoint('gemini')})"
 
-    def _describe(self, exc: BaseException) -> str:
-        code = getattr(exc, "code", None)
-        what = f"HTTP {code}" if isinstance(code, int) else exc.__class__.__name__
-        hint = {
-            400: " Check the request and model name.",
-            401: " Check GEMINI_API_KEY.",
-            403: " Check GEMINI_API_KEY and its permissions.",
-            404: " Check ETC_GEMINI_MODEL / --model.",
-        }.get(code if isinstance(code, int) else 0, "")
-        return f"{self.endpoint}: model {self.model!r} failed ({what}: {exc}).{hint}"
-
     def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        from google.genai import types
-
-        system, contents = split_messages(messages)
-        cfg = types.GenerateContentConfig(
-            system_instruction=system, temperature=0, max_output_tokens=self.max_new_tokens
+        req = chat.gemini_request(
+            self.model, messages, self.decoding, max_tokens=self.max_new_tokens
         )
-        return {"model": self.model, "contents": contents, "config": cfg}
+        req["config"] = chat.gemini_config(req["config"])
+        return req
 
-    def complete(self, messages: list[dict[str, str]]) -> str:
-        """One answer for one conversation."""
-        request = self._request(messages)
-        resp = with_retries(
-            lambda: self.client.models.generate_content(**request),
-            transient=_transient,
-            describe=self._describe,
-            retries=self.retries,
-            wait_s=self.retry_wait,
-        )
-        return clean(resp.text or "")
+    def _send(self, messages: list[dict[str, str]]) -> chat.Reply:
+        return chat.gemini_reply(self.client.models.generate_content(**self._request(messages)))
 
-    def predict(
-        self,
-        items: Sequence[Item],
-        progress: Progress | None = None,
-        shots: Shots | None = None,
-    ) -> list[str]:
-        return concurrent_map(self.complete, messages_for(items, shots), self.batch_size, progress)
+    def _open_stream(self, messages: list[dict[str, str]]) -> Iterable[Any]:
+        # a generator: the request goes out at first iteration, inside stream_with_retries
+        return self.client.models.generate_content_stream(**self._request(messages))
 
-    def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
-        """Yield the answer's text as Gemini streams it."""
-        request = self._request(build_messages(item, list(shots)))
-        chunks = with_retries(
-            lambda: self.client.models.generate_content_stream(**request),
-            transient=_transient,
-            describe=self._describe,
-            retries=self.retries,
-            wait_s=self.retry_wait,
-        )
-        yield from relay_stream(chunks, lambda c: c.text or "", self._describe)
+    def _chunk_text(self, chunk: Any) -> str:
+        return chat.gemini_text(chunk)
 
-    def signature(self) -> dict[str, Any]:
-        sig = super().signature()
-        sig.update(model=self.model, temperature=0, max_output_tokens=self.max_new_tokens)
-        return sig
+    def _stream_end(self, chunks: list[Any]) -> tuple[chat.Reply, str | None]:
+        if not chunks:
+            return chat.Reply(""), "no_candidate"
+        last = chunks[-1]
+        tokens_in, tokens_out = chat.gemini_tokens(last)
+        reply = chat.Reply("", tokens_in, tokens_out, getattr(last, "model_version", None))
+        return reply, chat.gemini_empty_reason(last)[0]
 
 
 BACKEND = GeminiBackend

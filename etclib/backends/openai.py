@@ -1,55 +1,50 @@
-"""``openai``: any OpenAI-compatible Chat Completions server, at temperature 0.
+"""``openai``: any OpenAI-compatible Chat Completions server, at temperature 0 where allowed.
 
-GPT-4.1 through the OpenAI API (the paper's baseline), or a vLLM server that serves the
-fine-tuned adapter under its own model name (docs/models.md). Streaming for the chat page.
+GPT-4.1 through the OpenAI API (the paper's baseline, pinned to the snapshot the paper used,
+``gpt-4.1-2025-04-14``), or a vLLM server that serves the fine-tuned adapter under its own model
+name (docs/models.md). Streaming for the chat page. What a model gets follows the capability
+table (:mod:`etclib.llm.models`): GPT-5 and o-series models get no ``temperature`` (they take
+only their default), ``max_completion_tokens`` and ``reasoning_effort``; others temperature 0
+and ``max_tokens``. The model the server says it served (``resp.model``) is counted in
+``usage.model_versions`` and reported by ``etclib predict`` as ``served_models``.
 
 Settings (environment or ``.streamlit/secrets.toml``):
 
 - ``OPENAI_API_KEY``: the key; a self-hosted server that checks none needs ``EMPTY``.
 - ``OPENAI_BASE_URL``: the server's ``/v1`` URL (default: api.openai.com).
-- ``ETC_OPENAI_MODEL``: the model name (default ``gpt-4.1``); the ``model`` option wins.
+- ``ETC_OPENAI_MODEL``: the model name (default ``gpt-4.1-2025-04-14``); the ``model`` option
+  wins.
 
 Options: ``model``, ``base_url`` and ``api_key`` (another server than ``OPENAI_BASE_URL``, e.g.
-the fine-tuned model's vLLM server for the chat page), ``max_new_tokens`` (sent as ``max_tokens``, default 512), ``batch_size``
-(requests in flight, default 8), ``retries`` (on 429, 5xx, timeouts; default 4),
-``retry_wait`` (seconds before the first retry, doubled each time; default 1), ``timeout``.
+the fine-tuned model's vLLM server for the chat page), ``max_new_tokens`` (the model's token
+limit field, default 512), ``thinking`` (reasoning effort for reasoning models: the table's
+default, ``default`` to send none), ``batch_size`` (requests in flight, default 8), ``retries``
+(on 429, 5xx, timeouts, dropped connections; default 4), ``retry_wait`` (seconds before the
+first retry, doubled each time, jittered; a longer Retry-After wins; default 1), ``timeout``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from .. import llm
 from ..config import setting
 from ..errors import BackendError, ConfigError
-from ..task import Item, build_messages
-from ._api import concurrent_map, relay_stream, with_retries
-from .base import Backend, Progress, Shots, clean, messages_for, positive_int, retry_count
+from ..llm import chat
+from ..llm.retry import RetryPolicy
+from ._api import APIBackend
+from .base import positive_int, retry_count
 
-DEFAULT_MODEL = "gpt-4.1"
-
-
-def _transient(exc: BaseException) -> bool:
-    import openai
-
-    return isinstance(
-        exc,
-        openai.RateLimitError
-        | openai.InternalServerError
-        | openai.APIConnectionError
-        | openai.APIResponseValidationError,
-    ) or (
-        isinstance(exc, openai.APIStatusError) and exc.status_code in (408, 409, 429, 502, 503, 504)
-    )
+DEFAULT_MODEL = "gpt-4.1-2025-04-14"
 
 
-class OpenAIBackend(Backend):
-    """Chat Completions at temperature 0 against OpenAI or an OpenAI-compatible server."""
+class OpenAIBackend(APIBackend):
+    """Chat Completions at temperature 0 (where allowed) against OpenAI or a compatible server."""
 
     name = "openai"
     description = "OpenAI or OpenAI-compatible server (vLLM), temperature 0, streaming."
-    uses_prompt = True
+    provider = "openai"
 
     def __init__(
         self,
@@ -61,6 +56,7 @@ class OpenAIBackend(Backend):
         timeout: float = llm.DEFAULT_TIMEOUT,
         base_url: str | None = None,
         api_key: str | None = None,
+        thinking: str | None = None,
     ) -> None:
         """Build the client now; ``BackendError`` if no key is configured."""
         self.model = model or setting("ETC_OPENAI_MODEL") or DEFAULT_MODEL
@@ -72,6 +68,11 @@ class OpenAIBackend(Backend):
         )
         self.retries = retry_count(retries, self.name)
         self.retry_wait = float(retry_wait)
+        self.policy = RetryPolicy(attempts=self.retries + 1, backoff=self.retry_wait)
+        self.decoding = llm.decoding(
+            "openai", self.model, temperature=0.0, thinking=thinking, where="thinking"
+        )
+        self.usage = chat.Usage()
         if base_url is not None and not str(base_url).startswith(("http://", "https://")):
             raise ConfigError(
                 f"Backend 'openai': option 'base_url' must be an http(s) URL, got {base_url!r}."
@@ -94,59 +95,32 @@ class OpenAIBackend(Backend):
             )
         return True, f"ready ({model} at {llm.endpoint('openai')})"
 
-    def _describe(self, exc: BaseException) -> str:
-        status = getattr(exc, "status_code", None)
-        what = f"HTTP {status}" if status else exc.__class__.__name__
-        hint = {
-            401: " Check OPENAI_API_KEY.",
-            403: " Check the key's permissions.",
-            404: " Check ETC_OPENAI_MODEL / --model against the server's model list.",
-        }.get(status or 0, "")
-        return f"{self.endpoint}: model {self.model!r} failed ({what}: {exc}).{hint}"
-
-    def _create(self, messages: list[dict[str, str]], stream: bool = False) -> Any:
-        return with_retries(
-            lambda: self.client.chat.completions.create(
-                model=self.model,
-                messages=messages,
-                temperature=0,
-                max_tokens=self.max_new_tokens,
-                stream=stream,
-            ),
-            transient=_transient,
-            describe=self._describe,
-            retries=self.retries,
-            wait_s=self.retry_wait,
+    def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        return chat.openai_request(
+            self.model, messages, self.decoding, max_tokens=self.max_new_tokens
         )
 
-    def complete(self, messages: list[dict[str, str]]) -> str:
-        """One answer for one conversation."""
-        resp = self._create(messages)
-        if not resp.choices:
-            raise BackendError(f"{self.endpoint}: model {self.model!r} returned no choice.")
-        return clean(resp.choices[0].message.content or "")
+    def _send(self, messages: list[dict[str, str]]) -> chat.Reply:
+        return chat.openai_reply(self.client.chat.completions.create(**self._request(messages)))
 
-    def predict(
-        self,
-        items: Sequence[Item],
-        progress: Progress | None = None,
-        shots: Shots | None = None,
-    ) -> list[str]:
-        return concurrent_map(self.complete, messages_for(items, shots), self.batch_size, progress)
-
-    def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
-        """Yield the answer's text deltas as the server sends them."""
-        chunks = self._create(build_messages(item, list(shots)), stream=True)
-        yield from relay_stream(
-            chunks,
-            lambda c: (c.choices[0].delta.content or "") if c.choices else "",
-            self._describe,
+    def _open_stream(self, messages: list[dict[str, str]]) -> Iterable[Any]:
+        return self.client.chat.completions.create(
+            **self._request(messages), stream=True, stream_options={"include_usage": True}
         )
 
-    def signature(self) -> dict[str, Any]:
-        sig = super().signature()
-        sig.update(model=self.model, temperature=0, max_tokens=self.max_new_tokens)
-        return sig
+    def _chunk_text(self, chunk: Any) -> str:
+        return chat.openai_chunk_text(chunk)
+
+    def _stream_end(self, chunks: list[Any]) -> tuple[chat.Reply, str | None]:
+        usage = next((c.usage for c in reversed(chunks) if getattr(c, "usage", None)), None)
+        finish = next((c.choices[0].finish_reason for c in reversed(chunks) if c.choices), None)
+        reply = chat.Reply(
+            "",
+            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            output_tokens=(usage.completion_tokens or 0) if usage else 0,
+            model_version=getattr(chunks[-1], "model", None) if chunks else None,
+        )
+        return reply, {"content_filter": "safety", "length": "output_limit"}.get(finish or "")
 
 
 BACKEND = OpenAIBackend

@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except EtcError as exc:
         print(f"etclib {args.command}: error: {exc}", file=sys.stderr)
+        detail = getattr(exc, "detail", "")
+        if detail:  # a provider's text, already redacted: for the operator at the terminal
+            print(f"  detail: {detail}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"etclib {args.command}: interrupted.", file=sys.stderr)

@@ -9,7 +9,13 @@ ones is refused (pass --overwrite to start again). k-shot examples come from the
 
 Backends: retrieval (default, CPU), constant, copy, hf, openai, gemini (docs/models.md).
 
+--check is the pre-flight: it answers the first 3 items of the split for real (nothing is
+written), and prints latency, tokens per call, the served model, the settings sent, and an
+estimate of calls and cost for the whole split; a setting the model refuses, a bad key or an
+empty answer (safety block, output spent on thinking) is named. Exit 1 when something is wrong.
+
 Examples:
+  etclib predict --backend openai --model gpt-5-mini --check
   etclib predict --backend retrieval --split test --out runs/retrieval.jsonl
   etclib predict --backend openai --shots 4 --seed 0 --out runs/gpt-4.1-4shot.jsonl
   etclib predict --backend hf --model tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 \\
@@ -43,7 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help=f"model backend: {', '.join(REGISTRY)} (default: {DEFAULT_BACKEND})",
     )
-    parser.add_argument("--out", required=True, metavar="FILE", help="predictions file (.jsonl)")
+    parser.add_argument(
+        "--out", metavar="FILE", help="predictions file (.jsonl); required unless --check"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="pre-flight: answer 3 items for real, print latency, tokens and an estimate",
+    )
     parser.add_argument(
         "--split", default="test", choices=SPLITS, help="split to predict (default: test)"
     )
@@ -205,12 +218,81 @@ def plan(
     return todo, chosen
 
 
+def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
+    """``--check``: answer ``n`` items for real and report (see the module docstring)."""
+    from ..errors import EmptyAnswerError, ServiceError, UnsupportedSettingError
+    from ..llm.models import price
+
+    todo, shots = plan(corpus, args.split, args.shots, args.seed, None)
+    backend = make_backend(args, corpus)
+    sig = backend.signature()
+    report: dict[str, Any] = {"backend": args.backend, "signature": sig, "problems": []}
+    answers: list[str] = []
+    start = time.monotonic()
+    try:
+        for it in todo[:n]:
+            answers += backend.predict([it], shots=[shots.get(it.key, [])])
+    except UnsupportedSettingError as exc:
+        report["problems"].append(f"unsupported setting {exc.setting!r}: {exc}")
+    except EmptyAnswerError as exc:
+        report["problems"].append(f"empty answer ({exc.reason}): {exc}")
+    except ServiceError as exc:
+        report["problems"].append(str(exc))
+    wall = time.monotonic() - start
+    report["problems"] += backend.notes() if hasattr(backend, "notes") else []
+    report["answered"] = len(answers)
+    report["latency_s"] = round(wall / max(len(answers), 1), 3)
+    report["answer_chars"] = [len(a) for a in answers]
+    usage = getattr(backend, "usage", None)
+    if usage is not None and usage.calls:
+        tokens_in = usage.input_tokens / usage.calls
+        tokens_out = usage.output_tokens / usage.calls
+        p = price(getattr(backend, "model", ""))
+        cost = None
+        if p is not None:
+            cost = round(len(todo) * (tokens_in * p[0] + tokens_out * p[1]) / 1e6, 2)
+        report.update(
+            calls=usage.calls,
+            retries=usage.retries,
+            served_models=sorted(usage.model_versions),
+            input_tokens_per_call=round(tokens_in, 1),
+            output_tokens_per_call=round(tokens_out, 1),
+            estimate={"items": len(todo), "calls": len(todo), "cost_usd": cost},
+        )
+    else:
+        report["estimate"] = {"items": len(todo), "calls": 0, "cost_usd": None}
+    report["ok"] = not report["problems"] and len(answers) == min(n, len(todo))
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+        return 0 if report["ok"] else 1
+    print(f"predict check: {args.backend} {json.dumps(sig, ensure_ascii=False)}")
+    print(f"  {report['answered']} items answered, {report['latency_s']:.2f} s per item")
+    if "calls" in report:
+        est = report["estimate"]
+        cost = "unknown price" if est["cost_usd"] is None else f"about ${est['cost_usd']:.2f}"
+        print(
+            f"  served: {', '.join(report['served_models']) or '(not reported)'}; "
+            f"{report['calls']} calls, {report['retries']} retries; per call "
+            f"{report['input_tokens_per_call']:.0f} input + "
+            f"{report['output_tokens_per_call']:.0f} output tokens"
+        )
+        print(f"  whole {args.split} split ({est['items']} items): {est['calls']} calls, {cost}")
+    for p in report["problems"]:
+        print(f"  problem: {p}")
+    print("  OK" if report["ok"] else "  NOT OK: fix the problems above before a full run")
+    return 0 if report["ok"] else 1
+
+
 def run(args: argparse.Namespace) -> int:
     if args.shots < 0:
         raise ConfigError(f"--shots must be >= 0, got {args.shots}.")
     if args.batch_size is not None and args.batch_size < 1:
         raise ConfigError(f"--batch-size must be >= 1, got {args.batch_size}.")
     corpus = load_corpus(args.data)
+    if args.check:
+        return check(args, corpus)
+    if not args.out:
+        raise ConfigError("--out FILE is needed (the predictions file), unless --check.")
     todo, shots = plan(corpus, args.split, args.shots, args.seed, args.limit)
     out = Path(args.out)
     backend = make_backend(args, corpus)
@@ -272,6 +354,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     if clipped:
         notes.append(f"{clipped} predictions were cut to {MAX_PREDICTION_CHARS} characters")
+    notes += backend.notes() if hasattr(backend, "notes") else []
     complete = args.limit is None
     warnings: list[str] = []
     if complete:
@@ -287,6 +370,8 @@ def run(args: argparse.Namespace) -> int:
         "signature": run_info["signature"],
         "notes": notes + warnings,
     }
+    if hasattr(backend, "run_info"):  # hosted models: usage, served snapshot, empty answers
+        summary["usage"] = backend.run_info()
     if args.json:
         print(json.dumps(summary, ensure_ascii=False, indent=1))
     else:

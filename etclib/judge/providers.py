@@ -1,27 +1,50 @@
 """One judge call to one provider: build the request, send it, return text and token counts.
 
 A provider turns ``(kind, messages)`` into a *request*: a plain JSON-able dict holding
-everything sent (model, messages, temperature, structured-output settings). ``kind`` names the
-answer's JSON schema in :data:`SCHEMAS`: ``decompose`` and ``entail`` for the scoring judge,
+everything sent (model, messages, decoding settings, structured-output settings). ``kind`` names
+the answer's JSON schema in :data:`SCHEMAS`: ``decompose`` and ``entail`` for the scoring judge,
 ``labels`` for the label judge (:mod:`etclib.labeljudge`). The runner hashes that dict into the
 cache key and hands it back to :meth:`complete`. Providers do not retry; the SDK clients are
-built with their retries off (see :mod:`etclib.llm`).
+built with their retries off, and the runner retries with :mod:`etclib.llm.retry`.
+
+Requests are built by :mod:`etclib.llm.chat` from the capability table
+(:mod:`etclib.llm.models`), the same code the backends use, so a model gets only what it
+accepts: temperature 0 where it takes one (none for GPT-5 / o-series, 1.0 for Gemini 3), the
+thinking setting set explicitly (Gemini 2.5 Flash: budget 0), see :meth:`Provider.decoding`.
 
 - ``gemini``: google-genai ``generate_content`` with ``response_mime_type="application/json"``
-  and a ``response_schema``; temperature 0 unless the request asks for another.
+  and a ``response_schema``.
 - ``openai``: Chat Completions with ``response_format`` ``json_schema`` (strict) by default;
   ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for OpenAI-compatible servers that lack
-  JSON-schema support. Temperature 0 unless the request asks for another.
+  JSON-schema support (models without structured output in the table get ``json_object``).
+
+An answer with no text raises :class:`~etclib.errors.EmptyAnswerError` (see
+:mod:`etclib.llm.chat`); the runner retries a blank answer and gives up at once on a safety
+block.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .. import llm
 from ..config import setting
 from ..errors import ConfigError, JudgeError
+from ..llm import chat
+from ..llm.chat import Reply
+from ..llm.models import Decoding
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "DEFAULT_PROVIDER",
+    "SCHEMAS",
+    "TEMPERATURE",
+    "GeminiProvider",
+    "OpenAIProvider",
+    "Provider",
+    "Reply",
+    "make_provider",
+]
 
 #: provider -> default judge model
 DEFAULT_MODELS: dict[str, str] = {"gemini": "gemini-2.5-flash", "openai": "gpt-4.1-mini"}
@@ -69,21 +92,14 @@ def _gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@dataclass
-class Reply:
-    """What one successful call returned."""
-
-    text: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model_version: str | None = None
-
-
 class Provider(Protocol):
     """The small interface the runner needs."""
 
     name: str
     model: str
+    endpoint: str
+
+    def decoding(self, temperature: float = TEMPERATURE) -> Decoding: ...
 
     def request(
         self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
@@ -99,14 +115,25 @@ class OpenAIProvider:
 
     name = "openai"
 
-    def __init__(self, model: str, *, timeout: float, response_format: str | None = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        timeout: float,
+        response_format: str | None = None,
+        thinking: Any = None,
+    ):
         self.model = model
+        self.thinking = thinking
+        self.decoding()  # a thinking value the model cannot take fails now
         fmt = response_format or setting("ETC_JUDGE_OPENAI_FORMAT", "json_schema")
         if fmt not in OPENAI_FORMATS:
             raise ConfigError(
                 f"ETC_JUDGE_OPENAI_FORMAT={fmt!r} is not valid. Use one of "
                 f"{', '.join(OPENAI_FORMATS)}."
             )
+        if fmt == "json_schema" and not llm.info("openai", model).structured:
+            fmt = "json_object"
         self.response_format = fmt
         self.client = llm.openai_client(async_=True, timeout=timeout)
 
@@ -114,14 +141,19 @@ class OpenAIProvider:
     def endpoint(self) -> str:
         return str(self.client.base_url)
 
+    def decoding(self, temperature: float = TEMPERATURE) -> Decoding:
+        return llm.decoding(
+            "openai",
+            self.model,
+            temperature=temperature,
+            thinking=self.thinking,
+            where="judge_thinking",
+        )
+
     def request(
         self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
     ) -> dict[str, Any]:
-        req: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": temperature,
-        }
+        req = chat.openai_request(self.model, messages, self.decoding(temperature))
         if self.response_format == "json_schema":
             req["response_format"] = {
                 "type": "json_schema",
@@ -132,16 +164,7 @@ class OpenAIProvider:
         return req
 
     async def complete(self, request: dict[str, Any]) -> Reply:
-        resp = await self.client.chat.completions.create(**request)
-        if not resp.choices:
-            return Reply("", model_version=getattr(resp, "model", None))
-        usage = resp.usage
-        return Reply(
-            text=resp.choices[0].message.content or "",
-            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            output_tokens=(usage.completion_tokens or 0) if usage else 0,
-            model_version=getattr(resp, "model", None),
-        )
+        return chat.openai_reply(await self.client.chat.completions.create(**request))
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -152,67 +175,48 @@ class GeminiProvider:
 
     name = "gemini"
 
-    def __init__(self, model: str, *, timeout: float):
+    def __init__(self, model: str, *, timeout: float, thinking: Any = None):
         self.model = model
+        self.thinking = thinking
+        self.decoding()
         self.client = llm.gemini_client(timeout=timeout)
 
     @property
     def endpoint(self) -> str:
         return llm.endpoint("gemini")
 
+    def decoding(self, temperature: float = TEMPERATURE) -> Decoding:
+        return llm.decoding(
+            "gemini",
+            self.model,
+            temperature=temperature,
+            thinking=self.thinking,
+            where="judge_thinking",
+        )
+
     def request(
         self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
     ) -> dict[str, Any]:
-        system = "\n".join(m["content"] for m in messages if m["role"] == "system")
-        contents = [
-            {
-                "role": "model" if m["role"] == "assistant" else "user",
-                "parts": [{"text": m["content"]}],
-            }
-            for m in messages
-            if m["role"] != "system"
-        ]
-        return {
-            "model": self.model,
-            "contents": contents,
-            "config": {
-                "system_instruction": system,
-                "temperature": temperature,
-                "response_mime_type": "application/json",
-                "response_schema": _gemini_schema(SCHEMAS[kind]),
-            },
-        }
+        req = chat.gemini_request(self.model, messages, self.decoding(temperature))
+        req["config"]["response_mime_type"] = "application/json"
+        req["config"]["response_schema"] = _gemini_schema(SCHEMAS[kind])
+        return req
 
     async def complete(self, request: dict[str, Any]) -> Reply:
-        from google.genai import types
-
-        config = dict(request["config"])
-        config["response_schema"] = types.Schema.model_validate(config["response_schema"])
         resp = await self.client.aio.models.generate_content(
             model=request["model"],
             contents=request["contents"],
-            config=types.GenerateContentConfig(**config),
+            config=chat.gemini_config(request["config"]),
         )
-        text = ""
-        for cand in (resp.candidates or [])[:1]:
-            parts = (cand.content.parts if cand.content else None) or []
-            text = "".join(p.text for p in parts if p.text and not getattr(p, "thought", False))
-        meta = resp.usage_metadata
-        out_tokens = 0
-        if meta is not None:
-            out_tokens = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
-        return Reply(
-            text=text,
-            input_tokens=(meta.prompt_token_count or 0) if meta is not None else 0,
-            output_tokens=out_tokens,
-            model_version=resp.model_version,
-        )
+        return chat.gemini_reply(resp)
 
     async def aclose(self) -> None:
-        await self.client.aio.aclose()
+        await llm.aclose_gemini(self.client)
 
 
-def make_provider(name: str, model: str | None = None, *, timeout: float) -> Provider:
+def make_provider(
+    name: str, model: str | None = None, *, timeout: float, thinking: Any = None
+) -> Provider:
     """Build provider ``name`` (``gemini`` or ``openai``); missing keys raise JudgeError."""
     if name not in DEFAULT_MODELS:
         raise JudgeError(
@@ -220,7 +224,7 @@ def make_provider(name: str, model: str | None = None, *, timeout: float) -> Pro
         )
     try:
         if name == "openai":
-            return OpenAIProvider(model or DEFAULT_MODELS[name], timeout=timeout)
-        return GeminiProvider(model or DEFAULT_MODELS[name], timeout=timeout)
+            return OpenAIProvider(model or DEFAULT_MODELS[name], timeout=timeout, thinking=thinking)
+        return GeminiProvider(model or DEFAULT_MODELS[name], timeout=timeout, thinking=thinking)
     except ConfigError as exc:
         raise JudgeError(f"The {name} judge is not configured. {exc}") from exc

@@ -12,17 +12,24 @@ from :data:`~etclib.judge.providers.SCHEMAS`, a parser); the label judge
 the same path: the in-run memo (identical requests within a run are asked once, including
 requests still in flight), then the persistent :class:`AnswerCache`, then the provider. A call
 holds one of ``concurrency`` slots only while it is on the wire; back-off sleeps release it.
-Faults are handled like this:
+Faults are classified by :func:`etclib.llm.retry.classify` (the same code the backends use)
+and handled like this:
 
 - 429, 408, 5xx, timeouts (``timeout`` seconds per call), dropped connections, malformed
-  bodies and answers that do not parse: retried with exponential back-off and full jitter
-  (``backoff`` seconds doubled per attempt, capped at ``backoff_max``, or the server's
-  ``Retry-After`` when it is longer), at most ``max_attempts`` attempts per request; then the
-  request fails and every item that needs it gets an error (counted, never scored as
-  "Not Supported");
-- a missing key, 401/403 (bad key), 404 (unknown model), and, before any call has succeeded in
-  the run, a refused connection or a 400 (wrong endpoint or unsupported request): stop the run
-  at once with :class:`~etclib.errors.JudgeError`.
+  bodies, blank answers and answers that do not parse: retried with exponential back-off and
+  full jitter (``backoff`` seconds doubled per attempt, capped at ``backoff_max``; the delay the
+  server suggests, in ``Retry-After`` or Gemini's RetryInfo ``retryDelay``, wins when longer,
+  up to 120 s), at most ``max_attempts`` attempts per request; then the request fails and every
+  item that needs it gets an error (counted, never scored as "Not Supported");
+- a safety block or refusal: the request fails at once (an item error naming the reason);
+- a missing key, 401/403 (bad key), 404 (unknown model), a 400 that names a setting the model
+  refuses (:class:`~etclib.errors.UnsupportedSettingError`), and, before any call has
+  succeeded in the run, a refused connection or another 400 (wrong endpoint or unsupported
+  request): stop the run at once with :class:`~etclib.errors.JudgeServiceError`.
+
+Error messages are etclib's own words (kind of failure, HTTP status, what to check, a
+reference id); the provider's text and the endpoint, redacted, are in the error's ``detail``
+and in the ``etclib.llm`` log, never in an item's error text.
 
 :func:`judge_items` scores whole submissions item by item, overlapping decompositions and
 entailments so that the concurrency slots stay busy (:func:`gather_items` runs any per-item
@@ -35,15 +42,18 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import random
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .. import progress
+from .. import llm, progress
 from ..config import setting
-from ..errors import ConfigError, JudgeError
-from . import parse, pricing, templates
+from ..errors import ConfigError, JudgeError, JudgeServiceError
+from ..llm.chat import Usage
+from ..llm.models import Decoding
+from ..llm.retry import Fault, RetryPolicy
+from . import parse, templates
 from .cache import AnswerCache, request_key
 from .providers import DEFAULT_MODELS, DEFAULT_PROVIDER, TEMPERATURE, Provider, make_provider
 
@@ -55,8 +65,18 @@ DEFAULT_MAX_ATTEMPTS = 6
 DEFAULT_BACKOFF = 1.0
 DEFAULT_BACKOFF_MAX = 30.0
 
-_RETRY_STATUS = {408, 409, 429}
-_FATAL_STATUS = {401, 403, 404}
+__all__ = [
+    "Answer",
+    "ItemResult",
+    "Judge",
+    "JudgeSettings",
+    "RequestFailed",
+    "Usage",
+    "gather_items",
+    "judge_item",
+    "judge_items",
+    "run_sync",
+]
 
 
 @dataclass
@@ -70,6 +90,8 @@ class JudgeSettings:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     backoff: float = DEFAULT_BACKOFF
     backoff_max: float = DEFAULT_BACKOFF_MAX
+    #: thinking setting (None: the capability table's default; see etclib.llm.models)
+    thinking: Any = None
 
     @classmethod
     def resolve(cls, get: Callable[[str], Any] | None = None) -> JudgeSettings:
@@ -78,7 +100,8 @@ class JudgeSettings:
         Options / environment: ``judge_provider`` / ``ETC_JUDGE_PROVIDER``, ``judge_model`` /
         ``ETC_JUDGE_MODEL``, ``concurrency`` / ``ETC_JUDGE_CONCURRENCY``, ``judge_timeout`` /
         ``ETC_JUDGE_TIMEOUT``, ``judge_max_attempts`` / ``ETC_JUDGE_MAX_ATTEMPTS``,
-        ``judge_backoff`` / ``ETC_JUDGE_BACKOFF``.
+        ``judge_backoff`` / ``ETC_JUDGE_BACKOFF``, ``judge_thinking`` / ``ETC_JUDGE_THINKING``
+        (a thinking budget or level, or ``default``; unset: the capability table's choice).
         """
         get = get or (lambda name: None)
 
@@ -115,50 +138,49 @@ class JudgeSettings:
             ),
             backoff=number("judge_backoff", "ETC_JUDGE_BACKOFF", DEFAULT_BACKOFF, float, 0),
             backoff_max=DEFAULT_BACKOFF_MAX,
+            thinking=pick("judge_thinking", "ETC_JUDGE_THINKING") or None,
         )
 
-    def signature(self) -> str:
-        """``provider:..|model:..|temperature:0|prompts:decompose-vN-h,entail-vN-h|etclib-judge``."""
-        temp = f"{TEMPERATURE:g}"
-        return (
-            f"provider:{self.provider}|model:{self.model}|temperature:{temp}"
+    def decoding(self) -> Decoding:
+        """The decoding settings the judge sends to this model (capability table); a thinking
+        value the model cannot take is a ConfigError."""
+        return llm.decoding(
+            self.provider,
+            self.model,
+            temperature=TEMPERATURE,
+            thinking=self.thinking,
+            where="judge_thinking (ETC_JUDGE_THINKING)",
+        )
+
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(self.max_attempts, self.backoff, self.backoff_max)
+
+    def signature(self, served: Any = ()) -> str:
+        """``provider:..|model:..|temperature:0|thinking:budget=0|prompts:..|etclib-judge``.
+
+        ``temperature`` is the value sent, or ``default`` when the model takes none (GPT-5);
+        ``thinking`` the thinking setting sent (``none`` for models without one, ``default``
+        when left to the server). ``served``: the model snapshots the provider reported
+        (``Usage.model_versions``), appended as ``|served:a,b`` when given.
+        """
+        sig = (
+            f"provider:{self.provider}|model:{self.model}|{self.decoding().signature()}"
             f"|prompts:{templates.tags()}|etclib-judge"
         )
-
-
-@dataclass
-class Usage:
-    """What a run cost: API calls (every attempt), answers served without a call, tokens."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    failed_requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model_versions: set[str] = field(default_factory=set)
-
-    def report(self, model: str) -> dict[str, Any]:
-        """``calls, cache_hits, retries, input_tokens, output_tokens, cost_usd`` (None = unknown
-        price). Tokens count only calls made in this run, not cached answers."""
-        return {
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "retries": self.retries,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": pricing.cost_usd(model, self.input_tokens, self.output_tokens),
-        }
+        served = sorted(served)
+        return sig + (f"|served:{','.join(served)}" if served else "")
 
 
 class RequestFailed(Exception):
     """One request gave no usable answer after its attempts (an item-level error, not fatal).
 
-    ``raw`` is the text of the last reply received ('' when none came)."""
+    ``raw`` is the text of the last reply received ('' when none came). The message is
+    etclib's own (safe to store and show); ``detail`` holds the redacted provider text."""
 
-    def __init__(self, message: str, raw: str = ""):
+    def __init__(self, message: str, raw: str = "", detail: str = ""):
         super().__init__(message)
         self.raw = raw
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -172,84 +194,23 @@ class Answer:
     cached: bool
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    out: list[BaseException] = []
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen and len(out) < 8:
-        out.append(cur)
-        seen.add(id(cur))
-        cur = cur.__cause__ or cur.__context__
-    return out
-
-
-def _names(exc: BaseException) -> set[str]:
-    return {cls.__name__ for e in _chain(exc) for cls in type(e).__mro__}
-
-
-def _status(exc: BaseException) -> int | None:
-    for e in _chain(exc):
-        code = getattr(e, "status_code", None)
-        if not isinstance(code, int):
-            code = getattr(e, "code", None)
-        if isinstance(code, int) and 100 <= code < 600:
-            return code
-    return None
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
-        return None
-
-
-def classify(exc: BaseException) -> tuple[str, str]:
-    """``(action, description)`` for a failed call; action is ``retry``, ``connect``
-    (cannot reach the endpoint), ``fatal``, ``bad_request`` or ``item`` (give up on it)."""
+def classify(exc: BaseException, where: str = "") -> tuple[str, str, Fault]:
+    """``(action, public description, fault)`` for a failed call. Action: ``retry``,
+    ``connect`` (cannot reach the endpoint), ``fatal``, ``bad_request`` or ``item``."""
     if isinstance(exc, parse.AnswerParseError):
-        return "retry", f"unparseable answer: {exc}"
-    names = _names(exc)
-    status = _status(exc)
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) or names & {
-        "APITimeoutError",
-        "TimeoutException",
-        "ReadTimeout",
-        "WriteTimeout",
-        "PoolTimeout",
-    }:
-        return "retry", "timed out"
-    if names & {"ConnectError", "ConnectTimeout"}:
-        return "connect", f"cannot connect ({exc.__class__.__name__}: {exc})"
-    if status is not None:
-        message = str(exc).splitlines()[0][:300] if str(exc) else exc.__class__.__name__
-        if status in _FATAL_STATUS:
-            return "fatal", f"HTTP {status}: {message}"
-        if status in _RETRY_STATUS or status >= 500:
-            return "retry", f"HTTP {status}"
-        if status == 400:
-            return "bad_request", f"HTTP 400: {message}"
-        return "item", f"HTTP {status}: {message}"
-    if names & {
-        "APIConnectionError",
-        "RemoteProtocolError",
-        "ReadError",
-        "WriteError",
-        "NetworkError",
-        "ProtocolError",
-        "ConnectionError",
-        "ServerDisconnectedError",
-        "IncompleteRead",
-    }:
-        return "retry", f"connection dropped ({exc.__class__.__name__})"
-    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
-        return "retry", "malformed response body"
-    return "item", f"{exc.__class__.__name__}: {exc}"
+        return "retry", f"unparseable answer: {exc}", Fault("malformed", detail=str(exc))
+    fault = llm.classify(exc, where=where)
+    if fault.kind in ("auth", "not_found", "unsupported"):
+        action = "fatal"
+    elif fault.kind == "connect":
+        action = "connect"
+    elif fault.kind == "bad_request":
+        action = "bad_request"
+    elif fault.transient or fault.kind == "empty":
+        action = "retry"
+    else:
+        action = "item"  # blocked, other
+    return action, fault.public, fault
 
 
 class Judge:
@@ -279,7 +240,7 @@ class Judge:
         self._inflight: dict[str, asyncio.Future] = {}
         self._slots: asyncio.Semaphore | None = None
         self._succeeded = False
-        self._fatal: JudgeError | None = None
+        self._fatal: JudgeError | None = None  # or UnsupportedSettingError
         self._prompts = {k: templates.load(k) for k in templates.KINDS}
 
     @property
@@ -291,7 +252,9 @@ class Judge:
     async def __aenter__(self) -> Judge:
         if self._provider is None:
             s = self.settings
-            self._provider = make_provider(s.provider, s.model, timeout=s.timeout)
+            self._provider = make_provider(
+                s.provider, s.model, timeout=s.timeout, thinking=s.thinking
+            )
         self._slots = asyncio.Semaphore(self.settings.concurrency)
         return self
 
@@ -389,61 +352,75 @@ class Judge:
         s = self.settings
         last = ""
         raw = ""
+        fault: Fault | None = None
+        where = getattr(self.provider, "endpoint", "")
         for attempt in range(1, s.max_attempts + 1):
             if attempt > 1:
                 self.usage.retries += 1
-            retry_after: float | None = None
             assert self._slots is not None
             async with self._slots:
                 if self._fatal is not None:  # another call already stopped the run
                     raise self._fatal
-                self.usage.calls += 1
+                reply = None
+                start = time.monotonic()
                 try:
-                    reply = await asyncio.wait_for(self.provider.complete(request), s.timeout)
-                    self.usage.input_tokens += reply.input_tokens
-                    self.usage.output_tokens += reply.output_tokens
-                    if reply.model_version:
-                        self.usage.model_versions.add(reply.model_version)
+                    try:
+                        reply = await asyncio.wait_for(self.provider.complete(request), s.timeout)
+                    except Exception as exc:
+                        reply = getattr(exc, "reply", None)  # an empty answer's tokens
+                        raise
+                    finally:
+                        self.usage.add(reply, latency=time.monotonic() - start)
                     raw = reply.text
                     # JSON types, as a cached answer comes back
                     value = json.loads(json.dumps(parser(reply.text), ensure_ascii=False))
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - every failure is classified below
-                    action, last = classify(exc)
-                    retry_after = _retry_after(exc)
+                    action, last, fault = classify(exc, where)
                 else:
                     self._succeeded = True
                     self._store(kind, key, tag, fields, reply, value)
                     return value, reply.text
             if action == "fatal" or (action in ("connect", "bad_request") and not self._succeeded):
-                self._fatal = JudgeError(self._fatal_message(last))
+                if self._fatal is None:
+                    self._fatal = self._fatal_error(fault)
                 raise self._fatal
             if action in ("item", "bad_request"):
                 break
             if attempt < s.max_attempts:
-                await asyncio.sleep(self._delay(attempt, retry_after))
+                await asyncio.sleep(self._delay(attempt, fault.retry_after))
         self.usage.failed_requests += 1
-        raise RequestFailed(f"{kind} request failed after {attempt} attempt(s): {last}", raw)
+        if fault is not None and fault.kind in ("empty", "blocked"):
+            self.usage.empty_answers[fault.what or fault.kind] += 1
+        llm.log.info("judge %s request failed: %s", kind, fault.detail if fault else last)
+        raise RequestFailed(
+            f"{kind} request failed after {attempt} attempt(s): {last}",
+            raw,
+            fault.detail if fault else "",
+        )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
-        s = self.settings
-        cap = min(s.backoff_max, s.backoff * 2 ** (attempt - 1))
-        delay = random.uniform(cap / 2, cap)  # exponential, jittered
-        if retry_after is not None and retry_after > delay:
-            delay = min(retry_after, s.backoff_max)
-        return delay
+        return self.settings.policy().delay(attempt, retry_after)
 
-    def _fatal_message(self, what: str) -> str:
+    def _fatal_error(self, fault: Fault) -> JudgeError:
         p = self.provider
-        endpoint = getattr(p, "endpoint", "")
-        where = f" at {endpoint}" if endpoint else ""
+        who = f"The {p.name} judge (model {p.model})"
+        if fault.kind == "unsupported":
+            return llm.failure(fault, provider=p.name, who=who)  # type: ignore[return-value]
         option = self.model_option
         hint = {
             "openai": f"check OPENAI_API_KEY, OPENAI_BASE_URL and the model name ({option})",
             "gemini": f"check GEMINI_API_KEY, ETC_GEMINI_BASE_URL and the model name ({option})",
         }.get(p.name, "check the provider's key, endpoint and model")
-        return f"The {p.name} judge (model {p.model}){where} failed: {what}. Stopped; {hint}."
+        err = JudgeServiceError(
+            f"{who} failed: {fault.public}. Stopped; {hint}.",
+            detail=fault.detail,
+            kind=fault.kind,
+            status=fault.status,
+        )
+        llm.log.warning("%s [ref %s]: %s", who, err.ref, fault.detail)
+        return err
 
     def _store(self, kind: str, key: str, tag: str, fields: dict, reply: Any, value: Any) -> None:
         # the row keeps the question's fields, not the whole request: the system prompt is

@@ -37,8 +37,25 @@ API:
   ``429``, ``500``, ``503`` (or any int: that HTTP status with the protocol's error body),
   ``"hang"`` (sleep ``hang_seconds`` before answering, to trip client timeouts),
   ``"malformed"`` (status 200 with a body that is not JSON), ``"close"`` (read the request, then
-  close the connection without a reply), ``"empty"`` (a well-formed answer with empty text).
+  close the connection without a reply), ``"empty"`` (a well-formed answer with empty text),
+  and the real failure shapes of the hosted APIs:
+
+  - ``"quota"``: 429 with Gemini's body, whose ``details`` hold a ``google.rpc.RetryInfo``
+    with ``retryDelay`` (``retry_delay`` seconds, e.g. ``"0.3s"``), as Gemini sends for
+    per-minute quotas; for OpenAI, 429 with a ``retry-after`` header of that many seconds;
+  - ``"safety"``: a blocked answer: Gemini, a candidate with ``finishReason: SAFETY``, safety
+    ratings and no ``content``; OpenAI, ``finish_reason: content_filter`` and null content;
+  - ``"break"``: a streaming reply that fails before its first chunk: 200, SSE headers,
+    chunked transfer encoding, then the connection closes without a chunk (the SDK raises
+    while reading the first event); for a plain request, the same as ``"close"``.
+
   Faults queue in order; ``clear_faults()`` drops pending ones.
+- ``snapshots``: requested model -> the model name the reply says was served (``model`` /
+  ``modelVersion``), like a dated snapshot behind an alias.
+- ``reasoning_models`` (prefixes, default ``gpt-5``, ``o1``, ``o3``, ``o4``): OpenAI requests
+  for these models are refused as OpenAI refuses them: 400 with the real error body
+  (``unsupported_value`` for a ``temperature`` other than 1, ``unsupported_parameter`` for
+  ``max_tokens``).
 - ``requests``: every received request as a :class:`FakeRequest` (faulted ones too, with
   ``fault`` set); ``count(kind=None, *, answered=None, where=None)`` counts them, ``kind`` one of
   ``"openai"``, ``"openai-stream"``, ``"gemini"``, ``"gemini-stream"``, or ``"openai*"`` /
@@ -66,6 +83,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 KINDS = ("openai", "openai-stream", "gemini", "gemini-stream")
+FAULTS = ("hang", "malformed", "close", "empty", "quota", "safety", "break")
 
 
 @dataclass
@@ -134,12 +152,18 @@ class FakeLLMServer:
         api_key: str | None = None,
         models: tuple[str, ...] = ("fake-model",),
         hang_seconds: float = 30.0,
+        reasoning_models: tuple[str, ...] = ("gpt-5", "o1", "o3", "o4"),
+        retry_delay: float = 1.0,
+        snapshots: dict[str, str] | None = None,
     ):
         self.responder: Callable[[FakeRequest], str] = responder or _echo
         self.latency = latency
         self.api_key = api_key
         self.models = models
         self.hang_seconds = hang_seconds
+        self.reasoning_models = reasoning_models
+        self.retry_delay = retry_delay
+        self.snapshots = dict(snapshots or {})
         self.requests: list[FakeRequest] = []
         self.max_in_flight = 0
         self._in_flight = 0
@@ -210,7 +234,7 @@ class FakeLLMServer:
         match: Callable[[FakeRequest], bool] | None = None,
     ) -> None:
         """Answer the next ``times`` (matching) requests with ``fault``."""
-        if not (isinstance(fault, int) or fault in ("hang", "malformed", "close", "empty")):
+        if not (isinstance(fault, int) or fault in FAULTS):
             raise ValueError(f"unknown fault {fault!r}")
         with self._lock:
             for _ in range(times):
@@ -333,12 +357,16 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     # -- plumbing --------------------------------------------------------------------------
-    def _send_json(self, status: int, obj: Any) -> None:
+    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
-        self._send_bytes(status, data, "application/json")
+        self._send_bytes(status, data, "application/json", headers)
 
-    def _send_bytes(self, status: int, data: bytes, ctype: str) -> None:
+    def _send_bytes(
+        self, status: int, data: bytes, ctype: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -375,7 +403,16 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return body if isinstance(body, dict) else None
 
-    def _error(self, kind: str, status: int, message: str) -> None:
+    def _error(
+        self,
+        kind: str,
+        status: int,
+        message: str,
+        *,
+        details: list | None = None,
+        openai_error: dict | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         if kind.startswith("gemini"):
             names = {
                 400: "INVALID_ARGUMENT",
@@ -392,6 +429,10 @@ class _Handler(BaseHTTPRequestHandler):
                     "status": names.get(status, "UNKNOWN"),
                 }
             }
+            if details:
+                body["error"]["details"] = details
+        elif openai_error is not None:
+            body = {"error": openai_error}
         else:
             types_ = {401: "invalid_request_error", 429: "rate_limit_exceeded"}
             body = {
@@ -402,7 +443,16 @@ class _Handler(BaseHTTPRequestHandler):
                     "code": None,
                 }
             }
-        self._send_json(status, body)
+        self._send_json(status, body, headers)
+
+    def _break_stream(self) -> None:
+        """200 with SSE headers and chunked encoding, then close before the first chunk."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        self._drop()
 
     # -- routes ----------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
@@ -451,14 +501,26 @@ class _Handler(BaseHTTPRequestHandler):
         fault = fake._record(req)
         if fake.api_key is not None and key != fake.api_key:
             req.fault = 401
-            self._error(req.kind, 401, "Incorrect API key provided (fake server).")
+            # echoes the key it got, as some servers do: the leak tests rely on it
+            self._error(req.kind, 401, f"Incorrect API key provided: Bearer {key}.")
             return
         if fault == "hang":
             fake._sleep(fake.hang_seconds)
             fault = None  # answer late, if the client still listens
         fake._sleep(fake.latency)
-        if fault == "close":
+        if req.kind.startswith("openai") and self._refuse_reasoning(fake, req):
+            return
+        if fault == "close" or (fault == "break" and not req.stream):
             self._drop()
+            return
+        if fault == "break":
+            self._break_stream()
+            return
+        if fault == "quota":
+            self._quota(fake, req)
+            return
+        if fault == "safety":
+            self._safety(req)
             return
         if fault == "malformed":
             self._send_bytes(200, b'{"choices": [ this is not json', "application/json")
@@ -479,18 +541,140 @@ class _Handler(BaseHTTPRequestHandler):
                     self._drop()
                 return
         req.reply = reply
+        served = fake.snapshots.get(req.model, req.model)
         prompt_tokens, completion_tokens = len(req.text), len(reply)
         if req.kind == "openai":
-            self._send_json(200, _openai_reply(req.model, reply, prompt_tokens, completion_tokens))
+            self._send_json(200, _openai_reply(served, reply, prompt_tokens, completion_tokens))
         elif req.kind == "openai-stream":
             usage = bool((req.body.get("stream_options") or {}).get("include_usage"))
-            self._send_sse(
-                _openai_chunks(req.model, reply, prompt_tokens, completion_tokens, usage)
-            )
+            self._send_sse(_openai_chunks(served, reply, prompt_tokens, completion_tokens, usage))
         elif req.kind == "gemini":
-            self._send_json(200, _gemini_reply(req.model, reply, prompt_tokens, completion_tokens))
+            self._send_json(200, _gemini_reply(served, reply, prompt_tokens, completion_tokens))
         else:
-            self._send_sse(_gemini_chunks(req.model, reply, prompt_tokens, completion_tokens))
+            self._send_sse(_gemini_chunks(served, reply, prompt_tokens, completion_tokens))
+
+    def _refuse_reasoning(self, fake: FakeLLMServer, req: FakeRequest) -> bool:
+        """OpenAI's 400s for a reasoning model (GPT-5, o-series), bodies as the API sends them."""
+        if not req.model.startswith(tuple(fake.reasoning_models)):
+            return False
+        body = req.body
+        if "temperature" in body and body["temperature"] != 1:
+            value = body["temperature"]
+            shown = int(value) if float(value).is_integer() else value
+            req.fault = 400
+            message = (
+                f"Unsupported value: 'temperature' does not support {shown} with this model. "
+                "Only the default (1) value is supported."
+            )
+            error = {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": "temperature",
+                "code": "unsupported_value",
+            }
+            self._error(req.kind, 400, message, openai_error=error)
+            return True
+        if "max_tokens" in body:
+            req.fault = 400
+            message = (
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead."
+            )
+            error = {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": "max_tokens",
+                "code": "unsupported_parameter",
+            }
+            self._error(req.kind, 400, message, openai_error=error)
+            return True
+        return False
+
+    def _quota(self, fake: FakeLLMServer, req: FakeRequest) -> None:
+        delay = f"{fake.retry_delay:g}s"
+        if req.kind.startswith("gemini"):
+            details = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [
+                        {
+                            "quotaMetric": "generativelanguage.googleapis.com/"
+                            "generate_content_free_tier_requests",
+                            "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+                            "quotaDimensions": {"location": "global", "model": req.model},
+                            "quotaValue": "10",
+                        }
+                    ],
+                },
+                {
+                    "@type": "type.googleapis.com/google.rpc.Help",
+                    "links": [
+                        {
+                            "description": "Learn more about Gemini API quotas",
+                            "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
+                        }
+                    ],
+                },
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
+            ]
+            message = (
+                "You exceeded your current quota, please check your plan and billing details. "
+                f"Please retry in {fake.retry_delay}s."
+            )
+            self._error(req.kind, 429, message, details=details)
+        else:
+            error = {
+                "message": "Rate limit reached for requests per min. Please try again later.",
+                "type": "requests",
+                "param": None,
+                "code": "rate_limit_exceeded",
+            }
+            self._error(
+                req.kind,
+                429,
+                "",
+                openai_error=error,
+                headers={"retry-after": f"{fake.retry_delay:g}"},
+            )
+
+    def _safety(self, req: FakeRequest) -> None:
+        req.reply = ""
+        p = len(req.text)
+        if req.kind.startswith("gemini"):
+            cand = {
+                "finishReason": "SAFETY",
+                "index": 0,
+                "safetyRatings": [
+                    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
+                    {
+                        "category": "HARM_CATEGORY_DANGEROUS_CONTENT",
+                        "probability": "HIGH",
+                        "blocked": True,
+                    },
+                ],
+            }
+            reply = {
+                "candidates": [cand],
+                "usageMetadata": {"promptTokenCount": p, "totalTokenCount": p},
+                "modelVersion": req.model,
+            }
+            if req.stream:
+                self._send_sse(iter([json.dumps(reply)]))
+            else:
+                self._send_json(200, reply)
+            return
+        if req.stream:
+            chunks = _openai_chunks(req.model, "", p, 0, False)
+            events = [
+                c.replace('"finish_reason": "stop"', '"finish_reason": "content_filter"')
+                for c in chunks
+            ]
+            self._send_sse(iter(events))
+            return
+        body = _openai_reply(req.model, "", p, 0)
+        body["choices"][0]["message"]["content"] = None
+        body["choices"][0]["finish_reason"] = "content_filter"
+        self._send_json(200, body)
 
 
 def _pieces(text: str, n: int = 3) -> list[str]:

@@ -1,4 +1,16 @@
-"""Client factories for the hosted-LLM SDKs (OpenAI, Gemini), shared by the judge and backends.
+"""One LLM client stack for the judge and the backends: OpenAI-compatible servers and Gemini.
+
+- this module: client factories (keys and endpoints from settings), closing clients, and
+  :func:`failure`, which turns a classified failure into a public-safe error;
+- :mod:`.models`: the per-model capability table (temperature, token-limit field, structured
+  output, thinking) and prices; :func:`~.models.decoding` says what a model gets;
+- :mod:`.chat`: request building and reply reading for both protocols, the empty-answer rule,
+  usage counting (:class:`~.chat.Usage`);
+- :mod:`.retry`: error classification, retry delays (Retry-After and Gemini's RetryInfo), the
+  sync and streaming retry loops.
+
+The judge (:mod:`etclib.judge`) adds caching and structured output on top; the backends
+(:mod:`etclib.backends.openai`, ``gemini``) add streaming.
 
 Keys and endpoints are read with :func:`etclib.config.setting`, so they may come from the
 environment or from ``.streamlit/secrets.toml``:
@@ -17,10 +29,43 @@ count retries themselves.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from .config import setting
-from .errors import ConfigError, DependencyError
+from ..config import setting
+from ..errors import (
+    ConfigError,
+    DependencyError,
+    EmptyAnswerError,
+    ServiceError,
+    UnsupportedSettingError,
+)
+from .chat import Reply, Usage
+from .models import Decoding, ModelInfo, decoding, info
+from .retry import CallFailed, Fault, RetryPolicy, classify
+
+__all__ = [
+    "PROVIDERS",
+    "CallFailed",
+    "Decoding",
+    "Fault",
+    "ModelInfo",
+    "Reply",
+    "RetryPolicy",
+    "Usage",
+    "aclose_gemini",
+    "classify",
+    "configured",
+    "decoding",
+    "endpoint",
+    "failure",
+    "gemini_client",
+    "info",
+    "openai_client",
+]
+
+#: Provider failures are logged here with their reference id and redacted detail.
+log = logging.getLogger("etclib.llm")
 
 PROVIDERS: tuple[str, ...] = ("openai", "gemini")
 
@@ -148,3 +193,68 @@ def gemini_client(
         retry_options=types.HttpRetryOptions(attempts=1),
     )
     return genai.Client(api_key=key, vertexai=False, http_options=options)
+
+
+async def aclose_gemini(client: Any) -> None:
+    """Close a ``genai.Client``'s async transport. ``client.aio.aclose()`` exists from
+    google-genai 1.39 (the floor in requirements.txt); with an older SDK there is nothing to
+    call and the transport is released when the client is collected."""
+    close = getattr(getattr(client, "aio", None), "aclose", None)
+    if close is not None:
+        await close()
+
+
+#: What to check, by provider and fault kind (no value of any setting, only names).
+HINTS: dict[tuple[str, str], str] = {
+    ("openai", "auth"): "Check OPENAI_API_KEY (and OPENAI_BASE_URL).",
+    ("gemini", "auth"): "Check GEMINI_API_KEY (or GOOGLE_API_KEY) and its permissions.",
+    ("openai", "connect"): "Check OPENAI_BASE_URL and that the server is running.",
+    ("gemini", "connect"): "Check ETC_GEMINI_BASE_URL.",
+    ("openai", "not_found"): "Check the model name against the server's model list.",
+    ("gemini", "not_found"): "Check the model name.",
+    ("openai", "bad_request"): "Check the request settings and the model name.",
+    ("gemini", "bad_request"): "Check the request settings and the model name.",
+    ("openai", "rate_limit"): "Wait and try again, or send fewer requests at a time.",
+    ("gemini", "rate_limit"): "Wait and try again, or send fewer requests at a time.",
+}
+
+
+def failure(
+    fault: Fault,
+    *,
+    provider: str,
+    who: str,
+    attempts: int = 1,
+    cls: type[ServiceError] = ServiceError,
+) -> ServiceError:
+    """The public-safe error for a call that failed for good, logged with its detail.
+
+    ``who`` names the caller in our words (``"The openai backend (model 'gpt-4.1')"``). The
+    message is ``who``, the fault's public description, the attempts and a hint; the redacted
+    provider text is the error's ``detail``. A refused setting becomes
+    :class:`~etclib.errors.UnsupportedSettingError`, an empty answer
+    :class:`~etclib.errors.EmptyAnswerError`, anything else ``cls``.
+    """
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if fault.kind == "unsupported":
+        public = (
+            f"{who}: {fault.public}. etclib sends temperature 0 and max_tokens to models that "
+            "are not in its capability table (etclib/llm/models.py); add this model's family "
+            "there (one line) with what it accepts."
+        )
+        err: ServiceError = UnsupportedSettingError(
+            public, setting=fault.what or "", detail=fault.detail, status=fault.status
+        )
+    elif fault.kind in ("empty", "blocked"):
+        err = EmptyAnswerError(
+            f"{who}: {fault.public}{tries}.",
+            reason=fault.what or "empty",
+            detail=fault.detail,
+            kind=fault.kind,
+        )
+    else:
+        hint = HINTS.get((provider, fault.kind), "")
+        public = f"{who}: {fault.public}{tries}." + (f" {hint}" if hint else "")
+        err = cls(public, detail=fault.detail, kind=fault.kind, status=fault.status)
+    log.warning("%s [ref %s]: %s", who, err.ref, fault.detail)
+    return err

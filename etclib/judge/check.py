@@ -1,0 +1,149 @@
+"""Pre-flight check of the judge: three real items end to end before a 5,000-call run.
+
+:func:`preflight` judges ``n`` items of the test split (each reference against the next item's
+reference, so both Supported and Not Supported answers occur) with the configured provider and
+model, through the same :class:`~etclib.judge.runner.Judge` a scoring run uses, but with a
+throw-away answer cache so that every call is really made. It reports what was sent (decoding
+settings, structured-output format), what came back (served model snapshot, whether every
+structured answer parsed), latency and tokens per call, and an estimate of calls, tokens and
+cost for the whole test split. A setting the model refuses (``temperature`` to GPT-5), a bad
+key, an unknown model or an unreachable endpoint is named in ``problems``. ``etclib judge
+check`` prints it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ..corpus import Corpus
+from ..errors import EtcError, ServiceError, UnsupportedSettingError
+from ..llm.models import price
+from .cache import AnswerCache
+from .runner import Judge, JudgeSettings, judge_items, run_sync
+
+
+def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, Any]:
+    """Judge ``n`` test items for real; the report described in the module docstring."""
+    from ..task import items
+
+    test = items(corpus, "test")
+    n = max(1, min(n, len(test)))
+    refs = [it.reference for it in test[:n]]
+    preds = [test[(i + 1) % len(test)].reference for i in range(n)]
+    decoding = settings.decoding()
+    report: dict[str, Any] = {
+        "ok": False,
+        "provider": settings.provider,
+        "model": settings.model,
+        "known_model": decoding.info.known,
+        "sent": decoding.as_dict(),
+        "signature": settings.signature(),
+        "items": n,
+        "problems": [],
+        "notes": [],
+    }
+    if not decoding.info.known:
+        report["notes"].append(
+            f"model {settings.model!r} is not in etclib's capability table "
+            "(etclib/llm/models.py): it gets temperature 0 and no thinking setting; if the "
+            "check passes, those are accepted"
+        )
+    with tempfile.TemporaryDirectory(prefix="etc-judge-check-") as tmp:
+        cache = AnswerCache(Path(tmp) / "check.sqlite3")
+
+        async def run():
+            async with Judge(settings, cache=cache) as judge:
+                report["format"] = getattr(judge.provider, "response_format", "response_schema")
+                start = time.monotonic()
+                try:
+                    results = await judge_items(judge, preds, refs, desc="judge check")
+                finally:
+                    report["wall_s"] = round(time.monotonic() - start, 3)
+                    usage = judge.usage
+                return results, usage
+
+        try:
+            results, usage = run_sync(run)
+        except UnsupportedSettingError as exc:
+            report["problems"].append(f"unsupported setting {exc.setting!r}: {exc}")
+            report["detail"] = exc.detail
+            return report
+        except ServiceError as exc:
+            report["problems"].append(str(exc))
+            report["detail"] = exc.detail
+            return report
+        except EtcError as exc:
+            report["problems"].append(str(exc))
+            return report
+        finally:
+            cache.close()
+    errors = [r.error for r in results if r.error]
+    calls = max(usage.calls, 1)
+    per_item = usage.calls / n
+    est_calls = round(per_item * len(test))
+    tokens_in = usage.input_tokens / calls
+    tokens_out = usage.output_tokens / calls
+    p = price(settings.model)
+    cost = None
+    if p is not None:
+        cost = round(est_calls * (tokens_in * p[0] + tokens_out * p[1]) / 1_000_000, 2)
+    report.update(
+        served_models=sorted(usage.model_versions),
+        signature=settings.signature(usage.model_versions),
+        calls=usage.calls,
+        retries=usage.retries,
+        answers_parsed=not errors,
+        item_errors=errors,
+        latency_s=round(usage.latency_s / calls, 3),
+        input_tokens_per_call=round(tokens_in, 1),
+        output_tokens_per_call=round(tokens_out, 1),
+        estimate={
+            "split": "test",
+            "items": len(test),
+            "calls": est_calls,
+            "input_tokens": round(est_calls * tokens_in),
+            "output_tokens": round(est_calls * tokens_out),
+            "cost_usd": cost,
+            "note": "first submission with an empty cache; later ones reuse the references' "
+            "decompositions (about a quarter fewer calls)",
+        },
+    )
+    report["problems"] += [f"item error: {e}" for e in errors]
+    if usage.retries:
+        report["notes"].append(
+            f"{usage.retries} retries in {usage.calls} calls (rate limits, timeouts or "
+            "unparseable answers)"
+        )
+    report["ok"] = not errors
+    return report
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as lines for a terminal."""
+    sent = report["sent"]
+    lines = [
+        f"judge check: {report['provider']} {report['model']}"
+        + ("" if report["known_model"] else " (not in the capability table)"),
+        f"  sent: temperature {sent['temperature']}, thinking {sent['thinking']}, "
+        f"structured output {report.get('format', '?')}",
+    ]
+    if "calls" in report:
+        est = report["estimate"]
+        cost = "unknown price" if est["cost_usd"] is None else f"about ${est['cost_usd']:.2f}"
+        lines += [
+            f"  served: {', '.join(report['served_models']) or '(not reported)'}",
+            f"  {report['items']} items: {report['calls']} calls, {report['retries']} retries, "
+            f"answers parsed: {'yes' if report['answers_parsed'] else 'NO'}",
+            f"  per call: {report['latency_s']:.2f} s, {report['input_tokens_per_call']:.0f} "
+            f"input + {report['output_tokens_per_call']:.0f} output tokens",
+            f"  full test split ({est['items']} items): about {est['calls']} calls, "
+            f"{est['input_tokens']:,} input + {est['output_tokens']:,} output tokens, {cost}",
+            f"  signature: {report['signature']}",
+        ]
+    lines += [f"  note: {n}" for n in report["notes"]]
+    lines += [f"  problem: {p}" for p in report["problems"]]
+    lines.append("  OK" if report["ok"] else "  NOT OK: fix the problems above before a full run")
+    return "\n".join(lines)
