@@ -31,6 +31,7 @@ import math
 import os
 import platform
 import shutil
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -435,15 +436,22 @@ def build_trainer(
     if not progress.enabled():
         datasets.disable_progress_bars()  # TRL tokenises with datasets.map, each with a bar
     try:
-        return SFTTrainer(
-            model=model,
-            args=sft_config(cfg, out, device, has_eval=eval_dataset is not None),
-            train_dataset=train_dataset,
-            eval_dataset=eval_dataset,
-            processing_class=tokenizer,
-            peft_config=lora_config(cfg),
-            callbacks=[_loss_callback(out)],
-        )
+        with warnings.catch_warnings():
+            # peft 0.21 reads transformers 5's deprecated alias once while wrapping the model.
+            warnings.filterwarnings(
+                "ignore",
+                message="`is_gradient_checkpointing` is deprecated",
+                category=FutureWarning,
+            )
+            return SFTTrainer(
+                model=model,
+                args=sft_config(cfg, out, device, has_eval=eval_dataset is not None),
+                train_dataset=train_dataset,
+                eval_dataset=eval_dataset,
+                processing_class=tokenizer,
+                peft_config=lora_config(cfg),
+                callbacks=[_loss_callback(out)],
+            )
     except ValueError as exc:
         if "target module" in str(exc).lower():
             raise TrainError(

@@ -412,6 +412,30 @@ def test_defaults_are_the_reference_setup():
     assert TrainConfig(base="m", out="o", load_in_4bit=False).resolved_optim == "adamw_torch"
 
 
+def test_the_sft_config_carries_the_reference_setup(tmp_path):
+    from etclib.finetune import sft_config
+
+    args = sft_config(TrainConfig(base="m", out=str(tmp_path)), tmp_path, "cpu", has_eval=True)
+    assert type(args).__name__ == "SFTConfig"
+    assert (args.num_train_epochs, args.learning_rate, args.warmup_steps) == (2.0, 1e-5, 300)
+    assert args.per_device_train_batch_size * args.gradient_accumulation_steps == 8
+    assert args.optim == "paged_adamw_8bit" and args.lr_scheduler_type == "linear"
+    assert args.eval_strategy == "steps" and args.eval_steps == 200 and args.save_steps == 200
+    assert args.load_best_model_at_end and args.metric_for_best_model == "eval_loss"
+    assert args.greater_is_better is False
+    assert args.completion_only_loss is True and args.assistant_only_loss is False
+    assert args.packing is False and args.max_length == 2048
+    on_gpu_settings = sft_config(
+        TrainConfig(base="m", out=str(tmp_path), gradient_checkpointing=True),
+        tmp_path,
+        "cpu",
+        has_eval=False,
+    )
+    assert on_gpu_settings.gradient_checkpointing
+    assert on_gpu_settings.gradient_checkpointing_kwargs == {"use_reentrant": False}
+    assert not on_gpu_settings.load_best_model_at_end and on_gpu_settings.eval_strategy == "no"
+
+
 @pytest.mark.parametrize(
     ("changes", "message"),
     [

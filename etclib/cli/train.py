@@ -135,7 +135,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite",
         action="store_true",
-        help="start again even if OUT holds checkpoints of another run (they are deleted)",
+        help="start again, deleting OUT's checkpoints and logs (default: resume a run there "
+        "that has the same settings, refuse one with other settings)",
     )
     add_data_argument(parser)
     add_json_argument(parser)
