@@ -1,21 +1,25 @@
-"""QLoRA supervised fine-tuning on the train split (SPEC "Fine-tuning reference setup").
+"""QLoRA supervised fine-tuning on the train split (SPEC "Fine-tuning reference setup"), on TRL.
 
-Each train item becomes one prompt -> completion pair: the prompt is the SPEC prompt
-(``etclib.task.build_messages``, zero-shot) rendered with the base model's chat template up to
-the assistant's turn; the completion is the reference transcription followed by the template's
-end-of-turn marker. The loss is computed on the completion tokens only: every prompt (and
-padding) position has the label ``-100``. Validation loss on the valid split is computed every
-``eval_steps`` steps.
+Each train item becomes one conversational prompt-completion example: the prompt is the SPEC
+prompt's messages (``etclib.task.build_messages``, zero-shot), the completion one assistant
+message holding the reference transcription, stripped of surrounding whitespace (35 train
+references start with a newline, which templates that trim the content, such as Llama 3.1's,
+would drop anyway). TRL's ``SFTTrainer`` renders both with the base model's chat template and
+computes the loss on the completion only: the answer tokens and the template's end-of-turn
+token; every prompt and padding position has the label ``-100``. Validation loss on the valid
+split is computed every ``eval_steps`` steps, and the adapter kept at the end is the checkpoint
+with the lowest validation loss (``load_best_model_at_end``).
 
-The run uses a plain ``transformers.Trainer`` with this masking (no TRL), a PEFT LoRA adapter
-and, by default, a 4-bit NF4 base (bitsandbytes, double quantisation, bf16 compute) with paged
-AdamW 8-bit: the reference setup. ``--no-4bit`` trains a full-precision base with AdamW
-(``adamw_torch``), which also runs on a CPU.
+The base is loaded by default in 4-bit NF4 (bitsandbytes, double quantisation, bf16 compute)
+with a fresh peft LoRA adapter and paged AdamW 8-bit: the reference setup. ``--no-4bit`` trains
+a full-precision base with AdamW (``adamw_torch``), which also runs on a CPU. Gradient
+checkpointing (on by default with a GPU) is the non-reentrant kind.
 
 The output folder holds the adapter (``adapter_config.json``, ``adapter_model.safetensors``),
 the tokenizer, ``training_config.json`` (every setting, resolved, with library versions, prompt
 signature and corpus hash), ``loss.json`` and ``loss.csv`` (the loss curve, rewritten at every
-log so an interrupted run keeps it) and ``checkpoints/``.
+log so an interrupted run keeps it) and ``checkpoints/``. Running the same command again after an
+interruption resumes from the last checkpoint.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import json
 import math
 import os
 import platform
+import shutil
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +54,11 @@ LLAMA_TARGETS: tuple[str, ...] = (
     "down_proj",
 )
 IGNORE_INDEX = -100
+#: Arguments of ``torch.utils.checkpoint.checkpoint``: the non-reentrant variant that PyTorch
+#: recommends (the reentrant default warns at every step and needs input-gradient hooks).
+CHECKPOINTING_KWARGS: dict[str, Any] = {"use_reentrant": False}
+#: Settings that may differ when an interrupted run is resumed (they do not change the model).
+RESUMABLE_CHANGES = ("push_to_hub", "logging_steps")
 
 
 @dataclass
@@ -55,7 +66,9 @@ class TrainConfig:
     """Every setting of a fine-tuning run; defaults are SPEC's reference setup.
 
     ``batch_size`` is the effective batch: ``micro_batch_size`` examples per step times
-    ``batch_size // micro_batch_size`` gradient-accumulation steps.
+    ``batch_size // micro_batch_size`` gradient-accumulation steps. Checkpoints are written every
+    ``save_steps`` steps (default: every evaluation), a multiple of ``eval_steps`` so that every
+    checkpoint has a validation loss to be chosen by.
     """
 
     base: str
@@ -67,7 +80,7 @@ class TrainConfig:
     batch_size: int = 8
     micro_batch_size: int = 2
     eval_steps: int = 200
-    save_steps: int = 200
+    save_steps: int | None = None
     logging_steps: int = 10
     max_steps: int = -1
     max_length: int = 2048
@@ -89,7 +102,6 @@ class TrainConfig:
             "batch_size",
             "micro_batch_size",
             "eval_steps",
-            "save_steps",
             "logging_steps",
             "max_length",
             "lora_r",
@@ -100,6 +112,14 @@ class TrainConfig:
                 raise ConfigError(
                     f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}."
                 )
+        if self.save_steps is not None and (
+            self.save_steps < 1 or self.save_steps % self.eval_steps
+        ):
+            raise ConfigError(
+                f"--save-steps {self.save_steps} must be a positive multiple of --eval-steps "
+                f"{self.eval_steps}: the adapter kept is the checkpoint with the best validation "
+                "loss, so every checkpoint needs one."
+            )
         if self.batch_size % self.micro_batch_size:
             raise ConfigError(
                 f"--batch-size {self.batch_size} must be a multiple of --micro-batch-size "
@@ -126,93 +146,53 @@ class TrainConfig:
     def resolved_optim(self) -> str:
         return self.optim or ("paged_adamw_8bit" if self.load_in_4bit else "adamw_torch")
 
+    @property
+    def resolved_save_steps(self) -> int:
+        return self.save_steps or self.eval_steps
+
 
 # --- data ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class Example:
-    """One tokenised training pair: ``labels`` is ``-100`` on the prompt, the ids elsewhere."""
+def conversation(item: Item) -> dict[str, list[dict[str, str]]]:
+    """One item as a TRL conversational prompt-completion example.
 
-    key: tuple[int, int, str]
-    input_ids: list[int]
-    labels: list[int]
-
-    @property
-    def prompt_length(self) -> int:
-        return next(
-            (i for i, lab in enumerate(self.labels) if lab != IGNORE_INDEX), len(self.labels)
-        )
-
-
-def prompt_and_completion(tokenizer: Any, item: Item) -> tuple[str, str]:
-    """The chat-templated prompt (up to the assistant's turn) and the completion text.
-
-    The completion is what the template appends for the assistant's reference answer: the
-    transcription and the end-of-turn marker. When a template does not render the prompt as a
-    prefix of the full conversation, the completion is the transcription plus the EOS token.
+    The reference is stripped: the model is taught the transcription, not the stray newline some
+    references start with (and templates that trim message content would train on a prompt that
+    does not end where the completion starts).
     """
-    messages = build_messages(item)
-    prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-    full = tokenizer.apply_chat_template(
-        [*messages, {"role": "assistant", "content": item.reference}], tokenize=False
-    )
-    if full.startswith(prompt) and item.reference in full[len(prompt) :]:
-        return prompt, full[len(prompt) :]
-    return prompt, item.reference + (tokenizer.eos_token or "")
+    return {
+        "prompt": build_messages(item),
+        "completion": [{"role": "assistant", "content": item.reference.strip()}],
+    }
 
 
-def build_examples(
+def token_count(tokenizer: Any, example: dict[str, list[dict[str, str]]]) -> int:
+    """Tokens of the whole templated conversation (prompt and completion)."""
+    ids = tokenizer.apply_chat_template(
+        example["prompt"] + example["completion"], tokenize=True, return_dict=True
+    )["input_ids"]
+    return len(ids)
+
+
+def build_dataset(
     tokenizer: Any, items: Sequence[Item], max_length: int
-) -> tuple[list[Example], list[tuple[int, int, str]]]:
-    """Tokenise items into examples; those longer than ``max_length`` are left out (returned)."""
-    examples, dropped = [], []
+) -> tuple[Any, list[tuple[int, int, str]]]:
+    """A ``datasets.Dataset`` of prompt-completion examples and the keys left out as too long.
+
+    Examples longer than ``max_length`` tokens are left out rather than truncated: a cut
+    completion would teach the model answers that never end.
+    """
+    from datasets import Dataset
+
+    rows, dropped = [], []
     for it in items:
-        prompt, completion = prompt_and_completion(tokenizer, it)
-        p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        c = tokenizer(completion, add_special_tokens=False)["input_ids"]
-        if len(p) + len(c) > max_length:
+        example = conversation(it)
+        if token_count(tokenizer, example) > max_length:
             dropped.append(it.key)
-            continue
-        examples.append(Example(it.key, p + c, [IGNORE_INDEX] * len(p) + c))
-    return examples, dropped
-
-
-class Collator:
-    """Right-pads a batch of examples: pad id in ``input_ids``, -100 in ``labels``, mask 0."""
-
-    def __init__(self, pad_id: int) -> None:
-        self.pad_id = pad_id
-
-    def __call__(self, batch: list[dict[str, list[int]]]) -> dict[str, Any]:
-        import torch
-
-        width = max(len(b["input_ids"]) for b in batch)
-        ids, labels, mask = [], [], []
-        for b in batch:
-            n = len(b["input_ids"])
-            ids.append(b["input_ids"] + [self.pad_id] * (width - n))
-            labels.append(b["labels"] + [IGNORE_INDEX] * (width - n))
-            mask.append([1] * n + [0] * (width - n))
-        return {
-            "input_ids": torch.tensor(ids),
-            "labels": torch.tensor(labels),
-            "attention_mask": torch.tensor(mask),
-        }
-
-
-class ExampleDataset:
-    """A list of examples as a map-style dataset of dicts, for ``Trainer``."""
-
-    def __init__(self, examples: list[Example]) -> None:
-        self.examples = examples
-
-    def __len__(self) -> int:
-        return len(self.examples)
-
-    def __getitem__(self, i: int) -> dict[str, list[int]]:
-        ex = self.examples[i]
-        return {"input_ids": ex.input_ids, "labels": ex.labels}
+        else:
+            rows.append(example)
+    return Dataset.from_list(rows), dropped
 
 
 # --- loss curve ----------------------------------------------------------------------------------
@@ -222,26 +202,34 @@ def _loss_callback(out: Path) -> Any:
     from transformers import TrainerCallback
 
     class LossCurve(TrainerCallback):
-        """Rewrites ``loss.json`` and ``loss.csv`` after every log (train or eval)."""
+        """Rewrites ``loss.json`` and ``loss.csv`` after every log (train or eval).
 
-        def __init__(self) -> None:
-            self.rows: list[dict[str, Any]] = []
+        The rows come from the trainer's log history, which a resumed run restores from its
+        checkpoint, so the curve stays whole across interruptions.
+        """
 
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
-            logs = logs or {}
-            row = {
-                "step": state.global_step,
-                "epoch": round(state.epoch or 0.0, 4),
-                "loss": logs.get("loss"),
-                "eval_loss": logs.get("eval_loss"),
-                "learning_rate": logs.get("learning_rate"),
-            }
-            if row["loss"] is None and row["eval_loss"] is None:
-                return
-            self.rows.append(row)
-            write_loss_curve(out, self.rows)
+            write_loss_curve(out, loss_rows(state.log_history))
 
     return LossCurve()
+
+
+def loss_rows(log_history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The train and eval loss entries of a trainer's log history, as loss-curve rows."""
+    rows = []
+    for h in log_history:
+        if h.get("loss") is None and h.get("eval_loss") is None:
+            continue
+        rows.append(
+            {
+                "step": h.get("step"),
+                "epoch": round(h.get("epoch") or 0.0, 4),
+                "loss": h.get("loss"),
+                "eval_loss": h.get("eval_loss"),
+                "learning_rate": h.get("learning_rate"),
+            }
+        )
+    return rows
 
 
 def write_loss_curve(out: Path, rows: list[dict[str, Any]]) -> None:
@@ -262,28 +250,41 @@ def write_loss_curve(out: Path, rows: list[dict[str, Any]]) -> None:
 def require_training_stack() -> None:
     """Import check for the training libraries, naming the fix."""
     try:
+        import datasets  # noqa: F401
         import peft  # noqa: F401
         import torch  # noqa: F401
         import transformers  # noqa: F401
+        import trl  # noqa: F401
     except ImportError as exc:
         raise DependencyError(
-            f"Fine-tuning needs torch, transformers, peft and accelerate ({exc}): "
-            "`pip install torch transformers peft accelerate bitsandbytes`."
+            f"Fine-tuning needs torch, transformers, trl, peft, datasets and accelerate ({exc}): "
+            '`pip install "etclib[train]"`.'
         ) from None
 
 
-def check_four_bit_training(cfg: TrainConfig) -> None:
-    """4-bit (and the paged 8-bit optimiser) need bitsandbytes and CUDA; say what to do if not."""
+def training_device(cfg: TrainConfig) -> str:
+    """``cpu`` or ``cuda:N``: the GPU named by ``ETC_HF_DEVICE`` (else the current one)."""
     import torch
 
+    wanted = config.setting("ETC_HF_DEVICE")
+    if not torch.cuda.is_available() or (wanted or "").startswith("cpu"):
+        return "cpu"
+    from .backends.hf import four_bit_device_map
+
+    return f"cuda:{four_bit_device_map(wanted)['']}"
+
+
+def check_four_bit_training(cfg: TrainConfig, device: str) -> None:
+    """4-bit (and the paged 8-bit optimiser) need bitsandbytes and CUDA; say what to do if not."""
     needs_bnb = cfg.load_in_4bit or "8bit" in cfg.resolved_optim
     if not needs_bnb:
         return
     what = "4-bit QLoRA" if cfg.load_in_4bit else f"the optimiser {cfg.resolved_optim!r}"
-    if not torch.cuda.is_available():
+    if not device.startswith("cuda"):
         raise TrainError(
-            f"{what} needs a CUDA GPU with bitsandbytes, and no GPU is visible. Pass --no-4bit "
-            "to train a full-precision base (slow; for smoke tests on a CPU), or run on a GPU."
+            f"{what} needs a CUDA GPU with bitsandbytes, and no GPU is visible (or ETC_HF_DEVICE "
+            "says cpu). Pass --no-4bit to train a full-precision base (slow; for smoke tests on "
+            "a CPU), or run on a GPU."
         )
     try:
         import bitsandbytes  # noqa: F401
@@ -293,32 +294,35 @@ def check_four_bit_training(cfg: TrainConfig) -> None:
         ) from None
 
 
-def load_for_training(cfg: TrainConfig) -> tuple[Any, Any]:
-    """The base model (4-bit if asked, prepared for k-bit training) with a fresh LoRA adapter."""
+def model_load_kwargs(cfg: TrainConfig, device: str) -> dict[str, Any]:
+    """``from_pretrained`` arguments for the base: 4-bit NF4 or full precision, on ``device``."""
     import torch
-    from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+
+    if device == "cpu":
+        return {"dtype": torch.float32}
+    device_map = {"": torch.device(device).index}
+    if cfg.load_in_4bit:
+        from .backends.hf import four_bit_config
+
+        return {
+            "quantization_config": four_bit_config(),
+            "device_map": device_map,
+            "dtype": torch.bfloat16,
+        }
+    bf16 = torch.cuda.is_bf16_supported()
+    return {"dtype": torch.bfloat16 if bf16 else torch.float32, "device_map": device_map}
+
+
+def load_base(cfg: TrainConfig, device: str) -> tuple[Any, Any]:
+    """The tokenizer (checked for a chat template, with a pad token) and the base model."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    cuda = torch.cuda.is_available()
     try:
         tokenizer = AutoTokenizer.from_pretrained(cfg.base)
-        kwargs: dict[str, Any] = {}
-        if cfg.load_in_4bit:
-            from .backends.hf import four_bit_config
-
-            kwargs.update(
-                quantization_config=four_bit_config(), device_map={"": 0}, dtype=torch.bfloat16
-            )
-        elif cuda:
-            kwargs.update(
-                dtype=torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32,
-                device_map={"": 0},
-            )
-        model = AutoModelForCausalLM.from_pretrained(cfg.base, **kwargs)
     except OSError as exc:
         raise TrainError(
-            f"Cannot load base model {cfg.base!r}: {exc}. Give a local folder or a hub id this "
-            "machine can download (gated models need HF_TOKEN)."
+            f"Cannot load the tokenizer of base model {cfg.base!r}: {exc}. Give a local folder "
+            "or a hub id this machine can download (gated models need HF_TOKEN)."
         ) from None
     if not getattr(tokenizer, "chat_template", None):
         raise TrainError(
@@ -326,14 +330,21 @@ def load_for_training(cfg: TrainConfig) -> tuple[Any, Any]:
         )
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.padding_side = "right"
-    gc = cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None else cuda
-    if cfg.load_in_4bit:
-        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=gc)
-    elif gc:
-        model.gradient_checkpointing_enable()
-        model.enable_input_require_grads()
-    lora = LoraConfig(
+    try:
+        model = AutoModelForCausalLM.from_pretrained(cfg.base, **model_load_kwargs(cfg, device))
+    except OSError as exc:
+        raise TrainError(
+            f"Cannot load base model {cfg.base!r}: {exc}. Give a local folder or a hub id this "
+            "machine can download (gated models need HF_TOKEN)."
+        ) from None
+    return model, tokenizer
+
+
+def lora_config(cfg: TrainConfig) -> Any:
+    """The peft LoRA adapter of the run."""
+    from peft import LoraConfig
+
+    return LoraConfig(
         r=cfg.lora_r,
         lora_alpha=cfg.lora_alpha,
         lora_dropout=cfg.lora_dropout,
@@ -341,14 +352,113 @@ def load_for_training(cfg: TrainConfig) -> tuple[Any, Any]:
         bias="none",
         task_type="CAUSAL_LM",
     )
+
+
+def _checkpointing_fields(enabled: bool) -> dict[str, Any]:
+    """Gradient checkpointing settings under the names this transformers version reads.
+
+    transformers 5.x renamed ``gradient_checkpointing*`` to ``activation_checkpointing*`` (the old
+    names warn); both carry ``use_reentrant=False`` to ``torch.utils.checkpoint``.
+    """
+    from trl import SFTConfig
+
+    names = {f.name for f in dataclasses.fields(SFTConfig)}
+    prefix = (
+        "activation_checkpointing"
+        if "activation_checkpointing" in names
+        else "gradient_checkpointing"
+    )
+    return {prefix: enabled, f"{prefix}_kwargs": dict(CHECKPOINTING_KWARGS) if enabled else None}
+
+
+def sft_config(cfg: TrainConfig, out: Path, device: str, has_eval: bool) -> Any:
+    """TRL's ``SFTConfig`` for the run: SPEC's setup, completion-only loss, best-by-valid-loss."""
+    import torch
+    from trl import SFTConfig
+
+    from . import progress
+
+    cuda = device.startswith("cuda")
+    bf16 = bool(cuda and torch.cuda.is_bf16_supported())
+    checkpointing = cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None else cuda
+    return SFTConfig(
+        output_dir=str(out / "checkpoints"),
+        per_device_train_batch_size=cfg.micro_batch_size,
+        per_device_eval_batch_size=cfg.micro_batch_size,
+        gradient_accumulation_steps=cfg.accumulation_steps,
+        num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps,
+        learning_rate=cfg.learning_rate,
+        warmup_steps=cfg.warmup_steps,
+        lr_scheduler_type="linear",
+        optim=cfg.resolved_optim,
+        eval_strategy="steps" if has_eval else "no",
+        eval_steps=cfg.eval_steps,
+        save_strategy="steps",
+        save_steps=cfg.resolved_save_steps,
+        save_total_limit=2,  # the best checkpoint is always kept, plus the latest (to resume)
+        load_best_model_at_end=has_eval,
+        metric_for_best_model="eval_loss" if has_eval else None,
+        greater_is_better=False if has_eval else None,
+        logging_steps=cfg.logging_steps,
+        logging_first_step=True,
+        bf16=bf16,
+        fp16=False,
+        seed=cfg.seed,
+        data_seed=cfg.seed,
+        report_to="none",
+        disable_tqdm=not progress.enabled(),
+        use_cpu=not cuda,
+        # Data: the prompt-completion examples are already filtered to max_length tokens.
+        completion_only_loss=True,
+        assistant_only_loss=False,
+        max_length=cfg.max_length,
+        packing=False,
+        **_checkpointing_fields(checkpointing),
+    )
+
+
+def build_trainer(
+    cfg: TrainConfig,
+    model: Any,
+    tokenizer: Any,
+    train_dataset: Any,
+    eval_dataset: Any | None,
+    out: Path,
+    device: str,
+) -> Any:
+    """TRL's ``SFTTrainer`` with a fresh LoRA adapter on ``model``."""
+    import datasets
+    from trl import SFTTrainer
+
+    from . import progress
+
+    if not progress.enabled():
+        datasets.disable_progress_bars()  # TRL tokenises with datasets.map, each with a bar
     try:
-        model = get_peft_model(model, lora)
+        with warnings.catch_warnings():
+            # peft 0.21 reads transformers 5's deprecated alias once while wrapping the model.
+            warnings.filterwarnings(
+                "ignore",
+                message="`is_gradient_checkpointing` is deprecated",
+                category=FutureWarning,
+            )
+            return SFTTrainer(
+                model=model,
+                args=sft_config(cfg, out, device, has_eval=eval_dataset is not None),
+                train_dataset=train_dataset,
+                eval_dataset=eval_dataset,
+                processing_class=tokenizer,
+                peft_config=lora_config(cfg),
+                callbacks=[_loss_callback(out)],
+            )
     except ValueError as exc:
-        raise TrainError(
-            f"Cannot add LoRA to {cfg.base!r}: {exc}. Check --lora-targets "
-            f"(now {','.join(cfg.lora_targets)}) against the model's module names."
-        ) from None
-    return model, tokenizer
+        if "target module" in str(exc).lower():
+            raise TrainError(
+                f"Cannot add LoRA to {cfg.base!r}: {exc} Check --lora-targets "
+                f"(now {','.join(cfg.lora_targets)}) against the model's module names."
+            ) from None
+        raise TrainError(f"The trainer refused the settings of this run: {exc}") from None
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -356,7 +466,7 @@ def load_for_training(cfg: TrainConfig) -> tuple[Any, Any]:
 
 @dataclass
 class TrainResult:
-    """Where the adapter went and how training ended."""
+    """Where the adapter went and how training ended; the adapter is the best checkpoint's."""
 
     out: Path
     train_examples: int
@@ -365,6 +475,8 @@ class TrainResult:
     steps: int
     train_loss: float | None
     eval_loss: float | None
+    best_step: int | None
+    resumed_from: str | None
     pushed_to: str | None
 
 
@@ -372,7 +484,7 @@ def _versions() -> dict[str, str]:
     import importlib.metadata as md
 
     out = {"etclib": __version__, "python": platform.python_version()}
-    for pkg in ("torch", "transformers", "peft", "accelerate", "bitsandbytes"):
+    for pkg in ("torch", "transformers", "trl", "peft", "datasets", "accelerate", "bitsandbytes"):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
@@ -386,87 +498,110 @@ def select_items(corpus: Corpus, split: str, limit: int | None) -> list[Item]:
     return chosen[:limit] if limit else chosen
 
 
-def train(cfg: TrainConfig, corpus: Corpus | None = None) -> TrainResult:
+def _settings(cfg: TrainConfig) -> dict[str, Any]:
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(cfg).items()}
+
+
+def resume_point(out: Path, cfg: TrainConfig, corpus_hash: str, overwrite: bool) -> str | None:
+    """The checkpoint to resume from, if ``out`` holds an interrupted run with the same settings.
+
+    A run with other settings (or on another corpus) is refused unless ``overwrite``, which
+    removes its checkpoints and logs first.
+    """
+    from transformers.trainer_utils import get_last_checkpoint
+
+    checkpoints = out / "checkpoints"
+    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    if overwrite:
+        shutil.rmtree(checkpoints, ignore_errors=True)
+        for name in ("loss.json", "loss.csv", "training_config.json"):
+            (out / name).unlink(missing_ok=True)
+        return None
+    if last is None:
+        return None
+    try:
+        before = json.loads((out / "training_config.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        before = {}
+    now = _settings(cfg)
+    old = before.get("config", {})
+    changed = [
+        f"{k}: {old.get(k)!r} -> {now[k]!r}"
+        for k in now
+        if k not in RESUMABLE_CHANGES and old.get(k) != now[k]
+    ]
+    if before.get("data", {}).get("corpus_sha256") != corpus_hash:
+        changed.append("the corpus")
+    if changed:
+        raise ConfigError(
+            f"{out} holds checkpoints of a run with other settings ({'; '.join(changed)}). Run "
+            "the same command to resume it, pass --overwrite to start again, or choose another "
+            "--out."
+        )
+    return last
+
+
+def train(cfg: TrainConfig, corpus: Corpus | None = None, overwrite: bool = False) -> TrainResult:
     """Fine-tune ``cfg.base`` with LoRA on the train split and save everything to ``cfg.out``."""
     cfg.check()
     require_training_stack()
-    check_four_bit_training(cfg)
+    device = training_device(cfg)
+    check_four_bit_training(cfg, device)
     import torch
-    from transformers import Trainer, TrainingArguments, set_seed
+    from transformers import set_seed
 
     from . import progress
 
     corpus = corpus or load_corpus(cfg.data)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
+    resume = resume_point(out, cfg, corpus.content_hash, overwrite)
+    if device.startswith("cuda"):
+        # The Trainer puts batches on the current CUDA device: make it the model's.
+        torch.cuda.set_device(torch.device(device))
     set_seed(cfg.seed)
-    model, tokenizer = load_for_training(cfg)
-    train_examples, dropped = build_examples(
+    model, tokenizer = load_base(cfg, device)
+    train_ds, dropped = build_dataset(
         tokenizer, select_items(corpus, "train", cfg.limit), cfg.max_length
     )
-    eval_examples, eval_dropped = build_examples(
+    eval_ds, eval_dropped = build_dataset(
         tokenizer, select_items(corpus, "valid", cfg.eval_limit), cfg.max_length
     )
-    if not train_examples:
+    if not len(train_ds):
         raise TrainError(
             f"No train example fits --max-length {cfg.max_length} tokens "
             f"({len(dropped)} left out); raise --max-length."
         )
-    cuda = torch.cuda.is_available()
-    bf16 = bool(cuda and torch.cuda.is_bf16_supported())
-    args = TrainingArguments(
-        output_dir=str(out / "checkpoints"),
-        per_device_train_batch_size=cfg.micro_batch_size,
-        per_device_eval_batch_size=cfg.micro_batch_size,
-        gradient_accumulation_steps=cfg.accumulation_steps,
-        num_train_epochs=cfg.epochs,
-        max_steps=cfg.max_steps,
-        learning_rate=cfg.learning_rate,
-        warmup_steps=cfg.warmup_steps,
-        lr_scheduler_type="linear",
-        optim=cfg.resolved_optim,
-        eval_strategy="steps" if eval_examples else "no",
-        eval_steps=cfg.eval_steps,
-        save_strategy="steps",
-        save_steps=cfg.save_steps,
-        save_total_limit=2,
-        logging_steps=cfg.logging_steps,
-        logging_first_step=True,
-        bf16=bf16,
-        seed=cfg.seed,
-        data_seed=cfg.seed,
-        report_to="none",
-        remove_unused_columns=False,
-        disable_tqdm=not progress.enabled(),
-        use_cpu=not cuda,
+    trainer = build_trainer(
+        cfg, model, tokenizer, train_ds, eval_ds if len(eval_ds) else None, out, device
     )
-    trainer = Trainer(
-        model=model,
-        args=args,
-        data_collator=Collator(tokenizer.pad_token_id),
-        train_dataset=ExampleDataset(train_examples),
-        eval_dataset=ExampleDataset(eval_examples) if eval_examples else None,
-        processing_class=tokenizer,
-        callbacks=[_loss_callback(out)],
-    )
-    record = {
-        "config": {
-            k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(cfg).items()
-        },
+    if not progress.enabled():
+        # Off a terminal the run is quiet (no printed log dicts); loss.csv follows it live.
+        from transformers import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)
+    args = trainer.args
+    record: dict[str, Any] = {
+        "config": _settings(cfg),
         "resolved": {
+            "trainer": "trl.SFTTrainer",
             "optim": cfg.resolved_optim,
             "gradient_accumulation_steps": cfg.accumulation_steps,
-            "bf16": bf16,
-            "device": "cuda" if cuda else "cpu",
+            "save_steps": cfg.resolved_save_steps,
+            "bf16": bool(args.bf16),
+            "device": device,
+            "gradient_checkpointing": bool(args.gradient_checkpointing),
+            "gradient_checkpointing_kwargs": args.gradient_checkpointing_kwargs,
             "quantization": "nf4, double quant, bf16 compute" if cfg.load_in_4bit else None,
-            "loss": "completion tokens only (prompt labels -100)",
+            "loss": "completion only (TRL prompt-completion: answer and end-of-turn tokens)",
+            "adapter_kept": "lowest eval_loss" if len(eval_ds) else "last step",
         },
         "data": {
             "corpus": str(corpus.root),
             "corpus_sha256": corpus.content_hash,
             "prompt": prompt_template().signature,
-            "train_examples": len(train_examples),
-            "valid_examples": len(eval_examples),
+            "train_examples": len(train_ds),
+            "valid_examples": len(eval_ds),
             "train_dropped_too_long": [list(k) for k in dropped],
             "valid_dropped_too_long": [list(k) for k in eval_dropped],
         },
@@ -476,41 +611,45 @@ def train(cfg: TrainConfig, corpus: Corpus | None = None) -> TrainResult:
         json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8"
     )
     try:
-        result = trainer.train()
+        result = trainer.train(resume_from_checkpoint=resume)
     except torch.cuda.OutOfMemoryError:  # pragma: no cover - GPU only
         raise TrainError(
             "The GPU ran out of memory: lower --micro-batch-size (the effective --batch-size "
             "stays the same) or --max-length, or keep 4-bit on."
         ) from None
+    state = trainer.state
+    best_step = None
     eval_loss = None
-    if eval_examples:
-        # The last evaluation at the final step, else one more (it is logged to the loss curve).
-        last = [
-            h
-            for h in trainer.state.log_history
-            if "eval_loss" in h and h.get("step") == trainer.state.global_step
-        ]
-        eval_loss = float(last[-1]["eval_loss"] if last else trainer.evaluate()["eval_loss"])
-    model.save_pretrained(out)
+    if len(eval_ds):
+        best_step = int(Path(state.best_model_checkpoint).name.split("-")[-1])
+        eval_loss = float(state.best_metric)
+    # With an eval set the trainer has loaded the best checkpoint's adapter back.
+    trainer.save_model(str(out))
     tokenizer.save_pretrained(out)
+    write_loss_curve(out, loss_rows(state.log_history))
+    train_loss = result.training_loss
+    train_loss = None if train_loss is None or math.isnan(train_loss) else float(train_loss)
     record["result"] = {
-        "steps": trainer.state.global_step,
-        "train_loss": result.training_loss,
+        "steps": state.global_step,
+        "train_loss": train_loss,
         "eval_loss": eval_loss,
+        "best_step": best_step,
+        "resumed_from": resume,
     }
     (out / "training_config.json").write_text(
         json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8"
     )
     pushed = push_adapter(out, cfg.push_to_hub) if cfg.push_to_hub else None
-    train_loss = result.training_loss
     return TrainResult(
         out=out,
-        train_examples=len(train_examples),
-        eval_examples=len(eval_examples),
+        train_examples=len(train_ds),
+        eval_examples=len(eval_ds),
         dropped=len(dropped),
-        steps=trainer.state.global_step,
-        train_loss=None if train_loss is None or math.isnan(train_loss) else float(train_loss),
+        steps=state.global_step,
+        train_loss=train_loss,
         eval_loss=eval_loss,
+        best_step=best_step,
+        resumed_from=resume,
         pushed_to=pushed,
     )
 
@@ -537,6 +676,6 @@ def push_adapter(folder: Path, repo: str, private: bool = True) -> str:
         raise TrainError(
             f"Pushing {folder} to the Hub repo {repo!r} failed: {exc}. The adapter is saved "
             "locally; check HF_TOKEN (write access) and the repo name, then retry with "
-            "`huggingface-cli upload`."
+            f'`hf upload {repo} {folder} . --private --exclude "checkpoints/*"`.'
         ) from None
     return f"https://huggingface.co/{repo}"

@@ -12,7 +12,8 @@ Options (each falls back to a setting, environment variable or ``.streamlit/secr
   needs CUDA and bitsandbytes).
 - ``max_new_tokens``: ``ETC_HF_MAX_NEW_TOKENS``; default 256.
 - ``batch_size``: ``ETC_HF_BATCH_SIZE``; default 8 (prompts generated together).
-- ``device``: ``ETC_HF_DEVICE``; default ``cuda`` when available, else ``cpu``.
+- ``device``: ``ETC_HF_DEVICE``; default ``cuda`` when available, else ``cpu`` (``cuda:N`` picks a
+  GPU; a 4-bit model is placed whole on that device).
 
 Base model and adapter may be hub ids or local folders. The site lists this backend as usable only
 when ``ETC_HF_MODEL`` is set, so it never loads an 8B model unless someone asked for it.
@@ -77,6 +78,28 @@ def check_four_bit(what: str = "4-bit loading") -> None:
         ) from None
 
 
+def four_bit_device_map(device: str | None) -> dict[str, int]:
+    """``from_pretrained``'s ``device_map`` for a 4-bit model: all of it on one CUDA device.
+
+    ``device`` is ``ETC_HF_DEVICE`` (``cuda``, ``cuda:1``, or none for the current CUDA device);
+    bitsandbytes' NF4 weights live on a GPU, so a CPU device is refused.
+    """
+    import torch
+
+    try:
+        dev = torch.device(device or "cuda")
+    except RuntimeError:
+        raise BackendError(
+            f"ETC_HF_DEVICE={device!r} is not a device name; use cuda, cuda:N or cpu."
+        ) from None
+    if dev.type != "cuda":
+        raise BackendError(
+            f"4-bit loading needs a CUDA device, but ETC_HF_DEVICE is {device!r}. Set it to "
+            "cuda or cuda:N, or load without 4-bit."
+        )
+    return {"": dev.index if dev.index is not None else torch.cuda.current_device()}
+
+
 def stop_token_ids(tokenizer: Any, model: Any) -> list[int]:
     """Token ids that end the assistant's turn: EOS, the generation config's EOS, end-of-turn."""
     ids: list[int] = []
@@ -113,7 +136,7 @@ def load_model(
         kwargs: dict[str, Any] = {}
         if load_in_4bit:
             kwargs["quantization_config"] = four_bit_config()
-            kwargs["device_map"] = {"": 0}
+            kwargs["device_map"] = four_bit_device_map(device)
             kwargs["dtype"] = torch.bfloat16
         elif device.startswith("cuda"):
             kwargs["dtype"] = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16

@@ -1,20 +1,24 @@
 """Fine-tune a chat model with QLoRA on the train split; save the adapter, config and loss curve.
 
-Supervised fine-tuning on prompt -> transcription pairs (the SPEC prompt in the model's chat
-template; loss on the transcription only), with the valid split's loss every --eval-steps.
+Supervised fine-tuning with TRL's SFTTrainer on prompt -> transcription pairs (the SPEC prompt in
+the model's chat template; loss on the transcription and end-of-turn token only), with the valid
+split's loss every --eval-steps; the adapter kept is the checkpoint with the lowest valid loss.
 Defaults are SPEC's reference setup: 4-bit NF4 base, paged AdamW 8-bit, effective batch 8,
 2 epochs, learning rate 1e-5, 300 warm-up steps, validation every 200 steps; LoRA r=16,
 alpha=32, dropout 0.05 on q,k,v,o,gate,up,down projections. 4-bit needs a CUDA GPU and
-bitsandbytes; --no-4bit trains a full-precision base (on a CPU only for tiny smoke tests).
+bitsandbytes (ETC_HF_DEVICE=cuda:N picks the GPU); --no-4bit trains a full-precision base (on a
+CPU only for tiny smoke runs).
 
 OUT receives adapter_config.json + adapter_model.safetensors, the tokenizer,
-training_config.json, loss.json, loss.csv and checkpoints/. Serve it with
-`etclib predict --backend hf --adapter OUT` or vLLM (docs/models.md).
+training_config.json, loss.json, loss.csv and checkpoints/. If a run is interrupted, run the same
+command again: it resumes from the last checkpoint (other settings are refused unless
+--overwrite). Serve the adapter with `etclib predict --backend hf --adapter OUT --4bit` or vLLM
+(docs/models.md).
 
 Examples:
-  etclib train --base tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 --out runs/qlora
+  etclib train --base tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 --out runs/swallow-qlora
   etclib train --base ./tiny-llama --out /tmp/smoke --no-4bit --limit 16 --max-steps 4
-  etclib train --base tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 --out runs/qlora \\
+  etclib train --base tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 --out runs/swallow-qlora \\
       --push-to-hub me/etc-swallow-qlora
 """
 
@@ -68,8 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--save-steps",
         type=int,
-        default=_D.save_steps,
-        help=f"checkpoint every N steps (default: {_D.save_steps})",
+        default=None,
+        help="checkpoint every N steps, a multiple of --eval-steps (default: --eval-steps)",
     )
     parser.add_argument(
         "--logging-steps", type=int, default=_D.logging_steps, help=f"default: {_D.logging_steps}"
@@ -128,6 +132,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--push-to-hub", metavar="REPO", help="upload the adapter to this Hub repo (needs HF_TOKEN)"
     )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start again, deleting OUT's checkpoints and logs (default: resume a run there "
+        "that has the same settings, refuse one with other settings)",
+    )
     add_data_argument(parser)
     add_json_argument(parser)
 
@@ -163,15 +173,22 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = train(config_from_args(args))
+    result = train(config_from_args(args), overwrite=args.overwrite)
     summary = {k: (str(v) if k == "out" else v) for k, v in dataclasses.asdict(result).items()}
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
-        loss = "n/a" if result.eval_loss is None else f"{result.eval_loss:.4f}"
+        if result.resumed_from:
+            print(f"resumed from {result.resumed_from}")
+        kept = (
+            "the last step's adapter"
+            if result.best_step is None
+            else f"the adapter of step {result.best_step} (lowest valid loss, "
+            f"{result.eval_loss:.4f})"
+        )
         print(
-            f"{result.out}: adapter saved after {result.steps} steps on {result.train_examples} "
-            f"examples ({result.dropped} too long, left out); valid loss {loss}."
+            f"{result.out}: {result.steps} steps on {result.train_examples} examples "
+            f"({result.dropped} too long, left out); saved {kept}."
         )
         if result.pushed_to:
             print(f"pushed to {result.pushed_to}")
