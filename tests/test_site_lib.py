@@ -419,7 +419,9 @@ def test_shown_errors_prints_the_message_literally_and_can_stop():
     at = AppTest.from_function(script).run()
     assert not at.exception
     assert [e.value for e in at.error] == [
-        r"Cannot load\: \[x\]\(https\://evil\.example\) \*\*file\*\* \<b\>",
+        r"Cannot load\: \[x\]\(https\:"
+        + "\u2060"
+        + r"//evil\.example\) \*\*file\*\* \<b\>",  # U+2060: no auto-link
         "fatal",
     ]
     assert [t.value for t in at.text] == ["after the first"]
