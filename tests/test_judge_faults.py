@@ -213,7 +213,9 @@ def test_calls_run_in_parallel(judge_env):  # noqa: F811
     wall = time.monotonic() - start
     assert judge_env.server.count() == 16
     assert judge_env.server.max_in_flight == 16
-    assert wall < 1.2, f"16 calls of 0.3 s took {wall:.2f} s (serial: 4.8 s)"
+    # max_in_flight proves the overlap; the wall time only has to beat half of serial (a loaded
+    # CI machine adds seconds of start-up, never the 4.8 s of one call after another)
+    assert wall < 2.4, f"16 calls of 0.3 s took {wall:.2f} s (serial: 4.8 s)"
     assert J.aggregate(data)["f1"] == 0.0
 
 
