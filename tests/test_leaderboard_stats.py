@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 import leaderboard as lb
+from etclib import significance
 from etclib.corpus import load_corpus
-from etclib.metrics import MetricData
+from etclib.metrics import MetricData, resampled_mean
 from etclib.predictions import dumps_jsonl
+from etclib.significance import Resamples
 from etclib.task import items as split_items
-from leaderboard import bootstrap
 
 SEED, B = 7, 300
 
@@ -49,7 +50,7 @@ def test_resampled_means_equal_numpy_on_each_resample():
     values = rng.random(50)
     values[[3, 17, 40]] = np.nan  # excluded items, as the judge leaves them
     idx = independent_indices(50)
-    got = bootstrap.mean_scores(values, bootstrap.weights(idx, 50))
+    got = resampled_mean(values, significance.weights(idx, 50))
     expected = np.nanmean(values[idx], axis=1) * 100
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
@@ -57,7 +58,7 @@ def test_resampled_means_equal_numpy_on_each_resample():
 def test_all_nan_resample_is_nan():
     values = np.array([np.nan, 0.5])
     w = np.array([[2.0, 0.0], [1.0, 1.0]])
-    got = bootstrap.mean_scores(values, w)
+    got = resampled_mean(values, w)
     assert np.isnan(got[0]) and got[1] == pytest.approx(50)
 
 
@@ -87,24 +88,27 @@ def test_resampled_bleu_equals_sacrebleu_on_each_resample(order):
     idx[0] = [2, 2, 2, 2, 2, 2, 2]  # an empty hypothesis only: BLEU 0
     idx[1] = [5, 5, 5, 5, 5, 5, 5]  # nothing matches: BLEU 0
     idx[2] = [3, 3, 3, 3, 3, 3, 3]  # one-token sentences: no 2-grams at all
-    got = bootstrap.bleu_scores(stats, bootstrap.weights(idx, len(TEXTS)), order)
+    data = MetricData({"bleu_stats": stats})
+    got = bleu.resample(data, Resamples(idx))[f"bleu{order}"]
     scorer = BLEU(max_ngram_order=order, tokenize="none")
     expected = [
         scorer.corpus_score([hyps[i] for i in row], [[refs[i] for i in row]]).score for row in idx
     ]
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
     # and equal to etclib's own aggregate over the same resample
-    data = MetricData({"bleu_stats": stats})
     mine = [bleu.aggregate(data, row)[f"bleu{order}"] for row in idx[:10]]
     np.testing.assert_allclose(got[:10], mine, rtol=1e-9, atol=1e-9)
 
 
 def test_generic_fallback_calls_aggregate_per_resample():
+    from etclib.metrics import Fact
+
     idx = independent_indices(5)
     values = np.arange(5, dtype=float)
-    got = bootstrap.resampled(
-        "odd_metric", {}, bootstrap.weights(idx, 5), idx, lambda i: {"odd_metric": values[i].max()}
-    )
+    odd = types.ModuleType("odd_metric")  # no resample(): aggregate is called per resample
+    odd.FACTS = (Fact("odd_metric", "Odd", "the largest value"),)
+    odd.aggregate = lambda data, i: {"odd_metric": data.arrays["v"][i].max()}
+    got = significance.resampled(odd, MetricData({"v": values}), Resamples(idx))["odd_metric"]
     np.testing.assert_array_equal(got, values[idx].max(axis=1))
 
 
@@ -170,7 +174,7 @@ def test_rank_bands_against_plain_percentiles():
     base = rng.normal(0, 1, size=B)
     samples = np.vstack([50 + base, 49.9 + base + rng.normal(0, 2, B), 40 + base, 39.95 + base])
     points = np.array([50.0, 49.9, 40.0, 39.95])
-    rank, worst = bootstrap.rank_bands(points, samples)
+    rank, worst = significance.rank_bands(points, samples)
     expected_rank, expected_worst = [], []
     for j in range(4):
         better = worse = 0
@@ -189,7 +193,7 @@ def test_rank_bands_against_plain_percentiles():
 
 def test_unscored_entries_are_unranked():
     samples = np.vstack([np.full(10, 5.0), np.full(10, np.nan)])
-    rank, worst = bootstrap.rank_bands(np.array([5.0, np.nan]), samples)
+    rank, worst = significance.rank_bands(np.array([5.0, np.nan]), samples)
     assert rank.tolist() == [1, 0] and worst.tolist() == [1, 0]
 
 
@@ -202,6 +206,9 @@ def _fake_judge_module() -> types.ModuleType:
 
     mod = types.ModuleType("fake_judge_metric")
     mod.KEYS = judge.KEYS
+    mod.FACTS = judge.FACTS
+    mod.STAGE = judge.STAGE
+    mod.resample = judge.resample
 
     def compute(predictions, references, ctx):
         n = len(predictions)

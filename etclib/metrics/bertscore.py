@@ -18,9 +18,18 @@ import numpy as np
 
 from ..config import setting
 from ..errors import DependencyError, MetricError
-from . import Context, MetricData, subset_mean
+from . import Context, Fact, MetricData, resampled_mean, subset_mean
 
-KEYS = ("bertscore",)
+STAGE = "bertscore"
+FACTS = (
+    Fact(
+        "bertscore",
+        "BERTScore",
+        "BERTScore F1 per item with a multilingual BERT (model and layer in the signature), "
+        "mean over items",
+    ),
+)
+KEYS = tuple(f.key for f in FACTS)
 DEFAULT_MODEL = "bert-base-multilingual-cased"
 
 
@@ -108,6 +117,10 @@ def compute(predictions: list[str], references: list[str], ctx: Context) -> Metr
 
 def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
     return {"bertscore": subset_mean(data.arrays["bertscore"], idx)}
+
+
+def resample(data: MetricData, resamples) -> dict[str, np.ndarray]:
+    return {"bertscore": resampled_mean(data.arrays["bertscore"], resamples.weights)}
 
 
 def item_scores(data: MetricData, i: int) -> dict[str, float]:

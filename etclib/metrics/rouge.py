@@ -11,9 +11,27 @@ from functools import lru_cache
 import numpy as np
 
 from .. import tokenize
-from . import Context, MetricData, subset_mean
+from . import Context, Fact, MetricData, resampled_mean, subset_mean
 
-KEYS = ("rouge1", "rouge2", "rougeL")
+STAGE = "lexical"
+TOKENS = True
+FACTS = (
+    Fact(
+        "rouge1", "ROUGE-1", "unigram-overlap F-measure per item on MeCab tokens, mean over items"
+    ),
+    Fact(
+        "rouge2",
+        "ROUGE-2",
+        "bigram-overlap F-measure per item on MeCab tokens, mean over items",
+        summary=False,
+    ),
+    Fact(
+        "rougeL",
+        "ROUGE-L",
+        "longest-common-subsequence F-measure per item on MeCab tokens, mean over items",
+    ),
+)
+KEYS = tuple(f.key for f in FACTS)
 
 
 class _Whitespace:
@@ -53,6 +71,10 @@ def compute(predictions: list[str], references: list[str], ctx: Context) -> Metr
 
 def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
     return {k: subset_mean(data.arrays[k], idx) for k in KEYS}
+
+
+def resample(data: MetricData, resamples) -> dict[str, np.ndarray]:
+    return {k: resampled_mean(data.arrays[k], resamples.weights) for k in KEYS}
 
 
 def item_scores(data: MetricData, i: int) -> dict[str, float]:
