@@ -1,8 +1,10 @@
 """Paired bootstrap over items: confidence intervals and rank bands, for any metric.
 
 Like sacrebleu's ``significance.py``, this module knows no metric: it draws the resamples and
-calls the metric module's own statistics (``resample``, else ``aggregate`` once per resample;
-see :mod:`etclib.metrics`).
+calls the metric module's own functions (see :mod:`etclib.metrics`): its per-item
+``statistics`` summed over each resample and scored by ``from_statistics`` (for many entries
+and metrics at once, one matrix product: :func:`resampled_many`), else its ``resample``, else
+its ``aggregate`` once per resample.
 
 - Resamples: ``numpy.random.default_rng(seed).integers(0, n_items, size=(resamples, n_items))``,
   the same for every system scored on the same items, so differences are paired.
@@ -75,13 +77,40 @@ def _module(metric: str | ModuleType) -> ModuleType:
 
 def resampled(metric: str | ModuleType, data: MetricData, res: Resamples) -> dict[str, np.ndarray]:
     """Every ranking key of ``metric`` (a group name or module) on every resample."""
-    module = _module(metric)
-    ranked = [f.key for f in module.FACTS if f.ranking]
-    if hasattr(module, "resample"):
-        got = module.resample(data, res)
-        return {k: np.asarray(got[k], dtype=float) for k in ranked}
-    rows = [module.aggregate(data, row) for row in res.idx]
-    return {k: np.array([r[k] for r in rows], dtype=float) for k in ranked}
+    return resampled_many([(metric, data)], res)[0]
+
+
+def resampled_many(
+    scored: list[tuple[str | ModuleType, MetricData]], res: Resamples
+) -> list[dict[str, np.ndarray]]:
+    """:func:`resampled` for many (metric, data) pairs on the same items and resamples.
+
+    The per-item statistics of every pair that has them are stacked into one matrix, so all
+    resamples of all of them cost one matrix product.
+    """
+    modules = [_module(m) for m, _ in scored]
+    stats: list[np.ndarray] = []
+    where: dict[int, tuple[int, int]] = {}
+    for n, (module, (_, data)) in enumerate(zip(modules, scored)):
+        if hasattr(module, "statistics") and hasattr(module, "from_statistics"):
+            block = np.asarray(module.statistics(data), dtype=float)
+            start = sum(b.shape[1] for b in stats)
+            where[n] = (start, start + block.shape[1])
+            stats.append(block)
+    sums = res.weights @ np.hstack(stats) if stats else None
+    out = []
+    for n, (module, (_, data)) in enumerate(zip(modules, scored)):
+        ranked = [f.key for f in module.FACTS if f.ranking]
+        if n in where:
+            a, b = where[n]
+            got = module.from_statistics(sums[:, a:b])
+        elif hasattr(module, "resample"):
+            got = module.resample(data, res)
+        else:
+            rows = [module.aggregate(data, row) for row in res.idx]
+            got = {k: [r[k] for r in rows] for k in ranked}
+        out.append({k: np.asarray(got[k], dtype=float) for k in ranked})
+    return out
 
 
 def interval(values: np.ndarray, alpha: float = ALPHA) -> tuple[float, float]:

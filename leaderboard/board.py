@@ -128,13 +128,18 @@ def _row_samples(group: str, arrays: dict[str, np.ndarray], n_items: int):
 
 
 def _samples(db: Database, chosen: pd.DataFrame, n_items: int) -> dict[tuple[str, str], np.ndarray]:
-    """(submission id, metric key) -> resampled scores, for every chosen score row."""
+    """(submission id, metric key) -> resampled scores, for every chosen score row (all rows
+    at once: :func:`etclib.significance.resampled_many`)."""
     arrays = load_arrays(db, [int(i) for i in chosen["id"]])
+    rows = [
+        row
+        for row in chosen.itertuples()
+        if row.n_items == n_items and row.metric_group in metrics.METRICS
+    ]
+    scored = [(row.metric_group, MetricData(dict(arrays[int(row.id)]))) for row in rows]
     out: dict[tuple[str, str], np.ndarray] = {}
-    for row in chosen.itertuples():
-        if row.n_items != n_items:
-            continue
-        for key, values in _row_samples(row.metric_group, arrays[int(row.id)], n_items).items():
+    for row, samples in zip(rows, significance.resampled_many(scored, _resamples(n_items))):
+        for key, values in samples.items():
             out[(row.submission_id, key)] = values
     return out
 

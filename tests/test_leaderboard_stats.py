@@ -89,7 +89,7 @@ def test_resampled_bleu_equals_sacrebleu_on_each_resample(order):
     idx[1] = [5, 5, 5, 5, 5, 5, 5]  # nothing matches: BLEU 0
     idx[2] = [3, 3, 3, 3, 3, 3, 3]  # one-token sentences: no 2-grams at all
     data = MetricData({"bleu_stats": stats})
-    got = bleu.resample(data, Resamples(idx))[f"bleu{order}"]
+    got = significance.resampled(bleu, data, Resamples(idx))[f"bleu{order}"]
     scorer = BLEU(max_ngram_order=order, tokenize="none")
     expected = [
         scorer.corpus_score([hyps[i] for i in row], [[refs[i] for i in row]]).score for row in idx
@@ -208,7 +208,8 @@ def _fake_judge_module() -> types.ModuleType:
     mod.KEYS = judge.KEYS
     mod.FACTS = judge.FACTS
     mod.STAGE = judge.STAGE
-    mod.resample = judge.resample
+    mod.statistics = judge.statistics
+    mod.from_statistics = judge.from_statistics
 
     def compute(predictions, references, ctx):
         n = len(predictions)
@@ -265,3 +266,79 @@ def test_judge_f1_is_the_ranking_metric_when_present(tiny, monkeypatch):
     f1 = np.array([1.0] * 15 + [0.0] * 5)
     expected = np.percentile(f1[independent_indices(20)].mean(axis=1) * 100, [2.5, 97.5])
     assert (lo, hi) == pytest.approx(tuple(expected))
+
+
+# --- etclib significance alone: weights, direction, and the CLI's --ci ----------------------
+
+
+def test_weights_count_every_draw():
+    idx = independent_indices(13)
+    expected = np.zeros((B, 13))
+    for r, row in enumerate(idx):
+        for i in row:
+            expected[r, i] += 1
+    np.testing.assert_array_equal(significance.weights(idx, 13), expected)
+    assert significance.draw(13, B, SEED).idx.tolist() == idx.tolist()
+
+
+def test_rank_bands_for_a_lower_is_better_metric():
+    rng = np.random.default_rng(4)
+    base = rng.normal(0, 1, size=B)
+    samples = np.vstack([10 + base, 10.02 + base, 15 + base + rng.normal(0, 0.5, B)])
+    points = samples.mean(axis=1)
+    rank, worst = significance.rank_bands(points, samples, higher_is_better=False)
+    expected_rank, expected_worst = [], []
+    for j in range(3):
+        better = sum(
+            np.percentile(samples[j] - samples[i], 2.5) > 0 for i in range(3) if i != j
+        )  # i is better than j when j - i is surely positive (lower wins)
+        worse = sum(np.percentile(samples[j] - samples[i], 97.5) < 0 for i in range(3) if i != j)
+        expected_rank.append(1 + better)
+        expected_worst.append(3 - worse)
+    assert rank.tolist() == expected_rank == [1, 2, 3]
+    assert worst.tolist() == expected_worst
+
+
+def test_cli_ci_prints_the_boards_intervals(tiny, tiny_corpus, tmp_path, capsys):
+    import json
+
+    from etclib.cli import main
+
+    half = {it.key for it in tiny[1::2]}
+    data = jsonl(tiny, lambda it: it.reference if it.key in half else it.utterance)
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(data)
+    sid = lb.submit(data, {"name": "odd right"}).id
+    lb.process_jobs()
+    row = lb.ranking().set_index("id").loc[sid]
+    args = ["score", str(path), "--ci", "--seed", str(SEED), "--resamples", str(B)]
+    assert main([*args, "--json", "--data", str(tiny_corpus)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    for key in ("bleu1", "bleu4", "rouge1", "rouge2", "rougeL"):
+        assert got["intervals"][key] == pytest.approx([row[key + "_lo"], row[key + "_hi"]])
+    assert got["bootstrap"] == {"resamples": B, "seed": SEED, "level": 0.95}
+    assert main([*args, "--data", str(tiny_corpus)]) == 0
+    text = capsys.readouterr().out
+    lo, hi = row["rougeL_lo"], row["rougeL_hi"]
+    assert f"[{lo:.2f}, {hi:.2f}]" in next(ln for ln in text.splitlines() if "rougeL" in ln)
+
+
+def test_a_metric_with_its_own_resample_is_called_once():
+    from etclib.metrics import Fact
+
+    idx = independent_indices(6)
+    calls = []
+    own = types.ModuleType("own_resample_metric")
+    own.FACTS = (Fact("spread", "Spread", "max minus min"), Fact("n", "n", "items", ranking=False))
+
+    def resample(data, res):
+        calls.append(res)
+        v = data.arrays["v"][res.idx]
+        return {"spread": v.max(axis=1) - v.min(axis=1), "n": np.full(len(res), 6.0)}
+
+    own.resample = resample
+    values = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0])
+    got = significance.resampled(own, MetricData({"v": values}), Resamples(idx))
+    assert list(got) == ["spread"] and len(calls) == 1
+    expected = [values[row].max() - values[row].min() for row in idx]
+    np.testing.assert_array_equal(got["spread"], expected)

@@ -19,7 +19,14 @@ import leaderboard as lb
 from etclib import metrics
 from etclib.corpus import load_corpus
 from etclib.errors import MetricError
-from etclib.metrics import Context, Fact, MetricData, resampled_mean, subset_mean
+from etclib.metrics import (
+    Context,
+    Fact,
+    MetricData,
+    mean_statistics,
+    means_from_statistics,
+    subset_mean,
+)
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 
@@ -56,7 +63,8 @@ def _exact_match_module() -> types.ModuleType:
 
     mod.compute = compute
     mod.aggregate = aggregate
-    mod.resample = lambda data, res: {"exact": resampled_mean(data.arrays["exact"], res.weights)}
+    mod.statistics = lambda data: mean_statistics(data.arrays["exact"])
+    mod.from_statistics = lambda sums: means_from_statistics(sums, ["exact"])
     mod.item_scores = lambda data, i: {"exact": float(data.arrays["exact"][i]) * 100}
     mod.signature = lambda ctx=None: {"toy": "exact-match|v1"}
     mod.score = lambda p, r, **o: aggregate(compute(p, r, Context(o)))

@@ -11,11 +11,14 @@ A metric module defines:
 - ``aggregate(data, idx=None) -> dict[str, float]``: the scores over the items ``idx`` (all
   items when ``None``). Breakdowns call this on subsets, so a corpus-level metric such as BLEU
   keeps its per-item sufficient statistics in ``data.arrays``;
-- ``resample(data, resamples) -> dict[str, np.ndarray]``: every ranking key on every bootstrap
-  resample at once (``resamples.weights[r, i]``: how often item ``i`` was drawn in resample
-  ``r``; ``resamples.idx``: the drawn indices). Optional: without it
-  :mod:`etclib.significance` calls ``aggregate`` once per resample. ``aggregate`` and
-  ``resample`` may read only ``data.arrays`` (the leaderboard stores nothing else);
+- ``statistics(data) -> np.ndarray`` (items x k) and ``from_statistics(sums) ->
+  dict[str, np.ndarray]``: as in sacrebleu, per-item sufficient statistics that add up, and
+  every ranking key from their sums (one row per bootstrap resample). With them
+  :mod:`etclib.significance` scores every resample of every entry with one matrix product.
+  Optional: a module may instead define ``resample(data, resamples)`` (its own vectorised
+  form; ``resamples.weights[r, i]`` counts item ``i`` in resample ``r``, ``resamples.idx``
+  holds the drawn indices), and without either, ``aggregate`` is called once per resample.
+  These functions read only ``data.arrays`` (the leaderboard stores nothing else);
 - ``item_scores(data, i) -> dict``: one item's scores for ``--per-item`` output;
 - ``score(predictions, references, **options) -> dict[str, float]``: the pure one-call form;
 - optionally ``TOKENS = True`` when it scores etclib's MeCab tokens (the tokenizer then joins
@@ -267,11 +270,29 @@ def subset_mean(values: np.ndarray, idx: np.ndarray | None) -> float:
     return float(v.mean() * 100) if len(v) else float("nan")
 
 
+def mean_statistics(*values: np.ndarray) -> np.ndarray:
+    """Sufficient statistics of means over items (NaN items left out), for each array: the
+    value (0 when NaN) and 1 when known. Items x 2 per array."""
+    cols = []
+    for v in values:
+        v = np.asarray(v, dtype=float)
+        known = ~np.isnan(v)
+        cols += [np.where(known, v, 0.0), known.astype(float)]
+    return np.column_stack(cols)
+
+
+def means_from_statistics(sums: np.ndarray, keys: tuple[str, ...] | list[str]) -> dict:
+    """:func:`subset_mean` from summed :func:`mean_statistics` (rows: resamples): key ->
+    mean x100, NaN where no known item was drawn."""
+    out = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j, key in enumerate(keys):
+            num, den = sums[:, 2 * j], sums[:, 2 * j + 1]
+            out[key] = np.where(den > 0, num / den * 100.0, np.nan)
+    return out
+
+
 def resampled_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """:func:`subset_mean` on every resample at once: ``weights`` is resamples x items (how
     often each item was drawn); NaN items are left out; NaN where none is left."""
-    values = np.asarray(values, dtype=float)
-    known = ~np.isnan(values)
-    sums = weights @ np.column_stack([np.where(known, values, 0.0), known.astype(float)])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(sums[:, 1] > 0, sums[:, 0] / sums[:, 1] * 100.0, np.nan)
+    return means_from_statistics(weights @ mean_statistics(values), ["x"])["x"]

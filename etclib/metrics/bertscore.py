@@ -18,7 +18,7 @@ import numpy as np
 
 from ..config import setting
 from ..errors import DependencyError, MetricError
-from . import Context, Fact, MetricData, resampled_mean, subset_mean
+from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
 STAGE = "bertscore"
 FACTS = (
@@ -119,8 +119,12 @@ def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, floa
     return {"bertscore": subset_mean(data.arrays["bertscore"], idx)}
 
 
-def resample(data: MetricData, resamples) -> dict[str, np.ndarray]:
-    return {"bertscore": resampled_mean(data.arrays["bertscore"], resamples.weights)}
+def statistics(data: MetricData) -> np.ndarray:
+    return mean_statistics(data.arrays["bertscore"])
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    return means_from_statistics(sums, KEYS)
 
 
 def item_scores(data: MetricData, i: int) -> dict[str, float]:

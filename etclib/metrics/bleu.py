@@ -82,9 +82,13 @@ def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, floa
     }
 
 
-def resample(data: MetricData, resamples) -> dict[str, np.ndarray]:
-    """BLEU-1..4 on every resample: the weighted sums of the per-item statistics, scored."""
-    sums = resamples.weights @ np.asarray(data.arrays["bleu_stats"], dtype=float)
+def statistics(data: MetricData) -> np.ndarray:
+    """Per item: sacrebleu's ``[hyp_len, ref_len, correct_1..4, total_1..4]``."""
+    return np.asarray(data.arrays["bleu_stats"], dtype=float)
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """BLEU-1..4 from summed statistics, one row per resample."""
     return {f"bleu{n}": scores_from_sums(sums, n) for n in range(1, MAX_ORDER + 1)}
 
 

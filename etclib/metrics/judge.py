@@ -31,7 +31,7 @@ import numpy as np
 
 from ..judge.parse import SUPPORTED
 from ..judge.runner import Judge, JudgeSettings, judge_items, run_sync
-from . import Context, Fact, MetricData, resampled_mean, subset_mean
+from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
 STAGE = "judge"
 FACTS = (
@@ -175,9 +175,14 @@ def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, floa
     }
 
 
-def resample(data: MetricData, resamples) -> dict[str, np.ndarray]:
-    """precision, recall and f1 on every resample (means over included items, x100)."""
-    return {k: resampled_mean(data.arrays[k], resamples.weights) for k in SCALED}
+def statistics(data: MetricData) -> np.ndarray:
+    """Per item, for precision, recall and f1: the value (0 when excluded) and 1 if included."""
+    return mean_statistics(*(data.arrays[k] for k in SCALED))
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """precision, recall and f1 (means over included items, x100) from summed statistics."""
+    return means_from_statistics(sums, SCALED)
 
 
 def item_scores(data: MetricData, i: int) -> dict:

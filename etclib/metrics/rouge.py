@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import tokenize
-from . import Context, Fact, MetricData, resampled_mean, subset_mean
+from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
 STAGE = "lexical"
 TOKENS = True
@@ -73,8 +73,12 @@ def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, floa
     return {k: subset_mean(data.arrays[k], idx) for k in KEYS}
 
 
-def resample(data: MetricData, resamples) -> dict[str, np.ndarray]:
-    return {k: resampled_mean(data.arrays[k], resamples.weights) for k in KEYS}
+def statistics(data: MetricData) -> np.ndarray:
+    return mean_statistics(*(data.arrays[k] for k in KEYS))
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    return means_from_statistics(sums, KEYS)
 
 
 def item_scores(data: MetricData, i: int) -> dict[str, float]:
