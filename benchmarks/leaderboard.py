@@ -52,7 +52,7 @@ def _wait_visible(lb, sid: str, timeout: float = 120) -> float:
 
 def _synthetic_heavy_scores(db, sid: str, n: int, rng) -> None:
     """BERTScore and judge rows with synthetic per-item arrays (same shapes as etclib's)."""
-    from leaderboard.db import now
+    from leaderboard.clock import now
 
     f1 = rng.random(n)
     f1[rng.random(n) < 0.05] = np.nan  # items whose reference has no unit

@@ -5,7 +5,8 @@
 
 Each metric computes its per-item data once; the corpus score, the breakdowns (speaker vs
 listener, per aggregated category, per turn) and the leaderboard's bootstrap intervals are all
-aggregations of that data over subsets of items.
+aggregations of that data over subsets of items, and :meth:`ScoreResult.intervals` gives the
+same paired-bootstrap intervals as the leaderboard (:mod:`etclib.significance`).
 """
 
 from __future__ import annotations
@@ -45,10 +46,12 @@ class ScoreResult:
     def keys(self) -> list[Key]:
         return [it.key for it in self.items]
 
-    def aggregate(self, idx: np.ndarray | None = None) -> dict[str, float]:
-        """Every metric's scores over the items ``idx`` (all items when ``None``)."""
+    def aggregate(
+        self, idx: np.ndarray | None = None, names: list[str] | None = None
+    ) -> dict[str, float]:
+        """Every metric's (or ``names``') scores over the items ``idx`` (all when ``None``)."""
         out: dict[str, float] = {}
-        for name in self.metrics:
+        for name in self.metrics if names is None else names:
             out.update(self.modules[name].aggregate(self.data[name], idx))
         return out
 
@@ -69,14 +72,39 @@ class ScoreResult:
         }
         return out
 
-    def breakdown(self) -> dict[str, dict[str, dict[str, float]]]:
+    def breakdown(self, names: list[str] | None = None) -> dict[str, dict[str, dict[str, float]]]:
+        """Breakdown -> subset -> ``n_items`` and every metric's (or ``names``') scores."""
         return {
             group: {
-                name: {"n_items": int(len(idx)), **self.aggregate(idx)}
+                name: {"n_items": int(len(idx)), **self.aggregate(idx, names)}
                 for name, idx in subsets.items()
             }
             for group, subsets in self.groups().items()
         }
+
+    def intervals(
+        self,
+        resamples: int | None = None,
+        seed: int | None = None,
+        alpha: float | None = None,
+    ) -> dict[str, tuple[float, float]]:
+        """Ranking key -> its paired-bootstrap interval (the leaderboard's, for equal settings:
+        ``resamples`` and ``seed`` default to :mod:`etclib.significance`'s)."""
+        from . import significance as sig
+
+        res = sig.draw(
+            self.n_items,
+            sig.DEFAULT_RESAMPLES if resamples is None else resamples,
+            sig.DEFAULT_SEED if seed is None else seed,
+        )
+        out: dict[str, tuple[float, float]] = {}
+        for name in self.metrics:
+            out.update(
+                sig.intervals(
+                    self.modules[name], self.data[name], res, sig.ALPHA if alpha is None else alpha
+                )
+            )
+        return out
 
     def extras(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -163,10 +191,10 @@ def score(
         "split": split,
         "corpus": corpus.content_hash[:12],
     }
-    if {"bleu", "rouge"} & set(names):
+    if any(getattr(m, "TOKENS", False) for m in modules.values()):
         sig["tokenizer"] = tokenize.signature()
-    for m in modules.values():
-        sig.update(m.signature(ctx))
+    for n, m in modules.items():
+        sig.update(m.signature(ctx, data[n]))
     return ScoreResult(split, items, preds, names, data, sig, modules)
 
 

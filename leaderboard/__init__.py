@@ -24,6 +24,7 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
     lb.start_workers()         # st.cache_resource it; lb.stop_workers() on shutdown
     lb.process_jobs()          # or: score everything queued now, in this thread
     lb.configured_stages()     # ["lexical", "bertscore"?, "judge"?]: what new submissions get
+    lb.all_stages()            # {"lexical": ("bleu", "rouge"), ...}: stage -> metric groups
 
     # the board (rows and values are plain text: never render them as HTML/Markdown)
     lb.ranking()               # DataFrame, one row per public submission/baseline, best first:
@@ -54,12 +55,19 @@ line-level ``Problem`` list), :class:`MetadataError` (``.fields``: field -> mess
 :class:`LimitError`, :class:`DatabaseInUseError`, :class:`NotFoundError`, :class:`AdminError`,
 :class:`ReferenceDataError`.
 
-Ranking rule: entries are ordered by judge F1 when any entry has it under the board's current
-signature, else BERTScore, else ROUGE-L (:data:`RANK_ORDER`). Each metric has a 95% paired
-bootstrap interval over items (same seeded resamples for every entry); an entry's rank is 1 +
-the number of entries significantly better than it (the 95% interval of the paired difference
-excludes 0), so entries that are not significantly different share a rank. See
+Metrics, their columns and the ranking rule come from etclib's registry
+(``etclib.metrics``: ``keys()``, ``fact(key)``, ``ranking_key()``, ``RANK_ORDER``); stages
+from ``etclib.metrics.stages()`` and :mod:`leaderboard.stages`. Each ranking metric has a 95%
+paired bootstrap interval over items (same seeded resamples for every entry,
+``etclib.significance``); an entry's rank is 1 + the number of entries significantly better
+than it, so entries that are not significantly different share a rank. See
 docs/leaderboard.md.
+
+Modules, bottom up (no cycles; tests/test_leaderboard_structure.py checks it): ``settings``,
+``errors``, ``clock``, ``metadata``; ``stages`` (what each stage computes and when it runs);
+``statuses`` (a submission's status from its jobs); ``db`` (the file, migrations, resuming);
+``queue`` (jobs); ``scoring`` (run a job, store its ``ScoreResult``); ``submit``; ``board``,
+``worker``, ``admin``, ``baselines``; ``export``.
 
 Command line: ``python -m leaderboard --help``.
 """
@@ -69,12 +77,13 @@ from __future__ import annotations
 from .admin import admin_submissions, delete, hide, rescore, unhide
 from .baselines import seed_baselines
 from .board import (
-    METRIC_COLUMNS,
     RANK_ORDER,
     detail,
+    metric_columns,
     other_scores,
     per_item,
     ranking,
+    ranking_rule,
     reported,
     status,
 )
@@ -91,8 +100,9 @@ from .errors import (
 )
 from .export import export_csv, export_json, push_to_hub
 from .metadata import SAW_TEST, SETTINGS, Metadata
-from .scoring import STAGES, configured_stages
-from .submit import STATUSES, Receipt, submit
+from .stages import all_stages, configured_stages
+from .statuses import STATUSES
+from .submit import Receipt, submit
 from .worker import WorkerPool, process_jobs, start_workers, stop_workers
 
 __all__ = [
@@ -101,7 +111,6 @@ __all__ = [
     "DatabaseInUseError",
     "LeaderboardError",
     "LimitError",
-    "METRIC_COLUMNS",
     "Metadata",
     "MetadataError",
     "NotFoundError",
@@ -110,11 +119,11 @@ __all__ = [
     "ReferenceDataError",
     "SAW_TEST",
     "SETTINGS",
-    "STAGES",
     "STATUSES",
     "SubmissionError",
     "WorkerPool",
     "admin_submissions",
+    "all_stages",
     "close_all",
     "configured_stages",
     "delete",
@@ -122,12 +131,14 @@ __all__ = [
     "export_csv",
     "export_json",
     "hide",
+    "metric_columns",
     "open_db",
     "other_scores",
     "per_item",
     "process_jobs",
     "push_to_hub",
     "ranking",
+    "ranking_rule",
     "reported",
     "rescore",
     "seed_baselines",

@@ -106,7 +106,11 @@ def _clip(text: Any, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-SHOW_METRICS = ("bleu1", "bleu4", "rouge1", "rougeL", "bertscore", "precision", "recall", "f1")
+def show_metrics() -> list[str]:
+    """The ranking metrics of the compact table: those whose fact says ``summary``."""
+    from etclib import metrics
+
+    return [f.key for f in metrics.facts() if f.ranking and f.summary]
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -187,7 +191,8 @@ def render_board(sort_by: str | None = None) -> str:
     import leaderboard as lb
 
     board = lb.ranking(sort_by=sort_by)
-    metrics = [m for m in SHOW_METRICS if m in board.columns and board[m].notna().any()]
+    compact = show_metrics()
+    metrics = [m for m in compact if m in board.columns and board[m].notna().any()]
     rows = []
     for r in board.to_dict("records"):
         cells = [r["rank_band"] or "-", _clip(r["name"], 34), r["kind"], _clip(r["setting"], 10)]
@@ -217,7 +222,7 @@ def render_board(sort_by: str | None = None) -> str:
         )
     rep = lb.reported()
     if len(rep):
-        cols = [c for c in SHOW_METRICS if c in rep.columns]
+        cols = [c for c in compact if c in rep.columns]
         rrows = [
             ["reported", _clip(r["name"], 80)] + [_fmt(r.get(c), 1) for c in cols]
             for r in rep.to_dict("records")
@@ -363,8 +368,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
+    from etclib.metrics import RANK_ORDER
+    from leaderboard.stages import all_stages
+
     p = add("show", SHOW_HELP, cmd_show)
-    p.add_argument("--sort-by", help="metric to rank by (default: f1, else bertscore, else rougeL)")
+    p.add_argument("--sort-by", help=f"metric to rank by (default: {', else '.join(RANK_ORDER)})")
     p.add_argument("--json", action="store_true", help="print the JSON export instead")
 
     p = add("export", EXPORT_HELP, cmd_export)
@@ -390,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", nargs="?")
     p.add_argument("--token", help="admin token (default $ETC_ADMIN_TOKEN)")
     p.add_argument("--note", help="reason, kept in the moderation log")
-    p.add_argument("--stages", help="rescore: comma-separated stages (lexical,bertscore,judge)")
+    p.add_argument("--stages", help=f"rescore: comma-separated stages ({','.join(all_stages())})")
     p.add_argument("--score", action="store_true", help="rescore: score now, in this process")
     return parser
 

@@ -13,10 +13,12 @@ import hmac
 import pandas as pd
 
 from . import settings
-from .db import Database, now, resolve
+from . import stages as stage_rules
+from .clock import now
+from .db import Database, resolve
 from .errors import AdminError, LeaderboardError, NotFoundError
-from .scoring import STAGES, enqueue
-from .submit import refresh_status
+from .queue import busy_stages, enqueue
+from .statuses import refresh_status
 
 
 def check_token(token: str | None) -> None:
@@ -80,18 +82,14 @@ def rescore(
     *,
     db: Database | None = None,
 ) -> list[int]:
-    """Queue new scoring jobs (default: lexical, then the configured heavy stages); job ids.
+    """Queue new scoring jobs for ``stages`` (default: the first stage, which queues the
+    configured heavier ones when it finishes); job ids.
 
     New score rows are added with their signatures; old ones stay.
     """
     check_token(token)
     db = resolve(db)
-    stages = stages or ["lexical"]
-    for stage in stages:
-        if stage not in STAGES:
-            raise LeaderboardError(
-                f"Unknown scoring stage {stage!r}. Available: {', '.join(STAGES)}."
-            )
+    wanted = [stage_rules.check(s) for s in (stages or [stage_rules.first()])]
     with db.write() as cur:
         row = cur.execute("SELECT kind FROM submissions WHERE id = ?", [submission_id]).fetchone()
         if row is None:
@@ -100,17 +98,11 @@ def rescore(
             raise LeaderboardError(
                 f"{submission_id} is a published (reported) row; it has no predictions to score."
             )
-        busy = {
-            s
-            for (s,) in cur.execute(
-                "SELECT stage FROM jobs WHERE submission_id = ? AND status IN ('queued', 'running')",
-                [submission_id],
-            ).fetchall()
-        }
-        ids = [enqueue(cur, submission_id, s) for s in stages if s not in busy]
+        busy = busy_stages(cur, submission_id)
+        ids = [enqueue(cur, submission_id, s) for s in wanted if s not in busy]
         cur.execute(
             "INSERT INTO moderation_log VALUES (?, ?, 'rescore', ?)",
-            [now(), submission_id, note or ",".join(stages)],
+            [now(), submission_id, note or ",".join(wanted)],
         )
         refresh_status(cur, submission_id, note="re-score requested", force=True)
     db.invalidate()

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from . import settings
-from .db import Database, now, resolve
+from .clock import now
+from .db import Database, resolve
 from .errors import ReferenceDataError
 from .metadata import Metadata
 
@@ -31,21 +32,6 @@ COMPUTED: dict[str, str] = {
     "constant": "Constant transcription (etclib)",
     "copy": "Copy of the utterance (etclib)",
 }
-REPORTED_KEYS = (
-    "bleu1",
-    "bleu2",
-    "bleu3",
-    "bleu4",
-    "rouge1",
-    "rouge2",
-    "rougeL",
-    "bertscore",
-    "precision",
-    "recall",
-    "f1",
-    "units_mean",
-    "units_sd",
-)
 
 
 def _setting_category(text: str) -> str:
@@ -88,7 +74,13 @@ def load_reference(directory: str | Path | None = None) -> dict[str, Any]:
 def seed_reported(
     *, directory: str | Path | None = None, db: Database | None = None
 ) -> dict[str, int]:
-    """Add the published rows; ``{"added": n, "updated": n, "unchanged": n}``."""
+    """Add the published rows; ``{"added": n, "updated": n, "unchanged": n}``.
+
+    A row's scores are its numbers under every result key etclib's metrics declare
+    (``etclib.metrics.keys()``); other fields are not kept.
+    """
+    from etclib import metrics
+
     from .scoring import dumps
 
     db = resolve(db)
@@ -99,7 +91,7 @@ def seed_reported(
         for row in data["rows"]:
             key = f"paper:{row['model']}|{row['setting']}"
             scores = {
-                k: float(row[k]) for k in REPORTED_KEYS if isinstance(row.get(k), (int, float))
+                k: float(row[k]) for k in metrics.keys() if isinstance(row.get(k), (int, float))
             }
             scores_json = dumps(scores)
             signature = json.dumps({"kind": "reported", "source": source}, sort_keys=True)

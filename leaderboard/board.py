@@ -1,54 +1,60 @@
 """The board: ranking with intervals and rank bands, published results, detail, per-item view.
 
-Ranking rule (:data:`RANK_ORDER`): by judge F1 when any entry has it under the board's current
-judge signature; otherwise BERTScore; otherwise ROUGE-L. ``ranking(sort_by=...)`` ranks by any
-other metric column instead. Entries lacking the ranking metric come last, unranked.
+Columns, their groups and directions, and the ranking rule come from etclib's metric registry
+(:func:`etclib.metrics.keys`, :func:`etclib.metrics.fact`, :func:`etclib.metrics.ranking_key`):
+by default the board is ranked by the first key of ``etclib.metrics.RANK_ORDER`` (judge F1,
+else BERTScore, else ROUGE-L) that any entry has under the board's current signature.
+``ranking(sort_by=...)`` ranks by any other ranking column instead. Entries lacking the ranking
+metric come last, unranked. Intervals and rank bands come from :mod:`etclib.significance`.
 
-Signatures: each metric group (bleu, rouge, bertscore, judge) has one *current* signature, the
-one held by the most public entries (ties: the newest). Only scores under it fill the board's
-columns; an entry's scores under other signatures are listed by :func:`other_scores`. Published
-results (paper rows) are never in the ranking columns: :func:`reported`.
+Signatures: each metric group has one *current* signature, the one held by the most public
+entries (ties: the newest). Only scores under it fill the board's columns; an entry's scores
+under other signatures are listed by :func:`other_scores`. Published results (paper rows) are
+never in the ranking columns: :func:`reported`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from . import bootstrap, settings
-from .db import Database, resolve
-from .errors import NotFoundError
-from .scoring import STAGES, load_arrays
-from .submit import job_summary, queue_position
+from etclib import metrics, significance
+from etclib.metrics import MetricData
 
-#: ranking metric, then its fallbacks
-RANK_ORDER: tuple[str, ...] = ("f1", "bertscore", "rougeL")
-#: metric column -> its metric group
-METRIC_COLUMNS: dict[str, str] = {
-    "bleu1": "bleu",
-    "bleu2": "bleu",
-    "bleu3": "bleu",
-    "bleu4": "bleu",
-    "rouge1": "rouge",
-    "rouge2": "rouge",
-    "rougeL": "rouge",
-    "bertscore": "bertscore",
-    "precision": "judge",
-    "recall": "judge",
-    "f1": "judge",
-}
-#: figures shown without an interval (counts, not x100)
-PLAIN_COLUMNS: dict[str, str] = {"units_mean": "judge", "units_sd": "judge"}
-RANKING_RULE = (
-    "Ranked by judge F1 when present, else BERTScore, else ROUGE-L. Intervals: 95% paired "
-    "bootstrap over items. rank = 1 + entries significantly better (95% interval of the paired "
-    "difference above 0); rank_band = rank..entries not significantly worse."
-)
+from . import settings
+from .db import Database, resolve
+from .errors import LeaderboardError, NotFoundError
+from .queue import queue_position
+from .scoring import load_arrays
+from .statuses import failed_metrics, job_summary, pending_metrics
+
+#: the ranking rule's order (etclib's, restated nowhere)
+RANK_ORDER = metrics.RANK_ORDER
+
+
+def metric_columns() -> dict[str, str]:
+    """Ranking column (a metric key with an interval) -> its metric group, in registry order."""
+    return {f.key: f.group for f in metrics.facts() if f.ranking}
+
+
+def plain_columns() -> dict[str, str]:
+    """Board columns shown without an interval (counts) -> their metric group."""
+    return {f.key: f.group for f in metrics.facts() if f.board and not f.ranking}
+
+
+def ranking_rule() -> str:
+    """The ranking rule in words (shown with the board and in its JSON export)."""
+    return (
+        f"{metrics.ranking_rule()} Intervals: 95% paired bootstrap over items. rank = 1 + "
+        "entries significantly better (95% interval of the paired difference on the better "
+        "side of 0); rank_band = rank..entries not significantly worse."
+    )
+
+
 PUBLIC_FIELDS = (
     "id",
     "kind",
@@ -109,43 +115,33 @@ def _latest_current(rows: pd.DataFrame, sigs: dict[str, str]) -> pd.DataFrame:
     return cur.sort_values("id").groupby(["submission_id", "metric_group"]).tail(1)
 
 
-def _weights(db: Database, n_items: int) -> tuple[np.ndarray, np.ndarray]:
-    """The resample indices and weights for ``n_items`` under the current settings."""
-    return _weights_for(n_items, settings.resamples(), settings.seed())
+def _resamples(n_items: int) -> significance.Resamples:
+    """The shared resamples for ``n_items`` under the current settings."""
+    return significance.draw(n_items, settings.resamples(), settings.seed())
 
 
-@lru_cache(maxsize=4)
-def _weights_for(n_items: int, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    idx = bootstrap.resample_indices(n_items, resamples, seed)
-    return idx, bootstrap.weights(idx, n_items)
-
-
-def _group_aggregate(group: str, arrays: dict[str, np.ndarray]):
-    """``idx -> scores`` through the metric module's own ``aggregate`` (imported when called)."""
-
-    def aggregate(idx: np.ndarray) -> dict[str, float]:
-        from etclib import metrics
-        from etclib.metrics import MetricData
-
-        return metrics.get(group).aggregate(MetricData(dict(arrays)), idx)
-
-    return aggregate
+def _row_samples(group: str, arrays: dict[str, np.ndarray], n_items: int):
+    """Ranking key -> resampled scores of one stored score row (none for an unknown group)."""
+    if group not in metrics.METRICS:
+        return {}
+    return significance.resampled(group, MetricData(dict(arrays)), _resamples(n_items))
 
 
 def _samples(db: Database, chosen: pd.DataFrame, n_items: int) -> dict[tuple[str, str], np.ndarray]:
-    """(submission id, metric key) -> resampled scores, for every chosen score row."""
+    """(submission id, metric key) -> resampled scores, for every chosen score row (all rows
+    at once: :func:`etclib.significance.resampled_many`)."""
     arrays = load_arrays(db, [int(i) for i in chosen["id"]])
-    idx, w = _weights(db, n_items)
-    specs = []
-    for row in chosen.itertuples():
-        if row.n_items != n_items:
-            continue
-        arr = arrays[int(row.id)]
-        aggregate = _group_aggregate(row.metric_group, arr)
-        for key, group in METRIC_COLUMNS.items():
-            if group == row.metric_group:
-                specs.append(((row.submission_id, key), key, arr, aggregate))
-    return bootstrap.resample_all(specs, w, idx)
+    rows = [
+        row
+        for row in chosen.itertuples()
+        if row.n_items == n_items and row.metric_group in metrics.METRICS
+    ]
+    scored = [(row.metric_group, MetricData(dict(arrays[int(row.id)]))) for row in rows]
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for row, samples in zip(rows, significance.resampled_many(scored, _resamples(n_items))):
+        for key, values in samples.items():
+            out[(row.submission_id, key)] = values
+    return out
 
 
 def ranking(
@@ -159,20 +155,27 @@ def ranking(
 
     Columns: ``rank``, ``rank_band``, ``rank_worst``, entry fields (``id``, ``kind``, ``name``,
     ``team``, ``setting``, ``saw_test``, ``model_url``, ``paper_url``, ``description``,
-    ``created_at``, ``status``), every metric of :data:`METRIC_COLUMNS` with ``_lo`` / ``_hi``
-    (NaN when not scored under the current signature), ``units_mean``, ``units_sd``,
+    ``created_at``, ``status``), every ranking metric (:func:`metric_columns`) with ``_lo`` /
+    ``_hi`` (NaN when not scored under the current signature), the plain columns
+    (:func:`plain_columns`: ``units_mean``, ``units_sd``),
     ``pred_chars`` (mean prediction length in characters) and ``other_signatures`` (groups this
     entry has only under another signature). ``df.attrs`` holds ``sort_by``, ``signatures``,
     ``ranking_rule``, ``resamples`` and ``seed``.
     """
     db = resolve(db)
-    if sort_by is not None and sort_by not in METRIC_COLUMNS:
-        from .errors import LeaderboardError
-
-        raise LeaderboardError(
-            f"Cannot rank by {sort_by!r}. Choose one of: {', '.join(METRIC_COLUMNS)}."
-        )
-    key = ("ranking", sort_by, include_hidden, split, settings.resamples(), settings.seed())
+    ranked = metric_columns()
+    plain = plain_columns()
+    if sort_by is not None and sort_by not in ranked:
+        raise LeaderboardError(f"Cannot rank by {sort_by!r}. Choose one of: {', '.join(ranked)}.")
+    key = (
+        "ranking",
+        sort_by,
+        include_hidden,
+        split,
+        settings.resamples(),
+        settings.seed(),
+        tuple(ranked),
+    )
     hit = db.cache.get(key)
     if hit is not None:
         return hit.copy()
@@ -182,16 +185,16 @@ def ranking(
     sigs = current_signatures(rows) if not rows.empty else {}
     chosen = _latest_current(rows, sigs)
     frame = entries.copy()
-    for col in list(METRIC_COLUMNS) + list(PLAIN_COLUMNS):
+    for col in list(ranked) + list(plain):
         frame[col] = np.nan
-        if col in METRIC_COLUMNS:
+        if col in ranked:
             frame[col + "_lo"] = np.nan
             frame[col + "_hi"] = np.nan
     pos = {sid: i for i, sid in enumerate(frame["id"])}
     filled: dict[str, np.ndarray] = {}
     for row in chosen.itertuples():
         values = json.loads(row.scores)
-        for col, group in {**METRIC_COLUMNS, **PLAIN_COLUMNS}.items():
+        for col, group in {**ranked, **plain}.items():
             if group == row.metric_group and values.get(col) is not None:
                 filled.setdefault(col, np.full(len(frame), np.nan))[pos[row.submission_id]] = float(
                     values[col]
@@ -207,13 +210,14 @@ def ranking(
         n_items = int(Counter(chosen["n_items"]).most_common(1)[0][0])
         samples = _samples(db, chosen, n_items)
         for (sid, col), values in samples.items():
-            lo, hi = bootstrap.interval(values)
+            lo, hi = significance.interval(values)
             filled.setdefault(col + "_lo", np.full(len(frame), np.nan))[pos[sid]] = lo
             filled.setdefault(col + "_hi", np.full(len(frame), np.nan))[pos[sid]] = hi
     for col, values in filled.items():
         frame[col] = values
     if sort_by is None:
-        sort_by = next((m for m in RANK_ORDER if frame[m].notna().any()), RANK_ORDER[-1])
+        sort_by = metrics.ranking_key([m for m in ranked if frame[m].notna().any()])
+    higher = metrics.fact(sort_by).higher_is_better
     frame["rank"] = 0
     frame["rank_worst"] = 0
     if len(frame) and frame[sort_by].notna().any():
@@ -222,7 +226,7 @@ def ranking(
         mat = np.vstack(
             [samples.get((sid, sort_by), np.full(n_res, np.nan)) for sid in frame["id"]]
         )
-        best, worst = bootstrap.rank_bands(points, mat)
+        best, worst = significance.rank_bands(points, mat, higher_is_better=higher)
         frame["rank"] = best
         frame["rank_worst"] = worst
     frame["rank_band"] = [
@@ -232,7 +236,7 @@ def ranking(
     frame["_unranked"] = frame["rank"] == 0
     frame = frame.sort_values(
         ["_unranked", sort_by, "rank", "created_at"],
-        ascending=[True, False, True, True],
+        ascending=[True, not higher, True, True],
         na_position="last",
         kind="stable",
     ).drop(
@@ -245,7 +249,7 @@ def ranking(
     frame.attrs.update(
         sort_by=sort_by,
         signatures={g: json.loads(s) for g, s in sigs.items()},
-        ranking_rule=RANKING_RULE,
+        ranking_rule=ranking_rule(),
         resamples=settings.resamples(),
         seed=settings.seed(),
     )
@@ -272,7 +276,7 @@ def reported(*, db: Database | None = None) -> pd.DataFrame:
         records.append(rec)
     frame = pd.DataFrame(records)
     if frame.empty:
-        frame = pd.DataFrame(columns=["id", "kind", "name", "setting", *METRIC_COLUMNS])
+        frame = pd.DataFrame(columns=["id", "kind", "name", "setting", *metric_columns()])
     else:
         frame = frame.drop_duplicates("id", keep="last").reset_index(drop=True)
     return frame
@@ -343,8 +347,8 @@ def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         "visibility": rec["visibility"],
         "status": rec["status"],
         "message": rec["status_message"] or "",
-        "pending": [m for s in pending for m in STAGES[s]],
-        "failed_metrics": {m: reason for s, reason in failed.items() for m in STAGES[s]},
+        "pending": pending_metrics(pending),
+        "failed_metrics": failed_metrics(failed),
         "queue_position": queue_position(cur, rec["id"]),
         "warnings": json.loads(rec["warnings"] or "[]"),
         "history": history,
@@ -407,13 +411,8 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
             [int(i) for i in chosen["id"]],
         ).set_index("id")
         for row in chosen.itertuples():
-            arr = arrays[int(row.id)]
-            idx, w = _weights(db, int(row.n_items))
-            intervals = {}
-            for key, group in METRIC_COLUMNS.items():
-                if group == row.metric_group:
-                    vals = bootstrap.resampled(key, arr, w, idx, _group_aggregate(group, arr))
-                    intervals[key] = bootstrap.interval(vals)
+            samples = _row_samples(row.metric_group, arrays[int(row.id)], int(row.n_items))
+            intervals = {key: significance.interval(values) for key, values in samples.items()}
             scores[row.metric_group] = {
                 "scores": json.loads(row.scores),
                 "intervals": intervals,

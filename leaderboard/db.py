@@ -8,7 +8,11 @@
   through :meth:`Database.write`, which serialises them with one lock and runs each in a
   transaction.
 - The schema is versioned (table ``schema_version``) and migrated in order on open.
-- Opening also resumes work: jobs that a dead process left ``running`` are queued again.
+- Opening also resumes work: jobs that a dead process left ``running`` are queued again, and
+  their submissions' statuses re-derived (:mod:`leaderboard.statuses`).
+
+This module depends only on the leaderboard's settings, errors, clock and status rules; the
+queue, scoring, submitting and the board are built on it.
 """
 
 from __future__ import annotations
@@ -18,22 +22,18 @@ import errno
 import os
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from . import settings
+from .clock import now
 from .errors import DatabaseInUseError, LeaderboardError
+from .statuses import refresh_status
 
 try:  # POSIX; elsewhere the PID liveness check alone decides
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
-
-
-def now() -> datetime:
-    """The current UTC time, naive (as stored in TIMESTAMP columns)."""
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 #: Ordered migrations: version -> SQL statements. Never edit a released one; append.
@@ -342,8 +342,6 @@ class Database:
 
     def _resume(self) -> int:
         """Queue again the jobs that a dead process left running; fail those tried too often."""
-        from .submit import refresh_status
-
         limit = settings.max_attempts()
         with self.write() as cur:
             rows = cur.execute(

@@ -25,7 +25,8 @@ import pandas as pd
 from . import settings
 from .board import per_item as per_item_frame
 from .board import ranking, reported
-from .db import Database, now, resolve
+from .clock import now
+from .db import Database, resolve
 from .errors import LeaderboardError
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")

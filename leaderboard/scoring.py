@@ -1,65 +1,26 @@
-"""Scoring stages: run etclib's metrics on a stored submission and store everything they give.
+"""Running a job: score a stored submission with etclib and store the ``ScoreResult``.
 
-A submission is scored in stages, each a job in the queue:
-
-- ``lexical`` (bleu, rouge): always, first; the submission becomes visible with it;
-- ``bertscore``: when ``ETC_BERTSCORE_MODEL`` is set or ``ETC_LB_BERTSCORE`` is true;
-- ``judge`` (precision, recall, f1, units): when ``ETC_JUDGE_PROVIDER`` is set and that provider
-  is configured (``etclib.llm.configured``).
-
-The heavy stages are queued when the lexical stage finishes, with the settings of that moment.
-Each metric group gets one new ``scores`` row (never an update) with its own signature, the
-per-item arrays that its ``aggregate`` needs (so intervals and breakdowns are recomputed from the
-database without re-scoring), one ``item_scores`` row per item, and its breakdowns.
+Each metric group of the job's stage (:mod:`leaderboard.stages`) gets one new ``scores`` row
+(never an update) with its own signature, its scores and breakdowns as etclib's
+``ScoreResult`` computed them, the per-item arrays its ``aggregate`` / ``resample`` need (so
+intervals are recomputed from the database without re-scoring), and one ``item_scores`` row per
+item.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import threading
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import settings
-from .db import Database, now
+from . import stages
+from .clock import now
+from .db import Database
+from .queue import Job
 
-#: stage -> etclib metric groups
-STAGES: dict[str, tuple[str, ...]] = {
-    "lexical": ("bleu", "rouge"),
-    "bertscore": ("bertscore",),
-    "judge": ("judge",),
-}
-#: Stages whose models are shared in-process and not known to be thread-safe run one at a time.
-_STAGE_LOCKS: dict[str, threading.Lock] = {
-    "lexical": threading.Lock(),  # one MeCab tagger per process
-    "bertscore": threading.Lock(),  # one model per process
-}
-
-
-def configured_stages() -> list[str]:
-    """The stages that run for a new submission with the current settings, in order."""
-    out = ["lexical"]
-    if settings.bertscore_enabled():
-        out.append("bertscore")
-    if settings.judge_provider():
-        out.append("judge")
-    return out
-
-
-def stage_options(stage: str) -> dict[str, Any]:
-    """Metric options fixed when a stage is queued (so a job runs with the settings it had)."""
-    if stage == "judge":
-        from etclib.config import setting
-
-        provider = settings.judge_provider()
-        out = {"judge_provider": provider} if provider else {}
-        if setting("ETC_JUDGE_MODEL"):
-            out["judge_model"] = setting("ETC_JUDGE_MODEL")
-        return out
-    return {}
+__all__ = ["Job", "compute", "dumps", "finite", "load_arrays", "store_result"]
 
 
 def finite(obj: Any) -> Any:
@@ -87,16 +48,6 @@ def group_signature(signature: dict[str, str], group: str, groups: list[str]) ->
     return json.dumps(sig, ensure_ascii=False, sort_keys=True)
 
 
-@dataclass
-class Job:
-    """A claimed job."""
-
-    id: int
-    submission_id: str
-    stage: str
-    options: dict[str, Any]
-
-
 def load_predictions(db: Database, submission_id: str) -> tuple[str, dict[tuple, str]]:
     """A stored submission's split and predictions (key -> text)."""
     cur = db.cursor()
@@ -116,8 +67,8 @@ def compute(db: Database, job: Job):
 
     split, by_key = load_predictions(db, job.submission_id)
     corpus = load_corpus()
-    lock = _STAGE_LOCKS.get(job.stage)
-    metrics = list(STAGES[job.stage])
+    metrics = list(stages.groups(stages.check(job.stage)))
+    lock = stages.lock(job.stage)
     if lock is None:
         return score(by_key, split, metrics, corpus=corpus, options=job.options)
     with lock:
@@ -125,23 +76,15 @@ def compute(db: Database, job: Job):
 
 
 def store_result(cur, job: Job, result) -> list[int]:
-    """Insert one ``scores`` row per metric group, its arrays, item scores and breakdowns."""
+    """Insert one ``scores`` row per metric group of ``result``, its arrays and item scores."""
     import pandas as pd
 
-    groups = result.groups()
     ids = []
     created = now()
     for group in result.metrics:
         module = result.modules[group]
         data = result.data[group]
         score_id = cur.execute("SELECT nextval('score_ids')").fetchone()[0]
-        breakdown = {
-            name: {
-                sub: {"n_items": int(len(idx)), **module.aggregate(data, idx)}
-                for sub, idx in subsets.items()
-            }
-            for name, subsets in groups.items()
-        }
         cur.execute(
             "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -152,9 +95,9 @@ def store_result(cur, job: Job, result) -> list[int]:
                 group_signature(result.signature, group, result.metrics),
                 created,
                 result.n_items,
-                dumps(module.aggregate(data)),
+                dumps(result.aggregate(names=[group])),
                 dumps(data.extra),
-                dumps(breakdown),
+                dumps(result.breakdown([group])),
             ],
         )
         for name, arr in data.arrays.items():
@@ -182,18 +125,6 @@ def store_result(cur, job: Job, result) -> list[int]:
             cur.unregister("_item_scores_frame")
         ids.append(int(score_id))
     return ids
-
-
-def enqueue(cur, submission_id: str, stage: str, options: dict[str, Any] | None = None) -> int:
-    """Queue one stage for a submission (inside a write transaction); the job id."""
-    job_id = cur.execute("SELECT nextval('job_ids')").fetchone()[0]
-    opts = stage_options(stage) if options is None else options
-    cur.execute(
-        "INSERT INTO jobs (id, submission_id, stage, status, attempts, created_at, options) "
-        "VALUES (?, ?, ?, 'queued', 0, ?, ?)",
-        [job_id, submission_id, stage, now(), json.dumps(opts, sort_keys=True)],
-    )
-    return int(job_id)
 
 
 def load_arrays(db: Database, score_ids: list[int]) -> dict[int, dict[str, np.ndarray]]:

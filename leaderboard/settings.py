@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from etclib import significance
 from etclib.config import setting
 from etclib.errors import ConfigError
 
@@ -19,8 +20,9 @@ DEFAULT_DB = Path("data") / "leaderboard.duckdb"
 DEFAULT_DAILY_LIMIT = 5
 DEFAULT_MAX_QUEUE = 50
 DEFAULT_WORKERS = 2
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 20260
+#: the same as ``etclib score --ci``, so its intervals are the board's
+DEFAULT_RESAMPLES = significance.DEFAULT_RESAMPLES
+DEFAULT_SEED = significance.DEFAULT_SEED
 DEFAULT_MAX_ATTEMPTS = 3
 
 _TRUE = ("1", "true", "yes", "on")

@@ -24,13 +24,13 @@ from typing import IO, Any
 
 from etclib.errors import PredictionsError, Problem
 
-from . import settings
-from .db import Database, now, resolve
+from . import settings, stages
+from .clock import now
+from .db import Database, resolve
 from .errors import LimitError, SubmissionError
 from .metadata import Metadata
-from .scoring import STAGES, enqueue
+from .queue import enqueue, queue_position, waiting_submissions
 
-STATUSES: tuple[str, ...] = ("queued", "scoring", "partially scored", "scored", "failed")
 KINDS: tuple[str, ...] = ("submission", "baseline", "reported")
 
 
@@ -144,7 +144,7 @@ def store_submission(
     baseline_key: str | None = None,
     enforce_limits: bool = True,
 ) -> Receipt:
-    """Store a validated ``etclib.predictions.Predictions`` and queue its lexical stage."""
+    """Store a validated ``etclib.predictions.Predictions`` and queue its first stage."""
     import pandas as pd
 
     from etclib.corpus import load_corpus
@@ -210,7 +210,7 @@ def store_submission(
             "INSERT INTO status_history VALUES (?, ?, 'queued', ?)",
             [sid, at, f"received {preds.name} ({len(preds)} items)"],
         )
-        enqueue(cur, sid, "lexical", {})
+        enqueue(cur, sid, stages.first(), {})
         position = queue_position(cur, sid)
     db.invalidate()
     db.notify_jobs()
@@ -232,80 +232,9 @@ def _check_limits(cur, submitter_key: str | None, at: datetime) -> None:
                 f"submitter. Try again after {reset:%Y-%m-%d %H:%M} UTC; nothing was stored."
             )
     cap = settings.max_queue()
-    (waiting,) = cur.execute(
-        "SELECT count(DISTINCT submission_id) FROM jobs WHERE status IN ('queued', 'running')"
-    ).fetchone()
+    waiting = waiting_submissions(cur)
     if waiting >= cap:
         raise LimitError(
             f"The scoring queue is full ({waiting} submissions waiting, the limit is {cap}). "
             "Please try again in a few minutes; nothing was stored."
         )
-
-
-def queue_position(cur, submission_id: str) -> int | None:
-    """1 + the number of queued jobs ahead of this submission's first queued job, or None."""
-    row = cur.execute(
-        "SELECT min(id) FROM jobs WHERE submission_id = ? AND status = 'queued'", [submission_id]
-    ).fetchone()
-    if row is None or row[0] is None:
-        return None
-    (ahead,) = cur.execute(
-        "SELECT count(*) FROM jobs WHERE status = 'queued' AND id < ?", [row[0]]
-    ).fetchone()
-    return int(ahead) + 1
-
-
-def job_summary(cur, submission_id: str) -> tuple[list[str], dict[str, str], bool, bool]:
-    """(pending stages, failed stage -> reason, any running, lexical scores exist)."""
-    latest: dict[str, tuple[str, str | None]] = {}
-    for stage, status, error in cur.execute(
-        "SELECT stage, status, error FROM jobs WHERE submission_id = ? ORDER BY id",
-        [submission_id],
-    ).fetchall():
-        latest[stage] = (status, error)
-    pending = [s for s in STAGES if s in latest and latest[s][0] in ("queued", "running")]
-    failed = {
-        s: latest[s][1] or "failed" for s in STAGES if s in latest and latest[s][0] == "failed"
-    }
-    running = any(v[0] == "running" for v in latest.values())
-    (lexical,) = cur.execute(
-        "SELECT count(*) FROM scores WHERE submission_id = ? AND metric_group IN ('bleu', 'rouge')",
-        [submission_id],
-    ).fetchone()
-    return pending, failed, running, bool(lexical)
-
-
-def refresh_status(cur, submission_id: str, note: str | None = None, force: bool = False) -> str:
-    """Derive a submission's status from its jobs and scores; record it when it changes."""
-    (kind,) = cur.execute("SELECT kind FROM submissions WHERE id = ?", [submission_id]).fetchone()
-    if kind == "reported":
-        return "scored"
-    pending, failed, running, has_lexical = job_summary(cur, submission_id)
-    parts = []
-    if not has_lexical:
-        if "lexical" in failed and not pending:
-            status, parts = "failed", [failed["lexical"]]
-        else:
-            status = "scoring" if running else "queued"
-    elif pending or failed:
-        status = "partially scored"
-        if pending:
-            metrics = [m for s in pending for m in STAGES[s]]
-            parts.append("pending: " + ", ".join(metrics))
-        parts += [f"{s} failed: {reason}" for s, reason in failed.items()]
-    else:
-        status = "scored"
-    message = "; ".join(parts)
-    old_status, old_message = cur.execute(
-        "SELECT status, status_message FROM submissions WHERE id = ?", [submission_id]
-    ).fetchone()
-    if (status, message) != (old_status, old_message or "") or force:
-        cur.execute(
-            "UPDATE submissions SET status = ?, status_message = ? WHERE id = ?",
-            [status, message, submission_id],
-        )
-        shown = "; ".join(p for p in (note, message) if p)
-        cur.execute(
-            "INSERT INTO status_history VALUES (?, ?, ?, ?)", [submission_id, now(), status, shown]
-        )
-    return status

@@ -6,7 +6,7 @@
   (``--once`` stops when the queue is empty).
 - In tests and scripts: :func:`process_jobs` runs every queued job in the calling thread.
 
-Lexical jobs are claimed before heavier ones, so new submissions become visible quickly.
+First-stage (lexical) jobs are claimed before heavier ones (:func:`leaderboard.queue.claim`).
 A job that raises an ``EtcError`` fails with its message (shown to the submitter); any other
 exception fails it with its type and message, and the traceback goes to the log. A job left
 ``running`` by a process that died is queued again when the database is next opened.
@@ -14,7 +14,6 @@ exception fails it with its type and message, and the traceback goes to the log.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -23,33 +22,25 @@ import traceback
 
 from etclib.errors import EtcError
 
-from . import settings
-from .db import Database, now, resolve
-from .scoring import Job, compute, configured_stages, enqueue, store_result
-from .submit import refresh_status
+from . import settings, stages
+from .clock import now
+from .db import Database, resolve
+from .queue import Job, busy_stages, claim, enqueue, pending_jobs
+from .scoring import compute, store_result
+from .statuses import refresh_status
+
+__all__ = [
+    "WorkerPool",
+    "claim",
+    "pending_jobs",
+    "process_jobs",
+    "run_job",
+    "run_one",
+    "start_workers",
+    "stop_workers",
+]
 
 log = logging.getLogger("leaderboard.worker")
-
-_LEXICAL_FIRST = "CASE stage WHEN 'lexical' THEN 0 ELSE 1 END"
-
-
-def claim(db: Database, worker: str) -> Job | None:
-    """Mark the next queued job running for ``worker`` and return it (None when idle)."""
-    with db.write() as cur:
-        row = cur.execute(
-            "SELECT id, submission_id, stage, options FROM jobs WHERE status = 'queued' "
-            f"ORDER BY {_LEXICAL_FIRST}, id LIMIT 1"
-        ).fetchone()
-        if row is None:
-            return None
-        job_id, sid, stage, options = row
-        cur.execute(
-            "UPDATE jobs SET status = 'running', claimed_at = ?, claimed_by = ?, "
-            "attempts = attempts + 1 WHERE id = ?",
-            [now(), worker, job_id],
-        )
-        refresh_status(cur, sid)
-    return Job(int(job_id), sid, stage, json.loads(options or "{}"))
 
 
 def run_job(db: Database, job: Job) -> bool:
@@ -78,16 +69,9 @@ def run_job(db: Database, job: Job) -> bool:
         cur.execute(
             "UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?", [now(), job.id]
         )
-        if job.stage == "lexical" and job.options.get("follow", True):
-            waiting = {
-                s
-                for (s,) in cur.execute(
-                    "SELECT stage FROM jobs WHERE submission_id = ? "
-                    "AND status IN ('queued', 'running')",
-                    [job.submission_id],
-                ).fetchall()
-            }
-            for stage in configured_stages()[1:]:
+        if job.stage == stages.first() and job.options.get("follow", True):
+            waiting = busy_stages(cur, job.submission_id)
+            for stage in stages.configured_stages()[1:]:
                 if stage not in waiting:
                     enqueue(cur, job.submission_id, stage)
         refresh_status(cur, job.submission_id)
@@ -139,11 +123,6 @@ def process_jobs(*, db: Database | None = None, max_jobs: int | None = None) -> 
             break
         done += 1
     return done
-
-
-def pending_jobs(db: Database) -> int:
-    """Jobs queued or running."""
-    return int(db.query("SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')")[0][0])
 
 
 class WorkerPool:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from views.about import metric_signatures
+from views.about import metric_signatures, metric_table, ranking_rule
 from views.navigation import ensure_app_navigation
 
 ensure_app_navigation()
@@ -73,21 +73,20 @@ st.header("How scores are computed")
 st.markdown(
     """
 Every test item is one utterance of the 101 test dialogues (1,010 items); a prediction is
-compared with the transcription that the utterance's author wrote. All scores are ×100.
+compared with the transcription that the utterance's author wrote. The metrics, as each
+metric's code declares them (×100 scores are shares or scores from 0 to 100):
+"""
+)
+st.dataframe(metric_table(), hide_index=True, width="stretch", key="about_metrics")
+st.markdown(
+    f"""
+The LLM judge splits prediction and reference into atomic units of inner state (emotions,
+intentions) and checks each unit against the other text (Supported / Neutral / Not Supported;
+only Supported counts); items whose reference has no unit are left out.
 
-- **BLEU-1..4**: corpus-level BLEU (sacrebleu) over all items, on MeCab tokens, maximum n-gram
-  order 1 to 4 with uniform weights and the brevity penalty.
-- **ROUGE-1/2/L**: the F-measure per item on the same tokens, averaged over items.
-- **BERTScore**: F1 per item with a multilingual BERT model, averaged over items.
-- **Judge precision / recall / F1**: an LLM splits prediction and reference into atomic units of
-  inner state (emotions, intentions) and checks each unit against the other text (Supported /
-  Neutral / Not Supported; only Supported counts). Precision is the share of the prediction's
-  units supported by the reference, recall the share of the reference's units supported by the
-  prediction; F1 is the mean of per-item F1, so it can be lower than both means. Items whose
-  reference has no unit are left out.
-- **Intervals and ranks**: each metric carries a 95% paired bootstrap interval over items (the
-  same seeded resamples for every entry); entries that are not significantly different share a
-  rank band.
+**Intervals and ranks**: each ranking metric carries a 95% paired bootstrap interval over items
+(the same seeded resamples for every entry); entries that are not significantly different
+share a rank band. {ranking_rule()}
 
 A score is only comparable with scores of the same **signature**: the tokenizer and its
 dictionary, the metric implementation and its settings, the BERTScore model and layer, the judge

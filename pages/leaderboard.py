@@ -24,7 +24,7 @@ with shown_errors(stop=True):
     everything = lb.ranking()
     published = lb.reported()
 
-metrics = board.metric_choices(everything) or list(board.METRIC_ORDER)
+metrics = board.metric_choices(everything) or board.metric_order()
 default_metric = everything.attrs.get("sort_by")
 c1, c2, c3 = st.columns([2, 3, 3])
 metric = c1.selectbox(
@@ -32,7 +32,8 @@ metric = c1.selectbox(
     metrics,
     index=metrics.index(default_metric) if default_metric in metrics else 0,
     key="lb_metric",
-    help="The ranking metric by default: judge F1 when present, else BERTScore, else ROUGE-L.",
+    format_func=board.metric_label,
+    help=f"The ranking metric by default. {lb.ranking_rule()}",
 )
 settings = c2.multiselect("Setting", lb.SETTINGS, key="lb_settings", placeholder="all settings")
 saw_test = c3.multiselect("Saw test data", lb.SAW_TEST, key="lb_saw_test", placeholder="any answer")

@@ -48,11 +48,6 @@ BREACHES: dict[str, dict[str, str]] = {
     },
 }
 
-_LEADERBOARD_CIRCLE = (
-    "leaderboard.db imports leaderboard.submit (refresh_status) while submit imports db and "
-    "scoring, which imports db: a circle that the leaderboard restructuring removes"
-)
-
 
 def lint_imports(root: Path) -> tuple[int, str]:
     """Run ``lint-imports`` on every contract with ``root`` as the working directory."""
@@ -110,15 +105,7 @@ def test_every_contract_has_a_breach_and_the_required_ones_exist():
     assert {f"acyclic-{p}" for p in PACKAGES} <= set(CONTRACTS)
 
 
-@pytest.mark.parametrize(
-    "contract",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=_LEADERBOARD_CIRCLE))
-        if c == "acyclic-leaderboard"
-        else c
-        for c in CONTRACTS
-    ],
-)
+@pytest.mark.parametrize("contract", list(CONTRACTS))
 def test_contract_is_kept(checkout, contract):
     rc, output = checkout
     assert "Analyzed" in output, output  # the graph was built from this checkout's packages

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 import leaderboard as lb
+from etclib import significance
 from etclib.corpus import load_corpus
-from etclib.metrics import MetricData
+from etclib.metrics import MetricData, resampled_mean
 from etclib.predictions import dumps_jsonl
+from etclib.significance import Resamples
 from etclib.task import items as split_items
-from leaderboard import bootstrap
 
 SEED, B = 7, 300
 
@@ -49,7 +50,7 @@ def test_resampled_means_equal_numpy_on_each_resample():
     values = rng.random(50)
     values[[3, 17, 40]] = np.nan  # excluded items, as the judge leaves them
     idx = independent_indices(50)
-    got = bootstrap.mean_scores(values, bootstrap.weights(idx, 50))
+    got = resampled_mean(values, significance.weights(idx, 50))
     expected = np.nanmean(values[idx], axis=1) * 100
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
@@ -57,7 +58,7 @@ def test_resampled_means_equal_numpy_on_each_resample():
 def test_all_nan_resample_is_nan():
     values = np.array([np.nan, 0.5])
     w = np.array([[2.0, 0.0], [1.0, 1.0]])
-    got = bootstrap.mean_scores(values, w)
+    got = resampled_mean(values, w)
     assert np.isnan(got[0]) and got[1] == pytest.approx(50)
 
 
@@ -87,24 +88,27 @@ def test_resampled_bleu_equals_sacrebleu_on_each_resample(order):
     idx[0] = [2, 2, 2, 2, 2, 2, 2]  # an empty hypothesis only: BLEU 0
     idx[1] = [5, 5, 5, 5, 5, 5, 5]  # nothing matches: BLEU 0
     idx[2] = [3, 3, 3, 3, 3, 3, 3]  # one-token sentences: no 2-grams at all
-    got = bootstrap.bleu_scores(stats, bootstrap.weights(idx, len(TEXTS)), order)
+    data = MetricData({"bleu_stats": stats})
+    got = significance.resampled(bleu, data, Resamples(idx))[f"bleu{order}"]
     scorer = BLEU(max_ngram_order=order, tokenize="none")
     expected = [
         scorer.corpus_score([hyps[i] for i in row], [[refs[i] for i in row]]).score for row in idx
     ]
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
     # and equal to etclib's own aggregate over the same resample
-    data = MetricData({"bleu_stats": stats})
     mine = [bleu.aggregate(data, row)[f"bleu{order}"] for row in idx[:10]]
     np.testing.assert_allclose(got[:10], mine, rtol=1e-9, atol=1e-9)
 
 
 def test_generic_fallback_calls_aggregate_per_resample():
+    from etclib.metrics import Fact
+
     idx = independent_indices(5)
     values = np.arange(5, dtype=float)
-    got = bootstrap.resampled(
-        "odd_metric", {}, bootstrap.weights(idx, 5), idx, lambda i: {"odd_metric": values[i].max()}
-    )
+    odd = types.ModuleType("odd_metric")  # no resample(): aggregate is called per resample
+    odd.FACTS = (Fact("odd_metric", "Odd", "the largest value"),)
+    odd.aggregate = lambda data, i: {"odd_metric": data.arrays["v"][i].max()}
+    got = significance.resampled(odd, MetricData({"v": values}), Resamples(idx))["odd_metric"]
     np.testing.assert_array_equal(got, values[idx].max(axis=1))
 
 
@@ -170,7 +174,7 @@ def test_rank_bands_against_plain_percentiles():
     base = rng.normal(0, 1, size=B)
     samples = np.vstack([50 + base, 49.9 + base + rng.normal(0, 2, B), 40 + base, 39.95 + base])
     points = np.array([50.0, 49.9, 40.0, 39.95])
-    rank, worst = bootstrap.rank_bands(points, samples)
+    rank, worst = significance.rank_bands(points, samples)
     expected_rank, expected_worst = [], []
     for j in range(4):
         better = worse = 0
@@ -189,7 +193,7 @@ def test_rank_bands_against_plain_percentiles():
 
 def test_unscored_entries_are_unranked():
     samples = np.vstack([np.full(10, 5.0), np.full(10, np.nan)])
-    rank, worst = bootstrap.rank_bands(np.array([5.0, np.nan]), samples)
+    rank, worst = significance.rank_bands(np.array([5.0, np.nan]), samples)
     assert rank.tolist() == [1, 0] and worst.tolist() == [1, 0]
 
 
@@ -202,6 +206,10 @@ def _fake_judge_module() -> types.ModuleType:
 
     mod = types.ModuleType("fake_judge_metric")
     mod.KEYS = judge.KEYS
+    mod.FACTS = judge.FACTS
+    mod.STAGE = judge.STAGE
+    mod.statistics = judge.statistics
+    mod.from_statistics = judge.from_statistics
 
     def compute(predictions, references, ctx):
         n = len(predictions)
@@ -258,3 +266,79 @@ def test_judge_f1_is_the_ranking_metric_when_present(tiny, monkeypatch):
     f1 = np.array([1.0] * 15 + [0.0] * 5)
     expected = np.percentile(f1[independent_indices(20)].mean(axis=1) * 100, [2.5, 97.5])
     assert (lo, hi) == pytest.approx(tuple(expected))
+
+
+# --- etclib significance alone: weights, direction, and the CLI's --ci ----------------------
+
+
+def test_weights_count_every_draw():
+    idx = independent_indices(13)
+    expected = np.zeros((B, 13))
+    for r, row in enumerate(idx):
+        for i in row:
+            expected[r, i] += 1
+    np.testing.assert_array_equal(significance.weights(idx, 13), expected)
+    assert significance.draw(13, B, SEED).idx.tolist() == idx.tolist()
+
+
+def test_rank_bands_for_a_lower_is_better_metric():
+    rng = np.random.default_rng(4)
+    base = rng.normal(0, 1, size=B)
+    samples = np.vstack([10 + base, 10.02 + base, 15 + base + rng.normal(0, 0.5, B)])
+    points = samples.mean(axis=1)
+    rank, worst = significance.rank_bands(points, samples, higher_is_better=False)
+    expected_rank, expected_worst = [], []
+    for j in range(3):
+        better = sum(
+            np.percentile(samples[j] - samples[i], 2.5) > 0 for i in range(3) if i != j
+        )  # i is better than j when j - i is surely positive (lower wins)
+        worse = sum(np.percentile(samples[j] - samples[i], 97.5) < 0 for i in range(3) if i != j)
+        expected_rank.append(1 + better)
+        expected_worst.append(3 - worse)
+    assert rank.tolist() == expected_rank == [1, 2, 3]
+    assert worst.tolist() == expected_worst
+
+
+def test_cli_ci_prints_the_boards_intervals(tiny, tiny_corpus, tmp_path, capsys):
+    import json
+
+    from etclib.cli import main
+
+    half = {it.key for it in tiny[1::2]}
+    data = jsonl(tiny, lambda it: it.reference if it.key in half else it.utterance)
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(data)
+    sid = lb.submit(data, {"name": "odd right"}).id
+    lb.process_jobs()
+    row = lb.ranking().set_index("id").loc[sid]
+    args = ["score", str(path), "--ci", "--seed", str(SEED), "--resamples", str(B)]
+    assert main([*args, "--json", "--data", str(tiny_corpus)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    for key in ("bleu1", "bleu4", "rouge1", "rouge2", "rougeL"):
+        assert got["intervals"][key] == pytest.approx([row[key + "_lo"], row[key + "_hi"]])
+    assert got["bootstrap"] == {"resamples": B, "seed": SEED, "level": 0.95}
+    assert main([*args, "--data", str(tiny_corpus)]) == 0
+    text = capsys.readouterr().out
+    lo, hi = row["rougeL_lo"], row["rougeL_hi"]
+    assert f"[{lo:.2f}, {hi:.2f}]" in next(ln for ln in text.splitlines() if "rougeL" in ln)
+
+
+def test_a_metric_with_its_own_resample_is_called_once():
+    from etclib.metrics import Fact
+
+    idx = independent_indices(6)
+    calls = []
+    own = types.ModuleType("own_resample_metric")
+    own.FACTS = (Fact("spread", "Spread", "max minus min"), Fact("n", "n", "items", ranking=False))
+
+    def resample(data, res):
+        calls.append(res)
+        v = data.arrays["v"][res.idx]
+        return {"spread": v.max(axis=1) - v.min(axis=1), "n": np.full(len(res), 6.0)}
+
+    own.resample = resample
+    values = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0])
+    got = significance.resampled(own, MetricData({"v": values}), Resamples(idx))
+    assert list(got) == ["spread"] and len(calls) == 1
+    expected = [values[row].max() - values[row].min() for row in idx]
+    np.testing.assert_array_equal(got["spread"], expected)

@@ -225,9 +225,12 @@ def test_score_json_signature_names_thinking_and_decoding(judge_env, tiny_corpus
     preds.write_text(dumps_jsonl([(it.key, it.reference) for it in test]), encoding="utf-8")
     args = ["score", str(preds), "--data", str(tiny_corpus), "--metrics", "judge", "--json"]
     args += ["--judge-provider", "gemini", "--judge-model", "gemini-2.5-flash"]
+    judge_env.server.snapshots = {"gemini-2.5-flash": "gemini-2.5-flash-001"}
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert "|temperature:0|thinking:budget=0|" in out["signature"]["judge"]
+    # the snapshot that answered (modelVersion), known only after the run, is signed too
+    assert out["signature"]["judge"].endswith("|served:gemini-2.5-flash-001")
     assert {_thinking(r)["thinkingbudget"] for r in judge_env.server.requests} == {"0"}
 
 

@@ -30,14 +30,38 @@ def metric_signatures() -> dict[str, str]:
 
 
 def _metric(name: str) -> str:
-    import importlib
-
     from etclib import metrics
 
-    return importlib.import_module(metrics.METRICS[name]).signature(None)[name]
+    return metrics.get(name).signature(None)[name]
 
 
 def _judge() -> str:
     from etclib.judge.runner import JudgeSettings
 
     return JudgeSettings.resolve().signature()
+
+
+def metric_table() -> list[dict[str, str]]:
+    """One row per result key of every registered metric, from the metrics' own facts:
+    key, label, definition, unit, direction, stage and whether it ranks."""
+    from etclib import metrics
+
+    return [
+        {
+            "metric": f.label,
+            "key": f.key,
+            "definition": f.definition,
+            "unit": f.unit,
+            "better": "higher" if f.higher_is_better else "lower",
+            "ranking": "yes (interval, rank band)" if f.ranking else "no",
+            "stage": f.stage,
+        }
+        for f in metrics.facts()
+    ]
+
+
+def ranking_rule() -> str:
+    """The ranking rule in words, from etclib's registry."""
+    from etclib import metrics
+
+    return metrics.ranking_rule()

@@ -23,20 +23,25 @@ _log = logging.getLogger(__name__)
 
 #: Statuses after which a submission's status no longer changes by itself.
 FINAL_STATUSES = ("scored", "failed")
-#: Metrics the picker offers, in this order, when the board has them.
-METRIC_ORDER = (
-    "f1",
-    "precision",
-    "recall",
-    "bertscore",
-    "rougeL",
-    "rouge1",
-    "rouge2",
-    "bleu4",
-    "bleu3",
-    "bleu2",
-    "bleu1",
-)
+
+
+def metric_order() -> list[str]:
+    """Metrics the picker offers, in this order, when the board has them (etclib's registry)."""
+    from etclib import metrics
+
+    return metrics.display_order()
+
+
+def metric_label(key: str) -> str:
+    """A metric key as the picker shows it: ``"rougeL"`` -> ``"ROUGE-L (rougeL)"``."""
+    from etclib import metrics
+
+    try:
+        return f"{metrics.fact(key).label} ({key})"
+    except Exception:  # noqa: BLE001 - a column of a metric no longer registered
+        return key
+
+
 #: Descriptive columns of the ranking, shown before the chosen metric.
 INFO_COLUMNS = ("rank", "rank_band", "name", "team", "setting", "saw_test", "kind")
 
@@ -141,8 +146,8 @@ def history_table(status: dict[str, Any]) -> pd.DataFrame:
 
 
 def metric_choices(ranking: pd.DataFrame) -> list[str]:
-    """Metrics present in ``ranking`` with at least one value, in :data:`METRIC_ORDER`."""
-    return [m for m in METRIC_ORDER if m in ranking.columns and ranking[m].notna().any()]
+    """Metrics present in ``ranking`` with at least one value, in :func:`metric_order`."""
+    return [m for m in metric_order() if m in ranking.columns and ranking[m].notna().any()]
 
 
 def filter_ranking(
@@ -201,7 +206,7 @@ def board_table(ranking: pd.DataFrame, metric: str) -> pd.DataFrame:
         )
         for i, v in enumerate(ranking[metric] if metric in ranking else [None] * len(ranking))
     ]
-    for m in METRIC_ORDER:
+    for m in metric_order():
         if m != metric and m in ranking.columns and ranking[m].notna().any():
             t[m] = ranking[m].round(2)
     if "id" in ranking.columns:
@@ -287,7 +292,9 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
     import leaderboard as lb
 
     ranking = lb.ranking()
-    metric = str(ranking.attrs.get("sort_by") or (metric_choices(ranking) or ["rougeL"])[0])
+    from etclib import metrics
+
+    metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
     if ranking.empty:
         return pd.DataFrame(columns=["rank", "name", "setting", metric]), metric
     cols = [c for c in ("rank", "name", "setting") if c in ranking.columns]
@@ -307,9 +314,9 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
 def reported_table(published: pd.DataFrame) -> pd.DataFrame:
     """Published results for display: name, setting, every metric present, source."""
     cols = [c for c in ("name", "setting") if c in published.columns]
-    cols += [
-        m for m in (*reversed(METRIC_ORDER), "units_mean", "units_sd") if m in published.columns
-    ]
+    from etclib import metrics
+
+    cols += [m for m in metrics.keys(board=True) if m in published.columns]
     if "source" in published.columns:
         cols.append("source")
     return published[cols].reset_index(drop=True)

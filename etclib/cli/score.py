@@ -1,11 +1,13 @@
 """Score a predictions file: BLEU-1..4, ROUGE-1/2/L, BERTScore, LLM judge, and breakdowns.
 
 Scores are x100. Every result carries its signature (tokenizer and dictionary, models, etclib
-version); compare only numbers with equal signatures.
+version); compare only numbers with equal signatures. --ci adds each ranking metric's 95% paired
+bootstrap interval over items (the leaderboard's: 1,000 resamples, seed 20260 by default).
 
 Example:
   etclib score preds.jsonl
   etclib score preds.jsonl --metrics bleu,rouge,bertscore --json --per-item items.jsonl
+  etclib score preds.jsonl --ci --resamples 1000 --seed 20260
   etclib score preds.jsonl --metrics bertscore --bertscore-model ./my-bert --bertscore-layer 9
   etclib score preds.jsonl --metrics bleu,rouge,judge --judge-provider gemini --json
 """
@@ -20,12 +22,28 @@ from . import add_data_argument, add_json_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..metrics import DEFAULT_METRICS, METRICS
+    from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+
     parser.add_argument("file", help="predictions file (.jsonl or .csv)")
     parser.add_argument("--split", default="test", choices=("train", "valid", "test"))
     parser.add_argument(
         "--metrics",
-        default="bleu,rouge",
-        help="comma-separated metric groups (default: bleu,rouge; also: bertscore, judge)",
+        default=",".join(DEFAULT_METRICS),
+        help=f"comma-separated metric groups (default: {','.join(DEFAULT_METRICS)}; "
+        f"available: {', '.join(METRICS)})",
+    )
+    parser.add_argument(
+        "--ci", action="store_true", help="add 95%% paired bootstrap intervals over items"
+    )
+    parser.add_argument(
+        "--resamples",
+        type=_positive,
+        default=DEFAULT_RESAMPLES,
+        help=f"with --ci: bootstrap resamples (default {DEFAULT_RESAMPLES})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"with --ci: seed (default {DEFAULT_SEED})"
     )
     parser.add_argument(
         "--per-item", metavar="OUT", help="write one JSON line per item with its scores"
@@ -52,6 +70,20 @@ def options(args: argparse.Namespace) -> dict:
     return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _num(x: float) -> float | None:
+    return None if x != x else x
+
+
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
     from ..metrics import parse_metrics
@@ -66,12 +98,23 @@ def run(args: argparse.Namespace) -> int:
     result = score(preds, split=args.split, metrics=metrics, corpus=corpus, options=options(args))
     if args.per_item:
         write_per_item(result, args.per_item)
+    intervals = result.intervals(args.resamples, args.seed) if args.ci else {}
     if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        out = result.to_json()
+        if args.ci:
+            out["intervals"] = {k: [_num(lo), _num(hi)] for k, (lo, hi) in intervals.items()}
+            out["bootstrap"] = {"resamples": args.resamples, "seed": args.seed, "level": 0.95}
+        print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     print(f"{args.file}: {result.n_items} items of the {result.split} split")
     for k, v in result.scores.items():
-        print(f"  {k:<14} {v:8.2f}" if isinstance(v, float) else f"  {k:<14} {v}")
+        line = f"  {k:<14} {v:8.2f}" if isinstance(v, float) else f"  {k:<14} {v}"
+        if k in intervals:
+            lo, hi = intervals[k]
+            line += f"  [{lo:.2f}, {hi:.2f}]"
+        print(line)
+    if args.ci:
+        print(f"  (95% paired bootstrap intervals: {args.resamples} resamples, seed {args.seed})")
     print("role breakdown:")
     for role, vals in result.breakdown()["role"].items():
         shown = ", ".join(

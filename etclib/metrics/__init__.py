@@ -1,24 +1,40 @@
-"""Metric registry. One module per metric group, each exposing the same small interface.
+"""Metric registry. One module per metric group; every fact about a metric lives in its module.
 
 A metric module defines:
 
-- ``KEYS``: the result keys it produces (e.g. ``("rouge1", "rouge2", "rougeL")``);
-- ``signature(ctx) -> dict[str, str]``: everything the numbers depend on;
+- ``STAGE``: the leaderboard stage that computes it (``"lexical"``, ``"bertscore"``,
+  ``"judge"``, or a new name: see docs/leaderboard.md, "How to add a stage");
+- ``FACTS``: one :class:`Fact` per result key (label, one-line definition, direction, unit,
+  whether it ranks); ``KEYS`` is the tuple of their keys, in the order they are shown;
+- ``signature(ctx, data=None) -> dict[str, str]``: everything the numbers depend on (``data``,
+  the finished run's :class:`MetricData`, adds what only the run knows, e.g. the judge's served
+  model snapshot);
 - ``compute(predictions, references, ctx) -> MetricData``: per-item data, computed once;
-- ``aggregate(data, idx=None) -> dict[str, float]``: the scores (x100) over the items ``idx``
-  (all items when ``None``). Breakdowns and bootstrap intervals call this on subsets and
-  resamples, so a corpus-level metric such as BLEU keeps its per-item sufficient statistics;
+- ``aggregate(data, idx=None) -> dict[str, float]``: the scores over the items ``idx`` (all
+  items when ``None``). Breakdowns call this on subsets, so a corpus-level metric such as BLEU
+  keeps its per-item sufficient statistics in ``data.arrays``;
+- ``statistics(data) -> np.ndarray`` (items x k) and ``from_statistics(sums) ->
+  dict[str, np.ndarray]``: as in sacrebleu, per-item sufficient statistics that add up, and
+  every ranking key from their sums (one row per bootstrap resample). With them
+  :mod:`etclib.significance` scores every resample of every entry with one matrix product.
+  Optional: a module may instead define ``resample(data, resamples)`` (its own vectorised
+  form; ``resamples.weights[r, i]`` counts item ``i`` in resample ``r``, ``resamples.idx``
+  holds the drawn indices), and without either, ``aggregate`` is called once per resample.
+  These functions read only ``data.arrays`` (the leaderboard stores nothing else);
 - ``item_scores(data, i) -> dict``: one item's scores for ``--per-item`` output;
-- ``score(predictions, references, **options) -> dict[str, float]``: the pure one-call form.
+- ``score(predictions, references, **options) -> dict[str, float]``: the pure one-call form;
+- optionally ``TOKENS = True`` when it scores etclib's MeCab tokens (the tokenizer then joins
+  the run's signature).
 
-Adding a metric: one new module here and one line in ``METRICS``.
+Adding a metric: one new module here and one line in ``METRICS`` (or :func:`register`).
+The ranking rule is :data:`RANK_ORDER`, read through :func:`ranking_key`.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
@@ -27,14 +43,42 @@ import numpy as np
 from ..errors import MetricError
 from ..tokenize import TokenCache
 
-#: metric group name -> module
-METRICS: dict[str, str] = {
+#: metric group name -> module (a dotted path, imported when first used, or a module object)
+METRICS: dict[str, str | ModuleType] = {
     "bleu": "etclib.metrics.bleu",
     "rouge": "etclib.metrics.rouge",
     "bertscore": "etclib.metrics.bertscore",
     "judge": "etclib.metrics.judge",
 }
 DEFAULT_METRICS: tuple[str, ...] = ("bleu", "rouge")
+#: The ranking rule: rank by the first of these keys that any entry has.
+RANK_ORDER: tuple[str, ...] = ("f1", "bertscore", "rougeL")
+
+UNITS = ("×100", "count")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What every consumer needs to know about one result key of a metric."""
+
+    key: str
+    #: short label, e.g. "BLEU-4"
+    label: str
+    #: one line: what the number is
+    definition: str
+    higher_is_better: bool = True
+    #: "×100" (a share or score, 0..100) or "count" (a plain number, e.g. units per text)
+    unit: str = "×100"
+    #: a ranking column: bootstrap interval, rank bands, ``sort_by``
+    ranking: bool = True
+    #: shown as a leaderboard column (ranking keys always are)
+    board: bool = True
+    #: shown in compact tables (``python -m leaderboard show``)
+    summary: bool = True
+    #: the metric group (module name in the registry); filled by the registry
+    group: str = ""
+    #: the stage that computes it (the module's ``STAGE``); filled by the registry
+    stage: str = ""
 
 
 @dataclass
@@ -81,8 +125,144 @@ def parse_metrics(spec: str | list[str] | tuple[str, ...] | None) -> list[str]:
 
 
 def get(name: str) -> ModuleType:
+    """The module of metric group ``name`` (imported on first use)."""
     parse_metrics([name])
-    return importlib.import_module(METRICS[name])
+    module = METRICS[name]
+    return importlib.import_module(module) if isinstance(module, str) else module
+
+
+_REQUIRED = ("STAGE", "FACTS", "signature", "compute", "aggregate", "item_scores")
+
+
+def register(name: str, module: ModuleType | str, *, replace_existing: bool = False) -> None:
+    """Add a metric group to the registry (what one line in :data:`METRICS` does).
+
+    ``module`` is a module object or a dotted path. Its interface and facts are checked now:
+    a missing attribute, a key another group already produces, or an unknown unit is refused
+    with a :class:`MetricError` that says which.
+    """
+    if name in METRICS and not replace_existing:
+        raise MetricError(
+            f"A metric group named {name!r} is already registered; pick another name or pass "
+            "replace_existing=True."
+        )
+    mod = importlib.import_module(module) if isinstance(module, str) else module
+    missing = [a for a in _REQUIRED if not hasattr(mod, a)]
+    if missing:
+        raise MetricError(
+            f"Metric module {mod.__name__!r} lacks {', '.join(missing)}; see "
+            "etclib/metrics/__init__.py for the interface a metric module defines."
+        )
+    taken = {f.key: f.group for g in METRICS if g != name for f in _facts_of(g)}
+    for fact in mod.FACTS:
+        if fact.key in taken:
+            raise MetricError(
+                f"Metric {name!r} declares key {fact.key!r}, which group {taken[fact.key]!r} "
+                "already produces; result keys must be unique."
+            )
+        if fact.unit not in UNITS:
+            raise MetricError(
+                f"Metric {name!r}, key {fact.key!r}: unknown unit {fact.unit!r} "
+                f"(use one of: {', '.join(UNITS)})."
+            )
+    METRICS[name] = module
+    _facts_of.cache_clear()
+
+
+def unregister(name: str) -> None:
+    """Remove a metric group that :func:`register` added (tests)."""
+    METRICS.pop(name, None)
+    _facts_of.cache_clear()
+
+
+def _cache(fn):
+    """A cache of ``fn(name)`` keyed on the registry entry too (tests patch ``METRICS``)."""
+    memo: dict[tuple[str, int], Any] = {}
+
+    def wrapper(name: str):
+        key = (name, id(METRICS.get(name)))
+        if key not in memo:
+            memo[key] = fn(name)
+        return memo[key]
+
+    wrapper.cache_clear = memo.clear  # type: ignore[attr-defined]
+    return wrapper
+
+
+@_cache
+def _facts_of(name: str) -> tuple[Fact, ...]:
+    mod = get(name)
+    return tuple(replace(f, group=name, stage=mod.STAGE) for f in mod.FACTS)
+
+
+def facts(names: list[str] | tuple[str, ...] | None = None) -> list[Fact]:
+    """Every fact of the registered groups (or of ``names``), in registry order."""
+    return [f for g in (METRICS if names is None else names) for f in _facts_of(g)]
+
+
+def keys(*, ranking: bool | None = None, board: bool = False) -> list[str]:
+    """Result keys in registry order; ``ranking=True`` (``False``) for the ranking keys (the
+    others) only; ``board=True`` for the leaderboard's columns only."""
+    return [
+        f.key
+        for f in facts()
+        if (ranking is None or f.ranking == ranking) and (not board or f.board or f.ranking)
+    ]
+
+
+def fact(key: str) -> Fact:
+    """The fact of one result key; :class:`MetricError` with a suggestion when unknown."""
+    for f in facts():
+        if f.key == key:
+            return f
+    known = keys()
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    raise MetricError(f"Unknown metric key '{key}'.{hint} Available: {', '.join(known)}.")
+
+
+def stages() -> dict[str, tuple[str, ...]]:
+    """Stage -> the metric groups it computes, stages in registry order (the first runs first)."""
+    out: dict[str, list[str]] = {}
+    for name in METRICS:
+        out.setdefault(get(name).STAGE, []).append(name)
+    return {s: tuple(g) for s, g in out.items()}
+
+
+def ranking_key(available: list[str] | tuple[str, ...] | set[str]) -> str:
+    """The ranking rule: the first key of :data:`RANK_ORDER` that is ``available``, else its
+    last one (the board is then unranked)."""
+    present = set(available)
+    return next((k for k in RANK_ORDER if k in present), RANK_ORDER[-1])
+
+
+def ranking_rule() -> str:
+    """The ranking rule in words, from :data:`RANK_ORDER` and the keys' labels."""
+    labels = [fact(k).label for k in RANK_ORDER]
+    return (
+        "Ranked by "
+        + ", else ".join(
+            f"{lab} when present" if i < len(labels) - 1 else lab for i, lab in enumerate(labels)
+        )
+        + "."
+    )
+
+
+def display_order() -> list[str]:
+    """The ranking keys, most preferred first: groups in the order of their best place in
+    :data:`RANK_ORDER` (groups outside it after, in registry order), within a group the keys of
+    the ranking rule first, then the module's own order."""
+
+    def place(key: str) -> int:
+        return RANK_ORDER.index(key) if key in RANK_ORDER else len(RANK_ORDER)
+
+    groups = list(METRICS)
+    best = {g: min((place(f.key) for f in _facts_of(g)), default=len(RANK_ORDER)) for g in groups}
+    out = []
+    for g in sorted(groups, key=lambda g: (best[g], groups.index(g))):
+        shown = [f.key for f in _facts_of(g) if f.ranking]
+        out += sorted(shown, key=lambda k: (place(k), shown.index(k)))
+    return out
 
 
 def subset_mean(values: np.ndarray, idx: np.ndarray | None) -> float:
@@ -90,3 +270,31 @@ def subset_mean(values: np.ndarray, idx: np.ndarray | None) -> float:
     v = values if idx is None else values[idx]
     v = v[~np.isnan(v)]
     return float(v.mean() * 100) if len(v) else float("nan")
+
+
+def mean_statistics(*values: np.ndarray) -> np.ndarray:
+    """Sufficient statistics of means over items (NaN items left out), for each array: the
+    value (0 when NaN) and 1 when known. Items x 2 per array."""
+    cols = []
+    for v in values:
+        v = np.asarray(v, dtype=float)
+        known = ~np.isnan(v)
+        cols += [np.where(known, v, 0.0), known.astype(float)]
+    return np.column_stack(cols)
+
+
+def means_from_statistics(sums: np.ndarray, keys: tuple[str, ...] | list[str]) -> dict:
+    """:func:`subset_mean` from summed :func:`mean_statistics` (rows: resamples): key ->
+    mean x100, NaN where no known item was drawn."""
+    out = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j, key in enumerate(keys):
+            num, den = sums[:, 2 * j], sums[:, 2 * j + 1]
+            out[key] = np.where(den > 0, num / den * 100.0, np.nan)
+    return out
+
+
+def resampled_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`subset_mean` on every resample at once: ``weights`` is resamples x items (how
+    often each item was drawn); NaN items are left out; NaN where none is left."""
+    return means_from_statistics(weights @ mean_statistics(values), ["x"])["x"]

@@ -18,9 +18,18 @@ import numpy as np
 
 from ..config import setting
 from ..errors import DependencyError, MetricError
-from . import Context, MetricData, subset_mean
+from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
-KEYS = ("bertscore",)
+STAGE = "bertscore"
+FACTS = (
+    Fact(
+        "bertscore",
+        "BERTScore",
+        "BERTScore F1 per item with a multilingual BERT (model and layer in the signature), "
+        "mean over items",
+    ),
+)
+KEYS = tuple(f.key for f in FACTS)
 DEFAULT_MODEL = "bert-base-multilingual-cased"
 
 
@@ -76,7 +85,7 @@ def _load_error(model: str, exc: Exception) -> MetricError:
     )
 
 
-def signature(ctx: Context | None = None) -> dict[str, str]:
+def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
     from importlib.metadata import version
 
     model, layer, _ = _settings(ctx)
@@ -108,6 +117,14 @@ def compute(predictions: list[str], references: list[str], ctx: Context) -> Metr
 
 def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
     return {"bertscore": subset_mean(data.arrays["bertscore"], idx)}
+
+
+def statistics(data: MetricData) -> np.ndarray:
+    return mean_statistics(data.arrays["bertscore"])
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    return means_from_statistics(sums, KEYS)
 
 
 def item_scores(data: MetricData, i: int) -> dict[str, float]:

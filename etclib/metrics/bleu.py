@@ -2,8 +2,9 @@
 
 Texts are tokenised by MeCab (``etclib.tokenize``) and handed to sacrebleu with its ``none``
 tokenizer, which is what sacrebleu's own ``ja-mecab`` tokenizer does internally. Per item we keep
-sacrebleu's sufficient statistics (lengths, matches and totals per order), so any subset or
-bootstrap resample is scored exactly as sacrebleu would score it.
+sacrebleu's sufficient statistics (lengths, matches and totals per order), so any subset is
+scored by sacrebleu itself (:func:`aggregate`), and every bootstrap resample at once by
+:func:`scores_from_sums`, sacrebleu's formula on arrays (tests check it against sacrebleu).
 """
 
 from __future__ import annotations
@@ -13,10 +14,22 @@ from functools import cache
 import numpy as np
 
 from .. import tokenize
-from . import Context, MetricData
+from . import Context, Fact, MetricData
 
-KEYS = ("bleu1", "bleu2", "bleu3", "bleu4")
 MAX_ORDER = 4
+STAGE = "lexical"
+TOKENS = True
+FACTS = tuple(
+    Fact(
+        f"bleu{n}",
+        f"BLEU-{n}",
+        f"corpus BLEU over all items on MeCab tokens, n-grams up to {n} with uniform weights "
+        "and the brevity penalty (sacrebleu)",
+        summary=n in (1, MAX_ORDER),
+    )
+    for n in range(1, MAX_ORDER + 1)
+)
+KEYS = tuple(f.key for f in FACTS)
 
 
 @cache
@@ -30,7 +43,7 @@ def _bleu(order: int, sentence: bool = False):
     return bleu
 
 
-def signature(ctx: Context | None = None) -> dict[str, str]:
+def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
     sig = _bleu(MAX_ORDER).get_signature().format(short=True)
     return {
         "bleu": sig.replace("tok:none", "tok:" + tokenize.signature()) + f"|order:1-{MAX_ORDER}",
@@ -67,6 +80,52 @@ def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, floa
         f"bleu{n}": float(_bleu(n)._compute_score_from_stats(_order_stats(total, n)).score)
         for n in range(1, MAX_ORDER + 1)
     }
+
+
+def statistics(data: MetricData) -> np.ndarray:
+    """Per item: sacrebleu's ``[hyp_len, ref_len, correct_1..4, total_1..4]``."""
+    return np.asarray(data.arrays["bleu_stats"], dtype=float)
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """BLEU-1..4 from summed statistics, one row per resample."""
+    return {f"bleu{n}": scores_from_sums(sums, n) for n in range(1, MAX_ORDER + 1)}
+
+
+def scores_from_sums(s: np.ndarray, order: int) -> np.ndarray:
+    """Corpus BLEU (x100) of ``order`` from summed statistics, one row per resample.
+
+    sacrebleu's ``BLEU.compute_bleu`` with its defaults, on arrays: brevity penalty, ``exp``
+    smoothing of zero matches, 0 when nothing matches, and an order with no n-gram at all (a
+    corpus of one-token sentences) zeroes the score as sacrebleu's ``my_log(0)`` does.
+    """
+    s = np.atleast_2d(s)
+    sys_len, ref_len = s[:, 0], s[:, 1]
+    correct = s[:, 2 : 2 + order]
+    total = s[:, 2 + MAX_ORDER : 2 + MAX_ORDER + order]
+    b = s.shape[0]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        bp = np.where(
+            sys_len < ref_len,
+            np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1)), 0.0),
+            1.0,
+        )
+        logs = np.zeros((b, order))
+        smooth = np.ones(b)
+        stopped = np.zeros(b, dtype=bool)
+        for n in range(order):
+            c, t = correct[:, n], total[:, n]
+            stopped |= t == 0
+            zero = (c == 0) & ~stopped
+            smooth = np.where(zero, smooth * 2, smooth)
+            p = np.where(
+                zero, 100.0 / (smooth * np.where(t > 0, t, 1)), 100.0 * c / np.where(t > 0, t, 1)
+            )
+            # sacrebleu's my_log(0) is -9999999999: an order it never reached zeroes the score
+            logs[:, n] = np.where(stopped, -9999999999.0, np.log(np.where(p > 0, p, 1)))
+        score = bp * np.exp(logs.sum(axis=1) / order)
+    nothing = ~np.any(correct > 0, axis=1)
+    return np.where(nothing, 0.0, score)
 
 
 def item_scores(data: MetricData, i: int) -> dict[str, float]:

@@ -31,26 +31,76 @@ import numpy as np
 
 from ..judge.parse import SUPPORTED
 from ..judge.runner import Judge, JudgeSettings, judge_items, run_sync
-from . import Context, MetricData, subset_mean
+from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
-KEYS = (
-    "precision",
-    "recall",
-    "f1",
-    "units_mean",
-    "units_sd",
-    "ref_units_mean",
-    "ref_units_sd",
-    "n_judged",
+STAGE = "judge"
+FACTS = (
+    Fact(
+        "precision",
+        "Judge precision",
+        "share of the prediction's atomic units of inner state that the LLM judge finds "
+        "supported by the reference, mean over items whose reference has units",
+    ),
+    Fact(
+        "recall",
+        "Judge recall",
+        "share of the reference's atomic units supported by the prediction, mean over items "
+        "whose reference has units",
+    ),
+    Fact(
+        "f1",
+        "Judge F1",
+        "harmonic mean of an item's judge precision and recall, mean over items (so it can be "
+        "lower than both means)",
+    ),
+    Fact("units_mean", "Units", "atomic units per prediction, mean", unit="count", ranking=False),
+    Fact(
+        "units_sd",
+        "Units SD",
+        "atomic units per prediction, standard deviation",
+        unit="count",
+        ranking=False,
+        summary=False,
+    ),
+    Fact(
+        "ref_units_mean",
+        "Reference units",
+        "atomic units per reference, mean",
+        unit="count",
+        ranking=False,
+        board=False,
+        summary=False,
+    ),
+    Fact(
+        "ref_units_sd",
+        "Reference units SD",
+        "atomic units per reference, standard deviation",
+        unit="count",
+        ranking=False,
+        board=False,
+        summary=False,
+    ),
+    Fact(
+        "n_judged",
+        "Items judged",
+        "items whose reference has units and whose judge calls succeeded",
+        unit="count",
+        ranking=False,
+        board=False,
+        summary=False,
+    ),
 )
+KEYS = tuple(f.key for f in FACTS)
 #: keys reported x100 (the others are counts)
-SCALED = ("precision", "recall", "f1")
+SCALED = tuple(f.key for f in FACTS if f.unit == "×100")
 
 
-def signature(ctx: Context | None = None) -> dict[str, str]:
-    """``{"judge": "provider:..|model:..|temperature:0|prompts:..|etclib-judge"}``."""
+def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
+    """``{"judge": "provider:..|model:..|temperature:0|thinking:..|prompts:..|etclib-judge"}``,
+    with ``|served:SNAPSHOT`` when ``data`` (a finished run) says which snapshots answered."""
     settings = JudgeSettings.resolve(ctx.get if ctx is not None else None)
-    return {"judge": settings.signature()}
+    served = data.extra.get("judge_model_versions", ()) if data is not None else ()
+    return {"judge": settings.signature(served)}
 
 
 def item_prf(
@@ -125,6 +175,16 @@ def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, floa
         "ref_units_sd": ref_sd,
         "n_judged": float(np.count_nonzero(~np.isnan(f1))),
     }
+
+
+def statistics(data: MetricData) -> np.ndarray:
+    """Per item, for precision, recall and f1: the value (0 when excluded) and 1 if included."""
+    return mean_statistics(*(data.arrays[k] for k in SCALED))
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """precision, recall and f1 (means over included items, x100) from summed statistics."""
+    return means_from_statistics(sums, SCALED)
 
 
 def item_scores(data: MetricData, i: int) -> dict:

@@ -11,9 +11,27 @@ from functools import lru_cache
 import numpy as np
 
 from .. import tokenize
-from . import Context, MetricData, subset_mean
+from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
-KEYS = ("rouge1", "rouge2", "rougeL")
+STAGE = "lexical"
+TOKENS = True
+FACTS = (
+    Fact(
+        "rouge1", "ROUGE-1", "unigram-overlap F-measure per item on MeCab tokens, mean over items"
+    ),
+    Fact(
+        "rouge2",
+        "ROUGE-2",
+        "bigram-overlap F-measure per item on MeCab tokens, mean over items",
+        summary=False,
+    ),
+    Fact(
+        "rougeL",
+        "ROUGE-L",
+        "longest-common-subsequence F-measure per item on MeCab tokens, mean over items",
+    ),
+)
+KEYS = tuple(f.key for f in FACTS)
 
 
 class _Whitespace:
@@ -30,7 +48,7 @@ def _scorer():
     return rouge_scorer.RougeScorer(list(KEYS), use_stemmer=False, tokenizer=_Whitespace())
 
 
-def signature(ctx: Context | None = None) -> dict[str, str]:
+def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
     from importlib.metadata import version
 
     return {
@@ -53,6 +71,14 @@ def compute(predictions: list[str], references: list[str], ctx: Context) -> Metr
 
 def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
     return {k: subset_mean(data.arrays[k], idx) for k in KEYS}
+
+
+def statistics(data: MetricData) -> np.ndarray:
+    return mean_statistics(*(data.arrays[k] for k in KEYS))
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    return means_from_statistics(sums, KEYS)
 
 
 def item_scores(data: MetricData, i: int) -> dict[str, float]:

@@ -1,0 +1,101 @@
+"""Scoring stages: what each computes, when it runs, with which options, and one at a time or not.
+
+Which metric groups a stage computes comes from etclib's registry (each metric module's
+``STAGE``; :func:`etclib.metrics.stages`), so a stage exists as soon as a metric declares it.
+The first stage (``lexical``: bleu, rouge) always runs and makes a submission visible; the
+others are queued when it finishes, with the options of that moment, if their :class:`Rule`
+says they are enabled:
+
+- ``bertscore``: when ``ETC_BERTSCORE_MODEL`` is set or ``ETC_LB_BERTSCORE`` is true;
+- ``judge``: when ``ETC_JUDGE_PROVIDER`` is set and that provider is configured
+  (``etclib.llm.configured``); its provider and model are fixed into the job.
+
+A stage without a rule here runs for every submission, with no options, concurrently.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from etclib import metrics
+
+from . import settings
+from .errors import LeaderboardError
+
+
+def _judge_options() -> dict[str, Any]:
+    from etclib.config import setting
+
+    provider = settings.judge_provider()
+    out: dict[str, Any] = {"judge_provider": provider} if provider else {}
+    if setting("ETC_JUDGE_MODEL"):
+        out["judge_model"] = setting("ETC_JUDGE_MODEL")
+    return out
+
+
+@dataclass(frozen=True)
+class Rule:
+    """When a stage runs and how."""
+
+    #: whether new submissions get this stage with the current settings
+    enabled: Callable[[], bool] = lambda: True
+    #: metric options fixed when the stage is queued (so a job runs with the settings it had)
+    options: Callable[[], dict[str, Any]] = dict
+    #: its models are shared in-process and not known to be thread-safe: one job at a time
+    exclusive: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+
+RULES: dict[str, Rule] = {
+    "lexical": Rule(exclusive=True),  # one MeCab tagger per process
+    "bertscore": Rule(enabled=settings.bertscore_enabled, exclusive=True),  # one model
+    "judge": Rule(enabled=lambda: bool(settings.judge_provider()), options=_judge_options),
+}
+_DEFAULT = Rule()
+
+
+def all_stages() -> dict[str, tuple[str, ...]]:
+    """Stage -> its metric groups, in the order stages run."""
+    return metrics.stages()
+
+
+def first() -> str:
+    """The stage every submission gets first (and becomes visible with)."""
+    return next(iter(all_stages()))
+
+
+def groups(stage: str) -> tuple[str, ...]:
+    """The metric groups ``stage`` computes (none for a stage no metric declares any more)."""
+    return all_stages().get(stage, ())
+
+
+def rule(stage: str) -> Rule:
+    return RULES.get(stage, _DEFAULT)
+
+
+def check(stage: str) -> str:
+    """``stage`` itself, or :class:`LeaderboardError` naming the stages there are."""
+    known = all_stages()
+    if stage not in known:
+        raise LeaderboardError(f"Unknown scoring stage {stage!r}. Available: {', '.join(known)}.")
+    return stage
+
+
+def configured_stages() -> list[str]:
+    """The stages that run for a new submission with the current settings, in order."""
+    names = list(all_stages())
+    return names[:1] + [s for s in names[1:] if rule(s).enabled()]
+
+
+def stage_options(stage: str) -> dict[str, Any]:
+    """Metric options fixed when a stage is queued."""
+    return rule(stage).options()
+
+
+def lock(stage: str) -> threading.Lock | None:
+    """The process-wide lock of an exclusive stage, else None."""
+    r = rule(stage)
+    return r._lock if r.exclusive else None

@@ -1,0 +1,84 @@
+"""A submission's status, derived from its jobs and scores, and its history.
+
+Statuses: ``queued`` -> ``scoring`` -> ``scored``; ``partially scored`` when the first stage
+has scores but another stage is pending or failed (the message lists the pending metrics and
+each failed stage with its reason); ``failed`` when the first stage failed. Published
+(``reported``) rows are always ``scored``. Every change is appended to ``status_history``.
+
+Functions here take a cursor of the caller's write transaction; they never open the database.
+"""
+
+from __future__ import annotations
+
+from . import stages
+from .clock import now
+
+STATUSES: tuple[str, ...] = ("queued", "scoring", "partially scored", "scored", "failed")
+
+
+def job_summary(cur, submission_id: str) -> tuple[list[str], dict[str, str], bool, bool]:
+    """(pending stages, failed stage -> reason, any running, first-stage scores exist)."""
+    latest: dict[str, tuple[str, str | None]] = {}
+    for stage, status, error in cur.execute(
+        "SELECT stage, status, error FROM jobs WHERE submission_id = ? ORDER BY id",
+        [submission_id],
+    ).fetchall():
+        latest[stage] = (status, error)
+    order = list(stages.all_stages())
+    ordered = [s for s in order if s in latest] + [s for s in latest if s not in order]
+    pending = [s for s in ordered if latest[s][0] in ("queued", "running")]
+    failed = {s: latest[s][1] or "failed" for s in ordered if latest[s][0] == "failed"}
+    running = any(v[0] == "running" for v in latest.values())
+    first = list(stages.groups(stages.first()))
+    marks = ", ".join("?" for _ in first)
+    (visible,) = cur.execute(
+        f"SELECT count(*) FROM scores WHERE submission_id = ? AND metric_group IN ({marks})",
+        [submission_id, *first],
+    ).fetchone()
+    return pending, failed, running, bool(visible)
+
+
+def pending_metrics(pending: list[str]) -> list[str]:
+    """The metric groups of the pending stages."""
+    return [m for s in pending for m in stages.groups(s)]
+
+
+def failed_metrics(failed: dict[str, str]) -> dict[str, str]:
+    """Metric group -> the reason its stage failed."""
+    return {m: reason for s, reason in failed.items() for m in stages.groups(s)}
+
+
+def refresh_status(cur, submission_id: str, note: str | None = None, force: bool = False) -> str:
+    """Derive a submission's status from its jobs and scores; record it when it changes."""
+    (kind,) = cur.execute("SELECT kind FROM submissions WHERE id = ?", [submission_id]).fetchone()
+    if kind == "reported":
+        return "scored"
+    pending, failed, running, visible = job_summary(cur, submission_id)
+    first = stages.first()
+    parts = []
+    if not visible:
+        if first in failed and not pending:
+            status, parts = "failed", [failed[first]]
+        else:
+            status = "scoring" if running else "queued"
+    elif pending or failed:
+        status = "partially scored"
+        if pending:
+            parts.append("pending: " + ", ".join(pending_metrics(pending)))
+        parts += [f"{s} failed: {reason}" for s, reason in failed.items()]
+    else:
+        status = "scored"
+    message = "; ".join(parts)
+    old_status, old_message = cur.execute(
+        "SELECT status, status_message FROM submissions WHERE id = ?", [submission_id]
+    ).fetchone()
+    if (status, message) != (old_status, old_message or "") or force:
+        cur.execute(
+            "UPDATE submissions SET status = ?, status_message = ? WHERE id = ?",
+            [status, message, submission_id],
+        )
+        shown = "; ".join(p for p in (note, message) if p)
+        cur.execute(
+            "INSERT INTO status_history VALUES (?, ?, ?, ?)", [submission_id, now(), status, shown]
+        )
+    return status
