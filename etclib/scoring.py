@@ -194,7 +194,7 @@ def score(
     if any(getattr(m, "TOKENS", False) for m in modules.values()):
         sig["tokenizer"] = tokenize.signature()
     for n, m in modules.items():
-        sig.update(m.signature(ctx, data[n]))
+        sig.update(metric_registry.signature_of(m, ctx, data[n]))
     return ScoreResult(split, items, preds, names, data, sig, modules)
 
 

@@ -157,11 +157,19 @@ def test_identical_entries_share_a_rank_and_a_clearly_worse_one_does_not(tiny):
         f"{it.dialogue_id},{it.turn},{it.role},{it.reference}\n" for it in tiny
     )
     a = lb.submit(perfect, {"name": "A", "contact": "a@x.org"}).id
-    b = lb.submit(csv_text.encode(), {"name": "B", "contact": "b@x.org"}, file_name="b.csv").id
+    # The same predictions re-saved as CSV are the same submission (duplicates by content) ...
+    same = lb.submit(csv_text.encode(), {"name": "B", "contact": "b@x.org"}, file_name="b.csv")
+    assert same.id == a
+    # ... so B differs from A in one item only: a paired difference that is 0 on every resample
+    # without that item (over a third of them), so never significant.
+    first = tiny[0].key
+    b = lb.submit(
+        jsonl(tiny, lambda it: it.reference + ("！" if it.key == first else "")),
+        {"name": "B", "contact": "b@x.org"},
+    ).id
     c = lb.submit(jsonl(tiny, lambda it: it.utterance), {"name": "C", "contact": "c@x.org"}).id
     lb.process_jobs()
     board = lb.ranking().set_index("id")
-    # A and B: same predictions, so every paired difference is exactly 0: not significant.
     assert board.loc[a, "rank"] == board.loc[b, "rank"] == 1
     assert board.loc[a, "rank_band"] == board.loc[b, "rank_band"] == "1–2"
     # C: below 100 on every resample while A and B score 100 on all: significantly worse.

@@ -298,3 +298,15 @@ def resampled_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """:func:`subset_mean` on every resample at once: ``weights`` is resamples x items (how
     often each item was drawn); NaN items are left out; NaN where none is left."""
     return means_from_statistics(weights @ mean_statistics(values), ["x"])["x"]
+
+
+def signature_of(
+    module: ModuleType, ctx: Context | None, data: MetricData | None
+) -> dict[str, str]:
+    """``module.signature(ctx, data)``; a module whose ``signature`` takes only ``ctx`` (the
+    first form of the interface) is called with ``ctx`` alone."""
+    import inspect
+
+    if len(inspect.signature(module.signature).parameters) >= 2:
+        return module.signature(ctx, data)
+    return module.signature(ctx)
