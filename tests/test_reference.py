@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -38,6 +39,12 @@ def test_reference_dir_override(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_a_built_wheel_carries_the_figures(tmp_path):
     """What a user installs (not only this checkout) has both files."""
+    src = tmp_path / "src"  # a copy: an in-tree build would leave build/ in the checkout
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    for pkg in ("etclib", "leaderboard"):
+        shutil.copytree(REPO / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run(
         [
             sys.executable,
