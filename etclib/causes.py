@@ -231,10 +231,13 @@ def _split(text: str | None) -> tuple[int, ...]:
 
 # --- the lexical proxy -------------------------------------------------------------------------
 
+#: Compounds of 相手 that name a third party, not the partner (相談相手 "someone to confide
+#: in", 対戦相手 "opponent", 結婚相手 "spouse", ...). 話相手 and 話し相手 are the partner.
+THIRD_PARTY_COMPOUNDS = ("相談", "対戦", "結婚", "交際", "取引", "競争", "恋愛", "浮気", "喧嘩")
 #: Words that refer to the partner, with why (docs/causes.md has the corpus counts):
-#: - 相手 not preceded by a kanji: 相手, お相手, 相手方, 話し相手; the prompt-style name of the
-#:   other participant and 4,025 of the corpus's 9,970 transcriptions use it. A kanji before it
-#:   (対戦相手, 結婚相手, 交際相手) names a third party, so those are left out;
+#: - 相手 (also お相手, 相手方, 話し相手, 話相手) except in :data:`THIRD_PARTY_COMPOUNDS` compounds:
+#:   the prompt-style name of the other participant; 4,025 of the corpus's 9,970 transcriptions
+#:   use it;
 #: - あいて in kana before a particle or さん (the one kana use in the corpus is the partner; the
 #:   particle guard keeps out 空いて "vacant", also written あいて);
 #: - あなた / 貴方: the transcription addresses the partner directly (all three uses do);
@@ -243,7 +246,7 @@ def _split(text: str | None) -> tuple[int, ...]:
 #: narrated story: 坂本龍馬, 息子さんの彼女), 皆さん (people in general), 向こう ("over there";
 #: never used for the partner in the corpus).
 PARTNER_PATTERNS: dict[str, str] = {
-    "相手": r"(?<![\u4e00-\u9fff々])相手",
+    "相手": "".join(f"(?<!{w})" for w in THIRD_PARTY_COMPOUNDS) + "相手",
     "あいて": r"あいて(?=[のにがはをもとへ]|さん)",
     "あなた": r"あなた|貴方",
 }
