@@ -38,6 +38,9 @@ SITE_PAGES = (
         "⚖️",
         "How well the LLM judge agrees with human raters.",
     ),
+    SitePage(
+        "pages/causes.py", "Causes", "🧭", "Which utterances each transcribed state comes from."
+    ),
     SitePage("pages/about.py", "About", "ℹ️", "Licences, how scores are computed, how to cite."),
 )
 

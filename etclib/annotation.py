@@ -694,3 +694,9 @@ def export_csv(submission_id: str | None = None, *, db: str | Path | None = None
         rec = row._asdict()
         writer.writerow(["" if pd.isna(rec[c]) else rec[c] for c in EXPORT_COLUMNS])
     return buffer.getvalue()
+
+
+def require_admin(token: str | None) -> None:
+    """Raise AccessDenied unless ``token`` is the admin token (``ETC_ADMIN_TOKEN``); for the
+    other studies that reuse this module's codes (:mod:`etclib.causes`)."""
+    _check_admin(token)

@@ -28,6 +28,8 @@ PAGES = [
 ]
 if (REPO / "pages" / "judge_vs_human.py").is_file():  # another team's page, in the navigation
     PAGES.append("pages/judge_vs_human.py")
+if (REPO / "pages" / "causes.py").is_file():  # the cause layer's page (docs/causes.md)
+    PAGES.append("pages/causes.py")
 XSS_NAME = "<img src=x onerror=window.__x=1>"
 
 

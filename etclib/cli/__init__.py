@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "db": "etclib.cli.db",
     "judge": "etclib.cli.judge",
     "judge-labels": "etclib.cli.judge_labels",
+    "causes": "etclib.cli.causes",
 }
 
 

@@ -1,5 +1,8 @@
 """Print corpus statistics: sizes, lengths, label prevalence, Fleiss' kappa, co-occurrence.
 
+Also the cause layer (docs/causes.md): the lexical proxy's inter-personal share, and the
+cause-type shares of stored LLM and human cause labels beside RECCON's published shares.
+
 Example:
   etclib stats
   etclib stats --json > stats.json
@@ -18,15 +21,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db", metavar="FILE", help="corpus store (default: $ETC_STORE_DB or data/etc.duckdb)"
     )
+    parser.add_argument(
+        "--studies-db", metavar="FILE", help="studies database (default: $ETC_STUDIES_DB)"
+    )
     add_json_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from .. import stats, store
 
-    result = stats.compute(store.connect(args.db, args.data))
+    con = store.connect(args.db, args.data)
+    result = stats.compute(con)
+    result["causes"] = stats.cause_stats(con, args.studies_db)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         print(stats.format_text(result))
+        print()
+        print(stats.format_causes(result["causes"]))
     return 0

@@ -1,0 +1,125 @@
+"""Label the emotion causes of ETC items with an LLM (after RECCON), or export collected labels.
+
+`etclib causes` asks an LLM, for each item, which utterances of the dialogue so far (the target
+included) its emotion transcription is about (prompt etclib/prompts/causes.toml, JSON answer),
+caches each answer in the judge's answer cache ($ETC_CACHE_DIR/judge.sqlite3: a rerun, or a
+run resumed after an interruption, asks only what is missing), stores the run with its
+signature in the studies database ($ETC_STUDIES_DB) and prints the cause-type distribution
+beside RECCON's published shares. `etclib causes export` writes every stored label (LLM and
+human, annotators anonymised) as JSON Lines with a licence header (CC BY-NC 4.0). Keys:
+OPENAI_API_KEY / GEMINI_API_KEY (environment or .streamlit/secrets.toml). See docs/causes.md.
+
+Example:
+  etclib causes --provider gemini --model gemini-2.5-flash
+  etclib causes --provider openai --model gpt-4.1-mini --split sample --json
+  etclib causes --provider openai --model gpt-4.1-mini --limit 20     # a trial run
+  etclib causes export --out causes.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from . import add_data_argument, add_json_argument
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        nargs="?",
+        default="label",
+        choices=("label", "export"),
+        help="label (default): ask the LLM; export: write the stored labels as JSONL",
+    )
+    parser.add_argument("--provider", choices=("gemini", "openai"), help="LLM provider (label)")
+    parser.add_argument("--model", metavar="NAME", help="model name, e.g. gemini-2.5-flash")
+    parser.add_argument(
+        "--split",
+        default="test",
+        choices=("train", "valid", "test", "all", "sample"),
+        help="items to label (default: test, 1,010 items; sample: the people's sample)",
+    )
+    parser.add_argument(
+        "--temperature", type=float, default=0.0, help="decoding temperature (default 0)"
+    )
+    parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
+    parser.add_argument(
+        "--limit", type=int, metavar="N", help="label only the first N items (trial run)"
+    )
+    parser.add_argument("--out", metavar="FILE.jsonl", help="export: the file to write")
+    parser.add_argument("--db", metavar="FILE", help="studies database (default: $ETC_STUDIES_DB)")
+    add_data_argument(parser)
+    add_json_argument(parser)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ..causes import LICENCE, export_jsonl
+    from ..errors import ConfigError
+
+    if not args.out:
+        raise ConfigError("etclib causes export needs --out FILE.jsonl.")
+    n = export_jsonl(args.out, db=args.db)
+    if args.json:
+        print(json.dumps({"out": args.out, "labels": n, "licence": LICENCE}, ensure_ascii=False))
+    else:
+        print(f"{n} cause labels written to {args.out} (first line: licence header).")
+        print(f"Licence: {LICENCE}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import ConfigError
+
+    if args.action == "export":
+        return _export(args)
+    if not args.provider or not args.model:
+        raise ConfigError(
+            "etclib causes needs --provider gemini|openai and --model NAME "
+            "(e.g. --provider gemini --model gemini-2.5-flash)."
+        )
+    from ..causes import CAUSE_TYPES, RECCON_SHARES, label_causes, type_distribution
+    from ..corpus import load_corpus
+
+    corpus = load_corpus(args.data)
+    result = label_causes(
+        corpus,
+        args.provider,
+        args.model,
+        split=args.split,
+        temperature=args.temperature,
+        workers=args.workers,
+        limit=args.limit,
+        db=args.db,
+    )
+    dist = type_distribution("llm", run_id=result.run_id, db=args.db)
+    if args.json:
+        out = {
+            "run_id": result.run_id,
+            "signature": result.signature,
+            "split": result.split,
+            "items": result.n_items,
+            "labelled": result.n_labelled,
+            "failed": result.n_failed,
+            "cached": result.n_cached,
+            "distribution": dist,
+            "reccon": RECCON_SHARES,
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print(f"run {result.run_id}: {result.signature}")
+    print(
+        f"{result.n_labelled} of {result.n_items} items labelled "
+        f"({result.n_cached} from cache, {result.n_failed} unusable answers)"
+    )
+    for err in result.errors:
+        print(f"  unusable: {err}")
+    if dist:
+        print()
+        print("cause type        this run (per item)  this run (labels)  RECCON-DD  RECCON-IE")
+        for t in CAUSE_TYPES:
+            print(
+                f"{t:<17} {dist['types'][t]:>18.1f}% {dist['reccon'][t]:>17.1f}% "
+                f"{RECCON_SHARES['RECCON-DD'][t]:>9.0f}% {RECCON_SHARES['RECCON-IE'][t]:>9.0f}%"
+            )
+    return 0

@@ -1,0 +1,229 @@
+"""Emotion causes: people mark which utterances a transcription's state comes from (RECCON).
+
+Annotators (codes from the study's admin) see the dialogue up to an item and its author's
+emotion transcription, and tick the utterances the state is about, or "not in the dialogue".
+Agreement among people, of an LLM run and of the lexical proxy with them: docs/causes.md.
+"""
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from etclib import annotation, causes
+from etclib.corpus import load_corpus
+from views import causes as cv
+from views import charts
+from views.errors import shown_errors
+from views.judge_vs_human import NONE_RUN, number
+from views.navigation import ensure_app_navigation
+
+ensure_app_navigation()
+
+
+@st.cache_resource(show_spinner=False)
+def _corpus():
+    return load_corpus()
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def _runs(db: str) -> pd.DataFrame:
+    return causes.list_runs(db=db)
+
+
+@st.cache_data(show_spinner="Computing agreement…", ttl=10)
+def _agreement(db: str, run_id: str | None) -> causes.CauseAgreement:
+    return causes.cause_agreement(_corpus(), run_id, db=db)
+
+
+@st.cache_data(show_spinner=False)
+def _proxy_share() -> dict:
+    return causes.proxy_share(_corpus().utterances)
+
+
+st.title("Emotion causes")
+st.markdown(
+    "Where does the state in an emotion transcription come from? After RECCON (Poria et al., "
+    "*Recognizing Emotion Cause in Conversations*), each item gets the set of utterances, up to "
+    "and including its own, that the transcription is about, and a **cause type** derived from "
+    "it: **no-context** (only the target utterance), **inter-personal** (the partner's "
+    "utterances), **self-contagion** (the author's own earlier utterances), **hybrid** (both), "
+    "**latent** (not in the dialogue). See docs/causes.md."
+)
+
+DB = str(annotation.studies_path())
+with shown_errors(stop=True):
+    corpus = _corpus()
+
+tab_annotate, tab_results = st.tabs(["Annotate", "Agreement and shares"])
+
+with tab_annotate:
+    code = st.text_input(
+        "Annotator code",
+        type="password",
+        key="causes_code",
+        help="The same codes as the Judge vs Human study; issued by the study's admin.",
+    )
+    annotator = None
+    if code:
+        with shown_errors():
+            annotator = annotation.annotator_for_code(code)
+    saved = st.session_state.pop("causes_saved", None)
+    if saved:
+        st.success(saved)
+    if annotator:
+        key, done, total = None, 0, 0
+        with shown_errors():
+            done, total = causes.progress(code)
+            key = causes.next_item(code)
+        st.progress(min(done / total, 1.0) if total else 0.0, text=f"{done} of {total} answered")
+        if key is None:
+            st.success(
+                "Nothing left for you in the sample (every item you have not answered has its "
+                "three annotators): thank you."
+            )
+        else:
+            dialogue = corpus.by_id[key[0]]
+            rows = cv.candidates(dialogue, key[1], key[2])
+            target = rows[-1]
+            st.caption(
+                f"Dialogue {key[0]} · turn {key[1]} · {key[2]} ({target['letter']}) · "
+                f"prompt emotion: {dialogue.dialogue_emotion}"
+            )
+            st.markdown(
+                f"**Emotion transcription** that {target['letter']} wrote for utterance "
+                f"[{target['position']}]:"
+            )
+            item = next(u for u in dialogue.utterances if u.key == key)
+            st.info(item.transcription)
+            st.markdown(
+                "Tick every utterance this state is **about** (what was felt about or in response "
+                "to), the target included; or tick *not in the dialogue*."
+            )
+            stem = f"causes_pick_{key[0]}_{key[1]}_{key[2]}"
+            ticked = [
+                c["position"]
+                for c in rows
+                if st.checkbox(cv.candidate_label(c), key=f"{stem}_{c['position']}")
+            ]
+            latent = st.checkbox(
+                "Not in the dialogue (latent: the cause is mentioned nowhere above)",
+                key=f"{stem}_latent",
+            )
+            problem = None
+            if ticked and latent:
+                problem = "Either tick utterances or 'not in the dialogue', not both."
+            elif not ticked and not latent:
+                problem = "Tick at least one utterance, or 'not in the dialogue'."
+            if st.button("Save causes", key="causes_submit", disabled=problem is not None):
+                with shown_errors():
+                    stored = causes.record_causes(code, key, [] if latent else ticked)
+                    _agreement.clear()
+                    st.session_state["causes_saved"] = (
+                        f"Saved item {key[0]}/{key[1]}/{key[2]}: {stored.cause_type}."
+                    )
+                    st.rerun()
+            if problem:
+                st.caption(problem)
+
+    with st.expander("Admin: issue codes, draw the sample"):
+        token = st.text_input(
+            "Admin token (ETC_ADMIN_TOKEN)", type="password", key="causes_admin_token"
+        )
+        name = st.text_input("Annotator name (a note for you)", key="causes_admin_name")
+        if st.button("Issue a code", key="causes_issue"):
+            with shown_errors():
+                issued = annotation.issue_code(token, name)
+                st.success(f"Code for {issued.annotator_id}; it is shown only once:")
+                st.code(issued.code, language=None)
+        size = st.number_input("Sample size (items)", 1, 1010, 100, key="causes_size")
+        split = st.selectbox("Split", ["test", "valid", "train"], key="causes_split")
+        if st.button("Draw the sample", key="causes_draw"):
+            with shown_errors():
+                n = causes.draw_sample(token, corpus, int(size), split=split)
+                st.success(f"The cause sample holds {n} items.")
+
+with tab_results:
+    runs = pd.DataFrame()
+    with shown_errors():
+        runs = _runs(DB)
+    names = cv.run_names(runs)
+    run_id = st.selectbox(
+        "LLM run",
+        list(names),
+        index=1 if len(names) > 1 else 0,
+        format_func=names.get,
+        key="causes_run",
+        help="Runs come from `etclib causes --provider gemini|openai --model NAME`.",
+    )
+    run = None if run_id == NONE_RUN else run_id
+    if run:
+        chosen = runs[runs["run_id"] == run].iloc[0]
+        st.caption(f"Signature: `{chosen['signature']}` · {chosen['n_failed']} unusable answers")
+    result = None
+    with shown_errors():
+        result = _agreement(DB, run)
+    share = _proxy_share()
+    st.metric(
+        "Proxy: transcriptions that refer to the partner",
+        f"{share['share']:.1f}%",
+        help=(
+            "A first, lexical approximation of inter-personal causes (相手, あいて, あなた, and "
+            "the partner's role noun), over all 9,970 transcriptions: "
+            f"speaker {share['speaker']:.1f}%, listener {share['listener']:.1f}%."
+        ),
+    )
+    if result is None or result.empty:
+        st.info("No human cause labels yet: agreement appears here once annotators have answered.")
+    else:
+        cols = st.columns(4)
+        cols[0].metric("Answers", f"{result.n_answers}")
+        cols[1].metric("Items with 3 answers", f"{result.n_complete} of {result.n_items}")
+        cols[2].metric("Annotators", f"{result.n_annotators}")
+        table = result.table.set_index("decision")
+        cols[3].metric(
+            "People: α on cause utterances",
+            number(table.loc["cause utterance", "humans"]),
+            help="Krippendorff's α (nominal) over (target, candidate) cause yes/no decisions",
+        )
+        st.dataframe(
+            cv.agreement_table(result.table, run is not None, True),
+            hide_index=True,
+            key="causes_agreement_table",
+        )
+        st.caption(
+            "Cause utterance: Krippendorff's α over every answer; cause type and partner "
+            "involved: Fleiss' κ over items with three answers. The yardstick puts each answer "
+            "slot against the other two's consensus; the LLM and the proxy are set against the "
+            "majority (2 of 3) and the same consensuses. The proxy row is a lexical "
+            "approximation (does the transcription refer to the partner?)."
+        )
+        left, right = st.columns(2)
+        if result.type_confusion is not None:
+            left.plotly_chart(
+                charts.count_heatmap(result.type_confusion, "Human majority × LLM cause type"),
+                key="causes_type_confusion",
+            )
+        if result.proxy_confusion is not None:
+            right.plotly_chart(
+                charts.count_heatmap(result.proxy_confusion, "Partner involved × proxy"),
+                key="causes_proxy_confusion",
+            )
+    llm_dist = human_dist = None
+    with shown_errors():
+        llm_dist = causes.type_distribution("llm", run_id=run, db=DB) if run else None
+        human_dist = causes.type_distribution("human", db=DB)
+    st.subheader("Cause-type shares beside RECCON's")
+    st.dataframe(cv.shares_table(llm_dist, human_dist), hide_index=True, key="causes_shares_table")
+    st.caption(
+        "Shares (%) over type labels, counted as RECCON's Table 2 counts them: an item whose "
+        "causes include its own utterance and context carries two labels (no-context and the "
+        "context's type)."
+    )
+    st.download_button(
+        "Download the cause layer (JSONL, CC BY-NC 4.0)",
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in causes.export_records(db=DB)),
+        file_name="etc_causes.jsonl",
+        mime="application/jsonl",
+        key="causes_export",
+    )

@@ -1,0 +1,85 @@
+"""The causes page's helpers: the dialogue shown to an annotator, and the agreement table.
+
+The cause layer itself (types, labels, agreement) is :mod:`etclib.causes`; this module only
+shapes what the page shows.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from etclib.causes import CAUSE_TYPES, RECCON_SHARES
+from etclib.corpus import Dialogue
+
+from .judge_vs_human import NONE_RUN, number
+
+#: Column labels of the agreement table, in order.
+AGREEMENT_COLUMNS = {
+    "decision": "decision",
+    "units": "units",
+    "humans": "people (α pairs / Fleiss κ)",
+    "annotator_vs_others": "annotator vs other two (κ)",
+    "llm_vs_majority": "LLM vs majority (κ)",
+    "llm_vs_others": "LLM vs pairs (κ)",
+    "proxy_vs_majority": "proxy vs majority (κ)",
+}
+
+
+def candidates(dialogue: Dialogue, turn: int, role: str) -> list[dict]:
+    """The utterances up to and including the target: position, letter, text, is target."""
+    target = next(u for u in dialogue.utterances if (u.turn, u.role) == (turn, role))
+    return [
+        {
+            "position": u.position,
+            "letter": u.letter,
+            "text": u.text,
+            "target": u.position == target.position,
+        }
+        for u in dialogue.utterances
+        if u.position <= target.position
+    ]
+
+
+def candidate_label(c: dict) -> str:
+    """``[3] A: text`` (the target marked)."""
+    mark = " ← target" if c["target"] else ""
+    return f"[{c['position']}] {c['letter']}: {c['text']}{mark}"
+
+
+def agreement_table(table: pd.DataFrame, with_llm: bool, with_proxy: bool) -> pd.DataFrame:
+    """The agreement table with two-decimal figures and the page's column names."""
+    shown = table.copy()
+    for col in ("humans", "annotator_vs_others", "llm_vs_majority", "llm_vs_others"):
+        shown[col] = shown[col].map(number)
+    shown["proxy_vs_majority"] = shown["proxy_vs_majority"].map(number)
+    keep = ["decision", "units", "humans", "annotator_vs_others"]
+    if with_llm:
+        keep += ["llm_vs_majority", "llm_vs_others"]
+    if with_proxy:
+        keep += ["proxy_vs_majority"]
+    return shown[keep].rename(columns=AGREEMENT_COLUMNS)
+
+
+def shares_table(llm: dict | None, human: dict | None) -> pd.DataFrame:
+    """Type-label shares (%) of the stored LLM run and human majority beside RECCON's."""
+    rows = []
+    for t in CAUSE_TYPES:
+        row = {"cause type": t}
+        if llm:
+            row["LLM"] = round(llm["reccon"][t], 1)
+        if human:
+            row["people"] = round(human["reccon"][t], 1)
+        for name, shares in RECCON_SHARES.items():
+            row[name] = shares[t]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def run_names(runs: pd.DataFrame) -> dict[str, str]:
+    """The run picker's labels: model, provider, split and size of each stored cause run."""
+    names = {NONE_RUN: "no LLM run"}
+    for r in runs.to_dict("records") if not runs.empty else []:
+        names[r["run_id"]] = (
+            f"{r['model']} ({r['provider']}, {r['split']}, {r['n_labelled']} items) · {r['run_id']}"
+        )
+    return names
