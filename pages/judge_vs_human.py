@@ -48,11 +48,6 @@ def _annotation_results(db: str, submission_id: str | None) -> annotation.Annota
     return annotation.results(submission_id, n_resamples=RESAMPLES, db=db)
 
 
-@st.cache_data(show_spinner=False, ttl=10)
-def _pool(db: str) -> dict[str, int]:
-    return annotation.pool(db=db)
-
-
 @st.cache_data(show_spinner=False)
 def _emplifai(folder: str) -> ratings.EmplifAI | None:
     return ratings.load_emplifai(Path(folder) / ratings.EMPLIFAI_FILE)
@@ -167,7 +162,7 @@ if tab_units.open:
         )
         pool = None
         with shown_errors():
-            pool = _pool(DB)
+            pool = annotation.pool(db=DB)  # one cheap query: always current
         if pool is not None:
             cols = st.columns(4)
             cols[0].metric("Decisions in the pool", f"{pool['sampled']:,}")
@@ -176,7 +171,7 @@ if tab_units.open:
                 f"{pool['waiting']:,}",
                 help=f"Sampled decisions with fewer than {annotation.ANSWERS_PER_DECISION} answers",
             )
-            cols[2].metric("Answers", f"{pool['answers']:,}")
+            cols[2].metric("Answers given", f"{pool['answers']:,}")
             cols[3].metric("Annotators who answered", f"{pool['annotators']:,}")
         subs = pd.DataFrame()
         with shown_errors():
