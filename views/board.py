@@ -338,6 +338,9 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
     ]
     if "below_floor" in top.columns and top["below_floor"].any():
         out["flag"] = top["below_floor"].map(flag_text)
+    # the mark and the score before the setting, so a narrow column still shows them
+    order = ["rank", "name", "kind", metric, *[c for c in out.columns if c == "flag"]]
+    out = out[order + [c for c in out.columns if c not in order]]
     return out.reset_index(drop=True), metric
 
 

@@ -184,8 +184,7 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
             annotation_font_size=11,
         )
     fig.update_layout(
-        title=f"{metric} (×100; slate: baselines; grey: reported, not reproduced; "
-        "dashed: trivial floors)",
+        title=f"{metric} (×100) · dashed: trivial floors",
         xaxis_title=metric,
         height=max(300, 36 * len(t) + 110),
         margin={"l": 10, "r": 10, "t": 60, "b": 30},
