@@ -8,6 +8,11 @@ started (a fresh browser session, the server's caches empty). *Warm*: later visi
 sessions (median of ``--runs``). *Search*: typing a query in the corpus browser until the new
 number of matches is shown.
 
+*Leaderboard with N entries* (``--entries 50``): N distinct files lexically scored into the
+throw-away database before the server starts; then the Leaderboard's first render (the first
+visit after the entries were scored: ranking, intervals, exports made) and a metric switch
+(pick another metric until the script is idle). Targets: first render <= 2 s, switch <= 0.5 s.
+
 Run:  .venv/bin/python benchmarks/site.py                 # starts its own server
       .venv/bin/python benchmarks/site.py --url http://127.0.0.1:8501
 Its own server uses the corpus store and caches of your settings and a throw-away leaderboard
@@ -36,7 +41,39 @@ from tests.serve import (  # noqa: E402
 )
 
 QUERIES = ("嬉しい", "相手", "%", "悲しかった", "'; DROP TABLE utterances; --")
-TARGETS = {"cold": 3.0, "warm": 1.0, "search": 0.5}
+TARGETS = {"cold": 3.0, "warm": 1.0, "search": 0.5, "board_first": 2.0, "board_switch": 0.5}
+
+
+def seed_entries(n: int) -> None:
+    """``n`` distinct lexically scored submissions in the leaderboard database of the settings."""
+    import leaderboard as lb
+    from benchmarks.leaderboard import _predictions
+    from etclib.corpus import load_corpus
+    from etclib.task import items
+
+    its = items(load_corpus(), "test")
+    for k in range(n):
+        lb.submit(_predictions(its, k), {"name": f"bench {k}", "setting": "zero-shot"})
+    lb.process_jobs()
+    lb.close_all()
+
+
+def board_times(context, url: str, metric: str = "bleu4") -> tuple[float, float]:
+    """(first render of the Leaderboard, a switch of its metric picker), in seconds."""
+    first = render_time(context, f"{url}/leaderboard")
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/leaderboard")
+        wait_rendered(page, timeout=120)
+        page.get_by_test_id("stSelectbox").first.click()
+        option = page.get_by_role("option", name=metric, exact=False).first
+        t0 = time.perf_counter()
+        option.click()
+        page.get_by_text(f"{metric} [95% CI]", exact=False).first.wait_for(timeout=60_000)
+        wait_idle(page)
+        return first, time.perf_counter() - t0
+    finally:
+        page.close()
 
 
 def render_time(context, url: str) -> float:
@@ -113,11 +150,20 @@ def verdict(seconds: float, target: float) -> str:
     return "ok" if seconds < target else f"SLOW (target < {target:g} s)"
 
 
-def measure(url: str, runs: int, pages: list[str]) -> int:
+def measure(url: str, runs: int, pages: list[str], entries: int = 0) -> int:
     slow = 0
     cold: dict[str, float] = {}
     reload: dict[str, list[float]] = {p: [] for p in pages}
     with chromium() as context:
+        if entries:
+            first, switch = board_times(context, url)
+            slow += first > TARGETS["board_first"]
+            slow += switch > TARGETS["board_switch"]
+            print(
+                f"leaderboard with {entries} scored entries: first render {first:.2f} s "
+                f"({verdict(first, TARGETS['board_first'] + 1e-9)}), metric switch "
+                f"{switch:.2f} s ({verdict(switch, TARGETS['board_switch'] + 1e-9)})\n"
+            )
         for name in pages:
             cold[name] = render_time(context, f"{url}/{PAGE_PATHS[name]}")
         warm = navigation_times(context, url, pages, runs)
@@ -154,6 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="a running site (default: start one on a free port)")
     parser.add_argument("--runs", type=int, default=3, help="warm visits per page (default 3)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--entries",
+        type=int,
+        default=0,
+        help="score N entries into the throw-away board first and time the Leaderboard",
+    )
     args = parser.parse_args(argv)
     root = Path(__file__).resolve().parents[1]
     pages = [
@@ -166,8 +218,13 @@ def main(argv: list[str] | None = None) -> int:
         if not url:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="etc-bench-")))
             env = {"ETC_LEADERBOARD_DB": str(tmp / "leaderboard.duckdb")}
+            if args.entries:
+                import os
+
+                os.environ.update(env)
+                seed_entries(args.entries)
             url = stack.enter_context(running_site(env, log=tmp / "server.log"))
-        slow = measure(url.rstrip("/"), args.runs, pages)
+        slow = measure(url.rstrip("/"), args.runs, pages, args.entries)
     print(f"\n{slow} measurement(s) over target" if slow else "\nevery measurement within target")
     return 1 if (slow and args.strict) else 0
 

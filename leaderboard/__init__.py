@@ -32,6 +32,7 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
                                # <metric>, <metric>_lo, <metric>_hi for every metric, pred_chars
                                # df.attrs: sort_by, signatures, ranking_rule, resamples, seed
     lb.ranking(sort_by="bleu4")
+    lb.board_version()         # text that changes whenever the board may change (cache key)
     lb.reported()              # DataFrame of published (paper) results; never mixed with ours
     lb.other_scores()          # scores under a signature other than the board's current one
     lb.detail(id)              # dict: metadata (no contact), status, scores with signatures and
@@ -78,6 +79,8 @@ from .admin import admin_submissions, delete, hide, rescore, unhide
 from .baselines import seed_baselines
 from .board import (
     RANK_ORDER,
+    TRIVIAL_BASELINES,
+    board_version,
     detail,
     metric_columns,
     other_scores,
@@ -106,6 +109,8 @@ from .submit import Receipt, submit
 from .worker import WorkerPool, process_jobs, start_workers, stop_workers
 
 __all__ = [
+    "TRIVIAL_BASELINES",
+    "board_version",
     "AdminError",
     "Database",
     "DatabaseInUseError",

@@ -55,6 +55,31 @@ def ranking_rule() -> str:
     )
 
 
+#: The trivial baselines, drawn as floor lines and used to flag entries: backend -> why it is a
+#: floor. Retrieval is not one: it reads the dialogue and returns the transcriptions of similar
+#: training contexts, a real (if simple) method, so it is marked "baseline" but is not a floor.
+TRIVIAL_BASELINES: dict[str, str] = {
+    "constant": "one fixed sentence (the training set's medoid transcription) for every item",
+    "copy": "the utterance itself, copied as its transcription",
+}
+#: The floor an entry is flagged against when it scores below it on the ranking metric.
+FLAG_FLOOR = "constant"
+
+
+def board_version(*, db: Database | None = None) -> str:
+    """A short text that changes whenever what the board shows may change (a cache key).
+
+    Made of this process's write generation and the database's own counters: submissions,
+    the newest score row, the newest status change and moderation actions. Cheap (one query).
+    """
+    db = resolve(db)
+    counts = db.query(
+        "SELECT (SELECT count(*) FROM submissions), (SELECT max(id) FROM scores), "
+        "(SELECT max(happened_at) FROM status_history), (SELECT count(*) FROM moderation_log)"
+    )[0]
+    return ":".join(str(x) for x in (db.generation, *counts))
+
+
 PUBLIC_FIELDS = (
     "id",
     "kind",
@@ -75,6 +100,8 @@ def _entries(db: Database, include_hidden: bool, split: str) -> pd.DataFrame:
     return db.query_df(
         "SELECT s.id, s.kind, s.name, s.team, s.setting, s.saw_test, s.model_url, s.paper_url, "
         "s.description, s.created_at, s.status, s.status_message, s.visibility, s.n_items, "
+        "CASE WHEN s.kind = 'baseline' AND s.baseline_key LIKE 'backend:%' "
+        "THEN substr(s.baseline_key, 9) ELSE '' END AS baseline, "
         "(SELECT avg(length(p.prediction)) FROM predictions p WHERE p.submission_id = s.id) "
         "AS pred_chars "
         f"FROM submissions s WHERE s.kind IN ('submission', 'baseline') AND s.visibility IN {vis} "
@@ -158,28 +185,50 @@ def ranking(
     ``created_at``, ``status``), every ranking metric (:func:`metric_columns`) with ``_lo`` /
     ``_hi`` (NaN when not scored under the current signature), the plain columns
     (:func:`plain_columns`: ``units_mean``, ``units_sd``),
-    ``pred_chars`` (mean prediction length in characters) and ``other_signatures`` (groups this
-    entry has only under another signature). ``df.attrs`` holds ``sort_by``, ``signatures``,
-    ``ranking_rule``, ``resamples`` and ``seed``.
+    ``pred_chars`` (mean prediction length in characters), ``other_signatures`` (groups this
+    entry has only under another signature), ``baseline`` (the etclib backend of a computed
+    baseline, else blank) and ``below_floor`` (an entry, not a baseline, scoring worse than the
+    constant baseline on ``sort_by``). ``df.attrs`` holds ``sort_by``, ``signatures``,
+    ``ranking_rule``, ``floors`` (:func:`floor_values` on ``sort_by``), ``flag_floor``,
+    ``resamples`` and ``seed``. Cached per board version (``Database.invalidate``).
     """
     db = resolve(db)
     ranked = metric_columns()
     plain = plain_columns()
     if sort_by is not None and sort_by not in ranked:
         raise LeaderboardError(f"Cannot rank by {sort_by!r}. Choose one of: {', '.join(ranked)}.")
-    key = (
-        "ranking",
-        sort_by,
+    generation = db.generation
+    base_key = (
+        "ranking-base",
         include_hidden,
         split,
         settings.resamples(),
         settings.seed(),
         tuple(ranked),
+        tuple(plain),
     )
+    base = db.cache.get(base_key)
+    if base is None:
+        base = _base(db, ranked, plain, include_hidden, split)
+        db.cache_put(base_key, base, generation)
+    frame, samples, sigs = base
+    if sort_by is None:
+        sort_by = metrics.ranking_key([m for m in ranked if frame[m].notna().any()])
+    key = ("ranking", sort_by, *base_key[1:])
     hit = db.cache.get(key)
     if hit is not None:
         return hit.copy()
-    generation = db.generation
+    frame = _ranked(frame.copy(), samples, sigs, sort_by, include_hidden)
+    db.cache_put(key, frame, generation)
+    return frame.copy()
+
+
+def _base(
+    db: Database, ranked: dict[str, str], plain: dict[str, str], include_hidden: bool, split: str
+) -> tuple[pd.DataFrame, dict[tuple[str, str], np.ndarray], dict[str, str]]:
+    """What every ordering of the board shares: entries with values and intervals, the
+    resampled scores behind them, and the current signatures (computed once per board
+    version, whichever metric a visitor ranks by)."""
     entries = _entries(db, include_hidden, split)
     rows = _score_rows(db, list(entries["id"]))
     sigs = current_signatures(rows) if not rows.empty else {}
@@ -215,8 +264,17 @@ def ranking(
             filled.setdefault(col + "_hi", np.full(len(frame), np.nan))[pos[sid]] = hi
     for col, values in filled.items():
         frame[col] = values
-    if sort_by is None:
-        sort_by = metrics.ranking_key([m for m in ranked if frame[m].notna().any()])
+    return frame, samples, sigs
+
+
+def _ranked(
+    frame: pd.DataFrame,
+    samples: dict[tuple[str, str], np.ndarray],
+    sigs: dict[str, str],
+    sort_by: str,
+    include_hidden: bool,
+) -> pd.DataFrame:
+    """``frame`` ranked by ``sort_by``: rank bands, floors and flags, best first."""
     higher = metrics.fact(sort_by).higher_is_better
     frame["rank"] = 0
     frame["rank_worst"] = 0
@@ -233,6 +291,15 @@ def ranking(
         "" if r == 0 else (str(r) if r == w else f"{r}–{w}")
         for r, w in zip(frame["rank"], frame["rank_worst"])
     ]
+    floors = floor_values(frame, sort_by)
+    frame["below_floor"] = False
+    if FLAG_FLOOR in floors:
+        worse = (
+            frame[sort_by] > floors[FLAG_FLOOR]
+            if not higher
+            else frame[sort_by] < floors[FLAG_FLOOR]
+        )
+        frame["below_floor"] = worse.fillna(False).astype(bool) & (frame["kind"] != "baseline")
     frame["_unranked"] = frame["rank"] == 0
     frame = frame.sort_values(
         ["_unranked", sort_by, "rank", "created_at"],
@@ -250,11 +317,25 @@ def ranking(
         sort_by=sort_by,
         signatures={g: json.loads(s) for g, s in sigs.items()},
         ranking_rule=ranking_rule(),
+        floors=floors,
+        flag_floor=FLAG_FLOOR,
         resamples=settings.resamples(),
         seed=settings.seed(),
     )
-    db.cache_put(key, frame, generation)
-    return frame.copy()
+    return frame
+
+
+def floor_values(frame: pd.DataFrame, metric: str) -> dict[str, float]:
+    """Each trivial baseline on the board (:data:`TRIVIAL_BASELINES`) -> its ``metric`` value
+    (the newest entry of that backend; none when it is absent or has no such score)."""
+    out: dict[str, float] = {}
+    if frame.empty or metric not in frame.columns or "baseline" not in frame.columns:
+        return out
+    for name in TRIVIAL_BASELINES:
+        rows = frame[(frame["baseline"] == name) & frame[metric].notna()]
+        if len(rows):
+            out[name] = float(rows.sort_values("created_at")[metric].iloc[-1])
+    return out
 
 
 def reported(*, db: Database | None = None) -> pd.DataFrame:

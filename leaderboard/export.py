@@ -134,6 +134,7 @@ def export_json(
             {
                 "ranking_rule": frame.attrs.get("ranking_rule"),
                 "sort_by": frame.attrs.get("sort_by"),
+                "floors": frame.attrs.get("floors"),
                 "signatures": frame.attrs.get("signatures"),
                 "resamples": frame.attrs.get("resamples"),
                 "seed": frame.attrs.get("seed"),

@@ -5,11 +5,17 @@ Each metric group of the job's stage (:mod:`leaderboard.stages`) gets one new ``
 ``ScoreResult`` computed them, the per-item arrays its ``aggregate`` / ``resample`` need (so
 intervals are recomputed from the database without re-scoring), and one ``item_scores`` row per
 item.
+
+After a stage whose metric stores the LLM judge's unit decisions (its per-item details hold
+``units`` / ``unit_labels`` and ``ref_units`` / ``ref_unit_labels``), :func:`feed_study` hands
+them to Study 2 (``etclib.annotation.feed``): every decision is stored and a seeded sample,
+balanced over the judge's labels and the precision / recall sides, enters the annotation pool.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 from typing import Any
 
@@ -20,7 +26,12 @@ from .clock import now
 from .db import Database
 from .queue import Job
 
-__all__ = ["Job", "compute", "dumps", "finite", "load_arrays", "store_result"]
+__all__ = ["Job", "compute", "dumps", "feed_study", "finite", "load_arrays", "store_result"]
+
+log = logging.getLogger("leaderboard.scoring")
+
+#: Metric groups whose per-item details are judge unit decisions (fed to Study 2).
+DECISION_GROUPS = ("judge",)
 
 
 def finite(obj: Any) -> Any:
@@ -70,9 +81,43 @@ def compute(db: Database, job: Job):
     metrics = list(stages.groups(stages.check(job.stage)))
     lock = stages.lock(job.stage)
     if lock is None:
-        return score(by_key, split, metrics, corpus=corpus, options=job.options)
-    with lock:
-        return score(by_key, split, metrics, corpus=corpus, options=job.options)
+        result = score(by_key, split, metrics, corpus=corpus, options=job.options)
+    else:
+        with lock:
+            result = score(by_key, split, metrics, corpus=corpus, options=job.options)
+    feed_study(job.submission_id, result)
+    return result
+
+
+def feed_study(submission_id: str, result) -> dict[str, int]:
+    """Give the judge's decisions of ``result`` to Study 2 (stored, then sampled); counts.
+
+    A failure here (the studies database busy or unwritable) is logged and never fails the
+    scoring job: the score stands, and re-scoring feeds the same decisions again (their ids
+    are stable, so nothing is stored twice).
+    """
+    from etclib import annotation
+    from etclib.errors import EtcError
+
+    out = {"stored": 0, "sampled": 0}
+    for group in DECISION_GROUPS:
+        data = result.data.get(group) if group in result.metrics else None
+        if data is None or data.details is None:
+            continue
+        rows = annotation.judge_decisions(
+            submission_id,
+            result.keys,
+            result.predictions,
+            [it.reference for it in result.items],
+            data.details,
+        )
+        try:
+            got = annotation.feed(rows)
+        except EtcError as exc:
+            log.warning("Study 2 was not fed the decisions of %s: %s", submission_id, exc)
+            continue
+        out = {k: out[k] + got[k] for k in out}
+    return out
 
 
 def store_result(cur, job: Job, result) -> list[int]:

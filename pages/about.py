@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from views.about import metric_signatures, metric_table, ranking_rule
+from views.about import board_state, metric_signatures, metric_table, ranking_rule
+from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 
 ensure_app_navigation()
@@ -91,10 +92,13 @@ share a rank band. {ranking_rule()}
 A score is only comparable with scores of the same **signature**: the tokenizer and its
 dictionary, the metric implementation and its settings, the BERTScore model and layer, the judge
 model, its decoding settings and a hash of its prompts, the prompt template of prompted
-baselines, and the etclib version. The leaderboard never mixes signatures in one column; the
-paper's own numbers are shown as *reported*, next to rows this site reproduced. On this server:
+baselines, and the etclib version. The leaderboard never mixes signatures in one column.
 """
 )
+st.subheader("The board right now")
+with shown_errors():  # the rest of About does not need the board
+    st.markdown(board_state())
+st.markdown("The signatures on this server:")
 st.dataframe(
     [{"part": k, "signature": v} for k, v in _signatures().items()],
     hide_index=True,

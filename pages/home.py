@@ -3,7 +3,7 @@
 import streamlit as st
 
 from views import corpus_stats, example_dialogue
-from views.board import database_key, top_table
+from views.board import database_key, floor_values_of, honesty_note, metric_label, top_table
 from views.errors import shown_errors
 from views.navigation import declared_pages, ensure_app_navigation
 from views.text import escape_markdown
@@ -31,14 +31,27 @@ def _example():
     return None if d is None else {**d, "utterances": d["utterances"].to_dict("records")}
 
 
-@st.cache_data(ttl=30, show_spinner=False)
-def _top(database: str):
-    return top_table(5)
+@st.cache_data(show_spinner=False, max_entries=4)
+def _top(database: str, version: str):
+    # Cached per board version: a new score or submission changes ``version``.
+    import leaderboard as lb
+
+    ranking = lb.ranking()
+    top, metric = top_table(5)
+    return top, metric, honesty_note(ranking), floor_values_of(ranking, metric), len(ranking)
 
 
 with shown_errors(stop=True):
     stats = _stats()
     example = _example()
+
+board = None
+with shown_errors():
+    import leaderboard as lb
+
+    board = _top(database_key(), lb.board_version())
+if board is not None and board[2]:
+    st.warning(board[2] + " See the Leaderboard and About pages.", icon="⚠️")
 
 cols = st.columns(4)
 cols[0].metric("Dialogues", f"{stats['dialogues']:,}")
@@ -68,13 +81,20 @@ with left:
 
 with right:
     st.subheader("Top of the leaderboard")
-    with shown_errors():
-        top, metric = _top(database_key())
+    if board is not None:
+        top, metric, _, floors, n_entries = board
         if top.empty:
-            st.info("No scored submission yet: be the first on the Submit page.")
+            st.info("No scored entry yet: be the first on the Submit page.")
         else:
-            st.caption(f"Ranked by {metric} (×100). Reported rows are the paper's own numbers.")
-            st.dataframe(top, hide_index=True, width="stretch")
+            label = metric_label(metric)
+            floor_text = ", ".join(f"{name} {value:.1f}" for name, value in floors.items())
+            st.caption(
+                f"The first {len(top)} of {n_entries} entries scored by this site, ranked by "
+                f"{label} (×100)."
+                + (f" Trivial baselines (floors): {floor_text}." if floor_text else "")
+                + " The paper's reported numbers are on the Leaderboard page, apart."
+            )
+            st.dataframe(top, hide_index=True, width="stretch", key="home_top")
     st.subheader("Explore")
     for page in declared_pages():  # as streamlit_app.py declared them
         if page.path != "pages/home.py":

@@ -1,6 +1,6 @@
 """Judge versus human: LLM judges beside people, and people beside each other.
 
-Three studies (docs/judge_vs_human.md): emotion categories (an LLM labels transcriptions like
+Three studies (docs/judge_vs_human.md, for maintainers): emotion categories (an LLM labels transcriptions like
 ETC's annotators), atomic-unit decisions (people re-check the scoring judge), Likert ratings
 (uploaded LLM and human ratings, with EmplifAI's published comparison).
 """
@@ -58,297 +58,336 @@ st.markdown(
     "How far can an LLM judge stand in for people? Each study puts the judge's agreement with "
     "people beside **the human yardstick**: how well people agree with each other on the same "
     "task. A judge that agrees with people about as well as they agree among themselves is as "
-    "good a rater as a person; see docs/judge_vs_human.md for every definition."
+    "good a rater as a person."
 )
+with st.expander("Definitions"):
+    st.markdown(jvh.DEFINITIONS)
 
 DB = str(annotation.studies_path())  # part of every cache key: one cache per database
 with shown_errors(stop=True):
     corpus = _corpus()
 
-tab_labels, tab_units, tab_ratings = st.tabs(
-    ["1 · Emotion categories", "2 · Atomic-unit decisions", "3 · Likert ratings"]
-)
+# Only the open tab runs (on_change="rerun"): a visit draws one study, not three.
+tab_labels, tab_units, tab_ratings = st.tabs(list(jvh.TABS), key="jvh_tab", on_change="rerun")
 
 # --- study 1 ---------------------------------------------------------------------------------
-with tab_labels:
-    st.header("Study 1: emotion categories")
-    st.markdown(
-        "ETC's three annotators labelled every emotion transcription with seven categories "
-        "(multi-label). `etclib judge-labels` asks an LLM to do the same. Per category: Cohen's κ "
-        "of the judge against the human majority (≥ 2 of 3), the judge against each pair of "
-        "annotators' consensus (both chose it), each annotator against the other two's consensus "
-        "(the yardstick), and Fleiss' κ of the three annotators with and without the judge."
-    )
-    runs = pd.DataFrame()
-    with shown_errors():
-        runs = _runs(DB)
-    run_names = jvh.run_names(runs)
-    run_id = st.selectbox(
-        "Judge run",
-        list(run_names),
-        format_func=run_names.get,
-        key="jvh_run",
-        help="Runs come from `etclib judge-labels --provider gemini|openai --model NAME`.",
-    )
-    if runs.empty:
-        st.info(
-            "No judge-labels run is stored yet, so only the human yardstick is shown. Start one "
-            "with `etclib judge-labels --provider gemini --model gemini-2.5-flash`."
+if tab_labels.open:
+    with tab_labels:
+        st.header("Study 1: emotion categories")
+        st.markdown(
+            "ETC's three annotators labelled every emotion transcription with seven categories "
+            "(multi-label). `etclib judge-labels` asks an LLM to do the same. Per category: Cohen's κ "
+            "of the judge against the human majority (≥ 2 of 3), the judge against each pair of "
+            "annotators' consensus (both chose it), each annotator against the other two's consensus "
+            "(the yardstick), and Fleiss' κ of the three annotators with and without the judge."
         )
-    chosen = None if run_id == jvh.NONE_RUN else runs[runs["run_id"] == run_id].iloc[0].to_dict()
-    if chosen is None:
-        split = st.selectbox("Split", ["test", "valid", "train", "all"], key="jvh_split")
-    else:
-        split = chosen["split"]
-        st.caption(f"Signature: `{chosen['signature']}` · {chosen['n_failed']} unusable answers")
-    study = None
-    with shown_errors():
-        study = _label_study(
-            DB,
-            split,
-            None if chosen is None else run_id,
-            "" if chosen is None else chosen["signature"],
+        runs = pd.DataFrame()
+        with shown_errors():
+            runs = _runs(DB)
+        run_names = jvh.run_names(runs)
+        run_id = st.selectbox(
+            "Judge run",
+            list(run_names),
+            format_func=run_names.get,
+            key="jvh_run",
+            help="Runs come from `etclib judge-labels --provider gemini|openai --model NAME`.",
         )
-    if study is not None:
-        title = f"Agreement per category ({study.n_items} transcriptions, {study.split})"
-        st.plotly_chart(
-            charts.agreement_bars(study.table, chosen is not None, title), key="jvh_label_bars"
-        )
-        st.dataframe(
-            jvh.label_table(study.table, chosen is not None),
-            hide_index=True,
-            key="jvh_label_table",
-        )
-        with st.expander("The yardstick per annotator"):
-            st.dataframe(
-                jvh.yardstick_table(study.yardstick), hide_index=True, key="jvh_yardstick_table"
+        if runs.empty:
+            st.info(
+                "No judge-labels run is stored yet, so only the human yardstick is shown. Start one "
+                "with `etclib judge-labels --provider gemini --model gemini-2.5-flash`."
             )
+        chosen = (
+            None if run_id == jvh.NONE_RUN else runs[runs["run_id"] == run_id].iloc[0].to_dict()
+        )
+        if chosen is None:
+            split = st.selectbox("Split", ["test", "valid", "train", "all"], key="jvh_split")
+        else:
+            split = chosen["split"]
             st.caption(
-                "Annotator slots 1–3 as stored in the corpus. The other two's consensus counts a "
-                "category as chosen only when both chose it."
+                f"Signature: `{chosen['signature']}` · {chosen['n_failed']} unusable answers"
             )
-        if study.confusion is not None:
-            left, right = st.columns(2)
-            left.plotly_chart(
-                charts.count_heatmap(
-                    study.confusion, "Human majority × judge (multi-label co-occurrence)"
-                ),
-                key="jvh_label_confusion",
+        study = None
+        with shown_errors():
+            study = _label_study(
+                DB,
+                split,
+                None if chosen is None else run_id,
+                "" if chosen is None else chosen["signature"],
             )
-            category = right.selectbox("Category", list(study.binary), key="jvh_label_category")
-            right.plotly_chart(
-                charts.count_heatmap(study.binary[category], f"{category}: chosen or not"),
-                key="jvh_label_binary",
+        if study is not None:
+            title = f"Agreement per category ({study.n_items} transcriptions, {study.split})"
+            st.plotly_chart(
+                charts.agreement_bars(study.table, chosen is not None, title), key="jvh_label_bars"
             )
+            st.dataframe(
+                jvh.label_table(study.table, chosen is not None),
+                hide_index=True,
+                key="jvh_label_table",
+            )
+            with st.expander("The yardstick per annotator"):
+                st.dataframe(
+                    jvh.yardstick_table(study.yardstick), hide_index=True, key="jvh_yardstick_table"
+                )
+                st.caption(
+                    "Annotator slots 1–3 as stored in the corpus. The other two's consensus counts a "
+                    "category as chosen only when both chose it."
+                )
+            if study.confusion is not None:
+                left, right = st.columns(2)
+                left.plotly_chart(
+                    charts.count_heatmap(
+                        study.confusion, "Human majority × judge (multi-label co-occurrence)"
+                    ),
+                    key="jvh_label_confusion",
+                )
+                category = right.selectbox("Category", list(study.binary), key="jvh_label_category")
+                right.plotly_chart(
+                    charts.count_heatmap(study.binary[category], f"{category}: chosen or not"),
+                    key="jvh_label_binary",
+                )
 
 # --- study 2 ---------------------------------------------------------------------------------
-with tab_units:
-    st.header("Study 2: atomic-unit decisions")
-    st.markdown(
-        "The scoring judge decides, for each atomic unit of inner state and a target "
-        "transcription, **Supported / Neutral / Not Supported**. People with an annotator code "
-        "re-check a sample stratified by the judge's label; the judge's answer is shown only after "
-        "theirs."
-    )
-    subs = pd.DataFrame()
-    with shown_errors():
-        subs = _submissions(DB)
-    sub_options = ["all"] + (subs["submission_id"].tolist() if not subs.empty else [])
-    submission = st.selectbox("Submission", sub_options, key="jvh_submission")
-    submission_id = None if submission == "all" else submission
-    if subs.empty:
-        st.info(
-            "No judge decisions are stored yet: they arrive when the leaderboard judges a "
-            "submission (etclib.annotation.add_decisions)."
+if tab_units.open:
+    with tab_units:
+        st.header("Study 2: atomic-unit decisions")
+        st.markdown(
+            "The scoring judge decides, for each atomic unit of inner state and a target "
+            "transcription, **Supported / Neutral / Not Supported**. Every time the leaderboard "
+            "scores a submission with the judge, its decisions are stored here and a seeded sample "
+            f"of up to {jvh.auto_per_stratum()} per judge label and side (a unit of the "
+            "prediction checked against the reference, or the reverse) joins the pool. People "
+            "with an annotator code re-check them; the judge's answer is shown only after theirs, "
+            "and each decision is given to two people before a third."
         )
-
-    st.subheader("Annotate")
-    code = st.text_input(
-        "Annotator code",
-        type="password",
-        key="jvh_code",
-        help="Codes are issued by the study's admin.",
-    )
-    known = False
-    if code:
+        pool = None
         with shown_errors():
-            known = annotation.annotator_for_code(code) is not None
-    if not known:
-        code = ""
-    if code:
-        revealed = st.session_state.get("jvh_revealed")
-        if revealed:
-            text = f"You answered **{revealed['answer']}**; the judge said **{revealed['judge']}**."
-            (st.success if revealed["answer"] == revealed["judge"] else st.warning)(text)
-            if st.button("Next unit", key="jvh_next"):
-                del st.session_state["jvh_revealed"]
-                st.rerun()
-        else:
-            decision, done, total = None, 0, 0
+            pool = annotation.pool(db=DB)  # one cheap query: always current
+        if pool is not None:
+            cols = st.columns(4)
+            cols[0].metric("Decisions in the pool", f"{pool['sampled']:,}")
+            cols[1].metric(
+                "Waiting for answers",
+                f"{pool['waiting']:,}",
+                help=f"Sampled decisions with fewer than {annotation.ANSWERS_PER_DECISION} answers",
+            )
+            cols[2].metric("Answers given", f"{pool['answers']:,}")
+            cols[3].metric("Annotators who answered", f"{pool['annotators']:,}")
+        subs = pd.DataFrame()
+        with shown_errors():
+            subs = _submissions(DB)
+        sub_options = ["all"] + (subs["submission_id"].tolist() if not subs.empty else [])
+        submission = st.selectbox("Submission", sub_options, key="jvh_submission")
+        submission_id = None if submission == "all" else submission
+        if subs.empty:
+            st.info(
+                "No judge decisions are stored yet: they arrive when the leaderboard scores a "
+                "submission with the LLM judge, which this site does only when a judge provider "
+                "is configured."
+            )
+
+        st.subheader("Annotate")
+        code = st.text_input(
+            "Annotator code",
+            type="password",
+            key="jvh_code",
+            help="Codes are issued by the study's admin.",
+        )
+        known = False
+        if code:
             with shown_errors():
-                done, total = annotation.progress(code, submission_id)
-                decision = annotation.next_decision(code, submission_id)
-            st.progress(done / total if total else 0.0, text=f"{done} of {total} answered")
-            if decision is None:
-                st.success("Nothing left to check in this sample: thank you.")
+                known = annotation.annotator_for_code(code) is not None
+        if not known:
+            code = ""
+        if code:
+            revealed = st.session_state.get("jvh_revealed")
+            if revealed:
+                text = f"You answered **{revealed['answer']}**; the judge said **{revealed['judge']}**."
+                (st.success if revealed["answer"] == revealed["judge"] else st.warning)(text)
+                if st.button("Next unit", key="jvh_next"):
+                    del st.session_state["jvh_revealed"]
+                    st.rerun()
             else:
-                side = "prediction" if decision.side == "precision" else "reference"
-                other = "reference" if decision.side == "precision" else "prediction"
-                st.caption(
-                    f"Item {decision.dialogue_id}/{decision.turn}/{decision.role} · a unit of the {side}"
-                )
-                st.markdown("**Unit**")
-                st.text(decision.unit)
-                st.markdown(f"**Target transcription** (the {other})")
-                st.text(decision.target)
-                answer = st.radio(
-                    "Is the unit supported by the target, by its surface content only?",
-                    annotation.LABELS,
-                    index=None,
-                    key=f"jvh_answer_{decision.decision_id}",
-                )
-                if st.button("Submit answer", key="jvh_submit", disabled=answer is None):
-                    with shown_errors():
-                        stored = annotation.record_answer(code, decision.decision_id, answer)
-                        st.session_state["jvh_revealed"] = {"answer": answer, "judge": stored.label}
-                        _annotation_results.clear()
-                        _submissions.clear()
-                        st.rerun()
+                decision, done, total = None, 0, 0
+                with shown_errors():
+                    done, total = annotation.progress(code, submission_id)
+                    decision = annotation.next_decision(code, submission_id)
+                st.progress(done / total if total else 0.0, text=f"{done} of {total} answered")
+                if decision is None:
+                    st.success("Nothing left to check in this sample: thank you.")
+                else:
+                    side = "prediction" if decision.side == "precision" else "reference"
+                    other = "reference" if decision.side == "precision" else "prediction"
+                    st.caption(
+                        f"Item {decision.dialogue_id}/{decision.turn}/{decision.role} · a unit of the {side}"
+                    )
+                    st.markdown("**Unit**")
+                    st.text(decision.unit)
+                    st.markdown(f"**Target transcription** (the {other})")
+                    st.text(decision.target)
+                    answer = st.radio(
+                        "Is the unit supported by the target, by its surface content only?",
+                        annotation.LABELS,
+                        index=None,
+                        key=f"jvh_answer_{decision.decision_id}",
+                    )
+                    if st.button("Submit answer", key="jvh_submit", disabled=answer is None):
+                        with shown_errors():
+                            stored = annotation.record_answer(code, decision.decision_id, answer)
+                            st.session_state["jvh_revealed"] = {
+                                "answer": answer,
+                                "judge": stored.label,
+                            }
+                            _annotation_results.clear()
+                            _submissions.clear()
+                            st.rerun()
 
-    st.subheader("Results")
-    res = None
-    with shown_errors():
-        res = _annotation_results(DB, submission_id)
-    if res is not None and res.empty:
-        st.info("No answers yet: agreement appears here once annotators have answered.")
-    elif res is not None:
-        cols = st.columns(4)
-        cols[0].metric(
-            "Answers",
-            f"{res.n_answers}",
-            help=f"{res.n_decisions} decisions, {res.n_annotators} annotators",
-        )
-        cols[1].metric(
-            "Judge–human κ",
-            jvh.number(res.judge_human_kappa),
-            help=f"95% CI {jvh.interval(res.judge_human_kappa, res.judge_human_low, res.judge_human_high)}",
-        )
-        cols[2].metric(
-            "Human–human κ",
-            jvh.number(res.human_human_kappa),
-            help=f"Fleiss' κ on the first two answers of {res.n_double} decisions",
-        )
-        cols[3].metric(
-            "Human–human α", jvh.number(res.human_human_alpha), help="Krippendorff's α, nominal"
-        )
-        left, right = st.columns(2)
-        left.plotly_chart(
-            charts.count_heatmap(res.confusion, "Judge × human answers"), key="jvh_unit_confusion"
-        )
-        with right:
-            st.markdown("**If people's labels replaced the judge's on re-checked units**")
-            st.dataframe(res.metrics.round(2), hide_index=True, key="jvh_unit_metrics")
-        st.download_button(
-            "Download answers (CSV)",
-            annotation.export_csv(submission_id),
-            file_name="judge_vs_human_answers.csv",
-            mime="text/csv",
-            key="jvh_export",
-        )
+        st.subheader("Results")
+        res = None
+        with shown_errors():
+            res = _annotation_results(DB, submission_id)
+        if res is not None and res.empty:
+            st.info("No answers yet: agreement appears here once annotators have answered.")
+        elif res is not None:
+            cols = st.columns(4)
+            cols[0].metric(
+                "Answers",
+                f"{res.n_answers}",
+                help=f"{res.n_decisions} decisions, {res.n_annotators} annotators",
+            )
+            cols[1].metric(
+                "Judge–human κ",
+                jvh.number(res.judge_human_kappa),
+                help=f"95% CI {jvh.interval(res.judge_human_kappa, res.judge_human_low, res.judge_human_high)}",
+            )
+            cols[2].metric(
+                "Human–human κ",
+                jvh.number(res.human_human_kappa),
+                help=f"Fleiss' κ on the first two answers of {res.n_double} decisions",
+            )
+            cols[3].metric(
+                "Human–human α", jvh.number(res.human_human_alpha), help="Krippendorff's α, nominal"
+            )
+            left, right = st.columns(2)
+            left.plotly_chart(
+                charts.count_heatmap(res.confusion, "Judge × human answers"),
+                key="jvh_unit_confusion",
+            )
+            with right:
+                st.markdown("**If people's labels replaced the judge's on re-checked units**")
+                st.dataframe(res.metrics.round(2), hide_index=True, key="jvh_unit_metrics")
+            st.download_button(
+                "Download answers (CSV)",
+                annotation.export_csv(submission_id),
+                file_name="judge_vs_human_answers.csv",
+                mime="text/csv",
+                key="jvh_export",
+            )
 
-    with st.expander("Admin: issue codes, draw a sample"):
-        token = st.text_input(
-            "Admin token (ETC_ADMIN_TOKEN)", type="password", key="jvh_admin_token"
-        )
-        name = st.text_input("Annotator name (a note for you)", key="jvh_admin_name")
-        if st.button("Issue a code", key="jvh_issue"):
-            with shown_errors():
-                issued = annotation.issue_code(token, name)
-                st.success(f"Code for {issued.annotator_id}; it is shown only once:")
-                st.code(issued.code, language=None)
-        per_label = st.number_input("Units per judge label", 1, 500, 20, key="jvh_per_label")
-        if st.button(
-            "Draw a sample",
-            key="jvh_draw",
-            disabled=submission_id is None,
-            help="Choose one submission above first.",
-        ):
-            with shown_errors():
-                sizes = annotation.draw_sample(token, submission_id, int(per_label))
-                st.success(f"Sample per judge label: {jvh.sample_sizes(sizes)}")
-                _submissions.clear()
+        with st.expander("Admin: issue codes, draw a sample"):
+            token = st.text_input(
+                "Admin token (ETC_ADMIN_TOKEN)", type="password", key="jvh_admin_token"
+            )
+            name = st.text_input("Annotator name (a note for you)", key="jvh_admin_name")
+            if st.button("Issue a code", key="jvh_issue"):
+                with shown_errors():
+                    issued = annotation.issue_code(token, name)
+                    st.success(f"Code for {issued.annotator_id}; it is shown only once:")
+                    st.code(issued.code, language=None)
+            per_label = st.number_input("Units per judge label", 1, 500, 20, key="jvh_per_label")
+            if st.button(
+                "Draw a sample",
+                key="jvh_draw",
+                disabled=submission_id is None,
+                help="Choose one submission above first.",
+            ):
+                with shown_errors():
+                    sizes = annotation.draw_sample(token, submission_id, int(per_label))
+                    st.success(f"Sample per judge label: {jvh.sample_sizes(sizes)}")
+                    _submissions.clear()
 
 # --- study 3 ---------------------------------------------------------------------------------
-with tab_ratings:
-    st.header("Study 3: Likert ratings")
-    st.markdown(
-        "Upload a CSV of ratings with columns `item, system, metric, rater_kind, rater_id, score` "
-        "(`rater_kind` is `llm` or `human`). Per system and metric: LLM and human means side by "
-        "side, Pearson's r with its p-value and 95% interval, and the mean absolute difference. "
-        "Where one side gave every item the same score, r is undefined and the constant and the "
-        "mean absolute difference are shown instead."
-    )
-    st.download_button(
-        "Example CSV",
-        ratings.EXAMPLE_CSV,
-        file_name="ratings_example.csv",
-        mime="text/csv",
-        key="jvh_ratings_example",
-    )
-    upload = st.file_uploader("Ratings CSV", type=["csv"], key="jvh_ratings_upload")
-    rated = None
-    if upload is not None:
-        with shown_errors():  # the message lists the file's problems line by line
-            rated = ratings.parse_ratings(upload.getvalue(), upload.name)
-    if rated is not None:
-        compared = ratings.compare_ratings(rated)
-        st.dataframe(jvh.ratings_table(compared), hide_index=True, key="jvh_ratings_table")
-        pairs = compared[["system", "metric"]].to_records(index=False).tolist()
-        pick = st.selectbox(
-            "System and metric",
-            pairs,
-            format_func=lambda p: f"{p[0]} · {p[1]}",
-            key="jvh_ratings_pick",
+if tab_ratings.open:
+    with tab_ratings:
+        st.header("Study 3: Likert ratings")
+        st.markdown(
+            "Upload a CSV of ratings with columns `item, system, metric, rater_kind, rater_id, score` "
+            "(`rater_kind` is `llm` or `human`). Per system and metric: LLM and human means side by "
+            "side, Pearson's r with its p-value and 95% interval, and the mean absolute difference. "
+            "Where one side gave every item the same score, r is undefined and the constant and the "
+            "mean absolute difference are shown instead."
         )
-        points = ratings.paired_scores(rated, *pick)
-        lo = float(min(points["llm"].min(), points["human"].min()))
-        hi = float(max(points["llm"].max(), points["human"].max()))
-        st.plotly_chart(
-            charts.identity_scatter(
-                points, "human", "llm", None, f"{pick[0]} · {pick[1]}: per item", lo, hi
-            ),
-            key="jvh_ratings_scatter",
+        st.download_button(
+            "Example CSV",
+            ratings.EXAMPLE_CSV,
+            file_name="ratings_example.csv",
+            mime="text/csv",
+            key="jvh_ratings_example",
         )
+        upload = st.file_uploader("Ratings CSV", type=["csv"], key="jvh_ratings_upload")
+        rated = None
+        if upload is not None:
+            with shown_errors():  # the message lists the file's problems line by line
+                rated = ratings.parse_ratings(upload.getvalue(), upload.name)
+        if rated is not None:
+            compared = ratings.compare_ratings(rated)
+            st.dataframe(jvh.ratings_table(compared), hide_index=True, key="jvh_ratings_table")
+            pairs = compared[["system", "metric"]].to_records(index=False).tolist()
+            pick = st.selectbox(
+                "System and metric",
+                pairs,
+                format_func=lambda p: f"{p[0]} · {p[1]}",
+                key="jvh_ratings_pick",
+            )
+            points = ratings.paired_scores(rated, *pick)
+            lo = float(min(points["llm"].min(), points["human"].min()))
+            hi = float(max(points["llm"].max(), points["human"].max()))
+            st.plotly_chart(
+                charts.identity_scatter(
+                    points, "human", "llm", None, f"{pick[0]} · {pick[1]}: per item", lo, hi
+                ),
+                key="jvh_ratings_scatter",
+            )
 
-    st.subheader("Published: EmplifAI (Gemini-2.5-Flash judge vs crowd workers)")
-    emplifai = None
-    with shown_errors():
-        emplifai = _emplifai(str(ratings.reference_dir()))
-    if emplifai is None:
+        st.subheader(
+            "For comparison, another dataset: EmplifAI (Gemini-2.5-Flash judge vs crowd workers)"
+        )
         st.info(
-            "The EmplifAI reference figures were not found: set ETC_REFERENCE_DIR to the folder "
-            "holding emplifai_judge_vs_human.json."
+            "No Likert ratings of ETC predictions are published yet, so the figures below are "
+            "**not ETC's**: they come from EmplifAI, a different dataset of empathetic dialogue "
+            "responses, whose paper compared an LLM judge with crowd workers. They show how such a "
+            "comparison reads; your own upload above is the ETC study."
         )
-    else:
-        st.caption(f"{emplifai.source} {emplifai.setting}")
-        st.plotly_chart(
-            charts.identity_scatter(
-                emplifai.table,
-                "human_mean",
-                "llm_mean",
-                "system",
-                "Mean score per system and metric (judge vs people)",
-                1.0,
-                5.0,
-            ),
-            key="jvh_emplifai_scatter",
-        )
-        st.dataframe(jvh.emplifai_table(emplifai.table), hide_index=True, key="jvh_emplifai_table")
-        st.markdown(f"**Constant rule.** {emplifai.constant_rule}")
-        st.caption(
-            "`printed_value`/`printed_mad`: what the paper printed in place of r. Their MAD equals "
-            "5 minus the printed value, which is what the rule gives when the judge always says 5; "
-            "but the printed values differ from Table 5's human means, from which the rule gives "
-            "`mad_from_means` (5 − human mean)."
-        )
-        st.markdown(f"**Finding.** {emplifai.finding}  \n*p-values:* {emplifai.p_note}")
+        emplifai = None
+        with shown_errors():
+            emplifai = _emplifai(str(ratings.reference_dir()))
+        if emplifai is None:
+            st.info(
+                "The EmplifAI reference figures were not found: set ETC_REFERENCE_DIR to the folder "
+                "holding emplifai_judge_vs_human.json."
+            )
+        else:
+            st.caption(f"{emplifai.source} {emplifai.setting}")
+            st.plotly_chart(
+                charts.identity_scatter(
+                    emplifai.table,
+                    "human_mean",
+                    "llm_mean",
+                    "system",
+                    "Mean score per system and metric (judge vs people)",
+                    1.0,
+                    5.0,
+                ),
+                key="jvh_emplifai_scatter",
+            )
+            st.dataframe(
+                jvh.emplifai_table(emplifai.table), hide_index=True, key="jvh_emplifai_table"
+            )
+            st.markdown(f"**Constant rule.** {emplifai.constant_rule}")
+            st.caption(
+                "`printed_value`/`printed_mad`: what the paper printed in place of r. Their MAD equals "
+                "5 minus the printed value, which is what the rule gives when the judge always says 5; "
+                "but the printed values differ from Table 5's human means, from which the rule gives "
+                "`mad_from_means` (5 − human mean)."
+            )
+            st.markdown(f"**Finding.** {emplifai.finding}  \n*p-values:* {emplifai.p_note}")

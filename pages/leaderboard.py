@@ -1,7 +1,5 @@
 """Leaderboard: ranking with intervals and rank bands, charts, one submission's detail, exports."""
 
-from functools import partial
-
 import streamlit as st
 
 import leaderboard as lb
@@ -20,9 +18,30 @@ def _detail(database: str, submission_id: str, status: str):
     return lb.detail(submission_id), lb.per_item(submission_id)
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
+def _exports(database: str, version: str) -> dict[str, bytes]:
+    # Made once per board version, before any click: a click only downloads these bytes.
+    return board.export_files()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _items_csv(database: str, submission_id: str, version: str) -> bytes:
+    return lb.export_csv("items", submission_id=submission_id).encode("utf-8")
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _reported(database: str, version: str):
+    return lb.reported()
+
+
 with shown_errors(stop=True):
+    version = lb.board_version()
     everything = lb.ranking()
-    published = lb.reported()
+    published = _reported(board.database_key(), version)
+
+note = board.honesty_note(everything)
+if note:
+    st.warning(note, icon="⚠️")
 
 metrics = board.metric_choices(everything) or board.metric_order()
 default_metric = everything.attrs.get("sort_by")
@@ -44,15 +63,19 @@ shown = board.filter_ranking(ranking, settings, saw_test)
 
 if ranking.empty:
     st.info(
-        "No scored entry yet. Submit predictions on the Submit page; the paper's published "
-        "numbers are listed below."
+        "No scored entry yet. Submit predictions on the Submit page"
+        + ("; the paper's published numbers are listed below." if not published.empty else ".")
     )
+elif shown.empty:
+    st.info("No entry matches these filters: clear the Setting or Saw test data choice.")
 else:
     st.caption(
         f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{metric}** (×100); "
         f"{ranking.attrs.get('resamples', '?')} bootstrap resamples, seed "
-        f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; 📄 reported: "
-        "the paper's own numbers, never mixed into these columns."
+        f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; baseline: "
+        "computed by this project (floor: a trivial one, drawn as a dashed line on the charts); "
+        f"{board.FLAG_TEXT}: an entry scoring less than one fixed sentence. The paper's "
+        "reported numbers are never mixed into these columns."
     )
     st.dataframe(
         board.board_table(shown, metric),
@@ -70,25 +93,32 @@ else:
 with_reported = st.toggle(
     "Show the paper's reported numbers in the charts (grey; other signature)",
     key="lb_with_reported",
+    disabled=published.empty,
+    help="No published result is loaded on this site." if published.empty else None,
 )
 left, right = st.columns(2)
 bars = board.chart_table(shown, metric, published if with_reported else None)
 if bars.empty:
-    left.info(f"No entry has {metric} yet.")
+    left.info(
+        "No entry matches these filters."
+        if ranking[metric].notna().any()
+        else f"No entry has {board.metric_label(metric)} yet."
+    )
 else:
-    left.plotly_chart(charts.score_bars(bars, metric), key="lb_bars")
+    floors = board.floor_values_of(ranking, metric)
+    left.plotly_chart(charts.score_bars(bars, metric, floors), key="lb_bars")
 pr = board.pr_table(shown, published if with_reported else None)
 if pr.empty:
     right.info(
-        "Judge precision and recall appear once entries are scored by the LLM judge "
-        "(set ETC_JUDGE_PROVIDER and its key)."
+        "Judge precision and recall appear once entries are scored by the LLM judge; this "
+        "site has no judge score yet."
     )
 else:
-    right.plotly_chart(charts.precision_recall_scatter(pr), key="lb_pr")
+    right.plotly_chart(charts.precision_recall_scatter(pr, board.pr_floors(ranking)), key="lb_pr")
 
 st.subheader("Published results (reported)")
 if published.empty:
-    st.caption("No published result is loaded.")
+    st.caption("No published result is loaded on this site.")
 else:
     st.dataframe(
         board.reported_table(published), hide_index=True, width="stretch", key="lb_reported"
@@ -139,35 +169,20 @@ if info["submission"]["kind"] != "reported":
             "reference": st.column_config.TextColumn(width="large"),
         },
     )
-    st.download_button(
-        "This entry's items (CSV)",
-        partial(lb.export_csv, "items", submission_id=sid),  # made on click
-        file_name=f"etc_items_{sid}.csv",
-        mime="text/csv",
-        key="lb_dl_items",
-    )
+    with shown_errors():
+        st.download_button(
+            "This entry's items (CSV)",
+            _items_csv(board.database_key(), sid, version),
+            file_name=f"etc_items_{sid}.csv",
+            mime="text/csv",
+            key="lb_dl_items",
+            on_click="ignore",
+        )
 
 st.subheader("Export")
-e1, e2, e3 = st.columns(3)
 with shown_errors():
-    e1.download_button(
-        "Board (CSV)",
-        partial(lb.export_csv, "board"),
-        "etc_leaderboard.csv",
-        "text/csv",
-        key="lb_dl_csv",
-    )
-    e2.download_button(
-        "Board (JSON)",
-        partial(lb.export_json, "board"),
-        "etc_leaderboard.json",
-        "application/json",
-        key="lb_dl_json",
-    )
-    e3.download_button(
-        "Published results (CSV)",
-        partial(lb.export_csv, "reported"),
-        "etc_reported.csv",
-        "text/csv",
-        key="lb_dl_reported",
-    )
+    files = _exports(board.database_key(), version)
+    for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.EXPORTS.items()):
+        col.download_button(
+            label, files[key], file_name, mime, key=f"lb_dl_{key}", on_click="ignore"
+        )

@@ -27,10 +27,21 @@ def _studies(tmp_path, monkeypatch):
     st.cache_data.clear()
 
 
-def _page() -> AppTest:
+def _page(study: int = 1) -> AppTest:
+    """The page with the tab of ``study`` open (only the open tab runs)."""
     at = AppTest.from_file(PAGE, default_timeout=90)
     at.run()
     assert not at.exception, at.exception
+    return _open(at, study) if study != 1 else at
+
+
+def _open(at: AppTest, study: int) -> AppTest:
+    from views.judge_vs_human import TABS
+
+    at.session_state["jvh_tab"] = TABS[study - 1]
+    at.run()
+    assert not at.exception, at.exception
+    assert at.header[0].value.startswith(f"Study {study}")
     return at
 
 
@@ -62,8 +73,14 @@ def test_page_without_any_study_shows_the_yardstick():
     assert len(table) == 7 and "annotator vs other two" in table.columns
     assert "judge vs majority [95% CI]" not in table.columns
     assert not at.error
+    assert "Study 2" not in "\n".join(h.value for h in at.header)  # closed tabs do not run
+    _open(at, 2)
     assert "No answers yet" in _texts(at)
+    assert "add_decisions" not in _texts(at)  # no internal names for visitors
+    _open(at, 3)
     assert "EmplifAI" in "\n".join(s.value for s in at.subheader)
+    assert "another dataset" in "\n".join(s.value for s in at.subheader)
+    assert "not ETC's" in _texts(at)
     assert len(_frame(at, "mad_from_means")) == 28
 
 
@@ -109,7 +126,7 @@ def test_annotation_flow_on_the_page():
     annotation.draw_sample(ADMIN, "sub", per_label=5)
     code = annotation.issue_code(ADMIN, "page").code
 
-    at = _page()
+    at = _page(2)
     at.text_input(key="jvh_code").input("wrong-code").run()
     assert any("Unknown annotator code" in e.value for e in at.error)
 
@@ -135,7 +152,7 @@ def test_annotation_flow_on_the_page():
 
 @needs_corpus
 def test_ratings_upload_errors_and_results():
-    at = _page()
+    at = _page(3)
     at.file_uploader(key="jvh_ratings_upload").upload(
         "bad.csv", b"item,system,metric,rater_kind,rater_id,score\n1,a,m,robot,x,3\n", "text/csv"
     ).run()

@@ -65,3 +65,39 @@ def ranking_rule() -> str:
     from etclib import metrics
 
     return metrics.ranking_rule()
+
+
+def board_state() -> str:
+    """What the leaderboard holds right now, in words for the About page: how it is ranked,
+    whether the paper's numbers are loaded, and the trivial floors (read from the board)."""
+    import leaderboard as lb
+    from views.board import floor_values_of, honesty_note, judged, metric_label
+
+    ranking = lb.ranking()
+    published = lb.reported()
+    parts = []
+    if ranking.empty:
+        parts.append("The board of this site has no scored entry yet.")
+    else:
+        metric = str(ranking.attrs.get("sort_by"))
+        parts.append(
+            f"The board of this site has {len(ranking)} scored entries and is ranked by "
+            f"{metric_label(metric)}" + (" (judge scores are present)." if judged(ranking) else ".")
+        )
+        floors = floor_values_of(ranking, metric)
+        if floors:
+            parts.append(
+                "Trivial baselines, drawn as floors: "
+                + ", ".join(f"{name} {value:.1f}" for name, value in floors.items())
+                + "; an entry below the constant one is flagged."
+            )
+        note = honesty_note(ranking)
+        if note:
+            parts.append(note.replace("**", ""))
+    parts.append(
+        f"The paper's own numbers ({len(published)} rows) are shown as *reported*, apart from the "
+        "rows this site scored."
+        if not published.empty
+        else "The paper's own numbers are not loaded on this site."
+    )
+    return " ".join(parts)

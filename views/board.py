@@ -177,13 +177,30 @@ def interval_text(value: Any, lo: Any, hi: Any) -> str:
     return f"{float(value):.2f}"
 
 
-def badge(kind: Any) -> str:
-    """What a row is: reproduced here (a submission or a baseline we scored) or reported."""
-    return {
-        "submission": "✅ reproduced",
-        "baseline": "✅ reproduced (baseline)",
-        "reported": "📄 reported",
-    }.get(str(kind), str(kind))
+def badge(kind: Any, baseline: Any = "") -> str:
+    """What a row is: reproduced here (a submission we scored), a baseline, or reported.
+
+    Baselines say so in words ("baseline", never a medal or a check mark); a trivial one
+    (``leaderboard.TRIVIAL_BASELINES``: a floor, not a system) says "floor" too.
+    """
+    from leaderboard import TRIVIAL_BASELINES
+
+    if str(kind) == "baseline":
+        return "baseline (floor)" if str(baseline) in TRIVIAL_BASELINES else "baseline"
+    return {"submission": "✅ reproduced", "reported": "📄 reported"}.get(str(kind), str(kind))
+
+
+FLAG_TEXT = "⚠ below the constant baseline"
+
+
+def flag_text(below: Any) -> str:
+    """The flag of an entry that scores below the constant baseline on the ranking metric."""
+    return FLAG_TEXT if bool(below) is True else ""
+
+
+def _kinds(ranking: pd.DataFrame) -> list[str]:
+    baselines = ranking["baseline"] if "baseline" in ranking else [""] * len(ranking)
+    return [badge(k, b) for k, b in zip(ranking["kind"], baselines)]
 
 
 def board_table(ranking: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -196,7 +213,9 @@ def board_table(ranking: pd.DataFrame, metric: str) -> pd.DataFrame:
         if col in ranking.columns:
             t[col] = ranking[col]
     if "kind" in t.columns:
-        t["kind"] = t["kind"].map(badge)
+        t["kind"] = _kinds(ranking)
+    if "below_floor" in ranking.columns:
+        t["flag"] = ranking["below_floor"].map(flag_text)
     lo, hi = f"{metric}_lo", f"{metric}_hi"
     t[f"{metric} [95% CI]"] = [
         interval_text(
@@ -227,7 +246,11 @@ def chart_table(
                     "value": ranking[metric].to_numpy(),
                     "lo": ranking.get(f"{metric}_lo", pd.Series([None] * len(ranking))).to_numpy(),
                     "hi": ranking.get(f"{metric}_hi", pd.Series([None] * len(ranking))).to_numpy(),
-                    "kind": "reproduced",
+                    "kind": [
+                        "baseline" if k == "baseline" else "reproduced" for k in ranking["kind"]
+                    ]
+                    if "kind" in ranking
+                    else "reproduced",
                 }
             )
         )
@@ -268,7 +291,10 @@ def pr_table(ranking: pd.DataFrame, reported: pd.DataFrame | None = None) -> pd.
                     "units": (
                         units if units is not None else pd.Series([math.nan] * len(frame))
                     ).to_numpy(dtype=float),
-                    "kind": kind,
+                    "kind": [
+                        "baseline" if k == "baseline" else kind
+                        for k in frame.get("kind", pd.Series([kind] * len(frame)))
+                    ],
                 }
             )
         )
@@ -288,7 +314,8 @@ def _labels(frame: pd.DataFrame) -> list[str]:
 
 
 def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
-    """The first ``n`` rows of the ranking (rank, name, setting, score) and its metric."""
+    """The first ``n`` rows of the ranking (rank, name, setting, kind, score, flag) and its
+    metric; baselines say "baseline" in ``kind``."""
     import leaderboard as lb
 
     ranking = lb.ranking()
@@ -296,10 +323,11 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
 
     metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
     if ranking.empty:
-        return pd.DataFrame(columns=["rank", "name", "setting", metric]), metric
+        return pd.DataFrame(columns=["rank", "name", "setting", "kind", metric]), metric
     cols = [c for c in ("rank", "name", "setting") if c in ranking.columns]
     top = ranking.head(n)
     out = top[cols].copy()
+    out["kind"] = _kinds(top)
     out[metric] = [
         interval_text(
             v,
@@ -308,7 +336,73 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
         )
         for i, v in enumerate(top[metric])
     ]
+    if "below_floor" in top.columns and top["below_floor"].any():
+        out["flag"] = top["below_floor"].map(flag_text)
+    # the mark and the score before the setting, so a narrow column still shows them
+    order = ["rank", "name", "kind", metric, *[c for c in out.columns if c == "flag"]]
+    out = out[order + [c for c in out.columns if c not in order]]
     return out.reset_index(drop=True), metric
+
+
+def floor_lines(ranking: pd.DataFrame, metric: str) -> dict[str, float]:
+    """Trivial baseline -> its ``metric`` value, for the charts' floor lines (none absent)."""
+    from leaderboard.board import floor_values
+
+    return floor_values(ranking, metric)
+
+
+def pr_floors(ranking: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Trivial baseline -> its judge (precision, recall), for the scatter's floor lines."""
+    precision, recall = floor_lines(ranking, "precision"), floor_lines(ranking, "recall")
+    return {name: (precision[name], recall[name]) for name in precision if name in recall}
+
+
+def judged(ranking: pd.DataFrame) -> bool:
+    """Whether any entry of the board has an LLM-judge score (the ranking metric, then)."""
+    from etclib import metrics
+
+    key = metrics.RANK_ORDER[0]
+    return key in ranking.columns and bool(ranking[key].notna().any())
+
+
+def honesty_note(ranking: pd.DataFrame) -> str | None:
+    """The banner for a board without judge scores, read from the board; None when judged.
+
+    Says that the ranking metric is automatic and lexical, and how far one fixed sentence gets
+    on it: the constant baseline's stored score when it is on the board, else that it is not.
+    """
+    from etclib import metrics
+
+    if ranking.empty or judged(ranking):
+        return None
+    metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
+    label = metrics.fact(metric).label
+    judge_label = metrics.fact(metrics.RANK_ORDER[0]).label
+    head = (
+        f"**No entry has an LLM-judge score yet, so this board is ranked by {label}, an "
+        f"automatic {'lexical-overlap' if metric.startswith(('rouge', 'bleu')) else 'similarity'}"
+        f" score, not by the {judge_label}.** "
+    )
+    constant = floor_values_of(ranking, metric).get("constant")
+    if constant is None:
+        fact = (
+            "Such scores reward generic wording; the constant baseline (one fixed sentence for "
+            "every item), which would show how far that goes, is not on this board."
+        )
+    else:
+        fact = (
+            f"Such scores reward generic wording: the constant baseline, one fixed sentence for "
+            f"every item, reaches {label} {constant:.1f} here. Read the ranking against that floor."
+        )
+    return head + fact
+
+
+def floor_values_of(ranking: pd.DataFrame, metric: str) -> dict[str, float]:
+    """The board's trivial-baseline values on ``metric`` (``ranking.attrs["floors"]`` when it was
+    ranked by ``metric``, else read from its rows)."""
+    if ranking.attrs.get("sort_by") == metric and "floors" in ranking.attrs:
+        return dict(ranking.attrs["floors"])
+    return floor_lines(ranking, metric)
 
 
 def reported_table(published: pd.DataFrame) -> pd.DataFrame:
@@ -416,3 +510,24 @@ def items_view(items: pd.DataFrame) -> pd.DataFrame:
         c for c in ("dialogue_id", "turn", "role", "label", "prediction", "reference") if c in out
     ]
     return out[first + [c for c in out.columns if c not in first and c != "item_index"]]
+
+
+#: The board's export files: key -> (button label, file name, MIME type).
+EXPORTS: dict[str, tuple[str, str, str]] = {
+    "board_csv": ("Board (CSV)", "etc_leaderboard.csv", "text/csv"),
+    "board_json": ("Board (JSON)", "etc_leaderboard.json", "application/json"),
+    "reported_csv": ("Published results (CSV)", "etc_reported.csv", "text/csv"),
+}
+
+
+def export_files() -> dict[str, bytes]:
+    """Every file of :data:`EXPORTS`, made now (UTF-8 bytes), so that a page hands them to its
+    download buttons ready: a click then only downloads. Pages cache this per board version
+    (``leaderboard.board_version``), so the files change exactly when the board does."""
+    import leaderboard as lb
+
+    return {
+        "board_csv": lb.export_csv("board").encode("utf-8"),
+        "board_json": lb.export_json("board").encode("utf-8"),
+        "reported_csv": lb.export_csv("reported").encode("utf-8"),
+    }

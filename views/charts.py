@@ -132,11 +132,21 @@ def big_five_chart(scores: pd.DataFrame) -> Any:
 # --- leaderboard ---------------------------------------------------------------------------------
 
 
-def score_bars(table: pd.DataFrame, metric: str) -> Any:
-    """Horizontal bars of ``metric`` per row with error bars from ``lo``/``hi`` when present.
+#: Bar colours by row kind: our scored entries, baselines, the paper's reported numbers.
+KIND_COLORS = {"reproduced": "#c2410c", "baseline": "#64748b", "reported": "#9ca3af"}
+FLOOR_COLOR = "#1f2328"
+
+
+def _floor_name(name: str) -> str:
+    return f"{name} baseline (floor)"
+
+
+def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None = None) -> Any:
+    """Horizontal bars of ``metric`` per row with error bars from ``lo``/``hi`` when present,
+    and a dashed vertical floor line at each trivial baseline's value (``floors``).
 
     ``table`` has columns ``name``, ``value``, optional ``lo``/``hi`` (interval bounds) and
-    ``kind`` (``reproduced`` or ``reported``), best first.
+    ``kind`` (``reproduced``, ``baseline`` or ``reported``), best first.
     """
     go = _go()
     t = table.iloc[::-1]
@@ -150,7 +160,8 @@ def score_bars(table: pd.DataFrame, metric: str) -> Any:
             "arrayminus": (t["value"] - t["lo"]).fillna(0).clip(lower=0),
         }
     colors = [
-        "#9ca3af" if k == "reported" else "#c2410c" for k in t.get("kind", ["reproduced"] * len(t))
+        KIND_COLORS.get(k, KIND_COLORS["reproduced"])
+        for k in t.get("kind", ["reproduced"] * len(t))
     ]
     fig = go.Figure(
         go.Bar(
@@ -162,19 +173,33 @@ def score_bars(table: pd.DataFrame, metric: str) -> Any:
             hovertemplate="%{y}: %{x:.2f}<extra></extra>",
         )
     )
+    for i, (name, value) in enumerate(sorted((floors or {}).items(), key=lambda kv: kv[1])):
+        fig.add_vline(
+            x=value,
+            line_dash="dash",
+            line_color=FLOOR_COLOR,
+            line_width=1.5,
+            annotation_text=f"{_floor_name(name)}: {value:.1f}",
+            annotation_position="bottom right" if i % 2 else "top right",
+            annotation_font_size=11,
+        )
     fig.update_layout(
-        title=f"{metric} (×100; grey: reported, not reproduced)",
+        title=f"{metric} (×100) · dashed: trivial floors",
         xaxis_title=metric,
-        height=max(260, 36 * len(t) + 80),
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        height=max(300, 36 * len(t) + 110),
+        margin={"l": 10, "r": 10, "t": 60, "b": 30},
     )
     return fig
 
 
-def precision_recall_scatter(table: pd.DataFrame) -> Any:
-    """Judge precision vs recall per row, marker size by mean atomic units per prediction.
+def precision_recall_scatter(
+    table: pd.DataFrame, floors: dict[str, tuple[float, float]] | None = None
+) -> Any:
+    """Judge precision vs recall per row, marker size by mean atomic units per prediction, and
+    dashed floor lines at each trivial baseline's recall (vertical) and precision (horizontal).
 
-    ``table`` has columns ``name``, ``precision``, ``recall``, ``units`` and optional ``kind``.
+    ``table`` has columns ``name``, ``precision``, ``recall``, ``units`` and optional ``kind``;
+    ``floors`` maps a trivial baseline to its (precision, recall).
     """
     go = _go()
     t = table.dropna(subset=["precision", "recall"])
@@ -189,7 +214,7 @@ def precision_recall_scatter(table: pd.DataFrame) -> Any:
             marker={
                 "size": units * 14,
                 "color": [
-                    "#9ca3af" if k == "reported" else "#c2410c"
+                    KIND_COLORS.get(k, KIND_COLORS["reproduced"])
                     for k in t.get("kind", ["reproduced"] * len(t))
                 ],
                 "opacity": 0.75,
@@ -200,8 +225,20 @@ def precision_recall_scatter(table: pd.DataFrame) -> Any:
             "<br>units %{customdata:.2f}<extra></extra>",
         )
     )
+    for name, (precision, recall) in sorted((floors or {}).items()):
+        fig.add_vline(x=recall, line_dash="dash", line_color=FLOOR_COLOR, line_width=1)
+        fig.add_hline(
+            y=precision,
+            line_dash="dash",
+            line_color=FLOOR_COLOR,
+            line_width=1,
+            annotation_text=_floor_name(name),
+            annotation_position="bottom left",
+            annotation_font_size=11,
+        )
     fig.update_layout(
-        title="Judge precision vs recall (marker size: atomic units per prediction)",
+        title="Judge precision vs recall (marker size: atomic units per prediction; dashed: "
+        "trivial floors)",
         xaxis_title="recall",
         yaxis_title="precision",
         **_LAYOUT,

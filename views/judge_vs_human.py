@@ -15,6 +15,33 @@ import pandas as pd
 
 #: The page's "no judge run" choice of the run picker.
 NONE_RUN = "none"
+#: The page's tabs, one per study (only the open one runs).
+TABS = ("1 · Emotion categories", "2 · Atomic-unit decisions", "3 · Likert ratings")
+#: What the page's figures mean, for visitors (the project's docs/judge_vs_human.md has the rest).
+DEFINITIONS = """
+- **Cohen's κ**: agreement of two raters beyond chance, (observed − expected) / (1 − expected);
+  1 is perfect agreement, 0 is what chance gives.
+- **Fleiss' κ**: the same for a fixed number of raters per item (here: ETC's three annotators,
+  or two people per re-checked decision).
+- **Krippendorff's α** (nominal): agreement of any number of raters with missing answers.
+- **Consensus of two annotators** (Study 1): a category counts as chosen only when both chose it.
+- **The human yardstick**: people's agreement with each other on the same task; a judge as
+  close to people as they are to each other is as good a rater as a person.
+- **Study 2's sample**: from each judged submission, up to the configured number of decisions
+  per judge label (Supported, Neutral, Not Supported) and per side (a prediction unit checked
+  against the reference, or a reference unit checked against the prediction), drawn with a
+  fixed seed; each decision goes to two people before a third.
+- **Intervals**: 95% percentile bootstrap over items (300 resamples on this page).
+- **Pearson's r** (Study 3): undefined when one side gives every item the same score; then the
+  constant and the mean absolute difference are shown.
+"""
+
+
+def auto_per_stratum() -> int:
+    """Decisions per (judge label, side) of Study 2's automatic sample, as configured."""
+    from etclib.annotation import auto_sample_settings
+
+    return auto_sample_settings()[0]
 
 
 def _missing(x: Any) -> bool:
