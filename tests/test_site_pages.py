@@ -162,7 +162,8 @@ def test_pages_load_with_secrets(tmp_path):
         assert not at.error, (page, [e.value for e in at.error])
     at.switch_page("pages/chat.py").run()
     labels = at.selectbox(key="chat_model").options
-    assert not any("not configured" in o for o in labels if "OpenAI" in o or "Gemini" in o)
+    assert any("OpenAI" in o for o in labels) and any("Gemini" in o for o in labels)
+    assert any("Fine-tuned" in o for o in labels)
     # Secrets are never shown.
     at.switch_page("pages/about.py").run()
     assert "sk-test" not in texts(at) and "admin-secret" not in texts(at)
@@ -226,8 +227,9 @@ def test_chat_with_retrieval_predicts_for_each_author(corpus):
     at = app("pages/chat.py")
     assert at.selectbox(key="chat_model").value == "retrieval"
     for who, text in lines:
-        assert at.radio(key="chat_author").value == who
-        at.chat_input(key="chat_input").set_value(text).run()
+        box = at.chat_input(key="chat_input")
+        assert box.proto.placeholder == f"Write {who}'s utterance in Japanese…"
+        box.set_value(text).run()
         assert_clean(at)
     backend = get_backend("retrieval")
     expected = [
@@ -249,8 +251,11 @@ def test_chat_limits(corpus):
     at.chat_input(key="chat_input").set_value("こんにちは").run()
     at.chat_input(key="chat_input").set_value("もう一度").run()
     assert_clean(at)
-    assert "predictions in the last minute" in texts(at)
-    assert len(at.text) == 1  # the refused utterance was not added
+    assert "1 predictions in the last minute" in plain(texts(at))
+    assert len(at.text) == 1  # the refused utterance was not added...
+    box = at.chat_input(key="chat_input")
+    assert box.proto.set_value and box.proto.value == "もう一度"  # ...but is back in the box
+    assert "back in the box" in plain(texts(at))
     at.session_state["chat_lines"] = [
         {"who": "AB"[i % 2], "text": f"発話{i}", "prediction": "x", "model": "m"}
         for i in range(chat.MAX_LINES)
@@ -258,6 +263,31 @@ def test_chat_limits(corpus):
     at.run()
     assert at.chat_input(key="chat_input").proto.disabled
     assert f"{chat.MAX_LINES} utterances" in texts(at)
+
+
+def test_chat_overlong_utterance_is_refused_with_a_message_and_kept():
+    """The browser would silently refuse a paste over ``max_chars``, so the input sets none and
+    the server says what is wrong; nothing is spent, the text goes back into the box."""
+    from views import chat
+
+    at = app("pages/chat.py")
+    box = at.chat_input(key="chat_input")
+    assert not box.proto.max_chars
+    text = "あ" * (chat.MAX_UTTERANCE_CHARS + 100)
+    box.set_value(text).run()
+    assert_clean(at)
+    assert f"{len(text)} characters; the limit is {chat.MAX_UTTERANCE_CHARS}" in plain(texts(at))
+    assert not at.text and not at.session_state["chat_limiter"].events
+    assert at.chat_input(key="chat_input").proto.value == text
+
+
+def test_chat_speaker_comes_from_the_conversation_and_input_waits_for_the_prediction(corpus):
+    at = app("pages/chat.py")
+    assert at.chat_input(key="chat_input").proto.submit_mode == 1  # "disable" while a run goes on
+    for i in range(4):
+        at.chat_input(key="chat_input").set_value(f"発話{i}").run()
+    assert [t.value for t in at.text] == [f"{'ABAB'[i]}: 発話{i}" for i in range(4)]
+    assert [ln["who"] for ln in at.session_state["chat_lines"]] == list("ABAB")
 
 
 @pytest.mark.parametrize(
@@ -291,13 +321,45 @@ def test_rate_limiter_window():
     assert lim.take() == 0
 
 
-def test_chat_unconfigured_backend_says_what_to_set():
+def test_chat_lists_unavailable_models_apart_in_visitor_words():
+    from views import chat
+
     at = app("pages/chat.py")
-    at.selectbox(key="chat_model").set_value("gemini").run()
-    assert "GEMINI_API_KEY" in plain(" ".join(w.value for w in at.warning))
-    at.chat_input(key="chat_input").set_value("こんにちは").run()
-    assert_clean(at)
-    assert any("not configured" in e.value for e in at.error)
+    usable, unusable = chat.available(chat.choices())
+    assert unusable, "without secrets some chat models are unavailable"
+    labels = at.selectbox(key="chat_model").options
+    assert labels == [c.label for c in usable]
+    shown = plain(texts(at))
+    for c in unusable:
+        assert c.label not in labels and c.label in shown
+    assert "not available on this site" in shown
+    # Operator details (settings to set) stay in docs/site.md.
+    for word in ("ETC_", "GEMINI_API_KEY", "OPENAI_API_KEY", "not configured"):
+        assert word not in shown
+
+
+@pytest.mark.parametrize("key", ["gemini", "openai", "finetuned"])
+def test_an_unavailable_model_cannot_spend_an_utterance(key):
+    from views import chat
+
+    picked = chat.choice(key)
+    assert not picked.usable
+    lines: list = []
+    limiter = chat.RateLimiter()
+    message = chat.submit(lines, "こんにちは", picked, limiter)
+    assert "not available on this site" in message
+    assert lines == [] and limiter.events == []
+
+
+@pytest.mark.parametrize(("before", "expected"), [(0, "A"), (1, "B"), (2, "A"), (9, "B")])
+def test_next_speaker_alternates_from_the_conversation(before, expected):
+    from views import chat
+
+    lines = [{"who": "AB"[i % 2], "text": "x"} for i in range(before)]
+    assert chat.next_speaker(lines) == expected
+    retrieval = chat.choice("retrieval")
+    assert chat.submit(lines, "はい", retrieval, chat.RateLimiter()) is None
+    assert lines[-1] == {"who": expected, "text": "はい", "pending": True}
 
 
 def test_chat_streams_from_an_openai_compatible_server(tmp_path):
