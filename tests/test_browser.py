@@ -310,3 +310,45 @@ def test_chat_overlong_paste_gets_a_message_and_stays_in_the_box(site, page):
     assert page.locator('[data-testid="stChatMessage"]').count() == 0
     no_exception(page)
     shot(page, "chat_too_long")
+
+
+def pick(page, label: str, option: str) -> None:
+    """Choose ``option`` in the selectbox labelled ``label``."""
+    page.get_by_label(label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    idle(page)
+
+
+def test_corpus_result_row_click_opens_that_dialogue(site, page):
+    from etclib.corpus import load_corpus
+    from views.corpus import RESULT_ROW_HEIGHT
+
+    corpus = load_corpus(REAL_CORPUS)
+    rows = [
+        (d.dialogue_id, u.text)
+        for d in sorted(corpus.split("test"), key=lambda d: d.dialogue_id)
+        for u in d.utterances
+        if u.role == "listener"
+    ]
+    row = 5  # the sixth result: the second test dialogue's first listener turn
+    did, text = rows[row]
+    assert did != rows[0][0]
+    open_page(page, site, "corpus")
+    pick(page, "Split", "test")
+    pick(page, "Role", "listener")
+    page.get_by_text(f"{len(rows):,} matching utterances").first.wait_for(timeout=30_000)
+    # With nothing selected the view follows the results: the first result's dialogue.
+    page.get_by_text(f"Dialogue {rows[0][0]}", exact=False).first.wait_for(timeout=30_000)
+    grid = page.get_by_test_id("stDataFrame").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    # Glide's row-marker column (the selection box) at the left; the header is 35 px high.
+    height = RESULT_ROW_HEIGHT
+    page.mouse.click(box["x"] + 18, box["y"] + 35 + height * row + height // 2)
+    page.get_by_text(f"Dialogue {did} ·", exact=False).first.wait_for(timeout=30_000)
+    idle(page)
+    assert f"corpus_dialogue={did}" in page.url
+    page.get_by_text(f"B: {text}", exact=True).first.wait_for()
+    no_exception(page)
+    page.get_by_text(f"Dialogue {did} ·", exact=False).first.scroll_into_view_if_needed()
+    shot(page, "corpus_row_dialogue")

@@ -446,15 +446,80 @@ def test_corpus_filters_pages_and_dialogue_view(corpus):
     assert f"**{expected:,}** matching utterances" in texts(at)
     pager = at.get("pagination")
     assert len(pager) == (1 if expected > 25 else 0)
+    # With no dialogue chosen, the view follows the results: the first result's dialogue.
+    first = next(
+        d
+        for d in corpus.split("test")
+        for u in d.utterances
+        if u.role == "listener" and "joy" in u.label
+    )
+    assert f"**Dialogue {first.dialogue_id}**" in texts(at)
     at.number_input(key="corpus_dialogue").set_value(945).run()
     assert_clean(at)
     d = corpus.by_id[945]
-    table = shown_table(at, "who", "utterance", "transcription", "ann1")
-    assert list(table["utterance"]) == [u.text for u in d.utterances]
-    assert list(table["transcription"]) == [u.transcription for u in d.utterances]
+    assert "**Dialogue 945**" in texts(at)
+    # The chat-style view: each utterance with its transcription, the aggregate and each label.
+    assert [t.value for t in at.text] == [f"{u.letter}: {u.text}" for u in d.utterances]
+    captions = plain("\n".join(c.value for c in at.caption))
+    for u in d.utterances:
+        assert f"Emotion transcription: {u.transcription.strip()}" in captions
+        annotators = " · ".join(f"{i + 1}: {', '.join(a)}" for i, a in enumerate(u.annotations))
+        assert f"Label: **{', '.join(u.label)}** (annotators {annotators})" in captions
     people = shown_table(at, "participant", "openness")
     assert list(people["participant"]) == [d.speaker_id, d.listener_id]
     assert int(people["openness"].iloc[0]) == corpus.participants[d.speaker_id].scores["openness"]
+
+
+def test_corpus_result_row_selection_opens_its_dialogue(corpus):
+    """A selected result row opens its dialogue (the browser test clicks a real row)."""
+    at = app("pages/corpus.py")
+    at.selectbox(key="corpus_split").set_value("test").run()
+    table = next(d for d in at.dataframe if d.key and d.key.startswith("corpus_results"))
+    shown = table.value
+    row = 13  # a row of another dialogue than the first result's
+    expected = int(shown["dialogue_id"].iloc[row])
+    assert expected != int(shown["dialogue_id"].iloc[0])
+    at.session_state[table.key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert_clean(at)
+    assert f"**Dialogue {expected}**" in texts(at)
+    assert at.number_input(key="corpus_dialogue").value == expected
+    # Typing another id afterwards wins over the still-selected row.
+    at.number_input(key="corpus_dialogue").set_value(945).run()
+    assert "**Dialogue 945**" in texts(at)
+
+
+def test_corpus_statistics_show_overall_prevalence_as_etclib_stats(corpus):
+    from etclib import stats, store
+    from etclib.corpus import CATEGORIES
+
+    at = app("pages/corpus.py")
+    at.segmented_control(key="corpus_view").set_value("Statistics").run()
+    assert_clean(at)
+    table = shown_table(at, "category", "speaker", "listener", "all", "kappa")
+    assert list(table["category"]) == list(CATEGORIES)
+    cli = stats.compute(store.connect())["labels"]  # what `etclib stats` prints
+    for row in table.to_dict("records"):
+        for col in ("speaker", "listener", "all", "kappa"):
+            assert row[col] == pytest.approx(cli[row["category"]][col], abs=1e-9)
+    # The overall share, counted from the corpus records themselves.
+    n = len(corpus.utterances)
+    for c in CATEGORIES:
+        share = 100 * sum(c in u.label for u in corpus.utterances) / n
+        assert table.set_index("category").loc[c, "all"] == pytest.approx(share)
+    # The prevalence chart has the overall series beside the two roles.
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert [t["name"] for t in spec["data"]] == ["speaker", "listener", "all"]
+
+
+def test_corpus_overlong_search_gets_a_message():
+    from views import corpus as cq
+
+    at = app("pages/corpus.py")
+    at.text_input(key="corpus_text").set_value("あ" * 10_000).run()
+    assert_clean(at)
+    assert f"10,000 characters; the limit is {cq.MAX_QUERY_CHARS}" in texts(at)
+    assert "matching utterances" not in texts(at)
 
 
 def test_corpus_big_five_filter(corpus):

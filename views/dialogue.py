@@ -34,7 +34,8 @@ def utterance_notes(u: Mapping[str, Any], annotators: bool = False) -> list[str]
     ``u`` has ``transcription`` and ``label`` (aggregated), and ``ann1``..``ann3`` when
     ``annotators`` is asked for. Text is escaped for Markdown.
     """
-    notes = [f"Emotion transcription: {escape_markdown(u['transcription'])}"]
+    # (55 corpus transcriptions start or end with a line break: not worth an empty line)
+    notes = [f"Emotion transcription: {escape_markdown(str(u['transcription']).strip())}"]
     label = f"Label: **{escape_markdown(labels_text(u['label']))}**"
     if annotators:
         each = " · ".join(f"{i}: {escape_markdown(labels_text(u[f'ann{i}']))}" for i in (1, 2, 3))
