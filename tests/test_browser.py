@@ -172,6 +172,12 @@ def test_corpus_search_and_dialogue(site, page):
     assert "corpus_dialogue=945" in page.url
     no_exception(page)
     shot(page, "corpus_dialogue")
+    page.goto(f"{site}/corpus?corpus_view=Statistics")
+    page.get_by_role("heading", name="Labels").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    idle(page)
+    no_exception(page)
+    shot(page, "corpus_statistics")
 
 
 def test_chat_one_turn(site, page):
