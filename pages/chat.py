@@ -5,6 +5,7 @@ import streamlit as st
 
 from etclib.errors import EtcError
 from views import chat
+from views.dialogue import utterance_message
 from views.errors import show_error, shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
@@ -43,23 +44,26 @@ def _replay(dialogue_id: int):
 state = st.session_state
 state.setdefault("chat_lines", [])
 state.setdefault("chat_limiter", chat.RateLimiter())
-state.setdefault("chat_author", "A")
 
-options = {c.key: c for c in chat.choices()}
-top = st.columns([2, 3, 2])
-mode = top[0].radio(
-    "Mode", ["Write a dialogue", "Replay a corpus dialogue"], key="chat_mode", horizontal=False
+usable, unusable = chat.available(chat.choices())
+options = {c.key: c for c in usable}
+if not options:
+    st.error("No model is available on this site right now; please come back later.")
+    st.stop()
+mode = st.radio(
+    "Mode", ["Write a dialogue", "Replay a corpus dialogue"], key="chat_mode", horizontal=True
 )
-key = top[1].selectbox(
-    "Model",
-    list(options),
-    key="chat_model",
-    format_func=lambda k: options[k].label + ("" if options[k].usable else " (not configured)"),
+top = st.columns([3, 2])
+key = top[0].selectbox(
+    "Model", list(options), key="chat_model", format_func=lambda k: options[k].label
 )
+note = chat.unavailable_note(unusable)
+if note:
+    top[0].caption(escape_markdown(note))
 picked = options[key]
 k = 0
 if picked.prompted:
-    k = top[2].select_slider(
+    k = top[1].select_slider(
         "Solved examples in the prompt",
         chat.SHOT_CHOICES,
         value=0,
@@ -67,16 +71,15 @@ if picked.prompted:
         format_func=lambda n: "zero-shot" if n == 0 else f"{n}-shot",
     )
 else:
-    top[2].caption("This model takes no prompt, so no k-shot setting.")
-if not picked.usable:  # (a usable model's details, such as server addresses, stay private)
-    st.warning(escape_markdown(f"{picked.label} is not configured on this site: {picked.reason}."))
+    top[1].caption("This model takes no prompt, so no k-shot setting.")
 
 
-def _predict(item) -> tuple[str | None, str | None]:
-    """Stream the prediction into the current container; (prediction, error)."""
-    wait = state["chat_limiter"].take()
+def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
+    """Stream the prediction into the current container; (prediction, error). ``spend``: take
+    one prediction of the rate limit here (a written utterance took it when it was sent)."""
+    wait = state["chat_limiter"].take() if spend else 0
     if wait:
-        return None, chat.rate_message(wait)
+        return None, chat.rate_message(wait, state["chat_limiter"].limit)
     raw: list[str] = []
 
     def chunks():
@@ -111,34 +114,27 @@ def _show_prediction(line: dict) -> None:
 
 
 def _on_submit() -> None:
+    """The chat input's callback: the speaker comes from the conversation (chat.submit)."""
     text = state.get("chat_input")
-    problem = chat.utterance_problem(text, len(state["chat_lines"]))
+    problem = chat.submit(state["chat_lines"], text, picked, state["chat_limiter"])
     if problem:
+        if text and text.strip() and len(state["chat_lines"]) < chat.MAX_LINES:
+            state["chat_held"] = text  # back into the box below, for the visitor to send again
+            problem += " Your utterance is back in the box."
         state["chat_notice"] = problem
-        return
-    wait = state["chat_limiter"].wait()
-    if wait:
-        state["chat_notice"] = chat.rate_message(wait)
-        return
-    state["chat_lines"].append({"who": state["chat_author"], "text": text, "pending": True})
-    state["chat_author"] = "B" if state["chat_author"] == "A" else "A"
 
 
 def _new_conversation() -> None:
     state["chat_lines"] = []
-    state["chat_author"] = "A"
 
 
 if mode == "Write a dialogue":
     lines = state["chat_lines"]
     for i, line in enumerate(lines):
-        with st.chat_message(
-            "user" if line["who"] == "A" else "assistant", avatar="🅰️" if line["who"] == "A" else "🅱️"
-        ):
-            st.text(f"{line['who']}: {line['text']}")
+        with utterance_message(line["who"], line["text"]):
             if line.get("pending"):
                 context = [(ln["who"], ln["text"]) for ln in lines[: i + 1]]
-                pred, err = _predict(chat.conversation_item(context))
+                pred, err = _predict(chat.conversation_item(context), spend=False)
                 line.update(
                     pending=False,
                     prediction=pred,
@@ -155,21 +151,23 @@ if mode == "Write a dialogue":
     full = len(lines) >= chat.MAX_LINES
     if full:
         st.info(f"This conversation has {chat.MAX_LINES} utterances, the limit of the demo.")
-    row = st.columns([1, 4, 1])
-    row[0].radio(
-        "Next utterance by",
-        ["A", "B"],
-        key="chat_author",
-        horizontal=True,
-        format_func=lambda w: "A (speaker)" if w == "A" else "B (listener)",
-    )
-    row[2].button("New conversation", key="chat_reset", on_click=_new_conversation)
+    who = chat.next_speaker(lines)
+    row = st.columns([4, 1])
+    if not full:
+        row[0].caption(
+            f"Next utterance: **{who}** ({'speaker' if who == 'A' else 'listener'} role). "
+            "A and B take turns, as in the corpus."
+        )
+    row[1].button("New conversation", key="chat_reset", on_click=_new_conversation)
+    held = state.pop("chat_held", None)
+    if held is not None:
+        state["chat_input"] = held  # a refused utterance goes back into the box
     st.chat_input(
-        f"Write {state['chat_author']}'s utterance in Japanese…",
+        f"Write {who}'s utterance in Japanese…",
         key="chat_input",
-        max_chars=chat.MAX_UTTERANCE_CHARS,
         on_submit=_on_submit,
         disabled=full,
+        submit_mode="disable",  # no second utterance while this one's prediction runs
     )
 
 # --- replay a corpus dialogue ------------------------------------------------------------------
@@ -201,11 +199,7 @@ else:
     )
     st.caption(f"Utterance {replay['step']} of {len(items)}. Press “Next utterance” to go on.")
     for i, item in enumerate(items[: replay["step"]]):
-        letter = item.target
-        with st.chat_message(
-            "user" if letter == "A" else "assistant", avatar="🅰️" if letter == "A" else "🅱️"
-        ):
-            st.text(f"{letter}: {item.utterance}")
+        with utterance_message(item.target, item.utterance):
             mine, theirs = st.columns(2)
             with mine:
                 if i in replay["out"]:

@@ -4,6 +4,7 @@ import streamlit as st
 
 from views import charts, corpus_stats, corpus_store
 from views import corpus as cq
+from views.dialogue import show_dialogue
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
@@ -38,6 +39,7 @@ def _stats():
     return corpus_stats(), cq.utterance_lengths(con), cq.big_five_scores(con)
 
 
+state = st.session_state
 with shown_errors(stop=True):
     choices = _choices()
 
@@ -58,6 +60,24 @@ if view == "Statistics":
     m[1].metric("Mean transcription length", f"{stats['transcription_chars']['all']:.1f} chars")
     m[2].metric("Fleiss κ (pooled)", f"{stats['kappa_overall']:.2f}")
     m[3].metric("Multi-label share", f"{stats['multi_label_share']:.1f}%")
+    st.subheader("Labels")
+    st.caption(
+        "Percent of emotion transcriptions whose aggregated label has the category: by the "
+        "author's role and over all of them, with the three annotators' agreement (Fleiss' κ). "
+        "The same figures as the command line's corpus statistics."
+    )
+    st.dataframe(
+        cq.label_table(stats),
+        hide_index=True,
+        key="corpus_label_table",
+        column_config={
+            "category": st.column_config.TextColumn("category"),
+            "speaker": st.column_config.NumberColumn("speaker (A) %", format="%.2f"),
+            "listener": st.column_config.NumberColumn("listener (B) %", format="%.2f"),
+            "all": st.column_config.NumberColumn("all %", format="%.2f"),
+            "kappa": st.column_config.NumberColumn("Fleiss κ", format="%.3f"),
+        },
+    )
     left, right = st.columns(2)
     left.plotly_chart(charts.prevalence_chart(cq.prevalence_table(stats)), key="chart_prevalence")
     right.plotly_chart(
@@ -70,8 +90,7 @@ else:
     text = st.text_input(
         "Search utterances and transcriptions (literal text)",
         key="corpus_text",
-        max_chars=cq.MAX_QUERY_CHARS,
-        placeholder="例: 嬉しい",
+        placeholder=f"例: 嬉しい (at most {cq.MAX_QUERY_CHARS} characters)",
     )
     c1, c2, c3, c4 = st.columns(4)
     split = c1.selectbox("Split", choices.splits, index=None, key="corpus_split", placeholder="any")
@@ -104,58 +123,82 @@ else:
             for trait, col in zip(choices.big_five, cols)
         }
 
-    with shown_errors(stop=True):
-        filters = cq.make_filters(text, split, role, emotion, categories, agreement, ranges)
-        first, total = _search(filters, 1)
-    pages = cq.page_count(total)
-    st.markdown(f"**{total:,}** matching utterances")
-    page = 1
-    if pages > 1:
-        page = st.pagination(pages, key=f"corpus_page_{cq.filters_key(filters)}")
-    results = first if page == 1 else _search(filters, page)[0]
-    if total:
-        st.dataframe(
-            results,
-            hide_index=True,
-            width="stretch",
-            key="corpus_results",
-            column_config={
-                "dialogue_id": st.column_config.NumberColumn("dialogue", format="%d"),
-                "utterance": st.column_config.TextColumn(width="large"),
-                "transcription": st.column_config.TextColumn(width="large"),
-            },
-        )
+    results, total = None, 0
+    problem = cq.query_problem(text)
+    if problem:
+        st.warning(problem)
     else:
-        st.info("No utterance matches these filters.")
+        with shown_errors(stop=True):
+            filters = cq.make_filters(text, split, role, emotion, categories, agreement, ranges)
+            first, total = _search(filters, 1)
+        pages = cq.page_count(total)
+        st.markdown(f"**{total:,}** matching utterances")
+        page = 1
+        if pages > 1:
+            page = st.pagination(pages, key=f"corpus_page_{cq.filters_key(filters)}")
+        results = first if page == 1 else _search(filters, page)[0]
+        if total:
+            st.caption("Select a row (the box at its left) to open its dialogue below.")
+            table_key = f"corpus_results_{cq.filters_key(filters)}_{page}"
+            event = st.dataframe(
+                results,
+                hide_index=True,
+                width="stretch",
+                key=table_key,
+                on_select="rerun",
+                selection_mode="single-row",
+                row_height=cq.RESULT_ROW_HEIGHT,
+                height=cq.RESULT_TABLE_HEIGHT,
+                column_config={
+                    "dialogue_id": st.column_config.NumberColumn(
+                        "dialogue", format="%d", width="small"
+                    ),
+                    "turn": st.column_config.NumberColumn("turn", format="%d", width="small"),
+                    "role": st.column_config.TextColumn("role", width="small"),
+                    "label": st.column_config.TextColumn("label", width="small"),
+                    "utterance": st.column_config.TextColumn(width=cq.RESULT_TEXT_WIDTH),
+                    "transcription": st.column_config.TextColumn(width=cq.RESULT_TEXT_WIDTH),
+                    "agreement": st.column_config.TextColumn(width="small"),
+                    "split": st.column_config.TextColumn(width="small"),
+                    "dialogue_emotion": st.column_config.TextColumn("emotion", width="small"),
+                },
+            )
+            rows = event.selection.rows
+            if rows and state.get("corpus_selected") != (table_key, rows[0]):
+                # A row was just selected: open its dialogue (the id box below follows).
+                state["corpus_selected"] = (table_key, rows[0])
+                state["corpus_dialogue"] = int(results["dialogue_id"].iloc[rows[0]])
+        else:
+            st.info("No utterance matches these filters.")
 
-    st.subheader("Open a dialogue")
-    default_id = int(results["dialogue_id"].iloc[0]) if total else 1
+    st.subheader("Dialogue")
     dialogue_id = st.number_input(
         "Dialogue id",
         min_value=1,
         max_value=9999,
-        value=default_id,
+        value=None,
         step=1,
         key="corpus_dialogue",
         bind="query-params",
+        placeholder="select a result row above, or type an id",
     )
-    view = _dialogue(int(dialogue_id))
-    if view is None:
-        st.warning(f"There is no dialogue {int(dialogue_id)} in the public corpus.")
-    else:
-        st.markdown(
-            f"**Dialogue {view['dialogue_id']}** · {view['split']} split · dialogue emotion: "
-            f"{escape_markdown(view['dialogue_emotion'])}"
-        )
-        st.dataframe(
-            view["utterances"],
-            hide_index=True,
-            width="stretch",
-            key="corpus_dialogue_view",
-            column_config={
-                "utterance": st.column_config.TextColumn(width="large"),
-                "transcription": st.column_config.TextColumn(width="large"),
-            },
-        )
-        st.caption("Participants (TIPI-J Big Five scores, 2–14)")
-        st.dataframe(view["participants"], hide_index=True, key="corpus_participants")
+    if dialogue_id is None and results is not None and total:
+        dialogue_id = int(results["dialogue_id"].iloc[0])
+        st.caption("The first result's dialogue. Select a row above to open another.")
+    if dialogue_id is not None:
+        view = _dialogue(int(dialogue_id))
+        if view is None:
+            st.warning(f"There is no dialogue {int(dialogue_id)} in the public corpus.")
+        else:
+            st.markdown(
+                f"**Dialogue {view['dialogue_id']}** · {view['split']} split · dialogue emotion: "
+                f"{escape_markdown(view['dialogue_emotion'])}"
+            )
+            st.caption(
+                "A opens the dialogue (speaker role), B answers (listener role). Under each "
+                "utterance: what its author wrote they felt, the aggregated label and the three "
+                "annotators' labels."
+            )
+            show_dialogue(view["utterances"], annotators=True)
+            st.caption("Participants (TIPI-J Big Five scores, 2–14)")
+            st.dataframe(view["participants"], hide_index=True, key="corpus_participants")

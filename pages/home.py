@@ -4,6 +4,7 @@ import streamlit as st
 
 from views import corpus_stats, example_dialogue
 from views.board import database_key, floor_values_of, honesty_note, metric_label, top_table
+from views.dialogue import show_dialogue
 from views.errors import shown_errors
 from views.navigation import declared_pages, ensure_app_navigation
 from views.text import escape_markdown
@@ -68,16 +69,7 @@ with left:
             "A opens the dialogue (speaker role), B answers (listener role). Under each "
             "utterance: what its author wrote they felt, and the annotators' label."
         )
-        for u in example["utterances"]:
-            letter = "A" if u["role"] == "speaker" else "B"
-            with st.chat_message(
-                "user" if letter == "A" else "assistant", avatar="🅰️" if letter == "A" else "🅱️"
-            ):
-                st.text(f"{letter}: {u['utterance']}")
-                st.caption(
-                    f"Emotion transcription: {escape_markdown(u['transcription'])}  ·  "
-                    f"label: {', '.join(u['label'])}"
-                )
+        show_dialogue(example["utterances"])
 
 with right:
     st.subheader("Top of the leaderboard")

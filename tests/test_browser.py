@@ -172,6 +172,12 @@ def test_corpus_search_and_dialogue(site, page):
     assert "corpus_dialogue=945" in page.url
     no_exception(page)
     shot(page, "corpus_dialogue")
+    page.goto(f"{site}/corpus?corpus_view=Statistics")
+    page.get_by_role("heading", name="Labels").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    idle(page)
+    no_exception(page)
+    shot(page, "corpus_statistics")
 
 
 def test_chat_one_turn(site, page):
@@ -257,3 +263,98 @@ def test_upload_broken_file_shows_the_error(site, page, tmp_path):
     assert page.get_by_role("button", name="Submit for scoring").is_disabled()
     no_exception(page)
     shot(page, "submit_refused")
+
+
+#: Conversations of ten utterances in the chat race test: the issue's "ten of ten runs" (about
+#: 60 s in all with the retrieval backend on two shared CPU cores; the unfixed page failed 2 or 3
+#: runs of 3).
+RACE_RUNS = 10
+
+
+def test_chat_speakers_alternate_when_sending_as_soon_as_a_prediction_appears(site, browser):
+    """The race of issue 11: the next utterance is sent the moment the previous prediction is
+    shown. The speaker must come from the conversation (A, B, A, B, ...), not from a widget that
+    has not caught up yet. Each run is a new visitor session (the rate limit is per session)."""
+    got = []
+    for run in range(RACE_RUNS):
+        page = browser.new_page()
+        try:
+            open_page(page, site, "chat")
+            caption = page.get_by_text("Predicted emotion transcription", exact=False)
+            for i in range(10):
+                box = page.get_by_test_id("stChatInputTextArea")
+                box.fill(f"発話{run}-{i}: 今日は少し疲れました。")  # waits while it is disabled
+                box.press("Enter")
+                caption.nth(i).wait_for(timeout=60_000)  # the prediction is shown: send at once
+            idle(page)
+            no_exception(page)
+            texts = page.locator('[data-testid="stChatMessage"] [data-testid="stText"]')
+            texts = texts.all_inner_texts()
+            assert [t.split("発話")[1].split(":")[0] for t in texts] == [
+                f"{run}-{i}" for i in range(10)
+            ]
+            got.append("".join(t[0] for t in texts))
+            if run == 0:
+                shot(page, "chat_race")
+        finally:
+            page.close()
+    assert got == ["ABABABABAB"] * RACE_RUNS
+
+
+def test_chat_overlong_paste_gets_a_message_and_stays_in_the_box(site, page):
+    from views.chat import MAX_UTTERANCE_CHARS
+
+    open_page(page, site, "chat")
+    text = "あ" * (MAX_UTTERANCE_CHARS + 100)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(text)
+    assert box.input_value() == text  # no max_chars: the browser takes the whole paste
+    box.press("Enter")
+    page.get_by_text(f"The utterance has {len(text)} characters", exact=False).wait_for()
+    idle(page)
+    assert page.get_by_test_id("stChatInputTextArea").input_value() == text
+    assert page.locator('[data-testid="stChatMessage"]').count() == 0
+    no_exception(page)
+    shot(page, "chat_too_long")
+
+
+def pick(page, label: str, option: str) -> None:
+    """Choose ``option`` in the selectbox labelled ``label``."""
+    page.get_by_label(label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    idle(page)
+
+
+def test_corpus_result_row_click_opens_that_dialogue(site, page):
+    from etclib.corpus import load_corpus
+    from views.corpus import RESULT_ROW_HEIGHT
+
+    corpus = load_corpus(REAL_CORPUS)
+    rows = [
+        (d.dialogue_id, u.text)
+        for d in sorted(corpus.split("test"), key=lambda d: d.dialogue_id)
+        for u in d.utterances
+        if u.role == "listener"
+    ]
+    row = 5  # the sixth result: the second test dialogue's first listener turn
+    did, text = rows[row]
+    assert did != rows[0][0]
+    open_page(page, site, "corpus")
+    pick(page, "Split", "test")
+    pick(page, "Role", "listener")
+    page.get_by_text(f"{len(rows):,} matching utterances").first.wait_for(timeout=30_000)
+    # With nothing selected the view follows the results: the first result's dialogue.
+    page.get_by_text(f"Dialogue {rows[0][0]}", exact=False).first.wait_for(timeout=30_000)
+    grid = page.get_by_test_id("stDataFrame").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    # Glide's row-marker column (the selection box) at the left; the header is 35 px high.
+    height = RESULT_ROW_HEIGHT
+    page.mouse.click(box["x"] + 18, box["y"] + 35 + height * row + height // 2)
+    page.get_by_text(f"Dialogue {did} ·", exact=False).first.wait_for(timeout=30_000)
+    idle(page)
+    assert f"corpus_dialogue={did}" in page.url
+    page.get_by_text(f"B: {text}", exact=True).first.wait_for()
+    no_exception(page)
+    page.get_by_text(f"Dialogue {did} ·", exact=False).first.scroll_into_view_if_needed()
+    shot(page, "corpus_row_dialogue")

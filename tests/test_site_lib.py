@@ -477,3 +477,69 @@ def test_items_view_shows_judge_units_as_text():
     assert "item_index" not in view.columns
     assert view["units"].iloc[0] == '["悲しかった"]'
     assert view["judge_labels"].iloc[0] == '{"悲しかった": "Not Supported"}'
+
+
+# --- corpus browser and dialogue view ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "refused"),
+    [
+        ("", False),
+        (None, False),
+        ("あ" * 200, False),
+        ("  " + "あ" * 200 + "  ", False),  # spaces around do not count
+        ("あ" * 201, True),
+        ("x" * 10_000, True),
+    ],
+)
+def test_overlong_search_is_refused_with_its_length(text, refused):
+    from etclib.errors import StoreError
+    from views import corpus as cq
+
+    problem = cq.query_problem(text)
+    assert (problem is not None) == refused
+    if refused:
+        assert f"{len(text.strip()):,} characters; the limit is 200" in problem
+        with pytest.raises(StoreError):
+            cq.make_filters(text)
+    else:
+        assert cq.make_filters(text).text == (text or "").strip()
+
+
+def test_utterance_notes_show_transcription_aggregate_and_each_annotator():
+    from views.dialogue import utterance_notes
+
+    u = {
+        "transcription": "\n**嬉しい** [x](https://e.example)\n",
+        "label": ["joy"],
+        "ann1": ["joy"],
+        "ann2": ["joy", "trust"],
+        "ann3": ["neutral"],
+    }
+    assert utterance_notes(u) == [
+        "Emotion transcription: \\*\\*嬉しい\\*\\* \\[x\\]\\(https\\:\u2060//e\\.example\\)",
+        "Label: **joy**",
+    ]
+    assert utterance_notes(u, annotators=True)[1] == (
+        "Label: **joy** (annotators 1: joy · 2: joy, trust · 3: neutral)"
+    )
+
+
+def test_label_table_is_etclib_stats_in_its_order():
+    from views import corpus as cq
+
+    stats = {
+        "labels": {
+            "joy": {"speaker": 30.0, "listener": 20.0, "all": 25.0, "kappa": 0.5},
+            "fear": {"speaker": 1.0, "listener": 3.0, "all": 2.0, "kappa": 0.25},
+        }
+    }
+    t = cq.label_table(stats)
+    assert t.to_dict("records") == [
+        {"category": "joy", "speaker": 30.0, "listener": 20.0, "all": 25.0, "kappa": 0.5},
+        {"category": "fear", "speaker": 1.0, "listener": 3.0, "all": 2.0, "kappa": 0.25},
+    ]
+    long = cq.prevalence_table(stats)
+    assert list(long["role"][:3]) == ["speaker", "listener", "all"]
+    assert list(long["percent"][:3]) == [30.0, 20.0, 25.0]

@@ -164,7 +164,8 @@ def test_pages_load_with_secrets(tmp_path):
         assert not at.error, (page, [e.value for e in at.error])
     at.switch_page("pages/chat.py").run()
     labels = at.selectbox(key="chat_model").options
-    assert not any("not configured" in o for o in labels if "OpenAI" in o or "Gemini" in o)
+    assert any("OpenAI" in o for o in labels) and any("Gemini" in o for o in labels)
+    assert any("Fine-tuned" in o for o in labels)
     # Secrets are never shown.
     at.switch_page("pages/about.py").run()
     assert "sk-test" not in texts(at) and "admin-secret" not in texts(at)
@@ -228,8 +229,9 @@ def test_chat_with_retrieval_predicts_for_each_author(corpus):
     at = app("pages/chat.py")
     assert at.selectbox(key="chat_model").value == "retrieval"
     for who, text in lines:
-        assert at.radio(key="chat_author").value == who
-        at.chat_input(key="chat_input").set_value(text).run()
+        box = at.chat_input(key="chat_input")
+        assert box.proto.placeholder == f"Write {who}'s utterance in Japanese…"
+        box.set_value(text).run()
         assert_clean(at)
     backend = get_backend("retrieval")
     expected = [
@@ -251,8 +253,11 @@ def test_chat_limits(corpus):
     at.chat_input(key="chat_input").set_value("こんにちは").run()
     at.chat_input(key="chat_input").set_value("もう一度").run()
     assert_clean(at)
-    assert "predictions in the last minute" in texts(at)
-    assert len(at.text) == 1  # the refused utterance was not added
+    assert "1 predictions in the last minute" in plain(texts(at))
+    assert len(at.text) == 1  # the refused utterance was not added...
+    box = at.chat_input(key="chat_input")
+    assert box.proto.set_value and box.proto.value == "もう一度"  # ...but is back in the box
+    assert "back in the box" in plain(texts(at))
     at.session_state["chat_lines"] = [
         {"who": "AB"[i % 2], "text": f"発話{i}", "prediction": "x", "model": "m"}
         for i in range(chat.MAX_LINES)
@@ -260,6 +265,31 @@ def test_chat_limits(corpus):
     at.run()
     assert at.chat_input(key="chat_input").proto.disabled
     assert f"{chat.MAX_LINES} utterances" in texts(at)
+
+
+def test_chat_overlong_utterance_is_refused_with_a_message_and_kept():
+    """The browser would silently refuse a paste over ``max_chars``, so the input sets none and
+    the server says what is wrong; nothing is spent, the text goes back into the box."""
+    from views import chat
+
+    at = app("pages/chat.py")
+    box = at.chat_input(key="chat_input")
+    assert not box.proto.max_chars
+    text = "あ" * (chat.MAX_UTTERANCE_CHARS + 100)
+    box.set_value(text).run()
+    assert_clean(at)
+    assert f"{len(text)} characters; the limit is {chat.MAX_UTTERANCE_CHARS}" in plain(texts(at))
+    assert not at.text and not at.session_state["chat_limiter"].events
+    assert at.chat_input(key="chat_input").proto.value == text
+
+
+def test_chat_speaker_comes_from_the_conversation_and_input_waits_for_the_prediction(corpus):
+    at = app("pages/chat.py")
+    assert at.chat_input(key="chat_input").proto.submit_mode == 1  # "disable" while a run goes on
+    for i in range(4):
+        at.chat_input(key="chat_input").set_value(f"発話{i}").run()
+    assert [t.value for t in at.text] == [f"{'ABAB'[i]}: 発話{i}" for i in range(4)]
+    assert [ln["who"] for ln in at.session_state["chat_lines"]] == list("ABAB")
 
 
 @pytest.mark.parametrize(
@@ -293,13 +323,45 @@ def test_rate_limiter_window():
     assert lim.take() == 0
 
 
-def test_chat_unconfigured_backend_says_what_to_set():
+def test_chat_lists_unavailable_models_apart_in_visitor_words():
+    from views import chat
+
     at = app("pages/chat.py")
-    at.selectbox(key="chat_model").set_value("gemini").run()
-    assert "GEMINI_API_KEY" in plain(" ".join(w.value for w in at.warning))
-    at.chat_input(key="chat_input").set_value("こんにちは").run()
-    assert_clean(at)
-    assert any("not configured" in e.value for e in at.error)
+    usable, unusable = chat.available(chat.choices())
+    assert unusable, "without secrets some chat models are unavailable"
+    labels = at.selectbox(key="chat_model").options
+    assert labels == [c.label for c in usable]
+    shown = plain(texts(at))
+    for c in unusable:
+        assert c.label not in labels and c.label in shown
+    assert "not available on this site" in shown
+    # Operator details (settings to set) stay in docs/site.md.
+    for word in ("ETC_", "GEMINI_API_KEY", "OPENAI_API_KEY", "not configured"):
+        assert word not in shown
+
+
+@pytest.mark.parametrize("key", ["gemini", "openai", "finetuned"])
+def test_an_unavailable_model_cannot_spend_an_utterance(key):
+    from views import chat
+
+    picked = chat.choice(key)
+    assert not picked.usable
+    lines: list = []
+    limiter = chat.RateLimiter()
+    message = chat.submit(lines, "こんにちは", picked, limiter)
+    assert "not available on this site" in message
+    assert lines == [] and limiter.events == []
+
+
+@pytest.mark.parametrize(("before", "expected"), [(0, "A"), (1, "B"), (2, "A"), (9, "B")])
+def test_next_speaker_alternates_from_the_conversation(before, expected):
+    from views import chat
+
+    lines = [{"who": "AB"[i % 2], "text": "x"} for i in range(before)]
+    assert chat.next_speaker(lines) == expected
+    retrieval = chat.choice("retrieval")
+    assert chat.submit(lines, "はい", retrieval, chat.RateLimiter()) is None
+    assert lines[-1] == {"who": expected, "text": "はい", "pending": True}
 
 
 def test_chat_streams_from_an_openai_compatible_server(tmp_path):
@@ -386,15 +448,80 @@ def test_corpus_filters_pages_and_dialogue_view(corpus):
     assert f"**{expected:,}** matching utterances" in texts(at)
     pager = at.get("pagination")
     assert len(pager) == (1 if expected > 25 else 0)
+    # With no dialogue chosen, the view follows the results: the first result's dialogue.
+    first = next(
+        d
+        for d in corpus.split("test")
+        for u in d.utterances
+        if u.role == "listener" and "joy" in u.label
+    )
+    assert f"**Dialogue {first.dialogue_id}**" in texts(at)
     at.number_input(key="corpus_dialogue").set_value(945).run()
     assert_clean(at)
     d = corpus.by_id[945]
-    table = shown_table(at, "who", "utterance", "transcription", "ann1")
-    assert list(table["utterance"]) == [u.text for u in d.utterances]
-    assert list(table["transcription"]) == [u.transcription for u in d.utterances]
+    assert "**Dialogue 945**" in texts(at)
+    # The chat-style view: each utterance with its transcription, the aggregate and each label.
+    assert [t.value for t in at.text] == [f"{u.letter}: {u.text}" for u in d.utterances]
+    captions = plain("\n".join(c.value for c in at.caption))
+    for u in d.utterances:
+        assert f"Emotion transcription: {u.transcription.strip()}" in captions
+        annotators = " · ".join(f"{i + 1}: {', '.join(a)}" for i, a in enumerate(u.annotations))
+        assert f"Label: **{', '.join(u.label)}** (annotators {annotators})" in captions
     people = shown_table(at, "participant", "openness")
     assert list(people["participant"]) == [d.speaker_id, d.listener_id]
     assert int(people["openness"].iloc[0]) == corpus.participants[d.speaker_id].scores["openness"]
+
+
+def test_corpus_result_row_selection_opens_its_dialogue(corpus):
+    """A selected result row opens its dialogue (the browser test clicks a real row)."""
+    at = app("pages/corpus.py")
+    at.selectbox(key="corpus_split").set_value("test").run()
+    table = next(d for d in at.dataframe if d.key and d.key.startswith("corpus_results"))
+    shown = table.value
+    row = 13  # a row of another dialogue than the first result's
+    expected = int(shown["dialogue_id"].iloc[row])
+    assert expected != int(shown["dialogue_id"].iloc[0])
+    at.session_state[table.key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert_clean(at)
+    assert f"**Dialogue {expected}**" in texts(at)
+    assert at.number_input(key="corpus_dialogue").value == expected
+    # Typing another id afterwards wins over the still-selected row.
+    at.number_input(key="corpus_dialogue").set_value(945).run()
+    assert "**Dialogue 945**" in texts(at)
+
+
+def test_corpus_statistics_show_overall_prevalence_as_etclib_stats(corpus):
+    from etclib import stats, store
+    from etclib.corpus import CATEGORIES
+
+    at = app("pages/corpus.py")
+    at.segmented_control(key="corpus_view").set_value("Statistics").run()
+    assert_clean(at)
+    table = shown_table(at, "category", "speaker", "listener", "all", "kappa")
+    assert list(table["category"]) == list(CATEGORIES)
+    cli = stats.compute(store.connect())["labels"]  # what `etclib stats` prints
+    for row in table.to_dict("records"):
+        for col in ("speaker", "listener", "all", "kappa"):
+            assert row[col] == pytest.approx(cli[row["category"]][col], abs=1e-9)
+    # The overall share, counted from the corpus records themselves.
+    n = len(corpus.utterances)
+    for c in CATEGORIES:
+        share = 100 * sum(c in u.label for u in corpus.utterances) / n
+        assert table.set_index("category").loc[c, "all"] == pytest.approx(share)
+    # The prevalence chart has the overall series beside the two roles.
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert [t["name"] for t in spec["data"]] == ["speaker", "listener", "all"]
+
+
+def test_corpus_overlong_search_gets_a_message():
+    from views import corpus as cq
+
+    at = app("pages/corpus.py")
+    at.text_input(key="corpus_text").set_value("あ" * 10_000).run()
+    assert_clean(at)
+    assert f"10,000 characters; the limit is {cq.MAX_QUERY_CHARS}" in texts(at)
+    assert "matching utterances" not in texts(at)
 
 
 def test_corpus_big_five_filter(corpus):

@@ -20,7 +20,7 @@ def label_text(text: Any) -> str:
     return html.escape(str(text), quote=False)
 
 
-ROLE_COLORS = {"speaker": "#c2410c", "listener": "#2563eb"}
+ROLE_COLORS = {"speaker": "#c2410c", "listener": "#2563eb", "all": "#6b7280"}
 _LAYOUT = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "height": 380}
 
 
@@ -31,7 +31,8 @@ def _go() -> Any:
 
 
 def prevalence_chart(table: pd.DataFrame) -> Any:
-    """Grouped bars: percent of transcriptions per aggregated category, speaker vs listener."""
+    """Grouped bars: percent of transcriptions per aggregated category, for the speaker, the
+    listener and all transcriptions (``role`` column of :func:`views.corpus.prevalence_table`)."""
     go = _go()
     fig = go.Figure()
     for role, part in table.groupby("role", sort=False):
@@ -43,7 +44,7 @@ def prevalence_chart(table: pd.DataFrame) -> Any:
             hovertemplate="%{x}: %{y:.1f}%<extra>" + str(role) + "</extra>",
         )
     fig.update_layout(
-        title="Category prevalence by role (aggregated labels)",
+        title="Category prevalence: speaker, listener and all (aggregated labels)",
         barmode="group",
         yaxis_title="% of transcriptions",
         **_LAYOUT,

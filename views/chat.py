@@ -12,12 +12,18 @@ any other backend shows its own description.
 
 Limits (per visitor session): :data:`MAX_UTTERANCE_CHARS` per utterance, :data:`MAX_LINES`
 utterances per conversation, :data:`RATE_PER_MINUTE` predictions per minute.
+
+A conversation alternates A (speaker role, who opens it) and B (listener role), as every corpus
+dialogue does: :func:`next_speaker` decides from the lines so far, never from a widget.
+:func:`submit` is the one way an utterance enters a conversation: a model that is not usable, a
+full conversation, an empty or over-long utterance and the rate limit refuse it with a message
+for the visitor and change nothing.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +35,8 @@ MAX_UTTERANCE_CHARS = 300
 MAX_LINES = 10
 RATE_PER_MINUTE = 20
 RATE_WINDOW_S = 60.0
+#: What a visitor reads about a model this site has not set up (operators: docs/site.md).
+UNAVAILABLE = "not available on this site"
 #: k of k-shot prompts the picker offers (0 is zero-shot; the paper's baselines used 4).
 SHOT_CHOICES = (0, 1, 2, 4, 8)
 #: Options a chat gives every backend that takes them: answer fast or say why not.
@@ -143,6 +151,19 @@ def choice(key: str) -> Choice:
     raise BackendError(f"Unknown chat model {key!r}. Available: {known}.")
 
 
+def available(options: Sequence[Choice]) -> tuple[list[Choice], list[Choice]]:
+    """``options`` split into (usable, not usable), each in its order."""
+    return [c for c in options if c.usable], [c for c in options if not c.usable]
+
+
+def unavailable_note(unusable: Sequence[Choice]) -> str | None:
+    """The visitor's line about the models this site does not offer (None when it offers all)."""
+    if not unusable:
+        return None
+    names = "; ".join(c.label for c in unusable)
+    return f"Also in the benchmark but {UNAVAILABLE}: {names}."
+
+
 def make_backend(key: str) -> Any:
     """Create the backend of choice ``key``; ``BackendError`` saying what to set if unusable."""
     from etclib.backends import get_backend
@@ -153,7 +174,29 @@ def make_backend(key: str) -> Any:
     return get_backend(c.backend, **c.options)
 
 
-# --- limits ----------------------------------------------------------------------------------
+# --- a conversation and its limits ---------------------------------------------------------------
+
+
+def next_speaker(lines: Sequence[Mapping[str, Any]]) -> str:
+    """Who says the next utterance: A opens, then B, A, B, ... (from the lines so far)."""
+    return "A" if len(lines) % 2 == 0 else "B"
+
+
+def submit(
+    lines: list[dict[str, Any]], text: str | None, picked: Choice, limiter: RateLimiter
+) -> str | None:
+    """Add ``text`` to ``lines`` as the next speaker's utterance, awaiting its prediction, and
+    spend one prediction of ``limiter``; or return why not (changing nothing)."""
+    if not picked.usable:
+        return f"{picked.label} is {UNAVAILABLE}. Choose another model."
+    problem = utterance_problem(text, len(lines))
+    if problem:
+        return problem
+    wait = limiter.take()
+    if wait:
+        return rate_message(wait, limiter.limit)
+    lines.append({"who": next_speaker(lines), "text": text, "pending": True})
+    return None
 
 
 def utterance_problem(text: str | None, lines_so_far: int) -> str | None:
@@ -200,9 +243,9 @@ class RateLimiter:
         return wait
 
 
-def rate_message(wait: float) -> str:
+def rate_message(wait: float, limit: int = RATE_PER_MINUTE) -> str:
     return (
-        f"You have asked for {RATE_PER_MINUTE} predictions in the last minute, the limit of the "
+        f"You have asked for {limit} predictions in the last minute, the limit of the "
         f"demo. Try again in {max(1, round(wait))} s."
     )
 

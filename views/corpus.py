@@ -15,13 +15,35 @@ import pandas as pd
 
 from etclib import store
 from etclib.corpus import BIG_FIVE, CATEGORIES, ROLE_LETTER, ROLES, SPLITS
+from etclib.errors import StoreError
 
 #: Results per page in the browser.
 PAGE_SIZE = 25
 #: TIPI-J Big Five scores range over 2..14.
 BIG_FIVE_RANGE = (2, 14)
-#: Longest search text accepted (longer text is cut).
+#: Longest search text accepted; a longer one is refused with :func:`query_problem`'s message
+#: (the longest utterance of the corpus is far shorter; docs/site.md).
 MAX_QUERY_CHARS = 200
+#: Pixel height of a result row: Streamlit 1.67 wraps cell text only in rows taller than 4rem
+#: (64 px), so 70 px shows about three lines of an utterance instead of cutting it at one.
+RESULT_ROW_HEIGHT = 70
+#: Pixel width of the utterance and transcription columns: both fit beside the label on a
+#: laptop screen (the agreement, split and emotion columns scroll into view).
+RESULT_TEXT_WIDTH = 300
+#: Pixel height of the results table: its header and eight rows (the rest scroll).
+RESULT_TABLE_HEIGHT = 38 + 8 * RESULT_ROW_HEIGHT
+#: Columns of a results page, in the order shown (the label before the long texts).
+RESULT_COLUMNS = (
+    "dialogue_id",
+    "turn",
+    "role",
+    "label",
+    "utterance",
+    "transcription",
+    "agreement",
+    "split",
+    "dialogue_emotion",
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +70,17 @@ def filter_choices(con: Any) -> FilterChoices:
     )
 
 
+def query_problem(text: str | None) -> str | None:
+    """Why a search text is refused (longer than :data:`MAX_QUERY_CHARS`), or None."""
+    n = len((text or "").strip())
+    if n > MAX_QUERY_CHARS:
+        return (
+            f"The search text has {n:,} characters; the limit is {MAX_QUERY_CHARS}. "
+            "Search for a shorter part of it."
+        )
+    return None
+
+
 def make_filters(
     text: str = "",
     split: str | None = None,
@@ -57,14 +90,20 @@ def make_filters(
     agreement: str | None = None,
     big_five: dict[str, tuple[int, int]] | None = None,
 ) -> store.Filters:
-    """``store.Filters`` from widget values: text trimmed and cut, full Big Five ranges dropped."""
+    """``store.Filters`` from widget values: text trimmed, full Big Five ranges dropped.
+
+    A text over :data:`MAX_QUERY_CHARS` raises ``StoreError`` (:func:`query_problem` says why).
+    """
+    problem = query_problem(text)
+    if problem:
+        raise StoreError(problem)
     ranges = {
         t: (int(lo), int(hi))
         for t, (lo, hi) in (big_five or {}).items()
         if (int(lo), int(hi)) != BIG_FIVE_RANGE
     }
     return store.Filters(
-        text=(text or "").strip()[:MAX_QUERY_CHARS],
+        text=(text or "").strip(),
         split=split or None,
         role=role or None,
         dialogue_emotion=dialogue_emotion or None,
@@ -94,18 +133,15 @@ def search_page(
     df, total = store.search(con, filters, limit=page_size, offset=(page - 1) * page_size)
     if not df.empty:
         df["label"] = df["label"].map(lambda v: ", ".join(v))
-    return df, total
+    return df[[c for c in RESULT_COLUMNS if c in df.columns]], total
 
 
 def dialogue_view(con: Any, dialogue_id: int) -> dict[str, Any] | None:
-    """One dialogue for display: header, utterances with A/B letters, participants by role."""
+    """One dialogue for display: header, its utterances as records (role, utterance,
+    transcription, ``ann1``..``ann3`` and the aggregated ``label`` as lists), participants."""
     d = store.dialogue(con, int(dialogue_id))
     if d is None:
         return None
-    utts = d["utterances"].copy()
-    utts.insert(0, "who", utts["role"].map(ROLE_LETTER))
-    for col in ("ann1", "ann2", "ann3", "label"):
-        utts[col] = utts[col].map(lambda v: ", ".join(v))
     people = d["participants"].set_index("participant_id")
     rows = []
     for role, pid in (("speaker", d["speaker_id"]), ("listener", d["listener_id"])):
@@ -113,11 +149,15 @@ def dialogue_view(con: Any, dialogue_id: int) -> dict[str, Any] | None:
         if pid in people.index:
             rec.update({t: int(people.loc[pid, t]) for t in BIG_FIVE})
         rows.append(rec)
+    utterances = [
+        {**u, **{c: list(u[c]) for c in ("ann1", "ann2", "ann3", "label")}}
+        for u in d["utterances"].to_dict("records")
+    ]
     return {
         "dialogue_id": d["dialogue_id"],
         "split": d["split"],
         "dialogue_emotion": d["dialogue_emotion"],
-        "utterances": utts,
+        "utterances": utterances,
         "participants": pd.DataFrame(rows),
     }
 
@@ -144,12 +184,30 @@ def big_five_scores(con: Any) -> pd.DataFrame:
 
 
 def prevalence_table(stats: dict[str, Any]) -> pd.DataFrame:
-    """Long table: category, role, percent of transcriptions whose aggregated label has it."""
+    """Long table: category, role (speaker, listener, and ``all`` for every transcription),
+    percent of transcriptions whose aggregated label has the category."""
     return pd.DataFrame(
         [
             {"category": c, "role": r, "percent": v[r]}
             for c, v in stats["labels"].items()
-            for r in ROLES
+            for r in (*ROLES, "all")
+        ]
+    )
+
+
+def label_table(stats: dict[str, Any]) -> pd.DataFrame:
+    """Wide table as ``etclib stats`` prints it: per category the percent of speaker, listener
+    and all transcriptions whose aggregated label has it, and Fleiss' kappa."""
+    return pd.DataFrame(
+        [
+            {
+                "category": c,
+                "speaker": v["speaker"],
+                "listener": v["listener"],
+                "all": v["all"],
+                "kappa": v["kappa"],
+            }
+            for c, v in stats["labels"].items()
         ]
     )
 

@@ -1,0 +1,67 @@
+"""A dialogue shown as a chat: one message per utterance, A (speaker role) and B (listener role).
+
+Home's example, the corpus browser's dialogue view and the chat page all draw utterances with
+:func:`utterance_message`; Home and the corpus draw whole corpus dialogues with
+:func:`show_dialogue`. Utterances are printed with ``st.text`` (never Markdown or HTML, and long
+lines wrap); the notes under them are escaped Markdown captions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from etclib.corpus import ROLE_LETTER
+
+from .text import escape_markdown
+
+AVATARS = {"A": "🅰️", "B": "🅱️"}
+
+
+def letter_of(role_or_letter: str) -> str:
+    """``A`` or ``B`` for a role (``speaker``/``listener``) or a letter."""
+    return ROLE_LETTER.get(role_or_letter, role_or_letter)
+
+
+def labels_text(labels: Iterable[str] | str) -> str:
+    """A label set as text: ``joy, trust`` (a string is kept as it is)."""
+    return labels if isinstance(labels, str) else ", ".join(labels)
+
+
+def utterance_notes(u: Mapping[str, Any], annotators: bool = False) -> list[str]:
+    """The captions under a corpus utterance: its author's transcription, then its labels.
+
+    ``u`` has ``transcription`` and ``label`` (aggregated), and ``ann1``..``ann3`` when
+    ``annotators`` is asked for. Text is escaped for Markdown.
+    """
+    # (55 corpus transcriptions start or end with a line break: not worth an empty line)
+    notes = [f"Emotion transcription: {escape_markdown(str(u['transcription']).strip())}"]
+    label = f"Label: **{escape_markdown(labels_text(u['label']))}**"
+    if annotators:
+        each = " · ".join(f"{i}: {escape_markdown(labels_text(u[f'ann{i}']))}" for i in (1, 2, 3))
+        label += f" (annotators {each})"
+    notes.append(label)
+    return notes
+
+
+def utterance_message(letter: str, text: str) -> Any:
+    """A chat message for one utterance of ``letter`` (A or B) with its text printed literally;
+    returns the message container so that more can be written under the utterance."""
+    import streamlit as st
+
+    letter = letter_of(letter)
+    message = st.chat_message(
+        "user" if letter == "A" else "assistant", avatar=AVATARS.get(letter, letter)
+    )
+    message.text(f"{letter}: {text}")
+    return message
+
+
+def show_dialogue(utterances: Sequence[Mapping[str, Any]], annotators: bool = False) -> None:
+    """Every utterance of a corpus dialogue as a chat message with :func:`utterance_notes`."""
+    import streamlit as st
+
+    for u in utterances:
+        with utterance_message(u["role"], u["utterance"]):
+            for note in utterance_notes(u, annotators):
+                st.caption(note)
