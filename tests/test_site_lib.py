@@ -94,7 +94,8 @@ def test_board_table_badges_and_intervals():
         "20.00 [19.00, 21.00]",
         "19.00 [18.00, 20.00]",
     ]
-    assert t["kind"].tolist() == ["✅ reproduced", "✅ reproduced (baseline)", "✅ reproduced"]
+    # a baseline says so in words, never with the check mark of a reproduced entry
+    assert t["kind"].tolist() == ["✅ reproduced", "baseline", "✅ reproduced"]
     assert "f1" not in t.columns  # metrics without values are left out
 
 
@@ -106,7 +107,7 @@ def test_chart_table_orders_and_marks_reported():
     )
     t = chart_table(ranking_frame(), "rougeL", reported)
     assert t["value"].tolist() == [30.0, 22.98, 20.0, 19.0]
-    assert t["kind"].tolist() == ["reproduced", "reported", "reproduced", "reproduced"]
+    assert t["kind"].tolist() == ["reproduced", "reported", "baseline", "reproduced"]
     assert t["name"].iloc[1] == "GPT-4.1 · 4-shot (reported)"
     assert math.isnan(t["lo"].iloc[1])
     # Repeated names are told apart by their setting.
