@@ -312,6 +312,11 @@ def cmd_admin(args: argparse.Namespace) -> int:
             for r in frame.to_dict("records")
         ]
         print(_table(["id", "kind", "visibility", "status", "name", "contact", "created"], rows))
+        failed = [r for r in frame.to_dict("records") if r["failure_detail"]]
+        if failed:
+            print("\nfailures (provider text, redacted; admin only):")
+        for r in failed:
+            print(f"  {r['id']}  {r['failure_detail']}")
         return 0
     if not args.id:
         raise SystemExit(f"admin {args.action}: give the submission id")
