@@ -360,7 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--saw-test", default="unknown", choices=SAW_TEST, help="did training see ETC test data?"
     )
     p.add_argument(
-        "--submitter", help="key the daily limit counts by (default: contact, else name)"
+        "--submitter",
+        help="key the daily limit counts by (default: contact, else name); operator use only: "
+        "the site counts by signed-in account or network address",
     )
     p.add_argument("--split", default="test", choices=("train", "valid", "test"))
     p.add_argument("--score", action="store_true", help="score the queue now, in this process")

@@ -29,6 +29,7 @@ SECRET = "sk-test-SECRET123abcdef"
 #: What the provider says, in its own words (must stay out of public text).
 PROVIDER_WORDS = "Incorrect API key provided"
 ADMIN = "admin-token-for-the-leak-test-0123456789"
+SHOTS = REPO / "test-output" / "screenshots"
 
 
 def leaks(text: str, server: FakeLLMServer) -> list[str]:
@@ -190,7 +191,7 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
     with FakeLLMServer(api_key="the-right-key") as server:
         env = {
-            "HOME": str(tmp_path / "home"),
+            "HOME": str(tmp_path / "site-home"),
             "ETC_DATA_DIR": str(REAL_CORPUS),
             "ETC_STORE_DB": str(tmp_path / "etc.duckdb"),
             "ETC_CACHE_DIR": str(tmp_path / "cache"),
@@ -210,7 +211,7 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
             "ETC_JUDGE_MAX_ATTEMPTS": "1",
             "ETC_ADMIN_TOKEN": ADMIN,
         }
-        (tmp_path / "home").mkdir()
+        (tmp_path / "site-home").mkdir()
         # a submission whose judge stage meets the echoing server, scored before the site starts
         preds = tmp_path / "preds.jsonl"
         items = split_items(load_corpus(REAL_CORPUS), "test")
@@ -242,17 +243,20 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
                     html["chat (after a prediction)"] = page.content()
                 if name == "leaderboard":
                     downloads.update(_downloads(page))
-            page.screenshot(path=str(tmp_path / "last.png"))
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SHOTS / f"leak_{name}.png"), full_page=True)
         log = (tmp_path / "server.log").read_text(encoding="utf-8", errors="replace")
-    assert any("(ref " in h for h in html.values()), "the chat's failure was not shown"
-    for name, text in html.items():
-        assert not leaks(text, server), (name, leaks(text, server))
-    assert frames, "no websocket traffic was recorded"
-    for text in frames:
-        assert not leaks(text, server), leaks(text, server)
-    for name, text in downloads.items():
-        assert not leaks(text, server), (name, leaks(text, server))
-    assert SECRET not in log  # the server log has the provider's text, redacted
+        assert any("(ref " in h for h in html.values()), "the chat's failure was not shown"
+        for name, text in html.items():
+            assert not leaks(text, server), (name, leaks(text, server))
+        assert frames, "no websocket traffic was recorded"
+        for text in frames:
+            assert not leaks(text, server), leaks(text, server)
+        assert {"etc_leaderboard.csv", "etc_leaderboard.json"} <= set(downloads), downloads
+        assert any(n.startswith("etc_items_") for n in downloads), list(downloads)
+        for name, text in downloads.items():
+            assert not leaks(text, server), (name, leaks(text, server))
+        assert SECRET not in log  # the server log has the provider's text, redacted
 
 
 def _frame_text(payload) -> str:
@@ -279,6 +283,7 @@ def _downloads(page) -> dict[str, str]:
     """Every download button on the page, clicked; file name -> text."""
     out = {}
     buttons = page.get_by_test_id("stDownloadButton")
+    buttons.first.wait_for(timeout=60_000)  # drawn by a chunk loaded on first use
     for i in range(buttons.count()):
         with page.expect_download(timeout=60_000) as info:
             buttons.nth(i).locator("button").click()
