@@ -312,6 +312,11 @@ def cmd_admin(args: argparse.Namespace) -> int:
             for r in frame.to_dict("records")
         ]
         print(_table(["id", "kind", "visibility", "status", "name", "contact", "created"], rows))
+        failed = [r for r in frame.to_dict("records") if r["failure_detail"]]
+        if failed:
+            print("\nfailures (provider text, redacted; admin only):")
+        for r in failed:
+            print(f"  {r['id']}  {r['failure_detail']}")
         return 0
     if not args.id:
         raise SystemExit(f"admin {args.action}: give the submission id")
@@ -355,7 +360,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--saw-test", default="unknown", choices=SAW_TEST, help="did training see ETC test data?"
     )
     p.add_argument(
-        "--submitter", help="key the daily limit counts by (default: contact, else name)"
+        "--submitter",
+        help="key the daily limit counts by (default: contact, else name); operator use only: "
+        "the site counts by signed-in account or network address",
     )
     p.add_argument("--split", default="test", choices=("train", "valid", "test"))
     p.add_argument("--score", action="store_true", help="score the queue now, in this process")

@@ -111,11 +111,25 @@ def rescore(
 
 
 def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.DataFrame:
-    """Every submission with every field (contact included), newest first."""
+    """Every submission with every field (contact included), newest first.
+
+    ``failure_detail`` is what the public status leaves out: each failed stage's provider text,
+    endpoint and status (as ``jobs.error_detail`` holds them), passed through the redactor again
+    on the way out; ``account`` the signed-in account, if any.
+    """
+    from etclib.redact import redact
+
     check_token(token)
     db = resolve(db)
-    return db.query_df(
-        "SELECT id, kind, created_at, visibility, status, status_message, name, team, contact, "
-        "model_url, paper_url, setting, saw_test, file_name, file_sha256, n_items "
-        "FROM submissions ORDER BY created_at DESC, id"
+    frame = db.query_df(
+        "SELECT s.id, s.kind, s.created_at, s.visibility, s.status, s.status_message, s.name, "
+        "s.team, s.contact, a.account, s.model_url, s.paper_url, s.setting, s.saw_test, "
+        "s.file_name, s.file_sha256, s.n_items, "
+        "(SELECT string_agg(j.stage || ': ' || coalesce(j.error_detail, j.error, ''), '; ' "
+        "ORDER BY j.id) FROM jobs j WHERE j.submission_id = s.id AND j.status = 'failed') "
+        "AS failure_detail "
+        "FROM submissions s LEFT JOIN submission_accounts a ON a.submission_id = s.id "
+        "ORDER BY s.created_at DESC, s.id"
     )
+    frame["failure_detail"] = [redact(v) if v else "" for v in frame["failure_detail"]]
+    return frame

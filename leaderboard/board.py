@@ -85,6 +85,7 @@ PUBLIC_FIELDS = (
     "kind",
     "name",
     "team",
+    "account",  # the account a login provider verified (submission_accounts), else empty
     "setting",
     "saw_test",
     "model_url",
@@ -98,13 +99,15 @@ PUBLIC_FIELDS = (
 def _entries(db: Database, include_hidden: bool, split: str) -> pd.DataFrame:
     vis = "('public', 'hidden')" if include_hidden else "('public')"
     return db.query_df(
-        "SELECT s.id, s.kind, s.name, s.team, s.setting, s.saw_test, s.model_url, s.paper_url, "
+        "SELECT s.id, s.kind, s.name, s.team, coalesce(a.account, '') AS account, s.setting, "
+        "s.saw_test, s.model_url, s.paper_url, "
         "s.description, s.created_at, s.status, s.status_message, s.visibility, s.n_items, "
         "CASE WHEN s.kind = 'baseline' AND s.baseline_key LIKE 'backend:%' "
         "THEN substr(s.baseline_key, 9) ELSE '' END AS baseline, "
         "(SELECT avg(length(p.prediction)) FROM predictions p WHERE p.submission_id = s.id) "
         "AS pred_chars "
-        f"FROM submissions s WHERE s.kind IN ('submission', 'baseline') AND s.visibility IN {vis} "
+        "FROM submissions s LEFT JOIN submission_accounts a ON a.submission_id = s.id "
+        f"WHERE s.kind IN ('submission', 'baseline') AND s.visibility IN {vis} "
         "AND s.split = ? ORDER BY s.created_at, s.id",
         [split],
     )
@@ -181,7 +184,7 @@ def ranking(
     """The board: one row per public entry, best first, with intervals and rank bands.
 
     Columns: ``rank``, ``rank_band``, ``rank_worst``, entry fields (``id``, ``kind``, ``name``,
-    ``team``, ``setting``, ``saw_test``, ``model_url``, ``paper_url``, ``description``,
+    ``team``, ``account`` (the verified account, empty when none), ``setting``, ``saw_test``, ``model_url``, ``paper_url``, ``description``,
     ``created_at``, ``status``), every ranking metric (:func:`metric_columns`) with ``_lo`` /
     ``_hi`` (NaN when not scored under the current signature), the plain columns
     (:func:`plain_columns`: ``units_mean``, ``units_sd``),
@@ -393,7 +396,11 @@ def other_scores(*, split: str = "test", db: Database | None = None) -> pd.DataF
 
 def _submission(db: Database, submission_id: str, include_deleted: bool = False) -> dict[str, Any]:
     cur = db.cursor()
-    res = cur.execute("SELECT * FROM submissions WHERE id = ?", [str(submission_id)])
+    res = cur.execute(
+        "SELECT s.*, coalesce(a.account, '') AS account FROM submissions s "
+        "LEFT JOIN submission_accounts a ON a.submission_id = s.id WHERE s.id = ?",
+        [str(submission_id)],
+    )
     row = res.fetchone()
     if row is None:
         raise NotFoundError(

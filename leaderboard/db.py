@@ -135,6 +135,32 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             )""",
         ],
     ),
+    (
+        4,
+        [
+            # A failed job's reason (jobs.error) is public: it becomes the submission's
+            # status_message, which the board and its exports show. The provider's text,
+            # endpoint and status (redacted) go to error_detail, read only by the admin view.
+            "ALTER TABLE jobs ADD COLUMN error_detail VARCHAR",
+            # Failures stored before this version may quote a provider: moved to the admin
+            # column, replaced by a neutral public reason (a re-score writes a fresh one).
+            "UPDATE jobs SET error_detail = error, error = 'the scoring failed; an admin can "
+            "see why and re-score it' WHERE status = 'failed' AND error IS NOT NULL",
+            "UPDATE submissions SET status_message = 'a scoring stage failed; an admin can see "
+            "why and re-score it' WHERE id IN (SELECT submission_id FROM jobs "
+            "WHERE status = 'failed')",
+            "UPDATE status_history SET message = 'a scoring stage failed; an admin can see why "
+            "and re-score it' WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.submission_id = "
+            "status_history.submission_id AND j.status = 'failed' AND j.error_detail IS NOT NULL "
+            "AND strpos(status_history.message, j.error_detail) > 0)",
+            # The account a submitter signed in with (OIDC), shown beside the team name.
+            """CREATE TABLE submission_accounts (
+                submission_id VARCHAR PRIMARY KEY,
+                account VARCHAR NOT NULL,       -- shown publicly (the claim the site shows)
+                issuer VARCHAR                  -- the identity provider that verified it
+            )""",
+        ],
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from etclib.redact import redact
+
 from . import settings
 from .board import per_item as per_item_frame
 from .board import ranking, reported
@@ -184,7 +186,7 @@ def push_to_hub(
             )
             done.append(name)
     except Exception as exc:  # noqa: BLE001 - network and auth errors of the SDK
-        message = f"{type(exc).__name__}: {str(exc)[:300]}"
+        message = redact(f"{type(exc).__name__}: {str(exc)[:300]}", [token])  # operator-only
         with db.write() as cur:
             cur.execute("INSERT INTO hub_pushes VALUES (?, ?, false, ?)", [now(), repo, message])
         raise LeaderboardError(

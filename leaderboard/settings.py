@@ -6,6 +6,7 @@ them without restarting. See docs/leaderboard.md for the full table.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -18,6 +19,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 DEFAULT_DB = Path("data") / "leaderboard.duckdb"
 DEFAULT_DAILY_LIMIT = 5
+DEFAULT_GLOBAL_DAILY_LIMIT = 100
+#: OIDC claims tried in order for the account the board shows beside the team name.
+DEFAULT_ACCOUNT_CLAIMS = ("preferred_username", "email")
 DEFAULT_MAX_QUEUE = 50
 DEFAULT_WORKERS = 2
 #: the same as ``etclib score --ci``, so its intervals are the board's
@@ -62,6 +66,51 @@ def _bool(name: str) -> bool:
 def daily_limit() -> int:
     """Submissions per submitter per UTC day (``ETC_LB_DAILY_LIMIT``, default 5; 0 refuses all)."""
     return _int("ETC_LB_DAILY_LIMIT", DEFAULT_DAILY_LIMIT, 0)
+
+
+def global_daily_limit() -> int:
+    """Submissions per UTC day from everyone together (``ETC_LB_GLOBAL_DAILY_LIMIT``, default
+    100; 0 refuses all): the cap that holds however many identities or addresses one uses."""
+    return _int("ETC_LB_GLOBAL_DAILY_LIMIT", DEFAULT_GLOBAL_DAILY_LIMIT, 0)
+
+
+def trusted_proxies() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Reverse proxies whose ``X-Forwarded-For`` the site believes (``ETC_TRUSTED_PROXIES``).
+
+    Comma-separated addresses or networks (``127.0.0.1, ::1, 10.0.0.0/8``); empty (the default)
+    trusts none, so the quota counts by the address that connected to the site.
+    """
+    raw = setting("ETC_TRUSTED_PROXIES") or ""
+    out = []
+    for part in (p.strip() for p in raw.split(",")):
+        if not part:
+            continue
+        try:
+            out.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise ConfigError(
+                f"ETC_TRUSTED_PROXIES: {part!r} is not an IP address or network; write e.g. "
+                "'127.0.0.1, 10.0.0.0/8'."
+            ) from None
+    return out
+
+
+def login_provider() -> str | None:
+    """Which ``[auth.NAME]`` section of the Streamlit secrets ``st.login`` uses
+    (``ETC_LOGIN_PROVIDER``); unset: the only one there is, or the unnamed ``[auth]`` provider."""
+    return setting("ETC_LOGIN_PROVIDER")
+
+
+def account_claims() -> tuple[str, ...]:
+    """The OIDC claims tried in order for the account shown beside the team name
+    (``ETC_LB_ACCOUNT_CLAIMS``, comma-separated; default ``preferred_username, email``)."""
+    raw = setting("ETC_LB_ACCOUNT_CLAIMS")
+    if not raw:
+        return DEFAULT_ACCOUNT_CLAIMS
+    claims = tuple(c.strip() for c in raw.split(",") if c.strip())
+    if not claims:
+        raise ConfigError("ETC_LB_ACCOUNT_CLAIMS names no claim; e.g. 'preferred_username,email'.")
+    return claims
 
 
 def max_queue() -> int:

@@ -10,6 +10,8 @@ Functions here take a cursor of the caller's write transaction; they never open 
 
 from __future__ import annotations
 
+from etclib.redact import redact
+
 from . import stages
 from .clock import now
 
@@ -68,7 +70,9 @@ def refresh_status(cur, submission_id: str, note: str | None = None, force: bool
         parts += [f"{s} failed: {reason}" for s, reason in failed.items()]
     else:
         status = "scored"
-    message = "; ".join(parts)
+    # public text (board, exports, status): jobs.error holds only public reasons; the redactor
+    # is a second guard against a key that reached one anyway
+    message = redact("; ".join(parts))
     old_status, old_message = cur.execute(
         "SELECT status, status_message FROM submissions WHERE id = ?", [submission_id]
     ).fetchone()

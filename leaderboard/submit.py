@@ -6,9 +6,9 @@
 
 A refused file or refused details store nothing and use no quota. The same predictions
 submitted again (in any format or order: see :func:`content_sha256`) return the existing
-submission. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per
-submitter per UTC day, ``ETC_LB_MAX_QUEUE`` submissions waiting at once, and etclib's file-size
-and item limits.
+submission. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per submitter per UTC day,
+``ETC_LB_GLOBAL_DAILY_LIMIT`` per UTC day from everyone, ``ETC_LB_MAX_QUEUE`` submissions
+waiting at once, and etclib's file-size and item limits.
 """
 
 from __future__ import annotations
@@ -86,14 +86,21 @@ def submit(
     metadata: dict[str, Any] | Metadata,
     *,
     submitter: str | None = None,
+    account: str | None = None,
+    issuer: str | None = None,
     file_name: str | None = None,
     split: str = "test",
     db: Database | None = None,
 ) -> Receipt:
     """Validate, store and queue a submission; return its receipt.
 
-    ``submitter`` is the key the daily limit counts by (the site passes its signed-in user or
-    session); by default the contact, else the display name.
+    ``submitter`` is the key the daily limit counts by: the site passes the signed-in account
+    (issuer and subject) or, without a login provider, the visitor's network address. By
+    default it is the contact, else the display name: that default is for the operator's own
+    CLI and scripts, which anyone can vary, so it is no quota for the public (only the global
+    daily cap, ``ETC_LB_GLOBAL_DAILY_LIMIT``, holds for every caller). ``account`` is the
+    verified account the board shows beside the team name (with ``issuer``, the identity
+    provider that verified it); give it only for an account a login provider vouched for.
 
     Raises :class:`MetadataError` (bad details), :class:`SubmissionError` (a refused file, with
     etclib's line-level ``problems``), :class:`LimitError` (daily or queue limit).
@@ -115,6 +122,8 @@ def submit(
         file_bytes=len(data),
         kind="submission",
         submitter_key=submitter_hash(key),
+        account=(account or "").strip() or None,
+        issuer=issuer,
     )
 
 
@@ -143,6 +152,8 @@ def store_submission(
     submitter_key: str | None,
     baseline_key: str | None = None,
     enforce_limits: bool = True,
+    account: str | None = None,
+    issuer: str | None = None,
 ) -> Receipt:
     """Store a validated ``etclib.predictions.Predictions`` and queue its first stage."""
     import pandas as pd
@@ -206,6 +217,8 @@ def store_submission(
             cur.execute("INSERT INTO predictions SELECT * FROM _predictions_frame")
         finally:
             cur.unregister("_predictions_frame")
+        if account:
+            cur.execute("INSERT INTO submission_accounts VALUES (?, ?, ?)", [sid, account, issuer])
         cur.execute(
             "INSERT INTO status_history VALUES (?, ?, 'queued', ?)",
             [sid, at, f"received {preds.name} ({len(preds)} items)"],
@@ -231,6 +244,18 @@ def _check_limits(cur, submitter_key: str | None, at: datetime) -> None:
                 f"Daily limit reached: {count} of {limit} submissions today (UTC) for this "
                 f"submitter. Try again after {reset:%Y-%m-%d %H:%M} UTC; nothing was stored."
             )
+    everyone = settings.global_daily_limit()
+    (today,) = cur.execute(
+        "SELECT count(*) FROM submissions WHERE kind = 'submission' AND created_at >= ?",
+        [_utc_midnight(at)],
+    ).fetchone()
+    if today >= everyone:
+        reset = _utc_midnight(at) + timedelta(days=1)
+        raise LimitError(
+            f"The site's daily limit is reached: {today} of {everyone} submissions today (UTC) "
+            f"from everyone together. Try again after {reset:%Y-%m-%d %H:%M} UTC; nothing was "
+            "stored."
+        )
     cap = settings.max_queue()
     waiting = waiting_submissions(cur)
     if waiting >= cap:

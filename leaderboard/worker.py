@@ -7,8 +7,10 @@
 - In tests and scripts: :func:`process_jobs` runs every queued job in the calling thread.
 
 First-stage (lexical) jobs are claimed before heavier ones (:func:`leaderboard.queue.claim`).
-A job that raises an ``EtcError`` fails with its message (shown to the submitter); any other
-exception fails it with its type and message, and the traceback goes to the log. A job left
+A job that raises an ``EtcError`` fails with its public text (shown to the submitter and on the
+board: a model service's failure in etclib's words with a reference, never the provider's text);
+any other exception fails it with a reference only. The redacted detail goes to the log and to
+``jobs.error_detail`` for the admin view (:func:`failure_texts`). A job left
 ``running`` by a process that died is queued again when the database is next opened.
 """
 
@@ -19,8 +21,10 @@ import os
 import threading
 import time
 import traceback
+import uuid
 
-from etclib.errors import EtcError
+from etclib.errors import EtcError, ServiceError
+from etclib.redact import redact
 
 from . import settings, stages
 from .clock import now
@@ -48,21 +52,19 @@ def run_job(db: Database, job: Job) -> bool:
     try:
         result = compute(db, job)
     except EtcError as exc:
-        _fail(db, job, str(exc))
+        _fail(db, job, *failure_texts(exc))
         return False
     except Exception as exc:  # noqa: BLE001 - any failure must end the job, not the worker
+        public, detail = failure_texts(exc)
         log.error(
-            "job %s (%s of %s) failed:\n%s",
+            "job %s (%s of %s) failed: %s\n%s",
             job.id,
             job.stage,
             job.submission_id,
-            traceback.format_exc(),
+            detail,
+            redact(traceback.format_exc()),
         )
-        _fail(
-            db,
-            job,
-            f"internal error ({type(exc).__name__}: {str(exc)[:300]}); an admin can re-score it",
-        )
+        _fail(db, job, public, detail)
         return False
     with db.write() as cur:
         store_result(cur, job, result)
@@ -80,11 +82,36 @@ def run_job(db: Database, job: Job) -> bool:
     return True
 
 
-def _fail(db: Database, job: Job, reason: str) -> None:
+def failure_texts(exc: BaseException) -> tuple[str, str]:
+    """(public reason, private detail) of a job's failure.
+
+    The public reason becomes the submission's ``status_message`` (board, exports, ``status``):
+    a :class:`~etclib.errors.ServiceError` gives its own visitor-safe text with its reference,
+    another ``EtcError`` its message (etclib's words), redacted; anything else a reference only.
+    The detail (provider text, endpoint, status, exception), always redacted, is for the log
+    and the admin view (``jobs.error_detail``).
+    """
+    if isinstance(exc, ServiceError):
+        status = f" HTTP {exc.status}" if exc.status else ""
+        return str(exc), redact(f"{type(exc).__name__}{status} (ref {exc.ref}): {exc.detail}")
+    if isinstance(exc, EtcError):
+        text = redact(str(exc))
+        return text, text
+    ref = uuid.uuid4().hex[:10]
+    return (
+        f"internal error (ref {ref}); the operator has been told and an admin can re-score it",
+        redact(f"(ref {ref}) {type(exc).__name__}: {exc}"),
+    )
+
+
+def _fail(db: Database, job: Job, reason: str, detail: str = "") -> None:
+    if detail and detail != reason:
+        log.warning("job %s (%s of %s) failed: %s", job.id, job.stage, job.submission_id, detail)
     with db.write() as cur:
         cur.execute(
-            "UPDATE jobs SET status = 'failed', finished_at = ?, error = ? WHERE id = ?",
-            [now(), reason, job.id],
+            "UPDATE jobs SET status = 'failed', finished_at = ?, error = ?, error_detail = ? "
+            "WHERE id = ?",
+            [now(), reason, detail or None, job.id],
         )
         refresh_status(cur, job.submission_id)
     db.invalidate()

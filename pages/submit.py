@@ -1,12 +1,11 @@
 """Submit: download the template, upload predictions, describe them, and follow the scoring."""
 
-import secrets
-
 import streamlit as st
 
 import leaderboard as lb
 from etclib.predictions import MAX_FILE_BYTES
-from views import board
+from leaderboard import settings as lb_settings
+from views import board, identity
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
@@ -32,7 +31,6 @@ def _validate(data: bytes, name: str) -> board.Validation:
 
 
 state = st.session_state
-state.setdefault("submit_session", secrets.token_hex(8))
 state.setdefault("submit_ids", [])
 
 st.subheader("1. Get the template")
@@ -84,6 +82,41 @@ if upload is not None:
         st.dataframe(board.problems_table(check.problems), hide_index=True, key="submit_problems")
 
 st.subheader("3. Describe the system")
+# Who the daily limit counts: the signed-in account with a login provider, else the address.
+visitor = None
+with shown_errors():
+    limit = lb_settings.daily_limit()
+    per_day = f"{limit} submission{'' if limit == 1 else 's'}"
+    if identity.login_configured():
+        identity.check_login_setup()
+        visitor = identity.current_visitor()
+        if visitor is None:
+            st.info(
+                f"Sign in to submit. The limit is {per_day} per account per UTC day, "
+                "and the leaderboard shows the account you sign in with beside the team name."
+            )
+            st.button(
+                "Sign in",
+                key="submit_login",
+                icon="🔑",
+                on_click=st.login,
+                args=(identity.login_provider(),),
+            )
+        else:
+            who = st.columns([5, 1])
+            who[0].caption(
+                escape_markdown(
+                    f"Signed in as {visitor.account}: the leaderboard shows this account beside "
+                    f"the team name. The limit is {per_day} per account per UTC day."
+                )
+            )
+            who[1].button("Sign out", key="submit_logout", on_click=st.logout)
+    else:
+        visitor = identity.current_visitor()
+        st.caption(
+            f"This site has no sign-in: the limit of {per_day} per UTC day counts per "
+            "network address, so people who share an address (a lab, a campus) share it."
+        )
 with st.form("submit_form", clear_on_submit=False, enter_to_submit=False):
     name = st.text_input("Display name *", max_chars=80, key="submit_name")
     team = st.text_input("Team or author", max_chars=120, key="submit_team")
@@ -104,10 +137,10 @@ with st.form("submit_form", clear_on_submit=False, enter_to_submit=False):
         horizontal=True,
     )
     sent = st.form_submit_button(
-        "Submit for scoring", type="primary", disabled=not (check and check.ok)
+        "Submit for scoring", type="primary", disabled=not (check and check.ok and visitor)
     )
 
-if sent and upload is not None:
+if sent and upload is not None and visitor is not None:
     meta = {
         "name": name,
         "team": team,
@@ -118,11 +151,17 @@ if sent and upload is not None:
         "setting": setting,
         "saw_test": saw_test,
     }
-    key = board.submitter_key(st.context.ip_address, state["submit_session"])
     receipt = None
     with shown_errors():  # a refusal other than the two below: its message
         try:
-            receipt = lb.submit(upload.getvalue(), meta, file_name=upload.name, submitter=key)
+            receipt = lb.submit(
+                upload.getvalue(),
+                meta,
+                file_name=upload.name,
+                submitter=visitor.key,
+                account=visitor.account,
+                issuer=visitor.issuer,
+            )
         except lb.MetadataError as exc:
             st.error("Some details were refused; nothing was stored.")
             st.dataframe(

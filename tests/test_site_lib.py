@@ -158,11 +158,13 @@ def test_detail_view_keeps_visitor_text_plain():
     assert v["verbosity"] == {"prediction length (chars)": "43.8", "units per prediction": "–"}
 
 
-def test_submitter_key_prefers_address():
-    from views.board import submitter_key
+def test_submitter_key_is_the_address_not_the_session():
+    # a reload (a new session) keeps the key: there is no session part (tests/test_login.py)
+    from views.identity import network_address, submitter_key
 
-    assert submitter_key("1.2.3.4", "s1") == submitter_key("1.2.3.4", "s2")
-    assert submitter_key(None, "s1") != submitter_key(None, "s2")
+    assert network_address("1.2.3.4", [], []) == "1.2.3.4"
+    assert network_address(None, [], []) == network_address(None, [], [])
+    assert submitter_key("address", "1.2.3.4") != submitter_key("address", "1.2.3.5")
 
 
 @needs_corpus

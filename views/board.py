@@ -7,7 +7,6 @@ tables returned here; pages show it with ``st.dataframe`` / ``st.text`` or Markd
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import logging
 import math
@@ -42,8 +41,9 @@ def metric_label(key: str) -> str:
         return key
 
 
-#: Descriptive columns of the ranking, shown before the chosen metric.
-INFO_COLUMNS = ("rank", "rank_band", "name", "team", "setting", "saw_test", "kind")
+#: Descriptive columns of the ranking, shown before the chosen metric (``account``, the
+#: verified account, as "verified account", and only when some entry has one).
+INFO_COLUMNS = ("rank", "rank_band", "name", "team", "account", "setting", "saw_test", "kind")
 
 
 # --- submitting ----------------------------------------------------------------------------------
@@ -112,12 +112,6 @@ def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
         [{"line": p.line or "", "problem": p.message} for p in problems[:limit]],
         columns=["line", "problem"],
     )
-
-
-def submitter_key(ip_address: str | None, session_id: str) -> str:
-    """What the daily limit counts by: the visitor's address when known, else the session."""
-    who = f"ip:{ip_address}" if ip_address else f"session:{session_id}"
-    return hashlib.sha256(who.encode("utf-8")).hexdigest()[:24]
 
 
 def database_key() -> str:
@@ -212,6 +206,11 @@ def board_table(ranking: pd.DataFrame, metric: str) -> pd.DataFrame:
     for col in INFO_COLUMNS:
         if col in ranking.columns:
             t[col] = ranking[col]
+    if "account" in t.columns:  # the verified (signed-in) account, beside the team name
+        if t["account"].fillna("").astype(str).str.strip().eq("").all():
+            t = t.drop(columns="account")  # a site without a login provider: no such column
+        else:
+            t = t.rename(columns={"account": "verified account"})
     if "kind" in t.columns:
         t["kind"] = _kinds(ranking)
     if "below_floor" in ranking.columns:
@@ -440,7 +439,16 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
     sub = info.get("submission", {})
     fields = [
         {"field": k, "value": "" if sub.get(k) is None else str(sub.get(k))}
-        for k in ("id", "team", "setting", "saw_test", "model_url", "paper_url", "created_at")
+        for k in (
+            "id",
+            "team",
+            "account",
+            "setting",
+            "saw_test",
+            "model_url",
+            "paper_url",
+            "created_at",
+        )
         if k in sub
     ]
     rows = []

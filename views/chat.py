@@ -22,6 +22,7 @@ for the visitor and change nothing.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from etclib.task import Item, chat_item, choose_shots, dialogue_items
 MAX_UTTERANCE_CHARS = 300
 MAX_LINES = 10
 RATE_PER_MINUTE = 20
+_log = logging.getLogger(__name__)
 RATE_WINDOW_S = 60.0
 #: What a visitor reads about a model this site has not set up (operators: docs/site.md).
 UNAVAILABLE = "not available on this site"
@@ -106,7 +108,8 @@ def _finetuned() -> Choice:
         "base_url": url,
         "api_key": setting("ETC_FINETUNED_API_KEY") or "EMPTY",
     }
-    return Choice("finetuned", label, "openai", True, True, f"ready ({model} at {url})", options)
+    # (the server's URL stays private: the reason can reach the page)
+    return Choice("finetuned", label, "openai", True, True, f"ready ({model})", options)
 
 
 def choices() -> list[Choice]:
@@ -287,9 +290,17 @@ def stream_prediction(
     except EtcError:
         raise
     except Exception as exc:  # noqa: BLE001 - a backend's own failure, reported to the visitor
+        # Its text may hold a provider's answer, an endpoint or a key: logged redacted, and the
+        # visitor gets our words and the reference (etclib.errors.ServiceError's rule).
+        import uuid
+
+        from etclib.redact import redact
+
+        ref = uuid.uuid4().hex[:10]
+        _log.error("chat backend failed (ref %s): %s", ref, redact(f"{type(exc).__name__}: {exc}"))
         raise BackendError(
-            f"The {getattr(backend, 'name', 'model')} backend failed: {exc.__class__.__name__}: "
-            f"{exc}"
+            f"The {getattr(backend, 'name', 'model')} backend failed ({exc.__class__.__name__}); "
+            f"the operator has been told (ref {ref})."
         ) from None
 
 

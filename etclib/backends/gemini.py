@@ -81,7 +81,8 @@ class GeminiBackend(APIBackend):
         if not llm.configured("gemini"):
             return False, "set GEMINI_API_KEY (or GOOGLE_API_KEY), and optionally ETC_GEMINI_MODEL"
         model = setting("ETC_GEMINI_MODEL") or DEFAULT_MODEL
-        return True, f"ready ({model} at {llm.endpoint('gemini')})"
+        # the endpoint stays private: this text reaches the site's model picker
+        return True, f"ready ({model})"
 
     def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         req = chat.gemini_request(

@@ -93,7 +93,8 @@ class OpenAIBackend(APIBackend):
                 "set OPENAI_API_KEY (EMPTY for a vLLM server) and, for a server other than "
                 "OpenAI's, OPENAI_BASE_URL and ETC_OPENAI_MODEL"
             )
-        return True, f"ready ({model} at {llm.endpoint('openai')})"
+        # the endpoint stays private: this text reaches the site's model picker
+        return True, f"ready ({model})"
 
     def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         return chat.openai_request(

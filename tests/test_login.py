@@ -1,0 +1,264 @@
+"""Identity for submissions (issue 12, item 2): who the daily limit counts.
+
+- With a login provider (Streamlit's ``st.login``, OpenID Connect): a real Chromium signs in at
+  a local OIDC provider on loopback (``oidc-provider-mock``), submits, hits the daily limit,
+  and a reload does not reset it; the board shows the verified account beside the team name.
+- Without one: the network address, where ``X-Forwarded-For`` counts only from the proxies in
+  ``ETC_TRUSTED_PROXIES``; a forged header and a new session change nothing.
+- Everyone together: the global daily cap.
+"""
+
+from __future__ import annotations
+
+import csv
+import ipaddress
+import json
+import secrets
+
+import pytest
+
+import leaderboard as lb
+from etclib.corpus import load_corpus
+from etclib.predictions import dumps_jsonl
+from etclib.task import items as split_items
+from tests.conftest import REAL_CORPUS, REPO, needs_corpus
+
+LOOPBACK = [ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128")]
+
+
+def nets(*specs: str):
+    return [ipaddress.ip_network(s, strict=False) for s in specs]
+
+
+# --- the network address (no login provider) ----------------------------------------------------
+
+# (reported by the server, X-Forwarded-For values, ETC_TRUSTED_PROXIES) -> the quota's address.
+# Uvicorn (Streamlit's server) already replaces a loopback peer by the header's right-most
+# address; the site must see through that unless it trusts the loopback proxy.
+ADDRESS_CASES = [
+    # direct visitors: the header, forged or not, changes nothing
+    ("203.0.113.5", [], [], "203.0.113.5"),
+    ("203.0.113.5", ["6.6.6.6"], [], "203.0.113.5"),
+    ("203.0.113.5", ["6.6.6.6, 7.7.7.7"], [], "203.0.113.5"),
+    # a local visitor (reported None) with and without a forged header: one bucket
+    (None, [], [], "127.0.0.1"),
+    ("6.6.6.6", ["6.6.6.6"], [], "same-host"),  # the server believed the header; we do not
+    ("7.7.7.7", ["6.6.6.6", "7.7.7.7"], [], "same-host"),
+    # a proxy on the same host that the operator trusts: its header counts, right-most first
+    ("198.51.100.9", ["198.51.100.9"], ["127.0.0.1", "::1"], "198.51.100.9"),
+    ("198.51.100.9", ["6.6.6.6, 198.51.100.9"], ["127.0.0.1"], "198.51.100.9"),
+    # a remote proxy the operator trusts (the server does not rewrite for it)
+    ("10.0.0.2", ["6.6.6.6, 198.51.100.9"], ["10.0.0.0/8"], "198.51.100.9"),
+    ("10.0.0.2", ["198.51.100.9, 10.0.0.3"], ["10.0.0.0/8"], "198.51.100.9"),
+    # ... but not a proxy it does not trust
+    ("10.0.0.2", ["198.51.100.9"], ["192.168.0.0/16"], "10.0.0.2"),
+    # a visitor who names their own address last lands in the shared bucket, not a new one
+    ("203.0.113.5", ["203.0.113.5"], [], "same-host"),
+]
+
+
+@pytest.mark.parametrize(("reported", "forwarded", "trusted", "expected"), ADDRESS_CASES)
+def test_network_address(reported, forwarded, trusted, expected):
+    from views.identity import network_address
+
+    assert network_address(reported, forwarded, nets(*trusted), LOOPBACK) == expected
+
+
+def test_trusted_proxies_setting(monkeypatch):
+    from etclib.errors import ConfigError
+    from leaderboard import settings
+
+    assert settings.trusted_proxies() == []
+    monkeypatch.setenv("ETC_TRUSTED_PROXIES", " 127.0.0.1, ::1 ,10.0.0.0/8")
+    assert settings.trusted_proxies() == nets("127.0.0.1", "::1", "10.0.0.0/8")
+    monkeypatch.setenv("ETC_TRUSTED_PROXIES", "127.0.0.1, proxy.local")
+    with pytest.raises(ConfigError, match="'proxy.local' is not an IP address"):
+        settings.trusted_proxies()
+
+
+# --- limits in the library ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def tiny(tiny_corpus, monkeypatch):
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    return split_items(load_corpus(tiny_corpus), "test")
+
+
+def distinct(items, n: int) -> bytes:
+    """The n-th distinct valid file (the first n items say their utterance)."""
+    return dumps_jsonl(
+        (it.key, it.utterance if i < n else it.reference) for i, it in enumerate(items)
+    ).encode("utf-8")
+
+
+def test_global_cap_holds_across_submitters(tiny, monkeypatch):
+    monkeypatch.setenv("ETC_LB_DAILY_LIMIT", "5")
+    monkeypatch.setenv("ETC_LB_GLOBAL_DAILY_LIMIT", "3")
+    for n in range(3):
+        lb.submit(distinct(tiny, n), {"name": f"m{n}"}, submitter=f"key-{n}")
+    with pytest.raises(lb.LimitError, match=r"3 of 3 submissions today \(UTC\) from everyone"):
+        lb.submit(distinct(tiny, 3), {"name": "m3"}, submitter="a-fresh-key")
+    assert lb.open_db().query("SELECT count(*) FROM submissions")[0][0] == 3
+
+
+def test_account_is_public_and_counts_per_key(tiny, monkeypatch):
+    monkeypatch.setenv("ETC_LB_DAILY_LIMIT", "1")
+    r = lb.submit(
+        distinct(tiny, 0),
+        {"name": "Signed", "team": "Lab", "contact": "a@example.org"},
+        submitter="account-key-1",
+        account="alice",
+        issuer="http://localhost:1/",
+    )
+    with pytest.raises(lb.LimitError, match="Daily limit reached"):
+        # another contact and name: the same account's key still counts
+        lb.submit(distinct(tiny, 1), {"name": "Other", "contact": "b@x"}, submitter="account-key-1")
+    board = lb.ranking()
+    assert board.set_index("id").loc[r.id, "account"] == "alice"
+    assert lb.detail(r.id)["submission"]["account"] == "alice"
+    assert "alice" in lb.export_csv("board") and json.loads(lb.export_json("board"))
+    from views.board import board_table
+
+    table = board_table(board, "bleu4" if "bleu4" in board else board.columns[-1])
+    assert "verified account" in table.columns and "alice" in set(table["verified account"])
+
+
+def test_board_table_has_no_account_column_without_accounts(tiny):
+    from views.board import board_table
+
+    lb.submit(distinct(tiny, 0), {"name": "Anonymous"}, submitter="address-key")
+    table = board_table(lb.ranking(), "bleu4")
+    assert "verified account" not in table.columns and "account" not in table.columns
+
+
+def test_secrets_example_shows_the_login_section():
+    """The [auth] keys st.login needs are in the example, commented out."""
+    example = (REPO / ".streamlit" / "secrets.toml.example").read_text(encoding="utf-8")
+    for key in ("redirect_uri", "cookie_secret", "client_id", "client_secret"):
+        assert f"\n# {key} = " in example, key
+    assert "\n# [auth]\n" in example and "server_metadata_url" in example
+
+
+# --- a real browser against a local OIDC provider -----------------------------------------------
+
+SHOTS = REPO / "test-output" / "screenshots"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@needs_corpus
+def test_login_submit_limit_and_reload(tmp_path):
+    """Sign in at the loopback provider, submit, hit the daily limit, reload: still the limit,
+    still signed in; the leaderboard shows the account beside the team name."""
+    from oidc_provider_mock import User, run_server_in_thread
+
+    from tests.serve import CHROMIUM, chromium, free_port, running_site, wait_idle, wait_rendered
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
+    items = split_items(load_corpus(REAL_CORPUS), "test")
+    files = []
+    for n in range(3):
+        path = tmp_path / f"preds{n}.jsonl"
+        lines = ((it.key, it.utterance if i < n else it.reference) for i, it in enumerate(items))
+        path.write_text(dumps_jsonl(lines), encoding="utf-8")
+        files.append(str(path))
+    user = User(sub="u-1001", claims={"preferred_username": "alice", "email": "a@example.org"})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with run_server_in_thread(user_claims=[user]) as oidc:
+        issuer = f"http://localhost:{oidc.server_port}"
+        port = free_port()
+        home = tmp_path / "site-home"
+        (home / ".streamlit").mkdir(parents=True)
+        # Streamlit reads ~/.streamlit/secrets.toml: the [auth] section st.login needs
+        (home / ".streamlit" / "secrets.toml").write_text(
+            "[auth]\n"
+            f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
+            f'cookie_secret = "{secrets.token_hex(32)}"\n'
+            'client_id = "etc-site"\n'
+            'client_secret = "etc-site-secret"\n'
+            f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n',
+            encoding="utf-8",
+        )
+        env = {
+            "HOME": str(home),
+            "ETC_DATA_DIR": str(REAL_CORPUS),
+            "ETC_STORE_DB": str(tmp_path / "etc.duckdb"),
+            "ETC_CACHE_DIR": str(tmp_path / "cache"),
+            "ETC_LEADERBOARD_DB": str(tmp_path / "leaderboard.duckdb"),
+            "ETC_SECRETS_FILE": str(home / ".streamlit" / "secrets.toml"),
+            "ETC_LB_DAILY_LIMIT": "1",
+            "ETC_LB_BOOTSTRAP": "50",
+            "ETC_PROGRESS": "0",
+            "HF_HUB_OFFLINE": "1",
+        }
+        with (
+            running_site(env, port=port, log=tmp_path / "server.log") as url,
+            chromium() as context,
+        ):
+            page = context.new_page()
+            page.goto(f"{url}/submit")
+            wait_rendered(page, timeout=120)
+            page.get_by_text("Sign in to submit", exact=False).first.wait_for(timeout=30_000)
+            assert page.get_by_role("button", name="Submit for scoring").is_disabled()
+            page.screenshot(path=str(SHOTS / "login_1_signed_out.png"), full_page=True)
+
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(f"{issuer}/**", timeout=30_000)
+            page.screenshot(path=str(SHOTS / "login_2_provider.png"), full_page=True)
+            page.get_by_role("button", name="u-1001").click()  # the predefined user
+            page.wait_for_url(f"{url}/**", timeout=30_000)
+            wait_rendered(page, timeout=60)
+
+            def submit(path: str, name: str) -> None:
+                page.goto(f"{url}/submit")
+                wait_rendered(page, timeout=60)
+                page.get_by_text("Signed in as alice", exact=False).first.wait_for(timeout=30_000)
+                page.locator('input[type="file"]').set_input_files(path)
+                page.get_by_text("valid, 1,010 predictions", exact=False).first.wait_for(
+                    timeout=60_000
+                )
+                wait_idle(page, 60)
+                page.get_by_label("Display name *").fill(name)
+                page.get_by_label("Team or author").fill("Login test lab")
+                page.get_by_role("button", name="Submit for scoring").click()
+
+            submit(files[0], "First model")
+            page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(SHOTS / "login_3_submitted.png"), full_page=True)
+
+            submit(files[1], "Second model")
+            page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(SHOTS / "login_4_limit.png"), full_page=True)
+
+            page.reload()  # a new session: the quota is the account's, not the session's
+            wait_rendered(page, timeout=60)
+            submit(files[2], "Third model")
+            page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(SHOTS / "login_5_limit_after_reload.png"), full_page=True)
+
+            # the board: the verified account beside the team name (its grid is a canvas:
+            # the screenshot shows the column; the board's CSV download holds the same rows)
+            page.goto(f"{url}/leaderboard")
+            wait_rendered(page, timeout=60)
+            page.get_by_test_id("stDataFrame").first.wait_for(timeout=30_000)
+            page.screenshot(path=str(SHOTS / "login_6_board.png"), full_page=True)
+            button = page.get_by_test_id("stDownloadButton").filter(has_text="Board (CSV)")
+            with page.expect_download(timeout=60_000) as info:
+                button.locator("button").click()
+            board = list(csv.DictReader(open(info.value.path(), encoding="utf-8")))
+            assert [(r["name"], r["team"], r["account"]) for r in board] == [
+                ("First model", "Login test lab", "alice")
+            ], board
+        log = (tmp_path / "server.log").read_text(encoding="utf-8", errors="replace")
+
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "leaderboard.duckdb"), read_only=True)
+    rows = con.execute(
+        "SELECT s.name, s.team, a.account, a.issuer FROM submissions s "
+        "JOIN submission_accounts a ON a.submission_id = s.id"
+    ).fetchall()
+    con.close()
+    assert rows == [("First model", "Login test lab", "alice", issuer)], (rows, log[-2000:])

@@ -1,0 +1,297 @@
+"""No provider text in public (issue 12, item 1): a model server that echoes the key it got.
+
+The fake server answers every request with 401 and ``Incorrect API key provided: Bearer <key>``,
+as some servers do. With the key set to :data:`SECRET`, the judge's failure on the leaderboard,
+the chat's failure and the model picker must never show the key, the provider's words or the
+server's address to the public: not the ``status`` output, the board and per-item exports (CSV
+and JSON), the public status history, nor (in the browser test) any page's HTML or websocket
+traffic. The admin view still gets the provider's text, redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import leaderboard as lb
+from etclib.corpus import load_corpus
+from etclib.predictions import dumps_jsonl
+from etclib.task import items as split_items
+from tests.conftest import REAL_CORPUS, REPO, needs_corpus
+from tests.fakes import FakeLLMServer
+
+#: The configured key: the fake server echoes it in its 401 body.
+SECRET = "sk-test-SECRET123abcdef"
+#: What the provider says, in its own words (must stay out of public text).
+PROVIDER_WORDS = "Incorrect API key provided"
+ADMIN = "admin-token-for-the-leak-test-0123456789"
+SHOTS = REPO / "test-output" / "screenshots"
+
+
+def leaks(text: str, server: FakeLLMServer) -> list[str]:
+    """Which of the secret, the provider's words and the server's address ``text`` holds."""
+    found = [s for s in (SECRET, "SECRET123", PROVIDER_WORDS) if s in text]
+    host = server.url.removeprefix("http://")  # 127.0.0.1:PORT
+    return found + ([host] if host in text else [])
+
+
+@pytest.fixture
+def echoing(monkeypatch):
+    """A fake server that wants another key than the configured one, and the settings for it."""
+    with FakeLLMServer(api_key="the-right-key") as server:
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("ETC_OPENAI_MODEL", "fake-model")
+        monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
+        yield server
+
+
+@pytest.fixture
+def tiny(tiny_corpus, monkeypatch):
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    return split_items(load_corpus(tiny_corpus), "test")
+
+
+def _judge_failure(tiny, echoing, monkeypatch) -> str:
+    """Submit a file whose judge stage meets the echoing server; its id."""
+    monkeypatch.setenv("ETC_JUDGE_PROVIDER", "openai")
+    monkeypatch.setenv("ETC_JUDGE_MODEL", "fake-model")
+    monkeypatch.setenv("ETC_JUDGE_MAX_ATTEMPTS", "1")
+    assert lb.configured_stages() == ["lexical", "judge"]
+    data = dumps_jsonl((it.key, it.reference) for it in tiny).encode("utf-8")
+    receipt = lb.submit(data, {"name": "Leaky", "team": "Lab", "contact": "me@example.org"})
+    lb.process_jobs()
+    # the server did refuse the key and echo it (else this test proves nothing)
+    assert any(r.fault == 401 for r in echoing.requests)
+    assert SECRET in json.dumps([r.headers for r in echoing.requests])
+    return receipt.id
+
+
+def test_judge_failure_is_public_only_in_our_words(tiny, echoing, monkeypatch, tmp_path):
+    sid = _judge_failure(tiny, echoing, monkeypatch)
+    st = lb.status(sid)
+    assert st["status"] == "partially scored", st
+    assert "judge failed" in st["message"] and "(ref " in st["message"], st["message"]
+    public = {
+        "status": json.dumps(st, default=str, ensure_ascii=False),
+        "board.csv": lb.export_csv("board"),
+        "board.json": lb.export_json("board"),
+        "items.csv": lb.export_csv("items"),
+        "items.json": lb.export_json("items"),
+        "one.csv": lb.export_csv("items", submission_id=sid),
+        "one.json": lb.export_json("items", submission_id=sid),
+        "detail": json.dumps(lb.detail(sid), default=str, ensure_ascii=False),
+    }
+    assert "status_message" in public["board.csv"] or sid in public["board.csv"]
+    for name, text in public.items():
+        assert not leaks(text, echoing), (name, leaks(text, echoing))
+
+    # the CLI, as a visitor of the server would run it (no admin token)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "ETC_ADMIN_TOKEN": ""}
+    lb.close_all()  # one writer at a time: the CLI opens the database itself
+    for args in (["status", sid], ["status", sid, "--json"], ["show"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "leaderboard", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        assert not leaks(out.stdout + out.stderr, echoing), (args, out.stdout, out.stderr)
+
+    # the admin view keeps the provider's text and status, with the key redacted
+    frame = lb.admin_submissions(ADMIN)
+    detail = frame.set_index("id").loc[sid, "failure_detail"]
+    assert PROVIDER_WORDS in detail and "401" in detail and "[REDACTED]" in detail, detail
+    assert SECRET not in detail and "SECRET123" not in detail
+    stored = lb.open_db().query("SELECT error, error_detail FROM jobs WHERE status = 'failed'")
+    assert stored and all(SECRET not in (e or "") + (d or "") for e, d in stored)
+
+
+@pytest.mark.parametrize(
+    ("exc", "public_has"),
+    [
+        (RuntimeError(f"boom: Authorization: Bearer {SECRET} at http://10.0.0.7:8000/v1"), "ref "),
+        (KeyError(SECRET), "ref "),
+    ],
+)
+def test_an_unexpected_failure_is_public_as_a_reference(exc, public_has):
+    from leaderboard.worker import failure_texts
+
+    public, detail = failure_texts(exc)
+    assert public_has in public and SECRET not in public and "10.0.0.7" not in public
+    assert type(exc).__name__ in detail and SECRET not in detail
+    ref = public.split("(ref ")[1].split(")")[0]
+    assert ref in detail  # the log line and the public text meet at the reference
+
+
+def test_a_service_error_keeps_its_public_text(echoing):
+    from etclib.backends import get_backend
+    from etclib.errors import ServiceError
+    from etclib.task import chat_item
+    from leaderboard.worker import failure_texts
+
+    backend = get_backend("openai", retries=0)
+    with pytest.raises(ServiceError) as caught:
+        list(backend.stream(chat_item([("A", "こんにちは")])))
+    public, detail = failure_texts(caught.value)
+    assert public == str(caught.value) and not leaks(public, echoing)
+    assert PROVIDER_WORDS in detail and SECRET not in detail
+
+
+def test_the_model_picker_never_shows_a_server_address(echoing, monkeypatch):
+    from views import chat
+
+    monkeypatch.setenv("GEMINI_API_KEY", "AIza" + "x" * 30)
+    monkeypatch.setenv("ETC_GEMINI_BASE_URL", echoing.url)
+    monkeypatch.setenv("ETC_FINETUNED_BASE_URL", echoing.openai_base_url)
+    monkeypatch.setenv("ETC_FINETUNED_API_KEY", SECRET)
+    picker = chat.choices()
+    assert {c.key for c in picker if c.usable} >= {"openai", "gemini", "finetuned"}
+    for c in picker:
+        assert not leaks(f"{c.label} {c.reason}", echoing), c
+
+
+def test_a_chat_backends_raw_failure_reaches_the_page_without_its_text(echoing):
+    from etclib.errors import BackendError
+    from etclib.task import chat_item
+    from views import chat
+
+    class Broken:
+        name = "openai"
+
+        def stream(self, item, shots):
+            yield "部分"
+            raise ConnectionError(f"{PROVIDER_WORDS}: Bearer {SECRET} from {echoing.url}")
+
+    with pytest.raises(BackendError) as caught:
+        list(chat.stream_prediction(Broken(), chat_item([("A", "こんにちは")])))
+    assert not leaks(str(caught.value), echoing) and "(ref " in str(caught.value)
+
+
+# --- the whole site in a real browser -----------------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@needs_corpus
+def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
+    """Every page opened in Chromium, the chat used (its model refuses the key), the judge
+    failure on the board: the secret, the provider's words and the server's address are in no
+    page's HTML and no websocket frame, and in no download the board offers."""
+    from tests.serve import CHROMIUM, PAGE_PATHS, chromium, running_site, wait_rendered
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
+    with FakeLLMServer(api_key="the-right-key") as server:
+        env = {
+            "HOME": str(tmp_path / "site-home"),
+            "ETC_DATA_DIR": str(REAL_CORPUS),
+            "ETC_STORE_DB": str(tmp_path / "etc.duckdb"),
+            "ETC_CACHE_DIR": str(tmp_path / "cache"),
+            "ETC_LEADERBOARD_DB": str(tmp_path / "leaderboard.duckdb"),
+            "ETC_SECRETS_FILE": str(tmp_path / "no-secrets.toml"),
+            "ETC_LB_BOOTSTRAP": "50",
+            "ETC_PROGRESS": "0",
+            "HF_HUB_OFFLINE": "1",
+            "OPENAI_API_KEY": SECRET,
+            "OPENAI_BASE_URL": server.openai_base_url,
+            "ETC_OPENAI_MODEL": "fake-model",
+            "ETC_FINETUNED_BASE_URL": server.openai_base_url,
+            "ETC_FINETUNED_MODEL": "fake-model",
+            "ETC_FINETUNED_API_KEY": SECRET,
+            "ETC_JUDGE_PROVIDER": "openai",
+            "ETC_JUDGE_MODEL": "fake-model",
+            "ETC_JUDGE_MAX_ATTEMPTS": "1",
+            "ETC_ADMIN_TOKEN": ADMIN,
+        }
+        (tmp_path / "site-home").mkdir()
+        # a submission whose judge stage meets the echoing server, scored before the site starts
+        preds = tmp_path / "preds.jsonl"
+        items = split_items(load_corpus(REAL_CORPUS), "test")
+        preds.write_text(dumps_jsonl((it.key, it.reference) for it in items), encoding="utf-8")
+        subprocess.run(
+            [sys.executable, "-m", "leaderboard", "submit", str(preds), "--name", "Leaky",
+             "--setting", "fine-tuned", "--saw-test", "no", "--score"],
+            cwd=REPO, env={**os.environ, **env}, check=True, timeout=300, capture_output=True,
+        )  # fmt: skip
+        assert any(r.fault == 401 for r in server.requests)
+        frames: list[str] = []
+        html: dict[str, str] = {}
+        downloads: dict[str, str] = {}
+        with running_site(env, log=tmp_path / "server.log") as url, chromium() as context:
+            page = context.new_page()
+            page.on(
+                "websocket",
+                lambda ws: (
+                    ws.on("framereceived", lambda p: frames.append(_frame_text(p))),
+                    ws.on("framesent", lambda p: frames.append(_frame_text(p))),
+                ),
+            )
+            for name, path in PAGE_PATHS.items():
+                page.goto(f"{url}/{path}")
+                wait_rendered(page, timeout=120)
+                html[name] = page.content()
+                if name == "chat":
+                    _use_the_chat(page)
+                    html["chat (after a prediction)"] = page.content()
+                if name == "leaderboard":
+                    downloads.update(_downloads(page))
+                SHOTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SHOTS / f"leak_{name}.png"), full_page=True)
+        log = (tmp_path / "server.log").read_text(encoding="utf-8", errors="replace")
+        assert any("(ref " in h for h in html.values()), "the chat's failure was not shown"
+        for name, text in html.items():
+            assert not leaks(text, server), (name, leaks(text, server))
+        assert frames, "no websocket traffic was recorded"
+        for text in frames:
+            assert not leaks(text, server), leaks(text, server)
+        assert {"etc_leaderboard.csv", "etc_leaderboard.json"} <= set(downloads), downloads
+        assert any(n.startswith("etc_items_") for n in downloads), list(downloads)
+        for name, text in downloads.items():
+            assert not leaks(text, server), (name, leaks(text, server))
+        assert SECRET not in log  # the server log has the provider's text, redacted
+
+
+def _frame_text(payload) -> str:
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload).decode("utf-8", errors="replace")
+    return str(payload)
+
+
+def _use_the_chat(page) -> None:
+    """Pick the hosted model and send one utterance; wait for the failure to be shown."""
+    from tests.serve import wait_idle
+
+    page.get_by_test_id("stSelectbox").filter(has_text="Model").click()
+    page.get_by_role("option").filter(has_text="fake-model").first.click()
+    wait_idle(page, 60)
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill("こんにちは")
+    box.press("Enter")
+    page.get_by_test_id("stAlertContentError").first.wait_for(timeout=60_000)
+    wait_idle(page, 60)
+
+
+def _downloads(page) -> dict[str, str]:
+    """Every download button on the page, clicked one after the other; file name -> text."""
+    from tests.serve import wait_idle
+
+    out = {}
+    buttons = page.get_by_test_id("stDownloadButton")
+    buttons.first.wait_for(timeout=60_000)  # drawn by a chunk loaded on first use
+    labels = [t.strip() for t in buttons.all_inner_texts()]
+    for label in labels:
+        wait_idle(page, 60)  # a click may rerun the page (a download made on click)
+        button = page.get_by_test_id("stDownloadButton").filter(has_text=label).first
+        with page.expect_download(timeout=120_000) as info:
+            button.locator("button").click()
+        d = info.value
+        out[d.suggested_filename] = open(d.path(), encoding="utf-8", errors="replace").read()
+    return out

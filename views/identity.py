@@ -1,0 +1,250 @@
+"""Who is submitting: the account a login provider verified, else the visitor's network address.
+
+The daily limit (``ETC_LB_DAILY_LIMIT``) counts by the key :func:`current_visitor` returns:
+
+- With a login provider (an ``[auth]`` section in the Streamlit secrets: OpenID Connect through
+  ``st.login``, which needs Authlib), submitting needs a signed-in account; the key is the
+  provider's issuer and subject (``sub``), which a reload, another browser or a new session do
+  not change. The board shows the account (the first of ``ETC_LB_ACCOUNT_CLAIMS`` the provider
+  gives: ``preferred_username``, else ``email``) beside the team name.
+- Without one, the key is the visitor's network address: the address that connected to the
+  site, or, when that is a proxy listed in ``ETC_TRUSTED_PROXIES``, the address the proxy says
+  it served (``X-Forwarded-For``, read right to left past trusted proxies only). A forged
+  header from anyone else changes nothing. Visitors behind one address share its quota, which
+  the Submit page says.
+
+The global cap (``ETC_LB_GLOBAL_DAILY_LIMIT``) holds whatever the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: What the key is when the connection came through the server's own proxy-header handling
+#: (see :func:`network_address`) from an address the site does not trust: that proxy's host.
+SAME_HOST = "same-host"
+
+
+@dataclass(frozen=True)
+class Visitor:
+    """The identity a submission counts against."""
+
+    #: ``account`` (signed in through the login provider) or ``address`` (network address)
+    kind: str
+    #: what the daily limit counts by (hashed again before it is stored)
+    key: str
+    #: the verified account shown on the board (None for an address)
+    account: str | None = None
+    #: the identity provider that verified the account
+    issuer: str | None = None
+
+
+# --- the login provider ----------------------------------------------------------------------
+
+
+def _auth_section() -> dict[str, Any]:
+    import streamlit as st
+
+    try:
+        section = st.secrets.get("auth")
+    except Exception:  # noqa: BLE001 - no secrets file at all: no login provider
+        return {}
+    return dict(section) if section else {}
+
+
+def login_provider() -> str | None:
+    """The name ``st.login`` takes (None: the unnamed ``[auth]`` provider).
+
+    ``ETC_LOGIN_PROVIDER`` picks one of several ``[auth.NAME]`` sections; else the only named
+    one, else the unnamed provider. Only meaningful when :func:`login_configured`.
+    """
+    from leaderboard import settings
+
+    chosen = settings.login_provider()
+    if chosen:
+        return chosen
+    named = [k for k, v in _auth_section().items() if isinstance(v, dict)]
+    return None if "client_id" in _auth_section() or not named else sorted(named)[0]
+
+
+def login_configured() -> bool:
+    """Whether the operator configured a login provider (an ``[auth]`` section with one)."""
+    section = _auth_section()
+    if not section:
+        return False
+    return "client_id" in section or any(isinstance(v, dict) for v in section.values())
+
+
+def check_login_setup() -> None:
+    """``ConfigError`` saying what to do when a provider is configured but cannot work."""
+    from etclib.errors import ConfigError
+
+    if not login_configured():
+        return
+    try:
+        import authlib  # noqa: F401 - st.login needs it
+    except ImportError:
+        raise ConfigError(
+            "A login provider is configured ([auth] in .streamlit/secrets.toml) but Authlib is "
+            "not installed: pip install Authlib (requirements.txt lists it)."
+        ) from None
+    section = _auth_section()
+    missing = [k for k in ("redirect_uri", "cookie_secret") if not section.get(k)]
+    if missing:
+        raise ConfigError(
+            f"[auth] in .streamlit/secrets.toml lacks {', '.join(missing)}; see "
+            ".streamlit/secrets.toml.example."
+        )
+
+
+def account_name(user: Any) -> str | None:
+    """The account to show for a signed-in ``st.user``: the first ``ETC_LB_ACCOUNT_CLAIMS``
+    claim it has."""
+    from leaderboard import settings
+
+    for claim in settings.account_claims():
+        value = user.get(claim) if hasattr(user, "get") else None
+        if value and str(value).strip():
+            return str(value).strip()[:120]
+    return None
+
+
+# --- network addresses -----------------------------------------------------------------------
+
+
+def _parse(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    if not text:
+        return None
+    text = text.strip()
+    if text.startswith("[") and "]" in text:  # [v6]:port
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:  # v4:port
+        text = text.split(":", 1)[0]
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def _within(addr: str | None, networks: Sequence[Network]) -> bool:
+    ip = _parse(addr)
+    return ip is not None and any(ip in n for n in networks)
+
+
+def server_trusted() -> list[Network]:
+    """Addresses whose ``X-Forwarded-For`` the web server itself applies before the site sees
+    the connection: uvicorn (Streamlit's server) trusts ``FORWARDED_ALLOW_IPS``, by default
+    127.0.0.1 and ::1, and then reports the forwarded address as the client's."""
+    raw = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+    if raw.strip() == "*":
+        return [ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0")]
+    out = []
+    for part in raw.split(","):
+        try:
+            out.append(ipaddress.ip_network(part.strip(), strict=False))
+        except ValueError:
+            continue
+    return out
+
+
+def _server_pick(chain: list[str], trusted: Sequence[Network]) -> str | None:
+    """The address uvicorn reports for ``X-Forwarded-For`` ``chain`` from a trusted peer: the
+    right-most entry that it does not trust (the left-most when it trusts them all)."""
+    for entry in reversed(chain):
+        if not _within(entry, trusted):
+            return entry
+    return chain[0] if chain else None
+
+
+def network_address(
+    reported: str | None,
+    forwarded_for: Iterable[str],
+    trusted: Sequence[Network],
+    server: Sequence[Network] | None = None,
+) -> str:
+    """The visitor's address for the quota.
+
+    ``reported`` is the client address the web server gives (``st.context.ip_address``; None
+    for a loopback peer), ``forwarded_for`` the ``X-Forwarded-For`` header values, ``trusted``
+    the proxies the operator trusts (``ETC_TRUSTED_PROXIES``), ``server`` those the web server
+    itself trusts (:func:`server_trusted`).
+
+    The web server may already have replaced the peer by an address from the header (when the
+    peer was one it trusts). That is recognised when ``reported`` is the address it would have
+    picked; the peer is then "a host the server trusts" (by default the loopback host), believed
+    only if the operator trusts one of those too (e.g. ``ETC_TRUSTED_PROXIES=127.0.0.1`` for a
+    proxy on the same machine), else the key is :data:`SAME_HOST`. Then the chain is read right
+    to left: each hop trusted by the operator hands over to the address it forwarded for; the
+    first untrusted hop is the visitor. So with ``ETC_TRUSTED_PROXIES`` empty, the header never
+    changes the key; a visitor who writes their own address last in it lands in the shared
+    :data:`SAME_HOST` bucket, never a fresh one.
+    """
+    server = server_trusted() if server is None else server
+    chain = [e.strip() for v in forwarded_for for e in str(v).split(",") if e.strip()]
+    pick = _server_pick(chain, server)
+    if chain and _same(reported, pick):
+        # the server replaced its peer (a host it trusts, now unknown which) by ``pick``
+        peer_trusted = any(n.overlaps(t) for n in server for t in trusted if n.version == t.version)
+        return _walk(chain, trusted) if peer_trusted else SAME_HOST
+    peer = reported or "127.0.0.1"
+    if chain and _within(peer, trusted):
+        return _walk(chain, trusted)
+    return peer
+
+
+def _same(reported: str | None, entry: str | None) -> bool:
+    """Whether the reported client is ``entry`` (None reported: a loopback address)."""
+    a, b = _parse(reported or "127.0.0.1"), _parse(entry)
+    if a is None or b is None:
+        return False
+    return a == b or (reported is None and b.is_loopback)
+
+
+def _walk(chain: list[str], trusted: Sequence[Network]) -> str:
+    """Right to left through the hops: the first one the operator does not trust."""
+    for entry in reversed(chain):
+        if not _within(entry, trusted):
+            return entry
+    return chain[0]
+
+
+def submitter_key(kind: str, ident: str) -> str:
+    """The daily limit's key for an identity (hashed once more when stored)."""
+    return hashlib.sha256(f"{kind}:{ident}".encode()).hexdigest()[:32]
+
+
+# --- the current visitor ---------------------------------------------------------------------
+
+
+def current_visitor() -> Visitor | None:
+    """Who is on this page: the signed-in account, or (without a login provider) the network
+    address; None when a provider is configured and nobody is signed in."""
+    import streamlit as st
+
+    from leaderboard import settings
+
+    if login_configured():
+        user = st.user
+        if not user.get("is_logged_in"):
+            return None
+        issuer = str(user.get("iss") or login_provider() or "default")
+        subject = str(user.get("sub") or user.get("email") or "")
+        if not subject:
+            return None
+        return Visitor(
+            "account",
+            submitter_key("account", f"{issuer} {subject}"),
+            account_name(user) or subject,
+            issuer,
+        )
+    headers = st.context.headers
+    forwarded = headers.get_all("X-Forwarded-For") if headers is not None else []
+    address = network_address(st.context.ip_address, forwarded, settings.trusted_proxies())
+    return Visitor("address", submitter_key("address", address))
