@@ -97,6 +97,7 @@ def _fail(db: Database, job: Job, reason: str) -> None:
         )
         refresh_status(cur, job.submission_id)
     db.invalidate()
+    db.notify_jobs()  # a job waiting to run alone may go now
 
 
 def worker_name() -> str:

@@ -231,11 +231,14 @@ def test_32_submissions_survive_18_sigkills_of_the_worker(tiny, tiny_corpus, tmp
         path = tmp_path / f"{label}.duckdb"
         monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
         for n in range(32):
-            lb.submit(jsonl(tiny, n % 21), {**META, "name": f"m{n:02d}", "contact": f"{n}@x"})
+            data = dumps_jsonl(
+                (it.key, f"{it.reference}{n}" * (k <= n % 5)) for k, it in enumerate(tiny)
+            )
+            lb.submit(data.encode(), {**META, "name": f"m{n:02d}", "contact": f"{n}@x"})
         lb.close_all()
         paths[label] = path
     env = _env(tiny_corpus, ETC_LEADERBOARD_DB=str(paths["killed"]), ETC_LB_WORKERS="2")
-    env["ETC_LB_RETRY_BACKOFF"] = "1"
+    env["ETC_LB_RETRY_BACKOFF"] = "0"  # the backoff itself: test_a_crashed_job_waits_...
     cmd = [sys.executable, "-m", "leaderboard", "worker", "--once", "--timeout", "120"]
     delays = [0.4, 1.3, 0.8, 2.1, 0.6, 1.7, 1.0, 2.5, 0.5]
     kills = 0
