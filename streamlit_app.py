@@ -10,8 +10,9 @@ from pathlib import Path
 import streamlit as st
 
 import leaderboard as lb
+from etclib import admintoken
 from views.board import database_key
-from views.errors import shown_errors
+from views.errors import show_error, shown_errors
 from views.navigation import SitePage, declare_pages
 
 ROOT = Path(__file__).parent
@@ -55,6 +56,13 @@ def _scoring_workers(database: str):  # database: the cache key (a test may swit
 st.set_page_config(
     page_title="ETC: Emotion Transcription in Conversation", page_icon="💬", layout="wide"
 )
+with shown_errors("The site refused to start: ", stop=True):
+    admintoken.check_configured()  # a weak ETC_ADMIN_TOKEN (under 24 characters) stops the site
+try:  # a missing folder, unwritable or damaged database: one message on every page
+    lb.open_db()  # created on the site's first start
+except lb.StorageError as exc:
+    show_error(exc)
+    st.stop()
 with shown_errors("The scoring workers cannot start: "):
     _scoring_workers(database_key())
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import hmac
 import io
 import json
 import math
@@ -258,14 +257,10 @@ def submissions(*, db: str | Path | None = None) -> pd.DataFrame:
 
 
 def _check_admin(token: str | None) -> None:
-    expected = config.setting("ETC_ADMIN_TOKEN")
-    if not expected:
-        raise AccessDenied(
-            "Admin actions are switched off: ETC_ADMIN_TOKEN is not set. Set it in the "
-            "environment or in .streamlit/secrets.toml, then give that token."
-        )
-    if not token or not hmac.compare_digest(str(token).encode(), expected.encode()):
-        raise AccessDenied("Wrong admin token: give the value of ETC_ADMIN_TOKEN.")
+    """The admin token's check (:mod:`etclib.admintoken`: strength, rate limit, logging)."""
+    from . import admintoken
+
+    admintoken.verify(token, "judge-vs-human admin")
 
 
 def _hash_code(code: str) -> str:

@@ -43,8 +43,10 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
     lb.export_json("board")    # JSON text
     lb.push_to_hub()           # upload the public export (ETC_LB_HUB_REPO + HF_TOKEN)
 
-    # moderation (ETC_ADMIN_TOKEN; constant-time compare)
+    # moderation (ETC_ADMIN_TOKEN, 24+ characters; constant-time compare; wrong tokens
+    # rate-limited per etclib.admintoken.session)
     lb.hide(id, token); lb.unhide(id, token); lb.delete(id, token); lb.rescore(id, token)
+    lb.rerun_failed(token)        # queue every failed job again (or rerun_failed(token, id))
     lb.admin_submissions(token)   # DataFrame with every field, contact included
 
     # baselines
@@ -54,7 +56,8 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
 Errors (all ``etclib.errors.EtcError``): :class:`SubmissionError` (``.problems``: etclib's
 line-level ``Problem`` list), :class:`MetadataError` (``.fields``: field -> message),
 :class:`LimitError`, :class:`DatabaseInUseError`, :class:`NotFoundError`, :class:`AdminError`,
-:class:`ReferenceDataError`.
+:class:`ReferenceDataError`, :class:`StorageError` (:class:`DatabaseMissingError`,
+:class:`DatabaseUnwritableError`, :class:`DatabaseCorruptError`), :class:`WorkerStoppedError`.
 
 Metrics, their columns and the ranking rule come from etclib's registry
 (``etclib.metrics``: ``keys()``, ``fact(key)``, ``ranking_key()``, ``RANK_ORDER``); stages
@@ -75,7 +78,7 @@ Command line: ``python -m leaderboard --help``.
 
 from __future__ import annotations
 
-from .admin import admin_submissions, delete, hide, rescore, unhide
+from .admin import admin_submissions, delete, hide, rerun_failed, rescore, unhide
 from .baselines import seed_baselines
 from .board import (
     RANK_ORDER,
@@ -93,13 +96,18 @@ from .board import (
 from .db import Database, close_all, open_db
 from .errors import (
     AdminError,
+    DatabaseCorruptError,
     DatabaseInUseError,
+    DatabaseMissingError,
+    DatabaseUnwritableError,
     LeaderboardError,
     LimitError,
     MetadataError,
     NotFoundError,
     ReferenceDataError,
+    StorageError,
     SubmissionError,
+    WorkerStoppedError,
 )
 from .export import export_csv, export_json, push_to_hub
 from .metadata import SAW_TEST, SETTINGS, Metadata
@@ -113,7 +121,10 @@ __all__ = [
     "board_version",
     "AdminError",
     "Database",
+    "DatabaseCorruptError",
     "DatabaseInUseError",
+    "DatabaseMissingError",
+    "DatabaseUnwritableError",
     "LeaderboardError",
     "LimitError",
     "Metadata",
@@ -125,7 +136,9 @@ __all__ = [
     "SAW_TEST",
     "SETTINGS",
     "STATUSES",
+    "StorageError",
     "SubmissionError",
+    "WorkerStoppedError",
     "WorkerPool",
     "admin_submissions",
     "all_stages",
@@ -145,6 +158,7 @@ __all__ = [
     "ranking",
     "ranking_rule",
     "reported",
+    "rerun_failed",
     "rescore",
     "seed_baselines",
     "start_workers",

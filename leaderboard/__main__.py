@@ -2,7 +2,9 @@
 
 The database is ETC_LEADERBOARD_DB (default data/leaderboard.duckdb). Only one process may
 write it: while the site runs (it scores submissions itself), these commands report
-"database in use by PID ..."; stop the site or use its pages.
+"database in use by PID ..."; stop the site or use its pages. A missing database file is
+refused (a mistyped path must not start a new board) unless the command is given --create;
+seed-baselines creates it (that is how `make prepare` makes the board of a fresh clone).
 
 Examples:
   python -m leaderboard submit preds.jsonl --name "My model" --team "Lab" \\
@@ -19,10 +21,13 @@ Examples:
   python -m leaderboard admin list --token "$ETC_ADMIN_TOKEN"
   python -m leaderboard admin hide 3f9c0a1b2d4e --note "spam"
   python -m leaderboard admin rescore 3f9c0a1b2d4e
+  python -m leaderboard admin rerun         # queue every failed job again
+  python -m leaderboard show --create       # a new, empty board at ETC_LEADERBOARD_DB
 
-Admin commands take --token (default: $ETC_ADMIN_TOKEN; whoever runs this on the server can
-read the database file anyway). Exit status: 0 ok, 1 refused input, 2 configuration,
-3 limit reached, 4 database in use, 5 not found, 6 admin refused.
+Admin commands take --token (default: $ETC_ADMIN_TOKEN, at least 24 characters; whoever runs
+this on the server can read the database file anyway). Exit status: 0 ok, 1 refused input,
+2 configuration, 3 limit reached, 4 database in use, 5 not found, 6 admin refused,
+7 database missing, unwritable or damaged, 8 the worker stopped (timeout, repeated errors).
 """
 
 from __future__ import annotations
@@ -43,9 +48,12 @@ Example:
 """
 WORKER_HELP = """Run the scoring worker (a pool of threads) in this process.
 
+With --once it exits when the queue is empty, or with status 8 after --timeout seconds
+(default 3600) or when it stops after repeated errors.
+
 Example:
   python -m leaderboard worker --threads 2
-  python -m leaderboard worker --once
+  python -m leaderboard worker --once --timeout 600
 """
 STATUS_HELP = """Show a submission's status, pending metrics and history.
 
@@ -75,12 +83,14 @@ PUSH_HELP = """Upload the public board to the Hugging Face dataset ETC_LB_HUB_RE
 Example:
   ETC_LB_HUB_REPO=org/etc-leaderboard HF_TOKEN=hf_... python -m leaderboard push
 """
-ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions.
+ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions; re-run
+failed jobs (of one submission, or all without an id).
 
 Example:
   python -m leaderboard admin list
   python -m leaderboard admin delete 3f9c0a1b2d4e --note "duplicate of ..."
   python -m leaderboard admin rescore 3f9c0a1b2d4e --stages lexical,judge
+  python -m leaderboard admin rerun --score
 """
 
 
@@ -146,6 +156,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import time
 
     import leaderboard as lb
+    from leaderboard.errors import WorkerStoppedError
     from leaderboard.worker import pending_jobs
 
     db = lb.open_db()
@@ -153,17 +164,26 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"resumed {db.resumed_jobs} job(s) left running by a stopped worker")
     pool = lb.start_workers(args.threads, db=db)
     print(f"worker: {len(pool.threads)} thread(s), PID {os.getpid()}; Ctrl-C to stop", flush=True)
+    finished = True
     try:
         if args.once:
-            pool.wait_idle()
+            finished = pool.wait_idle(args.timeout)
         else:
-            while True:
+            while pool.running:
                 time.sleep(1)
+            if pool.failure:
+                raise WorkerStoppedError(pool.failure)
     except KeyboardInterrupt:
         print("stopping after the current jobs ...", file=sys.stderr)
     finally:
-        pool.stop()
+        pool.stop(timeout=60.0 if finished else 2.0)
     left = pending_jobs(db)
+    if not finished:
+        raise WorkerStoppedError(
+            f"the queue did not finish within {args.timeout:g} s ({left} job(s) left; a job "
+            "still running was put back in the queue). Run the worker again, or give a longer "
+            "--timeout."
+        )
     print(f"worker stopped; {left} job(s) still queued")
     return 0
 
@@ -318,6 +338,14 @@ def cmd_admin(args: argparse.Namespace) -> int:
         for r in failed:
             print(f"  {r['id']}  {r['failure_detail']}")
         return 0
+    if args.action == "rerun":
+        ids = lb.rerun_failed(token, args.id, note=args.note or "")
+        print(f"re-queued {len(ids)} failed job(s)" + (f" of {args.id}" if args.id else ""))
+        if args.score and ids:
+            lb.process_jobs()
+            if args.id:
+                print(f"status: {lb.status(args.id)['status']}")
+        return 0
     if not args.id:
         raise SystemExit(f"admin {args.action}: give the submission id")
     if args.action == "rescore":
@@ -339,9 +367,21 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m leaderboard", description=__doc__, formatter_class=raw
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--create",
+        action="store_true",
+        help="create the database file if it is missing (otherwise a missing file is refused)",
+    )
 
     def add(name: str, text: str, fn) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=text.splitlines()[0], description=text, formatter_class=raw)
+        p = sub.add_parser(
+            name,
+            help=text.splitlines()[0],
+            description=text,
+            formatter_class=raw,
+            parents=[common],
+        )
         p.set_defaults(_run=fn)
         return p
 
@@ -370,6 +410,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("worker", WORKER_HELP, cmd_worker)
     p.add_argument("--threads", type=int, help="scoring threads (default $ETC_LB_WORKERS or 2)")
     p.add_argument("--once", action="store_true", help="exit when the queue is empty")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=3600.0,
+        help="with --once: give up (exit status 8) after this many seconds (default 3600)",
+    )
 
     p = add("status", STATUS_HELP, cmd_status)
     p.add_argument("id")
@@ -401,13 +447,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repo", help="dataset repo id (default $ETC_LB_HUB_REPO)")
 
     p = add("admin", ADMIN_HELP, cmd_admin)
-    p.add_argument("action", choices=("list", "hide", "unhide", "delete", "rescore"))
-    p.add_argument("id", nargs="?")
+    p.add_argument("action", choices=("list", "hide", "unhide", "delete", "rescore", "rerun"))
+    p.add_argument("id", nargs="?", help="the submission (rerun: optional, default all)")
     p.add_argument("--token", help="admin token (default $ETC_ADMIN_TOKEN)")
     p.add_argument("--note", help="reason, kept in the moderation log")
     p.add_argument("--stages", help=f"rescore: comma-separated stages ({','.join(all_stages())})")
-    p.add_argument("--score", action="store_true", help="rescore: score now, in this process")
+    p.add_argument(
+        "--score", action="store_true", help="rescore, rerun: score now, in this process"
+    )
     return parser
+
+
+def _start(args: argparse.Namespace) -> None:
+    """Before any command: refuse a weak admin token; open (and check) the database."""
+    from etclib import admintoken
+    from leaderboard.db import open_db
+
+    admintoken.check_configured()
+    db = open_db(create=args.create or args.command == "seed-baselines")
+    if db.created:
+        print(f"created a new, empty leaderboard database at {db.path}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -417,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if not argv and argv is not None else 2
     try:
+        _start(args)
         return int(args._run(args) or 0)
     except EtcError as exc:
         print(f"leaderboard {args.command}: error: {exc}", file=sys.stderr)
@@ -424,6 +484,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"leaderboard {args.command}: interrupted.", file=sys.stderr)
         return 130
+    except Exception as exc:
+        from leaderboard.db import is_storage_fault, storage_error
+        from leaderboard.settings import db_path
+
+        if not is_storage_fault(exc):
+            raise
+        print(
+            f"leaderboard {args.command}: error: {storage_error(db_path(), exc)}", file=sys.stderr
+        )
+        return 7
     finally:
         from leaderboard.db import close_all
 

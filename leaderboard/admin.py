@@ -1,18 +1,21 @@
-"""Moderation: hide, unhide, soft-delete and re-score submissions (``ETC_ADMIN_TOKEN``).
+"""Moderation: hide, unhide, soft-delete, re-score submissions and re-run failed jobs.
 
-Every operation takes the admin token and compares it in constant time
-(``hmac.compare_digest``). Without ``ETC_ADMIN_TOKEN`` admin operations are disabled. Nothing is
-erased: a deleted submission keeps its rows (``visibility = 'deleted'``), every action is logged
-in ``moderation_log``, and a re-score adds new score rows next to the old ones.
+Every operation takes the admin token, checked by :mod:`etclib.admintoken` (constant-time
+compare; at least 24 characters; wrong tokens rate-limited per session and logged). Without
+``ETC_ADMIN_TOKEN`` admin operations are disabled. Nothing is erased: a deleted submission keeps
+its rows (``visibility = 'deleted'``), every action is logged in ``moderation_log``, and a
+re-score adds new score rows next to the old ones.
 """
 
 from __future__ import annotations
 
-import hmac
+import json
 
 import pandas as pd
 
-from . import settings
+from etclib import admintoken
+from etclib.errors import AccessDenied
+
 from . import stages as stage_rules
 from .clock import now
 from .db import Database, resolve
@@ -21,22 +24,28 @@ from .queue import busy_stages, enqueue
 from .statuses import refresh_status
 
 
-def check_token(token: str | None) -> None:
-    """Raise :class:`AdminError` unless ``token`` is the configured admin token."""
-    expected = settings.admin_token()
-    if not expected:
+def check_token(token: str | None, action: str = "leaderboard admin") -> None:
+    """Raise :class:`AdminError` unless ``token`` is the configured admin token.
+
+    Counts against the session of ``etclib.admintoken.session`` (the site sets one per visitor).
+    """
+    try:
+        admintoken.verify(token, action)
+    except admintoken.AdminDisabled:
         raise AdminError(
             "Admin operations are disabled: set ETC_ADMIN_TOKEN (environment or "
             ".streamlit/secrets.toml) on the server."
-        )
-    if not token or not hmac.compare_digest(token.encode("utf-8"), expected.encode("utf-8")):
-        raise AdminError("Wrong admin token; nothing was changed.")
+        ) from None
+    except admintoken.WrongToken:
+        raise AdminError("Wrong admin token; nothing was changed.") from None
+    except AccessDenied as exc:  # too many attempts
+        raise AdminError(f"{exc} Nothing was changed.") from None
 
 
 def _set_visibility(
     submission_id: str, token: str | None, visibility: str, action: str, note: str, db
 ) -> None:
-    check_token(token)
+    check_token(token, action)
     db = resolve(db)
     with db.write() as cur:
         row = cur.execute(
@@ -87,7 +96,7 @@ def rescore(
 
     New score rows are added with their signatures; old ones stay.
     """
-    check_token(token)
+    check_token(token, "rescore")
     db = resolve(db)
     wanted = [stage_rules.check(s) for s in (stages or [stage_rules.first()])]
     with db.write() as cur:
@@ -110,6 +119,50 @@ def rescore(
     return ids
 
 
+def rerun_failed(
+    token: str | None,
+    submission_id: str | None = None,
+    note: str = "",
+    *,
+    db: Database | None = None,
+) -> list[int]:
+    """Queue again every failed job (of one submission, or of all); the new job ids.
+
+    A stage counts as failed when its latest job failed (a crash limit, or an error). Each is
+    queued as a new job with the same options; deleted and published rows are skipped.
+    """
+    check_token(token, "rerun")
+    db = resolve(db)
+    ids: list[int] = []
+    with db.write() as cur:
+        if submission_id is not None:
+            row = cur.execute(
+                "SELECT kind FROM submissions WHERE id = ? AND visibility <> 'deleted'",
+                [submission_id],
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"No submission {submission_id!r}; see admin list for the ids.")
+        rows = cur.execute(
+            "SELECT j.submission_id, j.stage, j.options FROM jobs j "
+            "JOIN submissions s ON s.id = j.submission_id "
+            "WHERE j.status = 'failed' AND s.kind <> 'reported' AND s.visibility <> 'deleted' "
+            "AND (? IS NULL OR j.submission_id = ?) "
+            "AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.submission_id = j.submission_id "
+            "AND k.stage = j.stage AND k.id > j.id) ORDER BY j.id",
+            [submission_id, submission_id],
+        ).fetchall()
+        for sid, stage, options in rows:
+            ids.append(enqueue(cur, sid, stage, json.loads(options or "{}")))
+            cur.execute(
+                "INSERT INTO moderation_log VALUES (?, ?, 'rerun', ?)",
+                [now(), sid, note or f"re-run the failed {stage} job"],
+            )
+            refresh_status(cur, sid, note=f"re-run of the failed {stage} job", force=True)
+    db.invalidate()
+    db.notify_jobs()
+    return ids
+
+
 def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.DataFrame:
     """Every submission with every field (contact included), newest first.
 
@@ -119,12 +172,12 @@ def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.Da
     """
     from etclib.redact import redact
 
-    check_token(token)
+    check_token(token, "list")
     db = resolve(db)
     frame = db.query_df(
         "SELECT s.id, s.kind, s.created_at, s.visibility, s.status, s.status_message, s.name, "
         "s.team, s.contact, a.account, s.model_url, s.paper_url, s.setting, s.saw_test, "
-        "s.file_name, s.file_sha256, s.n_items, "
+        "s.file_name, s.file_sha256, s.content_sha256, s.n_items, "
         "(SELECT string_agg(j.stage || ': ' || coalesce(j.error_detail, j.error, ''), '; ' "
         "ORDER BY j.id) FROM jobs j WHERE j.submission_id = s.id AND j.status = 'failed') "
         "AS failure_detail "

@@ -179,7 +179,7 @@ def seed_computed(
     from etclib.predictions import dumps_jsonl, read_predictions
     from etclib.task import items as split_items
 
-    from .submit import store_submission
+    from .submit import content_sha256, store_submission
 
     db = resolve(db)
     corpus = load_corpus()
@@ -194,11 +194,12 @@ def seed_computed(
         preds = read_predictions(data, split="test", corpus=corpus, name=f"{name}.jsonl")
         key = f"backend:{name}"
         rows = db.query(
-            "SELECT id, file_sha256 FROM submissions WHERE kind = 'baseline' AND baseline_key = ? "
-            "AND visibility <> 'deleted' ORDER BY created_at",
+            "SELECT id, content_sha256 FROM submissions WHERE kind = 'baseline' "
+            "AND baseline_key = ? AND visibility <> 'deleted' ORDER BY created_at",
             [key],
         )
-        same = [sid for sid, sha in rows if sha == preds.sha256]
+        content = content_sha256(preds, items)
+        same = [sid for sid, sha in rows if sha == content]
         if same:
             out[name] = {"id": same[0], "added": False}
             continue

@@ -8,8 +8,17 @@
   through :meth:`Database.write`, which serialises them with one lock and runs each in a
   transaction.
 - The schema is versioned (table ``schema_version``) and migrated in order on open.
-- Opening also resumes work: jobs that a dead process left ``running`` are queued again, and
-  their submissions' statuses re-derived (:mod:`leaderboard.statuses`).
+- Opening checks the storage and gives one clear error for each fault (:class:`StorageError`,
+  exit status 7): a missing file (created only with ``create=True``: the CLI's ``--create``,
+  ``seed-baselines``, the site's first start), a directory in its place, a folder or file that
+  cannot be written, a damaged file. The integrity check reads every column of every table, so
+  DuckDB verifies the checksum of every block in use; a file that fails it is never written.
+- Opening also resumes work: jobs that a dead process left ``running`` are queued again, after
+  a backoff, and their submissions' statuses re-derived (:mod:`leaderboard.statuses`). The crash
+  counts against a job only when it was the only job running (a job that stopped the scorer
+  runs alone afterwards, :func:`leaderboard.queue.claim`); such a job is failed after
+  ``ETC_LB_MAX_ATTEMPTS`` crashes. Closing cleanly puts this process's running jobs back in the
+  queue without counting anything.
 
 This module depends only on the leaderboard's settings, errors, clock and status rules; the
 queue, scoring, submitting and the board are built on it.
@@ -19,16 +28,27 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from . import settings
 from .clock import now
-from .errors import DatabaseInUseError, LeaderboardError
+from .errors import (
+    DatabaseCorruptError,
+    DatabaseInUseError,
+    DatabaseMissingError,
+    DatabaseUnwritableError,
+    LeaderboardError,
+    StorageError,
+)
 from .statuses import refresh_status
+
+log = logging.getLogger("leaderboard.db")
 
 try:  # POSIX; elsewhere the PID liveness check alone decides
     import fcntl
@@ -162,7 +182,29 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         ],
     ),
 ]
-SCHEMA_VERSION = MIGRATIONS[-1][0]
+MIGRATIONS.append(
+    (
+        5,
+        [
+            # duplicates are found by content; file_sha256 is the file's bytes again
+            "ALTER TABLE submissions ADD COLUMN content_sha256 VARCHAR",
+            # queue fairness: crashes in flight, crashes alone, the backoff's end
+            "ALTER TABLE jobs ADD COLUMN crashes INTEGER DEFAULT 0",
+            "ALTER TABLE jobs ADD COLUMN solo_crashes INTEGER DEFAULT 0",
+            "ALTER TABLE jobs ADD COLUMN not_before TIMESTAMP",
+        ],
+    )
+)
+SCHEMA_VERSION = max(version for version, _ in MIGRATIONS)
+
+#: Longest wait before a crashed job is tried again.
+MAX_BACKOFF_SECONDS = 600
+
+
+def backoff(crashes: int) -> timedelta:
+    """How long a job that stopped the scorer ``crashes`` times waits before it is retried."""
+    base = settings.retry_backoff()
+    return timedelta(seconds=min(MAX_BACKOFF_SECONDS, base * 2 ** max(0, crashes - 1)))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -228,23 +270,26 @@ class _LockFile:
 class Database:
     """One open leaderboard database: a shared DuckDB connection, cursors per thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = False, source: str = "") -> None:
         import duckdb
 
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.created = _check_path(path, create, source)
         self._lock_file = _LockFile(path)
-        self._lock_file.acquire(path)
+        try:
+            self._lock_file.acquire(path)
+        except OSError as exc:
+            raise _unwritable(path, exc) from None
         try:
             self.con = duckdb.connect(str(path))
-        except duckdb.IOException as exc:
+        except duckdb.Error as exc:
             self._lock_file.release()
-            if "lock" in str(exc).lower():
+            if self.created:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            if "lock" in str(exc).lower() and "conflicting lock" in str(exc).lower():
                 raise DatabaseInUseError(str(path), _pid_in_message(str(exc))) from None
-            raise LeaderboardError(
-                f"Cannot open the leaderboard database {path}: {exc}. Check the path "
-                "(ETC_LEADERBOARD_DB) and that the file is a DuckDB database."
-            ) from None
+            raise storage_error(path, exc) from None
         self._write_lock = threading.RLock()
         self._local = threading.local()
         self._cursors: list[Any] = []
@@ -258,11 +303,19 @@ class Database:
         self.generation = 0
         self.pools: list[Any] = []
         try:
+            self._check_integrity()
             self._migrate()
+            self._backfill()
             self.resumed_jobs = self._resume()
-        except BaseException:
+        except BaseException as exc:
             self.con.close()
             self._lock_file.release()
+            if self.created:
+                for leftover in (path, path.with_name(path.name + ".wal")):
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
+            if isinstance(exc, duckdb.Error) and is_storage_fault(exc):
+                raise storage_error(path, exc) from None
             raise
 
     # --- connections -------------------------------------------------------------------------
@@ -283,24 +336,42 @@ class Database:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Any]:
-        """A cursor inside one transaction, holding the process's write lock."""
-        with self._write_lock:
+        """A cursor inside one transaction, holding the process's write lock.
+
+        A storage fault met inside (a damaged block, a full or read-only disk) rolls the
+        transaction back and becomes a :class:`StorageError`.
+        """
+        with self._write_lock, self._storage_faults():
             cur = self.cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
                 yield cur
             except BaseException:
-                cur.execute("ROLLBACK")
+                with contextlib.suppress(Exception):
+                    cur.execute("ROLLBACK")
                 raise
             cur.execute("COMMIT")
 
     def query(self, sql: str, params: list | tuple | None = None) -> list[tuple]:
         """Rows of a read query (no lock needed: DuckDB readers see committed data)."""
-        return self.cursor().execute(sql, params or []).fetchall()
+        with self._storage_faults():
+            return self.cursor().execute(sql, params or []).fetchall()
 
     def query_df(self, sql: str, params: list | tuple | None = None):
         """A read query as a pandas DataFrame."""
-        return self.cursor().execute(sql, params or []).df()
+        with self._storage_faults():
+            return self.cursor().execute(sql, params or []).df()
+
+    @contextlib.contextmanager
+    def _storage_faults(self) -> Iterator[None]:
+        import duckdb
+
+        try:
+            yield
+        except duckdb.Error as exc:
+            if is_storage_fault(exc):
+                raise storage_error(self.path, exc) from None
+            raise
 
     def invalidate(self) -> None:
         """Drop cached results after a write that changes what the board shows."""
@@ -322,6 +393,8 @@ class Database:
             return
         for pool in list(self.pools):
             pool.stop()
+        with contextlib.suppress(Exception):
+            self._requeue_own_jobs()
         self.closed = True
         with self._cursors_lock:
             for cur in self._cursors:
@@ -334,7 +407,35 @@ class Database:
             if _REGISTRY.get(_key(self.path)) is self:
                 del _REGISTRY[_key(self.path)]
 
+    def _requeue_own_jobs(self) -> None:
+        """A clean stop: this process's running jobs go back to the queue, nothing counted."""
+        with self.write() as cur:
+            rows = cur.execute(
+                "SELECT id, submission_id FROM jobs WHERE status = 'running' AND claimed_by LIKE ?",
+                [f"pid {os.getpid()} %"],
+            ).fetchall()
+            for job_id, sid in rows:
+                cur.execute(
+                    "UPDATE jobs SET status = 'queued', claimed_at = NULL, claimed_by = NULL, "
+                    "attempts = greatest(attempts - 1, 0) WHERE id = ?",
+                    [job_id],
+                )
+                refresh_status(cur, sid, note="the scorer stopped cleanly; queued again")
+
     # --- schema ------------------------------------------------------------------------------
+
+    def _check_integrity(self) -> None:
+        """Read every column of every table, so DuckDB checks each block in use."""
+        cur = self.con.cursor()
+        try:
+            tables = cur.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
+            ).fetchall()
+            for (table,) in tables:
+                cur.execute(f'SELECT count(*), max(hash(COLUMNS(*))) FROM "{table}"').fetchall()
+        finally:
+            cur.close()
 
     def schema_version(self) -> int:
         cur = self.cursor()
@@ -366,34 +467,140 @@ class Database:
                     cur.execute(sql)
                 cur.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now()])
 
+    def _backfill(self) -> None:
+        """Rows stored before ``content_sha256`` existed get it, from their predictions."""
+        rows = self.query(
+            "SELECT id FROM submissions WHERE content_sha256 IS NULL AND kind <> 'reported'"
+        )
+        if not rows:
+            return
+        import hashlib
+        import json
+
+        with self.write() as cur:
+            for (sid,) in rows:
+                preds = cur.execute(
+                    "SELECT dialogue_id, turn, role, prediction FROM predictions "
+                    "WHERE submission_id = ? ORDER BY item_index",
+                    [sid],
+                ).fetchall()
+                body = [list(p) for p in preds]  # the split's item order, as stored
+                digest = hashlib.sha256(
+                    json.dumps(["etc-predictions-v1", body]).encode("ascii")
+                ).hexdigest()
+                cur.execute("UPDATE submissions SET content_sha256 = ? WHERE id = ?", [digest, sid])
+
     def _resume(self) -> int:
-        """Queue again the jobs that a dead process left running; fail those tried too often."""
+        """Queue again the jobs that a dead process left running; count the crash against a
+        job only when it was the only one running; fail those that crashed alone too often."""
         limit = settings.max_attempts()
         with self.write() as cur:
             rows = cur.execute(
-                "SELECT id, submission_id, attempts, claimed_by FROM jobs WHERE status = 'running'"
+                "SELECT id, submission_id, crashes, solo_crashes, claimed_by FROM jobs "
+                "WHERE status = 'running'"
             ).fetchall()
-            for job_id, sid, attempts, claimed_by in rows:
-                if attempts >= limit:
+            alone = len(rows) == 1
+            at = now()
+            for job_id, sid, crashes, solo, claimed_by in rows:
+                crashes = (crashes or 0) + 1
+                solo = (solo or 0) + (1 if alone else 0)
+                if solo >= limit:
                     cur.execute(
-                        "UPDATE jobs SET status = 'failed', finished_at = ?, error = ? WHERE id = ?",
+                        "UPDATE jobs SET status = 'failed', finished_at = ?, error = ?, "
+                        "crashes = ?, solo_crashes = ? WHERE id = ?",
                         [
-                            now(),
-                            f"the scorer stopped {attempts} times while working on this "
-                            "submission; an admin can re-score it",
+                            at,
+                            f"the scorer stopped {solo} times while this job was the only one "
+                            "running; an admin can re-run it",
+                            crashes,
+                            solo,
                             job_id,
                         ],
                     )
                 else:
                     cur.execute(
-                        "UPDATE jobs SET status = 'queued', claimed_at = NULL, claimed_by = NULL "
-                        "WHERE id = ?",
-                        [job_id],
+                        "UPDATE jobs SET status = 'queued', claimed_at = NULL, claimed_by = NULL, "
+                        "crashes = ?, solo_crashes = ?, not_before = ? WHERE id = ?",
+                        [crashes, solo, at + backoff(crashes), job_id],
                     )
                 refresh_status(
                     cur, sid, note=f"resumed after the scorer ({claimed_by}) stopped", force=True
                 )
         return len(rows)
+
+
+_CORRUPT_HINTS = (
+    "corrupt",
+    "not a valid duckdb database",
+    "could not read enough bytes",
+    "checksum",
+    "invalid block",
+    "serialization",
+    "failed to read",
+)
+_UNWRITABLE_HINTS = ("permission denied", "read-only file system", "no space left")
+
+
+def is_storage_fault(exc: BaseException) -> bool:
+    """Whether a DuckDB error is the file's fault (damaged, unwritable), not a query's."""
+    import duckdb
+
+    if not isinstance(exc, duckdb.Error):
+        return False
+    text = str(exc).lower()
+    if isinstance(exc, duckdb.IOException):
+        return True
+    return any(h in text for h in _CORRUPT_HINTS + _UNWRITABLE_HINTS)
+
+
+def storage_error(path: Path, exc: BaseException) -> StorageError:
+    """The clear error for a DuckDB storage failure on ``path``."""
+    text = str(exc)
+    low = text.lower()
+    if any(h in low for h in _UNWRITABLE_HINTS):
+        reason = next(h for h in _UNWRITABLE_HINTS if h in low)
+        return DatabaseUnwritableError(str(path), str(path.parent), reason)
+    if "is a directory" in low:
+        return _directory_error(path)
+    return DatabaseCorruptError(str(path), text.removeprefix("IO Error: "))
+
+
+def _directory_error(path: Path) -> StorageError:
+    return StorageError(
+        str(path),
+        f"{path} is a directory, not a database file. Point ETC_LEADERBOARD_DB at a file "
+        "(e.g. data/leaderboard.duckdb), or move the directory away.",
+    )
+
+
+def _unwritable(path: Path, exc: OSError) -> StorageError:
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC):
+        reason = os.strerror(exc.errno).lower()
+        return DatabaseUnwritableError(str(path), str(path.parent), reason)
+    if exc.errno == errno.EISDIR:
+        return _directory_error(path)
+    return StorageError(
+        str(path),
+        f"Cannot open the leaderboard database {path} ({os.strerror(exc.errno or 0)}). "
+        "Check the path (ETC_LEADERBOARD_DB) and its folder.",
+    )
+
+
+def _check_path(path: Path, create: bool, source: str) -> bool:
+    """Refuse a path that cannot hold the database; True when the file will be new."""
+    if path.is_dir():
+        raise _directory_error(path)
+    if path.exists():
+        if not path.is_file():
+            raise _directory_error(path)
+        return False
+    if not create:
+        raise DatabaseMissingError(str(path), source or "set by ETC_LEADERBOARD_DB")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+    return True
 
 
 def _pid_in_message(text: str) -> int | None:
@@ -411,18 +618,29 @@ def _key(path: Path) -> str:
     return str(path.resolve())
 
 
-def open_db(path: str | os.PathLike | None = None) -> Database:
+def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Database:
     """The process-wide :class:`Database` for ``path`` (default ``ETC_LEADERBOARD_DB``).
 
-    Opened, migrated and resumed on first use; later calls return the same object.
-    Raises :class:`DatabaseInUseError` when another live process holds the file.
+    Opened, checked, migrated and resumed on first use; later calls return the same object.
+    A missing file is created when ``create`` (the library's default; the CLI refuses a missing
+    file unless ``--create``), else :class:`DatabaseMissingError`. Raises
+    :class:`DatabaseInUseError` when another live process holds the file, and a
+    :class:`StorageError` for a damaged file, a directory, or a folder it cannot write.
     """
     resolved = settings.db_path(path)
     key = _key(resolved)
     with _REGISTRY_LOCK:
         db = _REGISTRY.get(key)
         if db is None or db.closed:
-            db = Database(resolved)
+            if path is not None:
+                source = "given explicitly"
+            elif settings.using_default_db():
+                source = "the default path; `make prepare` creates it"
+            else:
+                source = "set by ETC_LEADERBOARD_DB"
+            db = Database(resolved, create=create, source=source)
+            if db.created:
+                log.warning("created a new, empty leaderboard database at %s", resolved)
             _REGISTRY[key] = db
         return db
 

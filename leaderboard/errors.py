@@ -17,6 +17,11 @@ __all__ = [
     "NotFoundError",
     "AdminError",
     "ReferenceDataError",
+    "StorageError",
+    "DatabaseMissingError",
+    "DatabaseCorruptError",
+    "DatabaseUnwritableError",
+    "WorkerStoppedError",
     "Problem",
 ]
 
@@ -86,3 +91,60 @@ class AdminError(LeaderboardError):
 
 class ReferenceDataError(LeaderboardError):
     """The published reference results (paper_baselines.json) cannot be found or read."""
+
+
+class StorageError(LeaderboardError):
+    """The leaderboard database cannot be used: missing, unwritable, or damaged."""
+
+    exit_code = 7
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
+class DatabaseMissingError(StorageError):
+    """No database file at the configured path, and creating one was not asked for."""
+
+    def __init__(self, path: str, source: str) -> None:
+        super().__init__(
+            path,
+            f"No leaderboard database at {path} ({source}). Check the path for a typo; to "
+            "start a new, empty board there, run the command again with --create (the site "
+            "and `python -m leaderboard seed-baselines` create it; in Python: "
+            "open_db(path, create=True)).",
+        )
+
+
+class DatabaseUnwritableError(StorageError):
+    """The database file or its folder cannot be written (permissions, read-only disk)."""
+
+    def __init__(self, path: str, folder: str, reason: str) -> None:
+        super().__init__(
+            path,
+            f"Cannot write the leaderboard database {path} ({reason}). This process needs "
+            f"write access to the file and to its folder {folder}, where the lock file and "
+            "DuckDB's write-ahead log live: make the folder writable for the user running "
+            "this command or the site (chown/chmod), or point ETC_LEADERBOARD_DB at a "
+            "writable place.",
+        )
+
+
+class DatabaseCorruptError(StorageError):
+    """The database file is damaged (truncated, bit flips) or not a DuckDB file at all."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        reason = " ".join(reason.split())[:200]
+        super().__init__(
+            path,
+            f"The leaderboard database {path} is damaged or is not a DuckDB database "
+            f"({reason}); nothing was written to it. Restore it from a backup (a copy of the "
+            "file, or the board exported to the Hub), or move it aside and start a new board "
+            "with `python -m leaderboard seed-baselines`.",
+        )
+
+
+class WorkerStoppedError(LeaderboardError):
+    """The scoring worker stopped before the queue was empty (timeout, repeated errors)."""
+
+    exit_code = 8

@@ -1,8 +1,11 @@
 """The scoring queue: jobs (one stage of one submission) queued, claimed, and counted.
 
 Jobs of the first stage are claimed before heavier ones, so new submissions become visible
-quickly. A job left ``running`` by a process that died is queued again when the database is
-next opened (:mod:`leaderboard.db`).
+quickly; within a stage, in the order they became ready. A job left ``running`` by a process
+that died is queued again when the database is next opened (:mod:`leaderboard.db`), ready only
+after a backoff, and from then on it runs alone: while it runs nothing else is claimed, and it
+is claimed only when nothing else runs. A later crash is then known to be its own (and counts
+towards failing it), while crashes with several jobs in flight count against none of them.
 """
 
 from __future__ import annotations
@@ -40,16 +43,30 @@ def enqueue(cur, submission_id: str, stage: str, options: dict[str, Any] | None 
 
 
 def claim(db: Database, worker: str) -> Job | None:
-    """Mark the next queued job running for ``worker`` and return it (None when idle)."""
+    """Mark the next ready job running for ``worker`` and return it (None when none may run).
+
+    A job that stopped the scorer before (``crashes > 0``) runs alone: it is claimed only when
+    no job is running, and nothing is claimed while it runs.
+    """
     with db.write() as cur:
+        (suspect_running, running) = cur.execute(
+            "SELECT count(*) FILTER (WHERE crashes > 0), count(*) FROM jobs "
+            "WHERE status = 'running'"
+        ).fetchone()
+        if suspect_running:
+            return None
         row = cur.execute(
-            "SELECT id, submission_id, stage, options FROM jobs WHERE status = 'queued' "
-            "ORDER BY CASE stage WHEN ? THEN 0 ELSE 1 END, id LIMIT 1",
-            [stages.first()],
+            "SELECT id, submission_id, stage, options, crashes FROM jobs WHERE status = 'queued' "
+            "AND (not_before IS NULL OR not_before <= ?) "
+            "ORDER BY CASE stage WHEN ? THEN 0 ELSE 1 END, coalesce(not_before, created_at), id "
+            "LIMIT 1",
+            [now(), stages.first()],
         ).fetchone()
         if row is None:
             return None
-        job_id, sid, stage, options = row
+        job_id, sid, stage, options, crashes = row
+        if crashes and running:
+            return None  # let the running jobs finish; then it runs alone
         cur.execute(
             "UPDATE jobs SET status = 'running', claimed_at = ?, claimed_by = ?, "
             "attempts = attempts + 1 WHERE id = ?",
@@ -81,6 +98,16 @@ def busy_stages(cur, submission_id: str) -> set[str]:
             [submission_id],
         ).fetchall()
     }
+
+
+def next_ready_in(db: Database) -> float | None:
+    """Seconds until the earliest queued job's backoff ends (0 when one is ready; None: none)."""
+    (wait,) = db.query(
+        "SELECT min(date_diff('millisecond', ?::TIMESTAMP, coalesce(not_before, created_at))) "
+        "FROM jobs WHERE status = 'queued'",
+        [now()],
+    )[0]
+    return None if wait is None else max(0.0, wait / 1000)
 
 
 def pending_jobs(db: Database) -> int:

@@ -28,6 +28,7 @@ DEFAULT_WORKERS = 2
 DEFAULT_RESAMPLES = significance.DEFAULT_RESAMPLES
 DEFAULT_SEED = significance.DEFAULT_SEED
 DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_RETRY_BACKOFF = 2
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -133,9 +134,22 @@ def seed() -> int:
     return _int("ETC_LB_SEED", DEFAULT_SEED, 0)
 
 
+def using_default_db() -> bool:
+    """True when no ``ETC_LEADERBOARD_DB`` is set (the board is data/leaderboard.duckdb)."""
+    return not setting("ETC_LEADERBOARD_DB")
+
+
 def max_attempts() -> int:
-    """Times a job is started before it is failed (``ETC_LB_MAX_ATTEMPTS``, default 3)."""
+    """Times a job may stop the scorer while it is the only job running before it is failed
+    (``ETC_LB_MAX_ATTEMPTS``, default 3). Crashes with several jobs in flight count against none.
+    """
     return _int("ETC_LB_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS, 1)
+
+
+def retry_backoff() -> int:
+    """Seconds a job waits after its first crash, doubling with each further one (capped at
+    ten minutes) (``ETC_LB_RETRY_BACKOFF``, default 2)."""
+    return _int("ETC_LB_RETRY_BACKOFF", DEFAULT_RETRY_BACKOFF, 0)
 
 
 def bertscore_enabled() -> bool:
@@ -172,8 +186,13 @@ def reference_dir() -> Path:
 
 
 def admin_token() -> str | None:
-    """The admin token (``ETC_ADMIN_TOKEN``); admin operations are disabled without it."""
-    return setting("ETC_ADMIN_TOKEN")
+    """The admin token (``ETC_ADMIN_TOKEN``); admin operations are disabled without it.
+
+    :class:`ConfigError` when it is shorter than 24 characters (``etclib.admintoken``).
+    """
+    from etclib import admintoken
+
+    return admintoken.configured_token()
 
 
 def hub_repo() -> str | None:

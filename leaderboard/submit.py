@@ -138,6 +138,14 @@ def content_sha256(preds, order) -> str:
     return hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii")).hexdigest()
 
 
+#: The columns ``store_submission`` fills, in the order of its values.
+_COLUMNS = (
+    "id, kind, created_at, split, name, team, contact, submitter_key, model_url, paper_url, "
+    "description, setting, saw_test, file_name, file_sha256, file_format, file_bytes, n_items, "
+    "corpus_hash, warnings, baseline_key, visibility, status, status_message, content_sha256"
+).split(", ")
+
+
 def _utc_midnight(at: datetime) -> datetime:
     return at.replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -167,11 +175,11 @@ def store_submission(
         [(i, it.dialogue_id, it.turn, it.role, preds.by_key[it.key]) for i, it in enumerate(order)],
         columns=["item_index", "dialogue_id", "turn", "role", "prediction"],
     )
-    # The file_sha256 column holds the content hash: duplicates are the same predictions.
+    # Duplicates are the same predictions (content_sha256); file_sha256 is the file's bytes.
     sha = content_sha256(preds, order)
     with db.write() as cur:
         dup = cur.execute(
-            "SELECT id, status FROM submissions WHERE file_sha256 = ? AND split = ? "
+            "SELECT id, status FROM submissions WHERE content_sha256 = ? AND split = ? "
             "AND visibility <> 'deleted' ORDER BY created_at, id LIMIT 1",
             [sha, preds.split],
         ).fetchone()
@@ -182,8 +190,8 @@ def store_submission(
             _check_limits(cur, submitter_key, at)
         sid = secrets.token_hex(6)
         cur.execute(
-            "INSERT INTO submissions VALUES "
-            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO submissions ({', '.join(_COLUMNS)}) "
+            f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
             [
                 sid,
                 kind,
@@ -199,7 +207,7 @@ def store_submission(
                 meta.setting,
                 meta.saw_test,
                 preds.name,
-                sha,
+                preds.sha256,
                 preds.format,
                 file_bytes,
                 len(preds),
@@ -209,6 +217,7 @@ def store_submission(
                 "public",
                 "queued",
                 "",
+                sha,
             ],
         )
         frame.insert(0, "submission_id", sid)

@@ -11,7 +11,10 @@ A job that raises an ``EtcError`` fails with its public text (shown to the submi
 board: a model service's failure in etclib's words with a reference, never the provider's text);
 any other exception fails it with a reference only. The redacted detail goes to the log and to
 ``jobs.error_detail`` for the admin view (:func:`failure_texts`). A job left
-``running`` by a process that died is queued again when the database is next opened.
+``running`` by a process that died is queued again when the database is next opened (after a
+backoff; see :mod:`leaderboard.queue` for how a crash is attributed). An error of the loop
+itself (not of a job: e.g. the database failing) is retried with a growing pause; after
+:data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason in ``WorkerPool.failure``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from etclib.redact import redact
 from . import settings, stages
 from .clock import now
 from .db import Database, resolve
-from .queue import Job, busy_stages, claim, enqueue, pending_jobs
+from .errors import WorkerStoppedError
+from .queue import Job, busy_stages, claim, enqueue, next_ready_in, pending_jobs
 from .scoring import compute, store_result
 from .statuses import refresh_status
 
@@ -45,6 +49,11 @@ __all__ = [
 ]
 
 log = logging.getLogger("leaderboard.worker")
+
+#: Consecutive errors of a worker thread's loop (not of a job) after which the pool stops.
+MAX_LOOP_ERRORS = 5
+#: Pause after the first loop error, doubled after each further one.
+LOOP_ERROR_PAUSE = 0.5
 
 
 def run_job(db: Database, job: Job) -> bool:
@@ -115,6 +124,7 @@ def _fail(db: Database, job: Job, reason: str, detail: str = "") -> None:
         )
         refresh_status(cur, job.submission_id)
     db.invalidate()
+    db.notify_jobs()  # a job waiting to run alone may go now
 
 
 def worker_name() -> str:
@@ -142,13 +152,20 @@ def _after_job(db: Database) -> None:
 
 
 def process_jobs(*, db: Database | None = None, max_jobs: int | None = None) -> int:
-    """Run queued jobs in this thread until the queue is empty; the number run."""
+    """Run queued jobs in this thread until the queue is empty; the number run.
+
+    Waits for a job whose retry backoff has not ended yet (at most ten minutes).
+    """
     db = resolve(db)
     done = 0
     while max_jobs is None or done < max_jobs:
-        if not run_one(db):
+        if run_one(db):
+            done += 1
+            continue
+        wait = next_ready_in(db)
+        if not wait:  # nothing queued, or only jobs that cannot run now
             break
-        done += 1
+        time.sleep(min(wait, 5.0))
     return done
 
 
@@ -159,6 +176,8 @@ class WorkerPool:
         self.db = db
         self.poll = poll
         self._stop = threading.Event()
+        #: Why the pool stopped by itself (repeated loop errors), else None.
+        self.failure: str | None = None
         self.threads = [
             threading.Thread(target=self._loop, name=f"lb-worker-{i + 1}", daemon=True)
             for i in range(threads)
@@ -174,14 +193,32 @@ class WorkerPool:
         return not self._stop.is_set() and any(t.is_alive() for t in self.threads)
 
     def _loop(self) -> None:
+        errors = 0
         while not self._stop.is_set():
             try:
                 busy = run_one(self.db)
-            except Exception:  # noqa: BLE001 - e.g. the database closed under us
+                errors = 0
+            except Exception as exc:  # noqa: BLE001 - e.g. the database failing under us
                 if self._stop.is_set() or self.db.closed:
                     return
-                log.error("worker loop error:\n%s", traceback.format_exc())
-                busy = False
+                errors += 1
+                log.error(
+                    "worker loop error %d of %d:\n%s",
+                    errors,
+                    MAX_LOOP_ERRORS,
+                    traceback.format_exc(),
+                )
+                if errors >= MAX_LOOP_ERRORS:
+                    self.failure = (
+                        f"the scoring worker stopped after {errors} consecutive errors; the "
+                        f"last: {type(exc).__name__}: {str(exc)[:400]}"
+                    )
+                    log.error("%s", self.failure)
+                    self._stop.set()
+                    self.db.notify_jobs()
+                    return
+                self._stop.wait(LOOP_ERROR_PAUSE * 2 ** (errors - 1))
+                continue
             if not busy:
                 with self.db.jobs_changed:
                     self.db.jobs_changed.wait(self.poll)
@@ -197,9 +234,16 @@ class WorkerPool:
             self.db.pools.remove(self)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until no job is queued or running; False on timeout."""
+        """Block until no job is queued or running; False on timeout or when the pool stopped.
+
+        Raises :class:`WorkerStoppedError` when the pool stopped by itself (``failure``).
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         while pending_jobs(self.db):
+            if self.failure:
+                raise WorkerStoppedError(self.failure)
+            if not self.running:
+                return False
             if deadline is not None and time.monotonic() > deadline:
                 return False
             time.sleep(0.2)

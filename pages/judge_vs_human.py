@@ -14,6 +14,7 @@ from etclib import annotation, labeljudge, ratings
 from etclib.corpus import load_corpus
 from views import charts
 from views import judge_vs_human as jvh
+from views.admin import admin_session
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 
@@ -290,7 +291,7 @@ if tab_units.open:
             )
             name = st.text_input("Annotator name (a note for you)", key="jvh_admin_name")
             if st.button("Issue a code", key="jvh_issue"):
-                with shown_errors():
+                with shown_errors(), admin_session():
                     issued = annotation.issue_code(token, name)
                     st.success(f"Code for {issued.annotator_id}; it is shown only once:")
                     st.code(issued.code, language=None)
@@ -301,7 +302,7 @@ if tab_units.open:
                 disabled=submission_id is None,
                 help="Choose one submission above first.",
             ):
-                with shown_errors():
+                with shown_errors(), admin_session():
                     sizes = annotation.draw_sample(token, submission_id, int(per_label))
                     st.success(f"Sample per judge label: {jvh.sample_sizes(sizes)}")
                     _submissions.clear()

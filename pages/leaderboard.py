@@ -4,6 +4,7 @@ import streamlit as st
 
 import leaderboard as lb
 from views import board, charts
+from views.admin import admin_session
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
@@ -123,6 +124,12 @@ else:
     st.dataframe(
         board.reported_table(published), hide_index=True, width="stretch", key="lb_reported"
     )
+
+with st.expander("Admin: re-run failed jobs"):
+    token = st.text_input("Admin token (ETC_ADMIN_TOKEN)", type="password", key="lb_admin_token")
+    if st.button("Re-run failed jobs", key="lb_admin_rerun"):
+        with shown_errors(), admin_session():
+            st.success(f"Re-queued {len(lb.rerun_failed(token))} failed job(s).")
 
 # --- one submission ------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import pytest
 from etclib import annotation as ann
 from etclib.annotation import LABELS, AccessDenied, AnnotationError
 
-ADMIN = "s3cret-admin"
+ADMIN = "s3cret-admin-token-0123456789"
 
 
 @pytest.fixture(autouse=True)

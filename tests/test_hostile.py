@@ -338,7 +338,7 @@ def test_leaderboard_submit_command(tiny, tmp_path, capsys, case):
 
     path = tmp_path / case.name
     path.write_bytes(case.make(tiny))
-    code = main(["submit", str(path), "--name", "Hostile"])
+    code = main(["submit", str(path), "--name", "Hostile", "--create"])
     out = capsys.readouterr()
     if case.refused:
         assert code == 1, out
@@ -626,7 +626,7 @@ def test_upload_limit_is_the_same_everywhere(tiny, tmp_path, capsys):
     assert _cli(["validate", str(tmp_path / "ok.jsonl")], capsys)[0] == 0
     code, _, err_text = _cli(["validate", str(tmp_path / "big.jsonl")], capsys)
     assert code == 1 and message in err_text
-    assert lb_main(["submit", str(tmp_path / "big.jsonl"), "--name", "Big"]) == 1
+    assert lb_main(["submit", str(tmp_path / "big.jsonl"), "--name", "Big", "--create"]) == 1
     assert message in capsys.readouterr().err
     # site: the app's own check, the same message
     assert validate_upload(ok, "ok.jsonl").ok

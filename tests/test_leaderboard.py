@@ -292,6 +292,7 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(tiny):
 
 def test_a_job_that_keeps_killing_its_worker_fails_with_a_reason(tiny, monkeypatch):
     monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "2")
+    monkeypatch.setenv("ETC_LB_RETRY_BACKOFF", "0")
     receipt = lb.submit(jsonl(tiny), META)
     for _ in range(2):
         db = open_db()
@@ -407,37 +408,37 @@ def test_admin_operations_need_the_token(tiny, monkeypatch):
     receipt = lb.submit(jsonl(tiny), META)
     with pytest.raises(lb.AdminError, match="disabled: set ETC_ADMIN_TOKEN"):
         lb.hide(receipt.id, "anything")
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", "s3cret")
-    for token in ("wrong", "", None, "s3cret "):
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", "s3cret-admin-token-0123456789")
+    for token in ("wrong", "", None, "s3cret-admin-token-0123456789 "):
         with pytest.raises(lb.AdminError, match="Wrong admin token"):
             lb.hide(receipt.id, token)
     with pytest.raises(lb.NotFoundError):
-        lb.hide("nope", "s3cret")
+        lb.hide("nope", "s3cret-admin-token-0123456789")
     assert open_db().query("SELECT visibility FROM submissions")[0][0] == "public"
 
 
 def test_hide_unhide_delete_and_rescore(tiny, monkeypatch):
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", "s3cret")
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", "s3cret-admin-token-0123456789")
     a = lb.submit(jsonl(tiny), {**META, "contact": "a@x.org"})
     b = lb.submit(variant(tiny, 10), {**META, "name": "B", "contact": "b@x.org"})
     lb.process_jobs()
     assert set(lb.ranking()["id"]) == {a.id, b.id}
 
-    lb.hide(b.id, "s3cret", note="spam?")
+    lb.hide(b.id, "s3cret-admin-token-0123456789", note="spam?")
     assert set(lb.ranking()["id"]) == {a.id}
     assert b.id not in lb.export_csv()
     assert lb.status(b.id)["visibility"] == "hidden"  # its owner still sees it
-    lb.unhide(b.id, "s3cret")
+    lb.unhide(b.id, "s3cret-admin-token-0123456789")
     assert set(lb.ranking()["id"]) == {a.id, b.id}
 
     before = count("scores", "submission_id = ?", [a.id])
-    assert lb.rescore(a.id, "s3cret")
+    assert lb.rescore(a.id, "s3cret-admin-token-0123456789")
     lb.process_jobs()
     assert count("scores", "submission_id = ?", [a.id]) == before + 2  # added, none replaced
     assert lb.status(a.id)["status"] == "scored"
     assert len(lb.detail(a.id)["history"]) == before + 2
 
-    lb.delete(b.id, "s3cret", note="duplicate")
+    lb.delete(b.id, "s3cret-admin-token-0123456789", note="duplicate")
     with pytest.raises(lb.NotFoundError):
         lb.status(b.id)
     assert set(lb.ranking()["id"]) == {a.id}
@@ -446,7 +447,7 @@ def test_hide_unhide_delete_and_rescore(tiny, monkeypatch):
     assert count("submissions") == 3  # soft delete: the row is still there
     log = open_db().query("SELECT action FROM moderation_log ORDER BY happened_at")
     assert [r[0] for r in log] == ["hide", "unhide", "rescore", "delete"]
-    admin = lb.admin_submissions("s3cret")
+    admin = lb.admin_submissions("s3cret-admin-token-0123456789")
     assert "contact" in admin.columns and len(admin) == 3
 
 
@@ -583,7 +584,7 @@ def test_cli_submit_status_and_errors(tiny, tmp_path, capsys):
 
     path = tmp_path / "preds.jsonl"
     path.write_bytes(jsonl(tiny))
-    assert main(["submit", str(path), "--name", "CLI model", "--score"]) == 0
+    assert main(["submit", str(path), "--name", "CLI model", "--score", "--create"]) == 0
     out = capsys.readouterr().out
     sid = out.split()[0]
     assert "status: scored" in out

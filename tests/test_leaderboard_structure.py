@@ -49,3 +49,14 @@ def test_db_depends_on_nothing_above_it(graph, above):
 def test_the_library_never_imports_the_leaderboard():
     lib = grimp.build_graph("etclib", "leaderboard", include_external_packages=False)
     assert not lib.chain_exists("etclib", "leaderboard", as_packages=True)
+
+
+def test_migrations_are_applied_in_version_order():
+    """A database at version N skips every migration <= N, so the list must be in strictly
+    increasing order: a migration appended with a lower number would never run on an existing
+    board (what two branches that each append one can produce)."""
+    from leaderboard.db import MIGRATIONS, SCHEMA_VERSION
+
+    versions = [v for v, _ in MIGRATIONS]
+    assert versions == sorted(set(versions)), versions
+    assert SCHEMA_VERSION == versions[-1]

@@ -14,7 +14,7 @@ from etclib.corpus import CATEGORY_TO_JA
 from tests.conftest import REPO, needs_corpus
 
 PAGE = str(REPO / "pages" / "judge_vs_human.py")
-ADMIN = "page-admin"
+ADMIN = "page-admin-token-0123456789abc"
 
 
 @pytest.fixture(autouse=True)

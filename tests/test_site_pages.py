@@ -155,7 +155,7 @@ def test_pages_load_with_secrets(tmp_path):
         GEMINI_API_KEY="g-test",
         ETC_FINETUNED_BASE_URL="http://127.0.0.1:9/v1",
         ETC_FINETUNED_MODEL="swallow-sft",
-        ETC_ADMIN_TOKEN="admin-secret",
+        ETC_ADMIN_TOKEN="admin-secret-token-0123456789",
     )
     at = app()
     for page in PAGES:
@@ -168,7 +168,7 @@ def test_pages_load_with_secrets(tmp_path):
     assert any("Fine-tuned" in o for o in labels)
     # Secrets are never shown.
     at.switch_page("pages/about.py").run()
-    assert "sk-test" not in texts(at) and "admin-secret" not in texts(at)
+    assert "sk-test" not in texts(at) and "admin-secret-token-0123456789" not in texts(at)
 
 
 def test_home_links_every_page_and_shows_a_test_dialogue(corpus):

@@ -1,0 +1,653 @@
+"""Hostile testing of the leaderboard's storage, queue and admin (issue #12, items 3, 6 and 9).
+
+- Queue fairness: a crash counts against a job only when that job was the one running; a job
+  that stopped the scorer is retried alone, after a backoff; 32 submissions survive 18 SIGKILLs
+  of a real worker process with scores identical to an uninterrupted run; admins re-run failed
+  jobs (library, CLI, the Leaderboard page).
+- Storage faults: a truncated, bit-flipped or zero-length file, a directory in its place, a
+  read-only folder and a missing (mistyped) path each give one clear message (the path and what
+  to do) from every command, non-zero, within 10 s; nothing is written into a damaged file; the
+  worker stops after repeated loop errors; ``worker --once`` has a timeout.
+- Admin token: shorter than 24 characters is refused at start-up; wrong tokens are rate-limited
+  per session and logged.
+- Duplicates: ``content_sha256`` holds the content hash, ``file_sha256`` the file's bytes hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import leaderboard as lb
+from etclib.corpus import load_corpus
+from etclib.predictions import dumps_jsonl
+from etclib.task import items as split_items
+from leaderboard import worker
+from leaderboard.db import open_db
+from tests.conftest import REPO
+
+TOKEN = "a-long-enough-admin-token-0123456789"
+META = {"name": "Model", "team": "Lab", "setting": "few-shot"}
+
+
+@pytest.fixture(autouse=True)
+def _close_databases(monkeypatch):
+    monkeypatch.setenv("ETC_LB_RETRY_BACKOFF", "0")
+    yield
+    lb.close_all()
+
+
+@pytest.fixture
+def tiny(tiny_corpus, monkeypatch):
+    """The tiny corpus (20 test items) as ETC_DATA_DIR; its test items."""
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    return split_items(load_corpus(tiny_corpus), "test")
+
+
+def jsonl(items, n: int = 0) -> bytes:
+    """A distinct valid file per ``n``: the reference, with item k's text marked when k < n."""
+    return dumps_jsonl(
+        (it.key, f"{it.reference}{'ね' * (k < n)}") for k, it in enumerate(items)
+    ).encode("utf-8")
+
+
+def submit_many(items, count: int) -> list[str]:
+    return [lb.submit(jsonl(items, n), {**META, "contact": f"c{n}@x.org"}).id for n in range(count)]
+
+
+def job_rows(where: str = "", params=()) -> list[tuple]:
+    sql = "SELECT id, submission_id, status, error FROM jobs" + (f" WHERE {where}" if where else "")
+    return open_db().query(sql + " ORDER BY id", list(params))
+
+
+def die(db, jobs_wanted: int) -> list:
+    """Claim jobs as a worker of a dead process, then "crash" (close without cleaning up)."""
+    claimed = [worker.claim(db, "pid 999999 lb-worker-1") for _ in range(jobs_wanted)]
+    db.close()
+    return claimed
+
+
+# --- item 3: queue fairness ------------------------------------------------------------------
+
+
+def test_jobs_in_flight_together_at_crashes_are_never_failed(tiny):
+    """F7: each crash used to add an attempt to every job in flight; 3 crashes failed them."""
+    ids = submit_many(tiny, 2)
+    for _ in range(4):
+        db = open_db()
+        running = db.query("SELECT count(*) FROM jobs WHERE status = 'running'")[0][0]
+        assert running == 0
+        # two fresh jobs at once: nobody knows which one (if any) stopped the scorer
+        with db.write() as cur:
+            cur.execute(
+                "UPDATE jobs SET status = 'running', claimed_by = 'pid 999999 t', "
+                "attempts = attempts + 1"
+            )
+        db.close()
+    open_db()
+    assert [r[2] for r in job_rows()] == ["queued", "queued"]
+    assert lb.process_jobs() == 2
+    assert {lb.status(i)["status"] for i in ids} == {"scored"}
+
+
+def test_a_crash_suspect_runs_alone_and_fails_only_after_crashing_alone(tiny, monkeypatch):
+    monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "2")
+    a, b = submit_many(tiny, 2)
+    first, second = die(open_db(), 2)  # both in flight: a crash counts against neither
+    assert first is not None and second is not None
+    db = open_db()
+    suspect = worker.claim(db, "pid 999999 t")
+    assert suspect is not None
+    assert worker.claim(db, "pid 999999 t") is None  # a suspect runs alone
+    db.close()  # crash while it was the only job running: 1 of 2
+    db = open_db()
+    other = worker.claim(db, "t")
+    assert other is not None and other.id != suspect.id  # waiting longer, it goes first
+    assert worker.run_job(db, other)
+    again = worker.claim(db, "pid 999999 t")
+    assert again is not None and again.id == suspect.id
+    db.close()  # 2 of 2: this job itself stops the scorer
+    open_db()
+    failed = lb.status(suspect.submission_id)
+    assert failed["status"] == "failed"
+    assert "stopped 2 times while this job was the only one running" in failed["message"]
+    assert lb.status(other.submission_id)["status"] == "scored"
+    assert {a, b} == {suspect.submission_id, other.submission_id}
+    assert lb.process_jobs() == 0
+
+
+def test_a_crashed_job_waits_for_its_backoff_and_others_go_first(tiny, monkeypatch):
+    monkeypatch.setenv("ETC_LB_RETRY_BACKOFF", "30")
+    crashed = lb.submit(jsonl(tiny), META).id
+    die(open_db(), 1)
+    fresh = lb.submit(jsonl(tiny, 3), {**META, "contact": "z@x.org"}).id
+    db = open_db()
+    job = worker.claim(db, "t")
+    assert job is not None and job.submission_id == fresh
+    worker.run_job(db, job)
+    assert worker.claim(db, "t") is None  # the crashed one waits about 30 s
+    (wait,) = db.query(
+        "SELECT date_diff('second', current_timestamp::TIMESTAMP, not_before) FROM jobs "
+        "WHERE submission_id = ?",
+        [crashed],
+    )[0]
+    assert 20 <= wait <= 31
+    assert lb.status(crashed)["status"] == "queued"
+
+
+def test_a_clean_stop_does_not_count_as_a_crash(tiny):
+    sid = lb.submit(jsonl(tiny), META).id
+    db = open_db()
+    assert worker.claim(db, worker.worker_name()) is not None  # this process, then a clean stop
+    db.close()
+    (crashes,) = open_db().query("SELECT crashes FROM jobs")[0]
+    assert crashes == 0 and lb.status(sid)["status"] == "queued"
+
+
+def test_admins_rerun_failed_jobs(tiny, monkeypatch, capsys):
+    from leaderboard.__main__ import main
+
+    monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "1")
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
+    sid = lb.submit(jsonl(tiny), META).id
+    die(open_db(), 1)
+    assert lb.status(sid)["status"] == "failed"
+    with pytest.raises(lb.AdminError):
+        lb.rerun_failed("wrong-token-wrong-token-wrong")
+    assert lb.rerun_failed(TOKEN) and lb.status(sid)["status"] == "queued"
+    assert lb.rerun_failed(TOKEN) == []  # nothing failed any more
+    lb.process_jobs()
+    assert lb.status(sid)["status"] == "scored"
+    actions = open_db().query("SELECT action FROM moderation_log")
+    assert ("rerun",) in actions
+    # the CLI
+    other = lb.submit(jsonl(tiny, 4), {**META, "contact": "o@x.org"}).id
+    die(open_db(), 1)
+    lb.close_all()
+    assert main(["admin", "rerun", other, "--token", TOKEN, "--score"]) == 0
+    assert "re-queued 1 failed job(s)" in capsys.readouterr().out
+    assert lb.status(other)["status"] == "scored"
+
+
+def test_the_leaderboard_page_reruns_failed_jobs(tiny, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "1")
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
+    sid = lb.submit(jsonl(tiny), META).id
+    die(open_db(), 1)
+    lb.close_all()
+    monkeypatch.setenv("ETC_LB_WORKERS", "1")
+    at = AppTest.from_file(str(REPO / "pages" / "leaderboard.py"), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="lb_admin_token").set_value(TOKEN)
+    at.button(key="lb_admin_rerun").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Re-queued 1 failed job" in s.value for s in at.success)
+    assert lb.status(sid)["status"] in ("queued", "scoring", "scored")
+
+
+def _env(corpus_dir: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(PYTHONPATH=str(REPO), ETC_DATA_DIR=str(corpus_dir), **extra)
+    return env
+
+
+def _scores(db_path: Path) -> dict[str, str]:
+    """Submission name -> its score rows (group, scores JSON), read with duckdb directly."""
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT s.name, c.metric_group, c.scores FROM scores c JOIN submissions s "
+            "ON s.id = c.submission_id ORDER BY s.name, c.metric_group"
+        ).fetchall()
+        statuses = con.execute("SELECT name, status FROM submissions").fetchall()
+    finally:
+        con.close()
+    out: dict[str, list] = {}
+    for name, group, scores in rows:
+        out.setdefault(name, []).append((group, json.loads(scores)))
+    return out, dict(statuses)
+
+
+@pytest.mark.slow
+def test_32_submissions_survive_18_sigkills_of_the_worker(tiny, tiny_corpus, tmp_path, monkeypatch):
+    monkeypatch.setenv("ETC_LB_DAILY_LIMIT", "100")
+    monkeypatch.setenv("ETC_LB_MAX_QUEUE", "100")
+    paths = {}
+    for label in ("killed", "calm"):
+        path = tmp_path / f"{label}.duckdb"
+        monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
+        for n in range(32):
+            data = dumps_jsonl(
+                (it.key, f"{it.reference}{n}" * (k <= n % 5)) for k, it in enumerate(tiny)
+            )
+            lb.submit(data.encode(), {**META, "name": f"m{n:02d}", "contact": f"{n}@x"})
+        lb.close_all()
+        paths[label] = path
+    env = _env(tiny_corpus, ETC_LEADERBOARD_DB=str(paths["killed"]), ETC_LB_WORKERS="2")
+    env["ETC_LB_RETRY_BACKOFF"] = "0"  # the backoff itself: test_a_crashed_job_waits_...
+    cmd = [sys.executable, "-m", "leaderboard", "worker", "--once", "--timeout", "120"]
+    delays = [0.4, 1.3, 0.8, 2.1, 0.6, 1.7, 1.0, 2.5, 0.5]
+    kills = 0
+    while kills < 18:
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        line = proc.stdout.readline()  # "worker: N thread(s) ..." once the database is open
+        assert "worker:" in line or line.startswith("resumed"), line + proc.stdout.read()
+        time.sleep(delays[kills % len(delays)])
+        if proc.poll() is not None:
+            break  # the queue is empty already
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        kills += 1
+    done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=150)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert kills >= 12, kills  # most kills landed while jobs were in flight
+    env_calm = _env(tiny_corpus, ETC_LEADERBOARD_DB=str(paths["calm"]))
+    calm = subprocess.run(cmd, env=env_calm, cwd=REPO, capture_output=True, text=True, timeout=150)
+    assert calm.returncode == 0, calm.stdout + calm.stderr
+    killed_scores, killed_status = _scores(paths["killed"])
+    calm_scores, calm_status = _scores(paths["calm"])
+    assert set(killed_status.values()) == {"scored"}, killed_status
+    assert len(killed_status) == 32
+    assert killed_scores == calm_scores
+    assert set(calm_status.values()) == {"scored"}
+
+
+# --- item 6: storage faults --------------------------------------------------------------------
+
+
+def _good_database(items, path: Path) -> Path:
+    os.environ["ETC_LEADERBOARD_DB"] = str(path)
+    submit_many(items, 3)
+    lb.process_jobs()
+    lb.close_all()
+    return path
+
+
+def _data_block_flip(path: Path) -> int:
+    """An offset whose flipped bit duckdb itself reports only when the data is read."""
+    data = path.read_bytes()
+    for offset in range(3 * 4096 + 100, len(data), 4096):
+        trial = path.with_name("trial.duckdb")
+        trial.write_bytes(data[:offset] + bytes([data[offset] ^ 0x40]) + data[offset + 1 :])
+        try:
+            con = duckdb.connect(str(trial))
+        except duckdb.Error:
+            continue
+        try:
+            for (table,) in con.execute(
+                "SELECT table_name FROM information_schema.tables"
+            ).fetchall():
+                con.execute(f'SELECT max(hash(COLUMNS(*))) FROM "{table}"').fetchall()
+        except duckdb.Error:
+            return offset
+        finally:
+            con.close()
+            trial.unlink()
+            Path(str(trial) + ".wal").unlink(missing_ok=True)
+    raise AssertionError("no data block found")
+
+
+def _damage(case: str, path: Path) -> Path:
+    """Damage the good database at ``path`` in one way; the path the commands will use."""
+    data = path.read_bytes()
+    if case == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif case == "truncated-header":
+        path.write_bytes(data[:4096])
+    elif case == "bit-flipped-header":
+        path.write_bytes(data[:5000] + bytes([data[5000] ^ 0x10]) + data[5001:])
+    elif case == "bit-flipped-data":
+        offset = _data_block_flip(path)
+        path.write_bytes(data[:offset] + bytes([data[offset] ^ 0x40]) + data[offset + 1 :])
+    elif case == "zero-length":
+        path.write_bytes(b"")
+    elif case == "directory":
+        path.unlink()
+        path.mkdir()
+    elif case == "missing":
+        path.unlink()
+        return path.with_name("leaderbord.duckdb")  # a typo
+    else:  # pragma: no cover
+        raise AssertionError(case)
+    return path
+
+
+CASES = {
+    "truncated": "damaged or is not a DuckDB database",
+    "truncated-header": "damaged or is not a DuckDB database",
+    "bit-flipped-header": "damaged or is not a DuckDB database",
+    "bit-flipped-data": "damaged or is not a DuckDB database",
+    "zero-length": "damaged or is not a DuckDB database",
+    "directory": "is a directory, not a database file",
+    "missing": "No leaderboard database at",
+}
+TO_DO = {
+    "truncated": "Restore it from a backup",
+    "truncated-header": "Restore it from a backup",
+    "bit-flipped-header": "Restore it from a backup",
+    "bit-flipped-data": "Restore it from a backup",
+    "zero-length": "Restore it from a backup",
+    "directory": "Point ETC_LEADERBOARD_DB at a file",
+    "missing": "--create",
+    "read-only": "make the folder writable",
+}
+
+
+def commands(tmp_path: Path, items) -> dict[str, list[str]]:
+    preds = tmp_path / "p.jsonl"
+    preds.write_bytes(jsonl(items, 7))
+    return {
+        "submit": ["submit", str(preds), "--name", "New"],
+        "status": ["status", "abcdef123456"],
+        "show": ["show"],
+        "export": ["export", "--format", "json"],
+        "worker": ["worker", "--once", "--timeout", "5"],
+        "admin": ["admin", "list", "--token", TOKEN],
+        "rerun": ["admin", "rerun", "--token", TOKEN],
+        "seed": ["seed-baselines", "--no-reported", "--backends", "constant", "--no-score"],
+    }
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_command_refuses_a_damaged_or_missing_database(
+    tiny, tmp_path, monkeypatch, capsys, case
+):
+    from leaderboard.__main__ import main
+
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
+    good = _good_database(tiny, tmp_path / "lb" / "leaderboard.duckdb")
+    path = _damage(case, good)
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
+    before = path.read_bytes() if path.is_file() else None
+    for name, argv in commands(tmp_path, tiny).items():
+        if case == "missing" and name == "seed":
+            continue  # seeding creates a board (see test_seed_creates_a_missing_board)
+        started = time.monotonic()
+        code = main(argv)
+        took = time.monotonic() - started
+        err = capsys.readouterr().err
+        assert code == 7, (name, code, err)
+        assert CASES[case] in err and str(path) in err and TO_DO[case] in err, (name, err)
+        assert "Traceback" not in err and took < 10, (name, took)
+        assert len(err.strip().splitlines()) <= 3, err  # one message, not a log
+        if before is not None:
+            assert path.read_bytes() == before, name  # nothing written into it
+        else:
+            assert not path.exists() or path.is_dir(), name  # nothing created
+        lb.close_all()
+
+
+@pytest.mark.parametrize("case", ["truncated", "bit-flipped-data", "zero-length", "missing"])
+def test_the_worker_process_exits_at_once_on_a_bad_database(tiny, tiny_corpus, tmp_path, case):
+    path = _damage(case, _good_database(tiny, tmp_path / "leaderboard.duckdb"))
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "leaderboard", "worker", "--once"],
+        env=_env(tiny_corpus, ETC_LEADERBOARD_DB=str(path)),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 7 and CASES[case] in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def _without_dac_override() -> list[str]:
+    """A prefix that runs a command without root's permission override (setpriv), or []."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: a read-only folder cannot be tested")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+
+
+@pytest.mark.parametrize("state", ["existing", "new"])
+def test_a_read_only_folder_gives_one_clear_message_from_every_command(
+    tiny, tiny_corpus, tmp_path, state
+):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "leaderboard.duckdb"
+    if state == "existing":
+        _good_database(tiny, path)
+        Path(str(path) + ".lock").unlink()
+    before = sorted(p.name for p in folder.iterdir())
+    folder.chmod(0o555)
+    prefix = _without_dac_override()
+    env = _env(tiny_corpus, ETC_LEADERBOARD_DB=str(path), ETC_ADMIN_TOKEN=TOKEN)
+    try:
+        for name, argv in commands(tmp_path, tiny).items():
+            if state == "new" and name != "seed":
+                argv = [*argv, "--create"]
+            started = time.monotonic()
+            proc = subprocess.run(
+                [*prefix, sys.executable, "-m", "leaderboard", *argv],
+                env=env,
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert time.monotonic() - started < 10, name
+            assert proc.returncode == 7, (name, proc.stderr)
+            assert "Cannot write the leaderboard database" in proc.stderr, proc.stderr
+            assert str(path) in proc.stderr and TO_DO["read-only"] in proc.stderr
+            assert "Traceback" not in proc.stderr
+    finally:
+        folder.chmod(0o755)
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_a_missing_database_is_created_only_when_asked(tiny, tmp_path, monkeypatch, capsys):
+    from leaderboard.__main__ import main
+
+    path = tmp_path / "new" / "board.duckdb"
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
+    assert main(["show"]) == 7 and not path.exists()
+    assert "No leaderboard database at" in capsys.readouterr().err
+    assert main(["show", "--create"]) == 0 and path.is_file()
+    assert "created a new, empty leaderboard database" in capsys.readouterr().err
+    lb.close_all()
+    assert main(["show"]) == 0
+    with pytest.raises(lb.DatabaseMissingError):
+        open_db(tmp_path / "typo.duckdb", create=False)
+
+
+def test_seed_creates_a_missing_board(tiny, tmp_path, monkeypatch, capsys):
+    """``make prepare`` on a fresh clone: seeding is how a board is made."""
+    from leaderboard.__main__ import main
+
+    path = tmp_path / "fresh" / "leaderboard.duckdb"
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
+    argv = ["seed-baselines", "--no-reported", "--backends", "constant", "--no-score"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert path.is_file() and "constant: added" in capsys.readouterr().out
+
+
+def test_submit_refuses_a_database_damaged_in_its_data(tiny, tmp_path, monkeypatch, capsys):
+    """F9: submit returned 0, writing into a file with a damaged data block."""
+    from leaderboard.__main__ import main
+
+    path = _damage("bit-flipped-data", _good_database(tiny, tmp_path / "leaderboard.duckdb"))
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
+    before = path.read_bytes()
+    preds = tmp_path / "p.jsonl"
+    preds.write_bytes(jsonl(tiny, 9))
+    assert main(["submit", str(preds), "--name", "Into a damaged file"]) == 7
+    assert path.read_bytes() == before
+    assert not Path(str(path) + ".wal").exists()
+
+
+def test_the_worker_stops_after_repeated_loop_errors(tiny, monkeypatch, capsys, caplog):
+    from leaderboard.__main__ import main
+
+    lb.submit(jsonl(tiny), META)
+    calls = []
+
+    def broken(db, name):
+        calls.append(name)
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(worker, "claim", broken)
+    monkeypatch.setattr(worker, "LOOP_ERROR_PAUSE", 0.01)
+    started = time.monotonic()
+    with caplog.at_level(logging.ERROR, logger="leaderboard.worker"):
+        code = main(["worker", "--once", "--threads", "1"])
+    assert time.monotonic() - started < 10
+    err = capsys.readouterr().err
+    assert code == 8 and len(calls) == worker.MAX_LOOP_ERRORS
+    assert f"stopped after {worker.MAX_LOOP_ERRORS} consecutive errors" in err
+    assert "disk on fire" in err and "Traceback" not in err
+
+
+def test_worker_once_gives_up_after_its_timeout(tiny, monkeypatch, capsys):
+    from leaderboard.__main__ import main
+
+    sid = lb.submit(jsonl(tiny), META).id
+
+    def slow(db, job):
+        time.sleep(4)
+        raise RuntimeError("never reached in time")
+
+    monkeypatch.setattr(worker, "compute", slow)
+    started = time.monotonic()
+    code = main(["worker", "--once", "--timeout", "1", "--threads", "1"])
+    took = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert code == 8 and "did not finish within 1 s" in err and took < 8, (err, took)
+    lb.close_all()
+    assert lb.status(sid)["status"] in ("queued", "failed")
+
+
+def test_every_page_shows_the_storage_message(tiny, tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    path = _damage("truncated", _good_database(tiny, tmp_path / "leaderboard.duckdb"))
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    for page in ("pages/home.py", "pages/leaderboard.py", "pages/submit.py", "pages/chat.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        shown = [e.value for e in at.error]
+        assert len(shown) == 1 and "damaged or is not a DuckDB database" in shown[0], (page, shown)
+        assert str(path) in re.sub(r"\\(.)", r"\1", shown[0])  # escaped Markdown, as read
+
+
+# --- item 9: the admin token -------------------------------------------------------------------
+
+
+def test_a_short_admin_token_is_refused_at_start_up(tiny, monkeypatch, capsys):
+    from streamlit.testing.v1 import AppTest
+
+    from etclib import annotation
+    from etclib.errors import ConfigError
+    from leaderboard.__main__ import main
+
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", "s3cret-but-short")
+    assert main(["show", "--create"]) == 2
+    err = capsys.readouterr().err
+    assert "ETC_ADMIN_TOKEN is shorter than 24 characters" in err and "s3cret" not in err
+    with pytest.raises(ConfigError, match="shorter than 24"):
+        lb.hide("x", "s3cret-but-short")
+    with pytest.raises(ConfigError, match="shorter than 24"):
+        annotation.issue_code("s3cret-but-short")
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    assert any("shorter than 24 characters" in e.value for e in at.error)
+    assert not at.title  # the site refused to start: no page ran
+
+
+def test_wrong_tokens_are_rate_limited_per_session_and_logged(tiny, monkeypatch, caplog):
+    from etclib import admintoken
+
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
+    sid = lb.submit(jsonl(tiny), META).id
+    outcomes = []
+    with caplog.at_level(logging.WARNING, logger="etclib.admintoken"):
+        with admintoken.session("visitor-1"):
+            for n in range(30):
+                try:
+                    lb.hide(sid, f"guess-{n:030d}")
+                except lb.AdminError as exc:
+                    outcomes.append("wait" if "Too many wrong admin tokens" in str(exc) else "no")
+            with pytest.raises(lb.AdminError, match="Too many wrong admin tokens"):
+                lb.hide(sid, TOKEN)  # locked out: even the right token waits
+    limit = admintoken.MAX_FAILURES
+    assert outcomes == ["no"] * limit + ["wait"] * (30 - limit)
+    failures = [r for r in caplog.records if "wrong admin token" in r.getMessage()]
+    assert len(failures) == limit and all(TOKEN not in r.getMessage() for r in caplog.records)
+    assert all("guess-" not in r.getMessage() for r in caplog.records)
+    with admintoken.session("visitor-2"):  # another session is not locked out
+        lb.hide(sid, TOKEN)
+    assert lb.status(sid)["visibility"] == "hidden"
+
+
+def test_the_judge_vs_human_admin_form_is_rate_limited(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from etclib import admintoken
+
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
+    at = AppTest.from_file(str(REPO / "pages" / "judge_vs_human.py"), default_timeout=90).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="jvh_admin_token").set_value("wrong-wrong-wrong-wrong-wrong")
+    errors = []
+    for _ in range(admintoken.MAX_FAILURES + 2):
+        at.button(key="jvh_issue").click().run()
+        errors.append(at.error[-1].value if at.error else "")
+    assert all("Wrong admin token" in e for e in errors[: admintoken.MAX_FAILURES])
+    assert all("Too many wrong admin tokens" in e for e in errors[admintoken.MAX_FAILURES :])
+    at.text_input(key="jvh_admin_token").set_value(TOKEN)
+    at.button(key="jvh_issue").click().run()
+    assert "Too many wrong admin tokens" in at.error[-1].value  # this session waits
+
+
+# --- clean-up: the content hash has its own column ----------------------------------------------
+
+
+def test_file_and_content_hashes_are_stored_apart(tiny):
+    data = jsonl(tiny)
+    sid = lb.submit(data, META).id
+    file_sha, content_sha = open_db().query(
+        "SELECT file_sha256, content_sha256 FROM submissions WHERE id = ?", [sid]
+    )[0]
+    assert file_sha == hashlib.sha256(data).hexdigest()
+    body = [[*it.key, it.reference] for it in tiny]
+    expected = hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii")).hexdigest()
+    assert content_sha == expected
+    crlf = data.replace(b"\n", b"\r\n")
+    again = lb.submit(crlf, {**META, "contact": "other@x.org"})
+    assert again.duplicate and again.id == sid
+
+
+def test_seeding_an_unchanged_baseline_takes_the_fast_path(tiny, monkeypatch):
+    from leaderboard import baselines
+
+    submit = sys.modules["leaderboard.submit"]  # the package's `submit` is the function
+    first = baselines.seed_computed(["constant"])
+    assert first["constant"]["added"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("store_submission called for an unchanged baseline")
+
+    monkeypatch.setattr(submit, "store_submission", refuse)
+    again = baselines.seed_computed(["constant"])
+    assert again == {"constant": {"id": first["constant"]["id"], "added": False}}
