@@ -606,8 +606,12 @@ def test_the_judge_vs_human_admin_form_is_rate_limited(monkeypatch):
     from etclib import admintoken
 
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
+    from views.judge_vs_human import TABS
+
     at = AppTest.from_file(str(REPO / "pages" / "judge_vs_human.py"), default_timeout=90).run()
     assert not at.exception, [e.value for e in at.exception]
+    at.session_state["jvh_tab"] = TABS[1]  # Study 2 holds the admin form; only the open tab runs
+    at.run()
     at.text_input(key="jvh_admin_token").set_value("wrong-wrong-wrong-wrong-wrong")
     errors = []
     for _ in range(admintoken.MAX_FAILURES + 2):

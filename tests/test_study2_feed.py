@@ -16,7 +16,7 @@ from etclib.task import items as split_items
 from tests.conftest import REPO
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
 
-ADMIN = "study2-admin"
+ADMIN = "study2-admin-token-of-24-characters-or-more"
 PER_STRATUM = 3
 NEUTRAL = "猫が好きです。"
 UNRELATED = "犬が好きです。"
