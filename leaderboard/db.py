@@ -135,6 +135,15 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             )""",
         ],
     ),
+    (
+        2,
+        [
+            # the leaderboard track (etclib.tracks): transcription, or erc (emotion categories;
+            # predictions.prediction then holds the label set as "joy;surprise")
+            "ALTER TABLE submissions ADD COLUMN track VARCHAR DEFAULT 'transcription'",
+            "UPDATE submissions SET track = 'transcription' WHERE track IS NULL",
+        ],
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
