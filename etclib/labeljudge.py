@@ -486,10 +486,15 @@ class LabelStudy:
     binary: dict[str, pd.DataFrame]
 
 
-def _pair_consensus(votes: np.ndarray) -> list[np.ndarray]:
-    """For annotator i: the category is chosen by the other two only when both chose it."""
+def pair_consensus(votes: np.ndarray) -> list[np.ndarray]:
+    """For annotator i: the category is chosen by the other two only when both chose it.
+
+    ``votes``: items x annotators (one category), or items x annotators x categories."""
     others = [[j for j in range(ANNOTATORS) if j != i] for i in range(ANNOTATORS)]
     return [votes[:, a] & votes[:, b] for a, b in others]
+
+
+_pair_consensus = pair_consensus
 
 
 def label_study(

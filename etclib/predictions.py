@@ -1,7 +1,9 @@
 """Predictions files (SPEC "Predictions file"): read, validate, write, and make templates.
 
-A file is JSON Lines (one object per line) or CSV with the columns ``dialogue_id, turn, role,
-prediction``; extra fields are ignored. It must hold exactly one prediction for every item of the
+A file is JSON Lines (one object per line) or CSV with the columns ``dialogue_id, turn, role``
+and the track's field (:mod:`etclib.tracks`): ``prediction`` (a transcription) on the
+transcription track, ``labels`` (a list of categories; in CSV, names joined by ``;``) on the ERC
+track; extra fields are ignored. It must hold exactly one prediction for every item of the
 split it is scored on. Anything else is refused with a ``PredictionsError`` that lists the
 problems with their line numbers; a refused file is never partly scored.
 
@@ -23,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import tracks
+from .categories import LabelSetError, format_label_set, parse_csv_cell, parse_label_set
 from .corpus import ROLES, Corpus, load_corpus
 from .errors import PredictionsError, Problem
 from .task import Key, items
@@ -36,6 +40,16 @@ TOO_BIG = (
     "bytes); remove extra fields or check that it is the right file."
 )
 FIELDS = ("dialogue_id", "turn", "role", "prediction")
+#: The fields that name an item (every track's file has them).
+KEY_FIELDS = FIELDS[:3]
+TrackName = str | tracks.Track | None
+
+
+def fields_of(track: TrackName = None) -> tuple[str, ...]:
+    """The columns of a predictions file of ``track``: the key fields and its own field."""
+    return (*KEY_FIELDS, tracks.get(track).field)
+
+
 _MAX_PROBLEMS = 1000
 
 
@@ -49,6 +63,8 @@ class Predictions:
     format: str
     name: str = ""
     warnings: list[str] = field(default_factory=list)
+    #: the track (:mod:`etclib.tracks`); ``by_key`` holds strings, or label tuples on "erc"
+    track: str = tracks.DEFAULT_TRACK
 
     def __len__(self) -> int:
         return len(self.by_key)
@@ -155,8 +171,43 @@ def _text_problem(field_name: str, value: str) -> str | None:
     return None
 
 
-def _check_record(obj: dict, line: int, problems: list[Problem]) -> tuple[Key, str] | None:
-    missing = [f for f in FIELDS if f not in obj]
+def _check_labels(value: object, line: int, problems: list[Problem], csv_cell: bool) -> object:
+    """A ``labels`` value as a checked label tuple, or None with the problem recorded."""
+    try:
+        if csv_cell:
+            return parse_csv_cell(value)  # type: ignore[arg-type]
+        if not isinstance(value, list):
+            raise LabelSetError(
+                f"'labels' must be a list of category names such as [\"joy\"], found "
+                f"{_shown(value)}."
+            )
+        return parse_label_set(value)
+    except LabelSetError as exc:
+        problems.append(Problem(line, f"labels: {exc}"))
+        return None
+
+
+def _check_record(
+    obj: dict,
+    line: int,
+    problems: list[Problem],
+    track: tracks.Track = tracks.TRANSCRIPTION,
+    csv_cell: bool = False,
+) -> tuple[Key, object] | None:
+    missing = [f for f in fields_of(track) if f not in obj]
+    if missing and track.field in missing:
+        other = tracks.detect(set(obj))
+        if other is not None and other != track.name:
+            missing_text = ", ".join(missing)
+            problems.append(
+                Problem(
+                    line,
+                    f"missing field(s): {missing_text}; this record has "
+                    f"{tracks.get(other).field!r}, the field of the {other} track: was it "
+                    f"made for --track {other}?",
+                )
+            )
+            return None
     if missing:
         problems.append(Problem(line, f"missing field(s): {', '.join(missing)}."))
         return None
@@ -177,7 +228,12 @@ def _check_record(obj: dict, line: int, problems: list[Problem]) -> tuple[Key, s
             Problem(line, f'\'role\' must be "speaker" or "listener", found {_shown(obj["role"])}.')
         )
         ok = False
-    pred = obj["prediction"]
+    if track.kind == "labels":
+        labels = _check_labels(obj[track.field], line, problems, csv_cell)
+        if not ok or labels is None:
+            return None
+        return (obj["dialogue_id"], obj["turn"], obj["role"]), labels
+    pred = obj[track.field]
     if not isinstance(pred, str):
         problems.append(
             Problem(
@@ -219,7 +275,9 @@ def _parse_json_line(raw: str) -> object:
         raise _LineRefusal(f"JSON nested more than {MAX_DEPTH} levels deep.") from None
 
 
-def _parse_jsonl(text: str, problems: list[Problem]) -> list[tuple[int, Key, str]]:
+def _parse_jsonl(
+    text: str, problems: list[Problem], track: tracks.Track = tracks.TRANSCRIPTION
+) -> list[tuple[int, Key, object]]:
     rows = []
     for n, raw in _lines(text):
         if len(problems) >= _MAX_PROBLEMS:
@@ -234,13 +292,16 @@ def _parse_jsonl(text: str, problems: list[Problem]) -> list[tuple[int, Key, str
         if not isinstance(obj, dict):
             problems.append(Problem(n, f"expected a JSON object, found {type(obj).__name__}."))
             continue
-        rec = _check_record(obj, n, problems)
+        rec = _check_record(obj, n, problems, track)
         if rec:
             rows.append((n, *rec))
     return rows
 
 
-def _parse_csv(text: str, problems: list[Problem]) -> list[tuple[int, Key, str]]:
+def _parse_csv(
+    text: str, problems: list[Problem], track: tracks.Track = tracks.TRANSCRIPTION
+) -> list[tuple[int, Key, object]]:
+    fields = fields_of(track)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
@@ -250,12 +311,19 @@ def _parse_csv(text: str, problems: list[Problem]) -> list[tuple[int, Key, str]]
         problems.append(Problem(1, f"invalid CSV header ({exc})."))
         return []
     header = [h.strip() for h in header]
-    missing = [f for f in FIELDS if f not in header]
+    missing = [f for f in fields if f not in header]
     if missing:
+        other = tracks.detect(set(header))
+        hint = (
+            f" The header has {tracks.get(other).field!r}, the field of the {other} track: was "
+            f"it made for --track {other}?"
+            if other is not None and other != track.name
+            else ""
+        )
         problems.append(
             Problem(
                 1,
-                f"CSV header must have the columns {', '.join(FIELDS)}; missing: {', '.join(missing)} (found: {_shown(', '.join(header) or 'nothing', 200)}).",
+                f"CSV header must have the columns {', '.join(fields)};{hint} missing: {', '.join(missing)} (found: {_shown(', '.join(header) or 'nothing', 200)}).",
             )
         )
         return []
@@ -265,7 +333,7 @@ def _parse_csv(text: str, problems: list[Problem]) -> list[tuple[int, Key, str]]
             Problem(1, f"the CSV header names the column {_shown(twice[0])} twice; keep one.")
         )
         return []
-    col = {f: header.index(f) for f in FIELDS}
+    col = {f: header.index(f) for f in fields}
     rows = []
     start = 2
     while len(problems) < _MAX_PROBLEMS:
@@ -285,11 +353,11 @@ def _parse_csv(text: str, problems: list[Problem]) -> list[tuple[int, Key, str]]
                 Problem(line, f"row has {len(row)} cells, the header has {len(header)}.")
             )
             continue
-        obj: dict = {f: row[col[f]] for f in FIELDS}
+        obj: dict = {f: row[col[f]] for f in fields}
         for f in ("dialogue_id", "turn"):
             v = obj[f].strip()
             obj[f] = int(v) if _CSV_INT.fullmatch(v) else v
-        rec = _check_record(obj, line, problems)
+        rec = _check_record(obj, line, problems, track, csv_cell=True)
         if rec:
             rows.append((line, *rec))
     return rows
@@ -304,8 +372,35 @@ def detect_format(name: str, text: str) -> str:
     return "jsonl" if text.lstrip().startswith("{") else "csv"
 
 
-def parse(data: bytes, name: str = "predictions") -> tuple[str, list[tuple[int, Key, str]]]:
+def detect_track(data: bytes, name: str = "predictions") -> str | None:
+    """The track a file is for, from its fields: the first record's keys (JSON Lines) or the
+    CSV header; None when it cannot tell (the file is then read as the default track, which
+    names what is missing). Never raises."""
+    head = data[:65536].decode("utf-8", "replace").lstrip("\ufeff")
+    fields: set[str] = set()
+    if detect_format(name, head) == "jsonl":
+        for _, raw in _lines(head):
+            if raw.strip():
+                try:
+                    obj = _parse_json_line(raw)
+                except _LineRefusal:
+                    return None
+                fields = set(obj) if isinstance(obj, dict) else set()
+                break
+    else:
+        try:
+            header = next(csv.reader(io.StringIO(head, newline="")), [])
+        except csv.Error:
+            return None
+        fields = {h.strip() for h in header}
+    return tracks.detect(fields)
+
+
+def parse(
+    data: bytes, name: str = "predictions", track: TrackName = None
+) -> tuple[str, list[tuple[int, Key, object]]]:
     """Decode and parse a file's bytes into ``(line, key, prediction)`` rows, or refuse it."""
+    t = tracks.get(track)
     if len(data) > MAX_FILE_BYTES:
         raise PredictionsError(name, [Problem(0, TOO_BIG)])
     text = _decode(data, name)
@@ -313,7 +408,7 @@ def parse(data: bytes, name: str = "predictions") -> tuple[str, list[tuple[int, 
         raise PredictionsError(name, [Problem(0, "the file is empty.")])
     fmt = detect_format(name, text)
     problems: list[Problem] = []
-    rows = (_parse_jsonl if fmt == "jsonl" else _parse_csv)(text, problems)
+    rows = (_parse_jsonl if fmt == "jsonl" else _parse_csv)(text, problems, t)
     if problems:
         raise PredictionsError(name, problems)
     if not rows:
@@ -322,14 +417,14 @@ def parse(data: bytes, name: str = "predictions") -> tuple[str, list[tuple[int, 
 
 
 def check_coverage(
-    rows: list[tuple[int, Key, str]], split: str, corpus: Corpus, name: str
-) -> dict[Key, str]:
+    rows: list[tuple[int, Key, object]], split: str, corpus: Corpus, name: str
+) -> dict[Key, object]:
     """Exactly one prediction per item of ``split``: no unknown, repeated or missing item."""
     expected = {it.key for it in items(corpus, split)}
     split_of = corpus.split_of
     problems: list[Problem] = []
     seen: dict[Key, int] = {}
-    out: dict[Key, str] = {}
+    out: dict[Key, object] = {}
     for line, key, pred in rows:
         shown = f"(dialogue_id={key[0]}, turn={key[1]}, role={key[2]})"
         if key in seen:
@@ -366,13 +461,32 @@ def check_coverage(
     return out
 
 
+def label_values(by_key: dict[Key, object], name: str) -> dict[Key, tuple[str, ...]]:
+    """Label sets given as lists or ``;``-joined text (as the leaderboard stores them) checked
+    and normalised; :class:`PredictionsError` naming the first bad items."""
+    out: dict[Key, tuple[str, ...]] = {}
+    problems: list[Problem] = []
+    for key, value in by_key.items():
+        try:
+            out[key] = (
+                parse_csv_cell(value) if isinstance(value, str) else parse_label_set(list(value))  # type: ignore[call-overload]
+            )
+        except (LabelSetError, TypeError) as exc:
+            problems.append(Problem(0, f"item {key}: labels: {exc}"))
+    if problems:
+        raise PredictionsError(name, problems)
+    return out
+
+
 def read_predictions(
     source: str | os.PathLike | bytes,
     split: str = "test",
     corpus: Corpus | None = None,
     name: str | None = None,
+    track: TrackName = None,
 ) -> Predictions:
-    """Read and validate a predictions file (a path, or its bytes with ``name``)."""
+    """Read and validate a predictions file (a path, or its bytes with ``name``) of ``track``
+    (default: the transcription track)."""
     if isinstance(source, bytes):
         data, name = source, name or "predictions"
     else:
@@ -384,48 +498,59 @@ def read_predictions(
             raise PredictionsError(name, [Problem(0, "this is a folder, not a predictions file.")])
         with open(path, "rb") as f:  # also reads pipes such as /dev/stdin
             data = f.read(MAX_FILE_BYTES + 1)
-    fmt, rows = parse(data, name)
+    t = tracks.get(track)
+    fmt, rows = parse(data, name, t)
     corpus = corpus or load_corpus()
     by_key = check_coverage(rows, split, corpus, name)
     warnings = []
-    empty = sum(1 for p in by_key.values() if not p.strip())
+    empty = sum(1 for p in by_key.values() if t.kind == "text" and not p.strip())
     if empty:
         warnings.append(f"{empty} predictions are empty; they score 0.")
-    return Predictions(split, by_key, hashlib.sha256(data).hexdigest(), fmt, name, warnings)
+    sha = hashlib.sha256(data).hexdigest()
+    return Predictions(split, by_key, sha, fmt, name, warnings, t.name)
 
 
 # --- writing --------------------------------------------------------------------------------
 
 
-def record(key: Key, prediction: str) -> dict:
-    return {"dialogue_id": key[0], "turn": key[1], "role": key[2], "prediction": prediction}
+def record(key: Key, prediction: object, track: TrackName = None) -> dict:
+    t = tracks.get(track)
+    value = list(prediction) if t.kind == "labels" else prediction  # type: ignore[call-overload]
+    return {"dialogue_id": key[0], "turn": key[1], "role": key[2], t.field: value}
 
 
-def dumps_jsonl(rows: Iterable[tuple[Key, str]]) -> str:
-    return "".join(json.dumps(record(k, p), ensure_ascii=False) + "\n" for k, p in rows)
+def dumps_jsonl(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> str:
+    t = tracks.get(track)
+    return "".join(json.dumps(record(k, p, t), ensure_ascii=False) + "\n" for k, p in rows)
 
 
-def dumps_csv(rows: Iterable[tuple[Key, str]]) -> str:
+def dumps_csv(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> str:
     """A CSV predictions file: header ``FIELDS``, RFC 4180 ("\r\n" line ends).
 
     Keep the csv module's "\r\n": with another line terminator it leaves a field holding a
     lone "\r" unquoted, and a reader then splits the record there.
     """
+    t = tracks.get(track)
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(FIELDS)
-    w.writerows([*k, p] for k, p in rows)
+    w.writerow(fields_of(t))
+    if t.kind == "labels":
+        w.writerows([*k, format_label_set(p)] for k, p in rows)  # type: ignore[arg-type]
+    else:
+        w.writerows([*k, p] for k, p in rows)
     return out.getvalue()
 
 
-def write_jsonl(path: str | os.PathLike, rows: Iterable[tuple[Key, str]]) -> Path:
+def write_jsonl(
+    path: str | os.PathLike, rows: Iterable[tuple[Key, object]], track: TrackName = None
+) -> Path:
     """Write a whole predictions file atomically (a crash leaves the old file or the new one)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(dumps_jsonl(rows))
+            f.write(dumps_jsonl(rows, track))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -433,6 +558,10 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[tuple[Key, str]]) -> Pat
     return path
 
 
-def template_rows(corpus: Corpus, split: str = "test") -> list[tuple[Key, str]]:
-    """Every item of ``split`` with an empty prediction, for submitters to fill."""
-    return [(it.key, "") for it in items(corpus, split)]
+def template_rows(
+    corpus: Corpus, split: str = "test", track: TrackName = None
+) -> list[tuple[Key, object]]:
+    """Every item of ``split`` with an empty prediction (an empty label list on the ERC track),
+    for submitters to fill."""
+    blank: object = () if tracks.get(track).kind == "labels" else ""
+    return [(it.key, blank) for it in items(corpus, split)]

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, tokenize
+from . import __version__, tokenize, tracks
 from . import metrics as metric_registry
 from .corpus import CATEGORIES, ROLES, Corpus, load_corpus
 from .metrics import Context, MetricData
-from .predictions import Predictions, read_predictions
+from .predictions import Predictions, detect_track, read_predictions
 from .task import Item, Key
 from .task import items as split_items
 
@@ -37,6 +37,8 @@ class ScoreResult:
     data: dict[str, MetricData]
     signature: dict[str, str]
     modules: dict[str, ModuleType] = field(repr=False, default_factory=dict)
+    #: the track (:mod:`etclib.tracks`); predictions are label tuples on "erc"
+    track: str = tracks.DEFAULT_TRACK
 
     @property
     def n_items(self) -> int:
@@ -156,34 +158,48 @@ def signature_string(sig: dict[str, str]) -> str:
 
 
 def score(
-    predictions: Predictions | dict[Key, str] | str | os.PathLike,
+    predictions: Predictions | dict[Key, Any] | str | os.PathLike,
     split: str = "test",
     metrics: str | list[str] | None = None,
     *,
     corpus: Corpus | None = None,
     options: dict[str, Any] | None = None,
+    track: str | None = None,
 ) -> ScoreResult:
-    """Score predictions (a validated ``Predictions``, a key->text dict, or a file path).
+    """Score predictions (a validated ``Predictions``, a key->value dict, or a file path).
 
-    A dict is checked like a file: it must cover exactly the items of ``split``.
+    ``track`` (:mod:`etclib.tracks`): a ``Predictions`` brings its own; a file's is detected
+    from its fields when not given; a dict is of the transcription track unless named (its
+    values are then label tuples on "erc"). A dict is checked like a file: it must cover
+    exactly the items of ``split``.
     """
     corpus = corpus or load_corpus()
     if isinstance(predictions, (str, os.PathLike)):
-        predictions = read_predictions(predictions, split=split, corpus=corpus)
+        if track is None:
+            try:
+                with open(predictions, "rb") as f:
+                    track = detect_track(f.read(65536), str(predictions))
+            except OSError:
+                track = None  # read_predictions names the problem
+        predictions = read_predictions(predictions, split=split, corpus=corpus, track=track)
     if isinstance(predictions, Predictions):
         if predictions.split != split:
             split = predictions.split
+        track = predictions.track
         by_key = predictions.by_key
     else:
-        from .predictions import check_coverage
+        from .predictions import check_coverage, label_values
 
         rows = [(0, k, v) for k, v in predictions.items()]
         by_key = check_coverage(rows, split, corpus, "predictions")
-    names = metric_registry.parse_metrics(metrics)
+        if tracks.get(track).kind == "labels":
+            by_key = label_values(by_key, "predictions")
+    t = tracks.get(track)
+    names = metric_registry.parse_metrics(metrics, t)
     items = split_items(corpus, split)
     preds = [by_key[it.key] for it in items]
-    refs = [it.reference for it in items]
-    ctx = Context(dict(options or {}))
+    refs = [t.reference_of(it) for it in items]
+    ctx = Context(dict(options or {}), labels=[it.label for it in items], corpus=corpus)
     modules = {n: metric_registry.get(n) for n in names}
     data = {n: m.compute(preds, refs, ctx) for n, m in modules.items()}
     sig: dict[str, str] = {
@@ -191,11 +207,13 @@ def score(
         "split": split,
         "corpus": corpus.content_hash[:12],
     }
+    if t.name != tracks.DEFAULT_TRACK:
+        sig["track"] = t.signature
     if any(getattr(m, "TOKENS", False) for m in modules.values()):
         sig["tokenizer"] = tokenize.signature()
     for n, m in modules.items():
         sig.update(metric_registry.signature_of(m, ctx, data[n]))
-    return ScoreResult(split, items, preds, names, data, sig, modules)
+    return ScoreResult(split, items, preds, names, data, sig, modules, t.name)
 
 
 def write_per_item(result: ScoreResult, path: str | os.PathLike) -> None:

@@ -35,6 +35,8 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
     lb.board_version()         # text that changes whenever the board may change (cache key)
     lb.reported()              # DataFrame of published (paper) results; never mixed with ours
     lb.other_scores()          # scores under a signature other than the board's current one
+    lb.ranking(track="erc")    # the categories (ERC) board; lb.tracks() lists the tracks
+    lb.reference_rows("erc")   # its human reference row, "a person"
     lb.detail(id)              # dict: metadata (no contact), status, scores with signatures and
                                # intervals, breakdown (role / category / turn), verbosity
     lb.per_item(id)            # DataFrame: key, label, reference, prediction, pred_chars,
@@ -90,8 +92,10 @@ from .board import (
     per_item,
     ranking,
     ranking_rule,
+    reference_rows,
     reported,
     status,
+    tracks,
 )
 from .db import Database, close_all, open_db
 from .errors import (
@@ -152,6 +156,8 @@ __all__ = [
     "metric_columns",
     "open_db",
     "other_scores",
+    "reference_rows",
+    "tracks",
     "per_item",
     "process_jobs",
     "push_to_hub",

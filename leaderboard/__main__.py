@@ -72,7 +72,7 @@ Example:
   python -m leaderboard export --what items --id 3f9c0a1b2d4e --format csv --out items.csv
 """
 SEED_HELP = """Add the published baselines (reported) and the computed ones (retrieval, constant,
-copy; scored here). Idempotent.
+copy; on the categories track majority, prior, tfidf, retrieval-labels; scored here). Idempotent.
 
 Example:
   python -m leaderboard seed-baselines
@@ -257,7 +257,37 @@ def render_board(sort_by: str | None = None) -> str:
     if len(other):
         out.append("")
         out.append(f"{len(other)} score(s) under an older signature: see other_scores().")
+    out += render_categories()
     return "\n".join(out)
+
+
+def render_categories() -> list[str]:
+    """The categories (ERC) board, with the human reference row, as text lines (none when
+    it has no entry)."""
+    import leaderboard as lb
+    from etclib import metrics as registry
+
+    board = lb.ranking(track="erc")
+    if board.empty:
+        return []
+    keys = [k for k in registry.keys(ranking=True, track="erc") if k in board.columns]
+    rows = []
+    for r in board.to_dict("records"):
+        cells = [r["rank_band"] or "-", _clip(r["name"], 34), r["kind"]]
+        for k in keys:
+            v, lo, hi = r[k], r[k + "_lo"], r[k + "_hi"]
+            ok = not (v is None or (isinstance(v, float) and math.isnan(v)))
+            cells.append(f"{v:.2f} [{lo:.1f},{hi:.1f}]" if ok else "-")
+        rows.append(cells)
+    for r in lb.reference_rows("erc").to_dict("records"):
+        if r["name"] == "a person":
+            rows.append(["ref", "a person (annotator vs other two)", "reference"])
+            rows[-1] += [_fmt(r.get(k), 2) for k in keys]
+    return [
+        "",
+        f"Categories (ERC) track ({board.attrs.get('ranking_rule', '')}):",
+        _table(["rank", "name", "kind", *keys], rows),
+    ]
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -286,10 +316,12 @@ def cmd_seed(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    erc_backends = [b.strip() for b in args.erc_backends.split(",") if b.strip()]
     out = lb.seed_baselines(
         reported=not args.no_reported,
-        computed=bool(backends),
+        computed=bool(backends or erc_backends),
         backends=backends,
+        erc_backends=erc_backends,
         log=lambda m: print(m, flush=True),
     )
     if "reported" in out:
@@ -297,7 +329,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
         print(
             f"reported rows: {c['added']} added, {c['updated']} updated, {c['unchanged']} unchanged"
         )
-    for name, res in out.get("computed", {}).items():
+    for name, res in {**out.get("computed", {}), **out.get("computed_erc", {})}.items():
         print(f"{name}: {'added' if res['added'] else 'already there'} as {res['id']}")
     if not args.no_score:
         n = lb.process_jobs()
@@ -440,6 +472,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--backends",
         default="retrieval,constant,copy",
         help="computed baselines (comma-separated; empty for none)",
+    )
+    p.add_argument(
+        "--erc-backends",
+        default="majority,prior,tfidf,retrieval-labels",
+        help="computed baselines of the categories (ERC) track (comma-separated; empty for none)",
     )
     p.add_argument("--no-score", action="store_true", help="only queue them")
 

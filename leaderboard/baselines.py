@@ -7,7 +7,8 @@
   paper used a corpus version with five more dialogues and unpublished tokenisation.
 - *Computed*: the ``retrieval``, ``constant`` and ``copy`` backends of ``etclib.backends``
   predict the test split; each becomes a ``kind = 'baseline'`` entry, queued and scored like any
-  submission.
+  submission. On the categories (ERC) track the same for ``majority``, ``prior``, ``tfidf``
+  (trained here on CPU) and ``retrieval-labels`` (:data:`COMPUTED_ERC`).
 
 Seeding is idempotent: an unchanged reported row or baseline file adds nothing. A changed
 reported row gets a new score row; a changed baseline file becomes a new entry and the old one
@@ -31,6 +32,13 @@ COMPUTED: dict[str, str] = {
     "retrieval": "Retrieval baseline (etclib)",
     "constant": "Constant transcription (etclib)",
     "copy": "Copy of the utterance (etclib)",
+}
+#: the categories (ERC) track's computed baselines
+COMPUTED_ERC: dict[str, str] = {
+    "majority": "Majority label set (etclib)",
+    "prior": "Label prior, seeded draw (etclib)",
+    "tfidf": "TF-IDF + logistic regression (etclib)",
+    "retrieval-labels": "Retrieval neighbours' labels (etclib)",
 }
 
 
@@ -166,10 +174,11 @@ def seed_reported(
 def seed_computed(
     backends: tuple[str, ...] | list[str] = tuple(COMPUTED),
     *,
+    track: str = "transcription",
     db: Database | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Predict the test split with each backend and submit it as a baseline entry.
+    """Predict the test split with each backend of ``track`` and submit it as a baseline entry.
 
     Returns backend -> ``{"id", "added"}``. Backends come from ``etclib.backends`` (imported
     here, when seeding runs).
@@ -187,12 +196,15 @@ def seed_computed(
     out: dict[str, dict[str, Any]] = {}
     for name in backends:
         if log:
-            log(f"predicting the test split with the {name!r} backend ...")
-        backend = get_backend(name)
+            log(f"predicting the test split with the {name!r} backend ({track}) ...")
+        backend = get_backend(name, track=track)
         texts = backend.predict(items)
-        data = dumps_jsonl((it.key, t) for it, t in zip(items, texts, strict=True)).encode()
-        preds = read_predictions(data, split="test", corpus=corpus, name=f"{name}.jsonl")
-        key = f"backend:{name}"
+        rows_out = ((it.key, t) for it, t in zip(items, texts, strict=True))
+        data = dumps_jsonl(rows_out, track).encode()
+        preds = read_predictions(
+            data, split="test", corpus=corpus, name=f"{name}.jsonl", track=track
+        )
+        key = f"backend:{name}" if track == "transcription" else f"{track}-backend:{name}"
         rows = db.query(
             "SELECT id, content_sha256 FROM submissions WHERE kind = 'baseline' "
             "AND baseline_key = ? AND visibility <> 'deleted' ORDER BY created_at",
@@ -205,7 +217,7 @@ def seed_computed(
             continue
         signature = json.dumps(backend.signature(), sort_keys=True, default=str)
         meta = Metadata(
-            name=COMPUTED.get(name, f"{name} baseline (etclib)"),
+            name={**COMPUTED, **COMPUTED_ERC}.get(name, f"{name} baseline (etclib)"),
             team="ETC benchmark",
             description=f"{backend.description} Backend signature: {signature}"[:2000],
             setting="other",
@@ -239,13 +251,16 @@ def seed_baselines(
     reported: bool = True,
     computed: bool = True,
     backends: tuple[str, ...] | list[str] = tuple(COMPUTED),
+    erc_backends: tuple[str, ...] | list[str] = tuple(COMPUTED_ERC),
     reference_dir: str | Path | None = None,
     db: Database | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Seed the published rows and the computed baselines (queued; run the worker to score).
+    """Seed the published rows and the computed baselines of both tracks (queued; run the
+    worker to score).
 
-    Returns ``{"reported": {...counts}, "computed": {backend: {"id", "added"}}}``.
+    Returns ``{"reported": {...counts}, "computed": {backend: {"id", "added"}},
+    "computed_erc": {backend: {"id", "added"}}}``.
     """
     db = resolve(db)
     out: dict[str, Any] = {}
@@ -253,4 +268,6 @@ def seed_baselines(
         out["reported"] = seed_reported(directory=reference_dir, db=db)
     if computed:
         out["computed"] = seed_computed(backends, db=db, log=log)
+        if erc_backends:
+            out["computed_erc"] = seed_computed(erc_backends, track="erc", db=db, log=log)
     return out

@@ -36,20 +36,28 @@ from .statuses import failed_metrics, job_summary, pending_metrics
 RANK_ORDER = metrics.RANK_ORDER
 
 
-def metric_columns() -> dict[str, str]:
-    """Ranking column (a metric key with an interval) -> its metric group, in registry order."""
-    return {f.key: f.group for f in metrics.facts() if f.ranking}
+def metric_columns(track: str | None = None) -> dict[str, str]:
+    """Ranking column (a metric key with an interval) -> its metric group, in registry order,
+    for ``track`` (default: transcription)."""
+    return {f.key: f.group for f in metrics.facts(track=track) if f.ranking}
 
 
-def plain_columns() -> dict[str, str]:
+def plain_columns(track: str | None = None) -> dict[str, str]:
     """Board columns shown without an interval (counts) -> their metric group."""
-    return {f.key: f.group for f in metrics.facts() if f.board and not f.ranking}
+    return {f.key: f.group for f in metrics.facts(track=track) if f.board and not f.ranking}
 
 
-def ranking_rule() -> str:
+def tracks() -> dict[str, str]:
+    """Track name -> how the board's selector names it (etclib's track registry)."""
+    from etclib import tracks as registry
+
+    return {t.name: t.title for t in registry.TRACKS.values()}
+
+
+def ranking_rule(track: str | None = None) -> str:
     """The ranking rule in words (shown with the board and in its JSON export)."""
     return (
-        f"{metrics.ranking_rule()} Intervals: 95% paired bootstrap over items. rank = 1 + "
+        f"{metrics.ranking_rule(track)} Intervals: 95% paired bootstrap over items. rank = 1 + "
         "entries significantly better (95% interval of the paired difference on the better "
         "side of 0); rank_band = rank..entries not significantly worse."
     )
@@ -96,7 +104,11 @@ PUBLIC_FIELDS = (
 )
 
 
-def _entries(db: Database, include_hidden: bool, split: str) -> pd.DataFrame:
+def _entries(
+    db: Database, include_hidden: bool, split: str, track: str | None = None
+) -> pd.DataFrame:
+    from etclib import tracks as registry
+
     vis = "('public', 'hidden')" if include_hidden else "('public')"
     return db.query_df(
         "SELECT s.id, s.kind, s.name, s.team, coalesce(a.account, '') AS account, s.setting, "
@@ -108,8 +120,8 @@ def _entries(db: Database, include_hidden: bool, split: str) -> pd.DataFrame:
         "AS pred_chars "
         "FROM submissions s LEFT JOIN submission_accounts a ON a.submission_id = s.id "
         f"WHERE s.kind IN ('submission', 'baseline') AND s.visibility IN {vis} "
-        "AND s.split = ? ORDER BY s.created_at, s.id",
-        [split],
+        "AND s.split = ? AND coalesce(s.track, 'transcription') = ? ORDER BY s.created_at, s.id",
+        [split, registry.get(track).name],
     )
 
 
@@ -179,9 +191,11 @@ def ranking(
     sort_by: str | None = None,
     include_hidden: bool = False,
     split: str = "test",
+    track: str | None = None,
     db: Database | None = None,
 ) -> pd.DataFrame:
-    """The board: one row per public entry, best first, with intervals and rank bands.
+    """The board of ``track`` (default: transcription): one row per public entry, best first,
+    with intervals and rank bands.
 
     Columns: ``rank``, ``rank_band``, ``rank_worst``, entry fields (``id``, ``kind``, ``name``,
     ``team``, ``account`` (the verified account, empty when none), ``setting``, ``saw_test``, ``model_url``, ``paper_url``, ``description``,
@@ -196,8 +210,8 @@ def ranking(
     ``resamples`` and ``seed``. Cached per board version (``Database.invalidate``).
     """
     db = resolve(db)
-    ranked = metric_columns()
-    plain = plain_columns()
+    ranked = metric_columns(track)
+    plain = plain_columns(track)
     if sort_by is not None and sort_by not in ranked:
         raise LeaderboardError(f"Cannot rank by {sort_by!r}. Choose one of: {', '.join(ranked)}.")
     generation = db.generation
@@ -205,6 +219,7 @@ def ranking(
         "ranking-base",
         include_hidden,
         split,
+        track,
         settings.resamples(),
         settings.seed(),
         tuple(ranked),
@@ -212,27 +227,32 @@ def ranking(
     )
     base = db.cache.get(base_key)
     if base is None:
-        base = _base(db, ranked, plain, include_hidden, split)
+        base = _base(db, ranked, plain, include_hidden, split, track)
         db.cache_put(base_key, base, generation)
     frame, samples, sigs = base
     if sort_by is None:
-        sort_by = metrics.ranking_key([m for m in ranked if frame[m].notna().any()])
+        sort_by = metrics.ranking_key([m for m in ranked if frame[m].notna().any()], track)
     key = ("ranking", sort_by, *base_key[1:])
     hit = db.cache.get(key)
     if hit is not None:
         return hit.copy()
-    frame = _ranked(frame.copy(), samples, sigs, sort_by, include_hidden)
+    frame = _ranked(frame.copy(), samples, sigs, sort_by, include_hidden, track)
     db.cache_put(key, frame, generation)
     return frame.copy()
 
 
 def _base(
-    db: Database, ranked: dict[str, str], plain: dict[str, str], include_hidden: bool, split: str
+    db: Database,
+    ranked: dict[str, str],
+    plain: dict[str, str],
+    include_hidden: bool,
+    split: str,
+    track: str | None = None,
 ) -> tuple[pd.DataFrame, dict[tuple[str, str], np.ndarray], dict[str, str]]:
     """What every ordering of the board shares: entries with values and intervals, the
     resampled scores behind them, and the current signatures (computed once per board
     version, whichever metric a visitor ranks by)."""
-    entries = _entries(db, include_hidden, split)
+    entries = _entries(db, include_hidden, split, track)
     rows = _score_rows(db, list(entries["id"]))
     sigs = current_signatures(rows) if not rows.empty else {}
     chosen = _latest_current(rows, sigs)
@@ -276,6 +296,7 @@ def _ranked(
     sigs: dict[str, str],
     sort_by: str,
     include_hidden: bool,
+    track: str | None = None,
 ) -> pd.DataFrame:
     """``frame`` ranked by ``sort_by``: rank bands, floors and flags, best first."""
     higher = metrics.fact(sort_by).higher_is_better
@@ -319,7 +340,8 @@ def _ranked(
     frame.attrs.update(
         sort_by=sort_by,
         signatures={g: json.loads(s) for g, s in sigs.items()},
-        ranking_rule=ranking_rule(),
+        ranking_rule=ranking_rule(track),
+        track=track or "transcription",
         floors=floors,
         flag_floor=FLAG_FLOOR,
         resamples=settings.resamples(),
@@ -366,10 +388,26 @@ def reported(*, db: Database | None = None) -> pd.DataFrame:
     return frame
 
 
-def other_scores(*, split: str = "test", db: Database | None = None) -> pd.DataFrame:
+def reference_rows(track: str | None = None, *, split: str = "test") -> pd.DataFrame:
+    """Reference rows shown with a board: on the ERC track, "a person" (each annotator against
+    the majority of the other two, averaged; etclib.erc.human_ceiling); none elsewhere."""
+    from etclib import tracks as registry
+
+    if registry.get(track).name != "erc":
+        return pd.DataFrame()
+    from etclib.corpus import load_corpus
+    from etclib.erc import human_ceiling
+
+    ceiling = human_ceiling(load_corpus(), split)
+    return ceiling.rename(columns={"annotator": "name"}).assign(kind="reference")
+
+
+def other_scores(
+    *, split: str = "test", track: str | None = None, db: Database | None = None
+) -> pd.DataFrame:
     """Scores of public entries under a signature other than the board's current one."""
     db = resolve(db)
-    entries = _entries(db, False, split)
+    entries = _entries(db, False, split, track)
     rows = _score_rows(db, list(entries["id"]))
     if rows.empty:
         return pd.DataFrame(columns=["id", "name", "metric_group", "signature", "created_at"])
@@ -419,6 +457,7 @@ def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     rec = _submission(db, submission_id)
     cur = db.cursor()
     pending, failed, _, _ = job_summary(cur, rec["id"])
+    track = rec.get("track") or "transcription"
     history = [
         {"at": at, "status": st, "message": msg or ""}
         for at, st, msg in cur.execute(
@@ -435,8 +474,9 @@ def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         "visibility": rec["visibility"],
         "status": rec["status"],
         "message": rec["status_message"] or "",
-        "pending": pending_metrics(pending),
-        "failed_metrics": failed_metrics(failed),
+        "pending": pending_metrics(pending, track),
+        "failed_metrics": failed_metrics(failed, track),
+        "track": track,
         "queue_position": queue_position(cur, rec["id"]),
         "warnings": json.loads(rec["warnings"] or "[]"),
         "history": history,
@@ -452,8 +492,10 @@ def _items(split: str):
 
 def _chosen_for(db: Database, submission_id: str) -> tuple[pd.DataFrame, dict[str, str]]:
     """The submission's score rows to show (current signature when it has one, else newest)."""
-    rec_split = db.query("SELECT split FROM submissions WHERE id = ?", [submission_id])[0][0]
-    entries = _entries(db, True, rec_split)
+    rec_split, rec_track = db.query(
+        "SELECT split, track FROM submissions WHERE id = ?", [submission_id]
+    )[0]
+    entries = _entries(db, True, rec_split, rec_track)
     board_rows = _score_rows(db, list(entries["id"]))
     sigs = current_signatures(board_rows) if not board_rows.empty else {}
     rows = _score_rows(db, [submission_id])
@@ -478,7 +520,8 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     db = resolve(db)
     rec = _submission(db, submission_id)
     out: dict[str, Any] = {
-        "submission": {k: rec[k] for k in PUBLIC_FIELDS} | {"visibility": rec["visibility"]},
+        "submission": {k: rec[k] for k in PUBLIC_FIELDS}
+        | {"visibility": rec["visibility"], "track": rec.get("track") or "transcription"},
         "status": status(rec["id"], db=db),
     }
     if rec["kind"] == "reported":

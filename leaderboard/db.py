@@ -195,6 +195,17 @@ MIGRATIONS.append(
         ],
     )
 )
+MIGRATIONS.append(
+    (
+        6,
+        [
+            # the leaderboard track (etclib.tracks): transcription, or erc (emotion categories;
+            # predictions.prediction then holds the label set as "joy;surprise")
+            "ALTER TABLE submissions ADD COLUMN track VARCHAR DEFAULT 'transcription'",
+            "UPDATE submissions SET track = 'transcription' WHERE track IS NULL",
+        ],
+    )
+)
 SCHEMA_VERSION = max(version for version, _ in MIGRATIONS)
 
 #: Longest wait before a crashed job is tried again.

@@ -60,7 +60,8 @@ def group_signature(signature: dict[str, str], group: str, groups: list[str]) ->
 
 
 def load_predictions(db: Database, submission_id: str) -> tuple[str, dict[tuple, str]]:
-    """A stored submission's split and predictions (key -> text)."""
+    """A stored submission's split and predictions (key -> text; on the ERC track the label
+    set as ``joy;surprise``)."""
     cur = db.cursor()
     split = cur.execute("SELECT split FROM submissions WHERE id = ?", [submission_id]).fetchone()[0]
     rows = cur.execute(
@@ -77,14 +78,16 @@ def compute(db: Database, job: Job):
     from etclib.scoring import score
 
     split, by_key = load_predictions(db, job.submission_id)
+    track = stages.track_of(db.cursor(), job.submission_id)
     corpus = load_corpus()
-    metrics = list(stages.groups(stages.check(job.stage)))
+    metrics = list(stages.groups(stages.check(job.stage), track))
     lock = stages.lock(job.stage)
+    run = dict(corpus=corpus, options=job.options, track=track)
     if lock is None:
-        result = score(by_key, split, metrics, corpus=corpus, options=job.options)
+        result = score(by_key, split, metrics, **run)
     else:
         with lock:
-            result = score(by_key, split, metrics, corpus=corpus, options=job.options)
+            result = score(by_key, split, metrics, **run)
     feed_study(job.submission_id, result)
     return result
 

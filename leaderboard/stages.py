@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from etclib import metrics
+from etclib import metrics, tracks
 
 from . import settings
 from .errors import LeaderboardError
@@ -57,19 +57,27 @@ RULES: dict[str, Rule] = {
 _DEFAULT = Rule()
 
 
-def all_stages() -> dict[str, tuple[str, ...]]:
-    """Stage -> its metric groups, in the order stages run."""
-    return metrics.stages()
+def all_stages(track: str | None = None) -> dict[str, tuple[str, ...]]:
+    """Stage -> its metric groups for ``track`` (default: transcription), in the order stages
+    run."""
+    return metrics.stages(track)
 
 
 def first() -> str:
-    """The stage every submission gets first (and becomes visible with)."""
+    """The stage every submission gets first (and becomes visible with), on every track."""
     return next(iter(all_stages()))
 
 
-def groups(stage: str) -> tuple[str, ...]:
-    """The metric groups ``stage`` computes (none for a stage no metric declares any more)."""
-    return all_stages().get(stage, ())
+def groups(stage: str, track: str | None = None) -> tuple[str, ...]:
+    """The metric groups ``stage`` computes on ``track`` (none for a stage no metric of the
+    track declares)."""
+    return all_stages(track).get(stage, ())
+
+
+def track_of(cur, submission_id: str) -> str:
+    """A stored submission's track (inside the caller's transaction)."""
+    row = cur.execute("SELECT track FROM submissions WHERE id = ?", [submission_id]).fetchone()
+    return (row[0] if row else None) or tracks.DEFAULT_TRACK
 
 
 def rule(stage: str) -> Rule:
@@ -78,15 +86,15 @@ def rule(stage: str) -> Rule:
 
 def check(stage: str) -> str:
     """``stage`` itself, or :class:`LeaderboardError` naming the stages there are."""
-    known = all_stages()
+    known = {s for t in tracks.names() for s in all_stages(t)}
     if stage not in known:
         raise LeaderboardError(f"Unknown scoring stage {stage!r}. Available: {', '.join(known)}.")
     return stage
 
 
-def configured_stages() -> list[str]:
-    """The stages that run for a new submission with the current settings, in order."""
-    names = list(all_stages())
+def configured_stages(track: str | None = None) -> list[str]:
+    """The stages that run for a new submission of ``track`` with the current settings."""
+    names = list(all_stages(track))
     return names[:1] + [s for s in names[1:] if rule(s).enabled()]
 
 

@@ -26,12 +26,13 @@ def job_summary(cur, submission_id: str) -> tuple[list[str], dict[str, str], boo
         [submission_id],
     ).fetchall():
         latest[stage] = (status, error)
-    order = list(stages.all_stages())
+    track = stages.track_of(cur, submission_id)
+    order = list(stages.all_stages(track))
     ordered = [s for s in order if s in latest] + [s for s in latest if s not in order]
     pending = [s for s in ordered if latest[s][0] in ("queued", "running")]
     failed = {s: latest[s][1] or "failed" for s in ordered if latest[s][0] == "failed"}
     running = any(v[0] == "running" for v in latest.values())
-    first = list(stages.groups(stages.first()))
+    first = list(stages.groups(stages.first(), track))
     marks = ", ".join("?" for _ in first)
     (visible,) = cur.execute(
         f"SELECT count(*) FROM scores WHERE submission_id = ? AND metric_group IN ({marks})",
@@ -40,14 +41,14 @@ def job_summary(cur, submission_id: str) -> tuple[list[str], dict[str, str], boo
     return pending, failed, running, bool(visible)
 
 
-def pending_metrics(pending: list[str]) -> list[str]:
+def pending_metrics(pending: list[str], track: str | None = None) -> list[str]:
     """The metric groups of the pending stages."""
-    return [m for s in pending for m in stages.groups(s)]
+    return [m for s in pending for m in stages.groups(s, track)]
 
 
-def failed_metrics(failed: dict[str, str]) -> dict[str, str]:
+def failed_metrics(failed: dict[str, str], track: str | None = None) -> dict[str, str]:
     """Metric group -> the reason its stage failed."""
-    return {m: reason for s, reason in failed.items() for m in stages.groups(s)}
+    return {m: reason for s, reason in failed.items() for m in stages.groups(s, track)}
 
 
 def refresh_status(cur, submission_id: str, note: str | None = None, force: bool = False) -> str:
@@ -66,7 +67,8 @@ def refresh_status(cur, submission_id: str, note: str | None = None, force: bool
     elif pending or failed:
         status = "partially scored"
         if pending:
-            parts.append("pending: " + ", ".join(pending_metrics(pending)))
+            track = stages.track_of(cur, submission_id)
+            parts.append("pending: " + ", ".join(pending_metrics(pending, track)))
         parts += [f"{s} failed: {reason}" for s, reason in failed.items()]
     else:
         status = "scored"

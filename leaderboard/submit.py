@@ -90,6 +90,7 @@ def submit(
     issuer: str | None = None,
     file_name: str | None = None,
     split: str = "test",
+    track: str | None = None,
     db: Database | None = None,
 ) -> Receipt:
     """Validate, store and queue a submission; return its receipt.
@@ -102,16 +103,20 @@ def submit(
     verified account the board shows beside the team name (with ``issuer``, the identity
     provider that verified it); give it only for an account a login provider vouched for.
 
+    ``track`` (``etclib.tracks``): transcription or erc; by default detected from the file's
+    fields (:func:`etclib.predictions.detect_track`).
+
     Raises :class:`MetadataError` (bad details), :class:`SubmissionError` (a refused file, with
     etclib's line-level ``problems``), :class:`LimitError` (daily or queue limit).
     """
     from etclib.corpus import load_corpus
-    from etclib.predictions import read_predictions
+    from etclib.predictions import detect_track, read_predictions
 
     meta = Metadata.from_dict(metadata)
     data, name = read_source(file, file_name)
+    track = track or detect_track(data, name)
     try:
-        preds = read_predictions(data, split=split, corpus=load_corpus(), name=name)
+        preds = read_predictions(data, split=split, corpus=load_corpus(), name=name, track=track)
     except PredictionsError as exc:
         raise SubmissionError(str(exc), exc.problems) from None
     key = (submitter or meta.contact or meta.name).strip()
@@ -134,15 +139,19 @@ def content_sha256(preds, order) -> str:
     CSV or JSON Lines, with a byte-order mark, CRLF, extra fields or lines in another order are
     one submission. ``order`` is the split's items (``etclib.task.items``).
     """
-    body = [[*it.key, preds.by_key[it.key]] for it in order]
-    return hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii")).hexdigest()
+    track = getattr(preds, "track", "transcription")
+    if track == "transcription":
+        body = [[*it.key, preds.by_key[it.key]] for it in order]
+        return hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii")).hexdigest()
+    body = [[*it.key, list(preds.by_key[it.key])] for it in order]
+    return hashlib.sha256(json.dumps([f"etc-{track}-v1", body]).encode("ascii")).hexdigest()
 
 
 #: The columns ``store_submission`` fills, in the order of its values.
 _COLUMNS = (
     "id, kind, created_at, split, name, team, contact, submitter_key, model_url, paper_url, "
     "description, setting, saw_test, file_name, file_sha256, file_format, file_bytes, n_items, "
-    "corpus_hash, warnings, baseline_key, visibility, status, status_message, content_sha256"
+    "corpus_hash, warnings, baseline_key, visibility, status, status_message, content_sha256, track"
 ).split(", ")
 
 
@@ -166,13 +175,22 @@ def store_submission(
     """Store a validated ``etclib.predictions.Predictions`` and queue its first stage."""
     import pandas as pd
 
+    from etclib.categories import format_label_set
     from etclib.corpus import load_corpus
     from etclib.task import items as split_items
 
     corpus = load_corpus()
     order = split_items(corpus, preds.split)
+    track = getattr(preds, "track", "transcription")
+
+    def stored(value):  # a label set is stored as "joy;surprise"
+        return value if isinstance(value, str) else format_label_set(value)
+
     frame = pd.DataFrame(
-        [(i, it.dialogue_id, it.turn, it.role, preds.by_key[it.key]) for i, it in enumerate(order)],
+        [
+            (i, it.dialogue_id, it.turn, it.role, stored(preds.by_key[it.key]))
+            for i, it in enumerate(order)
+        ],
         columns=["item_index", "dialogue_id", "turn", "role", "prediction"],
     )
     # Duplicates are the same predictions (content_sha256); file_sha256 is the file's bytes.
@@ -180,8 +198,8 @@ def store_submission(
     with db.write() as cur:
         dup = cur.execute(
             "SELECT id, status FROM submissions WHERE content_sha256 = ? AND split = ? "
-            "AND visibility <> 'deleted' ORDER BY created_at, id LIMIT 1",
-            [sha, preds.split],
+            "AND track = ? AND visibility <> 'deleted' ORDER BY created_at, id LIMIT 1",
+            [sha, preds.split, track],
         ).fetchone()
         if dup:
             return Receipt(dup[0], True, dup[1], list(preds.warnings))
@@ -218,6 +236,7 @@ def store_submission(
                 "queued",
                 "",
                 sha,
+                track,
             ],
         )
         frame.insert(0, "submission_id", sid)

@@ -82,7 +82,8 @@ def run_job(db: Database, job: Job) -> bool:
         )
         if job.stage == stages.first() and job.options.get("follow", True):
             waiting = busy_stages(cur, job.submission_id)
-            for stage in stages.configured_stages()[1:]:
+            track = stages.track_of(cur, job.submission_id)
+            for stage in stages.configured_stages(track)[1:]:
                 if stage not in waiting:
                     enqueue(cur, job.submission_id, stage)
         refresh_status(cur, job.submission_id)

@@ -35,16 +35,30 @@ def _reported(database: str, version: str):
     return lb.reported()
 
 
+track_names = lb.tracks()  # transcription -> "transcriptions", erc -> "categories"
+asked = st.query_params.get("track")
+track = st.segmented_control(
+    "Track",
+    list(track_names),
+    default=asked if asked in track_names else next(iter(track_names)),
+    format_func=lambda t: track_names[t],
+    key="lb_track",
+    help="transcriptions: the ETC task (write what the speaker felt); categories: emotion "
+    "recognition in conversation (ERC) on the same items, scored against the annotators' label.",
+) or next(iter(track_names))
+
 with shown_errors(stop=True):
     version = lb.board_version()
-    everything = lb.ranking()
+    everything = lb.ranking(track=track)
     published = _reported(board.database_key(), version)
+    if track != "transcription":
+        published = published.iloc[0:0]
 
 note = board.honesty_note(everything)
 if note:
     st.warning(note, icon="⚠️")
 
-metrics = board.metric_choices(everything) or board.metric_order()
+metrics = board.metric_choices(everything, track) or board.metric_order(track)
 default_metric = everything.attrs.get("sort_by")
 c1, c2, c3 = st.columns([2, 3, 3])
 metric = c1.selectbox(
@@ -53,13 +67,13 @@ metric = c1.selectbox(
     index=metrics.index(default_metric) if default_metric in metrics else 0,
     key="lb_metric",
     format_func=board.metric_label,
-    help=f"The ranking metric by default. {lb.ranking_rule()}",
+    help=f"The ranking metric by default. {lb.ranking_rule(track)}",
 )
 settings = c2.multiselect("Setting", lb.SETTINGS, key="lb_settings", placeholder="all settings")
 saw_test = c3.multiselect("Saw test data", lb.SAW_TEST, key="lb_saw_test", placeholder="any answer")
 
 with shown_errors(stop=True):
-    ranking = lb.ranking(sort_by=metric) if metric != default_metric else everything
+    ranking = lb.ranking(sort_by=metric, track=track) if metric != default_metric else everything
 shown = board.filter_ranking(ranking, settings, saw_test)
 
 if ranking.empty:
@@ -79,7 +93,7 @@ else:
         "reported numbers are never mixed into these columns."
     )
     st.dataframe(
-        board.board_table(shown, metric),
+        board.board_table(shown, metric, track),
         hide_index=True,
         width="stretch",
         key="lb_table",
@@ -88,6 +102,15 @@ else:
             "name": st.column_config.TextColumn("name", width="medium"),
         },
     )
+    if track != "transcription":
+        with shown_errors():
+            reference = board.reference_table(track)
+            if not reference.empty:
+                st.caption(
+                    "Reference: each annotator scored against the majority of the other two, "
+                    "averaged over the three annotators (the Judge-vs-Human yardstick)."
+                )
+                st.dataframe(reference, hide_index=True, width="stretch", key="lb_reference")
     with st.expander("Signatures of the board's columns"):
         st.json(ranking.attrs.get("signatures", {}))
 
@@ -109,12 +132,12 @@ else:
     floors = board.floor_values_of(ranking, metric)
     left.plotly_chart(charts.score_bars(bars, metric, floors), key="lb_bars")
 pr = board.pr_table(shown, published if with_reported else None)
-if pr.empty:
+if pr.empty and track == "transcription":
     right.info(
         "Judge precision and recall appear once entries are scored by the LLM judge; this "
         "site has no judge score yet."
     )
-else:
+elif not pr.empty:
     right.plotly_chart(charts.precision_recall_scatter(pr, board.pr_floors(ranking)), key="lb_pr")
 
 st.subheader("Published results (reported)")

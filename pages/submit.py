@@ -16,13 +16,15 @@ st.title("Submit predictions")
 st.markdown(
     "Predict the emotion transcription of every utterance of the **test split** (1,010 items: "
     "all ten utterances of the 101 test dialogues) and upload the file. It is checked at once; "
-    "accepted files are scored in the background and appear on the leaderboard."
+    "accepted files are scored in the background and appear on the leaderboard. The "
+    "**categories** track (emotion recognition in conversation) takes a `labels` list per item "
+    "instead; the track is recognised from the file's fields."
 )
 
 
 @st.cache_data(show_spinner=False)
-def _template(fmt: str) -> bytes:
-    return board.template_bytes(fmt)
+def _template(fmt: str, track: str = "transcription") -> bytes:
+    return board.template_bytes(fmt, track=track)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -56,6 +58,29 @@ with shown_errors():
         key="submit_template_csv",
         icon="⬇️",
     )
+st.caption(
+    'Categories track: `{"dialogue_id": 945, "turn": 3, "role": "listener", "labels": ["joy", '
+    '"surprise"]}`: joy, sadness, fear, anger, surprise, disgust, or neutral alone (Japanese '
+    "names 喜び… too); in CSV, a `labels` column with names joined by `;`."
+)
+with shown_errors():
+    cols = st.columns(2)
+    cols[0].download_button(
+        "Categories template (JSON Lines)",
+        _template("jsonl", "erc"),
+        file_name="etc_test_categories_template.jsonl",
+        mime="application/jsonl",
+        key="submit_template_erc_jsonl",
+        icon="⬇️",
+    )
+    cols[1].download_button(
+        "Categories template (CSV)",
+        _template("csv", "erc"),
+        file_name="etc_test_categories_template.csv",
+        mime="text/csv",
+        key="submit_template_erc_csv",
+        icon="⬇️",
+    )
 
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
@@ -68,7 +93,10 @@ if upload is not None:
     check = _validate(upload.getvalue(), upload.name)
     if check.ok:
         st.success(
-            escape_markdown(f"{check.name}: valid, {check.items:,} predictions ({check.format}).")
+            escape_markdown(
+                f"{check.name}: valid, {check.items:,} predictions ({check.format}) for the "
+                f"{check.track_title} track."
+            )
         )
         for w in check.warnings:
             st.warning(escape_markdown(w))
@@ -206,7 +234,7 @@ if state["submit_ids"]:
                 "pages/leaderboard.py",
                 label="Open its detail view on the leaderboard",
                 icon="🏆",
-                query_params={"submission": current},
+                query_params={"submission": current, "track": s.get("track", "transcription")},
             )
         history = board.history_table(s)
         if not history.empty:

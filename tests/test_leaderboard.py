@@ -62,7 +62,7 @@ def test_submit_then_score_flow(tiny):
     receipt = lb.submit(jsonl(tiny), META, file_name="preds.jsonl")
     assert not receipt.duplicate and receipt.status == "queued" and receipt.queue_position == 1
     st = lb.status(receipt.id)
-    assert st["status"] == "queued" and st["pending"] == ["bleu", "rouge"]
+    assert st["status"] == "queued" and st["pending"] == ["bleu", "rouge", "category"]
     assert lb.process_jobs() == 1
     st = lb.status(receipt.id)
     assert st["status"] == "scored" and st["pending"] == [] and st["queue_position"] is None
@@ -116,8 +116,8 @@ def test_eight_concurrent_submissions_all_stored_and_scored(tiny):
     assert count("submissions") == 8
     assert count("predictions") == 8 * 20
     assert count("jobs", "status = 'done'") == 8 and count("jobs") == 8
-    assert count("scores") == 16  # bleu and rouge for each
-    assert count("item_scores") == 16 * 20
+    assert count("scores") == 24  # bleu, rouge and category for each
+    assert count("item_scores") == 24 * 20
     assert {lb.status(i)["status"] for i in ids} == {"scored"}
     assert len(lb.ranking()) == 8
     lb.stop_workers()
@@ -338,7 +338,7 @@ def test_a_killed_worker_process_is_resumed_after_restart(tiny, tiny_corpus):
     lb.process_jobs()
     assert lb.status(receipt.id)["status"] == "scored"
     assert count("jobs", "status = 'running'") == 0
-    assert count("scores", "submission_id = ?", [receipt.id]) == 2
+    assert count("scores", "submission_id = ?", [receipt.id]) == 3  # bleu, rouge, category
 
 
 def test_a_second_writing_process_gets_a_clear_error(tiny, tiny_corpus):
@@ -434,9 +434,9 @@ def test_hide_unhide_delete_and_rescore(tiny, monkeypatch):
     before = count("scores", "submission_id = ?", [a.id])
     assert lb.rescore(a.id, "s3cret-admin-token-0123456789")
     lb.process_jobs()
-    assert count("scores", "submission_id = ?", [a.id]) == before + 2  # added, none replaced
+    assert count("scores", "submission_id = ?", [a.id]) == before + 3  # added, none replaced
     assert lb.status(a.id)["status"] == "scored"
-    assert len(lb.detail(a.id)["history"]) == before + 2
+    assert len(lb.detail(a.id)["history"]) == before + 3
 
     lb.delete(b.id, "s3cret-admin-token-0123456789", note="duplicate")
     with pytest.raises(lb.NotFoundError):

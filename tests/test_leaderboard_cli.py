@@ -24,10 +24,13 @@ def test_seed_baselines_then_show_on_the_real_test_split(corpus, capsys):
 
     if not (reference_dir() / "paper_baselines.json").is_file():
         pytest.skip("shared/reference/paper_baselines.json not found: set ETC_REFERENCE_DIR")
-    assert main(["seed-baselines", "--backends", "copy,constant"]) == 0
+    assert (
+        main(["seed-baselines", "--backends", "copy,constant", "--erc-backends", "majority"]) == 0
+    )
     out = capsys.readouterr().out
     assert f"reported rows: {REFERENCE_ROWS} added" in out
-    assert "copy: added as" in out and "constant: added as" in out and "scored 2 job(s)" in out
+    assert "copy: added as" in out and "constant: added as" in out and "scored 3 job(s)" in out
+    assert "majority: added as" in out
 
     assert main(["show"]) == 0
     shown = capsys.readouterr().out
@@ -36,6 +39,8 @@ def test_seed_baselines_then_show_on_the_real_test_split(corpus, capsys):
     assert "Reported in the paper" in shown
     assert "GPT-4.1 (gpt-4.1-2025-04-14), zero-shot" in shown
     assert "16.89" in shown  # the paper's BLEU-1 for that row, as published
+    assert "Categories (ERC) track" in shown and "Majority label set (etclib)" in shown
+    assert "a person (annotator vs other two)" in shown
 
     board = lb.ranking()
     assert set(board["kind"]) == {"baseline"} and len(board) == 2
@@ -50,7 +55,9 @@ def test_seed_baselines_then_show_on_the_real_test_split(corpus, capsys):
     assert len(lb.per_item(copy["id"])) == 1010
 
     # Idempotent: nothing new the second time.
-    assert main(["seed-baselines", "--backends", "copy,constant"]) == 0
+    assert (
+        main(["seed-baselines", "--backends", "copy,constant", "--erc-backends", "majority"]) == 0
+    )
     out = capsys.readouterr().out
     assert "0 added, 0 updated, 5 unchanged" in out and "scored 0 job(s)" in out
     assert "already there" in out

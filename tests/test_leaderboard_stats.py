@@ -238,7 +238,7 @@ def _fake_judge_module() -> types.ModuleType:
     mod.compute = compute
     mod.aggregate = judge.aggregate
     mod.item_scores = judge.item_scores
-    mod.signature = lambda ctx=None: {"judge": "fake-judge|test"}
+    mod.signature = lambda ctx=None, data=None: {"judge": "fake-judge|test"}
     return mod
 
 

@@ -573,6 +573,8 @@ def test_submit_valid_file_is_scored_and_linked(corpus):
     assert {b.proto.label for b in at.get("download_button")} == {
         "Template (JSON Lines)",
         "Template (CSV)",
+        "Categories template (JSON Lines)",
+        "Categories template (CSV)",
     }
     at.file_uploader(key="submit_file").upload("preds.jsonl", predictions_file(corpus)).run()
     assert_clean(at)

@@ -24,11 +24,12 @@ _log = logging.getLogger(__name__)
 FINAL_STATUSES = ("scored", "failed")
 
 
-def metric_order() -> list[str]:
-    """Metrics the picker offers, in this order, when the board has them (etclib's registry)."""
+def metric_order(track: str | None = None) -> list[str]:
+    """Metrics the picker offers, in this order, when the board of ``track`` has them (etclib's
+    registry)."""
     from etclib import metrics
 
-    return metrics.display_order()
+    return metrics.display_order(track)
 
 
 def metric_label(key: str) -> str:
@@ -49,21 +50,22 @@ INFO_COLUMNS = ("rank", "rank_band", "name", "team", "account", "setting", "saw_
 # --- submitting ----------------------------------------------------------------------------------
 
 
-def template_bytes(fmt: str = "jsonl", split: str = "test") -> bytes:
-    """Every item of ``split`` with an empty prediction, as JSON Lines or CSV (UTF-8)."""
+def template_bytes(fmt: str = "jsonl", split: str = "test", track: str | None = None) -> bytes:
+    """Every item of ``split`` with an empty prediction (an empty label list on the ERC
+    track), as JSON Lines or CSV (UTF-8)."""
     from etclib.corpus import load_corpus
-    from etclib.predictions import FIELDS, dumps_jsonl, template_rows
+    from etclib.predictions import dumps_jsonl, fields_of, template_rows
 
-    rows = template_rows(load_corpus(), split)
+    rows = template_rows(load_corpus(), split, track)
     if fmt == "jsonl":
-        return dumps_jsonl(rows).encode("utf-8")
+        return dumps_jsonl(rows, track).encode("utf-8")
     if fmt != "csv":
         raise ValueError(f"unknown template format {fmt!r}: use 'jsonl' or 'csv'")
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(FIELDS)
+    w.writerow(fields_of(track))
     for (dialogue_id, turn, role), pred in rows:
-        w.writerow([dialogue_id, turn, role, pred])
+        w.writerow([dialogue_id, turn, role, pred if isinstance(pred, str) else ";".join(pred)])
     return out.getvalue().encode("utf-8")
 
 
@@ -78,21 +80,35 @@ class Validation:
     warnings: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     message: str = ""
+    #: the track detected from the file's fields (etclib.tracks); the default when unknown
+    track: str = "transcription"
+
+    @property
+    def track_title(self) -> str:
+        from etclib import tracks
+
+        return tracks.get(self.track).title
 
 
-def validate_upload(data: bytes, name: str, split: str = "test") -> Validation:
-    """Check an upload with etclib's reader; any refusal becomes line-level problems.
+def validate_upload(
+    data: bytes, name: str, split: str = "test", track: str | None = None
+) -> Validation:
+    """Check an upload with etclib's reader; any refusal becomes line-level problems. The
+    track is detected from the file's fields unless given.
 
     Nothing raises out of here: a page shows the problems, never Streamlit's error page. An
     unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
     """
     from etclib.errors import EtcError
-    from etclib.predictions import read_predictions
+    from etclib.predictions import detect_track, read_predictions
 
     try:
-        preds = read_predictions(data, split=split, name=name)
+        track = track or detect_track(data, name) or "transcription"
+        preds = read_predictions(data, split=split, name=name, track=track)
     except PredictionsError as exc:
-        return Validation(False, name, problems=list(exc.problems), message=str(exc))
+        return Validation(
+            False, name, problems=list(exc.problems), message=str(exc), track=str(track)
+        )
     except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
         return Validation(False, name, problems=[Problem(0, str(exc))], message=str(exc))
     except Exception:
@@ -103,7 +119,7 @@ def validate_upload(data: bytes, name: str, split: str = "test") -> Validation:
             "it was logged. Nothing was stored; please report it with the reference."
         )
         return Validation(False, name, problems=[Problem(0, message)], message=message)
-    return Validation(True, name, len(preds), preds.format, list(preds.warnings))
+    return Validation(True, name, len(preds), preds.format, list(preds.warnings), track=preds.track)
 
 
 def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
@@ -139,9 +155,25 @@ def history_table(status: dict[str, Any]) -> pd.DataFrame:
 # --- the board -----------------------------------------------------------------------------------
 
 
-def metric_choices(ranking: pd.DataFrame) -> list[str]:
+def metric_choices(ranking: pd.DataFrame, track: str | None = None) -> list[str]:
     """Metrics present in ``ranking`` with at least one value, in :func:`metric_order`."""
-    return [m for m in metric_order() if m in ranking.columns and ranking[m].notna().any()]
+    return [m for m in metric_order(track) if m in ranking.columns and ranking[m].notna().any()]
+
+
+def reference_table(track: str | None = None) -> pd.DataFrame:
+    """The board's reference rows (on the categories track: "a person", each annotator against
+    the other two's majority, averaged), with the track's ranking metrics, rounded."""
+    import leaderboard as lb
+
+    rows = lb.reference_rows(track)
+    if rows.empty:
+        return rows
+    rows = rows[rows["name"] == "a person"]
+    keys = [m for m in metric_order(track) if m in rows.columns]
+    out = rows[["name", *keys]].copy()
+    out[keys] = out[keys].astype(float).round(2)
+    out.insert(1, "kind", "👤 reference (annotators)")
+    return out.reset_index(drop=True)
 
 
 def filter_ranking(
@@ -197,7 +229,7 @@ def _kinds(ranking: pd.DataFrame) -> list[str]:
     return [badge(k, b) for k, b in zip(ranking["kind"], baselines)]
 
 
-def board_table(ranking: pd.DataFrame, metric: str) -> pd.DataFrame:
+def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) -> pd.DataFrame:
     """The ranking for display: rank band, descriptive columns, badge, ``metric`` with interval,
     then every other metric's value."""
     if ranking.empty:
@@ -224,7 +256,7 @@ def board_table(ranking: pd.DataFrame, metric: str) -> pd.DataFrame:
         )
         for i, v in enumerate(ranking[metric] if metric in ranking else [None] * len(ranking))
     ]
-    for m in metric_order():
+    for m in metric_order(track):
         if m != metric and m in ranking.columns and ranking[m].notna().any():
             t[m] = ranking[m].round(2)
     if "id" in ranking.columns:
@@ -374,6 +406,8 @@ def honesty_note(ranking: pd.DataFrame) -> str | None:
 
     if ranking.empty or judged(ranking):
         return None
+    if ranking.attrs.get("track", "transcription") != "transcription":
+        return None  # the categories track is scored against labels, not by overlap
     metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
     label = metrics.fact(metric).label
     judge_label = metrics.fact(metrics.RANK_ORDER[0]).label

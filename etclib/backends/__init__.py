@@ -34,6 +34,8 @@ from .base import Backend, Progress
 __all__ = [
     "REGISTRY",
     "DEFAULT_BACKEND",
+    "DEFAULT_ERC_BACKEND",
+    "ERC_REGISTRY",
     "Backend",
     "BackendStatus",
     "Progress",
@@ -43,6 +45,8 @@ __all__ = [
     "get_backend",
     "options_of",
     "register",
+    "registry",
+    "default_backend",
 ]
 
 #: name -> module defining ``BACKEND``.
@@ -55,10 +59,33 @@ REGISTRY: dict[str, str] = {
     "gemini": "etclib.backends.gemini",
 }
 DEFAULT_BACKEND = "retrieval"
+#: The ERC track's backends (label sets, :class:`etclib.backends.base.CategoryBackend`):
+#: name -> module defining ``BACKEND``.
+ERC_REGISTRY: dict[str, str] = {
+    "majority": "etclib.backends.erc_majority",
+    "prior": "etclib.backends.erc_prior",
+    "tfidf": "etclib.backends.erc_tfidf",
+    "retrieval-labels": "etclib.backends.erc_retrieval",
+    "llm": "etclib.backends.erc_llm",
+}
+DEFAULT_ERC_BACKEND = "tfidf"
+
+
+def registry(track: str | None = None) -> dict[str, str]:
+    """The backends of ``track`` (default: the transcription track's :data:`REGISTRY`)."""
+    from ..tracks import get as get_track
+
+    return ERC_REGISTRY if get_track(track).name == "erc" else REGISTRY
+
+
+def default_backend(track: str | None = None) -> str:
+    return DEFAULT_ERC_BACKEND if registry(track) is ERC_REGISTRY else DEFAULT_BACKEND
+
+
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 
 
-def register(name: str, module: str) -> None:
+def register(name: str, module: str, track: str | None = None) -> None:
     """Make backend ``name`` available from ``module`` (importable, defining ``BACKEND``).
 
     For backends that live outside etclib (a plugin, a test); the library's own are listed in
@@ -70,11 +97,12 @@ def register(name: str, module: str) -> None:
             f"Backend name {name!r} is not valid: use lower-case letters, digits, '-' and '_', "
             "starting with a letter."
         )
-    if REGISTRY.get(name, module) != module:
+    reg = registry(track)
+    if reg.get(name, module) != module:
         raise ConfigError(
-            f"Backend {name!r} is already registered (from {REGISTRY[name]}); choose another name."
+            f"Backend {name!r} is already registered (from {reg[name]}); choose another name."
         )
-    REGISTRY[name] = module
+    reg[name] = module
 
 
 def _unknown(kind: str, name: str, known: list[str]) -> str:
@@ -83,17 +111,24 @@ def _unknown(kind: str, name: str, known: list[str]) -> str:
     return f"Unknown {kind} {name!r}.{hint} Available: {', '.join(known)}."
 
 
-def backend_class(name: str) -> type[Backend]:
-    """The class registered as ``name``; ``BackendError`` with a suggestion if there is none."""
-    if name not in REGISTRY:
-        raise BackendError(_unknown("backend", name, list(REGISTRY)))
-    module = importlib.import_module(REGISTRY[name])
+def backend_class(name: str, track: str | None = None) -> type[Backend]:
+    """The class registered as ``name`` (for ``track``, default transcription); ``BackendError``
+    with a suggestion if there is none."""
+    reg = registry(track)
+    if name not in reg:
+        other = ERC_REGISTRY if reg is REGISTRY else REGISTRY
+        kind = "backend" if reg is REGISTRY else "ERC backend"
+        msg = _unknown(kind, name, list(reg))
+        if name in other:
+            msg += f" ({name!r} is a backend of the {'erc' if reg is REGISTRY else 'transcription'} track.)"
+        raise BackendError(msg)
+    module = importlib.import_module(reg[name])
     return module.BACKEND
 
 
-def options_of(name: str) -> dict[str, Any]:
+def options_of(name: str, track: str | None = None) -> dict[str, Any]:
     """A backend's options and their defaults (``inspect.Parameter.empty`` when required)."""
-    params = inspect.signature(backend_class(name).__init__).parameters
+    params = inspect.signature(backend_class(name, track).__init__).parameters
     return {
         p.name: p.default
         for p in params.values()
@@ -101,15 +136,15 @@ def options_of(name: str) -> dict[str, Any]:
     }
 
 
-def get_backend(name: str, **options: Any) -> Backend:
+def get_backend(name: str, *, track: str | None = None, **options: Any) -> Backend:
     """Create backend ``name`` with ``options``; unknown names and options are refused early.
 
     Options whose value is ``None`` are dropped, so a CLI can pass every flag it has and let
     each backend fall back to its settings and defaults.
     """
-    cls = backend_class(name)
+    cls = backend_class(name, track)
     given = {k: v for k, v in options.items() if v is not None}
-    known = options_of(name)
+    known = options_of(name, track)
     for key in given:
         if key not in known:
             takes = ", ".join(known) or "no options"
@@ -129,14 +164,14 @@ class BackendStatus:
     reason: str
 
 
-def backend_status(name: str) -> BackendStatus:
+def backend_status(name: str, track: str | None = None) -> BackendStatus:
     """Whether backend ``name`` is usable here and why not; never raises.
 
     A name that is not registered, a module that cannot be imported and an availability check
     that fails all come back as unusable, with the reason.
     """
     try:
-        cls = backend_class(name)
+        cls = backend_class(name, track)
     except EtcError as exc:
         return BackendStatus(name, "", False, str(exc))
     except Exception as exc:  # noqa: BLE001 - a broken module must not break a listing
@@ -150,6 +185,7 @@ def backend_status(name: str) -> BackendStatus:
     return BackendStatus(name, cls.description, bool(usable), str(reason))
 
 
-def configured_backends() -> list[BackendStatus]:
-    """Every registered backend, whether it is usable now, and why not (or what it will use)."""
-    return [backend_status(name) for name in REGISTRY]
+def configured_backends(track: str | None = None) -> list[BackendStatus]:
+    """Every registered backend of ``track`` (default: transcription), whether it is usable
+    now, and why not (or what it will use)."""
+    return [backend_status(name, track) for name in registry(track)]

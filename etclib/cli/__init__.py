@@ -90,3 +90,19 @@ def add_data_argument(parser: argparse.ArgumentParser) -> None:
 
 def add_json_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def add_track_argument(parser: argparse.ArgumentParser, detect: bool = False) -> None:
+    from ..tracks import DEFAULT_TRACK, TRACKS
+
+    parser.add_argument(
+        "--track",
+        choices=list(TRACKS),
+        default=None if detect else DEFAULT_TRACK,
+        help="transcription (a 'prediction' per item) or erc (a 'labels' list per item)"
+        + (
+            "; default: detected from the file's fields"
+            if detect
+            else f" (default: {DEFAULT_TRACK})"
+        ),
+    )

@@ -8,6 +8,9 @@ ones is refused (pass --overwrite to start again). k-shot examples come from the
 (etclib.task.choose_shots, seeded), never from the evaluated split.
 
 Backends: retrieval (default, CPU), constant, copy, hf, openai, gemini (docs/models.md).
+With --track erc the file holds each item's emotion categories ("labels"), and the backends are
+the ERC track's: tfidf (default; trained here on CPU in seconds), majority, prior,
+retrieval-labels, llm (--provider openai|gemini, zero- or k-shot).
 
 --check is the pre-flight: it answers the first 3 items of the split for real (nothing is
 written), and prints latency, tokens per call, the served model, the settings sent, and an
@@ -17,6 +20,8 @@ empty answer (safety block, output spent on thinking) is named. Exit 1 when some
 Examples:
   etclib predict --backend openai --model gpt-5-mini --check
   etclib predict --backend retrieval --split test --out runs/retrieval.jsonl
+  etclib predict --track erc --backend tfidf --split test --out runs/erc-tfidf.jsonl
+  etclib predict --track erc --backend llm --provider gemini --shots 4 --out runs/erc-llm.jsonl
   etclib predict --backend openai --shots 4 --seed 0 --out runs/gpt-4.1-4shot.jsonl
   etclib predict --backend hf --model tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 \\
       --adapter runs/qlora --4bit --batch-size 16 --out runs/swallow-qlora.jsonl
@@ -33,21 +38,34 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, progress
-from ..backends import DEFAULT_BACKEND, REGISTRY, Backend, get_backend, options_of
+from ..backends import (
+    DEFAULT_BACKEND,
+    ERC_REGISTRY,
+    REGISTRY,
+    Backend,
+    default_backend,
+    get_backend,
+    options_of,
+)
 from ..corpus import SPLITS, Corpus, load_corpus
 from ..errors import ConfigError, PredictionsError, Problem
-from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, read_predictions
+from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, label_values, read_predictions
 from ..task import Item, Key, choose_shots
 from ..task import items as split_items
-from . import add_data_argument, add_json_argument
+from . import add_data_argument, add_json_argument, add_track_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
-        default=DEFAULT_BACKEND,
+        default=None,
         metavar="NAME",
-        help=f"model backend: {', '.join(REGISTRY)} (default: {DEFAULT_BACKEND})",
+        help=f"model backend: {', '.join(REGISTRY)} (default: {DEFAULT_BACKEND}); with --track "
+        f"erc: {', '.join(ERC_REGISTRY)} (default: {default_backend('erc')})",
+    )
+    add_track_argument(parser)
+    parser.add_argument(
+        "--provider", choices=("openai", "gemini"), help="the erc llm backend's API"
     )
     parser.add_argument(
         "--out", metavar="FILE", help="predictions file (.jsonl); required unless --check"
@@ -105,15 +123,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # --- resuming ----------------------------------------------------------------------------------
 
 
-def read_partial(path: Path, expected: set[Key]) -> tuple[dict[Key, str], int, str | None]:
+def read_partial(
+    path: Path, expected: set[Key], track: str | None = None
+) -> tuple[dict[Key, Any], int, str | None]:
     """Predictions already in ``path``: ``(by_key, good_bytes, note)``.
 
     ``good_bytes`` is the length of the valid prefix: a last line without its newline, or an
     unparsable last line, is what a crash leaves and is dropped (``note`` says so). Anything
     wrong before the last line, an item outside the split or a repeated item is refused.
     """
+    from ..tracks import get as get_track
+
+    t = get_track(track)
     data = path.read_bytes()
-    done: dict[Key, str] = {}
+    done: dict[Key, Any] = {}
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
     note = f"dropped a truncated last line ({len(tail)} bytes)" if tail.strip() else None
@@ -124,10 +147,18 @@ def read_partial(path: Path, expected: set[Key]) -> tuple[dict[Key, str], int, s
         try:
             obj = json.loads(raw.decode("utf-8"))
             key = (obj["dialogue_id"], obj["turn"], obj["role"])
-            pred = obj["prediction"]
-            if not isinstance(pred, str):
+            pred = obj[t.field]
+            if t.kind == "labels":
+                pred = label_values({key: pred}, str(path))[key]
+            elif not isinstance(pred, str):
                 raise TypeError("prediction is not a string")
-        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (
+            UnicodeDecodeError,
+            json.JSONDecodeError,
+            KeyError,
+            TypeError,
+            PredictionsError,
+        ) as exc:
             if n == len(lines) and not tail.strip():
                 good -= len(raw) + 1
                 note = f"dropped an unreadable last line {n} ({exc.__class__.__name__})"
@@ -193,13 +224,16 @@ def make_backend(args: argparse.Namespace, corpus: Corpus) -> Backend:
         "load_in_4bit": args.load_in_4bit,
         "max_new_tokens": args.max_new_tokens,
         "batch_size": args.batch_size,
+        "provider": args.provider,
     }
-    accepted = options_of(args.backend)
+    accepted = options_of(args.backend, args.track)
+    if "provider" not in accepted and args.provider is not None:
+        raise ConfigError(f"--provider is an option of the erc llm backend, not {args.backend!r}.")
     if "corpus" in accepted:
         options["corpus"] = corpus
     if "batch_size" not in accepted:
         options.pop("batch_size")  # still the write granularity
-    return get_backend(args.backend, **options)
+    return get_backend(args.backend, track=args.track, **options)
 
 
 def plan(
@@ -284,6 +318,8 @@ def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.backend is None:
+        args.backend = default_backend(args.track)
     if args.shots < 0:
         raise ConfigError(f"--shots must be >= 0, got {args.shots}.")
     if args.batch_size is not None and args.batch_size < 1:
@@ -299,7 +335,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shots and not backend.uses_prompt:
         raise ConfigError(
             f"--shots {args.shots}: backend {args.backend!r} does not prompt a model, so shots "
-            "would change nothing; drop --shots or use hf, openai or gemini."
+            "would change nothing; drop --shots or use a backend that prompts a model."
         )
     run_info = {
         "backend": args.backend,
@@ -309,12 +345,15 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed if args.shots else None,
         "corpus_sha256": corpus.content_hash,
         "etclib": __version__,
+        "track": args.track,
     }
     done: dict[Key, str] = {}
     notes: list[str] = []
     if out.exists() and not args.overwrite:
         check_run(out, run_info)
-        done, good, note = read_partial(out, {it.key for it in split_items(corpus, args.split)})
+        done, good, note = read_partial(
+            out, {it.key for it in split_items(corpus, args.split)}, args.track
+        )
         if note:
             notes.append(note)
         if good < out.stat().st_size:
@@ -343,11 +382,11 @@ def run(args: argparse.Namespace) -> int:
                 )
                 rows = []
                 for it, p in zip(batch, preds, strict=True):
-                    if len(p) > MAX_PREDICTION_CHARS:
+                    if isinstance(p, str) and len(p) > MAX_PREDICTION_CHARS:
                         clipped += 1
                         p = p[:MAX_PREDICTION_CHARS]
                     rows.append((it.key, p))
-                f.write(dumps_jsonl(rows))
+                f.write(dumps_jsonl(rows, args.track))
                 f.flush()
                 os.fsync(f.fileno())
     finally:
@@ -358,7 +397,7 @@ def run(args: argparse.Namespace) -> int:
     complete = args.limit is None
     warnings: list[str] = []
     if complete:
-        warnings = read_predictions(out, args.split, corpus).warnings
+        warnings = read_predictions(out, args.split, corpus, track=args.track).warnings
     summary = {
         "out": str(out),
         "backend": args.backend,

@@ -4,8 +4,17 @@ Scores are x100. Every result carries its signature (tokenizer and dictionary, m
 version); compare only numbers with equal signatures. --ci adds each ranking metric's 95% paired
 bootstrap interval over items (the leaderboard's: 1,000 resamples, seed 20260 by default).
 
+The track (transcription, or erc: emotion categories) is detected from the file's fields unless
+--track names it. Transcription metrics: bleu, rouge (default), bertscore, judge, and category
+(category agreement: a classifier trained on the train transcriptions reads each prediction's
+categories; macro-F1 against the aggregated label; offline). ERC metrics: erc (macro-F1, the
+ranking metric; micro-F1, exact match, Hamming accuracy, EmotionLines WA/UWA, per-category
+precision/recall/F1).
+
 Example:
   etclib score preds.jsonl
+  etclib score preds.jsonl --metrics bleu,rouge,category
+  etclib score labels.jsonl --track erc --ci
   etclib score preds.jsonl --metrics bleu,rouge,bertscore --json --per-item items.jsonl
   etclib score preds.jsonl --ci --resamples 1000 --seed 20260
   etclib score preds.jsonl --metrics bertscore --bertscore-model ./my-bert --bertscore-layer 9
@@ -18,7 +27,7 @@ import argparse
 import json
 import sys
 
-from . import add_data_argument, add_json_argument
+from . import add_data_argument, add_json_argument, add_track_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,10 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="test", choices=("train", "valid", "test"))
     parser.add_argument(
         "--metrics",
-        default=",".join(DEFAULT_METRICS),
-        help=f"comma-separated metric groups (default: {','.join(DEFAULT_METRICS)}; "
-        f"available: {', '.join(METRICS)})",
+        default=None,
+        help=f"comma-separated metric groups (default: the track's; {','.join(DEFAULT_METRICS)} "
+        f"for transcriptions, erc for categories; available: {', '.join(METRICS)})",
     )
+    add_track_argument(parser, detect=True)
     parser.add_argument(
         "--ci", action="store_true", help="add 95%% paired bootstrap intervals over items"
     )
@@ -87,12 +97,19 @@ def _num(x: float) -> float | None:
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
     from ..metrics import parse_metrics
-    from ..predictions import read_predictions
+    from ..predictions import detect_track, read_predictions
     from ..scoring import score, signature_string, write_per_item
 
-    metrics = parse_metrics(args.metrics)
+    track = args.track
+    if track is None:
+        try:
+            with open(args.file, "rb") as f:
+                track = detect_track(f.read(65536), args.file)
+        except OSError:
+            track = None  # read_predictions names the problem
+    metrics = parse_metrics(args.metrics, track)
     corpus = load_corpus(args.data)
-    preds = read_predictions(args.file, split=args.split, corpus=corpus)
+    preds = read_predictions(args.file, split=args.split, corpus=corpus, track=track)
     for w in preds.warnings:
         print(f"warning: {w}", file=sys.stderr)
     result = score(preds, split=args.split, metrics=metrics, corpus=corpus, options=options(args))
@@ -106,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             out["bootstrap"] = {"resamples": args.resamples, "seed": args.seed, "level": 0.95}
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
-    print(f"{args.file}: {result.n_items} items of the {result.split} split")
+    print(f"{args.file}: {result.n_items} items of the {result.split} split ({result.track} track)")
     for k, v in result.scores.items():
         line = f"  {k:<14} {v:8.2f}" if isinstance(v, float) else f"  {k:<14} {v}"
         if k in intervals:

@@ -1,19 +1,20 @@
 """Write a predictions template: every item of a split with an empty prediction.
 
-Fill in the "prediction" fields and submit the file.
+Fill in the "prediction" fields (with --track erc: the "labels" lists, e.g. ["joy"]; in CSV,
+names joined by ";") and submit the file.
 
 Example:
   etclib template --split test --out test_template.jsonl
   etclib template --split test --out test_template.csv
+  etclib template --track erc --out erc_template.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
-from . import add_data_argument
+from . import add_data_argument, add_track_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,22 +22,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, help="output file; .csv writes CSV, anything else JSONL"
     )
+    add_track_argument(parser)
     add_data_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
-    from ..predictions import FIELDS, template_rows, write_jsonl
+    from ..predictions import dumps_csv, template_rows, write_jsonl
 
-    rows = template_rows(load_corpus(args.data), args.split)
+    rows = template_rows(load_corpus(args.data), args.split, args.track)
     out = Path(args.out)
     if out.suffix.lower() == ".csv":
         out.parent.mkdir(parents=True, exist_ok=True)
         with open(out, "w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(FIELDS)
-            w.writerows([*k, p] for k, p in rows)
+            f.write(dumps_csv(rows, args.track))
     else:
-        write_jsonl(out, rows)
-    print(f"wrote {len(rows)} items of the {args.split} split to {out}")
+        write_jsonl(out, rows, args.track)
+    print(f"wrote {len(rows)} items of the {args.split} split ({args.track} track) to {out}")
     return 0

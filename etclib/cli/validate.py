@@ -2,8 +2,12 @@
 
 Exits 0 when the file is valid; otherwise prints each problem with its line number and exits 1.
 
+The track (transcription: a "prediction" per item; erc: a "labels" list) is detected from the
+file's fields unless --track names it.
+
 Example:
   etclib validate my_predictions.jsonl --split test
+  etclib validate my_labels.jsonl --track erc
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ import argparse
 import json
 import sys
 
-from . import add_data_argument, add_json_argument
+from . import add_data_argument, add_json_argument, add_track_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="predictions file (.jsonl or .csv)")
     parser.add_argument("--split", default="test", choices=("train", "valid", "test"))
+    add_track_argument(parser, detect=True)
     add_data_argument(parser)
     add_json_argument(parser)
 
@@ -25,10 +30,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
     from ..errors import PredictionsError
-    from ..predictions import read_predictions
+    from ..predictions import detect_track, read_predictions
 
+    track = args.track
+    if track is None:
+        try:
+            with open(args.file, "rb") as f:
+                track = detect_track(f.read(65536), args.file)
+        except OSError:
+            track = None  # read_predictions names the problem
     try:
-        preds = read_predictions(args.file, split=args.split, corpus=load_corpus(args.data))
+        preds = read_predictions(
+            args.file, split=args.split, corpus=load_corpus(args.data), track=track
+        )
     except PredictionsError as exc:
         if args.json:
             print(
@@ -48,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "valid": True,
+                    "track": preds.track,
                     "items": len(preds),
                     "format": preds.format,
                     "sha256": preds.sha256,
@@ -59,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         print(
-            f"{args.file}: valid {preds.format} file, {len(preds)} items of the {preds.split} split."
+            f"{args.file}: valid {preds.format} file, {len(preds)} items of the {preds.split} "
+            f"split ({preds.track} track)."
         )
         for w in preds.warnings:
             print(f"warning: {w}", file=sys.stderr)

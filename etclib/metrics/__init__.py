@@ -24,10 +24,16 @@ A metric module defines:
 - ``item_scores(data, i) -> dict``: one item's scores for ``--per-item`` output;
 - ``score(predictions, references, **options) -> dict[str, float]``: the pure one-call form;
 - optionally ``TOKENS = True`` when it scores etclib's MeCab tokens (the tokenizer then joins
-  the run's signature).
+  the run's signature);
+- optionally ``TRACK``: the track it scores (:mod:`etclib.tracks`; ``"transcription"`` when
+  absent). ``predictions`` are then that track's values (label tuples on ``"erc"``) and
+  ``references`` what the track compares them with; ``ctx.labels`` always holds the items'
+  aggregated labels.
 
 Adding a metric: one new module here and one line in ``METRICS`` (or :func:`register`).
-The ranking rule is :data:`RANK_ORDER`, read through :func:`ranking_key`.
+Each track has its ranking rule (``Track.rank_order``; :data:`RANK_ORDER` is the transcription
+track's), read through :func:`ranking_key`. Functions that list metrics take ``track`` (default:
+the transcription track).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import tracks
 from ..errors import MetricError
 from ..tokenize import TokenCache
 
@@ -49,10 +56,13 @@ METRICS: dict[str, str | ModuleType] = {
     "rouge": "etclib.metrics.rouge",
     "bertscore": "etclib.metrics.bertscore",
     "judge": "etclib.metrics.judge",
+    "category": "etclib.metrics.category",
+    "erc": "etclib.metrics.erc",
 }
-DEFAULT_METRICS: tuple[str, ...] = ("bleu", "rouge")
-#: The ranking rule: rank by the first of these keys that any entry has.
-RANK_ORDER: tuple[str, ...] = ("f1", "bertscore", "rougeL")
+DEFAULT_METRICS: tuple[str, ...] = tracks.TRANSCRIPTION.default_metrics
+#: The transcription track's ranking rule: rank by the first of these keys that any entry has.
+RANK_ORDER: tuple[str, ...] = tracks.TRANSCRIPTION.rank_order
+TrackName = str | tracks.Track | None
 
 UNITS = ("×100", "count")
 
@@ -79,6 +89,8 @@ class Fact:
     group: str = ""
     #: the stage that computes it (the module's ``STAGE``); filled by the registry
     stage: str = ""
+    #: the track it scores (the module's ``TRACK``); filled by the registry
+    track: str = ""
 
 
 @dataclass
@@ -99,26 +111,52 @@ class Context:
 
     options: dict[str, Any] = field(default_factory=dict)
     tokens: TokenCache = field(default_factory=TokenCache)
+    #: the aggregated label of each scored item, in item order (set by etclib.scoring.score)
+    labels: list[tuple[str, ...]] | None = None
+    #: the corpus scored (metrics that train on its train split use it; default: ETC_DATA_DIR)
+    corpus: Any = None
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.options.get(name)
         return default if value is None else value
 
 
-def parse_metrics(spec: str | list[str] | tuple[str, ...] | None) -> list[str]:
-    """``"bleu,rouge"`` -> ``["bleu", "rouge"]``, with "Did you mean" for unknown names."""
+def track_of(name: str) -> str:
+    """The track metric group ``name`` scores."""
+    return getattr(get(name), "TRACK", tracks.DEFAULT_TRACK)
+
+
+def groups(track: TrackName = None) -> list[str]:
+    """The metric groups of ``track`` (default: transcription), in registry order."""
+    want = tracks.get(track).name
+    return [g for g in METRICS if track_of(g) == want]
+
+
+def parse_metrics(
+    spec: str | list[str] | tuple[str, ...] | None, track: TrackName = None
+) -> list[str]:
+    """``"bleu,rouge"`` -> ``["bleu", "rouge"]``, with "Did you mean" for unknown names; a
+    group of another track than ``track`` (default: transcription) is refused."""
+    t = tracks.get(track)
     if spec is None:
-        return list(DEFAULT_METRICS)
+        return list(t.default_metrics)
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)]
     names = [n for n in names if n]
+    available = ", ".join(groups(t))
     if not names:
-        raise MetricError(f"No metric given. Available: {', '.join(METRICS)}.")
+        raise MetricError(f"No metric given. Available: {available}.")
     out: list[str] = []
     for n in names:
         if n not in METRICS:
             close = difflib.get_close_matches(n, METRICS, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise MetricError(f"Unknown metric '{n}'.{hint} Available: {', '.join(METRICS)}.")
+            raise MetricError(f"Unknown metric '{n}'.{hint} Available: {available}.")
+        other = track_of(n)
+        if other != t.name:
+            raise MetricError(
+                f"Metric '{n}' scores the {other} track, not {t.name}; pass --track {other}, "
+                f"or one of: {available}."
+            )
         if n not in out:
             out.append(n)
     return out
@@ -126,7 +164,10 @@ def parse_metrics(spec: str | list[str] | tuple[str, ...] | None) -> list[str]:
 
 def get(name: str) -> ModuleType:
     """The module of metric group ``name`` (imported on first use)."""
-    parse_metrics([name])
+    if name not in METRICS:
+        close = difflib.get_close_matches(name, METRICS, n=1)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        raise MetricError(f"Unknown metric '{name}'.{hint} Available: {', '.join(METRICS)}.")
     module = METRICS[name]
     return importlib.import_module(module) if isinstance(module, str) else module
 
@@ -147,6 +188,7 @@ def register(name: str, module: ModuleType | str, *, replace_existing: bool = Fa
             "replace_existing=True."
         )
     mod = importlib.import_module(module) if isinstance(module, str) else module
+    tracks.get(getattr(mod, "TRACK", None))  # an unknown track is refused with its name
     missing = [a for a in _REQUIRED if not hasattr(mod, a)]
     if missing:
         raise MetricError(
@@ -192,53 +234,63 @@ def _cache(fn):
 @_cache
 def _facts_of(name: str) -> tuple[Fact, ...]:
     mod = get(name)
-    return tuple(replace(f, group=name, stage=mod.STAGE) for f in mod.FACTS)
+    track = getattr(mod, "TRACK", tracks.DEFAULT_TRACK)
+    return tuple(replace(f, group=name, stage=mod.STAGE, track=track) for f in mod.FACTS)
 
 
-def facts(names: list[str] | tuple[str, ...] | None = None) -> list[Fact]:
-    """Every fact of the registered groups (or of ``names``), in registry order."""
-    return [f for g in (METRICS if names is None else names) for f in _facts_of(g)]
+def facts(names: list[str] | tuple[str, ...] | None = None, track: TrackName = None) -> list[Fact]:
+    """Every fact of ``track``'s groups (default: transcription), or of the groups ``names``,
+    in registry order."""
+    return [f for g in (groups(track) if names is None else names) for f in _facts_of(g)]
 
 
-def keys(*, ranking: bool | None = None, board: bool = False) -> list[str]:
-    """Result keys in registry order; ``ranking=True`` (``False``) for the ranking keys (the
-    others) only; ``board=True`` for the leaderboard's columns only."""
+def keys(*, ranking: bool | None = None, board: bool = False, track: TrackName = None) -> list[str]:
+    """Result keys of ``track`` in registry order; ``ranking=True`` (``False``) for the ranking
+    keys (the others) only; ``board=True`` for the leaderboard's columns only."""
     return [
         f.key
-        for f in facts()
+        for f in facts(track=track)
         if (ranking is None or f.ranking == ranking) and (not board or f.board or f.ranking)
     ]
 
 
 def fact(key: str) -> Fact:
-    """The fact of one result key; :class:`MetricError` with a suggestion when unknown."""
-    for f in facts():
+    """The fact of one result key (of any track); :class:`MetricError` with a suggestion."""
+    for f in facts(list(METRICS)):
         if f.key == key:
             return f
-    known = keys()
+    known = [f.key for f in facts(list(METRICS))]
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     raise MetricError(f"Unknown metric key '{key}'.{hint} Available: {', '.join(known)}.")
 
 
-def stages() -> dict[str, tuple[str, ...]]:
-    """Stage -> the metric groups it computes, stages in registry order (the first runs first)."""
+def stages(track: TrackName = None) -> dict[str, tuple[str, ...]]:
+    """Stage -> the metric groups of ``track`` it computes, stages in registry order (the first
+    runs first)."""
     out: dict[str, list[str]] = {}
-    for name in METRICS:
+    for name in groups(track):
         out.setdefault(get(name).STAGE, []).append(name)
     return {s: tuple(g) for s, g in out.items()}
 
 
-def ranking_key(available: list[str] | tuple[str, ...] | set[str]) -> str:
-    """The ranking rule: the first key of :data:`RANK_ORDER` that is ``available``, else its
-    last one (the board is then unranked)."""
+def rank_order(track: TrackName = None) -> tuple[str, ...]:
+    """``track``'s ranking rule (default: transcription, :data:`RANK_ORDER`)."""
+    t = tracks.get(track)
+    return RANK_ORDER if t.name == tracks.DEFAULT_TRACK else t.rank_order
+
+
+def ranking_key(available: list[str] | tuple[str, ...] | set[str], track: TrackName = None) -> str:
+    """The ranking rule: the first key of the track's rank order that is ``available``, else
+    its last one (the board is then unranked)."""
+    order = rank_order(track)
     present = set(available)
-    return next((k for k in RANK_ORDER if k in present), RANK_ORDER[-1])
+    return next((k for k in order if k in present), order[-1])
 
 
-def ranking_rule() -> str:
-    """The ranking rule in words, from :data:`RANK_ORDER` and the keys' labels."""
-    labels = [fact(k).label for k in RANK_ORDER]
+def ranking_rule(track: TrackName = None) -> str:
+    """The ranking rule in words, from the track's rank order and the keys' labels."""
+    labels = [fact(k).label for k in rank_order(track)]
     return (
         "Ranked by "
         + ", else ".join(
@@ -248,18 +300,19 @@ def ranking_rule() -> str:
     )
 
 
-def display_order() -> list[str]:
-    """The ranking keys, most preferred first: groups in the order of their best place in
-    :data:`RANK_ORDER` (groups outside it after, in registry order), within a group the keys of
-    the ranking rule first, then the module's own order."""
+def display_order(track: TrackName = None) -> list[str]:
+    """The ranking keys of ``track``, most preferred first: groups in the order of their best
+    place in the track's rank order (groups outside it after, in registry order), within a group
+    the keys of the ranking rule first, then the module's own order."""
+    order = rank_order(track)
 
     def place(key: str) -> int:
-        return RANK_ORDER.index(key) if key in RANK_ORDER else len(RANK_ORDER)
+        return order.index(key) if key in order else len(order)
 
-    groups = list(METRICS)
-    best = {g: min((place(f.key) for f in _facts_of(g)), default=len(RANK_ORDER)) for g in groups}
+    names = groups(track)
+    best = {g: min((place(f.key) for f in _facts_of(g)), default=len(order)) for g in names}
     out = []
-    for g in sorted(groups, key=lambda g: (best[g], groups.index(g))):
+    for g in sorted(names, key=lambda g: (best[g], names.index(g))):
         shown = [f.key for f in _facts_of(g) if f.ranking]
         out += sorted(shown, key=lambda k: (place(k), shown.index(k)))
     return out

@@ -1,0 +1,165 @@
+"""``llm`` (ERC): an LLM names the categories of each item, zero- or k-shot.
+
+The prompt (``etclib/prompts/erc_classify.toml``, versioned) shows the dialogue prefix and asks
+for the last speaker's categories as ``{"labels": [...]}`` (Japanese or English names); k-shot
+prompts add k solved train examples with their aggregated labels. Calls go through the
+transcription track's API backends (``openai`` or ``gemini``: the same clients, keys, retries
+and capability table, :mod:`etclib.llm`); answers are read like the label judge's
+(:func:`etclib.labeljudge.parse_labels`). An unusable answer is an error naming the item.
+
+Options: ``provider`` (``openai``, default, or ``gemini``), ``model``, ``batch_size`` (requests
+in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key`` (openai only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from string import Template
+from typing import Any
+
+from .. import llm
+from ..errors import BackendError, ConfigError, JudgeError
+from ..task import Item, render_dialogue
+from ._api import concurrent_map
+from .base import CategoryBackend, Progress, Shots, shots_for
+
+PROVIDERS = ("openai", "gemini")
+
+
+@dataclass(frozen=True)
+class ClassifyPrompt:
+    name: str
+    version: int
+    system: str
+    instruction: Template
+    examples_header: str
+    example: Template
+    digest: str
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}-v{self.version}-{self.digest[:8]}"
+
+
+@cache
+def prompt() -> ClassifyPrompt:
+    text = resources.files("etclib.prompts").joinpath("erc_classify.toml").read_text("utf-8")
+    raw = tomllib.loads(text)
+    body = "\x00".join(raw[k] for k in ("system", "instruction", "examples_header", "example"))
+    return ClassifyPrompt(
+        raw["name"],
+        int(raw["version"]),
+        raw["system"],
+        Template(raw["instruction"]),
+        raw["examples_header"],
+        Template(raw["example"]),
+        hashlib.sha256(body.encode()).hexdigest(),
+    )
+
+
+def build_messages(item: Item, shots: Sequence[Item] = ()) -> list[dict[str, str]]:
+    """The chat messages asking for ``item``'s categories, with solved ``shots``."""
+    from ..corpus import CATEGORY_TO_JA
+
+    p = prompt()
+    examples = ""
+    if shots:
+        examples = p.examples_header + "".join(
+            p.example.substitute(
+                number=i + 1,
+                dialogue=render_dialogue(s.context),
+                target=s.target,
+                labels=json.dumps([CATEGORY_TO_JA[c] for c in s.label], ensure_ascii=False),
+            )
+            for i, s in enumerate(shots)
+        )
+    user = p.instruction.substitute(
+        target=item.target, dialogue=render_dialogue(item.context), examples=examples
+    )
+    return [{"role": "system", "content": p.system}, {"role": "user", "content": user}]
+
+
+class LLMLabelsBackend(CategoryBackend):
+    """Zero- or k-shot category classification by a hosted or self-hosted LLM."""
+
+    name = "llm"
+    description = "An LLM (OpenAI-compatible or Gemini) names the categories, zero- or k-shot."
+    uses_prompt = True
+    in_chat = True
+
+    def __init__(
+        self,
+        provider: str = "openai",
+        model: str | None = None,
+        batch_size: int | None = None,
+        retries: int = 4,
+        timeout: float = llm.DEFAULT_TIMEOUT,
+        base_url: str | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        from . import get_backend
+
+        if provider not in PROVIDERS:
+            raise ConfigError(
+                f"Backend 'llm': option 'provider' must be one of {', '.join(PROVIDERS)}, "
+                f"got {provider!r}."
+            )
+        options: dict[str, Any] = {
+            "model": model,
+            "batch_size": batch_size,
+            "retries": retries,
+            "timeout": timeout,
+            "max_new_tokens": 256,
+        }
+        if provider == "openai":
+            options |= {"base_url": base_url, "api_key": api_key}
+        self.provider = provider
+        self.api = get_backend(provider, **options)
+        self.model = self.api.model  # type: ignore[attr-defined]
+        self.batch_size = self.api.batch_size  # type: ignore[attr-defined]
+        self.usage = self.api.usage  # type: ignore[attr-defined]
+
+    @classmethod
+    def availability(cls) -> tuple[bool, str]:
+        for provider in PROVIDERS:
+            if llm.configured(provider):
+                return True, f"ready ({provider} at {llm.endpoint(provider)})"
+        return False, "set OPENAI_API_KEY (and OPENAI_BASE_URL) or GEMINI_API_KEY"
+
+    def _ask(self, job: tuple[Item, list[dict[str, str]]]) -> tuple[str, ...]:
+        from ..labeljudge import parse_labels
+
+        item, messages = job
+        answer = self.api.complete(messages)  # type: ignore[attr-defined]
+        try:
+            return parse_labels(answer)
+        except JudgeError as exc:
+            raise BackendError(
+                f"Backend 'llm' ({self.model}): the answer for item {item.key} is unusable: {exc}"
+            ) from None
+
+    def predict(
+        self, items: Sequence[Item], progress: Progress | None = None, shots: Shots | None = None
+    ) -> list[tuple[str, ...]]:
+        jobs = [(it, build_messages(it, s)) for it, s in zip(items, shots_for(items, shots))]
+        return concurrent_map(self._ask, jobs, self.batch_size, progress)
+
+    def notes(self) -> list[str]:
+        return self.api.notes() if hasattr(self.api, "notes") else []
+
+    def run_info(self) -> dict[str, Any]:
+        return self.api.run_info() if hasattr(self.api, "run_info") else {}
+
+    def signature(self) -> dict[str, Any]:
+        sig = dict(self.api.signature())
+        sig.update(backend=self.name, provider=self.provider, prompt=prompt().signature)
+        return sig
+
+
+BACKEND = LLMLabelsBackend

@@ -1,0 +1,118 @@
+"""Emotion-category label sets: the prediction of the ERC track, read, checked and written.
+
+A label set names categories of SPEC's seven (``joy``, ``sadness``, ``fear``, ``anger``,
+``surprise``, ``disgust``, ``neutral``; the corpus's Japanese names 喜び… are accepted too).
+Rules, as the aggregated label has them: known names only, each at most once, ``neutral`` alone
+or not at all, never empty. A checked set is a tuple of keys in :data:`CATEGORIES` order.
+
+>>> parse_label_set(["驚き", "joy"])
+('joy', 'surprise')
+>>> format_label_set(("joy", "surprise"))
+'joy;surprise'
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from .corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY
+
+#: The separator of label names in a CSV cell.
+CSV_SEPARATOR = ";"
+#: Version of the label set and its rules (part of the ERC track's signature).
+LABEL_SET_VERSION = "etc-7cat-v1"
+
+LabelSet = tuple[str, ...]
+
+
+class LabelSetError(ValueError):
+    """A label set that breaks a rule; the message says which and what to write instead."""
+
+
+def _key(name: str) -> str | None:
+    text = name.strip()
+    if text in JA_TO_CATEGORY:
+        return JA_TO_CATEGORY[text]
+    low = text.lower()
+    return low if low in CATEGORIES else None
+
+
+def _suggest(name: str) -> str:
+    names = list(CATEGORIES) + list(JA_TO_CATEGORY)
+    close = difflib.get_close_matches(name.strip().lower(), names, n=1, cutoff=0.5)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def parse_label_set(names: Sequence[object]) -> LabelSet:
+    """Check a list of category names and return the keys in :data:`CATEGORIES` order.
+
+    Raises :class:`LabelSetError` with what is wrong: an empty list, a name that is not a
+    string or not a category (with "Did you mean"), a category named twice (also as its
+    Japanese name), ``neutral`` together with another category.
+    """
+    if len(names) == 0:
+        raise LabelSetError(
+            'the label list is empty; give at least one category, or ["neutral"] when none applies.'
+        )
+    if len(names) > 2 * len(CATEGORIES):
+        raise LabelSetError(
+            f"the label list has {len(names):,} entries; there are only {len(CATEGORIES)} categories."
+        )
+    keys: list[str] = []
+    for n in names:
+        if not isinstance(n, str):
+            raise LabelSetError(
+                f"labels must be category names (strings), found {type(n).__name__}."
+            )
+        key = _key(n)
+        if key is None:
+            shown = n if len(n) <= 30 else n[:30] + "…"
+            raise LabelSetError(
+                f"unknown category {shown!r}.{_suggest(n)} Known: {', '.join(CATEGORIES)} "
+                f"(or {', '.join(JA_TO_CATEGORY)})."
+            )
+        if key in keys:
+            raise LabelSetError(f"the category {key!r} is named twice; name each category once.")
+        keys.append(key)
+    if "neutral" in keys and len(keys) > 1:
+        raise LabelSetError(
+            "'neutral' is combined with other categories; neutral means none of the others "
+            "applies, so give it alone or drop it."
+        )
+    return tuple(c for c in CATEGORIES if c in keys)
+
+
+def parse_csv_cell(cell: str) -> LabelSet:
+    """A CSV ``labels`` cell: names separated by ``;`` (spaces around them ignored)."""
+    parts = [p for p in (s.strip() for s in cell.split(CSV_SEPARATOR)) if p]
+    return parse_label_set(parts)
+
+
+def format_label_set(labels: Iterable[str]) -> str:
+    """The CSV (and storage) form: keys joined by ``;``."""
+    return CSV_SEPARATOR.join(labels)
+
+
+def japanese(labels: Iterable[str]) -> str:
+    """``喜び・驚き``: a label set as the corpus names it."""
+    return "・".join(CATEGORY_TO_JA[c] for c in labels)
+
+
+def indicator(label_sets: Sequence[Iterable[str]]) -> np.ndarray:
+    """Items x 7 boolean matrix: column ``j`` is ``CATEGORIES[j]``."""
+    index = {c: j for j, c in enumerate(CATEGORIES)}
+    out = np.zeros((len(label_sets), len(CATEGORIES)), dtype=bool)
+    for i, labels in enumerate(label_sets):
+        for c in labels:
+            out[i, index[c]] = True
+    return out
+
+
+def from_indicator(row: Sequence[bool]) -> LabelSet:
+    """A boolean row back to a label set; an empty row (or neutral with others) is neutral
+    alone, as in the aggregated label."""
+    chosen = tuple(c for c, on in zip(CATEGORIES, row) if on and c != "neutral")
+    return chosen or ("neutral",)

@@ -1,0 +1,85 @@
+"""Category agreement of transcriptions: does a predicted transcription express the reference's
+emotion categories? (×100; offline, no API key, seconds.)
+
+A classifier trained on the train split's transcriptions and their aggregated labels
+(:mod:`etclib.classifier`, input ``"transcription"``: MeCab TF-IDF + one-vs-rest logistic
+regression, tuned on the valid split) assigns categories to each predicted transcription;
+``category_f1`` is the macro-F1 over the seven categories between those and the item's
+aggregated label, exactly the ERC track's ``macro_f1`` (:mod:`etclib.metrics.erc`). The
+classifier's own macro-F1 on the valid split (its reading of the *reference* transcriptions)
+is reported in the run's extras as ``category_classifier_valid_f1``: the ceiling a perfect
+transcription would roughly reach.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import classifier
+from ..corpus import load_corpus
+from ..errors import MetricError
+from . import Context, Fact, MetricData, erc
+
+STAGE = "lexical"
+TOKENS = True
+FACTS = (
+    Fact(
+        "category_f1",
+        "Category F1",
+        "macro-F1 over the seven categories between what a trained classifier reads in each "
+        "predicted transcription and the item's aggregated label",
+    ),
+)
+KEYS = tuple(f.key for f in FACTS)
+
+
+def _model(ctx: Context | None) -> classifier.Classifier:
+    corpus = (ctx.corpus if ctx is not None else None) or load_corpus()
+    return classifier.cached(corpus, "transcription")
+
+
+def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
+    if data is not None and "classifier" in data.extra:
+        sig = data.extra["classifier"]
+    else:
+        sig = _model(ctx).signature
+    return {"category": f"{sig}|macro-f1:7-categories|zero_division:0"}
+
+
+def compute(predictions: list[str], references: list, ctx: Context) -> MetricData:
+    """``ctx.labels``: the items' aggregated labels (etclib.scoring.score sets them)."""
+    if ctx.labels is None or len(ctx.labels) != len(predictions):
+        raise MetricError(
+            "The category metric needs each item's aggregated label (Context.labels); score "
+            "through etclib.score, or call score(predictions, labels)."
+        )
+    model = _model(ctx)
+    assigned = model.predict_texts(predictions, ctx.tokens)
+    data = erc.compute(assigned, ctx.labels, ctx)
+    data.details = [{"categories": list(a)} for a in assigned]
+    data.extra = {
+        "classifier": model.signature,
+        "category_classifier_valid_f1": model.valid.get("macro_f1", float("nan")),
+    }
+    return data
+
+
+def statistics(data: MetricData) -> np.ndarray:
+    return erc.statistics(data)
+
+
+def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
+    return {"category_f1": erc.from_statistics(sums)["macro_f1"]}
+
+
+def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
+    return {"category_f1": erc.aggregate(data, idx)["macro_f1"]}
+
+
+def item_scores(data: MetricData, i: int) -> dict[str, float]:
+    return {"category_exact": erc.item_scores(data, i)["exact_match"]}
+
+
+def score(predictions: list[str], labels: list, **options) -> dict[str, float]:
+    """``labels``: the aggregated label of each item (tuples of category keys)."""
+    return aggregate(compute(predictions, labels, Context(options, labels=list(labels))))

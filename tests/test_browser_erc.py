@@ -1,0 +1,108 @@
+"""The categories (ERC) track in a real browser: an ERC file uploaded on Submit is recognised,
+reaches "scored", and appears on the categories board with its interval.
+
+Debian's Chromium driven by Playwright against `streamlit run` (tests/serve.py); skipped without
+/usr/bin/chromium or the real corpus. Screenshots go to test-output/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REAL_CORPUS, REPO, needs_corpus
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_corpus]
+
+SHOTS = REPO / "test-output" / "screenshots"
+NAME = "ERC browser entry"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    from tests.serve import CHROMIUM, running_site
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
+    base = tmp_path_factory.mktemp("browser-erc")
+    (base / "home").mkdir()
+    env = {
+        "HOME": str(base / "home"),
+        "ETC_DATA_DIR": str(REAL_CORPUS),
+        "ETC_STORE_DB": str(base / "etc.duckdb"),
+        "ETC_CACHE_DIR": str(base / "cache"),
+        "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
+        "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
+        "ETC_LB_BOOTSTRAP": "200",
+        "ETC_PROGRESS": "0",
+        "HF_HUB_OFFLINE": "1",
+    }
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        env[var] = ""
+    subprocess.run(  # one categories baseline, scored, so the board has a row to compare with
+        [
+            sys.executable,
+            "-c",
+            "import leaderboard as lb; lb.seed_baselines(reported=False, backends=(),"
+            " erc_backends=('majority',)); lb.process_jobs()",
+        ],
+        cwd=REPO,
+        env={**os.environ, **env},
+        check=True,
+        timeout=300,
+    )
+    with running_site(env, log=base / "server.log") as url:
+        yield url
+
+
+def _labels_file(tmp_path) -> str:
+    from etclib.corpus import load_corpus
+    from etclib.task import items
+
+    path = tmp_path / "categories.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for i, it in enumerate(items(load_corpus(REAL_CORPUS), "test")):
+            labels = list(it.label) if i % 2 else ["joy"]  # half right, half "joy"
+            rec = {"dialogue_id": it.dialogue_id, "turn": it.turn, "role": it.role}
+            f.write(json.dumps({**rec, "labels": labels}, ensure_ascii=False) + "\n")
+    return str(path)
+
+
+def test_erc_upload_is_scored_and_on_the_categories_board(site, tmp_path):
+    from tests.serve import PAGE_PATHS, chromium, wait_idle, wait_rendered
+
+    with chromium() as context:
+        page = context.new_page()
+        page.goto(f"{site}/{PAGE_PATHS['submit']}")
+        wait_rendered(page, timeout=60)
+        page.locator('input[type="file"]').set_input_files(_labels_file(tmp_path))
+        page.get_by_text("for the categories track", exact=False).first.wait_for(timeout=60_000)
+        wait_idle(page, timeout=60)
+        page.get_by_label("Display name *").fill(NAME)
+        page.get_by_role("button", name="Submit for scoring").click()
+        page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
+        page.get_by_text("✅ scored", exact=False).first.wait_for(timeout=180_000)
+        link = page.get_by_role("link", name="Open its detail view on the leaderboard").first
+        link.wait_for()
+        assert "track=erc" in (link.get_attribute("href") or "")
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "submit_erc.png"), full_page=True)
+        link.click()
+        page.get_by_role("heading", name="Leaderboard").first.wait_for(timeout=30_000)
+        wait_idle(page, timeout=60)
+        # the categories board: the reference row's caption, and the entry in the bar chart
+        # (plotly draws names and interval bars as SVG), its detail title as text
+        page.get_by_text("each annotator scored against the majority", exact=False).first.wait_for(
+            timeout=60_000
+        )
+        page.locator(".js-plotly-plot text", has_text=NAME).first.wait_for(timeout=30_000)
+        assert page.locator(".js-plotly-plot path.xerror, .js-plotly-plot .errorbar").count() > 0
+        page.locator('[data-testid="stMarkdownContainer"] strong', has_text=NAME).first.wait_for(
+            timeout=30_000
+        )
+        assert page.locator('[data-testid="stException"]').count() == 0
+        page.screenshot(path=str(SHOTS / "leaderboard_categories.png"), full_page=True)
