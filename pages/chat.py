@@ -4,7 +4,7 @@ predicted emotion transcription."""
 import streamlit as st
 
 from etclib.errors import EtcError
-from views import chat
+from views import cause_layer, chat
 from views.dialogue import utterance_message
 from views.errors import show_error, shown_errors
 from views.navigation import ensure_app_navigation
@@ -34,6 +34,11 @@ def _pool():
 @st.cache_data(show_spinner=False)
 def _replay_ids():
     return chat.replay_ids("test") + chat.replay_ids("valid")
+
+
+@st.cache_data(ttl=30, show_spinner=False, max_entries=256)
+def _cause_set(dialogue_id: int, turn: int, role: str):
+    return cause_layer.cause_set(dialogue_id, turn, role)
 
 
 @st.cache_data(show_spinner=False)
@@ -216,3 +221,6 @@ else:
             with theirs:
                 st.caption(f"The participant's own transcription (label: {', '.join(item.label)}):")
                 st.markdown(escape_markdown(item.reference))
+                found = _cause_set(item.dialogue_id, item.turn, item.role)
+                if found is not None:
+                    st.caption(escape_markdown(cause_layer.cause_summary(found)))

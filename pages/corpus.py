@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from views import charts, corpus_stats, corpus_store
+from views import cause_layer, charts, corpus_stats, corpus_store
 from views import corpus as cq
 from views.dialogue import show_dialogue
 from views.errors import shown_errors
@@ -31,6 +31,22 @@ def _search(filters, page: int):
 @st.cache_data(show_spinner=False, max_entries=256)
 def _dialogue(dialogue_id: int):
     return cq.dialogue_view(corpus_store(), dialogue_id)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def _cause_types():
+    # Every utterance's cause type (human, LLM or proxy); labels change as annotators answer.
+    return cause_layer.corpus_cause_types()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _search_all(filters):
+    return cq.search_page(corpus_store(), filters, 1, page_size=20_000)
+
+
+@st.cache_data(ttl=30, show_spinner=False, max_entries=256)
+def _cause_set(dialogue_id: int, turn: int, role: str):
+    return cause_layer.cause_set(dialogue_id, turn, role)
 
 
 @st.cache_data(show_spinner=False)
@@ -111,8 +127,19 @@ else:
         help="unanimous: the three label sets are identical; majority: some category has two "
         "or three votes; none: no category has two votes.",
     )
-    categories = st.multiselect(
+    c5, c6 = st.columns([3, 1])
+    categories = c5.multiselect(
         "Aggregated label has all of", choices.categories, key="corpus_categories"
+    )
+    cause_type = c6.selectbox(
+        "Cause type",
+        cause_layer.causes.CAUSE_TYPES + ("other",),
+        index=None,
+        key="corpus_cause_type",
+        placeholder="any",
+        help="The emotion cause type of the utterance (docs/causes.md): the human majority "
+        "where 2+ annotators marked its causes, else the newest LLM run, else the proxy "
+        "(inter-personal when the transcription mentions the partner, other otherwise).",
     )
     with st.expander("Personality of the utterance's author (TIPI-J Big Five, 2–14)"):
         cols = st.columns(len(choices.big_five))
@@ -130,16 +157,28 @@ else:
     else:
         with shown_errors(stop=True):
             filters = cq.make_filters(text, split, role, emotion, categories, agreement, ranges)
-            first, total = _search(filters, 1)
+            if cause_type:
+                matched = cause_layer.filter_by_keys(
+                    _search_all(filters)[0], cause_layer.keys_of_type(_cause_types(), cause_type)
+                )
+                first, total = matched.iloc[: cq.PAGE_SIZE], len(matched)
+            else:
+                first, total = _search(filters, 1)
         pages = cq.page_count(total)
         st.markdown(f"**{total:,}** matching utterances")
         page = 1
+        results_key = f"{cq.filters_key(filters)}{cause_type or ''}"
         if pages > 1:
-            page = st.pagination(pages, key=f"corpus_page_{cq.filters_key(filters)}")
-        results = first if page == 1 else _search(filters, page)[0]
+            page = st.pagination(pages, key=f"corpus_page_{results_key}")
+        if page == 1:
+            results = first
+        elif cause_type:
+            results = matched.iloc[(page - 1) * cq.PAGE_SIZE : page * cq.PAGE_SIZE]
+        else:
+            results = _search(filters, page)[0]
         if total:
             st.caption("Select a row (the box at its left) to open its dialogue below.")
-            table_key = f"corpus_results_{cq.filters_key(filters)}_{page}"
+            table_key = f"corpus_results_{results_key}_{page}"
             event = st.dataframe(
                 results,
                 hide_index=True,
@@ -199,6 +238,23 @@ else:
                 "utterance: what its author wrote they felt, the aggregated label and the three "
                 "annotators' labels."
             )
-            show_dialogue(view["utterances"], annotators=True)
+            targets = {
+                cause_layer.target_label(u["turn"], u["role"]): (u["turn"], u["role"])
+                for u in view["utterances"]
+            }
+            target = st.selectbox(
+                "Show the emotion causes of",
+                list(targets),
+                index=None,
+                key=f"corpus_cause_target_{view['dialogue_id']}",
+                placeholder="pick an utterance to mark its cause utterances",
+            )
+            marks = {}
+            if target is not None:
+                with shown_errors():
+                    found = _cause_set(view["dialogue_id"], *targets[target])
+                    marks = cause_layer.cause_marks(found)
+                    st.info(escape_markdown(cause_layer.cause_summary(found)))
+            show_dialogue(view["utterances"], annotators=True, marks=marks)
             st.caption("Participants (TIPI-J Big Five scores, 2–14)")
             st.dataframe(view["participants"], hide_index=True, key="corpus_participants")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import leaderboard as lb
-from views import board, charts
+from views import board, cause_layer, charts
 from views.admin import admin_session
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
@@ -17,6 +17,13 @@ st.title("Leaderboard")
 @st.cache_data(ttl=10, show_spinner="Computing intervals…", max_entries=64)
 def _detail(database: str, submission_id: str, status: str):
     return lb.detail(submission_id), lb.per_item(submission_id)
+
+
+@st.cache_data(ttl=30, show_spinner=False, max_entries=16)
+def _by_cause(database: str, submission_id: str, status: str, first: str | None, _items):
+    # Cause labels change as annotators answer: kept 30 s only.
+    cols = cause_layer.breakdown_metrics(_items, first, board.metric_order())
+    return cause_layer.cause_breakdown(_items, cols)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -179,6 +186,20 @@ if view["scores"] is not None:
 for name, table in view["breakdown"].items():
     with st.expander(f"Breakdown by {name}"):
         st.dataframe(table, width="stretch", key=f"lb_breakdown_{name}")
+if info["submission"]["kind"] != "reported":
+    with shown_errors():
+        by_cause, cause_caption = _by_cause(
+            board.database_key(), sid, view["status"], metric, items
+        )
+        with st.expander("By cause type"):
+            if by_cause.empty:
+                st.caption("No per-item scores to break down by cause type yet.")
+            else:
+                st.caption(
+                    "Mean per-item score (×100) by the emotion cause type of the item "
+                    f"(docs/causes.md); {cause_caption}."
+                )
+                st.dataframe(by_cause, hide_index=True, width="stretch", key="lb_by_cause")
 if view["verbosity"]:
     cols = st.columns(len(view["verbosity"]))
     for col, (label, value) in zip(cols, view["verbosity"].items()):

@@ -57,11 +57,21 @@ def utterance_message(letter: str, text: str) -> Any:
     return message
 
 
-def show_dialogue(utterances: Sequence[Mapping[str, Any]], annotators: bool = False) -> None:
-    """Every utterance of a corpus dialogue as a chat message with :func:`utterance_notes`."""
+def show_dialogue(
+    utterances: Sequence[Mapping[str, Any]],
+    annotators: bool = False,
+    marks: Mapping[tuple[int, str], str] | None = None,
+) -> None:
+    """Every utterance of a corpus dialogue as a chat message with :func:`utterance_notes`.
+
+    ``marks`` maps ``(turn, role)`` to a marker shown in bold above that utterance's notes
+    (the corpus browser marks the cause utterances of a chosen target this way)."""
     import streamlit as st
 
     for u in utterances:
         with utterance_message(u["role"], u["utterance"]):
+            mark = (marks or {}).get((int(u["turn"]), str(u["role"])))
+            if mark:
+                st.markdown(f"**{escape_markdown(mark)}**")
             for note in utterance_notes(u, annotators):
                 st.caption(note)

@@ -1,0 +1,91 @@
+"""The cause layer wired into the site: the leaderboard's by-cause breakdown, the corpus
+browser's cause filter and marks, the chat's replay summary (views/cause_layer.py)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from etclib import annotation, causes
+from tests.conftest import REPO, needs_corpus
+
+ADMIN = "wire-admin-token-long-enough-0123"
+pytestmark = [needs_corpus]
+
+
+@pytest.fixture(autouse=True)
+def _admin(monkeypatch):
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
+    st.cache_data.clear()
+    yield
+    st.cache_data.clear()
+
+
+def _labelled(corpus):
+    """One sampled item whose two human answers both mark the target itself (no-context)."""
+    causes.draw_sample(ADMIN, corpus, 1, seed=5)
+    key = causes.sample_keys()[0]
+    for i in range(2):
+        code = annotation.issue_code(ADMIN, f"wire {i}").code
+        causes.record_causes(code, key, [(key[1], key[2])])
+    return key
+
+
+def test_breakdown_uses_human_then_proxy(corpus):
+    from views import cause_layer
+
+    key = _labelled(corpus)
+    d = corpus.by_id[key[0]]
+    others = [u for u in d.utterances if u.key != key][:3]
+    rows = [dict(zip(("dialogue_id", "turn", "role"), key), f1=0.5)]
+    rows += [
+        {"dialogue_id": u.dialogue_id, "turn": u.turn, "role": u.role, "f1": f}
+        for u, f in zip(others, (0.2, 0.4, 0.9))
+    ]
+    table, caption = cause_layer.cause_breakdown(pd.DataFrame(rows), ["f1", "missing"])
+    got = table.set_index("cause type")
+    assert got.loc["no-context", "items"] == 1
+    assert got.loc["no-context", "f1"] == 50.0
+    assert got.loc["no-context", "source"] == "human majority 1"
+    expected: dict[str, list[float]] = {}
+    for u, f in zip(others, (0.2, 0.4, 0.9)):
+        expected.setdefault(causes.proxy_type(u.transcription, u.role), []).append(f)
+    for kind, fs in expected.items():
+        assert got.loc[kind, "items"] == len(fs)
+        assert got.loc[kind, "f1"] == pytest.approx(round(100 * sum(fs) / len(fs), 2))
+    assert "human majority, 1 items" in caption and "proxy (partner mention), 3 items" in caption
+
+
+def test_marks_and_summary(corpus):
+    from views import cause_layer
+
+    key = _labelled(corpus)
+    found = cause_layer.cause_set(*key)
+    n = 2 * (key[1] - 1) + (1 if key[2] == "speaker" else 2)
+    assert cause_layer.cause_marks(found) == {(key[1], key[2]): f"⟵ cause of utterance {n}"}
+    assert "Cause type: no-context" in cause_layer.cause_summary(found)
+    assert "human majority (2 answers)" in cause_layer.cause_summary(found)
+    other = next(u for u in corpus.by_id[key[0]].utterances if u.key != key)
+    assert cause_layer.cause_set(*other.key) is None
+    assert cause_layer.cause_summary(None) == cause_layer.NO_CAUSES
+
+
+def test_corpus_page_filters_and_marks(corpus):
+    from views import cause_layer
+
+    key = _labelled(corpus)
+    at = AppTest.from_file(str(REPO / "pages" / "corpus.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    at.selectbox(key="corpus_cause_type").set_value("no-context").run()
+    assert not at.exception, at.exception
+    assert any("**1** matching utterances" == m.value for m in at.markdown)
+    at.number_input(key="corpus_dialogue").set_value(key[0]).run()
+    label = cause_layer.target_label(key[1], key[2])
+    at.selectbox(key=f"corpus_cause_target_{key[0]}").set_value(label).run()
+    assert not at.exception, at.exception
+    n = 2 * (key[1] - 1) + (1 if key[2] == "speaker" else 2)
+    assert any(f"cause of utterance {n}" in m.value for m in at.markdown)
+    assert any("human majority" in i.value and r"no\-context" in i.value for i in at.info)

@@ -1,0 +1,153 @@
+"""The emotion-cause layer (issue #14, :mod:`etclib.causes`) as the site shows it: a leaderboard
+entry's scores by cause type, the corpus browser's cause-type filter, and the cause utterances
+of one target utterance (marked in a dialogue, named in the chat's replay).
+
+Cause types come from ``causes.cause_types_for_items`` (per item: the human majority, else the
+newest LLM run, else the lexical proxy); cause utterances from ``causes.cause_utterances``
+(human or LLM only: the proxy names no utterance). docs/causes.md says what each source is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from etclib import causes
+from etclib.corpus import ROLE_LETTER, load_corpus
+
+#: How a source of ``cause_types_for_items`` is named on the site.
+SOURCE_NAMES = {"human": "human majority", "proxy": "proxy (partner mention)"}
+#: Said where an item has no human or LLM cause utterances.
+NO_CAUSES = (
+    "No human or LLM cause labels for this utterance yet: the proxy (a partner mention) gives "
+    "a type, never cause utterances."
+)
+
+
+def source_name(source: str | None) -> str:
+    """``human`` -> ``human majority``, ``llm:<id>`` -> ``LLM run <id>``, ``proxy`` -> ``proxy
+    (partner mention)``."""
+    if source is None:
+        return "none"
+    if source.startswith("llm:"):
+        return f"LLM run {source[4:]}"
+    return SOURCE_NAMES.get(source, source)
+
+
+def _utterances(keys: Iterable[tuple[int, int, str]]) -> list[Any]:
+    corpus = load_corpus()
+    out = []
+    for d, t, r in keys:
+        dialogue = corpus.by_id.get(int(d))
+        if dialogue is None:
+            continue
+        out.extend(u for u in dialogue.utterances if u.turn == int(t) and u.role == r)
+    return out
+
+
+def item_cause_types(items: pd.DataFrame, *, db: Any = None) -> pd.DataFrame:
+    """``cause_types_for_items`` (source ``auto``) for the rows of ``items`` (columns
+    ``dialogue_id, turn, role``); items not in the corpus are left out."""
+    keys = list(zip(items["dialogue_id"], items["turn"], items["role"]))
+    return causes.cause_types_for_items(_utterances(keys), "auto", db=db)
+
+
+#: Per-item judge scores (``leaderboard.per_item`` names them as etclib does) shown by cause type
+#: beside the registry's metrics.
+ITEM_SCORES = ("f1", "precision", "recall")
+
+
+def breakdown_metrics(items: pd.DataFrame, first: str | None, order: Iterable[str]) -> list[str]:
+    """The numeric per-item score columns of ``items`` to break down: ``first`` (the ranking
+    metric) when it is one, then those of ``order`` and :data:`ITEM_SCORES`."""
+    out: list[str] = []
+    for m in [first, *order, *ITEM_SCORES]:
+        if m and m in items.columns and m not in out:
+            if pd.to_numeric(items[m], errors="coerce").notna().any():
+                out.append(m)
+    return out
+
+
+def cause_breakdown(
+    items: pd.DataFrame, metrics: Iterable[str], *, db: Any = None
+) -> tuple[pd.DataFrame, str]:
+    """An entry's mean per-item score (×100) of each metric in ``metrics`` per cause type, with
+    item counts, and a caption naming the sources (``source: proxy (partner mention), 1,010
+    items``). ``items`` is ``leaderboard.per_item``'s frame. Empty frame when nothing to show."""
+    metrics = [m for m in metrics if m in items.columns]
+    if items.empty or not metrics:
+        return pd.DataFrame(), ""
+    types = item_cause_types(items, db=db)
+    if types.empty:
+        return pd.DataFrame(), ""
+    merged = items.merge(types, on=["dialogue_id", "turn", "role"], how="inner")
+    merged = merged[merged["cause_type"].notna()]
+    if merged.empty:
+        return pd.DataFrame(), ""
+    scores = merged[metrics].apply(pd.to_numeric, errors="coerce")
+    table = (scores * 100).groupby(merged["cause_type"]).mean().round(2)
+    table.insert(0, "items", merged.groupby("cause_type").size())
+    table["source"] = merged.groupby("cause_type")["source"].agg(
+        lambda s: ", ".join(f"{source_name(k)} {n:,}" for k, n in s.value_counts().items())
+    )
+    table.index.name = "cause type"
+    counts = merged["source"].value_counts()
+    caption = "source: " + "; ".join(f"{source_name(k)}, {n:,} items" for k, n in counts.items())
+    return table.reset_index(), caption
+
+
+def corpus_cause_types(*, db: Any = None) -> pd.DataFrame:
+    """Every corpus utterance's cause type and source (``cause_types_for_items``, ``auto``)."""
+    return causes.cause_types_for_items(load_corpus().utterances, "auto", db=db)
+
+
+def keys_of_type(types: pd.DataFrame, cause_type: str) -> set[tuple[int, int, str]]:
+    """The item keys of ``types`` (:func:`corpus_cause_types`) whose cause type is
+    ``cause_type``."""
+    hit = types[types["cause_type"] == cause_type]
+    return {
+        (int(d), int(t), str(r)) for d, t, r in zip(hit["dialogue_id"], hit["turn"], hit["role"])
+    }
+
+
+def filter_by_keys(results: pd.DataFrame, keys: set[tuple[int, int, str]]) -> pd.DataFrame:
+    """The rows of a results frame (``dialogue_id, turn, role``) whose key is in ``keys``."""
+    if results.empty:
+        return results
+    mask = [
+        (int(d), int(t), str(r)) in keys
+        for d, t, r in zip(results["dialogue_id"], results["turn"], results["role"])
+    ]
+    return results[mask].reset_index(drop=True)
+
+
+def target_label(turn: int, role: str) -> str:
+    """``utterance 3 (A, turn 2)``: a target's 1-based position, letter and turn."""
+    return f"utterance {causes.position(int(turn), role)} ({ROLE_LETTER[role]}, turn {int(turn)})"
+
+
+def cause_set(dialogue_id: int, turn: int, role: str, *, db: Any = None) -> Any:
+    """``causes.cause_utterances`` (source ``auto``): a ``CauseSet`` or None."""
+    return causes.cause_utterances(int(dialogue_id), int(turn), str(role), db=db)
+
+
+def cause_marks(found: Any) -> dict[tuple[int, str], str]:
+    """``(turn, role)`` -> the marker shown beside that line: ``cause of utterance N``."""
+    if found is None:
+        return {}
+    n = causes.position(found.turn, found.role)
+    return {(int(t), str(r)): f"⟵ cause of utterance {n}" for t, r in found.causes}
+
+
+def cause_summary(found: Any) -> str:
+    """One line on a ``CauseSet``: its type, its cause utterances and its source (Markdown-safe:
+    only positions, letters, type names and the source string, which is escaped by callers)."""
+    if found is None:
+        return NO_CAUSES
+    lines = (
+        ", ".join(f"{causes.position(t, r)} ({ROLE_LETTER[r]})" for t, r in found.causes)
+        or "none in the dialogue"
+    )
+    return f"Cause type: {found.cause_type}; cause utterances: {lines}; source: {found.source}."
