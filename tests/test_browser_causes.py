@@ -13,7 +13,7 @@ from tests.conftest import REAL_CORPUS, REPO, needs_corpus
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_corpus]
 
 SHOTS = REPO / "test-output" / "screenshots"
-ADMIN = "browser-admin"
+ADMIN = "browser-admin-token-of-24-characters"
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from tests.conftest import REAL_CORPUS, needs_corpus
 from tests.fakes import FakeLLMServer
 from tests.fakes.cause_responder import ScriptedCauses, cause_question
 
-ADMIN = "cause-admin"
+ADMIN = "cause-admin-token-of-24-characters"
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from tests.conftest import REPO, needs_corpus
 from tests.fakes.cause_responder import ScriptedCauses
 
 PAGE = str(REPO / "pages" / "causes.py")
-ADMIN = "page-admin"
+ADMIN = "page-admin-token-of-24-characters-or-more"
 pytestmark = [needs_corpus]
 
 

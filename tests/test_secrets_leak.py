@@ -218,7 +218,7 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
         preds.write_text(dumps_jsonl((it.key, it.reference) for it in items), encoding="utf-8")
         subprocess.run(
             [sys.executable, "-m", "leaderboard", "submit", str(preds), "--name", "Leaky",
-             "--setting", "fine-tuned", "--saw-test", "no", "--score"],
+             "--setting", "fine-tuned", "--saw-test", "no", "--score", "--create"],
             cwd=REPO, env={**os.environ, **env}, check=True, timeout=300, capture_output=True,
         )  # fmt: skip
         assert any(r.fault == 401 for r in server.requests)
