@@ -140,7 +140,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
     for w in receipt.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if receipt.duplicate:
-        print(f"{receipt.id}  (this file was already submitted; status: {receipt.status})")
+        print(
+            f"{receipt.id}  (the same predictions were submitted before; status: {receipt.status})"
+        )
     else:
         print(f"{receipt.id}  queued (position {receipt.queue_position})")
     if args.score:

@@ -209,7 +209,9 @@ if sent and upload is not None and visitor is not None:
             state["submit_ids"].remove(receipt.id)
         state["submit_ids"].insert(0, receipt.id)
         if receipt.duplicate:
-            st.info(f"This exact file was submitted before as {receipt.id}; showing that one.")
+            st.info(
+                f"The same predictions were submitted before as {receipt.id}; showing that one."
+            )
         else:
             st.success(f"Received as submission {receipt.id}.")
 
