@@ -594,27 +594,15 @@ def label_causes(
     (``attempts`` in all) and then stored as unlabelled; a bad key or unknown model stops the run
     with JudgeError and stores nothing. A run with the same signature and split replaces the old.
     """
-    if provider not in PROVIDERS:
-        raise ConfigError(f"Unknown provider {provider!r}. Available: {', '.join(PROVIDERS)}.")
-    if not model.strip():
-        raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
     prompt = load_prompt()
-    items = _items(corpus, split, db)
-    if limit is not None:
-        if limit < 1:
-            raise ConfigError(f"--limit must be at least 1, got {limit}.")
-        items = items[:limit]
-    try:
-        sig = signature(provider, model, prompt, temperature, thinking)
-    except ConfigError as exc:
-        raise ConfigError(f"--thinking: {exc}") from None
-    if limit is not None:
-        sig += f"|limit:{limit}"
-    settings = runner.JudgeSettings(
-        provider=provider,
-        model=model,
-        concurrency=max(1, workers),
-        max_attempts=max(1, attempts),
+    items, sig, settings = runner.labelling_run(
+        provider,
+        model,
+        _items(corpus, split, db),
+        limit=limit,
+        sign=lambda: signature(provider, model, prompt, temperature, thinking),
+        workers=workers,
+        attempts=attempts,
         backoff=backoff,
         thinking=thinking,
     )

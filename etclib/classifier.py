@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +35,7 @@ from . import config
 from .categories import LabelSet, from_indicator, indicator
 from .corpus import CATEGORIES, Corpus
 from .errors import DependencyError, TaskError
+from .files import write_atomic
 from .task import Item
 from .task import items as split_items
 from .tokenize import TokenCache
@@ -268,14 +267,7 @@ def save(model: Classifier, base: Path) -> None:
         ),
         (".json", lambda f: f.write(json.dumps(meta, ensure_ascii=False).encode("utf-8"))),
     ):
-        fd, tmp = tempfile.mkstemp(dir=base.parent, prefix=f".{base.name}", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-            os.replace(tmp, base.with_suffix(suffix))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(base.with_suffix(suffix), write)
 
 
 def load(base: Path) -> Classifier | None:

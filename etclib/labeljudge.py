@@ -57,7 +57,7 @@ from .agreement import (
 )
 from .annotation import connect_studies
 from .corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, SPLITS, Corpus, Utterance
-from .errors import ConfigError, JudgeError, TaskError
+from .errors import JudgeError, TaskError
 from .judge import providers, runner
 from .judge.parse import AnswerParseError
 from .llm.models import Decoding
@@ -350,27 +350,15 @@ def judge_labels(
     or unknown model stops the run with JudgeError. If no item could be labelled, nothing is
     stored and JudgeError says why. A run with the same signature and split replaces the old one.
     """
-    if provider not in PROVIDERS:
-        raise ConfigError(f"Unknown provider {provider!r}. Available: {', '.join(PROVIDERS)}.")
-    if not model.strip():
-        raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
     prompt = load_prompt()
-    items = _utterances(corpus, split)
-    if limit is not None:
-        if limit < 1:
-            raise ConfigError(f"--limit must be at least 1, got {limit}.")
-        items = items[:limit]
-    try:
-        sig = signature(provider, model, prompt, temperature, thinking)
-    except ConfigError as exc:
-        raise ConfigError(f"--thinking: {exc}") from None
-    if limit is not None:
-        sig += f"|limit:{limit}"
-    settings = runner.JudgeSettings(
-        provider=provider,
-        model=model,
-        concurrency=max(1, workers),
-        max_attempts=max(1, attempts),
+    items, sig, settings = runner.labelling_run(
+        provider,
+        model,
+        _utterances(corpus, split),
+        limit=limit,
+        sign=lambda: signature(provider, model, prompt, temperature, thinking),
+        workers=workers,
+        attempts=attempts,
         backoff=backoff,
         thinking=thinking,
     )

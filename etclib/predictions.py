@@ -20,7 +20,6 @@ import itertools
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from . import tracks
 from .categories import LabelSetError, format_label_set, parse_csv_cell, parse_label_set
 from .corpus import ROLES, Corpus, load_corpus
 from .errors import PredictionsError, Problem
+from .files import write_atomic
 from .task import Key, items
 
 #: The largest predictions file, for the CLI, the library and the site alike (10 MiB).
@@ -547,15 +547,8 @@ def write_jsonl(
     """Write a whole predictions file atomically (a crash leaves the old file or the new one)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(dumps_jsonl(rows, track))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    data = dumps_jsonl(rows, track).encode("utf-8")
+    return write_atomic(path, lambda f: f.write(data))
 
 
 def template_rows(

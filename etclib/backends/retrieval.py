@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from scipy import sparse
 from .. import config
 from ..corpus import Corpus, load_corpus
 from ..errors import ConfigError
+from ..files import write_atomic
 from ..task import Item
 from ..task import items as split_items
 from ._tfidf import Vectorizer, cosine_to_rows
@@ -143,14 +143,7 @@ def _save(index: Index, base: Path) -> None:
         (".npz", lambda f: np.savez(f, **arrays)),
         (".json", lambda f: f.write(json.dumps(meta, ensure_ascii=False).encode("utf-8"))),
     ):
-        fd, tmp = tempfile.mkstemp(dir=base.parent, prefix=f".{base.name}", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-            os.replace(tmp, base.with_suffix(suffix))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(base.with_suffix(suffix), write)
 
 
 def _load(base: Path) -> Index | None:

@@ -540,3 +540,48 @@ def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
         return asyncio.run(main())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, main()).result()
+
+
+def labelling_run(
+    provider: str,
+    model: str,
+    items: Sequence[Any],
+    *,
+    limit: int | None,
+    sign: Callable[[], str],
+    workers: int,
+    attempts: int,
+    backoff: float,
+    thinking: Any,
+) -> tuple[list[Any], str, JudgeSettings]:
+    """The checks and settings an LLM labelling study (emotion categories, causes) starts with:
+    the items to ask about (the first ``limit`` for a trial run), the run's signature
+    (``sign()``, marked with the limit) and the judge settings that ask."""
+    from ..llm import PROVIDERS
+
+    if provider not in PROVIDERS:
+        raise ConfigError(
+            f"Unknown provider {provider!r}. Available: {', '.join(sorted(PROVIDERS))}."
+        )
+    if not model.strip():
+        raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
+    items = list(items)
+    if limit is not None:
+        if limit < 1:
+            raise ConfigError(f"--limit must be at least 1, got {limit}.")
+        items = items[:limit]
+    try:
+        sig = sign()
+    except ConfigError as exc:
+        raise ConfigError(f"--thinking: {exc}") from None
+    if limit is not None:
+        sig += f"|limit:{limit}"
+    settings = JudgeSettings(
+        provider=provider,
+        model=model,
+        concurrency=max(1, workers),
+        max_attempts=max(1, attempts),
+        backoff=backoff,
+        thinking=thinking,
+    )
+    return items, sig, settings
