@@ -372,6 +372,16 @@ def detect_format(name: str, text: str) -> str:
     return "jsonl" if text.lstrip().startswith("{") else "csv"
 
 
+def detect_file_track(path: str | os.PathLike) -> str | None:
+    """:func:`detect_track` on the first 64 KiB of the file at ``path``; None when it cannot be
+    read (:func:`read_predictions` then names the problem)."""
+    try:
+        with open(path, "rb") as f:
+            return detect_track(f.read(65536), path)
+    except OSError:
+        return None
+
+
 def detect_track(data: bytes, name: str = "predictions") -> str | None:
     """The track a file is for, from its fields: the first record's keys (JSON Lines) or the
     CSV header; None when it cannot tell (the file is then read as the default track, which

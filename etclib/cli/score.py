@@ -97,16 +97,10 @@ def _num(x: float) -> float | None:
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
     from ..metrics import parse_metrics
-    from ..predictions import detect_track, read_predictions
+    from ..predictions import detect_file_track, read_predictions
     from ..scoring import score, signature_string, write_per_item
 
-    track = args.track
-    if track is None:
-        try:
-            with open(args.file, "rb") as f:
-                track = detect_track(f.read(65536), args.file)
-        except OSError:
-            track = None  # read_predictions names the problem
+    track = args.track or detect_file_track(args.file)
     metrics = parse_metrics(args.metrics, track)
     corpus = load_corpus(args.data)
     preds = read_predictions(args.file, split=args.split, corpus=corpus, track=track)

@@ -30,15 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
     from ..errors import PredictionsError
-    from ..predictions import detect_track, read_predictions
+    from ..predictions import detect_file_track, read_predictions
 
-    track = args.track
-    if track is None:
-        try:
-            with open(args.file, "rb") as f:
-                track = detect_track(f.read(65536), args.file)
-        except OSError:
-            track = None  # read_predictions names the problem
+    track = args.track or detect_file_track(args.file)
     try:
         preds = read_predictions(
             args.file, split=args.split, corpus=load_corpus(args.data), track=track
