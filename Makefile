@@ -13,7 +13,7 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
 export ETC_DATA_DIR
 
-.PHONY: install run test test-fast chromium lint format prepare benchmarks clean
+.PHONY: install run test test-fast chromium postgres lint format prepare benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +57,24 @@ chromium:
 	  || echo "Could not install Chromium: the browser tests will skip."; \
 	fi
 
-test: install chromium
+# Debian's PostgreSQL server binaries for the tests that run the leaderboard, the judge cache and
+# the studies on a real server (tests/pgserver.py starts a throw-away cluster on loopback):
+# installed when missing and permitted; otherwise those tests skip with the reason.
+# Opt out: make test POSTGRES=0
+POSTGRES ?= 1
+
+postgres:
+	@if [ "$(POSTGRES)" = 1 ] && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && \
+	    ! command -v pg_ctl >/dev/null && command -v apt-get >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else \
+	    echo "PostgreSQL is missing and installing it needs root: the server tests will skip."; exit 0; fi; \
+	  echo "Installing Debian's PostgreSQL server for the server-database tests"; \
+	  { $$SUDO apt-get update -qq && \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; } \
+	  || echo "Could not install PostgreSQL: the server tests will skip."; \
+	fi
+
+test: install chromium postgres
 	$(BIN)/python -m pytest
 
 # Everything but the real-browser tests.

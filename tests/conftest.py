@@ -79,3 +79,29 @@ def tiny_corpus(tmp_path) -> Path:
     from tests.data.make_tiny_corpus import write_tiny_corpus
 
     return write_tiny_corpus(tmp_path / "tiny")
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One real PostgreSQL server for the session (tests/pgserver.py); skips with the reason
+    when the machine has none."""
+    from tests import pgserver
+
+    reason = pgserver.why_unavailable()
+    if reason:
+        pytest.skip(reason)
+    server = pgserver.PgServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of an empty database of this test's own on the session's PostgreSQL server."""
+    url = postgres_server.new_database()
+    try:
+        yield url
+    finally:
+        postgres_server.drop_database(url)
