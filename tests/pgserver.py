@@ -131,7 +131,10 @@ class PgServer:
         import psycopg
 
         name = url.rsplit("/", 1)[1]
-        with contextlib.suppress(psycopg.Error), psycopg.connect(self.url(), autocommit=True) as con:
+        with (
+            contextlib.suppress(psycopg.Error),
+            psycopg.connect(self.url(), autocommit=True) as con,
+        ):
             con.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def stop(self) -> None:

@@ -1,0 +1,156 @@
+"""A PostgreSQL server behind the small connection API the embedded databases use.
+
+The project's stores (the leaderboard, the judge-vs-human studies, the judge cache) are embedded
+files by default (DuckDB, SQLite). Each setting that names one (``ETC_LEADERBOARD_DB``,
+``ETC_STUDIES_DB``, ``ETC_JUDGE_CACHE``) also takes a ``postgresql://`` URL, for several site
+replicas and scoring workers on other machines sharing one database (docs/deploy.md). This module
+is the one place that knows how such a URL is opened:
+
+- :func:`is_url` tells a server URL from a file path;
+- :func:`pool` gives the process's connection pool for a URL (psycopg 3 + psycopg_pool, opened
+  once per URL and closed at exit);
+- :func:`connect` opens one connection whose ``execute(sql, params)`` takes the ``?``
+  placeholders the embedded engines use (:func:`translate`), so a query is written once for
+  both engines.
+
+psycopg is imported only when a URL is used; without it the error says what to install.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Any
+
+from .errors import ConfigError, DependencyError
+
+SCHEMES = ("postgresql://", "postgres://")
+_lock = threading.Lock()
+_pools: dict[str, Any] = {}
+
+
+def is_url(target: object) -> bool:
+    """Whether a database setting names a PostgreSQL server rather than a file."""
+    return isinstance(target, str) and target.startswith(SCHEMES)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def translate(sql: str, has_params: bool = True) -> str:
+    """``?`` placeholders (outside quoted literals and identifiers) to psycopg's ``%s``.
+
+    With parameters, psycopg reads every ``%`` as the start of a placeholder, so literal ``%``
+    signs are doubled first (in literals too: ``LIKE 'a%'`` stays ``LIKE 'a%'`` once sent).
+    """
+    if not has_params:
+        return sql
+    out: list[str] = []
+    quote = ""
+    for ch in sql:
+        if quote:
+            out.append("%%" if ch == "%" else ch)
+            if ch == quote:
+                quote = ""
+        elif ch in ("'", '"'):
+            quote = ch
+            out.append(ch)
+        elif ch == "?":
+            out.append("%s")
+        elif ch == "%":
+            out.append("%%")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - psycopg is in requirements.txt
+        raise DependencyError(
+            "A postgresql:// database needs psycopg 3: pip install 'psycopg[binary]' psycopg-pool "
+            "(or pip install 'etclib[postgres]')."
+        ) from exc
+    return psycopg
+
+
+class Connection:
+    """A psycopg connection that takes ``?`` placeholders, like DuckDB's and SQLite's."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: list | tuple | None = None):
+        """Run one statement; the cursor (``fetchone``/``fetchall``/``rowcount``)."""
+        return self.raw.execute(translate(sql, params is not None), params)
+
+    def executemany(self, sql: str, rows: list | tuple) -> None:
+        with self.raw.cursor() as cur:
+            cur.executemany(translate(sql), rows)
+
+    def commit(self) -> None:
+        self.raw.commit()
+
+    def rollback(self) -> None:
+        self.raw.rollback()
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def connect(url: str, *, autocommit: bool = False) -> Connection:
+    """One new connection to the server (the caller closes it)."""
+    psycopg = _psycopg()
+    try:
+        return Connection(psycopg.connect(url, autocommit=autocommit))
+    except psycopg.Error as exc:
+        raise ConfigError(
+            f"Cannot connect to the PostgreSQL database {redacted(url)}: {exc}".strip()
+            + " Check the URL (user, password, host, port, database) and that the server runs."
+        ) from exc
+
+
+def pool(url: str, *, max_size: int = 10):
+    """The process's connection pool for ``url`` (opened on first use; closed at exit).
+
+    ``with pool(url).connection() as raw:`` lends a psycopg connection; wrap it in
+    :class:`Connection` for ``?`` placeholders.
+    """
+    with _lock:
+        existing = _pools.get(url)
+        if existing is not None:
+            return existing
+        _psycopg()
+        from psycopg_pool import ConnectionPool
+
+        made = ConnectionPool(url, min_size=1, max_size=max_size, open=False, name="etc")
+        try:
+            made.open(wait=True, timeout=30)
+        except Exception as exc:
+            made.close()
+            raise ConfigError(
+                f"Cannot connect to the PostgreSQL database {redacted(url)}: {exc}. Check the URL "
+                "(user, password, host, port, database) and that the server runs."
+            ) from exc
+        _pools[url] = made
+        return made
+
+
+def close_pools() -> None:
+    """Close every pool this process opened."""
+    with _lock:
+        for made in _pools.values():
+            made.close()
+        _pools.clear()
+
+
+atexit.register(close_pools)
