@@ -10,7 +10,8 @@ The install step is skipped with ``make -o VENV/.installed ... VENV=<this venv>`
 
 Chromium then opens the Leaderboard (the paper's rows, read from paper_baselines.json, and the
 three reproduced baselines seeded by leaderboard.baselines) and Home (the top entry of that
-board). Screenshots: /tmp/fresh/*.png. Uncommitted changes are not in the clone: commit first.
+board). Screenshots: /tmp/fresh/*.png (the page scrolls inside Streamlit's own container,
+so each shows the part under test). Uncommitted changes are not in the clone: commit first.
 """
 
 from __future__ import annotations
@@ -192,9 +193,11 @@ def test_fresh_clone_make_run_serves_the_board(tmp_path):
             page.goto(f"{url}/leaderboard")
             wait_rendered(page, timeout=120)
             ranking = _first_grid(page)
+            page.get_by_test_id("stDataFrame").first.scroll_into_view_if_needed()
+            _shot(page, "leaderboard_ranking")
             published = _grid(page, "Published results (reported)")
+            _shot(page, "leaderboard_reported")
             assert page.locator('[data-testid="stException"]').count() == 0
-            _shot(page, "leaderboard")
 
             # The paper's rows, one each, apart from the ranking.
             assert len(reported) == 5
