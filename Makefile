@@ -1,5 +1,10 @@
 # The README's two commands: `make run` (the site) and `make test` (the whole test suite).
 # Both create .venv when it is missing and install everything from requirements.txt.
+# With an environment that already has everything (another checkout's, say), skip the install:
+#   make -o /path/to/venv/.installed run VENV=/path/to/venv
+# (tests/test_fresh_clone.py serves a fresh clone so). The recipes run this checkout's code, not
+# the code a shared venv's editable install points at: `python -m` and `streamlit run` put this
+# folder first on the import path.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -33,9 +38,9 @@ install: $(VENV)/.installed
 prepare: install
 	@if [ ! -d "$(ETC_DATA_DIR)/dialogues" ]; then \
 	  echo "No corpus at $(ETC_DATA_DIR): downloading the public ETC dataset into data/"; \
-	  $(BIN)/etclib download --dest data --quiet; \
+	  $(BIN)/python -m etclib download --dest data --quiet; \
 	fi
-	$(BIN)/etclib db
+	$(BIN)/python -m etclib db
 	$(BIN)/python -m leaderboard seed-baselines || [ $$? = 4 ]
 
 run: prepare

@@ -1,8 +1,8 @@
 """Baseline rows: the published results, and the baselines this project computes itself.
 
-- *Reported*: every row of ``paper_baselines.json`` (in ``ETC_REFERENCE_DIR``, default
-  ``../shared/reference`` beside the repository) becomes a ``kind = 'reported'`` entry with the
-  paper's numbers as one score row (``metric_group = 'reported'``). They are not re-scored,
+- *Reported*: every row of ``paper_baselines.json`` (shipped in ``etclib/reference``, so a fresh
+  clone has it; ``ETC_REFERENCE_DIR`` names another folder) becomes a ``kind = 'reported'`` entry
+  with the paper's numbers as one score row (``metric_group = 'reported'``). They are not re-scored,
   have no intervals and are never mixed into the ranking columns (see ``board.reported``): the
   paper used a corpus version with five more dialogues and unpublished tokenisation.
 - *Computed*: the ``retrieval``, ``constant`` and ``copy`` backends of ``etclib.backends``
@@ -59,9 +59,10 @@ def load_reference(directory: str | Path | None = None) -> dict[str, Any]:
     path = folder / "paper_baselines.json"
     if not path.is_file():
         raise ReferenceDataError(
-            f"{path}: not found. Set ETC_REFERENCE_DIR to the folder holding "
-            "paper_baselines.json (the project's shared/reference), or seed only the computed "
-            "baselines (python -m leaderboard seed-baselines --no-reported)."
+            f"{path}: not found. Set ETC_REFERENCE_DIR to a folder holding "
+            "paper_baselines.json, or unset it to use the copy shipped in etclib/reference, or "
+            "seed only the computed baselines (python -m leaderboard seed-baselines "
+            "--no-reported)."
         )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -73,7 +74,7 @@ def load_reference(directory: str | Path | None = None) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ReferenceDataError(
             f"{path}: cannot read the published results ({type(exc).__name__}: {exc}); "
-            "restore the file from the project's shared/reference."
+            "restore it (etclib/reference/paper_baselines.json in the repository)."
         ) from None
     data["_path"] = str(path)
     return data
