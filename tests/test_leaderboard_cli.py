@@ -20,10 +20,6 @@ def _close_databases():
 
 @pytest.mark.slow
 def test_seed_baselines_then_show_on_the_real_test_split(corpus, capsys):
-    from leaderboard.settings import reference_dir
-
-    if not (reference_dir() / "paper_baselines.json").is_file():
-        pytest.skip("shared/reference/paper_baselines.json not found: set ETC_REFERENCE_DIR")
     assert (
         main(["seed-baselines", "--backends", "copy,constant", "--erc-backends", "majority"]) == 0
     )
