@@ -1,15 +1,17 @@
-"""Character n-gram TF-IDF vectors in numpy/scipy (no scikit-learn), for the CPU backends.
+"""Character n-gram TF-IDF vectors for the CPU backends: scikit-learn's ``TfidfVectorizer``.
 
-Japanese has no spaces, so texts are compared by their character n-grams (1 to 3 by default).
-Weights are sublinear term frequency (``1 + log tf``) times smoothed inverse document frequency
-(``log((1 + n) / (1 + df)) + 1``), and every row is L2-normalised, so a dot product is a cosine.
+Japanese has no spaces, so texts are compared by their character n-grams (1 to 3 by default,
+:func:`ngrams`; newlines kept, unlike scikit-learn's own ``char`` analyzer, which folds white
+space). Weights are sublinear term frequency (``1 + log tf``) times smoothed inverse document
+frequency (``log((1 + n) / (1 + df)) + 1``), and every row is L2-normalised, so a dot product is
+a cosine. A fitted vectorizer is saved as its terms and IDF weights (:meth:`Vectorizer.terms`)
+and rebuilt from them (:meth:`Vectorizer.from_terms`).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy import sparse
@@ -23,63 +25,66 @@ def ngrams(text: str, n_min: int = 1, n_max: int = 3) -> list[str]:
     return out
 
 
-@dataclass
+def _sklearn_vectorizer(n_min: int, n_max: int, vocabulary: dict[str, int] | None = None):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(
+        analyzer=partial(ngrams, n_min=n_min, n_max=n_max),
+        vocabulary=vocabulary,
+        sublinear_tf=True,
+        smooth_idf=True,
+        norm="l2",
+        dtype=np.float64,
+    )
+
+
 class Vectorizer:
     """A fitted vocabulary (n-gram -> column) with its IDF weights."""
 
-    vocab: dict[str, int]
-    idf: np.ndarray
-    n_min: int = 1
-    n_max: int = 3
+    def __init__(self, fitted, n_min: int = 1, n_max: int = 3) -> None:
+        self._sk = fitted
+        self.n_min = n_min
+        self.n_max = n_max
 
     @classmethod
     def fit(cls, texts: Sequence[str], n_min: int = 1, n_max: int = 3) -> Vectorizer:
         """Learn the vocabulary and document frequencies of ``texts``."""
-        df: Counter[str] = Counter()
-        for text in texts:
-            df.update(set(ngrams(text, n_min, n_max)))
-        terms = sorted(df)
-        vocab = {t: i for i, t in enumerate(terms)}
-        n = len(texts)
-        dfs = np.fromiter((df[t] for t in terms), dtype=np.float64, count=len(terms))
-        idf = np.log((1 + n) / (1 + dfs)) + 1.0
-        return cls(vocab, idf, n_min, n_max)
+        return cls(_sklearn_vectorizer(n_min, n_max).fit(list(texts)), n_min, n_max)
 
-    def _counts(self, text: str) -> tuple[list[int], list[int]]:
-        vocab = self.vocab
-        counts = Counter(g for g in ngrams(text, self.n_min, self.n_max) if g in vocab)
-        return [vocab[g] for g in counts], list(counts.values())
+    @classmethod
+    def fit_transform(
+        cls, texts: Sequence[str], n_min: int = 1, n_max: int = 3
+    ) -> tuple[Vectorizer, sparse.csr_matrix]:
+        """:meth:`fit` and :meth:`transform` of the same texts, reading them once."""
+        sk = _sklearn_vectorizer(n_min, n_max)
+        rows = sk.fit_transform(list(texts)).tocsr()
+        return cls(sk, n_min, n_max), rows
 
-    def _weights(self, cols: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        return (1.0 + np.log(counts)) * self.idf[cols]
+    @classmethod
+    def from_terms(
+        cls, terms: Sequence[str], idf: np.ndarray, n_min: int = 1, n_max: int = 3
+    ) -> Vectorizer:
+        """The vectorizer that :meth:`terms` and :attr:`idf` describe."""
+        sk = _sklearn_vectorizer(n_min, n_max, {t: i for i, t in enumerate(terms)})
+        sk.idf_ = np.asarray(idf, dtype=np.float64)
+        return cls(sk, n_min, n_max)
+
+    def terms(self) -> list[str]:
+        """The vocabulary in column order."""
+        return list(self._sk.get_feature_names_out())
+
+    @property
+    def idf(self) -> np.ndarray:
+        return self._sk.idf_
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """One L2-normalised row per text (an empty or unknown text is a zero row)."""
-        indptr = [0]
-        indices: list[int] = []
-        counts: list[int] = []
-        for text in texts:
-            cols, cnt = self._counts(text)
-            indices.extend(cols)
-            counts.extend(cnt)
-            indptr.append(len(indices))
-        cols_arr = np.array(indices, dtype=np.int64)
-        data = self._weights(cols_arr, np.array(counts, dtype=np.float64))
-        ptr = np.array(indptr, dtype=np.int64)
-        lengths = np.diff(ptr)
-        sq = np.add.reduceat(data * data, ptr[:-1][lengths > 0]) if len(data) else np.array([])
-        norms = np.zeros(len(texts))
-        norms[lengths > 0] = np.sqrt(sq)
-        data = data / np.repeat(np.where(norms > 0, norms, 1.0), lengths)
-        return sparse.csr_matrix((data, cols_arr, ptr), shape=(len(texts), len(self.vocab)))
+        return self._sk.transform(list(texts)).tocsr()
 
     def transform_one(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """One text's non-zero ``(columns, weights)``: cheaper than a sparse matrix per query."""
-        cols, counts = self._counts(text)
-        cols_arr = np.array(cols, dtype=np.int64)
-        vals = self._weights(cols_arr, np.array(counts, dtype=np.float64))
-        norm = float(np.sqrt(vals @ vals)) if len(vals) else 0.0
-        return cols_arr, (vals / norm if norm > 0 else vals)
+        """One text's non-zero ``(columns, weights)``."""
+        row = self.transform([text])
+        return row.indices.astype(np.int64), row.data
 
 
 def cosine_to_rows(matrix_t: sparse.csr_matrix, cols: np.ndarray, vals: np.ndarray) -> np.ndarray:

@@ -33,8 +33,7 @@ def typical_transcription(corpus: Corpus) -> str:
         from ..errors import DataError
 
         raise DataError(f"{corpus.root}: the train split is empty; nothing to choose from.")
-    vec = Vectorizer.fit(texts)
-    x = vec.transform(texts)
+    _, x = Vectorizer.fit_transform(texts)
     centroid = np.asarray(x.sum(axis=0)).ravel()
     # Row i's summed cosine to every row, minus its cosine to itself (1, or 0 for an empty text).
     self_sim = np.asarray(x.multiply(x).sum(axis=1)).ravel()

@@ -91,12 +91,13 @@ def build_index(corpus: Corpus, context_lines: int = 2) -> Index:
     utterances = [it.utterance for it in train]
     contexts = [context_text(it, context_lines) for it in train]
     answers = [it.reference for it in train]
-    vec = Vectorizer.fit(utterances + contexts + answers)
+    vec, rows = Vectorizer.fit_transform(utterances + contexts + answers)
+    n = len(train)
     return Index(
         vectorizer=vec,
-        utterance_t=vec.transform(utterances).T.tocsr(),
-        context_t=vec.transform(contexts).T.tocsr(),
-        answers=vec.transform(answers),
+        utterance_t=rows[:n].T.tocsr(),
+        context_t=rows[n : 2 * n].T.tocsr(),
+        answers=rows[2 * n :],
         roles=np.array([it.role == "listener" for it in train], dtype=bool),
         turns=np.array([it.turn for it in train], dtype=np.int64),
         keys=[it.key for it in train],
@@ -131,7 +132,7 @@ def _save(index: Index, base: Path) -> None:
         arrays[f"{name}_indptr"] = m.indptr
         arrays[f"{name}_shape"] = np.array(m.shape)
     meta = {
-        "terms": sorted(index.vectorizer.vocab, key=index.vectorizer.vocab.__getitem__),
+        "terms": index.vectorizer.terms(),
         "n_min": index.vectorizer.n_min,
         "n_max": index.vectorizer.n_max,
         "keys": index.keys,
@@ -161,9 +162,7 @@ def _load(base: Path) -> Index | None:
                 for name in MATRICES
             }
             idf, roles, turns = z["idf"], z["roles"], z["turns"]
-        vec = Vectorizer(
-            {t: i for i, t in enumerate(meta["terms"])}, idf, meta["n_min"], meta["n_max"]
-        )
+        vec = Vectorizer.from_terms(meta["terms"], idf, meta["n_min"], meta["n_max"])
         return Index(
             vec,
             mats["utterance_t"],
