@@ -145,6 +145,36 @@ def pool(url: str, *, max_size: int = 10):
         return made
 
 
+_schemas_made: set[tuple[str, str]] = set()
+
+
+def ensure_schema(url: str, name: str, ddl: str) -> None:
+    """Run ``ddl`` (``CREATE ... IF NOT EXISTS`` statements) once per process for ``url``.
+
+    Several processes starting together would race in ``CREATE TABLE IF NOT EXISTS`` (the server
+    can then report a duplicate type); the statements run in one transaction under a
+    transaction-level advisory lock named after ``name``, so they run one process at a time.
+    """
+    with _lock:
+        if (url, name) in _schemas_made:
+            return
+    with pool(url).connection() as raw, raw.transaction():
+        raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"schema:{name}"])
+        raw.execute(ddl)
+    with _lock:
+        _schemas_made.add((url, name))
+
+
+def close_pool(url: str) -> None:
+    """Close this process's pool for ``url``, if open (before the database is dropped)."""
+    with _lock:
+        made = _pools.pop(url, None)
+        for done in [k for k in _schemas_made if k[0] == url]:
+            _schemas_made.discard(done)
+    if made is not None:
+        made.close()
+
+
 def close_pools() -> None:
     """Close every pool this process opened."""
     with _lock:
