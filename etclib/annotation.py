@@ -4,8 +4,9 @@ The judge of SPEC.md decides, for one atomic unit and one target transcription, 
 Neutral / Not Supported. This module stores such decisions, lets people with an annotator code
 give their own answer to a stratified sample of them, and compares the two.
 
-Storage is the studies DuckDB file (``ETC_STUDIES_DB``, default ``data/studies.duckdb``), shared
-with study 1 (:mod:`etclib.labeljudge`):
+Storage is the studies database (``ETC_STUDIES_DB``: a DuckDB file, default
+``data/studies.duckdb``, or a ``postgresql://`` URL; :mod:`etclib.studiesdb`), shared with study 1
+(:mod:`etclib.labeljudge`):
 
 - ``judge_decisions``: one row per (submission, item, side, unit, target) with the judge's
   label. ``side`` is ``precision`` (a prediction unit judged against the reference) or
@@ -40,10 +41,10 @@ from typing import Any
 
 import pandas as pd
 
-from . import config
+from . import config, studiesdb
 from .agreement import confusion_matrix, fleiss_kappa, kappa_with_ci, krippendorff_alpha
 from .corpus import ROLES
-from .errors import AccessDenied, AnnotationError, StoreError
+from .errors import AccessDenied, AnnotationError
 
 #: Judge labels (SPEC.md, "Entail"), in display order.
 LABELS: tuple[str, ...] = ("Supported", "Neutral", "Not Supported")
@@ -55,36 +56,23 @@ _TIE_ORDER = ("Not Supported", "Neutral", "Supported")
 # --- the studies database ----------------------------------------------------------------------
 
 
-def studies_path(explicit: str | Path | None = None) -> Path:
-    """The studies DuckDB file (see ``etclib.config.studies_path``)."""
-    return config.studies_path(explicit)
+def studies_path(explicit: str | Path | None = None) -> Path | str:
+    """The studies database: a DuckDB file path or a ``postgresql://`` URL (see
+    ``etclib.config.studies_db``)."""
+    return config.studies_db(explicit)
 
 
 @contextmanager
-def connect_studies(db: str | Path | None = None, *, read_only: bool = False) -> Iterator[Any]:
-    """A DuckDB connection to the studies database, closed on exit.
+def connect_studies(
+    db: str | Path | None = None, *, read_only: bool = False
+) -> Iterator[studiesdb.StudiesConnection]:
+    """A connection to the studies database, closed on exit (:func:`etclib.studiesdb.connect`).
 
-    The file and its folder are created on first write. ``read_only`` on a file that does not
-    exist yet gives an in-memory database (every table empty), so reading never creates files.
+    A DuckDB file and its folder are created on first write. ``read_only`` on a file that does
+    not exist yet gives an in-memory database (every table empty), so reading never creates files.
     """
-    import duckdb
-
-    path = studies_path(db)
-    try:
-        if read_only and not path.exists():
-            con = duckdb.connect(":memory:")
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(path))
-    except (duckdb.Error, OSError) as exc:
-        raise StoreError(
-            f"Cannot open the studies database {path}: {exc}. Check ETC_STUDIES_DB and that no "
-            "other process holds the file open for writing."
-        ) from exc
-    try:
+    with studiesdb.connect(db, read_only=read_only) as con:
         yield con
-    finally:
-        con.close()
 
 
 _SCHEMA = """
@@ -127,12 +115,12 @@ CREATE TABLE IF NOT EXISTS annotation_answers (
 @contextmanager
 def _db(db: str | Path | None, *, read_only: bool = False) -> Iterator[Any]:
     with connect_studies(db, read_only=read_only) as con:
-        con.execute(_SCHEMA)
+        con.schema("annotation", _SCHEMA)
         yield con
 
 
 def _frame(con, sql: str, params: list | None = None) -> pd.DataFrame:
-    return con.execute(sql, params or []).df()
+    return con.frame(sql, params or [])
 
 
 # --- decisions ---------------------------------------------------------------------------------
@@ -223,15 +211,10 @@ def add_decisions(rows: Iterable[Mapping[str, Any]], *, db: str | Path | None = 
     if not checked:
         return 0
     df = pd.DataFrame(checked).drop_duplicates("decision_id", keep="last")
-    df["added_at"] = pd.Timestamp.now(tz="UTC").tz_localize(None)
+    df["added_at"] = studiesdb.now()
     cols = ("decision_id", *_DECISION_FIELDS, "added_at")
     with _db(db) as con:
-        con.register("incoming", df[list(cols)])
-        con.execute(
-            f"INSERT OR REPLACE INTO judge_decisions ({', '.join(cols)}) "
-            f"SELECT {', '.join(cols)} FROM incoming"
-        )
-        con.unregister("incoming")
+        con.upsert("judge_decisions", df[list(cols)], ["decision_id"])
     return len(df)
 
 
@@ -285,8 +268,8 @@ def issue_code(
     annotator_id = f"ann-{secrets.token_hex(4)}"
     with _db(db) as con:
         con.execute(
-            "INSERT INTO annotators VALUES (?, ?, ?, now()::TIMESTAMP, false)",
-            [annotator_id, name.strip(), _hash_code(code)],
+            "INSERT INTO annotators VALUES (?, ?, ?, ?, false)",
+            [annotator_id, name.strip(), _hash_code(code), studiesdb.now()],
         )
     return IssuedCode(annotator_id, name.strip(), code)
 
@@ -313,7 +296,7 @@ def annotators(*, db: str | Path | None = None) -> pd.DataFrame:
             """
             SELECT a.annotator_id, a.name, a.issued_at, a.revoked, count(x.decision_id) AS answers
               FROM annotators a LEFT JOIN annotation_answers x USING (annotator_id)
-             GROUP BY ALL ORDER BY a.issued_at
+             GROUP BY a.annotator_id, a.name, a.issued_at, a.revoked ORDER BY a.issued_at
             """,
         )
 
@@ -355,6 +338,7 @@ def draw_sample(
     if per_label < 1:
         raise AnnotationError(f"per_label must be at least 1, got {per_label}.")
     with _db(db) as con:
+        con.serialize("annotation_sample")
         sizes = _draw(con, submission_id, per_label, seed, by_side=False)
     return {label: sum(n for (lab, _), n in sizes.items() if lab == label) for label in LABELS}
 
@@ -493,6 +477,7 @@ def feed(
     sampled = 0
     if stored and per_stratum > 0:
         with _db(db) as con:
+            con.serialize("annotation_sample")  # positions follow on across writers
             for sid in sorted({str(r["submission_id"]) for r in rows}):
                 sampled += sum(_draw(con, sid, per_stratum, seed, by_side=True).values())
     return {"stored": stored, "sampled": sampled}
@@ -553,7 +538,7 @@ def next_decision(
             SELECT {_DECISION_COLUMNS}
               FROM annotation_sample s JOIN judge_decisions d USING (decision_id)
               LEFT JOIN n USING (decision_id)
-             WHERE (? IS NULL OR s.submission_id = ?)
+             WHERE (CAST(? AS VARCHAR) IS NULL OR s.submission_id = ?)
                AND s.decision_id NOT IN (
                    SELECT decision_id FROM annotation_answers WHERE annotator_id = ?)
              ORDER BY coalesce(n.answers, 0) >= ?,
@@ -585,7 +570,7 @@ def progress(
               FROM annotation_sample s
               LEFT JOIN annotation_answers a
                 ON a.decision_id = s.decision_id AND a.annotator_id = ?
-             WHERE (? IS NULL OR s.submission_id = ?)
+             WHERE (CAST(? AS VARCHAR) IS NULL OR s.submission_id = ?)
             """,
             [annotator_id, submission_id, submission_id],
         ).fetchone()
@@ -614,10 +599,11 @@ def record_answer(
                 f"Decision {decision!r} is not in the annotation sample: answer only decisions "
                 "that next_decision() hands out."
             )
-        con.execute(
-            "INSERT OR REPLACE INTO annotation_answers VALUES (?, ?, ?, now()::TIMESTAMP)",
-            [decision, annotator_id, label],
+        answer = pd.DataFrame(
+            [[decision, annotator_id, label, studiesdb.now()]],
+            columns=["decision_id", "annotator_id", "label", "answered_at"],
         )
+        con.upsert("annotation_answers", answer, ["decision_id", "annotator_id"])
     return _decision(row)
 
 
@@ -696,7 +682,7 @@ def answers_frame(
               FROM annotation_answers a
               JOIN judge_decisions d USING (decision_id)
               LEFT JOIN annotation_sample s USING (decision_id)
-             WHERE (? IS NULL OR d.submission_id = ?)
+             WHERE (CAST(? AS VARCHAR) IS NULL OR d.submission_id = ?)
              ORDER BY a.answered_at, d.decision_id, a.annotator_id
             """,
             [submission_id, submission_id],

@@ -27,7 +27,8 @@ type labels per utterance, one per cause: ``no-context`` whenever the target is 
 plus the type of the context part. :func:`reccon_labels` gives that list, so shares can be
 counted RECCON's way (its Table 2 shares are over type labels; see :data:`RECCON_SHARES`).
 
-**Storage** (the studies DuckDB, ``ETC_STUDIES_DB``, beside the judge-vs-human studies):
+**Storage** (the studies database, ``ETC_STUDIES_DB``: a DuckDB file or a ``postgresql://`` URL,
+beside the judge-vs-human studies):
 
 - ``cause_runs``: one row per LLM run: run id, signature (provider, model, prompt name, version
   and hash, decoding settings, etclib version), split, item counts, time;
@@ -67,7 +68,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__, llm
+from . import __version__, llm, studiesdb
 from .agreement import cohen_kappa, confusion_matrix, fleiss_kappa, krippendorff_alpha
 from .annotation import annotator_for_code, connect_studies, require_admin
 from .corpus import ROLE_LETTER, ROLES, SPLITS, TURNS_PER_DIALOGUE, Corpus, Dialogue, Utterance
@@ -381,7 +382,7 @@ CREATE TABLE IF NOT EXISTS cause_runs (
     prompt VARCHAR NOT NULL,
     prompt_version INTEGER NOT NULL,
     prompt_hash VARCHAR NOT NULL,
-    temperature DOUBLE NOT NULL,
+    temperature DOUBLE PRECISION NOT NULL,
     split VARCHAR NOT NULL,
     n_items INTEGER NOT NULL,
     n_labelled INTEGER NOT NULL,
@@ -421,7 +422,7 @@ class _Db:
 
     def __enter__(self):
         con = self._cm.__enter__()
-        con.execute(_SCHEMA)
+        con.schema("causes", _SCHEMA)
         return con
 
     def __exit__(self, *exc):
@@ -631,12 +632,12 @@ def label_causes(
             for a in answers
         ]
     )
-    with _Db(db) as con:
-        con.execute("BEGIN")
+    rows["labelled_at"] = studiesdb.now()
+    with _Db(db) as con, con.transaction():
         con.execute("DELETE FROM cause_labels WHERE source = 'llm' AND source_id = ?", [run_id])
         con.execute("DELETE FROM cause_runs WHERE run_id = ?", [run_id])
         con.execute(
-            "INSERT INTO cause_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP)",
+            "INSERT INTO cause_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 sig,
@@ -651,15 +652,10 @@ def label_causes(
                 len(labelled),
                 len(failed),
                 __version__,
+                studiesdb.now(),
             ],
         )
-        con.register("incoming", rows)
-        con.execute(
-            "INSERT INTO cause_labels SELECT source, source_id, dialogue_id, turn, role, causes, "
-            "cause_type, raw, now()::TIMESTAMP FROM incoming"
-        )
-        con.unregister("incoming")
-        con.execute("COMMIT")
+        con.insert("cause_labels", rows)
     return CauseRun(
         run_id=run_id,
         signature=sig,
@@ -677,7 +673,7 @@ def label_causes(
 def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:
     """Stored LLM cause runs, newest first."""
     with _Db(db, read_only=True) as con:
-        return con.execute("SELECT * FROM cause_runs ORDER BY created_at DESC, run_id").df()
+        return con.frame("SELECT * FROM cause_runs ORDER BY created_at DESC, run_id")
 
 
 def _latest_run(db: str | Path | None) -> str | None:
@@ -721,6 +717,7 @@ def draw_sample(
     rng = np.random.default_rng(seed)
     chosen = [pool[i] for i in rng.permutation(len(pool))]
     with _Db(db) as con:
+        con.serialize("cause_sample")
         have = {
             tuple(r)
             for r in con.execute("SELECT dialogue_id, turn, role FROM cause_sample").fetchall()
@@ -799,22 +796,32 @@ def record_causes(
                 f"Item {key[0]}/{key[1]}/{key[2]} is not in the cause sample: answer only items "
                 "that next_item() hands out."
             )
-        con.execute(
-            "INSERT OR REPLACE INTO cause_labels VALUES "
-            "('human', ?, ?, ?, ?, ?, ?, '', now()::TIMESTAMP)",
-            [annotator, *key, _join(pos), cause_type(key, pos)],
+        answer = pd.DataFrame(
+            [["human", annotator, *key, _join(pos), cause_type(key, pos), "", studiesdb.now()]],
+            columns=[
+                "source",
+                "source_id",
+                "dialogue_id",
+                "turn",
+                "role",
+                "causes",
+                "cause_type",
+                "raw",
+                "labelled_at",
+            ],
         )
+        con.upsert("cause_labels", answer, ["source", "source_id", "dialogue_id", "turn", "role"])
     return CauseSet(*key, tuple(turn_role(p) for p in pos), f"human {annotator}")
 
 
 def human_answers(*, db: str | Path | None = None) -> pd.DataFrame:
     """Every human answer: item key, annotator id, causes (positions), type, time; oldest first."""
     with _Db(db, read_only=True) as con:
-        df = con.execute(
+        df = con.frame(
             "SELECT dialogue_id, turn, role, source_id AS annotator_id, causes, cause_type, "
             "labelled_at FROM cause_labels WHERE source = 'human' "
             "ORDER BY labelled_at, dialogue_id, turn, role, source_id"
-        ).df()
+        )
     df["causes"] = df["causes"].map(_split)
     return df
 

@@ -12,6 +12,7 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
+from . import serverdb
 from .errors import ConfigError
 
 #: Pinned commit of github.com/UEC-InabaLab/ETCDataset (see SPEC.md).
@@ -56,9 +57,21 @@ def store_path(explicit: str | os.PathLike | None = None) -> Path:
     return Path(explicit or setting("ETC_STORE_DB") or DEFAULT_STORE_DB)
 
 
-def studies_path(explicit: str | os.PathLike | None = None) -> Path:
-    """The judge-vs-human studies database: argument, ``ETC_STUDIES_DB``, or the default."""
-    return Path(explicit or setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB)
+def studies_db(explicit: str | os.PathLike | None = None) -> Path | str:
+    """The judge-vs-human studies database: argument, ``ETC_STUDIES_DB``, or the default.
+
+    A DuckDB file path (default ``data/studies.duckdb``), or a ``postgresql://`` URL, returned
+    as the string it is (docs/deploy.md).
+    """
+    value = explicit or setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB
+    if serverdb.is_url(value):
+        return str(value)
+    return Path(value)
+
+
+def studies_path(explicit: str | os.PathLike | None = None) -> Path | str:
+    """Same as :func:`studies_db` (the older name)."""
+    return studies_db(explicit)
 
 
 def cache_dir() -> Path:

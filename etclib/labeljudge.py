@@ -5,9 +5,10 @@ split with the categories the three annotators used (multi-label), with the vers
 ``etclib/prompts/label_judge.toml``. The questions go through the scoring judge's machinery
 (:mod:`etclib.judge`): its providers (structured output with the ``labels`` schema), its
 bounded concurrency, retries and fault handling (:class:`etclib.judge.runner.Judge`), and its
-SQLite answer cache (``judge.sqlite3`` under ``etclib.config.cache_dir()``), keyed by provider,
-model, prompt hash and the full request (messages, temperature), so a rerun costs nothing.
-Each run is stored in the studies DuckDB (``ETC_STUDIES_DB``) with its signature:
+answer cache (``ETC_JUDGE_CACHE``: by default ``judge.sqlite3`` under
+``etclib.config.cache_dir()``), keyed by provider, model, prompt hash and the full request
+(messages, temperature), so a rerun costs nothing. Each run is stored in the studies database
+(``ETC_STUDIES_DB``: a DuckDB file or a ``postgresql://`` URL) with its signature:
 
 - ``label_runs``: run id, signature, provider, model, prompt name/version/hash, temperature,
   split, item counts, etclib version, time;
@@ -48,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__, llm
+from . import __version__, llm, studiesdb
 from .agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
@@ -267,7 +268,7 @@ CREATE TABLE IF NOT EXISTS label_runs (
     prompt VARCHAR NOT NULL,
     prompt_version INTEGER NOT NULL,
     prompt_hash VARCHAR NOT NULL,
-    temperature DOUBLE NOT NULL,
+    temperature DOUBLE PRECISION NOT NULL,
     split VARCHAR NOT NULL,
     n_items INTEGER NOT NULL,
     n_labelled INTEGER NOT NULL,
@@ -385,13 +386,12 @@ def judge_labels(
             for a in answers
         ]
     )
-    with connect_studies(db) as con:
-        con.execute(_SCHEMA)
-        con.execute("BEGIN")
+    with connect_studies(db) as con, con.transaction():
+        con.schema("labeljudge", _SCHEMA)
         con.execute("DELETE FROM label_judgements WHERE run_id = ?", [run_id])
         con.execute("DELETE FROM label_runs WHERE run_id = ?", [run_id])
         con.execute(
-            "INSERT INTO label_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP)",
+            "INSERT INTO label_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 sig,
@@ -406,12 +406,10 @@ def judge_labels(
                 len(labelled),
                 len(failed),
                 __version__,
+                studiesdb.now(),
             ],
         )
-        con.register("incoming", rows)
-        con.execute("INSERT INTO label_judgements SELECT * FROM incoming")
-        con.unregister("incoming")
-        con.execute("COMMIT")
+        con.insert("label_judgements", rows)
     return LabelRun(
         run_id=run_id,
         signature=sig,
@@ -429,8 +427,8 @@ def judge_labels(
 def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:
     """Stored runs, newest first (one row per run, with its signature and counts)."""
     with connect_studies(db, read_only=True) as con:
-        con.execute(_SCHEMA)
-        return con.execute("SELECT * FROM label_runs ORDER BY created_at DESC, run_id").df()
+        con.schema("labeljudge", _SCHEMA)
+        return con.frame("SELECT * FROM label_runs ORDER BY created_at DESC, run_id")
 
 
 def run_labels(
@@ -438,7 +436,7 @@ def run_labels(
 ) -> dict[tuple[int, int, str], tuple[str, ...]]:
     """The labels of a stored run by item key (unusable answers left out)."""
     with connect_studies(db, read_only=True) as con:
-        con.execute(_SCHEMA)
+        con.schema("labeljudge", _SCHEMA)
         known = con.execute("SELECT 1 FROM label_runs WHERE run_id = ?", [run_id]).fetchone()
         if not known:
             raise JudgeError(

@@ -6,19 +6,19 @@ import csv
 import io
 import math
 
-import duckdb
 import pandas as pd
 import pytest
 
 from etclib import annotation as ann
 from etclib.annotation import LABELS, AccessDenied, AnnotationError
+from etclib.errors import EtcError
+from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
 ADMIN = "s3cret-admin-token-0123456789"
 
 
 @pytest.fixture(autouse=True)
-def _studies(tmp_path, monkeypatch):
-    monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
+def _admin(monkeypatch):
     monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
 
 
@@ -47,6 +47,7 @@ def unit_rows(submission: str = "sub-1") -> list[dict]:
     return rows
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_add_decisions_validates_and_is_idempotent(tmp_path):
     assert ann.add_decisions(unit_rows()) == 8
     assert ann.add_decisions(unit_rows()) == 8  # same decisions again: replaced, not doubled
@@ -66,6 +67,7 @@ def test_add_decisions_validates_and_is_idempotent(tmp_path):
     assert ann.submissions()["decisions"].tolist() == [8]  # the refused batches stored nothing
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_codes_need_admin_token_and_are_stored_hashed(tmp_path, monkeypatch):
     with pytest.raises(AccessDenied, match="Wrong admin token"):
         ann.issue_code("guess")
@@ -73,9 +75,8 @@ def test_codes_need_admin_token_and_are_stored_hashed(tmp_path, monkeypatch):
         ann.issue_code(None)
     issued = ann.issue_code(ADMIN, "annotator A")
     assert len(issued.code) >= 16
-    con = duckdb.connect(str(tmp_path / "studies.duckdb"))
-    stored = con.execute("SELECT * FROM annotators").df()
-    con.close()
+    with ann.connect_studies(read_only=True) as con:
+        stored = con.frame("SELECT * FROM annotators")
     assert issued.code not in stored.to_string()  # only the hash is kept
     assert ann.annotator_for_code(issued.code) == issued.annotator_id
     assert ann.annotators()["name"].tolist() == ["annotator A"]
@@ -84,6 +85,7 @@ def test_codes_need_admin_token_and_are_stored_hashed(tmp_path, monkeypatch):
         ann.issue_code(ADMIN)
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_writes_refused_without_valid_code():
     ann.add_decisions(unit_rows())
     ann.draw_sample(ADMIN, "sub-1", per_label=5)
@@ -102,6 +104,7 @@ def test_writes_refused_without_valid_code():
     assert ann.answers_frame().empty
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_sample_is_stratified_and_seeded():
     rows = []
     for i in range(30):
@@ -127,6 +130,7 @@ def test_sample_is_stratified_and_seeded():
         ann.draw_sample(ADMIN, "unknown")
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_flow_stores_answers_and_agreement_updates():
     ann.add_decisions(unit_rows())
     ann.draw_sample(ADMIN, "sub-1", per_label=10)
@@ -185,6 +189,7 @@ def test_flow_stores_answers_and_agreement_updates():
     assert len(ann.answers_frame()) == 24
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_answers_must_be_valid_and_sampled():
     ann.add_decisions(unit_rows())
     code = ann.issue_code(ADMIN).code
@@ -230,6 +235,7 @@ def test_submission_metrics_follow_spec():
     assert m["f1"] == pytest.approx(100 * (2 / 3) / 2)
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_export_csv():
     ann.add_decisions(unit_rows())
     ann.draw_sample(ADMIN, "sub-1", per_label=10)
@@ -241,3 +247,20 @@ def test_export_csv():
     assert rows[0]["human_label"] == "Neutral" and rows[0]["judge_label"] == d.label
     assert rows[0]["unit"] == d.unit and rows[0]["decision_id"] == d.decision_id
     assert ann.export_csv("other").count("\n") == 1  # header only
+
+
+def test_reading_a_missing_file_creates_nothing(tmp_path):
+    # DuckDB only: this is about the file itself (a server database has no file to create)
+    assert ann.pool() == {"sampled": 0, "waiting": 0, "answers": 0, "annotators": 0}
+    assert ann.submissions().empty and ann.annotators().empty
+    assert not (tmp_path / "studies.duckdb").exists()
+    ann.add_decisions(unit_rows())
+    assert (tmp_path / "studies.duckdb").is_file()
+
+
+def test_a_wrong_server_password_is_named_without_the_password(postgres_server, monkeypatch):
+    bad = postgres_server.url().replace(postgres_server.password, "wrong-password")
+    monkeypatch.setenv("ETC_STUDIES_DB", bad)
+    with pytest.raises(EtcError) as err:
+        ann.submissions()
+    assert "***" in str(err.value) and "wrong-password" not in str(err.value)

@@ -19,6 +19,7 @@ from etclib.judge.cache import AnswerCache
 from tests.conftest import REAL_CORPUS, needs_corpus
 from tests.fakes import FakeLLMServer
 from tests.fakes.cause_responder import ScriptedCauses, cause_question
+from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
 ADMIN = "cause-admin-token-of-24-characters"
 
@@ -126,6 +127,7 @@ def _raw_transcriptions():
             yield u["role"], u["emotion_transcription"]
 
 
+@pytest.mark.usefixtures("studies_db")
 @needs_corpus
 def test_proxy_share_on_the_real_corpus_in_stats_json(tmp_path, capsys):
     # independently: plain substring tests (the corpus's one 相談相手 shares its transcription
@@ -161,6 +163,7 @@ def _listener_partner(target: int) -> list[int]:
     return [target - 1] if target % 2 == 0 else [target]
 
 
+@pytest.mark.usefixtures("studies_db")
 @needs_corpus
 def test_llm_run_is_stored_with_signature_and_cached(corpus, monkeypatch):
     script = ScriptedCauses(default=_listener_partner)
@@ -197,6 +200,7 @@ def test_llm_run_is_stored_with_signature_and_cached(corpus, monkeypatch):
     assert set(kinds["source"]) == {f"llm:{run.run_id}"}
 
 
+@pytest.mark.usefixtures("studies_db")
 @needs_corpus
 def test_llm_run_resumes_after_a_crash(corpus, monkeypatch):
     script = ScriptedCauses()
@@ -221,6 +225,7 @@ def test_llm_run_resumes_after_a_crash(corpus, monkeypatch):
     assert run.n_cached == 7 and run.n_labelled == 15
 
 
+@pytest.mark.usefixtures("studies_db")
 @needs_corpus
 def test_gemini_and_unusable_answers(corpus, monkeypatch):
     items = _test_items(corpus, 6)
@@ -288,6 +293,7 @@ def _codes(n: int) -> list[str]:
     return [annotation.issue_code(ADMIN, f"person {i}").code for i in range(n)]
 
 
+@pytest.mark.usefixtures("studies_db")
 @needs_corpus
 def test_three_annotators_on_one_item(corpus):
     with pytest.raises(AccessDenied):
@@ -314,6 +320,7 @@ def test_three_annotators_on_one_item(corpus):
     assert causes.human_majority()[key] == (target,)
 
 
+@pytest.mark.usefixtures("studies_db")
 @needs_corpus
 def test_items_with_fewer_answers_come_first(corpus):
     causes.draw_sample(ADMIN, corpus, 3, seed=1)
@@ -357,6 +364,7 @@ def _fleiss_by_hand(rows: list[list[str]], categories) -> float:
     return (p_i.mean() - p_e) / (1 - p_e)
 
 
+@pytest.mark.usefixtures("studies_db")
 @needs_corpus
 def test_agreement_equals_independent_computation(corpus):
     # items whose target sits at a position that fits each scripted answer
@@ -371,7 +379,7 @@ def test_agreement_equals_independent_computation(corpus):
     from etclib.annotation import connect_studies
 
     with connect_studies() as con:  # the admin's draw, with exactly these items
-        con.execute(causes._SCHEMA)
+        con.schema("causes", causes._SCHEMA)
         for i, u in enumerate(chosen, start=1):
             con.execute("INSERT INTO cause_sample VALUES (?, ?, ?, 'test', ?, 0)", [*u.key, i])
     codes = _codes(4)
@@ -474,11 +482,13 @@ def test_agreement_equals_independent_computation(corpus):
     assert all(r["signature"] == run.signature for r in labels if r["source"] == "llm")
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_agreement_without_answers_is_empty():
     got = causes.cause_agreement()
     assert got.empty and got.table.empty
 
 
+@pytest.mark.usefixtures("studies_db")
 @needs_corpus
 def test_cli_label_and_export(corpus, monkeypatch, capsys, tmp_path):
     with FakeLLMServer(ScriptedCauses(default=_listener_partner)) as server:

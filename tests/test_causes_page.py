@@ -9,10 +9,11 @@ from streamlit.testing.v1 import AppTest
 from etclib import annotation, causes
 from tests.conftest import REPO, needs_corpus
 from tests.fakes.cause_responder import ScriptedCauses
+from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
 PAGE = str(REPO / "pages" / "causes.py")
 ADMIN = "page-admin-token-of-24-characters-or-more"
-pytestmark = [needs_corpus]
+pytestmark = [needs_corpus, pytest.mark.usefixtures("studies_db")]
 
 
 @pytest.fixture(autouse=True)

@@ -16,11 +16,7 @@ from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
 from etclib.errors import ConfigError, JudgeError
 from etclib.judge.cache import AnswerCache
 from tests.fakes import FakeLLMServer
-
-
-@pytest.fixture(autouse=True)
-def _studies_db(tmp_path, monkeypatch):
-    monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
+from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
 
 def _transcription(req) -> str:
@@ -86,6 +82,7 @@ def test_prompt_is_versioned_and_has_every_category():
         assert CATEGORY_TO_JA[c] in user
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_cli_run_is_stored_cached_and_compared(corpus, capsys, monkeypatch):
     with FakeLLMServer(majority_responder(corpus)) as server:
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
@@ -140,6 +137,7 @@ def test_cli_run_is_stored_cached_and_compared(corpus, capsys, monkeypatch):
     assert report["categories"][0]["category"] == "joy"
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_gemini_provider_through_fake_server(corpus, monkeypatch):
     with FakeLLMServer(majority_responder(corpus)) as server:
         monkeypatch.setenv("GEMINI_API_KEY", "test-key")
@@ -154,6 +152,7 @@ def test_gemini_provider_through_fake_server(corpus, monkeypatch):
     assert {u.key: u.label for u in items} == labels
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_unusable_answers_are_stored_as_unlabelled(corpus, monkeypatch):
     items = [u for d in corpus.split("test") for u in d.utterances][:8]
     bad = items[0].transcription.strip()
@@ -171,6 +170,7 @@ def test_unusable_answers_are_stored_as_unlabelled(corpus, monkeypatch):
     assert items[0].key not in labeljudge.run_labels(run.run_id)
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_nothing_stored_when_no_answer_is_usable(corpus, monkeypatch):
     with FakeLLMServer(lambda req: "no") as server:
         monkeypatch.setenv("OPENAI_API_KEY", "k")
@@ -188,6 +188,7 @@ def test_wrong_key_stops_the_run(corpus, monkeypatch):
             labeljudge.judge_labels(corpus, "openai", "m", limit=3, workers=1)
 
 
+@pytest.mark.usefixtures("studies_db")
 def test_bad_settings(corpus):
     with pytest.raises(ConfigError, match="Unknown provider"):
         labeljudge.judge_labels(corpus, "claude", "m")

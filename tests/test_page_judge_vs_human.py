@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from etclib import annotation, labeljudge
 from etclib.corpus import CATEGORY_TO_JA
 from tests.conftest import REPO, needs_corpus
+from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
 PAGE = str(REPO / "pages" / "judge_vs_human.py")
 ADMIN = "page-admin-token-0123456789abc"
@@ -84,6 +85,7 @@ def test_page_without_any_study_shows_the_yardstick():
     assert len(_frame(at, "mad_from_means")) == 28
 
 
+@pytest.mark.usefixtures("studies_db")  # after _studies: both engines
 @needs_corpus
 def test_page_after_a_judge_labels_run(corpus):
     items = [u for d in corpus.split("test") for u in d.utterances][:30]
@@ -107,6 +109,7 @@ def test_page_after_a_judge_labels_run(corpus):
     assert at.selectbox(key="jvh_label_category").value == "joy"
 
 
+@pytest.mark.usefixtures("studies_db")  # after _studies: both engines
 @needs_corpus
 def test_annotation_flow_on_the_page():
     rows = [

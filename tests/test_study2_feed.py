@@ -1,5 +1,8 @@
 """Study 2 fed by the leaderboard's judge, end to end: a file scored through the leaderboard with
-the judge (real SDKs against the fake server), the page's pool, two annotators, agreement."""
+the judge (real SDKs against the fake server), the page's pool, two annotators, agreement.
+
+Runs with both SDKs on a DuckDB studies file, and once (OpenAI SDK) with the studies on
+PostgreSQL: the storage engine is the point there, and the run is the slowest of the studies'."""
 
 from __future__ import annotations
 
@@ -14,7 +17,10 @@ from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 from tests.conftest import REPO
-from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
+from tests.fakes.judge_fixtures import FAKE_MODEL, JudgeEnv, point_provider_at
+from tests.fakes.judge_responder import ScriptedJudge
+from tests.fakes.llm_server import FakeLLMServer
+from tests.studies_engines import use_engine
 
 ADMIN = "study2-admin-token-of-24-characters-or-more"
 PER_STRATUM = 3
@@ -32,6 +38,20 @@ def _clean():
     lb.close_all()
 
 
+@pytest.fixture(
+    params=[("gemini", "duckdb"), ("openai", "duckdb"), ("openai", "postgres")],
+    ids=lambda p: "-".join(p),
+)
+def judge_env(request, monkeypatch, tmp_path):
+    """The fake judge for one SDK, and the studies database on one engine."""
+    provider, engine = request.param
+    use_engine(request, engine, monkeypatch, tmp_path)
+    responder = ScriptedJudge()
+    with FakeLLMServer(responder, hang_seconds=10.0) as server:
+        point_provider_at(monkeypatch, provider, server)
+        yield JudgeEnv(provider=provider, server=server, responder=responder)
+
+
 def fleiss(pairs: list[tuple[str, str]], labels) -> float:
     """Fleiss' kappa of two raters, written out (not etclib's)."""
     n, counts = 2, [[pair.count(lab) for lab in labels] for pair in pairs]
@@ -42,7 +62,7 @@ def fleiss(pairs: list[tuple[str, str]], labels) -> float:
     return (p_bar - p_e) / (1 - p_e)
 
 
-def _score_with_judge(judge_env, tiny_corpus, monkeypatch) -> str:  # noqa: F811
+def _score_with_judge(judge_env, tiny_corpus, monkeypatch) -> str:
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_JUDGE_PROVIDER", judge_env.provider)
     monkeypatch.setenv("ETC_JUDGE_MODEL", FAKE_MODEL)
@@ -102,7 +122,7 @@ def _judge_label(decision_id: str) -> str:
 
 
 def test_judge_run_feeds_study2_and_two_annotators_give_agreement(
-    judge_env,  # noqa: F811
+    judge_env,
     tiny_corpus,
     monkeypatch,
 ):
@@ -112,12 +132,12 @@ def test_judge_run_feeds_study2_and_two_annotators_give_agreement(
     with annotation.connect_studies(read_only=True) as con:
         stored = con.execute(
             "SELECT label, side, count(*) FROM judge_decisions WHERE submission_id = ? "
-            "GROUP BY ALL",
+            "GROUP BY label, side",
             [sid],
         ).fetchall()
         sampled = con.execute(
             "SELECT d.label, d.side, count(*) FROM annotation_sample s "
-            "JOIN judge_decisions d USING (decision_id) GROUP BY ALL"
+            "JOIN judge_decisions d USING (decision_id) GROUP BY d.label, d.side"
         ).fetchall()
     assert {(lab, side) for lab, side, _ in stored} == {
         (lab, side) for lab in annotation.LABELS for side in annotation.SIDES
@@ -163,9 +183,9 @@ def test_judge_run_feeds_study2_and_two_annotators_give_agreement(
 
 def annotation_rows(sid: str) -> list[dict]:
     with annotation.connect_studies(read_only=True) as con:
-        frame = con.execute(
+        frame = con.frame(
             "SELECT submission_id, dialogue_id, turn, role, side, unit, target, label "
             "FROM judge_decisions WHERE submission_id = ?",
             [sid],
-        ).df()
+        )
     return frame.to_dict("records")

@@ -2,9 +2,10 @@
 
 `etclib causes` asks an LLM, for each item, which utterances of the dialogue so far (the target
 included) its emotion transcription is about (prompt etclib/prompts/causes.toml, JSON answer),
-caches each answer in the judge's answer cache ($ETC_CACHE_DIR/judge.sqlite3: a rerun, or a
-run resumed after an interruption, asks only what is missing), stores the run with its
-signature in the studies database ($ETC_STUDIES_DB) and prints the cause-type distribution
+caches each answer in the judge's answer cache ($ETC_JUDGE_CACHE, default
+$ETC_CACHE_DIR/judge.sqlite3: a rerun, or a run resumed after an interruption, asks only what is
+missing), stores the run with its signature in the studies database ($ETC_STUDIES_DB: a DuckDB
+file or a postgresql:// URL) and prints the cause-type distribution
 beside RECCON's published shares. `etclib causes export` writes every stored label (LLM and
 human, annotators anonymised) as JSON Lines with a licence header (CC BY-NC 4.0). Keys:
 OPENAI_API_KEY / GEMINI_API_KEY (environment or .streamlit/secrets.toml). See docs/causes.md.
@@ -48,7 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--limit", type=int, metavar="N", help="label only the first N items (trial run)"
     )
     parser.add_argument("--out", metavar="FILE.jsonl", help="export: the file to write")
-    parser.add_argument("--db", metavar="FILE", help="studies database (default: $ETC_STUDIES_DB)")
+    parser.add_argument(
+        "--db", metavar="FILE|URL", help="studies database (default: $ETC_STUDIES_DB)"
+    )
     add_data_argument(parser)
     add_json_argument(parser)
 

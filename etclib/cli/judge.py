@@ -6,7 +6,7 @@
 parse, prints the settings sent, the served model, latency and tokens per call, and an estimate
 of calls and cost for the whole test split, and names any setting the model refuses. Exit 1
 when something is wrong.
-Answers come from the same cache as `etclib score --metrics judge` ($ETC_CACHE_DIR), so asking
+Answers come from the same cache as `etclib score --metrics judge` ($ETC_JUDGE_CACHE), so asking
 twice costs one call. Provider and model: --provider/--model, else $ETC_JUDGE_PROVIDER /
 $ETC_JUDGE_MODEL, else gemini / gemini-2.5-flash. Keys: GEMINI_API_KEY, or OPENAI_API_KEY (and
 OPENAI_BASE_URL for a self-hosted server). See docs/judge.md.

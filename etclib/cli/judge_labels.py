@@ -2,8 +2,8 @@
 
 Labels every emotion transcription of a split (multi-label, prompt
 etclib/prompts/label_judge.toml), caches each answer in the judge's answer cache
-($ETC_CACHE_DIR/judge.sqlite3), stores the run in the studies database ($ETC_STUDIES_DB, default
-data/studies.duckdb) and prints, per category, Cohen's kappa of the judge against the human
+($ETC_JUDGE_CACHE, default $ETC_CACHE_DIR/judge.sqlite3), stores the run in the studies database
+($ETC_STUDIES_DB: a DuckDB file, default data/studies.duckdb, or a postgresql:// URL) and prints, per category, Cohen's kappa of the judge against the human
 majority beside the human yardstick (each annotator against the other two). Keys:
 OPENAI_API_KEY / GEMINI_API_KEY (environment or .streamlit/secrets.toml).
 
@@ -48,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1000,
         help="bootstrap resamples for intervals (default 1000)",
     )
-    parser.add_argument("--db", metavar="FILE", help="studies database (default: $ETC_STUDIES_DB)")
+    parser.add_argument(
+        "--db", metavar="FILE|URL", help="studies database (default: $ETC_STUDIES_DB)"
+    )
     add_data_argument(parser)
     add_json_argument(parser)
 

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--db", metavar="FILE", help="corpus store (default: $ETC_STORE_DB or data/etc.duckdb)"
     )
     parser.add_argument(
-        "--studies-db", metavar="FILE", help="studies database (default: $ETC_STUDIES_DB)"
+        "--studies-db", metavar="FILE|URL", help="studies database (default: $ETC_STUDIES_DB)"
     )
     add_json_argument(parser)
 

@@ -3,7 +3,8 @@
 - :mod:`.templates`: the versioned decomposition and entailment prompts (``prompts/*.toml``);
 - :mod:`.parse`: defensive parsing of the JSON answers;
 - :mod:`.providers`: one request/answer call to Gemini or an OpenAI-compatible server;
-- :mod:`.cache`: the persistent SQLite answer cache (under ``ETC_CACHE_DIR``);
+- :mod:`.cache`: the persistent answer cache (``ETC_JUDGE_CACHE``: a SQLite file, by default
+  under ``ETC_CACHE_DIR``, or a PostgreSQL table shared by every worker);
 - :mod:`.pricing`: approximate prices for the run's cost estimate;
 - :mod:`.runner`: bounded-concurrency asyncio runs with retries, dedupe and usage counts.
 

@@ -1,31 +1,68 @@
-"""Persistent cache of judge answers: one SQLite file, safe for threads and processes.
+"""Persistent cache of judge answers: a SQLite file (default) or a PostgreSQL table.
 
 Each row is one parsed answer, keyed by :func:`request_key`: a SHA-256 over the provider, the
 model, the prompt template's tag (version and hash) and the full request as sent (messages,
 temperature, structured-output settings). Anything that could change the answer changes the
 key, so a key never returns a stale answer. Rows are written the moment an answer arrives
-(autocommit), so a run that is killed resumes without repeating finished calls. The file is in
-WAL mode with a busy timeout, so concurrent runs (threads or processes) read and write it
-without corrupting it; the same answer written twice is simply replaced.
+(autocommit), so a run that is killed resumes without repeating finished calls. The same answer
+written twice is simply replaced.
 
-Location: ``judge.sqlite3`` under :func:`etclib.config.cache_dir` (``ETC_CACHE_DIR``).
-Deleting the file forgets every answer; nothing else refers to it.
+Where (``ETC_JUDGE_CACHE``, see :func:`location`):
+
+- a file path, or nothing: SQLite, by default ``judge.sqlite3`` under
+  :func:`etclib.config.cache_dir` (``ETC_CACHE_DIR``). The file is in WAL mode with a busy
+  timeout, so concurrent runs (threads or processes) read and write it without corrupting it.
+  Deleting the file forgets every answer; nothing else refers to it.
+- a ``postgresql://`` URL: the table ``judge_answers`` in that database (created on first use),
+  shared by every scoring worker on every machine, so a reference is decomposed once for all.
+
+Asked once: :meth:`AnswerCache.once` is the "get or compute once" step of
+:meth:`etclib.judge.runner.Judge.ask`. Whoever asks a question first claims its key while it
+calls the model; everyone else asking the same question waits and then reads the answer from
+the cache. The claim is process-wide (every :class:`AnswerCache` of the process, every thread
+and event loop) and, on PostgreSQL, server-wide: a session-level advisory lock on the key
+(``pg_advisory_lock(hashtextextended(key, 0))``), which the server releases by itself if the
+claiming process dies. On SQLite, processes do not see each other's claims: two processes asking
+the same uncached question at the same moment both call the model; the second answer replaces
+the first, and :attr:`AnswerCache.duplicates` counts such writes.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .. import config
+from .. import config, serverdb
 from ..errors import JudgeError
 
+log = logging.getLogger("etclib.judge")
+
 FILENAME = "judge.sqlite3"
+#: The table on PostgreSQL (the SQLite file keeps its historical name ``answers``).
+PG_TABLE = "judge_answers"
+_COLUMNS = (
+    "key",
+    "kind",
+    "provider",
+    "model",
+    "prompt",
+    "request",
+    "raw",
+    "answer",
+    "model_version",
+    "input_tokens",
+    "output_tokens",
+    "created",
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
     key TEXT PRIMARY KEY,
@@ -42,6 +79,18 @@ CREATE TABLE IF NOT EXISTS answers (
     created REAL NOT NULL
 )
 """
+# the same columns; REAL is single precision on PostgreSQL, too coarse for a Unix time
+_PG_SCHEMA = _SCHEMA.replace("answers (", f"{PG_TABLE} (").replace(
+    "created REAL", "created DOUBLE PRECISION"
+)
+
+#: First and longest pause (seconds) between looks while another asker holds a key.
+_POLL_FIRST = 0.02
+_POLL_MAX = 0.5
+
+# Keys claimed in this process, by (cache location, key): the process-wide half of once().
+_claims_lock = threading.Lock()
+_claimed: set[tuple[str, str]] = set()
 
 
 def request_key(provider: str, model: str, prompt_tag: str, request: dict[str, Any]) -> str:
@@ -60,16 +109,29 @@ def default_path() -> Path:
     return config.cache_dir() / FILENAME
 
 
-class AnswerCache:
-    """Key -> parsed answer, backed by SQLite; one connection per thread."""
+def location() -> str | Path:
+    """Where the cache lives: ``ETC_JUDGE_CACHE`` (a file path or a ``postgresql://`` URL), else
+    :func:`default_path`."""
+    explicit = config.setting("ETC_JUDGE_CACHE")
+    if not explicit:
+        return default_path()
+    return explicit if serverdb.is_url(explicit) else Path(explicit).expanduser()
 
-    def __init__(self, path: str | Path | None = None):
-        self.path = Path(path) if path is not None else default_path()
+
+class _Sqlite:
+    """The SQLite file: one connection per thread, WAL mode, autocommit."""
+
+    table = "answers"
+
+    def __init__(self, path: Path):
+        self.path = path
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._conn()  # create the schema now, so a bad location fails before any call
+
+    def execute(self, sql: str, params: tuple | list = ()) -> sqlite3.Cursor:
+        return self._conn().execute(sql, params)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -91,24 +153,135 @@ class AnswerCache:
         except sqlite3.DatabaseError as exc:
             raise JudgeError(
                 f"{self.path}: cannot open the judge cache ({exc}). Delete the file to start "
-                "an empty cache, or point ETC_CACHE_DIR elsewhere."
+                "an empty cache, or point ETC_JUDGE_CACHE (or ETC_CACHE_DIR) elsewhere."
             ) from exc
         self._local.conn = conn
         with self._lock:
             self._all.append(conn)
         return conn
 
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+
+class _Postgres:
+    """The ``judge_answers`` table: statements on the process's pool, claims on a connection of
+    this cache's own (advisory locks belong to the session that took them)."""
+
+    table = PG_TABLE
+
+    def __init__(self, url: str):
+        self.url = url
+        self._lock = threading.Lock()
+        self._claims: serverdb.Connection | None = None
+        try:
+            serverdb.ensure_schema(url, "judge-cache", _PG_SCHEMA)
+        except Exception as exc:
+            raise self._error(exc) from exc
+
+    def _error(self, exc: Exception) -> JudgeError:
+        return JudgeError(
+            f"The judge cache on {serverdb.redacted(self.url)} failed: {exc}".rstrip()
+            + " Check ETC_JUDGE_CACHE and that the server runs (or unset ETC_JUDGE_CACHE to use "
+            "the local SQLite file)."
+        )
+
+    def execute(self, sql: str, params: tuple | list = ()) -> Any:
+        import psycopg
+
+        try:
+            with serverdb.pool(self.url).connection() as raw:
+                cur = serverdb.Connection(raw).execute(sql, list(params))
+                return _Fetched(cur.fetchall() if cur.description else [], cur.rowcount)
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
+
+    def try_lock(self, key: str) -> bool:
+        """Take the server-wide claim on ``key`` if no other session holds it."""
+        return self._advisory("pg_try_advisory_lock", key)
+
+    def unlock(self, key: str) -> None:
+        self._advisory("pg_advisory_unlock", key)
+
+    def _advisory(self, function: str, key: str) -> bool:
+        import psycopg
+
+        with self._lock:
+            try:
+                if self._claims is None:
+                    self._claims = serverdb.connect(self.url, autocommit=True)
+                sql = f"SELECT {function}(hashtextextended(?, 0))"
+                return bool(self._claims.execute(sql, [key]).fetchone()[0])
+            except psycopg.Error as exc:
+                # a lost session has lost its claims too: reconnect on the next claim
+                if self._claims is not None:
+                    with contextlib.suppress(psycopg.Error):
+                        self._claims.close()
+                self._claims = None
+                raise self._error(exc) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._claims is not None:
+                with contextlib.suppress(Exception):
+                    self._claims.close()
+                self._claims = None
+
+
+class _Fetched:
+    """Rows read from the server before its connection went back to the pool."""
+
+    def __init__(self, rows: list, rowcount: int):
+        self._rows = rows
+        self.rowcount = rowcount
+
+    def fetchone(self):
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self):
+        return self._rows
+
+
+class AnswerCache:
+    """Key -> parsed answer, in SQLite or PostgreSQL (:func:`location`); safe for threads.
+
+    ``path``: a file path or a ``postgresql://`` URL; default :func:`location`.
+    """
+
+    def __init__(self, path: str | Path | None = None):
+        target = location() if path is None else path
+        self.duplicates = 0  # answers stored for a key that was already stored
+        self.waits = 0  # answers once() found written by another asker meanwhile
+        self._counts = threading.Lock()
+        if serverdb.is_url(target):
+            self.path: Path | None = None
+            self.where = serverdb.redacted(str(target))
+            self._id = str(target)
+            self._db: _Sqlite | _Postgres = _Postgres(str(target))
+        else:
+            self.path = Path(target)
+            self.where = str(self.path)
+            self._db = _Sqlite(self.path)
+            self._id = str(self.path.resolve())
+            self._db._conn()  # create the schema now, so a bad location fails before any call
+
+    @property
+    def shared(self) -> bool:
+        """Whether claims reach other processes (PostgreSQL) or only this one (SQLite)."""
+        return isinstance(self._db, _Postgres)
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored entry for ``key`` (``answer``, ``raw``, ``model_version``, token counts)."""
-        row = (
-            self._conn()
-            .execute(
-                "SELECT answer, raw, model_version, input_tokens, output_tokens "
-                "FROM answers WHERE key = ?",
-                (key,),
-            )
-            .fetchone()
-        )
+        row = self._db.execute(
+            "SELECT answer, raw, model_version, input_tokens, output_tokens "
+            f"FROM {self._db.table} WHERE key = ?",
+            (key,),
+        ).fetchone()
         if row is None:
             return None
         return {
@@ -135,42 +308,86 @@ class AnswerCache:
         output_tokens: int = 0,
     ) -> None:
         """Store one answer now (committed before returning). ``request`` is what the row shows
-        of the question (e.g. ``{"text": ...}``); the key is what identifies it."""
-        self._conn().execute(
-            "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                kind,
-                provider,
-                model,
-                prompt,
-                json.dumps(request, ensure_ascii=False, sort_keys=True),
-                raw,
-                json.dumps(answer, ensure_ascii=False),
-                model_version,
-                int(input_tokens),
-                int(output_tokens),
-                time.time(),
-            ),
+        of the question (e.g. ``{"text": ...}``); the key is what identifies it. An answer
+        stored before under the same key is replaced (and counted in :attr:`duplicates`)."""
+        values = (
+            key,
+            kind,
+            provider,
+            model,
+            prompt,
+            json.dumps(request, ensure_ascii=False, sort_keys=True),
+            raw,
+            json.dumps(answer, ensure_ascii=False),
+            model_version,
+            int(input_tokens),
+            int(output_tokens),
+            time.time(),
         )
+        table = self._db.table
+        marks = ", ".join("?" * len(_COLUMNS))
+        added = self._db.execute(
+            f"INSERT INTO {table} ({', '.join(_COLUMNS)}) VALUES ({marks}) "
+            "ON CONFLICT (key) DO NOTHING",
+            values,
+        ).rowcount
+        if added == 0:
+            self._db.execute(
+                f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in _COLUMNS[1:])} WHERE key = ?",
+                (*values[1:], key),
+            )
+            with self._counts:
+                self.duplicates += 1
+            log.info("judge cache %s: answer for key %s stored again", self.where, key[:12])
+
+    @contextlib.asynccontextmanager
+    async def once(self, key: str) -> AsyncIterator[dict[str, Any] | None]:
+        """Get or compute once: ``async with cache.once(key) as stored:``.
+
+        ``stored`` is the cached entry (as :meth:`get`), possibly written by another asker while
+        this one waited; when it is None, this asker holds the key's claim and should call the
+        model and :meth:`put` the answer inside the block. The claim is released on exit, also
+        when the call failed (the next waiter then tries itself). Waiting never blocks the event
+        loop: it looks again after a short pause (0.02 s, growing to 0.5 s).
+        """
+        name = (self._id, key)
+        pause = _POLL_FIRST
+        local = server = False
+        try:
+            while True:
+                if not local:
+                    with _claims_lock:
+                        if name not in _claimed:
+                            _claimed.add(name)
+                            local = True
+                if local and not server:
+                    server = not self.shared or self._db.try_lock(key)  # type: ignore[union-attr]
+                stored = self.get(key)
+                if stored is not None or server:
+                    if stored is not None:  # another asker's answer
+                        with self._counts:
+                            self.waits += 1
+                    break
+                await asyncio.sleep(pause)
+                pause = min(pause * 1.5, _POLL_MAX)
+            yield stored
+        finally:
+            if server and self.shared:
+                self._db.unlock(key)  # type: ignore[union-attr]
+            if local:
+                with _claims_lock:
+                    _claimed.discard(name)
 
     def __len__(self) -> int:
-        return self._conn().execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        return self._db.execute(f"SELECT COUNT(*) FROM {self._db.table}").fetchone()[0]
 
     def count(self, kind: str | None = None) -> int:
         """Stored answers, all or of one kind (``"decompose"``, ``"entail"``, ``"labels"``)."""
         if kind is None:
             return len(self)
-        sql = "SELECT COUNT(*) FROM answers WHERE kind = ?"
-        return self._conn().execute(sql, (kind,)).fetchone()[0]
+        sql = f"SELECT COUNT(*) FROM {self._db.table} WHERE kind = ?"
+        return self._db.execute(sql, (kind,)).fetchone()[0]
 
     def close(self) -> None:
-        """Close every connection this object opened."""
-        with self._lock:
-            for conn in self._all:
-                try:
-                    conn.close()
-                except sqlite3.Error:
-                    pass
-            self._all.clear()
-        self._local = threading.local()
+        """Close every connection this object opened (a PostgreSQL pool stays for the process)."""
+        self._db.close()

@@ -10,8 +10,10 @@ Both are built on :meth:`Judge.ask`, which asks any structured question (message
 from :data:`~etclib.judge.providers.SCHEMAS`, a parser); the label judge
 (:mod:`etclib.labeljudge`) asks its ``labels`` questions through it. Every request goes through
 the same path: the in-run memo (identical requests within a run are asked once, including
-requests still in flight), then the persistent :class:`AnswerCache`, then the provider. A call
-holds one of ``concurrency`` slots only while it is on the wire; back-off sleeps release it.
+requests still in flight), then the persistent :class:`AnswerCache`, then the provider; the
+first asker of an uncached question claims it in the cache (:meth:`AnswerCache.once`), so other
+runs, threads and, with a PostgreSQL cache, workers on other machines asking it meanwhile wait
+for that one call instead of making their own. A call holds one of ``concurrency`` slots only while it is on the wire; back-off sleeps release it.
 Faults are classified by :func:`etclib.llm.retry.classify` (the same code the backends use)
 and handled like this:
 
@@ -323,7 +325,16 @@ class Judge:
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            value, raw = await self._call(kind, key, tag, request, fields or {}, parser)
+            # asked once across runs, threads and (on PostgreSQL) workers: the first asker
+            # claims the key and calls; the others wait for its answer in the cache
+            async with self.cache.once(key) as stored:
+                if stored is None:
+                    value, raw = await self._call(kind, key, tag, request, fields or {}, parser)
+            if stored is not None:
+                self.usage.cache_hits += 1
+                self._memo[key] = (stored["answer"], stored["raw"])
+                future.set_result(self._memo[key])
+                return Answer(*self._memo[key], cached=True)
         except asyncio.CancelledError:
             future.cancel()
             raise

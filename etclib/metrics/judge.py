@@ -19,8 +19,9 @@ An item whose requests failed after every retry is excluded from everything and 
 
 Options (``Context.get``): ``judge_provider`` (gemini | openai), ``judge_model``,
 ``concurrency`` (16), ``judge_timeout`` (seconds per call, 60), ``judge_max_attempts`` (6),
-``judge_backoff`` (first back-off in seconds, 1). Answers are cached in
-``$ETC_CACHE_DIR/judge.sqlite3``; see docs/judge.md.
+``judge_backoff`` (first back-off in seconds, 1). Answers are cached in ``ETC_JUDGE_CACHE``
+(default ``$ETC_CACHE_DIR/judge.sqlite3``; a ``postgresql://`` URL shares it between workers);
+see docs/judge.md.
 """
 
 from __future__ import annotations
