@@ -158,13 +158,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import time
 
     import leaderboard as lb
+    from leaderboard import settings
     from leaderboard.errors import WorkerStoppedError
     from leaderboard.worker import pending_jobs
 
     db = lb.open_db()
     if db.resumed_jobs:
         print(f"resumed {db.resumed_jobs} job(s) left running by a stopped worker")
-    pool = lb.start_workers(args.threads, db=db)
+    # ETC_LB_WORKERS=0 means "the site scores nothing"; a worker process always scores
+    threads = args.threads or settings.workers() or settings.DEFAULT_WORKERS
+    pool = lb.start_workers(threads, db=db)
     print(f"worker: {len(pool.threads)} thread(s), PID {os.getpid()}; Ctrl-C to stop", flush=True)
     finished = True
     try:
@@ -442,7 +445,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--score", action="store_true", help="score the queue now, in this process")
 
     p = add("worker", WORKER_HELP, cmd_worker)
-    p.add_argument("--threads", type=int, help="scoring threads (default $ETC_LB_WORKERS or 2)")
+    p.add_argument(
+        "--concurrency",
+        "--threads",
+        dest="threads",
+        type=int,
+        help="jobs scored at once, each in a thread (default $ETC_LB_WORKERS, else 2)",
+    )
     p.add_argument("--once", action="store_true", help="exit when the queue is empty")
     p.add_argument(
         "--timeout",
@@ -505,7 +514,7 @@ def _start(args: argparse.Namespace) -> None:
     admintoken.check_configured()
     db = open_db(create=args.create or args.command == "seed-baselines")
     if db.created:
-        print(f"created a new, empty leaderboard database at {db.path}", file=sys.stderr)
+        print(f"created a new, empty leaderboard database at {db.label}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -525,13 +534,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:
         from leaderboard.db import is_storage_fault, storage_error
-        from leaderboard.settings import db_path
+        from leaderboard.settings import db_target
 
-        if not is_storage_fault(exc):
+        target = db_target()
+        if not is_storage_fault(exc) or isinstance(target, str):
             raise
-        print(
-            f"leaderboard {args.command}: error: {storage_error(db_path(), exc)}", file=sys.stderr
-        )
+        print(f"leaderboard {args.command}: error: {storage_error(target, exc)}", file=sys.stderr)
         return 7
     finally:
         from leaderboard.db import close_all
