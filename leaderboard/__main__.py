@@ -1,8 +1,9 @@
 """The ETC leaderboard from the command line: submit, score, show, export, moderate.
 
 The database is ETC_LEADERBOARD_DB (default data/leaderboard.duckdb). Only one process may
-write it: while the site runs (it scores submissions itself), these commands report
-"database in use by PID ..."; stop the site or use its pages. A missing database file is
+write that file: while the site runs (it scores submissions itself), these commands report
+"database in use by PID ..."; stop the site or use its pages. Set to a postgresql:// URL, the
+board lives on that server and any number of processes share it (docs/deploy.md). A missing database file is
 refused (a mistyped path must not start a new board) unless the command is given --create;
 seed-baselines creates it (that is how `make prepare` makes the board of a fresh clone).
 
@@ -23,6 +24,8 @@ Examples:
   python -m leaderboard admin rescore 3f9c0a1b2d4e
   python -m leaderboard admin rerun         # queue every failed job again
   python -m leaderboard show --create       # a new, empty board at ETC_LEADERBOARD_DB
+  python -m leaderboard migrate --to postgresql://etc:PASSWORD@db/etc   # docs/deploy.md
+  python -m leaderboard worker --concurrency 4   # a worker machine of a PostgreSQL board
 
 Admin commands take --token (default: $ETC_ADMIN_TOKEN, at least 24 characters; whoever runs
 this on the server can read the database file anyway). Exit status: 0 ok, 1 refused input,
@@ -82,6 +85,14 @@ PUSH_HELP = """Upload the public board to the Hugging Face dataset ETC_LB_HUB_RE
 
 Example:
   ETC_LB_HUB_REPO=org/etc-leaderboard HF_TOKEN=hf_... python -m leaderboard push
+"""
+MIGRATE_HELP = """Copy this embedded board (ETC_LEADERBOARD_DB, a DuckDB file) into PostgreSQL: every
+submission, prediction, score, per-item row, job, status and log row, in one transaction; then
+compare each table's row count and SHA-256 on both sides and print them. A target holding rows
+is refused unless --replace. Afterwards set ETC_LEADERBOARD_DB to the URL (docs/deploy.md).
+
+Example:
+  python -m leaderboard migrate --to postgresql://etc:PASSWORD@db.example.org/etc
 """
 ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions; re-run
 failed jobs (of one submission, or all without an id).
@@ -350,6 +361,29 @@ def cmd_push(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from etclib.serverdb import is_url, redacted
+    from leaderboard.db import open_db
+    from leaderboard.errors import LeaderboardError
+    from leaderboard.migrate import migrate
+
+    if not is_url(args.to):
+        raise LeaderboardError(
+            f"--to {args.to!r} is not a PostgreSQL URL; give postgresql://USER:PASSWORD@HOST/DB."
+        )
+    report = migrate(open_db(create=False), args.to, replace=args.replace)
+    print(f"copied {report.source} -> {redacted(report.target)}")
+    print("\n".join(report.lines()))
+    if not report.ok:
+        bad = ", ".join(t for t, c in report.tables.items() if not c.ok)
+        raise LeaderboardError(
+            f"The copy differs from this board in: {bad}. Do not switch ETC_LEADERBOARD_DB to "
+            "it; run migrate again with --replace, and report the difference if it stays."
+        )
+    print("every table has the same rows and checksum on both sides")
+    return 0
+
+
 def cmd_admin(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
@@ -493,6 +527,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("push", PUSH_HELP, cmd_push)
     p.add_argument("--repo", help="dataset repo id (default $ETC_LB_HUB_REPO)")
+
+    p = add("migrate", MIGRATE_HELP, cmd_migrate)
+    p.add_argument("--to", required=True, help="postgresql://USER:PASSWORD@HOST[:PORT]/DATABASE")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="delete the target's leaderboard rows first (otherwise a non-empty target is refused)",
+    )
 
     p = add("admin", ADMIN_HELP, cmd_admin)
     p.add_argument("action", choices=("list", "hide", "unhide", "delete", "rescore", "rerun"))

@@ -677,15 +677,15 @@ class ServerCursor:
         got = self.raw.execute(translate(sql, params is not None), params)
         return _Rows(got.fetchall() if got.description else [], got.description)
 
-    def copy_rows(self, table: str, columns: list[str], frame) -> None:
-        """``COPY`` the rows of a pandas frame into ``table``."""
+    def copy_rows(self, table: str, columns: list[str], rows) -> None:
+        """``COPY`` rows (tuples in the order of ``columns``) into ``table``."""
         import numpy as np
 
         with (
             self.raw.cursor() as cur,
             cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
         ):
-            for row in frame.itertuples(index=False, name=None):
+            for row in rows:
                 copy.write_row([v.item() if isinstance(v, np.generic) else v for v in row])
 
 
@@ -750,7 +750,7 @@ class ServerDatabase(Database):
 
     def __init__(self, url: str, *, create: bool = True, source: str = "") -> None:
         from etclib.errors import ConfigError
-        from etclib.serverdb import new_pool, redacted
+        from etclib.serverdb import connect, new_pool, redacted
 
         self.url = url
         self._init_common(redacted(url))
@@ -759,7 +759,8 @@ class ServerDatabase(Database):
         self._local = threading.local()
         self._heartbeat: threading.Thread | None = None
         self._stopping = threading.Event()
-        try:
+        try:  # one connection first: a wrong URL fails at once, not after the pool's retries
+            connect(url).close()
             self._pool = new_pool(
                 url, max_size=settings.pool_size(), configure=_as_floats, timeout=15
             )

@@ -40,7 +40,7 @@ def serialize(cur: Any, name: str) -> None:
 def insert_frame(cur: Any, table: str, frame) -> None:
     """Insert every row of ``frame`` (its columns named as the table's) into ``table``."""
     if is_server(cur):
-        cur.copy_rows(table, list(frame.columns), frame)
+        cur.copy_rows(table, list(frame.columns), frame.itertuples(index=False, name=None))
         return
     name = f"_{table}_frame"
     cur.register(name, frame)
