@@ -1,4 +1,15 @@
-"""The leaderboard's DuckDB file: one writing process, a connection per process, migrations.
+"""The leaderboard's storage: an embedded DuckDB file (default) or a PostgreSQL server.
+
+``ETC_LEADERBOARD_DB`` (or ``open_db(target)``) names a file (:class:`DuckDBDatabase`) or a
+``postgresql://`` URL (:class:`ServerDatabase`); both offer one interface (:class:`Database`:
+``cursor()``, ``write()``, ``query()``, ``query_df()``, ``close()``), and the same
+:data:`MIGRATIONS` create both schemas (:func:`engine_statements` holds their one per-engine
+branch; :mod:`leaderboard.engine` the few SQL differences of the write path).
+
+On PostgreSQL there is no lock file and no resume on opening: many processes share the server,
+writes are transactions on pooled connections (``ETC_LB_POOL_SIZE``), running jobs hold leases
+(:mod:`leaderboard.queue`), and server faults become :class:`DatabaseServerError` with the URL
+shown without its password. The rest of this text is about the DuckDB file:
 
 - :func:`open_db` returns the process-wide :class:`Database` for a path (opened once).
 - A lock file ``<db>.lock`` holds the writer's PID under an exclusive ``flock``: a second

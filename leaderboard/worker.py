@@ -1,9 +1,11 @@
 """The scoring worker: claims queued jobs and runs them, as a thread pool or in the caller.
 
 - In the site process: :func:`start_workers` starts a bounded pool (``ETC_LB_WORKERS``
-  threads, default 2) that sleeps until a job is queued. It is idempotent per database.
-- Without the site: ``python -m leaderboard worker`` runs the same pool in its own process
-  (``--once`` stops when the queue is empty).
+  threads, default 2; 0 starts none) that sleeps until a job is queued. It is idempotent per
+  database.
+- Without the site: ``python -m leaderboard worker --concurrency N`` runs the same pool in its
+  own process (``--once`` stops when the queue is empty); on a PostgreSQL board, any number of
+  such processes on any machines (docs/deploy.md).
 - In tests and scripts: :func:`process_jobs` runs every queued job in the calling thread.
 
 First-stage (lexical) jobs are claimed before heavier ones (:func:`leaderboard.queue.claim`).
@@ -11,8 +13,10 @@ A job that raises an ``EtcError`` fails with its public text (shown to the submi
 board: a model service's failure in etclib's words with a reference, never the provider's text);
 any other exception fails it with a reference only. The redacted detail goes to the log and to
 ``jobs.error_detail`` for the admin view (:func:`failure_texts`). A job left
-``running`` by a process that died is queued again when the database is next opened (after a
-backoff; see :mod:`leaderboard.queue` for how a crash is attributed). An error of the loop
+``running`` by a process that died is queued again when the database is next opened (DuckDB)
+or when its lease expires (PostgreSQL), after a backoff; see :mod:`leaderboard.queue` for how a
+crash is attributed. A job's outcome is stored once: the finishing transaction locks the job's
+row and drops a result that another worker stored first. An error of the loop
 itself (not of a job: e.g. the database failing) is retried with a growing pause; after
 :data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason in ``WorkerPool.failure``.
 """
