@@ -129,18 +129,7 @@ def pool(url: str, *, max_size: int = 10):
         existing = _pools.get(url)
         if existing is not None:
             return existing
-        _psycopg()
-        from psycopg_pool import ConnectionPool
-
-        made = ConnectionPool(url, min_size=1, max_size=max_size, open=False, name="etc")
-        try:
-            made.open(wait=True, timeout=30)
-        except Exception as exc:
-            made.close()
-            raise ConfigError(
-                f"Cannot connect to the PostgreSQL database {redacted(url)}: {exc}. Check the URL "
-                "(user, password, host, port, database) and that the server runs."
-            ) from exc
+        made = new_pool(url, max_size=max_size)
         _pools[url] = made
         return made
 
@@ -190,6 +179,32 @@ def close_pool(url: str) -> None:
             _schemas_made.discard(done)
     if made is not None:
         made.close()
+
+
+def new_pool(
+    url: str, *, max_size: int = 10, configure=None, name: str = "etc", timeout: float = 30
+):
+    """A new, open connection pool for ``url`` that the caller owns and closes.
+
+    ``configure(connection)`` runs on each new connection (e.g. to register type loaders).
+    :class:`ConfigError` (password-free) when the server cannot be reached in ``timeout`` s; a
+    refused login fails at once (one plain connection first: a pool would retry it until then).
+    """
+    connect(url).close()
+    from psycopg_pool import ConnectionPool
+
+    made = ConnectionPool(
+        url, min_size=1, max_size=max_size, open=False, name=name, configure=configure
+    )
+    try:
+        made.open(wait=True, timeout=timeout)
+    except Exception as exc:
+        made.close()
+        raise ConfigError(
+            f"Cannot connect to the PostgreSQL database {redacted(url)}: {exc}. Check the URL "
+            "(user, password, host, port, database) and that the server runs."
+        ) from exc
+    return made
 
 
 def close_pools() -> None:

@@ -4,7 +4,9 @@ Everything lives in one embedded DuckDB file (``ETC_LEADERBOARD_DB``, default
 ``data/leaderboard.duckdb``), created and migrated on first use. DuckDB allows one writing
 process: each process opens the file once (:func:`open_db`, a process-wide object with a
 cursor per thread and a lock around writes) and a second process gets
-:class:`DatabaseInUseError` naming the PID that holds it.
+:class:`DatabaseInUseError` naming the PID that holds it. Set to a ``postgresql://`` URL, the
+board lives on that server instead, shared by site replicas and ``python -m leaderboard worker``
+processes (docs/deploy.md).
 
 Public API (every function takes an optional ``db=`` and otherwise uses :func:`open_db`)::
 
@@ -71,9 +73,11 @@ docs/leaderboard.md.
 
 Modules, bottom up (no cycles; tests/test_leaderboard_structure.py checks it): ``settings``,
 ``errors``, ``clock``, ``metadata``; ``stages`` (what each stage computes and when it runs);
-``statuses`` (a submission's status from its jobs); ``db`` (the file, migrations, resuming);
+``engine`` (the few SQL differences between DuckDB and PostgreSQL); ``statuses`` (a
+submission's status from its jobs); ``db`` (the file or server, migrations, resuming);
 ``queue`` (jobs); ``scoring`` (run a job, store its ``ScoreResult``); ``submit``; ``board``,
-``worker``, ``admin``, ``baselines``; ``export``.
+``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (an embedded board into
+PostgreSQL).
 
 Command line: ``python -m leaderboard --help``.
 """

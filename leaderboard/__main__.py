@@ -1,8 +1,9 @@
 """The ETC leaderboard from the command line: submit, score, show, export, moderate.
 
 The database is ETC_LEADERBOARD_DB (default data/leaderboard.duckdb). Only one process may
-write it: while the site runs (it scores submissions itself), these commands report
-"database in use by PID ..."; stop the site or use its pages. A missing database file is
+write that file: while the site runs (it scores submissions itself), these commands report
+"database in use by PID ..."; stop the site or use its pages. Set to a postgresql:// URL, the
+board lives on that server and any number of processes share it (docs/deploy.md). A missing database file is
 refused (a mistyped path must not start a new board) unless the command is given --create;
 seed-baselines creates it (that is how `make prepare` makes the board of a fresh clone).
 
@@ -23,6 +24,8 @@ Examples:
   python -m leaderboard admin rescore 3f9c0a1b2d4e
   python -m leaderboard admin rerun         # queue every failed job again
   python -m leaderboard show --create       # a new, empty board at ETC_LEADERBOARD_DB
+  python -m leaderboard migrate --to postgresql://etc:PASSWORD@db/etc   # docs/deploy.md
+  python -m leaderboard worker --concurrency 4   # a worker machine of a PostgreSQL board
 
 Admin commands take --token (default: $ETC_ADMIN_TOKEN, at least 24 characters; whoever runs
 this on the server can read the database file anyway). Exit status: 0 ok, 1 refused input,
@@ -82,6 +85,14 @@ PUSH_HELP = """Upload the public board to the Hugging Face dataset ETC_LB_HUB_RE
 
 Example:
   ETC_LB_HUB_REPO=org/etc-leaderboard HF_TOKEN=hf_... python -m leaderboard push
+"""
+MIGRATE_HELP = """Copy this embedded board (ETC_LEADERBOARD_DB, a DuckDB file) into PostgreSQL: every
+submission, prediction, score, per-item row, job, status and log row, in one transaction; then
+compare each table's row count and SHA-256 on both sides and print them. A target holding rows
+is refused unless --replace. Afterwards set ETC_LEADERBOARD_DB to the URL (docs/deploy.md).
+
+Example:
+  python -m leaderboard migrate --to postgresql://etc:PASSWORD@db.example.org/etc
 """
 ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions; re-run
 failed jobs (of one submission, or all without an id).
@@ -158,13 +169,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import time
 
     import leaderboard as lb
+    from leaderboard import settings
     from leaderboard.errors import WorkerStoppedError
     from leaderboard.worker import pending_jobs
 
     db = lb.open_db()
     if db.resumed_jobs:
         print(f"resumed {db.resumed_jobs} job(s) left running by a stopped worker")
-    pool = lb.start_workers(args.threads, db=db)
+    # ETC_LB_WORKERS=0 means "the site scores nothing"; a worker process always scores
+    threads = args.threads or settings.workers() or settings.DEFAULT_WORKERS
+    pool = lb.start_workers(threads, db=db)
     print(f"worker: {len(pool.threads)} thread(s), PID {os.getpid()}; Ctrl-C to stop", flush=True)
     finished = True
     try:
@@ -347,6 +361,29 @@ def cmd_push(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from etclib.serverdb import is_url, redacted
+    from leaderboard.db import open_db
+    from leaderboard.errors import LeaderboardError
+    from leaderboard.migrate import migrate
+
+    if not is_url(args.to):
+        raise LeaderboardError(
+            f"--to {args.to!r} is not a PostgreSQL URL; give postgresql://USER:PASSWORD@HOST/DB."
+        )
+    report = migrate(open_db(create=False), args.to, replace=args.replace)
+    print(f"copied {report.source} -> {redacted(report.target)}")
+    print("\n".join(report.lines()))
+    if not report.ok:
+        bad = ", ".join(t for t, c in report.tables.items() if not c.ok)
+        raise LeaderboardError(
+            f"The copy differs from this board in: {bad}. Do not switch ETC_LEADERBOARD_DB to "
+            "it; run migrate again with --replace, and report the difference if it stays."
+        )
+    print("every table has the same rows and checksum on both sides")
+    return 0
+
+
 def cmd_admin(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
@@ -442,7 +479,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--score", action="store_true", help="score the queue now, in this process")
 
     p = add("worker", WORKER_HELP, cmd_worker)
-    p.add_argument("--threads", type=int, help="scoring threads (default $ETC_LB_WORKERS or 2)")
+    p.add_argument(
+        "--concurrency",
+        "--threads",
+        dest="threads",
+        type=int,
+        help="jobs scored at once, each in a thread (default $ETC_LB_WORKERS, else 2)",
+    )
     p.add_argument("--once", action="store_true", help="exit when the queue is empty")
     p.add_argument(
         "--timeout",
@@ -485,6 +528,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("push", PUSH_HELP, cmd_push)
     p.add_argument("--repo", help="dataset repo id (default $ETC_LB_HUB_REPO)")
 
+    p = add("migrate", MIGRATE_HELP, cmd_migrate)
+    p.add_argument("--to", required=True, help="postgresql://USER:PASSWORD@HOST[:PORT]/DATABASE")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="delete the target's leaderboard rows first (otherwise a non-empty target is refused)",
+    )
+
     p = add("admin", ADMIN_HELP, cmd_admin)
     p.add_argument("action", choices=("list", "hide", "unhide", "delete", "rescore", "rerun"))
     p.add_argument("id", nargs="?", help="the submission (rerun: optional, default all)")
@@ -505,7 +556,7 @@ def _start(args: argparse.Namespace) -> None:
     admintoken.check_configured()
     db = open_db(create=args.create or args.command == "seed-baselines")
     if db.created:
-        print(f"created a new, empty leaderboard database at {db.path}", file=sys.stderr)
+        print(f"created a new, empty leaderboard database at {db.label}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -525,13 +576,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:
         from leaderboard.db import is_storage_fault, storage_error
-        from leaderboard.settings import db_path
+        from leaderboard.settings import db_target
 
-        if not is_storage_fault(exc):
+        target = db_target()
+        if not is_storage_fault(exc) or isinstance(target, str):
             raise
-        print(
-            f"leaderboard {args.command}: error: {storage_error(db_path(), exc)}", file=sys.stderr
-        )
+        print(f"leaderboard {args.command}: error: {storage_error(target, exc)}", file=sys.stderr)
         return 7
     finally:
         from leaderboard.db import close_all

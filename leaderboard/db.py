@@ -1,4 +1,15 @@
-"""The leaderboard's DuckDB file: one writing process, a connection per process, migrations.
+"""The leaderboard's storage: an embedded DuckDB file (default) or a PostgreSQL server.
+
+``ETC_LEADERBOARD_DB`` (or ``open_db(target)``) names a file (:class:`DuckDBDatabase`) or a
+``postgresql://`` URL (:class:`ServerDatabase`); both offer one interface (:class:`Database`:
+``cursor()``, ``write()``, ``query()``, ``query_df()``, ``close()``), and the same
+:data:`MIGRATIONS` create both schemas (:func:`engine_statements` holds their one per-engine
+branch; :mod:`leaderboard.engine` the few SQL differences of the write path).
+
+On PostgreSQL there is no lock file and no resume on opening: many processes share the server,
+writes are transactions on pooled connections (``ETC_LB_POOL_SIZE``), running jobs hold leases
+(:mod:`leaderboard.queue`), and server faults become :class:`DatabaseServerError` with the URL
+shown without its password. The rest of this text is about the DuckDB file:
 
 - :func:`open_db` returns the process-wide :class:`Database` for a path (opened once).
 - A lock file ``<db>.lock`` holds the writer's PID under an exclusive ``flock``: a second
@@ -30,7 +41,10 @@ import contextlib
 import errno
 import logging
 import os
+import re
+import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -38,10 +52,12 @@ from typing import Any
 
 from . import settings
 from .clock import now
+from .engine import SERVER, serialize
 from .errors import (
     DatabaseCorruptError,
     DatabaseInUseError,
     DatabaseMissingError,
+    DatabaseServerError,
     DatabaseUnwritableError,
     LeaderboardError,
     StorageError,
@@ -206,7 +222,44 @@ MIGRATIONS.append(
         ],
     )
 )
+MIGRATIONS.append(
+    (
+        7,
+        [
+            # the lease of a running job (docs/deploy.md): the worker process holding it and
+            # its last heartbeat; on a PostgreSQL board a job whose heartbeat is older than
+            # ETC_LB_LEASE_SECONDS is claimed again (DuckDB resumes jobs on opening instead)
+            "ALTER TABLE jobs ADD COLUMN claimed_process VARCHAR",
+            "ALTER TABLE jobs ADD COLUMN heartbeat_at TIMESTAMP",
+            # a job's result is stored once, however many workers ran it (a re-claimed job
+            # whose first worker was slow, not dead): INSERT ... ON CONFLICT DO NOTHING
+            "CREATE UNIQUE INDEX scores_once ON scores (job_id, metric_group, signature)",
+            # the board orders a submission's history by DuckDB's rowid (insertion order);
+            # PostgreSQL has none: an identity column of that name keeps the same order
+            (
+                "postgresql",
+                "ALTER TABLE status_history ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY",
+            ),
+        ],
+    )
+)
 SCHEMA_VERSION = max(version for version, _ in MIGRATIONS)
+
+
+def engine_statements(statements: list, engine: str) -> Iterator[str]:
+    """A migration's statements for one engine: the shared ones (written in SQL both accept,
+    ``BLOB`` spelt ``BYTEA`` on PostgreSQL) and the ``(engine, sql)`` ones of this engine."""
+    for item in statements:
+        if isinstance(item, tuple):
+            only, sql = item
+            if only != engine:
+                continue
+        else:
+            sql = item
+        if engine == SERVER:
+            sql = re.sub(r"\bBLOB\b", "BYTEA", sql)
+        yield sql
+
 
 #: Longest wait before a crashed job is tried again.
 MAX_BACKOFF_SECONDS = 600
@@ -278,13 +331,214 @@ class _LockFile:
             self.fd = None
 
 
+def process_name() -> str:
+    """This process, as the ``claimed_process`` of the jobs it runs: PID, host and a random
+    token (PIDs repeat across machines and restarts)."""
+    global _PROCESS
+    pid = os.getpid()
+    if _PROCESS is None or _PROCESS[0] != pid:  # a forked child is another process
+        _PROCESS = (pid, f"pid {pid} {socket.gethostname()} {uuid.uuid4().hex[:8]}")
+    return _PROCESS[1]
+
+
+_PROCESS: tuple[int, str] | None = None
+
+
+def requeue_crashed(cur, rows: list[tuple], note: str) -> int:
+    """Queue again (after a backoff) the jobs whose worker died, or fail those that crashed
+    alone too often; ``rows`` are (id, submission_id, crashes, solo_crashes, claimed_by, alone)
+    where ``alone`` says the job was the only one its worker ran (the crash is then its own)."""
+    limit = settings.max_attempts()
+    at = now()
+    for job_id, sid, crashes, solo, claimed_by, alone in rows:
+        crashes = (crashes or 0) + 1
+        solo = (solo or 0) + (1 if alone else 0)
+        if solo >= limit:
+            cur.execute(
+                "UPDATE jobs SET status = 'failed', finished_at = ?, error = ?, "
+                "crashes = ?, solo_crashes = ? WHERE id = ?",
+                [
+                    at,
+                    f"the scorer stopped {solo} times while this job was the only one "
+                    "running; an admin can re-run it",
+                    crashes,
+                    solo,
+                    job_id,
+                ],
+            )
+        else:
+            cur.execute(
+                "UPDATE jobs SET status = 'queued', claimed_at = NULL, claimed_by = NULL, "
+                "claimed_process = NULL, heartbeat_at = NULL, crashes = ?, solo_crashes = ?, "
+                "not_before = ? WHERE id = ?",
+                [crashes, solo, at + backoff(crashes), job_id],
+            )
+        refresh_status(cur, sid, note=f"{note} ({claimed_by})", force=True)
+    return len(rows)
+
+
 class Database:
-    """One open leaderboard database: a shared DuckDB connection, cursors per thread."""
+    """One open leaderboard database; :func:`open_db` gives the engine's subclass.
+
+    Both engines offer the same interface: :meth:`cursor` (reads), :meth:`write` (a cursor in
+    one transaction), :meth:`query`, :meth:`query_df`, :meth:`close`; ``engine`` names the
+    engine and ``leases`` says whether running jobs hold a lease (PostgreSQL) rather than
+    being resumed when the database is opened (DuckDB).
+    """
+
+    engine = "duckdb"
+    leases = False
+
+    def _init_common(self, label: str) -> None:
+        #: What messages call the database: the file, or the URL without its password.
+        self.label = label
+        self.closed = False
+        #: Set whenever a job is queued, so that idle workers wake at once.
+        self.jobs_changed = threading.Condition()
+        #: Per-process caches (the ranking, bootstrap weights); see :meth:`invalidate`.
+        self.cache: dict[Any, Any] = {}
+        #: Bumped by :meth:`invalidate`, so a result computed before a write is not cached after it.
+        self.generation = 0
+        self.pools: list[Any] = []
+        #: Jobs queued again on opening, left running by a dead process (DuckDB only).
+        self.resumed_jobs = 0
+
+    def cursor(self):  # pragma: no cover - every engine defines it
+        raise NotImplementedError
+
+    def write(self):  # pragma: no cover
+        raise NotImplementedError
+
+    def query(self, sql: str, params: list | tuple | None = None) -> list[tuple]:
+        """Rows of a read query."""
+        with self._storage_faults():
+            return self.cursor().execute(sql, params or []).fetchall()
+
+    def query_df(self, sql: str, params: list | tuple | None = None):  # pragma: no cover
+        raise NotImplementedError
+
+    def _storage_faults(self):  # pragma: no cover
+        raise NotImplementedError
+
+    def invalidate(self) -> None:
+        """Drop cached results after a write that changes what the board shows."""
+        self.generation += 1
+        self.cache.clear()
+
+    def cache_put(self, key: Any, value: Any, generation: int) -> None:
+        """Cache ``value`` unless a write happened since ``generation`` was read."""
+        if generation == self.generation:
+            self.cache[key] = value
+
+    def notify_jobs(self) -> None:
+        with self.jobs_changed:
+            self.jobs_changed.notify_all()
+
+    def _stop_work(self) -> None:
+        """Stop this process's workers and put its running jobs back in the queue."""
+        for pool in list(self.pools):
+            pool.stop()
+        with contextlib.suppress(Exception):
+            self._requeue_own_jobs()
+
+    def _requeue_own_jobs(self) -> None:
+        """A clean stop: this process's running jobs go back to the queue, nothing counted."""
+        with self.write() as cur:
+            rows = cur.execute(
+                "SELECT id, submission_id FROM jobs WHERE status = 'running' "
+                "AND (claimed_process = ? OR (claimed_process IS NULL AND claimed_by LIKE ?))",
+                [process_name(), f"pid {os.getpid()} %"],
+            ).fetchall()
+            for job_id, sid in rows:
+                cur.execute(
+                    "UPDATE jobs SET status = 'queued', claimed_at = NULL, claimed_by = NULL, "
+                    "claimed_process = NULL, heartbeat_at = NULL, "
+                    "attempts = greatest(attempts - 1, 0) WHERE id = ?",
+                    [job_id],
+                )
+                refresh_status(cur, sid, note="the scorer stopped cleanly; queued again")
+
+    # --- schema ------------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        return self._version(self.cursor())
+
+    @staticmethod
+    def _version(cur) -> int:
+        exists = cur.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version' "
+            "AND table_schema = current_schema()"
+        ).fetchone()[0]
+        if not exists:
+            return 0
+        row = cur.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0] or 0)
+
+    def _migrate(self) -> None:
+        """Apply the missing migrations in order, each in its own transaction (on PostgreSQL
+        under a lock, so that processes starting together migrate once)."""
+        current = self.schema_version()
+        if current > SCHEMA_VERSION:
+            raise LeaderboardError(
+                f"{self.label} has schema version {current}, newer than this code knows "
+                f"({SCHEMA_VERSION}); update the project before opening it."
+            )
+        if current == SCHEMA_VERSION:
+            return
+        with self.write() as cur:
+            serialize(cur, "migrate")
+            cur.execute(
+                "CREATE TABLE IF NOT EXISTS schema_version "
+                "(version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)"
+            )
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            with self.write() as cur:
+                serialize(cur, "migrate")
+                if version <= self._version(cur):
+                    continue  # another process applied it meanwhile
+                for sql in engine_statements(statements, self.engine):
+                    cur.execute(sql)
+                cur.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now()])
+
+    def _backfill(self) -> None:
+        """Rows stored before ``content_sha256`` existed get it, from their predictions."""
+        rows = self.query(
+            "SELECT id FROM submissions WHERE content_sha256 IS NULL AND kind <> 'reported'"
+        )
+        if not rows:
+            return
+        import hashlib
+        import json
+
+        with self.write() as cur:
+            for (sid,) in rows:
+                preds = cur.execute(
+                    "SELECT dialogue_id, turn, role, prediction FROM predictions "
+                    "WHERE submission_id = ? ORDER BY item_index",
+                    [sid],
+                ).fetchall()
+                body = [list(p) for p in preds]  # the split's item order, as stored
+                digest = hashlib.sha256(
+                    json.dumps(["etc-predictions-v1", body]).encode("ascii")
+                ).hexdigest()
+                cur.execute("UPDATE submissions SET content_sha256 = ? WHERE id = ?", [digest, sid])
+
+    def _unregister(self, key: str) -> None:
+        with _REGISTRY_LOCK:
+            if _REGISTRY.get(key) is self:
+                del _REGISTRY[key]
+
+
+class DuckDBDatabase(Database):
+    """The embedded board: one DuckDB file, one writing process, cursors per thread."""
 
     def __init__(self, path: Path, *, create: bool = False, source: str = "") -> None:
         import duckdb
 
         self.path = path
+        self._init_common(str(path))
         self.created = _check_path(path, create, source)
         self._lock_file = _LockFile(path)
         try:
@@ -305,14 +559,6 @@ class Database:
         self._local = threading.local()
         self._cursors: list[Any] = []
         self._cursors_lock = threading.Lock()
-        self.closed = False
-        #: Set whenever a job is queued, so that idle workers wake at once.
-        self.jobs_changed = threading.Condition()
-        #: Per-process caches (the ranking, bootstrap weights); see :meth:`invalidate`.
-        self.cache: dict[Any, Any] = {}
-        #: Bumped by :meth:`invalidate`, so a result computed before a write is not cached after it.
-        self.generation = 0
-        self.pools: list[Any] = []
         try:
             self._check_integrity()
             self._migrate()
@@ -363,11 +609,6 @@ class Database:
                 raise
             cur.execute("COMMIT")
 
-    def query(self, sql: str, params: list | tuple | None = None) -> list[tuple]:
-        """Rows of a read query (no lock needed: DuckDB readers see committed data)."""
-        with self._storage_faults():
-            return self.cursor().execute(sql, params or []).fetchall()
-
     def query_df(self, sql: str, params: list | tuple | None = None):
         """A read query as a pandas DataFrame."""
         with self._storage_faults():
@@ -384,28 +625,11 @@ class Database:
                 raise storage_error(self.path, exc) from None
             raise
 
-    def invalidate(self) -> None:
-        """Drop cached results after a write that changes what the board shows."""
-        self.generation += 1
-        self.cache.clear()
-
-    def cache_put(self, key: Any, value: Any, generation: int) -> None:
-        """Cache ``value`` unless a write happened since ``generation`` was read."""
-        if generation == self.generation:
-            self.cache[key] = value
-
-    def notify_jobs(self) -> None:
-        with self.jobs_changed:
-            self.jobs_changed.notify_all()
-
     def close(self) -> None:
         """Stop this process's workers, close the connection and release the lock file."""
         if self.closed:
             return
-        for pool in list(self.pools):
-            pool.stop()
-        with contextlib.suppress(Exception):
-            self._requeue_own_jobs()
+        self._stop_work()
         self.closed = True
         with self._cursors_lock:
             for cur in self._cursors:
@@ -414,26 +638,9 @@ class Database:
             self._cursors.clear()
         self.con.close()
         self._lock_file.release()
-        with _REGISTRY_LOCK:
-            if _REGISTRY.get(_key(self.path)) is self:
-                del _REGISTRY[_key(self.path)]
+        self._unregister(_key(self.path))
 
-    def _requeue_own_jobs(self) -> None:
-        """A clean stop: this process's running jobs go back to the queue, nothing counted."""
-        with self.write() as cur:
-            rows = cur.execute(
-                "SELECT id, submission_id FROM jobs WHERE status = 'running' AND claimed_by LIKE ?",
-                [f"pid {os.getpid()} %"],
-            ).fetchall()
-            for job_id, sid in rows:
-                cur.execute(
-                    "UPDATE jobs SET status = 'queued', claimed_at = NULL, claimed_by = NULL, "
-                    "attempts = greatest(attempts - 1, 0) WHERE id = ?",
-                    [job_id],
-                )
-                refresh_status(cur, sid, note="the scorer stopped cleanly; queued again")
-
-    # --- schema ------------------------------------------------------------------------------
+    # --- on opening --------------------------------------------------------------------------
 
     def _check_integrity(self) -> None:
         """Read every column of every table, so DuckDB checks each block in use."""
@@ -448,96 +655,232 @@ class Database:
         finally:
             cur.close()
 
-    def schema_version(self) -> int:
-        cur = self.cursor()
-        exists = cur.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
-        ).fetchone()[0]
-        if not exists:
-            return 0
-        row = cur.execute("SELECT max(version) FROM schema_version").fetchone()
-        return int(row[0] or 0)
-
-    def _migrate(self) -> None:
-        current = self.schema_version()
-        if current > SCHEMA_VERSION:
-            raise LeaderboardError(
-                f"{self.path} has schema version {current}, newer than this code knows "
-                f"({SCHEMA_VERSION}); update the project before opening it."
-            )
-        with self.write() as cur:
-            cur.execute(
-                "CREATE TABLE IF NOT EXISTS schema_version "
-                "(version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)"
-            )
-        for version, statements in MIGRATIONS:
-            if version <= current:
-                continue
-            with self.write() as cur:
-                for sql in statements:
-                    cur.execute(sql)
-                cur.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now()])
-
-    def _backfill(self) -> None:
-        """Rows stored before ``content_sha256`` existed get it, from their predictions."""
-        rows = self.query(
-            "SELECT id FROM submissions WHERE content_sha256 IS NULL AND kind <> 'reported'"
-        )
-        if not rows:
-            return
-        import hashlib
-        import json
-
-        with self.write() as cur:
-            for (sid,) in rows:
-                preds = cur.execute(
-                    "SELECT dialogue_id, turn, role, prediction FROM predictions "
-                    "WHERE submission_id = ? ORDER BY item_index",
-                    [sid],
-                ).fetchall()
-                body = [list(p) for p in preds]  # the split's item order, as stored
-                digest = hashlib.sha256(
-                    json.dumps(["etc-predictions-v1", body]).encode("ascii")
-                ).hexdigest()
-                cur.execute("UPDATE submissions SET content_sha256 = ? WHERE id = ?", [digest, sid])
-
     def _resume(self) -> int:
         """Queue again the jobs that a dead process left running; count the crash against a
         job only when it was the only one running; fail those that crashed alone too often."""
-        limit = settings.max_attempts()
         with self.write() as cur:
             rows = cur.execute(
                 "SELECT id, submission_id, crashes, solo_crashes, claimed_by FROM jobs "
                 "WHERE status = 'running'"
             ).fetchall()
             alone = len(rows) == 1
-            at = now()
-            for job_id, sid, crashes, solo, claimed_by in rows:
-                crashes = (crashes or 0) + 1
-                solo = (solo or 0) + (1 if alone else 0)
-                if solo >= limit:
-                    cur.execute(
-                        "UPDATE jobs SET status = 'failed', finished_at = ?, error = ?, "
-                        "crashes = ?, solo_crashes = ? WHERE id = ?",
-                        [
-                            at,
-                            f"the scorer stopped {solo} times while this job was the only one "
-                            "running; an admin can re-run it",
-                            crashes,
-                            solo,
-                            job_id,
-                        ],
-                    )
-                else:
-                    cur.execute(
-                        "UPDATE jobs SET status = 'queued', claimed_at = NULL, claimed_by = NULL, "
-                        "crashes = ?, solo_crashes = ?, not_before = ? WHERE id = ?",
-                        [crashes, solo, at + backoff(crashes), job_id],
-                    )
-                refresh_status(
-                    cur, sid, note=f"resumed after the scorer ({claimed_by}) stopped", force=True
-                )
-        return len(rows)
+            return requeue_crashed(
+                cur, [(*r, alone) for r in rows], "resumed after the scorer stopped"
+            )
+
+
+class ServerCursor:
+    """A cursor of one PostgreSQL transaction with the DuckDB cursor's small API.
+
+    ``execute(sql, params)`` takes ``?`` placeholders (:func:`etclib.serverdb.translate`) and
+    returns an object with ``fetchone``, ``fetchall`` and ``description``.
+    """
+
+    engine = SERVER
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: list | tuple | None = None) -> _Rows:
+        from etclib.serverdb import translate
+
+        params = list(params) if params is not None else None
+        got = self.raw.execute(translate(sql, params is not None), params)
+        return _Rows(got.fetchall() if got.description else [], got.description)
+
+    def copy_rows(self, table: str, columns: list[str], rows) -> None:
+        """``COPY`` rows (tuples in the order of ``columns``) into ``table``."""
+        import numpy as np
+
+        with (
+            self.raw.cursor() as cur,
+            cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row([v.item() if isinstance(v, np.generic) else v for v in row])
+
+
+class _Rows:
+    """The fetched rows of one statement."""
+
+    def __init__(self, rows: list[tuple], description: Any) -> None:
+        self._rows = rows
+        self._next = 0
+        self.description = (
+            [(c.name, c.type_code, None, None, None, None, None) for c in description]
+            if description
+            else None
+        )
+
+    def fetchone(self) -> tuple | None:
+        if self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return self._rows[self._next - 1]
+
+    def fetchall(self) -> list[tuple]:
+        rest, self._next = self._rows[self._next :], len(self._rows)
+        return rest
+
+
+class _ServerReader:
+    """:meth:`ServerDatabase.cursor`: each read borrows a pooled connection (or, inside this
+    thread's write transaction, uses that transaction, which sees its own writes)."""
+
+    engine = SERVER
+
+    def __init__(self, db: ServerDatabase) -> None:
+        self.db = db
+
+    def execute(self, sql: str, params: list | tuple | None = None) -> _Rows:
+        inside = getattr(self.db._local, "cursor", None)
+        if inside is not None:
+            return inside.execute(sql, params)
+        with self.db._storage_faults(), self.db._pool.connection() as raw:
+            return ServerCursor(raw).execute(sql, params)
+
+
+def _as_floats(connection) -> None:
+    """PostgreSQL's ``numeric`` (``avg``, ``sum``) as Python floats, as DuckDB gives DOUBLE."""
+    from psycopg.types.numeric import FloatLoader
+
+    connection.adapters.register_loader("numeric", FloatLoader)
+
+
+class ServerDatabase(Database):
+    """A board on a PostgreSQL server, shared by many processes (site replicas, workers).
+
+    No lock file and no resume on opening: writes are transactions on pooled connections, rows
+    that decide a write are locked (:mod:`leaderboard.engine`), and a running job holds a lease
+    that its worker renews (:meth:`keep_alive`); another worker claims it again once the lease
+    has expired (:func:`leaderboard.queue.claim`).
+    """
+
+    engine = SERVER
+    leases = True
+
+    def __init__(self, url: str, *, create: bool = True, source: str = "") -> None:
+        from etclib.errors import ConfigError
+        from etclib.serverdb import connect, new_pool, redacted
+
+        self.url = url
+        self._init_common(redacted(url))
+        #: What messages and ``db.path`` show: the URL without its password.
+        self.path = self.label
+        self._local = threading.local()
+        self._heartbeat: threading.Thread | None = None
+        self._stopping = threading.Event()
+        try:  # one connection first: a wrong URL fails at once, not after the pool's retries
+            connect(url).close()
+            self._pool = new_pool(
+                url, max_size=settings.pool_size(), configure=_as_floats, timeout=15
+            )
+        except ConfigError as exc:
+            raise DatabaseServerError(self.label, _server_reason(exc.__cause__ or exc)) from None
+        try:
+            self.created = self._version(self.cursor()) == 0
+            if self.created and not create:
+                raise DatabaseMissingError(self.label, source or "set by ETC_LEADERBOARD_DB")
+            self._migrate()
+            self._backfill()
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def cursor(self) -> _ServerReader:
+        if self.closed:
+            raise LeaderboardError(
+                f"The leaderboard database {self.label} was closed; call open_db() again."
+            )
+        return _ServerReader(self)
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[ServerCursor]:
+        """A cursor inside one transaction on a pooled connection (committed at the end,
+        rolled back on an error); a server fault becomes a :class:`StorageError`."""
+        if getattr(self._local, "cursor", None) is not None:
+            raise LeaderboardError("a leaderboard write inside another write of the same thread")
+        if self.closed:
+            raise LeaderboardError(
+                f"The leaderboard database {self.label} was closed; call open_db() again."
+            )
+        with self._storage_faults(), self._pool.connection() as raw, raw.transaction():
+            cur = ServerCursor(raw)
+            self._local.cursor = cur
+            try:
+                yield cur
+            finally:
+                self._local.cursor = None
+
+    def query_df(self, sql: str, params: list | tuple | None = None):
+        """A read query as a pandas DataFrame."""
+        import pandas as pd
+
+        res = self.cursor().execute(sql, params or [])
+        return pd.DataFrame(res.fetchall(), columns=[d[0] for d in res.description or []])
+
+    @contextlib.contextmanager
+    def _storage_faults(self) -> Iterator[None]:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            yield
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise DatabaseServerError(self.label, _server_reason(exc)) from None
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise DatabaseServerError(self.label, _server_reason(exc)) from None
+
+    def keep_alive(self) -> None:
+        """Renew the lease of this process's running jobs every third of
+        ``ETC_LB_LEASE_SECONDS``, from one thread (started once)."""
+        if self._heartbeat is not None and self._heartbeat.is_alive():
+            return
+        self._heartbeat = threading.Thread(target=self._beat, name="lb-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    def beat(self) -> int:
+        """Renew the lease of this process's running jobs now; how many."""
+        with self.write() as cur:
+            return len(
+                cur.execute(
+                    f"UPDATE jobs SET heartbeat_at = {SERVER_NOW} WHERE status = 'running' "
+                    "AND claimed_process = ? RETURNING id",
+                    [process_name()],
+                ).fetchall()
+            )
+
+    def _beat(self) -> None:
+        while not self._stopping.wait(max(0.2, settings.lease_seconds() / 3)):
+            try:
+                self.beat()
+            except Exception as exc:  # noqa: BLE001 - the server away for a moment: try again
+                log.warning("could not renew the job leases: %s", exc)
+
+    def close(self) -> None:
+        """Stop this process's workers, put its running jobs back, close its connections."""
+        if self.closed:
+            return
+        self._stop_work()
+        self._stopping.set()
+        self.closed = True
+        self._pool.close()
+        self._unregister(self.url)
+
+
+#: The server's clock, in the naive UTC the TIMESTAMP columns hold (leases are measured on it,
+#: so the workers' machines' clocks do not matter).
+SERVER_NOW = "timezone('UTC', clock_timestamp())"
+
+
+def _server_reason(exc: BaseException) -> str:
+    """A server error's text without any password (psycopg may quote the connection string)."""
+    from etclib.redact import redact
+
+    text = str(exc).strip() or type(exc).__name__
+    text = re.sub(r"(postgres(?:ql)?://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
+    text = re.sub(r"password=\S+", "password=***", text)
+    return redact(text)
 
 
 _CORRUPT_HINTS = (
@@ -632,14 +975,17 @@ def _key(path: Path) -> str:
 def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Database:
     """The process-wide :class:`Database` for ``path`` (default ``ETC_LEADERBOARD_DB``).
 
-    Opened, checked, migrated and resumed on first use; later calls return the same object.
-    A missing file is created when ``create`` (the library's default; the CLI refuses a missing
-    file unless ``--create``), else :class:`DatabaseMissingError`. Raises
+    A file path opens the embedded DuckDB board; a ``postgresql://`` URL a board on that
+    server (:class:`ServerDatabase`). Opened, checked, migrated (and on DuckDB resumed) on
+    first use; later calls return the same object. A missing file (or an empty server
+    database) is created when ``create`` (the library's default; the CLI refuses a missing one
+    unless ``--create``), else :class:`DatabaseMissingError`. On DuckDB raises
     :class:`DatabaseInUseError` when another live process holds the file, and a
-    :class:`StorageError` for a damaged file, a directory, or a folder it cannot write.
+    :class:`StorageError` for a damaged file, a directory, or a folder it cannot write; on
+    PostgreSQL :class:`DatabaseServerError` when the server cannot be used.
     """
-    resolved = settings.db_path(path)
-    key = _key(resolved)
+    target = settings.db_target(path)
+    key = target if isinstance(target, str) else _key(target)
     with _REGISTRY_LOCK:
         db = _REGISTRY.get(key)
         if db is None or db.closed:
@@ -649,9 +995,12 @@ def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Da
                 source = "the default path; `make prepare` creates it"
             else:
                 source = "set by ETC_LEADERBOARD_DB"
-            db = Database(resolved, create=create, source=source)
+            if isinstance(target, str):
+                db = ServerDatabase(target, create=create, source=source)
+            else:
+                db = DuckDBDatabase(target, create=create, source=source)
             if db.created:
-                log.warning("created a new, empty leaderboard database at %s", resolved)
+                log.warning("created a new, empty leaderboard database at %s", db.label)
             _REGISTRY[key] = db
         return db
 

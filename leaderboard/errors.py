@@ -21,6 +21,7 @@ __all__ = [
     "DatabaseMissingError",
     "DatabaseCorruptError",
     "DatabaseUnwritableError",
+    "DatabaseServerError",
     "WorkerStoppedError",
     "Problem",
 ]
@@ -141,6 +142,20 @@ class DatabaseCorruptError(StorageError):
             f"({reason}); nothing was written to it. Restore it from a backup (a copy of the "
             "file, or the board exported to the Hub), or move it aside and start a new board "
             "with `python -m leaderboard seed-baselines`.",
+        )
+
+
+class DatabaseServerError(StorageError):
+    """The PostgreSQL server holding the leaderboard cannot be reached or refuses to write."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        reason = " ".join(reason.split())[:300]
+        super().__init__(
+            url,
+            f"The leaderboard database {url} (PostgreSQL) cannot be used: {reason}. Check that "
+            "the server runs and that ETC_LEADERBOARD_DB names it with the right user, password "
+            "and database (the user needs to create tables on first use, then to read and "
+            "write them); nothing was changed.",
         )
 
 

@@ -1,11 +1,22 @@
 """The scoring queue: jobs (one stage of one submission) queued, claimed, and counted.
 
 Jobs of the first stage are claimed before heavier ones, so new submissions become visible
-quickly; within a stage, in the order they became ready. A job left ``running`` by a process
-that died is queued again when the database is next opened (:mod:`leaderboard.db`), ready only
-after a backoff, and from then on it runs alone: while it runs nothing else is claimed, and it
-is claimed only when nothing else runs. A later crash is then known to be its own (and counts
+quickly; within a stage, in the order they became ready.
+
+On the embedded DuckDB board (one process), a job left ``running`` by a process that died is
+queued again when the database is next opened (:mod:`leaderboard.db`), ready only after a
+backoff, and from then on it runs alone: while it runs nothing else is claimed, and it is
+claimed only when nothing else runs. A later crash is then known to be its own (and counts
 towards failing it), while crashes with several jobs in flight count against none of them.
+
+On a PostgreSQL board (many worker processes, on any machine) a worker claims a job with
+``SELECT ... FOR UPDATE SKIP LOCKED`` (two workers never get the same job, and neither waits for
+the other) and holds it under a lease: ``claimed_by`` (the worker), ``claimed_process``, and
+``heartbeat_at``, which the worker's process renews (:meth:`leaderboard.db.ServerDatabase.
+keep_alive`). A job whose heartbeat is older than ``ETC_LB_LEASE_SECONDS`` belonged to a worker
+that died: the next claim by any worker queues it again (after the same backoff), counting the
+crash against it only when it was the only job its process ran; such a suspect job then runs
+alone in its worker process. Results are stored once per job (:mod:`leaderboard.scoring`).
 """
 
 from __future__ import annotations
@@ -14,9 +25,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import stages
+from . import settings, stages
 from .clock import now
-from .db import Database
+from .db import SERVER_NOW, Database, process_name, requeue_crashed
+from .engine import for_update
 from .statuses import refresh_status
 
 
@@ -42,12 +54,18 @@ def enqueue(cur, submission_id: str, stage: str, options: dict[str, Any] | None 
     return int(job_id)
 
 
-def claim(db: Database, worker: str) -> Job | None:
+def claim(db: Database, worker: str, process: str | None = None) -> Job | None:
     """Mark the next ready job running for ``worker`` and return it (None when none may run).
 
     A job that stopped the scorer before (``crashes > 0``) runs alone: it is claimed only when
-    no job is running, and nothing is claimed while it runs.
+    no job is running (on PostgreSQL: no job of this worker's process), and nothing is claimed
+    while it runs. ``process`` names the worker's process (default: this one's when
+    ``worker`` is one of its threads, else ``worker``).
     """
+    if process is None:
+        process = process_name() if worker.startswith(process_name() + " ") else worker
+    if db.leases:
+        return _claim_leased(db, worker, process)
     with db.write() as cur:
         (suspect_running, running) = cur.execute(
             "SELECT count(*) FILTER (WHERE crashes > 0), count(*) FROM jobs "
@@ -69,11 +87,89 @@ def claim(db: Database, worker: str) -> Job | None:
             return None  # let the running jobs finish; then it runs alone
         cur.execute(
             "UPDATE jobs SET status = 'running', claimed_at = ?, claimed_by = ?, "
-            "attempts = attempts + 1 WHERE id = ?",
-            [now(), worker, job_id],
+            "claimed_process = ?, attempts = attempts + 1 WHERE id = ?",
+            [now(), worker, process, job_id],
         )
         refresh_status(cur, sid)
     return Job(int(job_id), sid, stage, json.loads(options or "{}"))
+
+
+def reclaim_expired(db: Database) -> int:
+    """Queue again the running jobs whose lease expired (their worker died); how many.
+
+    A dead process's jobs all expire together; the crash counts against a job only when it was
+    the only one its process ran. Each job is re-queued in a transaction of its own, so the
+    submissions' rows are locked one at a time.
+    """
+    lease = settings.lease_seconds()
+    expired = db.query(
+        "SELECT claimed_process FROM jobs WHERE status = 'running' "
+        f"AND coalesce(heartbeat_at, claimed_at) < {SERVER_NOW} - make_interval(secs => ?)",
+        [lease],
+    )
+    if not expired:
+        return 0
+    per_process: dict[str | None, int] = {}
+    for (proc,) in expired:
+        per_process[proc] = per_process.get(proc, 0) + 1
+    done = 0
+    while True:
+        with db.write() as cur:
+            row = cur.execute(
+                "SELECT id, submission_id, crashes, solo_crashes, claimed_by, claimed_process "
+                "FROM jobs WHERE status = 'running' "
+                f"AND coalesce(heartbeat_at, claimed_at) < {SERVER_NOW} - make_interval(secs => ?) "
+                "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+                [lease],
+            ).fetchone()
+            if row is None:
+                return done
+            *fields, proc = row
+            alone = per_process.get(proc, 1) == 1
+            requeue_crashed(
+                cur, [(*fields, alone)], f"claimed again: the lease of {lease} s expired"
+            )
+        done += 1
+        db.invalidate()
+
+
+def _claim_leased(db: Database, worker: str, process: str) -> Job | None:
+    """:func:`claim` on PostgreSQL: re-queue expired leases, then ``FOR UPDATE SKIP LOCKED``."""
+    reclaim_expired(db)
+    with db.write() as cur:
+        (suspect_mine, mine) = cur.execute(
+            "SELECT count(*) FILTER (WHERE crashes > 0), count(*) FROM jobs "
+            "WHERE status = 'running' AND claimed_process = ?",
+            [process],
+        ).fetchone()
+        if suspect_mine:
+            return None  # it runs alone in this process
+        row = cur.execute(
+            "SELECT id, submission_id, stage, options FROM jobs WHERE status = 'queued' "
+            "AND (not_before IS NULL OR not_before <= ?) "
+            + ("AND coalesce(crashes, 0) = 0 " if mine else "")
+            + "ORDER BY CASE stage WHEN ? THEN 0 ELSE 1 END, coalesce(not_before, created_at), "
+            "id LIMIT 1 FOR UPDATE SKIP LOCKED",
+            [now(), stages.first()],
+        ).fetchone()
+        if row is None:
+            return None
+        job_id, sid, stage, options = row
+        cur.execute(
+            "UPDATE jobs SET status = 'running', claimed_at = ?, claimed_by = ?, "
+            f"claimed_process = ?, heartbeat_at = {SERVER_NOW}, attempts = attempts + 1 "
+            "WHERE id = ?",
+            [now(), worker, process, job_id],
+        )
+        refresh_status(cur, sid)
+    db.keep_alive()
+    return Job(int(job_id), sid, stage, json.loads(options or "{}"))
+
+
+def finish_lock(cur, job_id: int) -> str | None:
+    """Lock a job's row for storing its outcome; its status (``done``: stored already)."""
+    row = cur.execute("SELECT status FROM jobs WHERE id = ?" + for_update(cur), [job_id]).fetchone()
+    return None if row is None else row[0]
 
 
 def queue_position(cur, submission_id: str) -> int | None:
@@ -102,12 +198,10 @@ def busy_stages(cur, submission_id: str) -> set[str]:
 
 def next_ready_in(db: Database) -> float | None:
     """Seconds until the earliest queued job's backoff ends (0 when one is ready; None: none)."""
-    (wait,) = db.query(
-        "SELECT min(date_diff('millisecond', ?::TIMESTAMP, coalesce(not_before, created_at))) "
-        "FROM jobs WHERE status = 'queued'",
-        [now()],
+    (ready,) = db.query(
+        "SELECT min(coalesce(not_before, created_at)) FROM jobs WHERE status = 'queued'"
     )[0]
-    return None if wait is None else max(0.0, wait / 1000)
+    return None if ready is None else max(0.0, (ready - now()).total_seconds())
 
 
 def pending_jobs(db: Database) -> int:

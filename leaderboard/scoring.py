@@ -24,6 +24,7 @@ import numpy as np
 from . import stages
 from .clock import now
 from .db import Database
+from .engine import insert_frame
 from .queue import Job
 
 __all__ = ["Job", "compute", "dumps", "feed_study", "finite", "load_arrays", "store_result"]
@@ -124,7 +125,11 @@ def feed_study(submission_id: str, result) -> dict[str, int]:
 
 
 def store_result(cur, job: Job, result) -> list[int]:
-    """Insert one ``scores`` row per metric group of ``result``, its arrays and item scores."""
+    """Insert one ``scores`` row per metric group of ``result``, its arrays and item scores.
+
+    Once per job: a group whose (job, group, signature) row exists already (another worker
+    stored the same job) is skipped (``ON CONFLICT DO NOTHING`` on ``scores_once``).
+    """
     import pandas as pd
 
     ids = []
@@ -133,8 +138,10 @@ def store_result(cur, job: Job, result) -> list[int]:
         module = result.modules[group]
         data = result.data[group]
         score_id = cur.execute("SELECT nextval('score_ids')").fetchone()[0]
-        cur.execute(
-            "INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        stored = cur.execute(
+            "INSERT INTO scores (id, submission_id, job_id, metric_group, signature, created_at, "
+            "n_items, scores, extras, breakdown) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING RETURNING id",
             [
                 score_id,
                 job.submission_id,
@@ -147,11 +154,15 @@ def store_result(cur, job: Job, result) -> list[int]:
                 dumps(data.extra),
                 dumps(result.breakdown([group])),
             ],
-        )
+        ).fetchall()
+        if not stored:
+            log.warning("job %s: its %s scores were stored already; kept those", job.id, group)
+            continue
         for name, arr in data.arrays.items():
             arr = np.ascontiguousarray(arr)
             cur.execute(
-                "INSERT INTO score_arrays VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO score_arrays (score_id, name, dtype, shape, data) "
+                "VALUES (?, ?, ?, ?, ?)",
                 [score_id, name, arr.dtype.str, json.dumps(list(arr.shape)), arr.tobytes()],
             )
         per_item = []
@@ -166,11 +177,7 @@ def store_result(cur, job: Job, result) -> list[int]:
                 )
             )
         frame = pd.DataFrame(per_item, columns=["score_id", "item_index", "scores", "details"])
-        cur.register("_item_scores_frame", frame)
-        try:
-            cur.execute("INSERT INTO item_scores SELECT * FROM _item_scores_frame")
-        finally:
-            cur.unregister("_item_scores_frame")
+        insert_frame(cur, "item_scores", frame)
         ids.append(int(score_id))
     return ids
 

@@ -24,6 +24,8 @@ DEFAULT_GLOBAL_DAILY_LIMIT = 100
 DEFAULT_ACCOUNT_CLAIMS = ("preferred_username", "email")
 DEFAULT_MAX_QUEUE = 50
 DEFAULT_WORKERS = 2
+DEFAULT_LEASE_SECONDS = 60
+DEFAULT_POOL_SIZE = 10
 #: the same as ``etclib score --ci``, so its intervals are the board's
 DEFAULT_RESAMPLES = significance.DEFAULT_RESAMPLES
 DEFAULT_SEED = significance.DEFAULT_SEED
@@ -34,9 +36,24 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
+def db_target(explicit: str | os.PathLike | None = None) -> str | Path:
+    """The leaderboard database: argument, ``ETC_LEADERBOARD_DB``, or data/leaderboard.duckdb;
+    a ``postgresql://`` URL (a server, kept as text) or a file path."""
+    from etclib.serverdb import is_url
+
+    raw = explicit or setting("ETC_LEADERBOARD_DB") or DEFAULT_DB
+    return str(raw).strip() if is_url(str(raw).strip()) else Path(raw)
+
+
 def db_path(explicit: str | os.PathLike | None = None) -> Path:
-    """The leaderboard database: argument, ``ETC_LEADERBOARD_DB``, or data/leaderboard.duckdb."""
-    return Path(explicit or setting("ETC_LEADERBOARD_DB") or DEFAULT_DB)
+    """The leaderboard's database file (a server URL gives a path named after the URL with no
+    password: a cache key, never a file to open; :func:`db_target` tells the two apart)."""
+    target = db_target(explicit)
+    if isinstance(target, Path):
+        return target
+    from etclib.serverdb import redacted
+
+    return Path(redacted(target).replace("://", "/"))
 
 
 def _int(name: str, default: int, minimum: int) -> int:
@@ -120,8 +137,22 @@ def max_queue() -> int:
 
 
 def workers() -> int:
-    """Scoring threads in the site process (``ETC_LB_WORKERS``, default 2)."""
-    return _int("ETC_LB_WORKERS", DEFAULT_WORKERS, 1)
+    """Scoring threads in the site process (``ETC_LB_WORKERS``, default 2; 0: the site scores
+    nothing, ``python -m leaderboard worker`` processes do, on a PostgreSQL board)."""
+    return _int("ETC_LB_WORKERS", DEFAULT_WORKERS, 0)
+
+
+def lease_seconds() -> int:
+    """On a PostgreSQL board: seconds without a heartbeat after which a running job's worker
+    counts as dead and the job is claimed again (``ETC_LB_LEASE_SECONDS``, default 60; a
+    running worker renews its lease every third of that)."""
+    return _int("ETC_LB_LEASE_SECONDS", DEFAULT_LEASE_SECONDS, 1)
+
+
+def pool_size() -> int:
+    """On a PostgreSQL board: most connections one process opens (``ETC_LB_POOL_SIZE``,
+    default 10)."""
+    return _int("ETC_LB_POOL_SIZE", DEFAULT_POOL_SIZE, 2)
 
 
 def resamples() -> int:

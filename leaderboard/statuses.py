@@ -6,6 +6,8 @@ each failed stage with its reason); ``failed`` when the first stage failed. Publ
 (``reported``) rows are always ``scored``. Every change is appended to ``status_history``.
 
 Functions here take a cursor of the caller's write transaction; they never open the database.
+On PostgreSQL, :func:`refresh_status` locks the submission's row, so concurrent transactions
+derive its status one after the other.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from etclib.redact import redact
 
 from . import stages
 from .clock import now
+from .engine import for_update
 
 STATUSES: tuple[str, ...] = ("queued", "scoring", "partially scored", "scored", "failed")
 
@@ -53,7 +56,11 @@ def failed_metrics(failed: dict[str, str], track: str | None = None) -> dict[str
 
 def refresh_status(cur, submission_id: str, note: str | None = None, force: bool = False) -> str:
     """Derive a submission's status from its jobs and scores; record it when it changes."""
-    (kind,) = cur.execute("SELECT kind FROM submissions WHERE id = ?", [submission_id]).fetchone()
+    # On PostgreSQL, two workers finishing two stages of one submission at once must not each
+    # derive the status without the other's job: the submission's row is locked first.
+    (kind,) = cur.execute(
+        "SELECT kind FROM submissions WHERE id = ?" + for_update(cur), [submission_id]
+    ).fetchone()
     if kind == "reported":
         return "scored"
     pending, failed, running, visible = job_summary(cur, submission_id)

@@ -27,6 +27,7 @@ from etclib.errors import PredictionsError, Problem
 from . import settings, stages
 from .clock import now
 from .db import Database, resolve
+from .engine import insert_frame, serialize
 from .errors import LimitError, SubmissionError
 from .metadata import Metadata
 from .queue import enqueue, queue_position, waiting_submissions
@@ -196,6 +197,7 @@ def store_submission(
     # Duplicates are the same predictions (content_sha256); file_sha256 is the file's bytes.
     sha = content_sha256(preds, order)
     with db.write() as cur:
+        serialize(cur, "submit")  # PostgreSQL: the limits and duplicates, one site at a time
         dup = cur.execute(
             "SELECT id, status FROM submissions WHERE content_sha256 = ? AND split = ? "
             "AND track = ? AND visibility <> 'deleted' ORDER BY created_at, id LIMIT 1",
@@ -240,11 +242,7 @@ def store_submission(
             ],
         )
         frame.insert(0, "submission_id", sid)
-        cur.register("_predictions_frame", frame)
-        try:
-            cur.execute("INSERT INTO predictions SELECT * FROM _predictions_frame")
-        finally:
-            cur.unregister("_predictions_frame")
+        insert_frame(cur, "predictions", frame)
         if account:
             cur.execute("INSERT INTO submission_accounts VALUES (?, ?, ?)", [sid, account, issuer])
         cur.execute(

@@ -1,9 +1,11 @@
 """The scoring worker: claims queued jobs and runs them, as a thread pool or in the caller.
 
 - In the site process: :func:`start_workers` starts a bounded pool (``ETC_LB_WORKERS``
-  threads, default 2) that sleeps until a job is queued. It is idempotent per database.
-- Without the site: ``python -m leaderboard worker`` runs the same pool in its own process
-  (``--once`` stops when the queue is empty).
+  threads, default 2; 0 starts none) that sleeps until a job is queued. It is idempotent per
+  database.
+- Without the site: ``python -m leaderboard worker --concurrency N`` runs the same pool in its
+  own process (``--once`` stops when the queue is empty); on a PostgreSQL board, any number of
+  such processes on any machines (docs/deploy.md).
 - In tests and scripts: :func:`process_jobs` runs every queued job in the calling thread.
 
 First-stage (lexical) jobs are claimed before heavier ones (:func:`leaderboard.queue.claim`).
@@ -11,8 +13,10 @@ A job that raises an ``EtcError`` fails with its public text (shown to the submi
 board: a model service's failure in etclib's words with a reference, never the provider's text);
 any other exception fails it with a reference only. The redacted detail goes to the log and to
 ``jobs.error_detail`` for the admin view (:func:`failure_texts`). A job left
-``running`` by a process that died is queued again when the database is next opened (after a
-backoff; see :mod:`leaderboard.queue` for how a crash is attributed). An error of the loop
+``running`` by a process that died is queued again when the database is next opened (DuckDB)
+or when its lease expires (PostgreSQL), after a backoff; see :mod:`leaderboard.queue` for how a
+crash is attributed. A job's outcome is stored once: the finishing transaction locks the job's
+row and drops a result that another worker stored first. An error of the loop
 itself (not of a job: e.g. the database failing) is retried with a growing pause; after
 :data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason in ``WorkerPool.failure``.
 """
@@ -20,7 +24,6 @@ itself (not of a job: e.g. the database failing) is retried with a growing pause
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import traceback
@@ -31,9 +34,9 @@ from etclib.redact import redact
 
 from . import settings, stages
 from .clock import now
-from .db import Database, resolve
+from .db import Database, process_name, resolve
 from .errors import WorkerStoppedError
-from .queue import Job, busy_stages, claim, enqueue, next_ready_in, pending_jobs
+from .queue import Job, busy_stages, claim, enqueue, finish_lock, next_ready_in, pending_jobs
 from .scoring import compute, store_result
 from .statuses import refresh_status
 
@@ -76,6 +79,10 @@ def run_job(db: Database, job: Job) -> bool:
         _fail(db, job, public, detail)
         return False
     with db.write() as cur:
+        if finish_lock(cur, job.id) == "done":
+            # another worker ran it too (its lease had expired) and stored it first
+            log.warning("job %s was stored by another worker; this result is dropped", job.id)
+            return True
         store_result(cur, job, result)
         cur.execute(
             "UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?", [now(), job.id]
@@ -118,6 +125,8 @@ def _fail(db: Database, job: Job, reason: str, detail: str = "") -> None:
     if detail and detail != reason:
         log.warning("job %s (%s of %s) failed: %s", job.id, job.stage, job.submission_id, detail)
     with db.write() as cur:
+        if finish_lock(cur, job.id) == "done":
+            return  # another worker stored it (its lease had expired): that result stands
         cur.execute(
             "UPDATE jobs SET status = 'failed', finished_at = ?, error = ?, error_detail = ? "
             "WHERE id = ?",
@@ -129,7 +138,8 @@ def _fail(db: Database, job: Job, reason: str, detail: str = "") -> None:
 
 
 def worker_name() -> str:
-    return f"pid {os.getpid()} {threading.current_thread().name}"
+    """This thread as a job's ``claimed_by``: its process (PID, host, token) and its name."""
+    return f"{process_name()} {threading.current_thread().name}"
 
 
 def run_one(db: Database) -> bool:
@@ -252,12 +262,17 @@ class WorkerPool:
 
 
 def start_workers(threads: int | None = None, *, db: Database | None = None) -> WorkerPool:
-    """Start (once per database and process) the pool of scoring threads; return it."""
+    """Start (once per database and process) the pool of scoring threads; return it.
+
+    ``threads`` defaults to ``ETC_LB_WORKERS``; 0 starts none (a site whose board is scored by
+    ``python -m leaderboard worker`` processes): the pool returned then has no threads.
+    """
     db = resolve(db)
     for pool in db.pools:
         if pool.running:
             return pool
-    pool = WorkerPool(db, threads or settings.workers()).start()
+    count = settings.workers() if threads is None else threads
+    pool = WorkerPool(db, count).start()
     db.pools.append(pool)
     return pool
 

@@ -105,3 +105,27 @@ def postgres_url(postgres_server):
         yield url
     finally:
         postgres_server.drop_database(url)
+
+
+def pytest_generate_tests(metafunc):
+    """Tests that use ``board_engine`` run on both leaderboard engines; those marked
+    ``embedded_only`` (about the DuckDB file itself) on DuckDB alone."""
+    if "board_engine" in metafunc.fixturenames:
+        only = metafunc.definition.get_closest_marker("embedded_only")
+        engines = ["duckdb"] if only else ["duckdb", "postgresql"]
+        metafunc.parametrize("board_engine", engines, indirect=True)
+
+
+@pytest.fixture
+def board_engine(request, monkeypatch):
+    """The leaderboard's engine for this test: the embedded DuckDB file (``_isolated`` points
+    ETC_LEADERBOARD_DB at one under tmp_path), or a database of its own on the session's
+    PostgreSQL server (skipped, with the reason, where there is none)."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("ETC_LEADERBOARD_DB", request.getfixturevalue("postgres_url"))
+    yield request.param
+    import sys
+
+    lb = sys.modules.get("leaderboard")
+    if lb is not None and hasattr(lb, "close_all"):
+        lb.close_all()  # before the test's database is dropped

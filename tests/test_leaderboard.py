@@ -32,8 +32,9 @@ def _close_databases():
 
 
 @pytest.fixture
-def tiny(tiny_corpus, monkeypatch):
-    """The tiny corpus (20 test items) as ETC_DATA_DIR; its test items."""
+def tiny(tiny_corpus, monkeypatch, board_engine):
+    """The tiny corpus (20 test items) as ETC_DATA_DIR; its test items. Every test using it
+    runs on both engines (DuckDB, PostgreSQL: ``board_engine`` in tests/conftest.py)."""
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     return split_items(load_corpus(tiny_corpus), "test")
 
@@ -276,6 +277,9 @@ def test_queue_limit(tiny, monkeypatch):
 # --- crashes, restarts and a second process -----------------------------------------------
 
 
+# DuckDB resumes a dead process's jobs on opening; PostgreSQL re-claims them after their lease
+# (tests/test_leaderboard_postgres.py)
+@pytest.mark.embedded_only
 def test_a_job_left_running_by_a_dead_worker_is_resumed(tiny):
     receipt = lb.submit(jsonl(tiny), META)
     db = open_db()
@@ -290,6 +294,7 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(tiny):
     assert lb.status(receipt.id)["status"] == "scored"
 
 
+@pytest.mark.embedded_only  # resumed on opening, as above
 def test_a_job_that_keeps_killing_its_worker_fails_with_a_reason(tiny, monkeypatch):
     monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "2")
     monkeypatch.setenv("ETC_LB_RETRY_BACKOFF", "0")
@@ -312,6 +317,7 @@ def _env(tiny_corpus_dir: Path | None = None) -> dict[str, str]:
     return env
 
 
+@pytest.mark.embedded_only  # the DuckDB lock file taken over from a killed process
 def test_a_killed_worker_process_is_resumed_after_restart(tiny, tiny_corpus):
     receipt = lb.submit(jsonl(tiny), META)
     db = open_db()
@@ -341,6 +347,7 @@ def test_a_killed_worker_process_is_resumed_after_restart(tiny, tiny_corpus):
     assert count("scores", "submission_id = ?", [receipt.id]) == 3  # bleu, rouge, category
 
 
+@pytest.mark.embedded_only  # DuckDB's one writing process; PostgreSQL has many
 def test_a_second_writing_process_gets_a_clear_error(tiny, tiny_corpus):
     lb.submit(jsonl(tiny), META)
     open_db()  # this process holds the database

@@ -26,7 +26,7 @@ def _close_databases():
 
 
 @pytest.fixture
-def tiny(tiny_corpus, monkeypatch):
+def tiny(tiny_corpus, monkeypatch, board_engine):
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_LB_SEED", str(SEED))
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", str(B))

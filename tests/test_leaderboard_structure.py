@@ -16,6 +16,7 @@ ABOVE_DB = (
     "admin",
     "baselines",
     "export",
+    "migrate",
     "__main__",
 )
 
