@@ -1,4 +1,5 @@
-"""Corpus: search and filter the ETC utterances, open a dialogue, and see the statistics."""
+"""Corpus: search and filter the ETC utterances, open a dialogue, see the statistics, and how the
+category classifier reads the transcriptions against the annotators."""
 
 import streamlit as st
 
@@ -49,6 +50,11 @@ def _cause_set(dialogue_id: int, turn: int, role: str):
     return cause_layer.cause_set(dialogue_id, turn, role)
 
 
+@st.cache_data(show_spinner="Loading the category classifier (trained once, in seconds)…")
+def _classifier():
+    return cq.classifier_view()
+
+
 @st.cache_data(show_spinner=False)
 def _stats():
     con = corpus_store()
@@ -61,14 +67,63 @@ with shown_errors(stop=True):
 
 view = st.segmented_control(
     "View",
-    ["Browse", "Statistics"],
+    ["Browse", "Statistics", "Category classifier"],
     default="Browse",
     key="corpus_view",
     label_visibility="collapsed",
     bind="query-params",
 )
 
-if view == "Statistics":
+if view == "Category classifier":
+    with shown_errors(stop=True):
+        clf = _classifier()
+    st.subheader("The category classifier against the annotators")
+    st.caption(
+        "The transcription classifier of the `category` metric (TF-IDF of MeCab tokens + "
+        "one-vs-rest logistic regression, trained on the train split's transcriptions and their "
+        "aggregated labels, tuned on the valid split) reads the reference transcription of each "
+        f"of the {clf['n_items']:,} {clf['split']} items; here is what it reads against the "
+        "annotators' aggregated label (majority of three)."
+    )
+    per = clf["per_category"]
+    m = st.columns(3)
+    m[0].metric(f"Macro-F1 on {clf['split']}", f"{per['f1'].mean():.1f}")
+    if clf["valid"].get("macro_f1") is not None:
+        m[1].metric("Macro-F1 on valid (tuning)", f"{clf['valid']['macro_f1']:.1f}")
+    m[2].metric("Categories", f"{len(per)}")
+    st.caption(f"Signature: `{clf['signature']}`")
+    left, right = st.columns([3, 2])
+    left.plotly_chart(
+        charts.count_heatmap(clf["confusion"], "Annotators' label × classifier's reading"),
+        key="chart_classifier_confusion",
+    )
+    left.caption(
+        "Multi-label pair counts: an item counts once in every (annotators' category, "
+        "classifier's category) pair of its two label sets, so the diagonal holds the items "
+        "where both name the category and a row can sum to more than its items."
+    )
+    right.dataframe(
+        per,
+        hide_index=True,
+        key="corpus_classifier_per_category",
+        column_config={
+            "category": st.column_config.TextColumn("category"),
+            "tp": st.column_config.NumberColumn("both", help="annotators and classifier"),
+            "fp": st.column_config.NumberColumn("classifier only"),
+            "fn": st.column_config.NumberColumn("annotators only"),
+            "tn": st.column_config.NumberColumn("neither"),
+            "precision": st.column_config.NumberColumn("precision", format="%.1f"),
+            "recall": st.column_config.NumberColumn("recall", format="%.1f"),
+            "f1": st.column_config.NumberColumn("F1", format="%.1f"),
+            "support": st.column_config.NumberColumn("items with it"),
+        },
+    )
+    right.caption(
+        "Per category, one-vs-rest: the 2×2 confusion of the category's presence in the two "
+        "label sets (scikit-learn's multilabel confusion matrix), with precision, recall and F1 "
+        "(×100); the macro-F1 above is their mean."
+    )
+elif view == "Statistics":
     with shown_errors(stop=True):
         stats, lengths, big_five = _stats()
     m = st.columns(4)
