@@ -46,8 +46,9 @@ def _search_all(filters):
 
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=256)
-def _cause_set(dialogue_id: int, turn: int, role: str):
-    return cause_layer.cause_set(dialogue_id, turn, role)
+def _cause_sets(dialogue_id: int, targets: tuple):
+    # Every utterance of the dialogue that has cause utterances; labels change as people answer.
+    return cause_layer.dialogue_cause_sets(dialogue_id, targets)
 
 
 @st.cache_data(show_spinner="Loading the category classifier (trained once, in seconds)…")
@@ -97,31 +98,43 @@ if view == "Category classifier":
         charts.count_heatmap(clf["confusion"], "Annotators' label × classifier's reading"),
         key="chart_classifier_confusion",
     )
-    left.caption(
-        "Multi-label pair counts: an item counts once in every (annotators' category, "
-        "classifier's category) pair of its two label sets, so the diagonal holds the items "
-        "where both name the category and a row can sum to more than its items."
+    right.caption(
+        "**The heatmap**: multi-label pair counts. An item counts once in every (annotators' "
+        "category, classifier's category) pair of its two label sets, so the diagonal holds the "
+        "items where both name the category, and a row can sum to more than its items."
     )
-    right.dataframe(
+    right.caption(
+        "**The table below**: per category, one-vs-rest, the 2×2 confusion of the category's "
+        "presence in the two label sets (scikit-learn's multilabel confusion matrix) with "
+        "precision, recall and F1 (×100); the macro-F1 above is the mean of the F1 column."
+    )
+    st.dataframe(
         per,
         hide_index=True,
+        width="stretch",
         key="corpus_classifier_per_category",
+        column_order=(
+            "category",
+            "f1",
+            "precision",
+            "recall",
+            "tp",
+            "fp",
+            "fn",
+            "tn",
+            "support",
+        ),
         column_config={
             "category": st.column_config.TextColumn("category"),
+            "f1": st.column_config.NumberColumn("F1", format="%.1f"),
+            "precision": st.column_config.NumberColumn("precision", format="%.1f"),
+            "recall": st.column_config.NumberColumn("recall", format="%.1f"),
             "tp": st.column_config.NumberColumn("both", help="annotators and classifier"),
             "fp": st.column_config.NumberColumn("classifier only"),
             "fn": st.column_config.NumberColumn("annotators only"),
             "tn": st.column_config.NumberColumn("neither"),
-            "precision": st.column_config.NumberColumn("precision", format="%.1f"),
-            "recall": st.column_config.NumberColumn("recall", format="%.1f"),
-            "f1": st.column_config.NumberColumn("F1", format="%.1f"),
-            "support": st.column_config.NumberColumn("items with it"),
+            "support": st.column_config.NumberColumn("items with it (annotators)"),
         },
-    )
-    right.caption(
-        "Per category, one-vs-rest: the 2×2 confusion of the category's presence in the two "
-        "label sets (scikit-learn's multilabel confusion matrix), with precision, recall and F1 "
-        "(×100); the macro-F1 above is their mean."
     )
 elif view == "Statistics":
     with shown_errors(stop=True):
@@ -293,23 +306,33 @@ else:
                 "utterance: what its author wrote they felt, the aggregated label and the three "
                 "annotators' labels."
             )
-            targets = {
-                cause_layer.target_label(u["turn"], u["role"]): (u["turn"], u["role"])
-                for u in view["utterances"]
-            }
+            known = {}
+            with shown_errors():
+                known = _cause_sets(
+                    view["dialogue_id"],
+                    tuple((int(u["turn"]), str(u["role"])) for u in view["utterances"]),
+                )
+            targets = {}
+            for u in view["utterances"]:
+                at = (int(u["turn"]), str(u["role"]))
+                targets[cause_layer.target_label(*at, known.get(at))] = at
             target = st.selectbox(
                 "Show the emotion causes of",
                 list(targets),
                 index=None,
                 key=f"corpus_cause_target_{view['dialogue_id']}",
-                placeholder="pick an utterance to mark its cause utterances",
+                placeholder=(
+                    f"{len(known)} of its utterances have causes marked: pick one"
+                    if known
+                    else "pick an utterance to mark its cause utterances"
+                ),
             )
-            marks = {}
+            marks, chosen = {}, None
             if target is not None:
-                with shown_errors():
-                    found = _cause_set(view["dialogue_id"], *targets[target])
-                    marks = cause_layer.cause_marks(found)
-                    st.info(escape_markdown(cause_layer.cause_summary(found)))
-            show_dialogue(view["utterances"], annotators=True, marks=marks)
+                chosen = targets[target]
+                found = known.get(chosen)
+                marks = cause_layer.cause_marks(found)
+                st.info(escape_markdown(cause_layer.cause_summary(found)))
+            show_dialogue(view["utterances"], annotators=True, marks=marks, target=chosen)
             st.caption("Participants (TIPI-J Big Five scores, 2–14)")
             st.dataframe(view["participants"], hide_index=True, key="corpus_participants")

@@ -152,4 +152,4 @@ def test_corpus_page_shows_the_classifiers_confusion(corpus):
     assert got["Macro-F1 on test"] == f"{macro:.1f}"
     (table,) = [d.value for d in at.dataframe]  # (AppTest does not keep a dataframe's key)
     assert list(table["category"]) == list(CATEGORIES)
-    assert any("Multi-label pair counts" in c.value for c in at.caption)
+    assert any("multi-label pair counts" in c.value for c in at.caption)

@@ -357,7 +357,8 @@ def erc_status() -> Any:
 def erc_label() -> str:
     """How the page names the category model: ``tfidf: TF-IDF (MeCab tokens) + ...``."""
     status = erc_status()
-    return f"{status.name}: {status.description}" if status.description else status.name
+    about = status.description.rstrip(".")
+    return f"{status.name}: {about}" if about else status.name
 
 
 def make_erc_backend() -> Any:
