@@ -34,15 +34,17 @@ def _labelled(corpus):
 
 
 def test_breakdown_uses_human_then_proxy(corpus):
+    """Item scores are ×100 as etclib stores them (rouge and judge items: 0..100); the
+    breakdown's cells are their plain means per type."""
     from views import cause_layer
 
     key = _labelled(corpus)
     d = corpus.by_id[key[0]]
     others = [u for u in d.utterances if u.key != key][:3]
-    rows = [dict(zip(("dialogue_id", "turn", "role"), key), f1=0.5)]
+    rows = [dict(zip(("dialogue_id", "turn", "role"), key), f1=50.0)]
     rows += [
         {"dialogue_id": u.dialogue_id, "turn": u.turn, "role": u.role, "f1": f}
-        for u, f in zip(others, (0.2, 0.4, 0.9))
+        for u, f in zip(others, (20.0, 40.0, 90.0))
     ]
     table, caption = cause_layer.cause_breakdown(pd.DataFrame(rows), ["f1", "missing"])
     got = table.set_index("cause type")
@@ -50,11 +52,11 @@ def test_breakdown_uses_human_then_proxy(corpus):
     assert got.loc["no-context", "f1"] == 50.0
     assert got.loc["no-context", "source"] == "human majority 1"
     expected: dict[str, list[float]] = {}
-    for u, f in zip(others, (0.2, 0.4, 0.9)):
+    for u, f in zip(others, (20.0, 40.0, 90.0)):
         expected.setdefault(causes.proxy_type(u.transcription, u.role), []).append(f)
     for kind, fs in expected.items():
         assert got.loc[kind, "items"] == len(fs)
-        assert got.loc[kind, "f1"] == pytest.approx(round(100 * sum(fs) / len(fs), 2))
+        assert got.loc[kind, "f1"] == pytest.approx(round(sum(fs) / len(fs), 2))
     assert "human majority, 1 items" in caption and "proxy (partner mention), 3 items" in caption
 
 

@@ -75,7 +75,8 @@ def breakdown_metrics(items: pd.DataFrame, first: str | None, order: Iterable[st
 def cause_breakdown(
     items: pd.DataFrame, metrics: Iterable[str], *, db: Any = None
 ) -> tuple[pd.DataFrame, str]:
-    """An entry's mean per-item score (×100) of each metric in ``metrics`` per cause type, with
+    """An entry's mean per-item score of each metric in ``metrics`` per cause type (item scores
+    are stored ×100 already, as etclib's metrics give them, so the means are ×100 too), with
     item counts, and a caption naming the sources (``source: proxy (partner mention), 1,010
     items``). ``items`` is ``leaderboard.per_item``'s frame. Empty frame when nothing to show."""
     metrics = [m for m in metrics if m in items.columns]
@@ -89,7 +90,7 @@ def cause_breakdown(
     if merged.empty:
         return pd.DataFrame(), ""
     scores = merged[metrics].apply(pd.to_numeric, errors="coerce")
-    table = (scores * 100).groupby(merged["cause_type"]).mean().round(2)
+    table = scores.groupby(merged["cause_type"]).mean().round(2)
     table.insert(0, "items", merged.groupby("cause_type").size())
     table["source"] = merged.groupby("cause_type")["source"].agg(
         lambda s: ", ".join(f"{source_name(k)} {n:,}" for k, n in s.value_counts().items())
