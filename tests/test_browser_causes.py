@@ -177,8 +177,9 @@ def _check_highlights(page, url: str, key, marked: tuple[int, ...], i: int) -> N
     if not marked:  # latent: nothing in the dialogue, and the summary says so
         page.get_by_text("none in the dialogue", exact=False).first.wait_for(timeout=10_000)
     assert page.locator('[data-testid="stException"]').count() == 0
+    messages.nth(pos - 1).scroll_into_view_if_needed()  # the target and the turns before it
     page.wait_for_timeout(400)
-    page.screenshot(path=str(SHOTS / f"causes_corpus_{i + 1}.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"causes_corpus_{i + 1}.png"))
 
 
 def _grid_rows(table) -> dict[str, dict[str, str]]:
