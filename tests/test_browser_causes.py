@@ -186,10 +186,10 @@ def _grid_rows(table) -> dict[str, dict[str, str]]:
     """A Streamlit dataframe's cells, read from the grid's accessible table (the canvas draws
     them; glide-data-grid mirrors the visible cells as ``th`` / ``td`` for screen readers):
     first column -> {column name: cell text}."""
-    names = [h.inner_text() for h in table.locator('th[role="columnheader"]').all()]
+    names = [h.text_content() or "" for h in table.locator('th[role="columnheader"]').all()]
     out = {}
     for row in table.locator('tbody tr[role="row"]').all():
-        cells = [c.inner_text() for c in row.locator('td[role="gridcell"]').all()]
+        cells = [c.text_content() or "" for c in row.locator('td[role="gridcell"]').all()]
         out[cells[0]] = dict(zip(names, cells))
     return out
 
@@ -225,6 +225,9 @@ def test_leaderboard_breaks_a_scored_entry_down_by_cause_type(setup):
         # no type has two human answers yet: every item's type is the proxy's
         n = len(items(corpus, "test"))
         assert f"proxy (partner mention), {n:,} items" in text, text
+        for kind in ("inter-personal", "other"):  # the grid mirrors its cells once drawn
+            cell = table.locator('td[role="gridcell"]', has_text=kind).first
+            cell.wait_for(state="attached", timeout=30_000)  # (hidden: inside the canvas)
         rows = _grid_rows(table)
         assert set(rows) == {"inter-personal", "other"}, rows
         # independently: etclib's ROUGE-L (mean of item F-measures, ×100) over each proxy type's
