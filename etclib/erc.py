@@ -9,7 +9,9 @@ confusion against the annotators.
   free conversation (the chat page shows them under each utterance);
 - :func:`classifier_confusion`: how the transcription classifier of the ``category`` metric
   reads the reference transcriptions, against the annotators' aggregated labels (the corpus
-  statistics page).
+  statistics page), as category-by-category counts; :func:`classifier_per_category` gives the
+  same readings as one 2x2 confusion per category (scikit-learn's
+  ``multilabel_confusion_matrix``) with precision, recall and F1.
 """
 
 from __future__ import annotations
@@ -62,16 +64,26 @@ def human_ceiling(corpus: Corpus, split: str = "test") -> pd.DataFrame:
 
 
 def chat_categories(
-    lines: list[tuple[str, str]], backend: str = "tfidf", corpus: Corpus | None = None, **options
+    lines: list[tuple[str, str]],
+    backend: Any = "tfidf",
+    corpus: Corpus | None = None,
+    **options,
 ) -> LabelSet:
     """The categories ERC backend ``backend`` predicts for the last utterance of ``lines``
-    (``[("A", "..."), ("B", "...")]``, as :func:`etclib.task.chat_item` takes them)."""
-    from .backends import get_backend, options_of
+    (``[("A", "..."), ("B", "...")]``, as :func:`etclib.task.chat_item` takes them).
+
+    ``backend`` is a registered ERC backend's name (created here with ``options``), or a backend
+    already created (a site keeps one and passes it, so that nothing is loaded per call)."""
     from .task import chat_item
 
-    if corpus is not None and "corpus" in options_of(backend, "erc"):
-        options["corpus"] = corpus
-    model = get_backend(backend, track="erc", **options)
+    if isinstance(backend, str):
+        from .backends import get_backend, options_of
+
+        if corpus is not None and "corpus" in options_of(backend, "erc"):
+            options["corpus"] = corpus
+        model = get_backend(backend, track="erc", **options)
+    else:
+        model = backend
     return model.predict([chat_item(lines)])[0]
 
 
@@ -80,14 +92,11 @@ def classifier_confusion(corpus: Corpus, split: str = "test") -> pd.DataFrame:
     transcription classifier reads in the reference transcription (columns, "classifier"),
     multi-label: an item counts once in every (row, column) pair of its two label sets, as
     the Judge-vs-Human page's confusion does."""
-    from .classifier import cached
-
-    its = split_items(corpus, split)
-    read = cached(corpus, "transcription").predict_texts([it.reference for it in its])
+    gold, read = _classifier_reads(corpus, split)
     counts = np.zeros((len(CATEGORIES), len(CATEGORIES)), dtype=int)
     index = {c: j for j, c in enumerate(CATEGORIES)}
-    for it, got in zip(its, read, strict=True):
-        for h in it.label:
+    for labels, got in zip(gold, read, strict=True):
+        for h in labels:
             for g in got:
                 counts[index[h], index[g]] += 1
     return pd.DataFrame(
@@ -95,3 +104,54 @@ def classifier_confusion(corpus: Corpus, split: str = "test") -> pd.DataFrame:
         index=pd.Index(CATEGORIES, name="annotators"),
         columns=pd.Index(CATEGORIES, name="classifier"),
     )
+
+
+def _classifier_reads(corpus: Corpus, split: str) -> tuple[list[LabelSet], list[LabelSet]]:
+    """The split's aggregated label sets and the transcription classifier's reading of each
+    reference transcription, in item order."""
+    from .classifier import cached
+
+    its = split_items(corpus, split)
+    read = cached(corpus, "transcription").predict_texts([it.reference for it in its])
+    return [tuple(it.label) for it in its], list(read)
+
+
+def classifier_per_category(corpus: Corpus, split: str = "test") -> pd.DataFrame:
+    """One row per category: the transcription classifier's 2x2 confusion against the
+    annotators' aggregated label on ``split`` (``tp``: both have the category, ``fp``: only the
+    classifier, ``fn``: only the annotators, ``tn``: neither; scikit-learn's
+    ``multilabel_confusion_matrix``), its ``precision``, ``recall`` and ``f1`` (×100, 0 where
+    undefined) and ``support`` (items whose label has the category)."""
+    gold, read = _classifier_reads(corpus, split)  # says what to install without scikit-learn
+    from sklearn.metrics import multilabel_confusion_matrix
+
+    matrices = multilabel_confusion_matrix(indicator(gold), indicator(read))
+    rows = []
+    for c, m in zip(CATEGORIES, matrices, strict=True):
+        tn, fp, fn, tp = (int(v) for v in m.ravel())
+        p = tp / (tp + fp) if tp + fp else 0.0
+        r = tp / (tp + fn) if tp + fn else 0.0
+        f = 2 * p * r / (p + r) if p + r else 0.0
+        rows.append(
+            {
+                "category": c,
+                "tp": tp,
+                "fp": fp,
+                "fn": fn,
+                "tn": tn,
+                "precision": 100 * p,
+                "recall": 100 * r,
+                "f1": 100 * f,
+                "support": tp + fn,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def classifier_summary(corpus: Corpus) -> dict[str, Any]:
+    """The transcription classifier's signature and its scores on the valid split (×100), as
+    :func:`etclib.classifier.describe` gives them: what the corpus page names beside its
+    confusion."""
+    from .classifier import cached, describe
+
+    return describe(cached(corpus, "transcription"))

@@ -1,5 +1,5 @@
 """Chat: write a dialogue as A and B, or replay a corpus dialogue, and see each utterance's
-predicted emotion transcription."""
+predicted emotion transcription and its predicted emotion categories (the ERC baseline)."""
 
 import streamlit as st
 
@@ -19,11 +19,25 @@ st.caption(
     f"Limits: {chat.MAX_UTTERANCE_CHARS} characters per utterance, {chat.MAX_LINES} utterances "
     f"per conversation, {chat.RATE_PER_MINUTE} predictions per minute."
 )
+st.caption(
+    "Under each utterance too: the emotion categories predicted by the categories track's "
+    f"baseline ({escape_markdown(chat.erc_label())}), over {chat.LABEL_SET_NOTE}."
+)
 
 
 @st.cache_resource(show_spinner="Loading the model…")
 def _backend(key: str, options: str):  # options: part of the cache key only
     return chat.make_backend(key)
+
+
+@st.cache_resource(show_spinner="Loading the category classifier (trained once, in seconds)…")
+def _erc():
+    return chat.make_erc_backend()
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _replay_categories(dialogue_id: int):
+    return chat.predict_categories(_erc(), _replay(dialogue_id))
 
 
 @st.cache_resource(show_spinner=False)
@@ -115,6 +129,26 @@ def _show_prediction(line: dict) -> None:
         st.markdown(escape_markdown(line["prediction"]))
 
 
+def _categories(lines: list[tuple[str, str]]) -> dict:
+    """The predicted categories of the last of ``lines``: ``{"categories": ...}`` or
+    ``{"categories_error": ...}``."""
+    try:
+        return {"categories": chat.conversation_categories(_erc(), lines)}
+    except EtcError as exc:
+        return {"categories_error": str(exc)}
+
+
+def _show_categories(found: dict) -> None:
+    """The ERC baseline's categories under an utterance (or why there are none)."""
+    if found.get("categories_error"):
+        st.caption(escape_markdown(f"No predicted categories: {found['categories_error']}"))
+    elif found.get("categories"):
+        st.caption(
+            f"Predicted emotion categories ({escape_markdown(chat.erc_backend_name())} "
+            f"baseline): **{escape_markdown(chat.categories_text(found['categories']))}**"
+        )
+
+
 # --- write a dialogue --------------------------------------------------------------------------
 
 
@@ -145,11 +179,13 @@ if mode == "Write a dialogue":
                     prediction=pred,
                     error=err,
                     model=f"{picked.label}, {_shots_label()}",
+                    **_categories(context),
                 )
                 if err:
                     show_error(err)
             else:
                 _show_prediction(line)
+            _show_categories(line)
     notice = state.pop("chat_notice", None)
     if notice:
         st.warning(escape_markdown(notice))
@@ -189,6 +225,12 @@ else:
         replay = state["chat_replay"] = {"id": did, "model": (key, k), "step": 0, "out": {}}
     with shown_errors(stop=True):
         items = _replay(int(did))
+    predicted: dict = {}
+    if replay["step"]:  # the classifier is loaded only once an utterance is shown
+        try:
+            predicted = {"categories": _replay_categories(int(did))}
+        except EtcError as exc:
+            predicted = {"categories_error": str(exc)}
     buttons = st.columns([1, 1, 4])
     buttons[0].button(
         "Next utterance",
@@ -219,8 +261,20 @@ else:
                     if err:
                         show_error(err)
             with theirs:
-                st.caption(f"The participant's own transcription (label: {', '.join(item.label)}):")
+                st.caption("The participant's own transcription:")
                 st.markdown(escape_markdown(item.reference))
                 found = _cause_set(item.dialogue_id, item.turn, item.role)
                 if found is not None:
                     st.caption(escape_markdown(cause_layer.cause_summary(found)))
+            mine, theirs = st.columns(2)  # the categories side by side, on one line
+            with mine:
+                _show_categories(
+                    {"categories": predicted["categories"][i]}
+                    if "categories" in predicted
+                    else predicted
+                )
+            with theirs:
+                st.caption(
+                    "Annotators' aggregated label: "
+                    f"**{escape_markdown(chat.categories_text(item.label))}**"
+                )

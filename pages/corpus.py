@@ -1,4 +1,5 @@
-"""Corpus: search and filter the ETC utterances, open a dialogue, and see the statistics."""
+"""Corpus: search and filter the ETC utterances, open a dialogue, see the statistics, and how the
+category classifier reads the transcriptions against the annotators."""
 
 import streamlit as st
 
@@ -45,8 +46,14 @@ def _search_all(filters):
 
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=256)
-def _cause_set(dialogue_id: int, turn: int, role: str):
-    return cause_layer.cause_set(dialogue_id, turn, role)
+def _cause_sets(dialogue_id: int, targets: tuple):
+    # Every utterance of the dialogue that has cause utterances; labels change as people answer.
+    return cause_layer.dialogue_cause_sets(dialogue_id, targets)
+
+
+@st.cache_data(show_spinner="Loading the category classifier (trained once, in seconds)…")
+def _classifier():
+    return cq.classifier_view()
 
 
 @st.cache_data(show_spinner=False)
@@ -61,14 +68,75 @@ with shown_errors(stop=True):
 
 view = st.segmented_control(
     "View",
-    ["Browse", "Statistics"],
+    ["Browse", "Statistics", "Category classifier"],
     default="Browse",
     key="corpus_view",
     label_visibility="collapsed",
     bind="query-params",
 )
 
-if view == "Statistics":
+if view == "Category classifier":
+    with shown_errors(stop=True):
+        clf = _classifier()
+    st.subheader("The category classifier against the annotators")
+    st.caption(
+        "The transcription classifier of the `category` metric (TF-IDF of MeCab tokens + "
+        "one-vs-rest logistic regression, trained on the train split's transcriptions and their "
+        "aggregated labels, tuned on the valid split) reads the reference transcription of each "
+        f"of the {clf['n_items']:,} {clf['split']} items; here is what it reads against the "
+        "annotators' aggregated label (majority of three)."
+    )
+    per = clf["per_category"]
+    m = st.columns(3)
+    m[0].metric(f"Macro-F1 on {clf['split']}", f"{per['f1'].mean():.1f}")
+    if clf["valid"].get("macro_f1") is not None:
+        m[1].metric("Macro-F1 on valid (tuning)", f"{clf['valid']['macro_f1']:.1f}")
+    m[2].metric("Categories", f"{len(per)}")
+    st.caption(f"Signature: `{clf['signature']}`")
+    left, right = st.columns([3, 2])
+    left.plotly_chart(
+        charts.count_heatmap(clf["confusion"], "Annotators' label × classifier's reading"),
+        key="chart_classifier_confusion",
+    )
+    right.caption(
+        "**The heatmap**: multi-label pair counts. An item counts once in every (annotators' "
+        "category, classifier's category) pair of its two label sets, so the diagonal holds the "
+        "items where both name the category, and a row can sum to more than its items."
+    )
+    right.caption(
+        "**The table below**: per category, one-vs-rest, the 2×2 confusion of the category's "
+        "presence in the two label sets (scikit-learn's multilabel confusion matrix) with "
+        "precision, recall and F1 (×100); the macro-F1 above is the mean of the F1 column."
+    )
+    st.dataframe(
+        per,
+        hide_index=True,
+        width="stretch",
+        key="corpus_classifier_per_category",
+        column_order=(
+            "category",
+            "f1",
+            "precision",
+            "recall",
+            "tp",
+            "fp",
+            "fn",
+            "tn",
+            "support",
+        ),
+        column_config={
+            "category": st.column_config.TextColumn("category"),
+            "f1": st.column_config.NumberColumn("F1", format="%.1f"),
+            "precision": st.column_config.NumberColumn("precision", format="%.1f"),
+            "recall": st.column_config.NumberColumn("recall", format="%.1f"),
+            "tp": st.column_config.NumberColumn("both", help="annotators and classifier"),
+            "fp": st.column_config.NumberColumn("classifier only"),
+            "fn": st.column_config.NumberColumn("annotators only"),
+            "tn": st.column_config.NumberColumn("neither"),
+            "support": st.column_config.NumberColumn("items with it (annotators)"),
+        },
+    )
+elif view == "Statistics":
     with shown_errors(stop=True):
         stats, lengths, big_five = _stats()
     m = st.columns(4)
@@ -238,23 +306,33 @@ else:
                 "utterance: what its author wrote they felt, the aggregated label and the three "
                 "annotators' labels."
             )
-            targets = {
-                cause_layer.target_label(u["turn"], u["role"]): (u["turn"], u["role"])
-                for u in view["utterances"]
-            }
+            known = {}
+            with shown_errors():
+                known = _cause_sets(
+                    view["dialogue_id"],
+                    tuple((int(u["turn"]), str(u["role"])) for u in view["utterances"]),
+                )
+            targets = {}
+            for u in view["utterances"]:
+                at = (int(u["turn"]), str(u["role"]))
+                targets[cause_layer.target_label(*at, known.get(at))] = at
             target = st.selectbox(
                 "Show the emotion causes of",
                 list(targets),
                 index=None,
                 key=f"corpus_cause_target_{view['dialogue_id']}",
-                placeholder="pick an utterance to mark its cause utterances",
+                placeholder=(
+                    f"{len(known)} of its utterances have causes marked: pick one"
+                    if known
+                    else "pick an utterance to mark its cause utterances"
+                ),
             )
-            marks = {}
+            marks, chosen = {}, None
             if target is not None:
-                with shown_errors():
-                    found = _cause_set(view["dialogue_id"], *targets[target])
-                    marks = cause_layer.cause_marks(found)
-                    st.info(escape_markdown(cause_layer.cause_summary(found)))
-            show_dialogue(view["utterances"], annotators=True, marks=marks)
+                chosen = targets[target]
+                found = known.get(chosen)
+                marks = cause_layer.cause_marks(found)
+                st.info(escape_markdown(cause_layer.cause_summary(found)))
+            show_dialogue(view["utterances"], annotators=True, marks=marks, target=chosen)
             st.caption("Participants (TIPI-J Big Five scores, 2–14)")
             st.dataframe(view["participants"], hide_index=True, key="corpus_participants")

@@ -34,15 +34,17 @@ def _labelled(corpus):
 
 
 def test_breakdown_uses_human_then_proxy(corpus):
+    """Item scores are ×100 as etclib stores them (rouge and judge items: 0..100); the
+    breakdown's cells are their plain means per type."""
     from views import cause_layer
 
     key = _labelled(corpus)
     d = corpus.by_id[key[0]]
     others = [u for u in d.utterances if u.key != key][:3]
-    rows = [dict(zip(("dialogue_id", "turn", "role"), key), f1=0.5)]
+    rows = [dict(zip(("dialogue_id", "turn", "role"), key), f1=50.0)]
     rows += [
         {"dialogue_id": u.dialogue_id, "turn": u.turn, "role": u.role, "f1": f}
-        for u, f in zip(others, (0.2, 0.4, 0.9))
+        for u, f in zip(others, (20.0, 40.0, 90.0))
     ]
     table, caption = cause_layer.cause_breakdown(pd.DataFrame(rows), ["f1", "missing"])
     got = table.set_index("cause type")
@@ -50,11 +52,11 @@ def test_breakdown_uses_human_then_proxy(corpus):
     assert got.loc["no-context", "f1"] == 50.0
     assert got.loc["no-context", "source"] == "human majority 1"
     expected: dict[str, list[float]] = {}
-    for u, f in zip(others, (0.2, 0.4, 0.9)):
+    for u, f in zip(others, (20.0, 40.0, 90.0)):
         expected.setdefault(causes.proxy_type(u.transcription, u.role), []).append(f)
     for kind, fs in expected.items():
         assert got.loc[kind, "items"] == len(fs)
-        assert got.loc[kind, "f1"] == pytest.approx(round(100 * sum(fs) / len(fs), 2))
+        assert got.loc[kind, "f1"] == pytest.approx(round(sum(fs) / len(fs), 2))
     assert "human majority, 1 items" in caption and "proxy (partner mention), 3 items" in caption
 
 
@@ -83,9 +85,39 @@ def test_corpus_page_filters_and_marks(corpus):
     assert not at.exception, at.exception
     assert any("**1** matching utterances" == m.value for m in at.markdown)
     at.number_input(key="corpus_dialogue").set_value(key[0]).run()
-    label = cause_layer.target_label(key[1], key[2])
+    label = cause_layer.target_label(key[1], key[2], cause_layer.cause_set(*key))
+    assert label.endswith("· causes marked")
     at.selectbox(key=f"corpus_cause_target_{key[0]}").set_value(label).run()
     assert not at.exception, at.exception
     n = 2 * (key[1] - 1) + (1 if key[2] == "speaker" else 2)
     assert any(f"cause of utterance {n}" in m.value for m in at.markdown)
     assert any("human majority" in i.value and r"no\-context" in i.value for i in at.info)
+
+
+def test_one_answer_is_shown_in_the_dialogue_view_only(corpus):
+    """One person's answer marks the dialogue view, named as such; the breakdown and the
+    cause-type filter still wait for a majority (the proxy's type stands meanwhile)."""
+    from views import cause_layer
+
+    causes.draw_sample(ADMIN, corpus, 1, seed=11)
+    key = causes.sample_keys()[0]
+    pos = causes.position(key[1], key[2])
+    chosen = sorted({1, pos})
+    code = annotation.issue_code(ADMIN, "one").code
+    causes.record_causes(code, key, chosen)
+    found = cause_layer.cause_set(*key)
+    assert found.source == cause_layer.ONE_ANSWER
+    assert found.positions == tuple(chosen)
+    assert "no majority yet" in cause_layer.cause_summary(found)
+    marks = cause_layer.cause_marks(found)
+    assert set(marks) == {causes.turn_role(p) for p in chosen}
+    d = corpus.by_id[key[0]]
+    every = cause_layer.dialogue_cause_sets(key[0], [(u.turn, u.role) for u in d.utterances])
+    assert set(every) == {(key[1], key[2])}
+    types = cause_layer.corpus_cause_types().set_index(["dialogue_id", "turn", "role"])
+    assert types.loc[key, "source"] == "proxy"
+    # a second answer makes a majority: the library's source takes over
+    other = annotation.issue_code(ADMIN, "two").code
+    causes.record_causes(other, key, [pos])
+    assert cause_layer.cause_set(*key).source == "human majority (2 answers)"
+    assert cause_layer.cause_set(*key).positions == (pos,)

@@ -4,7 +4,9 @@ of one target utterance (marked in a dialogue, named in the chat's replay).
 
 Cause types come from ``causes.cause_types_for_items`` (per item: the human majority, else the
 newest LLM run, else the lexical proxy); cause utterances from ``causes.cause_utterances``
-(human or LLM only: the proxy names no utterance). docs/causes.md says what each source is.
+(human or LLM only: the proxy names no utterance), and, for the dialogue view only, where neither
+exists yet, the one human answer an item has so far (named so: it is no majority, and the
+breakdown and the cause-type filter do not count it). docs/causes.md says what each source is.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ def breakdown_metrics(items: pd.DataFrame, first: str | None, order: Iterable[st
 def cause_breakdown(
     items: pd.DataFrame, metrics: Iterable[str], *, db: Any = None
 ) -> tuple[pd.DataFrame, str]:
-    """An entry's mean per-item score (×100) of each metric in ``metrics`` per cause type, with
+    """An entry's mean per-item score of each metric in ``metrics`` per cause type (item scores
+    are stored ×100 already, as etclib's metrics give them, so the means are ×100 too), with
     item counts, and a caption naming the sources (``source: proxy (partner mention), 1,010
     items``). ``items`` is ``leaderboard.per_item``'s frame. Empty frame when nothing to show."""
     metrics = [m for m in metrics if m in items.columns]
@@ -87,7 +90,7 @@ def cause_breakdown(
     if merged.empty:
         return pd.DataFrame(), ""
     scores = merged[metrics].apply(pd.to_numeric, errors="coerce")
-    table = (scores * 100).groupby(merged["cause_type"]).mean().round(2)
+    table = scores.groupby(merged["cause_type"]).mean().round(2)
     table.insert(0, "items", merged.groupby("cause_type").size())
     table["source"] = merged.groupby("cause_type")["source"].agg(
         lambda s: ", ".join(f"{source_name(k)} {n:,}" for k, n in s.value_counts().items())
@@ -123,14 +126,53 @@ def filter_by_keys(results: pd.DataFrame, keys: set[tuple[int, int, str]]) -> pd
     return results[mask].reset_index(drop=True)
 
 
-def target_label(turn: int, role: str) -> str:
-    """``utterance 3 (A, turn 2)``: a target's 1-based position, letter and turn."""
-    return f"utterance {causes.position(int(turn), role)} ({ROLE_LETTER[role]}, turn {int(turn)})"
+def target_label(turn: int, role: str, found: Any = None) -> str:
+    """``utterance 3 (A, turn 2)``: a target's 1-based position, letter and turn; with
+    `` · causes marked`` when ``found`` (its ``CauseSet``) is given."""
+    label = f"utterance {causes.position(int(turn), role)} ({ROLE_LETTER[role]}, turn {int(turn)})"
+    return f"{label} · causes marked" if found is not None else label
+
+
+#: The source of a cause set that is one person's answer (no majority yet).
+ONE_ANSWER = "one human answer (no majority yet)"
 
 
 def cause_set(dialogue_id: int, turn: int, role: str, *, db: Any = None) -> Any:
-    """``causes.cause_utterances`` (source ``auto``): a ``CauseSet`` or None."""
-    return causes.cause_utterances(int(dialogue_id), int(turn), str(role), db=db)
+    """``causes.cause_utterances`` (source ``auto``: the human majority, else the newest LLM
+    run), else the item's single human answer (source :data:`ONE_ANSWER`): a ``CauseSet`` or
+    None."""
+    key = (int(dialogue_id), int(turn), str(role))
+    found = causes.cause_utterances(*key, db=db)
+    if found is not None:
+        return found
+    return _one_answer(key, causes.human_answers(db=db))
+
+
+def _one_answer(key: tuple[int, int, str], answers: pd.DataFrame) -> Any:
+    """The ``CauseSet`` of ``key``'s only human answer in ``answers``, or None (none, or more
+    than one: those have a majority)."""
+    mine = answers[
+        (answers["dialogue_id"] == key[0])
+        & (answers["turn"] == key[1])
+        & (answers["role"] == key[2])
+    ]
+    if len(mine) != 1:
+        return None
+    chosen = tuple(causes.turn_role(int(p)) for p in mine["causes"].iloc[0])
+    return causes.CauseSet(*key, chosen, ONE_ANSWER)
+
+
+def dialogue_cause_sets(
+    dialogue_id: int, targets: Iterable[tuple[int, str]], *, db: Any = None
+) -> dict[tuple[int, str], Any]:
+    """``(turn, role)`` -> :func:`cause_set` for each of ``targets`` (a dialogue's utterances)
+    that has cause utterances from any source; the others are left out."""
+    out = {}
+    for turn, role in targets:
+        found = cause_set(dialogue_id, turn, role, db=db)
+        if found is not None:
+            out[(int(turn), str(role))] = found
+    return out
 
 
 def cause_marks(found: Any) -> dict[tuple[int, str], str]:

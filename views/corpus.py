@@ -225,3 +225,33 @@ def cooccurrence_matrix(stats: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(
         [[co[a][b] for b in CATEGORIES] for a in CATEGORIES], CATEGORIES, CATEGORIES
     )
+
+
+# --- the category classifier against the annotators (etclib.erc) --------------------------------
+
+#: The split the classifier's confusion is shown on (the classifier is trained on train and tuned
+#: on valid: test is the split it never saw).
+CLASSIFIER_SPLIT = "test"
+
+
+def classifier_view(split: str = CLASSIFIER_SPLIT) -> dict[str, Any]:
+    """What the corpus page shows about the transcription category classifier on ``split``:
+    ``confusion`` (aggregated category × read category, multi-label pair counts),
+    ``per_category`` (one 2x2 confusion per category with precision, recall, F1), its
+    ``signature`` and ``valid`` scores, and ``n_items``."""
+    from etclib import erc
+    from etclib.corpus import load_corpus
+
+    corpus = load_corpus()
+    confusion = erc.classifier_confusion(corpus, split)
+    per_category = erc.classifier_per_category(corpus, split)
+    summary = erc.classifier_summary(corpus)
+    return {
+        "confusion": confusion,
+        "per_category": per_category,
+        "signature": summary["signature"],
+        "valid": summary["valid"],
+        "n_items": int(per_category["tp"].iloc[0] + per_category["fp"].iloc[0])
+        + int(per_category["fn"].iloc[0] + per_category["tn"].iloc[0]),
+        "split": split,
+    }

@@ -57,21 +57,34 @@ def utterance_message(letter: str, text: str) -> Any:
     return message
 
 
+#: Badge colours: a marked utterance (a cause), and the utterance whose marks are shown.
+MARK_COLOUR = "orange"
+TARGET_COLOUR = "blue"
+
+
 def show_dialogue(
     utterances: Sequence[Mapping[str, Any]],
     annotators: bool = False,
     marks: Mapping[tuple[int, str], str] | None = None,
+    target: tuple[int, str] | None = None,
 ) -> None:
     """Every utterance of a corpus dialogue as a chat message with :func:`utterance_notes`.
 
-    ``marks`` maps ``(turn, role)`` to a marker shown in bold above that utterance's notes
-    (the corpus browser marks the cause utterances of a chosen target this way)."""
+    ``marks`` maps ``(turn, role)`` to a marker drawn as an orange badge above that utterance's
+    notes, and ``target`` gets a blue ``◎ chosen utterance`` badge (the corpus browser marks the
+    cause utterances of a chosen target this way)."""
     import streamlit as st
 
     for u in utterances:
         with utterance_message(u["role"], u["utterance"]):
-            mark = (marks or {}).get((int(u["turn"]), str(u["role"])))
+            here = (int(u["turn"]), str(u["role"]))
+            badges = []
+            if target is not None and here == (int(target[0]), str(target[1])):
+                badges.append(f":{TARGET_COLOUR}-badge[◎ chosen utterance]")
+            mark = (marks or {}).get(here)
             if mark:
-                st.markdown(f"**{escape_markdown(mark)}**")
+                badges.append(f":{MARK_COLOUR}-badge[{escape_markdown(mark)}]")
+            if badges:
+                st.markdown(" ".join(badges))
             for note in utterance_notes(u, annotators):
                 st.caption(note)

@@ -1,0 +1,155 @@
+"""The categories (ERC) track on the chat and corpus pages (issue #13): the library helpers they
+call (etclib/erc.py) and the pages through ``streamlit.testing.v1.AppTest``.
+
+Expected label sets and counts come from the classifiers called directly and from plain set
+arithmetic, never from the pages' helpers. The classifiers and the corpus store are built once
+per module (a shared cache directory), not once per test.
+"""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from etclib.corpus import CATEGORIES
+from tests.conftest import REPO, needs_corpus
+
+pytestmark = [needs_corpus]
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    return tmp_path_factory.mktemp("erc-site")
+
+
+@pytest.fixture(autouse=True)
+def _shared_caches(_isolated, shared, monkeypatch):
+    monkeypatch.setenv("ETC_CACHE_DIR", str(shared / "cache"))
+    monkeypatch.setenv("ETC_STORE_DB", str(shared / "etc.duckdb"))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def _plain(markdown: str) -> str:
+    """A caption without Markdown's escapes and bold marks."""
+    return markdown.replace("\\", "").replace("**", "")
+
+
+def _reads(corpus):
+    """(aggregated label sets, the transcription classifier's readings) on test, directly."""
+    from etclib.classifier import cached
+    from etclib.task import items
+
+    its = items(corpus, "test")
+    return [set(it.label) for it in its], [
+        set(r) for r in cached(corpus, "transcription").predict_texts([it.reference for it in its])
+    ]
+
+
+def test_per_category_confusion_is_set_arithmetic(corpus):
+    from etclib.erc import classifier_confusion, classifier_per_category
+
+    gold, read = _reads(corpus)
+    table = classifier_per_category(corpus, "test").set_index("category")
+    assert list(table.index) == list(CATEGORIES)
+    pairs = classifier_confusion(corpus, "test")
+    for c in CATEGORIES:
+        tp = sum(c in g and c in r for g, r in zip(gold, read))
+        fp = sum(c not in g and c in r for g, r in zip(gold, read))
+        fn = sum(c in g and c not in r for g, r in zip(gold, read))
+        tn = len(gold) - tp - fp - fn
+        row = table.loc[c]
+        assert (row["tp"], row["fp"], row["fn"], row["tn"]) == (tp, fp, fn, tn)
+        assert row["support"] == tp + fn
+        p = tp / (tp + fp) if tp + fp else 0.0
+        r = tp / (tp + fn) if tp + fn else 0.0
+        assert row["precision"] == pytest.approx(100 * p)
+        assert row["recall"] == pytest.approx(100 * r)
+        assert row["f1"] == pytest.approx(100 * (2 * p * r / (p + r) if p + r else 0.0))
+        # the pair counts' diagonal is the items where both name the category
+        assert pairs.loc[c, c] == tp
+
+
+def test_chat_categories_takes_a_created_backend(corpus):
+    from etclib.backends import get_backend
+    from etclib.erc import chat_categories
+
+    lines = [("A", "試験に合格したよ！"), ("B", "本当に？おめでとう！")]
+    backend = get_backend("tfidf", track="erc", corpus=corpus)
+    assert chat_categories(lines, backend) == chat_categories(lines, "tfidf", corpus=corpus)
+
+
+def test_chat_shows_the_erc_baselines_categories_under_each_utterance(corpus):
+    from etclib.backends import get_backend
+    from etclib.categories import japanese
+    from etclib.task import chat_item
+    from views import chat
+
+    assert chat.erc_backend_name() == "tfidf"  # the ERC track's default, which reads dialogues
+    at = AppTest.from_file(str(REPO / "pages" / "chat.py"), default_timeout=300)
+    at.run()
+    assert not at.exception, at.exception
+    lines = [("A", "昨日、ずっと行きたかった大学に合格したんだ！"), ("B", "すごい！おめでとう！")]
+    for _, text in lines:
+        at.chat_input(key="chat_input").set_value(text).run()
+        assert not at.exception, at.exception
+    erc = get_backend("tfidf", track="erc", corpus=corpus)
+    expected = [erc.predict([chat_item(lines[: i + 1])])[0] for i in range(len(lines))]
+    shown = [
+        _plain(c.value) for c in at.caption if c.value.startswith("Predicted emotion categories")
+    ]
+    assert len(shown) == len(lines)
+    for caption, labels in zip(shown, expected):
+        assert "tfidf" in caption
+        for c in labels:
+            assert f"{c} ({japanese([c])})" in caption
+        for c in set(CATEGORIES) - set(labels):
+            assert f"{c} (" not in caption
+
+
+def test_chat_replay_shows_categories_beside_the_annotators_label(corpus):
+    from etclib.backends import get_backend
+    from etclib.task import dialogue_items
+
+    at = AppTest.from_file(str(REPO / "pages" / "chat.py"), default_timeout=300)
+    at.run()
+    at.radio(key="chat_mode").set_value("Replay a corpus dialogue").run()
+    did = int(at.selectbox(key="chat_replay_id").value)
+    at.button(key="chat_replay_next").click().run()
+    at.button(key="chat_replay_next").click().run()
+    assert not at.exception, at.exception
+    its = dialogue_items(corpus.by_id[did])[:2]
+    predicted = get_backend("tfidf", track="erc", corpus=corpus).predict(its)
+    captions = [_plain(c.value) for c in at.caption]
+    ours = [c for c in captions if c.startswith("Predicted emotion categories")]
+    theirs = [c for c in captions if c.startswith("Annotators' aggregated label")]
+    assert len(ours) == len(theirs) == 2
+    for mine, gold, labels, it in zip(ours, theirs, predicted, its):
+        assert all(f"{c} (" in mine for c in labels)
+        assert all(f"{c} (" in gold for c in it.label)
+        assert sum(f"{c} (" in gold for c in CATEGORIES) == len(it.label)
+
+
+def test_corpus_page_shows_the_classifiers_confusion(corpus):
+    from sklearn.metrics import f1_score
+
+    from etclib.categories import indicator
+
+    at = AppTest.from_file(str(REPO / "pages" / "corpus.py"), default_timeout=300)
+    at.run()
+    assert not at.exception, at.exception
+    at.session_state["corpus_view"] = "Category classifier"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("against the annotators" in h.value for h in at.subheader)
+    gold, read = _reads(corpus)
+    macro = 100 * f1_score(indicator(gold), indicator(read), average="macro", zero_division=0)
+    got = {m.label: m.value for m in at.metric}
+    assert got["Macro-F1 on test"] == f"{macro:.1f}"
+    (table,) = [d.value for d in at.dataframe]  # (AppTest does not keep a dataframe's key)
+    assert list(table["category"]) == list(CATEGORIES)
+    assert any("multi-label pair counts" in c.value for c in at.caption)
