@@ -209,7 +209,10 @@ def ranking(
     ``ranking_rule``, ``floors`` (:func:`floor_values` on ``sort_by``), ``flag_floor``,
     ``resamples`` and ``seed``. Cached per board version (``Database.invalidate``).
     """
+    from etclib import tracks as registry
+
     db = resolve(db)
+    track = registry.get(track).name  # one cache entry whether the default is named or not
     ranked = metric_columns(track)
     plain = plain_columns(track)
     if sort_by is not None and sort_by not in ranked:
