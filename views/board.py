@@ -562,14 +562,25 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def export_files() -> dict[str, bytes]:
-    """Every file of :data:`EXPORTS`, made now (UTF-8 bytes), so that a page hands them to its
-    download buttons ready: a click then only downloads. Pages cache this per board version
-    (``leaderboard.board_version``), so the files change exactly when the board does."""
+def export_file(key: str) -> bytes:
+    """One file of :data:`EXPORTS` (UTF-8 bytes). Pages build it only when a visitor asks for
+    it (a download button's deferred data) and cache it per board version
+    (``leaderboard.board_version``), so every click on one version gets the same bytes."""
     import leaderboard as lb
 
-    return {
-        "board_csv": lb.export_csv("board").encode("utf-8"),
-        "board_json": lb.export_json("board").encode("utf-8"),
-        "reported_csv": lb.export_csv("reported").encode("utf-8"),
-    }
+    if key == "board_csv":
+        return lb.export_csv("board").encode("utf-8")
+    if key == "board_json":
+        return lb.export_json("board").encode("utf-8")
+    if key == "reported_csv":
+        return lb.export_csv("reported").encode("utf-8")
+    raise ValueError(f"unknown export {key!r}: use one of {', '.join(EXPORTS)}")
+
+
+def metric_first(table: pd.DataFrame, metric: str | None, after: int = 2) -> pd.DataFrame:
+    """``table`` with the column ``metric`` moved to position ``after`` (where the by-cause
+    table's metrics start, after ``cause type`` and ``items``); unchanged without it."""
+    if not metric or metric not in table.columns:
+        return table
+    cols = [c for c in table.columns if c != metric]
+    return table[cols[:after] + [metric] + cols[after:]]
