@@ -123,6 +123,21 @@ def interval(values: np.ndarray, alpha: float = ALPHA) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def interval_rows(samples: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
+    """:func:`interval` of each row of ``samples`` (rows x resamples) -> rows x (lo, hi), in
+    one vectorised call for the rows without a NaN resample."""
+    samples = np.asarray(samples, dtype=float)
+    out = np.full((samples.shape[0], 2), np.nan)
+    clean = ~np.isnan(samples).any(axis=1)
+    if clean.any():
+        out[clean] = np.percentile(
+            samples[clean], [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=1
+        ).T
+    for i in np.flatnonzero(~clean):
+        out[i] = interval(samples[i], alpha)
+    return out
+
+
 def intervals(
     metric: str | ModuleType, data: MetricData, res: Resamples, alpha: float = ALPHA
 ) -> dict[str, tuple[float, float]]:

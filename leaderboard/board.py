@@ -284,8 +284,9 @@ def _base(
     if not chosen.empty:
         n_items = int(Counter(chosen["n_items"]).most_common(1)[0][0])
         samples = _samples(db, chosen, n_items)
-        for (sid, col), values in samples.items():
-            lo, hi = significance.interval(values)
+        keys = list(samples)
+        bounds = significance.interval_rows(np.vstack([samples[k] for k in keys])) if keys else []
+        for (sid, col), (lo, hi) in zip(keys, bounds):
             filled.setdefault(col + "_lo", np.full(len(frame), np.nan))[pos[sid]] = lo
             filled.setdefault(col + "_hi", np.full(len(frame), np.nan))[pos[sid]] = hi
     for col, values in filled.items():
