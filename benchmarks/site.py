@@ -13,6 +13,10 @@ throw-away database before the server starts; then the Leaderboard's first rende
 visit after the entries were scored: ranking, intervals, exports made) and a metric switch
 (pick another metric until the script is idle). Targets: first render <= 2 s, switch <= 0.5 s.
 
+Beside each cold render and the Leaderboard's two figures, the server's CPU seconds (user +
+system, all threads, from /proc): on a shared machine the wall-clock figures grow with the
+load, the CPU seconds much less.
+
 Run:  .venv/bin/python benchmarks/site.py                 # starts its own server
       .venv/bin/python benchmarks/site.py --url http://127.0.0.1:8501
 Its own server uses the corpus store and caches of your settings and a throw-away leaderboard
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import statistics
 import sys
 import tempfile
@@ -44,6 +49,31 @@ QUERIES = ("嬉しい", "相手", "%", "悲しかった", "'; DROP TABLE utteran
 TARGETS = {"cold": 3.0, "warm": 1.0, "search": 0.5, "board_first": 2.0, "board_switch": 0.5}
 
 
+def server_pid(url: str) -> int | None:
+    """The PID of the ``streamlit run`` serving ``url`` (Linux /proc; None when not found)."""
+    port = f"--server.port\0{urlparse(url).port}\0"
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if port in (proc / "cmdline").read_text():
+                    return int(proc.name)
+    return None
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU time of process ``pid`` so far, all threads (0 when unknown).
+
+    On a shared machine wall-clock figures grow with the load; the server's CPU seconds for a
+    render do not, so the benchmark prints both."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def seed_entries(n: int) -> None:
     """``n`` distinct lexically scored submissions in the leaderboard database of the settings."""
     import leaderboard as lb
@@ -58,15 +88,21 @@ def seed_entries(n: int) -> None:
     lb.close_all()
 
 
-def board_times(context, url: str, metric: str = "bleu4") -> tuple[float, float]:
-    """(first render of the Leaderboard, a switch of its metric picker), in seconds."""
+def board_times(
+    context, url: str, metric: str = "bleu4", pid: int | None = None
+) -> tuple[float, float, float, float]:
+    """(first render of the Leaderboard, a switch of its metric picker) in seconds, then the
+    server's CPU seconds for each."""
+    cpu0 = cpu_seconds(pid)
     first = render_time(context, f"{url}/leaderboard")
+    first_cpu = cpu_seconds(pid) - cpu0
     page = context.new_page()
     try:
         page.goto(f"{url}/leaderboard")
         wait_rendered(page, timeout=120)
         page.get_by_test_id("stSelectbox").first.click()
         option = page.get_by_role("option", name=metric, exact=False).first
+        cpu0 = cpu_seconds(pid)
         t0 = time.perf_counter()
         option.click()
         # the rerun the pick starts, then its end (a missed start costs the 5 s wait: the
@@ -76,7 +112,7 @@ def board_times(context, url: str, metric: str = "bleu4") -> tuple[float, float]
                 '[data-testid="stApp"][data-test-script-state="running"]', timeout=5_000
             )
         wait_idle(page, timeout=60)
-        return first, time.perf_counter() - t0
+        return first, time.perf_counter() - t0, first_cpu, cpu_seconds(pid) - cpu0
     finally:
         page.close()
 
@@ -158,19 +194,24 @@ def verdict(seconds: float, target: float) -> str:
 def measure(url: str, runs: int, pages: list[str], entries: int = 0) -> int:
     slow = 0
     cold: dict[str, float] = {}
+    cold_cpu: dict[str, float] = {}
     reload: dict[str, list[float]] = {p: [] for p in pages}
+    pid = server_pid(url)
     with chromium() as context:
         if entries:
-            first, switch = board_times(context, url)
+            first, switch, first_cpu, switch_cpu = board_times(context, url, pid=pid)
             slow += first > TARGETS["board_first"]
             slow += switch > TARGETS["board_switch"]
             print(
                 f"leaderboard with {entries} scored entries: first render {first:.2f} s "
                 f"({verdict(first, TARGETS['board_first'] + 1e-9)}), metric switch "
-                f"{switch:.2f} s ({verdict(switch, TARGETS['board_switch'] + 1e-9)})\n"
+                f"{switch:.2f} s ({verdict(switch, TARGETS['board_switch'] + 1e-9)}); "
+                f"server CPU {first_cpu:.2f} s and {switch_cpu:.2f} s\n"
             )
         for name in pages:
+            cpu0 = cpu_seconds(pid)
             cold[name] = render_time(context, f"{url}/{PAGE_PATHS[name]}")
+            cold_cpu[name] = cpu_seconds(pid) - cpu0
         warm = navigation_times(context, url, pages, runs)
         for _ in range(runs):
             for name in pages:
@@ -181,7 +222,10 @@ def measure(url: str, runs: int, pages: list[str], entries: int = 0) -> int:
         "server started; warm: opened from the sidebar (same session, server caches warm); "
         "reload: a new tab on the page's URL (new session, caches warm; informational)\n"
     )
-    print(f"{'page':<16} {'cold (s)':>9}  {'':<22} {'warm (s)':>9}  {'':<22} {'reload (s)':>10}")
+    print(
+        f"{'page':<16} {'cold (s)':>9}  {'':<22} {'warm (s)':>9}  {'':<22} {'reload (s)':>10}"
+        f"  {'cold CPU (s)':>12}"
+    )
     for name in pages:
         w = statistics.median(warm[name])
         r = statistics.median(reload[name])
@@ -189,7 +233,8 @@ def measure(url: str, runs: int, pages: list[str], entries: int = 0) -> int:
         slow += w >= TARGETS["warm"]
         print(
             f"{name:<16} {cold[name]:9.2f}  {verdict(cold[name], TARGETS['cold']):<22} {w:9.2f}  "
-            f"{verdict(w, TARGETS['warm']):<22} {r:10.2f}"
+            f"{verdict(w, TARGETS['warm']):<22} {r:10.2f}  "
+            + (f"{cold_cpu[name]:12.2f}" if pid else f"{'?':>12}")
         )
     print("\ncorpus search (press Enter -> new count shown)")
     for q, t in searches:

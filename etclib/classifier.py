@@ -26,10 +26,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import sparse
 
 from . import config
 from .categories import LabelSet, from_indicator, indicator
@@ -39,6 +38,9 @@ from .files import write_atomic
 from .task import Item
 from .task import items as split_items
 from .tokenize import TokenCache
+
+if TYPE_CHECKING:  # scipy is imported where a matrix is built: the site's pages that only list
+    from scipy import sparse  # the metrics (and import this module) never load it
 
 #: Bump when features, model or tuning change: saved models of other versions are ignored.
 VERSION = 1
@@ -109,6 +111,7 @@ class Classifier:
     def matrix(self, feats: Sequence[str]) -> sparse.csr_matrix:
         """TF-IDF rows of feature strings (scikit-learn's TfidfVectorizer transform, with the
         saved vocabulary and IDF)."""
+        from scipy import sparse
         from sklearn.feature_extraction.text import CountVectorizer
         from sklearn.preprocessing import normalize
 

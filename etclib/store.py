@@ -2,7 +2,8 @@
 
 Tables:
 
-- ``meta(key, value)``: ``content_hash`` of the source files and ``schema`` version;
+- ``meta(key, value)``: ``content_hash`` of the source files, ``schema`` version, and
+  ``fingerprint`` (the files' names, sizes and times, for a check that reads no file);
 - ``dialogues``: id, file, split, dialogue_emotion, speaker_id, listener_id;
 - ``utterances``: one row per utterance: key, position 1..10, participant, split, emotion, text,
   transcription, the three annotators' label lists ``ann1..ann3``, the aggregated ``label`` list,
@@ -19,6 +20,8 @@ Every query that takes user input is parameterised.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import threading
@@ -27,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from . import config
-from .corpus import BIG_FIVE, CATEGORIES, Corpus, load_corpus
+from .corpus import BIG_FIVE, CATEGORIES, Corpus, check_root, load_corpus
+from .corpus import _fingerprint as corpus_fingerprint
 from .errors import StoreError
 
 SCHEMA_VERSION = "2"
@@ -123,7 +127,7 @@ def _build(con, corpus: Corpus) -> None:
         con.unregister(name)
 
 
-def _stored_hash(path: Path) -> tuple[str, str] | None:
+def _stored_meta(path: Path) -> dict[str, str] | None:
     import duckdb
 
     try:
@@ -131,22 +135,50 @@ def _stored_hash(path: Path) -> tuple[str, str] | None:
     except duckdb.Error:
         return None
     try:
-        rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        return rows.get("content_hash", ""), rows.get("schema", "")
+        return dict(con.execute("SELECT key, value FROM meta").fetchall())
     except duckdb.Error:
         return None
     finally:
         con.close()
 
 
+def _quick_fingerprint(root: Path) -> str:
+    """The corpus files' names, sizes and modification times (and the folder), hashed: equal
+    to the one stored at the last build (or check) means no file changed, without reading them."""
+    digest = hashlib.sha256(str(root).encode())
+    digest.update(repr(corpus_fingerprint(root)).encode())
+    return digest.hexdigest()
+
+
+def _fresh(meta: dict[str, str] | None, key: str, value: str) -> bool:
+    return meta is not None and meta.get("schema") == SCHEMA_VERSION and meta.get(key) == value
+
+
 def ensure(path: str | os.PathLike | None = None, data: str | os.PathLike | None = None) -> Path:
-    """Build the store at ``path`` unless it is already fresh for the corpus at ``data``."""
+    """Build the store at ``path`` unless it is already fresh for the corpus at ``data``.
+
+    Fresh: the files' names, sizes and times are those recorded at the last build or check (a
+    few ms, the corpus is not read); else their content hash is the stored one (the corpus is
+    read and hashed, and the new times are recorded when nothing else has the store open).
+    """
     import duckdb
 
     db = config.store_path(path).resolve()
+    quick = _quick_fingerprint(check_root(config.data_dir(data).resolve()))
+    if db.exists() and _fresh(_stored_meta(db), "fingerprint", quick):
+        return db
     corpus = load_corpus(data)
     with _lock:
-        if db.exists() and _stored_hash(db) == (corpus.content_hash, SCHEMA_VERSION):
+        if db.exists() and _fresh(_stored_meta(db), "content_hash", corpus.content_hash):
+            if str(db) not in _connections:  # record the times (fails harmlessly when in use)
+                with contextlib.suppress(duckdb.Error):
+                    con = duckdb.connect(str(db))
+                    try:
+                        con.execute(
+                            "INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", [quick]
+                        )
+                    finally:
+                        con.close()
             return db
         db.parent.mkdir(parents=True, exist_ok=True)
         tmp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
@@ -155,6 +187,7 @@ def ensure(path: str | os.PathLike | None = None, data: str | os.PathLike | None
             con = duckdb.connect(str(tmp))
             try:
                 _build(con, corpus)
+                con.execute("INSERT INTO meta VALUES ('fingerprint', ?)", [quick])
             finally:
                 con.close()
             old = _connections.pop(str(db), None)

@@ -209,7 +209,10 @@ def ranking(
     ``ranking_rule``, ``floors`` (:func:`floor_values` on ``sort_by``), ``flag_floor``,
     ``resamples`` and ``seed``. Cached per board version (``Database.invalidate``).
     """
+    from etclib import tracks as registry
+
     db = resolve(db)
+    track = registry.get(track).name  # one cache entry whether the default is named or not
     ranked = metric_columns(track)
     plain = plain_columns(track)
     if sort_by is not None and sort_by not in ranked:
@@ -281,8 +284,9 @@ def _base(
     if not chosen.empty:
         n_items = int(Counter(chosen["n_items"]).most_common(1)[0][0])
         samples = _samples(db, chosen, n_items)
-        for (sid, col), values in samples.items():
-            lo, hi = significance.interval(values)
+        keys = list(samples)
+        bounds = significance.interval_rows(np.vstack([samples[k] for k in keys])) if keys else []
+        for (sid, col), (lo, hi) in zip(keys, bounds):
             filled.setdefault(col + "_lo", np.full(len(frame), np.nan))[pos[sid]] = lo
             filled.setdefault(col + "_hi", np.full(len(frame), np.nan))[pos[sid]] = hi
     for col, values in filled.items():

@@ -1,5 +1,7 @@
 """Leaderboard: ranking with intervals and rank bands, charts, one submission's detail, exports."""
 
+import functools
+
 import streamlit as st
 
 import leaderboard as lb
@@ -20,16 +22,18 @@ def _detail(database: str, submission_id: str, status: str):
 
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=16)
-def _by_cause(database: str, submission_id: str, status: str, first: str | None, _items):
-    # Cause labels change as annotators answer: kept 30 s only.
-    cols = cause_layer.breakdown_metrics(_items, first, board.metric_order())
+def _by_cause(database: str, submission_id: str, status: str, _items):
+    # Cause labels change as annotators answer: kept 30 s only. Every metric, in registry
+    # order (the page puts the chosen one first), so a metric switch reuses it.
+    cols = cause_layer.breakdown_metrics(_items, None, board.metric_order())
     return cause_layer.cause_breakdown(_items, cols)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _exports(database: str, version: str) -> dict[str, bytes]:
-    # Made once per board version, before any click: a click only downloads these bytes.
-    return board.export_files()
+@st.cache_data(show_spinner=False, max_entries=12)
+def _export(database: str, version: str, key: str) -> bytes:
+    # Built on the first click (a deferred download), then the same bytes for every click on
+    # this board version.
+    return board.export_file(key)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -171,59 +175,73 @@ if not ids:
 wanted = st.query_params.get("submission")
 if wanted in ids and "lb_detail" not in st.session_state:
     st.session_state["lb_detail"] = wanted
-sid = st.selectbox("Entry", list(ids), key="lb_detail", format_func=lambda i: f"{ids[i]}  ({i})")
-with shown_errors(stop=True):
-    info, items = _detail(
-        board.database_key(), sid, str(ranking.set_index("id")["status"].get(sid))
-    )
-view = board.detail_view(info)
-st.markdown(f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}")
-st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
-if view["description"]:
-    st.text(view["description"])
-if view["scores"] is not None:
-    st.dataframe(view["scores"], hide_index=True, width="stretch", key="lb_detail_scores")
-for name, table in view["breakdown"].items():
-    with st.expander(f"Breakdown by {name}"):
-        st.dataframe(table, width="stretch", key=f"lb_breakdown_{name}")
-if info["submission"]["kind"] != "reported":
-    with shown_errors():
-        by_cause, cause_caption = _by_cause(
-            board.database_key(), sid, view["status"], metric, items
+# None until a visitor picks one (or links to one with ?submission=): an entry's detail, its
+# per-item rows and cause breakdown are built for the entry asked for, not for every visit.
+sid = st.selectbox(
+    "Entry",
+    list(ids),
+    index=None,
+    key="lb_detail",
+    format_func=lambda i: f"{ids[i]}  ({i})",
+    placeholder="Choose an entry to see its scores, breakdowns and items",
+)
+if sid is not None:
+    with shown_errors(stop=True):
+        info, items = _detail(
+            board.database_key(), sid, str(ranking.set_index("id")["status"].get(sid))
         )
-        with st.expander("By cause type"):
-            if by_cause.empty:
-                st.caption("No per-item scores to break down by cause type yet.")
-            else:
-                st.caption(
-                    "Mean per-item score (×100) by the emotion cause type of the item "
-                    f"(docs/causes.md); {cause_caption}."
-                )
-                st.dataframe(by_cause, hide_index=True, width="stretch", key="lb_by_cause")
-if view["verbosity"]:
-    cols = st.columns(len(view["verbosity"]))
-    for col, (label, value) in zip(cols, view["verbosity"].items()):
-        col.metric(label, value)
+    view = board.detail_view(info)
+    st.markdown(
+        f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}"
+    )
+    st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
+    if view["description"]:
+        st.text(view["description"])
+    if view["scores"] is not None:
+        st.dataframe(view["scores"], hide_index=True, width="stretch", key="lb_detail_scores")
+    for name, table in view["breakdown"].items():
+        with st.expander(f"Breakdown by {name}"):
+            st.dataframe(table, width="stretch", key=f"lb_breakdown_{name}")
+    if info["submission"]["kind"] != "reported":
+        with shown_errors():
+            by_cause, cause_caption = _by_cause(board.database_key(), sid, view["status"], items)
+            with st.expander("By cause type"):
+                if by_cause.empty:
+                    st.caption("No per-item scores to break down by cause type yet.")
+                else:
+                    st.caption(
+                        "Mean per-item score (×100) by the emotion cause type of the item "
+                        f"(docs/causes.md); {cause_caption}."
+                    )
+                    st.dataframe(
+                        board.metric_first(by_cause, metric),
+                        hide_index=True,
+                        width="stretch",
+                        key="lb_by_cause",
+                    )
+    if view["verbosity"]:
+        cols = st.columns(len(view["verbosity"]))
+        for col, (label, value) in zip(cols, view["verbosity"].items()):
+            col.metric(label, value)
 
-if info["submission"]["kind"] != "reported":
-    st.caption(
-        "Per-item examples: prediction, the participant's reference and the item's scores "
-        "(with the judge's atomic units when judged)."
-    )
-    st.dataframe(
-        board.items_view(items),
-        hide_index=True,
-        width="stretch",
-        key="lb_items",
-        column_config={
-            "prediction": st.column_config.TextColumn(width="large"),
-            "reference": st.column_config.TextColumn(width="large"),
-        },
-    )
-    with shown_errors():
+    if info["submission"]["kind"] != "reported":
+        st.caption(
+            "Per-item examples: prediction, the participant's reference and the item's scores "
+            "(with the judge's atomic units when judged)."
+        )
+        st.dataframe(
+            board.items_view(items),
+            hide_index=True,
+            width="stretch",
+            key="lb_items",
+            column_config={
+                "prediction": st.column_config.TextColumn(width="large"),
+                "reference": st.column_config.TextColumn(width="large"),
+            },
+        )
         st.download_button(
             "This entry's items (CSV)",
-            _items_csv(board.database_key(), sid, version),
+            functools.partial(_items_csv, board.database_key(), sid, version),
             file_name=f"etc_items_{sid}.csv",
             mime="text/csv",
             key="lb_dl_items",
@@ -231,9 +249,14 @@ if info["submission"]["kind"] != "reported":
         )
 
 st.subheader("Export")
-with shown_errors():
-    files = _exports(board.database_key(), version)
-    for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.EXPORTS.items()):
-        col.download_button(
-            label, files[key], file_name, mime, key=f"lb_dl_{key}", on_click="ignore"
-        )
+# Deferred downloads: a file is built when its button is clicked (once per board version,
+# cached), never on a visit; the button's id and data stay the same across reruns.
+for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.EXPORTS.items()):
+    col.download_button(
+        label,
+        functools.partial(_export, board.database_key(), version, key),
+        file_name,
+        mime,
+        key=f"lb_dl_{key}",
+        on_click="ignore",
+    )

@@ -111,11 +111,6 @@ def test_banner_floors_and_baseline_marks(site, browser):
     board.close()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known defect (issue #11): on the merged page (track selector, cause breakdown, "
-    "detail caches) a click after about ten downloads sometimes gives no file; not yet found",
-)
 def test_every_export_click_downloads(site, browser):
     from tests.serve import wait_idle
 
@@ -127,6 +122,11 @@ def test_every_export_click_downloads(site, browser):
         for label in labels:
             button = page.get_by_role("button", name=label, exact=True)
             wait_idle(page, timeout=60)  # a visitor clicks a drawn page, not one mid-rerun
+            # Chromium drops a frame's 11th download that starts within a second of the first
+            # of a burst of ten (blink's LocalFrame::ShouldThrottleDownload, a limit of 10): at
+            # robot speed (about 0.1 s a click) the 21st click gave no file (issue #11). A
+            # visitor is slower than ten downloads a second; so is this test.
+            page.wait_for_timeout(150)
             try:
                 with page.expect_download(timeout=15_000) as info:
                     button.click()

@@ -199,6 +199,38 @@ def test_rank_bands_against_plain_percentiles():
     assert rank.tolist() == [1, 1, 3, 4]  # 40 vs 39.95 with paired identical noise: significant
 
 
+@pytest.mark.parametrize("higher", [True, False])
+def test_rank_bands_with_nan_resamples_against_pairwise_percentiles(higher):
+    # Entries with some NaN resamples (a metric undefined on a resample), none at all (scored
+    # on other items) or no score: each pair compared on the resamples where both are defined.
+    rng = np.random.default_rng(7)
+    n = 12
+    points = rng.normal(50, 3, size=n)
+    samples = points[:, None] + rng.normal(0, 1.5, size=(n, 200))
+    samples[2, ::7] = np.nan  # partly undefined
+    samples[5, :3] = np.nan
+    samples[8] = np.nan  # a score but no resamples: never significantly different
+    points[10], samples[10] = np.nan, np.nan  # unscored
+    rank, worst = significance.rank_bands(points, samples, higher_is_better=higher)
+    sign = 1 if higher else -1
+    scored = [j for j in range(n) if not np.isnan(points[j])]
+    for j in range(n):
+        if j not in scored:
+            assert rank[j] == worst[j] == 0
+            continue
+        better = worse = 0
+        for i in scored:
+            diff = sign * (samples[i] - samples[j])
+            diff = diff[~np.isnan(diff)]
+            if i == j or not len(diff):
+                continue
+            lo, hi = np.percentile(diff, [2.5, 97.5])
+            better += lo > 0
+            worse += hi < 0
+        assert (rank[j], worst[j]) == (1 + better, len(scored) - worse), j
+    assert rank[8] == 1 and worst[8] == len(scored)
+
+
 def test_unscored_entries_are_unranked():
     samples = np.vstack([np.full(10, 5.0), np.full(10, np.nan)])
     rank, worst = significance.rank_bands(np.array([5.0, np.nan]), samples)

@@ -706,6 +706,19 @@ def test_leaderboard_detail_view(populated, corpus):
     assert "This entry's items (CSV)" in labels
 
 
+def test_leaderboard_builds_an_entrys_detail_when_one_is_chosen(populated):
+    at = app("pages/leaderboard.py")
+    assert_clean(at)
+    assert at.selectbox(key="lb_detail").value is None  # a visit builds no entry's detail
+    assert not [d for d in at.dataframe if "prediction" in d.value.columns]
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert labels == {"Board (CSV)", "Board (JSON)", "Published results (CSV)"}
+    at.selectbox(key="lb_detail").set_value(populated).run()
+    assert_clean(at)
+    assert len(shown_table(at, "prediction", "reference")) == 1010
+    assert "This entry's items (CSV)" in {b.proto.label for b in at.get("download_button")}
+
+
 def test_home_shows_top_of_leaderboard(populated):
     at = app()
     assert_clean(at)

@@ -229,6 +229,19 @@ def _kinds(ranking: pd.DataFrame) -> list[str]:
     return [badge(k, b) for k, b in zip(ranking["kind"], baselines)]
 
 
+def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
+    """:func:`interval_text` of each row's ``metric`` with its ``_lo`` / ``_hi`` columns."""
+    n = len(frame)
+
+    def column(name: str) -> list[Any]:
+        return frame[name].tolist() if name in frame.columns else [None] * n
+
+    return [
+        interval_text(v, lo, hi)
+        for v, lo, hi in zip(column(metric), column(f"{metric}_lo"), column(f"{metric}_hi"))
+    ]
+
+
 def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) -> pd.DataFrame:
     """The ranking for display: rank band, descriptive columns, badge, ``metric`` with interval,
     then every other metric's value."""
@@ -247,15 +260,7 @@ def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) ->
         t["kind"] = _kinds(ranking)
     if "below_floor" in ranking.columns:
         t["flag"] = ranking["below_floor"].map(flag_text)
-    lo, hi = f"{metric}_lo", f"{metric}_hi"
-    t[f"{metric} [95% CI]"] = [
-        interval_text(
-            v,
-            ranking[lo].iloc[i] if lo in ranking else None,
-            ranking[hi].iloc[i] if hi in ranking else None,
-        )
-        for i, v in enumerate(ranking[metric] if metric in ranking else [None] * len(ranking))
-    ]
+    t[f"{metric} [95% CI]"] = _interval_texts(ranking, metric)
     for m in metric_order(track):
         if m != metric and m in ranking.columns and ranking[m].notna().any():
             t[m] = ranking[m].round(2)
@@ -359,14 +364,7 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
     top = ranking.head(n)
     out = top[cols].copy()
     out["kind"] = _kinds(top)
-    out[metric] = [
-        interval_text(
-            v,
-            top[f"{metric}_lo"].iloc[i] if f"{metric}_lo" in top else None,
-            top[f"{metric}_hi"].iloc[i] if f"{metric}_hi" in top else None,
-        )
-        for i, v in enumerate(top[metric])
-    ]
+    out[metric] = _interval_texts(top, metric)
     if "below_floor" in top.columns and top["below_floor"].any():
         out["flag"] = top["below_floor"].map(flag_text)
     # the mark and the score before the setting, so a narrow column still shows them
@@ -562,14 +560,25 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def export_files() -> dict[str, bytes]:
-    """Every file of :data:`EXPORTS`, made now (UTF-8 bytes), so that a page hands them to its
-    download buttons ready: a click then only downloads. Pages cache this per board version
-    (``leaderboard.board_version``), so the files change exactly when the board does."""
+def export_file(key: str) -> bytes:
+    """One file of :data:`EXPORTS` (UTF-8 bytes). Pages build it only when a visitor asks for
+    it (a download button's deferred data) and cache it per board version
+    (``leaderboard.board_version``), so every click on one version gets the same bytes."""
     import leaderboard as lb
 
-    return {
-        "board_csv": lb.export_csv("board").encode("utf-8"),
-        "board_json": lb.export_json("board").encode("utf-8"),
-        "reported_csv": lb.export_csv("reported").encode("utf-8"),
-    }
+    if key == "board_csv":
+        return lb.export_csv("board").encode("utf-8")
+    if key == "board_json":
+        return lb.export_json("board").encode("utf-8")
+    if key == "reported_csv":
+        return lb.export_csv("reported").encode("utf-8")
+    raise ValueError(f"unknown export {key!r}: use one of {', '.join(EXPORTS)}")
+
+
+def metric_first(table: pd.DataFrame, metric: str | None, after: int = 2) -> pd.DataFrame:
+    """``table`` with the column ``metric`` moved to position ``after`` (where the by-cause
+    table's metrics start, after ``cause type`` and ``items``); unchanged without it."""
+    if not metric or metric not in table.columns:
+        return table
+    cols = [c for c in table.columns if c != metric]
+    return table[cols[:after] + [metric] + cols[after:]]
