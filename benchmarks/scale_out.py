@@ -382,6 +382,7 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
         "lb.close_all()\n"
     )
     create_board(env)
+    cpu_before = _children_cpu()
     try:
         for w in workers:
             w.start()
@@ -405,6 +406,7 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
     finally:
         for w in workers:
             w.stop()
+    cpu = _children_cpu() - cpu_before
     decomposed = [
         request_kind(r)[1][0]
         for r in list(server.requests)
@@ -429,7 +431,16 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
         "judge_job_s": float(job_s or 0.0),
         "judge_span_s": float(span_s or 0.0),
         "max_in_flight": server.max_in_flight,
+        "workers_cpu_s": cpu,
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished child processes."""
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
 
 
 def judge_file(items: list, k: int) -> bytes:
@@ -481,7 +492,8 @@ def print_judge(one: dict, three: dict) -> None:
         print(f"  {r['processes']} worker(s): judge backlog cleared in {r['judge_span_s']:.1f} s "
               f"(first judge claim to last judge result; {r['wall_s']:.1f} s from the uploads, "
               f"with the lexical stage), {r['calls']} judge calls, at most "
-              f"{r['max_in_flight']} in flight; reference decompositions "
+              f"{r['max_in_flight']} in flight, {r['workers_cpu_s']:.1f} CPU s in the workers "
+              "and the upload process; reference decompositions "
               f"{r['ref_decompositions']} for {r['distinct_refs']} distinct references "
               f"({r['distinct_refs_decomposed']} of them decomposed); jobs not done "
               f"{r['jobs_not_done']}")  # fmt: skip
