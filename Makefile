@@ -104,6 +104,7 @@ benchmarks: prepare
 	$(BIN)/python benchmarks/judge_throughput.py
 	$(BIN)/python benchmarks/generate.py
 	$(BIN)/python benchmarks/site.py
+	$(BIN)/python benchmarks/scale_out.py
 
 clean:
 	rm -rf $(VENV) data/etc.duckdb .pytest_cache
