@@ -185,7 +185,7 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
     """Every page opened in Chromium, the chat used (its model refuses the key), the judge
     failure on the board: the secret, the provider's words and the server's address are in no
     page's HTML and no websocket frame, and in no download the board offers."""
-    from tests.serve import CHROMIUM, PAGE_PATHS, chromium, running_site, wait_rendered
+    from tests.serve import CHROMIUM, PAGE_PATHS, chromium, running_site, wait_idle, wait_rendered
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
@@ -242,6 +242,14 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
                     _use_the_chat(page)
                     html["chat (after a prediction)"] = page.content()
                 if name == "leaderboard":
+                    downloads.update(_downloads(page))
+                    # an entry's items CSV is offered once an entry is chosen
+                    entry = page.get_by_text("Entry", exact=True)
+                    page.get_by_test_id("stSelectbox").filter(has=entry).click()
+                    page.get_by_role("option").filter(has_text="Leaky").first.click()
+                    items_button = page.get_by_test_id("stDownloadButton").filter(has_text="items")
+                    items_button.wait_for(timeout=60_000)
+                    wait_idle(page, 60)
                     downloads.update(_downloads(page))
                 SHOTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(SHOTS / f"leak_{name}.png"), full_page=True)
