@@ -58,7 +58,7 @@ import re
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -519,20 +519,8 @@ async def _ask_all(
         await provider.aclose()
 
 
-@dataclass(frozen=True)
-class CauseRun:
-    """A stored LLM cause run: what was asked (``signature``) and how it went."""
-
-    run_id: str
-    signature: str
-    provider: str
-    model: str
-    split: str
-    n_items: int
-    n_labelled: int
-    n_failed: int
-    n_cached: int = 0
-    errors: tuple[str, ...] = field(default=())
+#: A stored LLM cause run: what was asked (``signature``) and how it went.
+CauseRun = runner.LabellingRun
 
 
 def signature(
@@ -608,15 +596,17 @@ def label_causes(
         thinking=thinking,
     )
     answers = runner.run_sync(lambda: _ask_all(items, prompt, temperature, settings, ask))
-    labelled = [a for a in answers if a.causes is not None]
-    failed = [a for a in answers if a.causes is None]
-    if not labelled:
-        first = failed[0].error if failed else "no items"
-        raise JudgeError(
-            f"The LLM labelled none of {len(items)} items ({first}). Nothing was stored; check "
-            "the model name, the endpoint and the key."
-        )
-    run_id = hashlib.sha256(f"{sig}|split:{split}".encode()).hexdigest()[:12]
+    run = runner.finished_run(
+        answers,
+        lambda a: a.causes is not None,
+        who="LLM",
+        what="items",
+        signature=sig,
+        provider=provider,
+        model=model,
+        split=split,
+    )
+    run_id = run.run_id
     rows = pd.DataFrame(
         [
             {
@@ -638,36 +628,10 @@ def label_causes(
         con.execute("DELETE FROM cause_runs WHERE run_id = ?", [run_id])
         con.execute(
             "INSERT INTO cause_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                run_id,
-                sig,
-                provider,
-                model,
-                prompt.name,
-                prompt.version,
-                prompt.digest,
-                float(temperature),
-                split,
-                len(items),
-                len(labelled),
-                len(failed),
-                __version__,
-                studiesdb.now(),
-            ],
+            run.record(prompt, temperature, studiesdb.now()),
         )
         con.insert("cause_labels", rows)
-    return CauseRun(
-        run_id=run_id,
-        signature=sig,
-        provider=provider,
-        model=model,
-        split=split,
-        n_items=len(items),
-        n_labelled=len(labelled),
-        n_failed=len(failed),
-        n_cached=sum(a.cached for a in answers),
-        errors=tuple(a.error for a in failed[:5]),
-    )
+    return run
 
 
 def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:

@@ -39,7 +39,7 @@ import math
 import re
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -288,20 +288,8 @@ CREATE TABLE IF NOT EXISTS label_judgements (
 """
 
 
-@dataclass(frozen=True)
-class LabelRun:
-    """A stored judge-labels run: what was asked (``signature``) and how it went."""
-
-    run_id: str
-    signature: str
-    provider: str
-    model: str
-    split: str
-    n_items: int
-    n_labelled: int
-    n_failed: int
-    n_cached: int = 0
-    errors: tuple[str, ...] = field(default=())
+#: A stored judge-labels run: what was asked (``signature``) and how it went.
+LabelRun = runner.LabellingRun
 
 
 def signature(
@@ -364,15 +352,17 @@ def judge_labels(
         thinking=thinking,
     )
     answers = runner.run_sync(lambda: _label_all(items, prompt, temperature, settings, ask))
-    labelled = [a for a in answers if a.labels is not None]
-    failed = [a for a in answers if a.labels is None]
-    if not labelled:
-        first = failed[0].error if failed else "no items"
-        raise JudgeError(
-            f"The judge labelled none of {len(items)} transcriptions ({first}). Nothing was "
-            "stored; check the model name, the endpoint and the key."
-        )
-    run_id = hashlib.sha256(f"{sig}|split:{split}".encode()).hexdigest()[:12]
+    run = runner.finished_run(
+        answers,
+        lambda a: a.labels is not None,
+        who="judge",
+        what="transcriptions",
+        signature=sig,
+        provider=provider,
+        model=model,
+        split=split,
+    )
+    run_id = run.run_id
     rows = pd.DataFrame(
         [
             {
@@ -392,36 +382,10 @@ def judge_labels(
         con.execute("DELETE FROM label_runs WHERE run_id = ?", [run_id])
         con.execute(
             "INSERT INTO label_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                run_id,
-                sig,
-                provider,
-                model,
-                prompt.name,
-                prompt.version,
-                prompt.digest,
-                float(temperature),
-                split,
-                len(items),
-                len(labelled),
-                len(failed),
-                __version__,
-                studiesdb.now(),
-            ],
+            run.record(prompt, temperature, studiesdb.now()),
         )
         con.insert("label_judgements", rows)
-    return LabelRun(
-        run_id=run_id,
-        signature=sig,
-        provider=provider,
-        model=model,
-        split=split,
-        n_items=len(items),
-        n_labelled=len(labelled),
-        n_failed=len(failed),
-        n_cached=sum(a.cached for a in answers),
-        errors=tuple(a.error for a in failed[:5]),
-    )
+    return run
 
 
 def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:

@@ -596,3 +596,82 @@ def labelling_run(
         thinking=thinking,
     )
     return items, sig, settings
+
+
+@dataclass(frozen=True)
+class LabellingRun:
+    """A stored LLM labelling run (emotion categories, causes): what was asked (``signature``)
+    and how it went."""
+
+    run_id: str
+    signature: str
+    provider: str
+    model: str
+    split: str
+    n_items: int
+    n_labelled: int
+    n_failed: int
+    n_cached: int = 0
+    errors: tuple[str, ...] = field(default=())
+
+    def record(self, prompt: Any, temperature: float, created_at: Any) -> list[Any]:
+        """The run's row as both studies' run tables store it (``label_runs``, ``cause_runs``)."""
+        from .. import __version__
+
+        return [
+            self.run_id,
+            self.signature,
+            self.provider,
+            self.model,
+            prompt.name,
+            prompt.version,
+            prompt.digest,
+            float(temperature),
+            self.split,
+            self.n_items,
+            self.n_labelled,
+            self.n_failed,
+            __version__,
+            created_at,
+        ]
+
+
+def finished_run(
+    answers: Sequence[Any],
+    usable: Callable[[Any], bool],
+    *,
+    who: str,
+    what: str,
+    signature: str,
+    provider: str,
+    model: str,
+    split: str,
+) -> LabellingRun:
+    """The summary of a labelling study's answers (``usable``: the answer could be parsed);
+    :class:`JudgeError` when none was usable, so nothing is stored."""
+    failed = [a for a in answers if not usable(a)]
+    n_labelled = len(answers) - len(failed)
+    if not n_labelled:
+        first = failed[0].error if failed else "no items"
+        raise JudgeError(
+            f"The {who} labelled none of {len(answers)} {what} ({first}). Nothing was stored; "
+            "check the model name, the endpoint and the key."
+        )
+    return LabellingRun(
+        run_id=_run_id(signature, split),
+        signature=signature,
+        provider=provider,
+        model=model,
+        split=split,
+        n_items=len(answers),
+        n_labelled=n_labelled,
+        n_failed=len(failed),
+        n_cached=sum(a.cached for a in answers),
+        errors=tuple(a.error for a in failed[:5]),
+    )
+
+
+def _run_id(signature: str, split: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(f"{signature}|split:{split}".encode()).hexdigest()[:12]
