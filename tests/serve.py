@@ -50,6 +50,29 @@ PAGE_PATHS = {
 }
 
 
+def site_env(base: Path, corpus: str | os.PathLike, **extra: str) -> dict[str, str]:
+    """The environment of a throw-away site for a browser test: every database, cache, home and
+    secrets file under ``base`` (created), the real corpus, fewer bootstrap resamples, no hub,
+    and no LLM key or judge provider inherited from the machine; ``extra`` on top."""
+    (base / "home").mkdir(parents=True, exist_ok=True)
+    env = {
+        "HOME": str(base / "home"),
+        "ETC_DATA_DIR": str(corpus),
+        "ETC_STORE_DB": str(base / "etc.duckdb"),
+        "ETC_CACHE_DIR": str(base / "cache"),
+        "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
+        "ETC_STUDIES_DB": str(base / "studies.duckdb"),
+        "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
+        "ETC_LB_BOOTSTRAP": "200",
+        "ETC_PROGRESS": "0",
+        "HF_HUB_OFFLINE": "1",
+    }
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        env[var] = ""
+    env["ETC_JUDGE_PROVIDER"] = ""
+    return {**env, **extra}
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

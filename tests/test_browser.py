@@ -41,23 +41,10 @@ def _need_chromium() -> None:
 def site(tmp_path_factory):
     """A running site with the computed baselines scored, on a free port of 127.0.0.1."""
     _need_chromium()
-    from tests.serve import running_site
+    from tests.serve import running_site, site_env
 
     base = tmp_path_factory.mktemp("browser-site")
-    (base / "home").mkdir()
-    env = {
-        "HOME": str(base / "home"),
-        "ETC_DATA_DIR": str(REAL_CORPUS),
-        "ETC_STORE_DB": str(base / "etc.duckdb"),
-        "ETC_CACHE_DIR": str(base / "cache"),
-        "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
-        "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
-        "ETC_LB_BOOTSTRAP": "200",
-        "ETC_PROGRESS": "0",
-        "HF_HUB_OFFLINE": "1",
-    }
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
-        env[var] = ""
+    env = site_env(base, REAL_CORPUS)
     # Seed and score the baselines before the server holds the leaderboard database.
     subprocess.run(
         [

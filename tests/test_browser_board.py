@@ -24,27 +24,12 @@ SHOTS = REPO / "test-output" / "screenshots"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from tests.serve import CHROMIUM, running_site
+    from tests.serve import CHROMIUM, running_site, site_env
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
     base = tmp_path_factory.mktemp("board-site")
-    (base / "home").mkdir()
-    env = {
-        "HOME": str(base / "home"),
-        "ETC_DATA_DIR": str(REAL_CORPUS),
-        "ETC_STORE_DB": str(base / "etc.duckdb"),
-        "ETC_CACHE_DIR": str(base / "cache"),
-        "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
-        "ETC_STUDIES_DB": str(base / "studies.duckdb"),
-        "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
-        "ETC_LB_BOOTSTRAP": "200",
-        "ETC_PROGRESS": "0",
-        "HF_HUB_OFFLINE": "1",
-    }
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
-        env[var] = ""
-    env["ETC_JUDGE_PROVIDER"] = ""
+    env = site_env(base, REAL_CORPUS)
     subprocess.run(
         [
             sys.executable,

@@ -48,27 +48,14 @@ def _submit_queued(env: dict, path) -> str:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     """A running site whose studies database holds a 3-item cause sample and one code."""
-    from tests.serve import CHROMIUM, running_site
+    from tests.serve import CHROMIUM, running_site, site_env
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
     import os
 
     base = tmp_path_factory.mktemp("browser-causes")
-    (base / "home").mkdir()
-    env = {
-        "HOME": str(base / "home"),
-        "ETC_DATA_DIR": str(REAL_CORPUS),
-        "ETC_STORE_DB": str(base / "etc.duckdb"),
-        "ETC_CACHE_DIR": str(base / "cache"),
-        "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
-        "ETC_STUDIES_DB": str(base / "studies.duckdb"),
-        "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
-        "ETC_ADMIN_TOKEN": ADMIN,
-        "ETC_LB_BOOTSTRAP": "200",
-        "ETC_PROGRESS": "0",
-        "HF_HUB_OFFLINE": "1",
-    }
+    env = site_env(base, REAL_CORPUS, ETC_ADMIN_TOKEN=ADMIN)
     from etclib import annotation, causes
     from etclib.corpus import load_corpus
 
