@@ -135,22 +135,6 @@ def pool(url: str, *, max_size: int = 10):
 
 
 _schemas_made: set[tuple[str, str]] = set()
-_verified: set[str] = set()
-
-
-def verified_pool(url: str):
-    """:func:`pool`, after one plain connection per process has shown the URL works.
-
-    A pool retries a refused login until its timeout (30 s); a single connection fails at
-    once, with :func:`connect`'s message (the URL without its password).
-    """
-    with _lock:
-        known = url in _verified or url in _pools
-    if not known:
-        connect(url).close()
-        with _lock:
-            _verified.add(url)
-    return pool(url)
 
 
 def ensure_schema(url: str, name: str, ddl: str) -> None:
@@ -163,7 +147,7 @@ def ensure_schema(url: str, name: str, ddl: str) -> None:
     with _lock:
         if (url, name) in _schemas_made:
             return
-    with verified_pool(url).connection() as raw, raw.transaction():
+    with pool(url).connection() as raw, raw.transaction():
         raw.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"schema:{name}"])
         raw.execute(ddl)
     with _lock:
@@ -174,7 +158,6 @@ def close_pool(url: str) -> None:
     """Close this process's pool for ``url``, if open (before the database is dropped)."""
     with _lock:
         made = _pools.pop(url, None)
-        _verified.discard(url)
         for done in [k for k in _schemas_made if k[0] == url]:
             _schemas_made.discard(done)
     if made is not None:
