@@ -16,6 +16,7 @@ never in the ranking columns: :func:`reported`.
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from typing import Any
 
@@ -23,14 +24,15 @@ import numpy as np
 import pandas as pd
 
 from etclib import metrics, significance
-from etclib.metrics import MetricData
 
-from . import settings
+from . import samples, settings
 from .db import Database, resolve
 from .errors import LeaderboardError, NotFoundError
 from .queue import queue_position
 from .scoring import load_arrays
 from .statuses import failed_metrics, job_summary, pending_metrics
+
+log = logging.getLogger(__name__)
 
 #: the ranking rule's order (etclib's, restated nowhere)
 RANK_ORDER = metrics.RANK_ORDER
@@ -157,32 +159,23 @@ def _latest_current(rows: pd.DataFrame, sigs: dict[str, str]) -> pd.DataFrame:
     return cur.sort_values("id").groupby(["submission_id", "metric_group"]).tail(1)
 
 
-def _resamples(n_items: int) -> significance.Resamples:
-    """The shared resamples for ``n_items`` under the current settings."""
-    return significance.draw(n_items, settings.resamples(), settings.seed())
-
-
-def _row_samples(group: str, arrays: dict[str, np.ndarray], n_items: int):
-    """Ranking key -> resampled scores of one stored score row (none for an unknown group)."""
-    if group not in metrics.METRICS:
-        return {}
-    return significance.resampled(group, MetricData(dict(arrays)), _resamples(n_items))
-
-
-def _samples(db: Database, chosen: pd.DataFrame, n_items: int) -> dict[tuple[str, str], np.ndarray]:
-    """(submission id, metric key) -> resampled scores, for every chosen score row (all rows
-    at once: :func:`etclib.significance.resampled_many`)."""
-    arrays = load_arrays(db, [int(i) for i in chosen["id"]])
+def _samples(
+    db: Database, chosen: pd.DataFrame, n_items: int
+) -> dict[tuple[str, str], tuple[np.ndarray, tuple[float, float]]]:
+    """(submission id, metric key) -> (resampled scores, 95% interval), for every chosen score
+    row on ``n_items`` items (:func:`leaderboard.samples.resampled_rows`: computed once per
+    stored row, kept by content)."""
     rows = [
         row
         for row in chosen.itertuples()
         if row.n_items == n_items and row.metric_group in metrics.METRICS
     ]
-    scored = [(row.metric_group, MetricData(dict(arrays[int(row.id)]))) for row in rows]
-    out: dict[tuple[str, str], np.ndarray] = {}
-    for row, samples in zip(rows, significance.resampled_many(scored, _resamples(n_items))):
-        for key, values in samples.items():
-            out[(row.submission_id, key)] = values
+    arrays = load_arrays(db, [int(row.id) for row in rows])
+    got = samples.resampled_rows([(row.metric_group, arrays[int(row.id)]) for row in rows], n_items)
+    out: dict[tuple[str, str], tuple[np.ndarray, tuple[float, float]]] = {}
+    for row, values in zip(rows, got):
+        for key, pair in values.items():
+            out[(row.submission_id, key)] = pair
     return out
 
 
@@ -232,16 +225,28 @@ def ranking(
     if base is None:
         base = _base(db, ranked, plain, include_hidden, split, track)
         db.cache_put(base_key, base, generation)
-    frame, samples, sigs = base
+    frame, resampled, sigs = base
     if sort_by is None:
         sort_by = metrics.ranking_key([m for m in ranked if frame[m].notna().any()], track)
     key = ("ranking", sort_by, *base_key[1:])
     hit = db.cache.get(key)
     if hit is not None:
         return hit.copy()
-    frame = _ranked(frame.copy(), samples, sigs, sort_by, include_hidden, track)
+    frame = _ranked(frame.copy(), resampled, sigs, sort_by, include_hidden, track)
     db.cache_put(key, frame, generation)
     return frame.copy()
+
+
+def warm(*, db: Database | None = None) -> None:
+    """Rank every track's board in its default order, so the next visit finds it in the
+    cache (the site's scoring threads call this when their queue empties). A failure is
+    logged: the visitor's page computes the board itself then."""
+    db = resolve(db)
+    for track in tracks():
+        try:
+            ranking(track=track, db=db)
+        except Exception:  # noqa: BLE001 - a cache warm-up, never the reason a worker stops
+            log.exception("could not rank the %s board ahead of its next visit", track)
 
 
 def _base(
@@ -280,23 +285,21 @@ def _base(
         sorted(set(groups_of.get(sid, set())) - set(chosen_of.get(sid, set())))
         for sid in frame["id"]
     ]
-    samples: dict[tuple[str, str], np.ndarray] = {}
+    resampled: dict[tuple[str, str], np.ndarray] = {}
     if not chosen.empty:
         n_items = int(Counter(chosen["n_items"]).most_common(1)[0][0])
-        samples = _samples(db, chosen, n_items)
-        keys = list(samples)
-        bounds = significance.interval_rows(np.vstack([samples[k] for k in keys])) if keys else []
-        for (sid, col), (lo, hi) in zip(keys, bounds):
+        for (sid, col), (values, (lo, hi)) in _samples(db, chosen, n_items).items():
+            resampled[(sid, col)] = values
             filled.setdefault(col + "_lo", np.full(len(frame), np.nan))[pos[sid]] = lo
             filled.setdefault(col + "_hi", np.full(len(frame), np.nan))[pos[sid]] = hi
     for col, values in filled.items():
         frame[col] = values
-    return frame, samples, sigs
+    return frame, resampled, sigs
 
 
 def _ranked(
     frame: pd.DataFrame,
-    samples: dict[tuple[str, str], np.ndarray],
+    resampled: dict[tuple[str, str], np.ndarray],
     sigs: dict[str, str],
     sort_by: str,
     include_hidden: bool,
@@ -310,7 +313,7 @@ def _ranked(
         points = frame[sort_by].to_numpy(dtype=float)
         n_res = settings.resamples()
         mat = np.vstack(
-            [samples.get((sid, sort_by), np.full(n_res, np.nan)) for sid in frame["id"]]
+            [resampled.get((sid, sort_by), np.full(n_res, np.nan)) for sid in frame["id"]]
         )
         best, worst = significance.rank_bands(points, mat, higher_is_better=higher)
         frame["rank"] = best
@@ -546,8 +549,14 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
             [int(i) for i in chosen["id"]],
         ).set_index("id")
         for row in chosen.itertuples():
-            samples = _row_samples(row.metric_group, arrays[int(row.id)], int(row.n_items))
-            intervals = {key: significance.interval(values) for key, values in samples.items()}
+            got = (
+                samples.resampled_rows([(row.metric_group, arrays[int(row.id)])], int(row.n_items))[
+                    0
+                ]
+                if row.metric_group in metrics.METRICS
+                else {}
+            )
+            intervals = {key: bounds for key, (_, bounds) in got.items()}
             scores[row.metric_group] = {
                 "scores": json.loads(row.scores),
                 "intervals": intervals,

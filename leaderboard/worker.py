@@ -32,7 +32,7 @@ import uuid
 from etclib.errors import EtcError, ServiceError
 from etclib.redact import redact
 
-from . import settings, stages
+from . import board, samples, settings, stages
 from .clock import now
 from .db import Database, process_name, resolve
 from .errors import WorkerStoppedError
@@ -96,6 +96,7 @@ def run_job(db: Database, job: Job) -> bool:
         refresh_status(cur, job.submission_id)
     db.invalidate()
     db.notify_jobs()
+    samples.warm(result)  # the board that shows these scores next reads their resamples
     return True
 
 
@@ -205,10 +206,15 @@ class WorkerPool:
 
     def _loop(self) -> None:
         errors = 0
+        worked = False
         while not self._stop.is_set():
             try:
                 busy = run_one(self.db)
                 errors = 0
+                if worked and not busy and not pending_jobs(self.db):
+                    # the queue just emptied: rank the boards for their next visitor
+                    board.warm(db=self.db)
+                worked = busy
             except Exception as exc:  # noqa: BLE001 - e.g. the database failing under us
                 if self._stop.is_set() or self.db.closed:
                     return

@@ -1,0 +1,180 @@
+"""Resampled scores of stored score rows, computed once per row and kept by content.
+
+The board's intervals and rank bands need, for every entry and ranking metric, its score on
+each bootstrap resample (:func:`etclib.significance.resampled_many`): the costly part of
+ranking a board (about a second for 50 entries). A stored score row never changes, so its
+resampled scores are computed once: when the worker stores it (:func:`warm`), else the first
+time a board needs them, and kept
+
+- in this process (an LRU of :data:`MEMORY_ROWS` rows), so a board changed by one new entry
+  resamples that entry only, and
+- on disk under ``$ETC_CACHE_DIR/bootstrap/`` (one ``.npy`` per row), so a restarted site or
+  a site replica beside the worker that scored the row reads them instead.
+
+The key is the content (SHA-256 of the metric group, the per-item arrays' names, dtypes,
+shapes and bytes, and the resamples' items, count and seed), so a replaced database, a
+re-scored entry or other bootstrap settings can never get another row's values. A file that
+cannot be read is recomputed (and rewritten); nothing here is the only copy of anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from etclib import metrics, significance
+from etclib.metrics import MetricData
+
+from . import settings
+
+log = logging.getLogger(__name__)
+
+#: Rows kept in this process (a row: each ranking key's resampled scores and interval).
+MEMORY_ROWS = 4096
+
+#: Ranking key -> (resampled scores, (lo, hi) of their 95% interval).
+Row = dict[str, tuple[np.ndarray, tuple[float, float]]]
+
+_memory: OrderedDict[str, Row] = OrderedDict()
+_lock = threading.Lock()
+
+
+def draw(n_items: int) -> significance.Resamples:
+    """The board's shared resamples for ``n_items`` items under the current settings."""
+    return significance.draw(n_items, settings.resamples(), settings.seed())
+
+
+def ranking_keys(group: str) -> list[str]:
+    """The ranking keys of a metric group, in the order its module declares them."""
+    return [f.key for f in metrics.get(group).FACTS if f.ranking]
+
+
+def content_key(group: str, arrays: Mapping[str, np.ndarray], res: significance.Resamples) -> str:
+    """SHA-256 of what a row's resampled scores depend on (see the module's text), the
+    group's ranking keys included (the rows of its file, in that order)."""
+    h = hashlib.sha256()
+    keys = ",".join(ranking_keys(group))
+    h.update(f"{group}\0{keys}\0{res.n_items}\0{len(res)}\0{res.seed}\0".encode())
+    for name in sorted(arrays):
+        arr = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}\0{arr.dtype.str}\0{arr.shape}\0".encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+def folder() -> Path:
+    """Where rows are kept on disk (``$ETC_CACHE_DIR/bootstrap``)."""
+    from etclib.config import cache_dir
+
+    return cache_dir() / "bootstrap"
+
+
+def _read(key: str, names: list[str], resamples: int) -> Row | None:
+    # one row per ranking key: its resampled scores, then lo and hi
+    path = folder() / f"{key}.npy"
+    try:
+        table = np.load(path, allow_pickle=False)
+        if table.shape != (len(names), resamples + 2):
+            raise ValueError(f"shape {table.shape}")
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - a damaged file is recomputed
+        log.warning("ignoring an unreadable bootstrap cache file %s: %s", path, exc)
+        return None
+    return {
+        n: (table[i, :-2], (float(table[i, -2]), float(table[i, -1]))) for i, n in enumerate(names)
+    }
+
+
+def _write(key: str, row: Row) -> None:
+    if not row:
+        return
+    table = np.vstack([np.concatenate([values, bounds]) for values, bounds in row.values()])
+    try:
+        where = folder()
+        where.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".npy")
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, table, allow_pickle=False)
+        os.replace(tmp, where / f"{key}.npy")  # readers see a whole file or none
+    except OSError as exc:  # a read-only or full disk: the values stay in memory
+        log.warning("could not keep bootstrap values on disk: %s", exc)
+
+
+def _remember(key: str, row: Row) -> None:
+    with _lock:
+        _memory[key] = row
+        _memory.move_to_end(key)
+        while len(_memory) > MEMORY_ROWS:
+            _memory.popitem(last=False)
+
+
+def _recall(key: str) -> Row | None:
+    with _lock:
+        row = _memory.get(key)
+        if row is not None:
+            _memory.move_to_end(key)
+        return row
+
+
+def resampled_rows(rows: list[tuple[str, Mapping[str, np.ndarray]]], n_items: int) -> list[Row]:
+    """For each (metric group, per-item arrays) of a stored score row: every ranking key's
+    resampled scores and 95% interval on the board's resamples of ``n_items`` items.
+
+    Rows seen before come from memory or disk; the others are resampled together (one
+    :func:`~etclib.significance.resampled_many` call) and kept."""
+    res = draw(n_items)
+    keys = [content_key(group, arrays, res) for group, arrays in rows]
+    out: list[Row | None] = []
+    for (group, _), key in zip(rows, keys):
+        row = _recall(key)
+        if row is None:
+            row = _read(key, ranking_keys(group), len(res))
+            if row is not None:
+                _remember(key, row)
+        out.append(row)
+    missing = [i for i, row in enumerate(out) if row is None]
+    if missing:
+        fresh = significance.resampled_many(
+            [(rows[i][0], MetricData(dict(rows[i][1]))) for i in missing], res
+        )
+        for i, samples in zip(missing, fresh):
+            names = list(samples)
+            bounds = (
+                significance.interval_rows(np.vstack([samples[n] for n in names])) if names else []
+            )
+            row = {n: (samples[n], (float(b[0]), float(b[1]))) for n, b in zip(names, bounds)}
+            _remember(keys[i], row)
+            _write(keys[i], row)
+            out[i] = row
+    return [row or {} for row in out]
+
+
+def warm(result) -> None:
+    """Resample the rows of a just-stored :class:`~etclib.scoring.ScoreResult`, so the board
+    that shows them next reads them (called by the worker; a failure is logged, never raised:
+    the board computes them itself then)."""
+    try:
+        rows = [
+            (group, dict(data.arrays))
+            for group, data in result.data.items()
+            if group in metrics.METRICS and data.arrays
+        ]
+        if rows:
+            resampled_rows(rows, int(result.n_items))
+    except Exception:  # noqa: BLE001 - a cache, never a reason for a job to fail
+        log.exception("could not precompute the bootstrap values of a stored score")
+
+
+def forget() -> None:
+    """Empty this process's memory of rows (tests; the disk copies stay)."""
+    with _lock:
+        _memory.clear()

@@ -1,0 +1,146 @@
+"""The board's resampled scores are computed once per stored score row and kept by content
+(leaderboard/samples.py), and the site's scoring threads rank the board when their queue
+empties: the ranking a visitor gets is the same as one computed from scratch."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import leaderboard as lb
+from etclib import significance
+from etclib.corpus import load_corpus
+from etclib.predictions import dumps_jsonl
+from etclib.task import items as split_items
+from leaderboard import board, samples
+from leaderboard.db import resolve
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    samples.forget()
+    yield
+    lb.close_all()
+    samples.forget()
+
+
+@pytest.fixture
+def tiny(tiny_corpus, monkeypatch):
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "200")
+    monkeypatch.setenv("ETC_LB_SEED", "11")
+    return split_items(load_corpus(tiny_corpus), "test")
+
+
+def submit(items, name, text) -> str:
+    data = dumps_jsonl((it.key, text(it)) for it in items).encode("utf-8")
+    return lb.submit(data, {"name": name}).id
+
+
+def counting(monkeypatch) -> list[int]:
+    """Rows resampled from scratch from now on (one number per resampled_many call)."""
+    calls: list[int] = []
+    real = significance.resampled_many
+
+    def spy(scored, res):
+        calls.append(len(scored))
+        return real(scored, res)
+
+    monkeypatch.setattr(significance, "resampled_many", spy)
+    return calls
+
+
+def from_scratch() -> pd.DataFrame:
+    """The board ranked with nothing kept: no cache folder, nothing in memory."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(samples, "folder", lambda: samples.Path("/nonexistent/etc-bootstrap"))
+        samples.forget()
+        lb.close_all()
+        return lb.ranking()
+
+
+def two_entries(items) -> None:
+    submit(items, "copy", lambda it: it.utterance)
+    submit(items, "half", lambda it: it.reference if it.turn % 2 else it.utterance)
+    lb.process_jobs()
+
+
+def test_scoring_keeps_each_rows_resamples_and_a_new_process_reads_them(tiny, monkeypatch):
+    two_entries(tiny)
+    files = sorted(samples.folder().glob("*.npy"))
+    assert files, "the worker kept no resampled scores"
+    first = lb.ranking()
+
+    # a "new process": nothing in memory, the board reopened; every row read from disk
+    samples.forget()
+    lb.close_all()
+    calls = counting(monkeypatch)
+    again = lb.ranking()
+    assert calls == []
+    pd.testing.assert_frame_equal(again, first)
+    pd.testing.assert_frame_equal(first, from_scratch())
+
+
+def test_one_new_entry_resamples_that_entry_only(tiny, monkeypatch):
+    two_entries(tiny)
+    lb.ranking()
+    # the worker resamples the new entry's rows when it stores them, nothing else
+    calls = counting(monkeypatch)
+    submit(tiny, "third", lambda it: "嬉しかった")
+    lb.process_jobs()
+    scored_rows = calls.copy()
+    board_ranked = lb.ranking()
+    assert sum(scored_rows) >= 1 and calls == scored_rows  # the board resampled nothing
+    assert len(board_ranked) == 3
+
+
+def test_a_damaged_file_is_recomputed_and_rewritten(tiny, monkeypatch):
+    two_entries(tiny)
+    first = lb.ranking()
+    files = sorted(samples.folder().glob("*.npy"))
+    files[0].write_bytes(b"not a numpy file")
+    files[1].write_bytes(files[1].read_bytes()[:-80])  # cut short
+    samples.forget()
+    lb.close_all()
+    calls = counting(monkeypatch)
+    pd.testing.assert_frame_equal(lb.ranking(), first)
+    assert sum(calls) == 2
+    for path in files[:2]:
+        assert np.load(path, allow_pickle=False).ndim == 2
+
+
+def test_other_bootstrap_settings_never_reuse_kept_values(tiny, monkeypatch):
+    two_entries(tiny)
+    first = lb.ranking()
+    monkeypatch.setenv("ETC_LB_SEED", "12")
+    lb.close_all()
+    calls = counting(monkeypatch)
+    other = lb.ranking()
+    assert sum(calls) >= 2  # resampled again under the other seed
+    assert not np.allclose(other["rougeL_lo"], first.set_index("id").loc[other["id"], "rougeL_lo"])
+    pd.testing.assert_frame_equal(other, from_scratch())
+
+
+def test_the_sites_scoring_threads_rank_the_board_when_the_queue_empties(tiny, monkeypatch):
+    db = resolve(None)
+    pool = lb.start_workers(1)
+    try:
+        two_entries_ids = [submit(tiny, "copy", lambda it: it.utterance)]
+        assert pool.wait_idle(timeout=120)
+        deadline = time.monotonic() + 30
+        while not any(k[0] == "ranking" for k in list(db.cache)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+        def no_recompute(*args, **kwargs):
+            raise AssertionError("the board was ranked again on the visit")
+
+        monkeypatch.setattr(board, "_base", no_recompute)
+        monkeypatch.setattr(board, "_ranked", no_recompute)
+        ranked = lb.ranking()
+        assert list(ranked["id"]) == two_entries_ids
+        assert ranked["rougeL"].notna().all()
+    finally:
+        lb.stop_workers()
