@@ -8,10 +8,14 @@ started (a fresh browser session, the server's caches empty). *Warm*: later visi
 sessions (median of ``--runs``). *Search*: typing a query in the corpus browser until the new
 number of matches is shown.
 
-*Leaderboard with N entries* (``--entries 50``): N distinct files lexically scored into the
-throw-away database before the server starts; then the Leaderboard's first render (the first
-visit after the entries were scored: ranking, intervals, exports made) and a metric switch
-(pick another metric until the script is idle). Targets: first render <= 2 s, switch <= 0.5 s.
+*Leaderboard with N entries* (``--entries 50``): N - 1 distinct files lexically scored into the
+throw-away database before the server starts; the server is warmed by a first visit to Home
+(a warm server, as a visitor meets it), the N-th file is uploaded on the Submit page and
+scored by the site's own scoring threads; then the Leaderboard's first render right after
+that scoring (the issue's "first load right after new entries were scored") and a metric
+switch (pick another metric until the script is idle). Targets: first render <= 2 s, switch
+<= 0.5 s. The first visit of a server that has served nothing yet (Python imports, corpus and
+board loaded) is printed beside them for information.
 
 Beside each cold render and the Leaderboard's two figures, the server's CPU seconds (user +
 system, all threads, from /proc): on a shared machine the wall-clock figures grow with the
@@ -86,6 +90,31 @@ def seed_entries(n: int) -> None:
         lb.submit(_predictions(its, k), {"name": f"bench {k}", "setting": "zero-shot"})
     lb.process_jobs()
     lb.close_all()
+
+
+def upload_until_scored(context, url: str, k: int, folder: Path) -> float:
+    """Upload the ``k``-th benchmark file on the Submit page and wait until the page shows it
+    scored (by the site's own scoring threads); the seconds that took."""
+    from benchmarks.leaderboard import _predictions
+    from etclib.corpus import load_corpus
+    from etclib.task import items
+
+    path = folder / f"bench-{k}.jsonl"
+    path.write_bytes(_predictions(items(load_corpus(), "test"), k))
+    page = context.new_page()
+    try:
+        t0 = time.perf_counter()
+        page.goto(f"{url}/submit")
+        wait_rendered(page, timeout=120)
+        page.locator('input[type="file"]').set_input_files(str(path))
+        page.get_by_text("valid, ", exact=False).first.wait_for(timeout=120_000)
+        wait_idle(page, timeout=60)
+        page.get_by_label("Display name *").fill(f"bench {k}")
+        page.get_by_role("button", name="Submit for scoring").click()
+        page.get_by_text("✅ scored", exact=False).first.wait_for(timeout=600_000)
+        return time.perf_counter() - t0
+    finally:
+        page.close()
 
 
 def board_times(
@@ -197,8 +226,16 @@ def measure(url: str, runs: int, pages: list[str], entries: int = 0) -> int:
     cold_cpu: dict[str, float] = {}
     reload: dict[str, list[float]] = {p: [] for p in pages}
     pid = server_pid(url)
-    with chromium() as context:
+    with chromium() as context, tempfile.TemporaryDirectory(prefix="etc-bench-up-") as up:
         if entries:
+            cpu0 = cpu_seconds(pid)
+            server_first = render_time(context, f"{url}/")
+            print(
+                f"home, the server's first visit: {server_first:.2f} s "
+                f"(server CPU {cpu_seconds(pid) - cpu0:.2f} s; informational)"
+            )
+            took = upload_until_scored(context, url, entries - 1, Path(up))
+            print(f"entry {entries} uploaded on Submit and scored by the site in {took:.1f} s")
             first, switch, first_cpu, switch_cpu = board_times(context, url, pid=pid)
             slow += first > TARGETS["board_first"]
             slow += switch > TARGETS["board_switch"]
@@ -269,10 +306,8 @@ def main(argv: list[str] | None = None) -> int:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="etc-bench-")))
             env = {"ETC_LEADERBOARD_DB": str(tmp / "leaderboard.duckdb")}
             if args.entries:
-                import os
-
                 os.environ.update(env)
-                seed_entries(args.entries)
+                seed_entries(args.entries - 1)  # the last one is uploaded through the site
             url = stack.enter_context(running_site(env, log=tmp / "server.log"))
         slow = measure(url.rstrip("/"), args.runs, pages, args.entries)
     print(f"\n{slow} measurement(s) over target" if slow else "\nevery measurement within target")
