@@ -120,6 +120,7 @@ def test_every_page_opens(site, page):
         no_exception(page)
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0, name
         if name == "leaderboard":  # the README's picture: our rows and the paper's, together
+            page.get_by_role("tab", name="Charts").click()
             page.get_by_text("Show the paper's reported numbers in the charts").click()
             page.get_by_text("GPT-4.1", exact=False).first.wait_for(timeout=30_000)
             idle(page)

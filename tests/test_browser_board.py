@@ -85,7 +85,9 @@ def test_banner_floors_and_baseline_marks(site, browser):
     board = _open(browser, f"{url}/leaderboard")
     alert = board.get_by_test_id("stAlert").first.inner_text()
     assert f"reaches ROUGE-L {constant} here" in alert
-    # The bar chart draws the constant and copy floors (dashed lines with their names).
+    # The Charts tab (only the open tab is drawn): the bar chart draws the constant and copy
+    # floors (dashed lines with their names).
+    board.get_by_role("tab", name="Charts").click()
     board.get_by_text("constant baseline (floor)", exact=False).first.wait_for(timeout=30_000)
     board.get_by_text("copy baseline (floor)", exact=False).first.wait_for(timeout=30_000)
     # The reported toggle adds the paper's rows to the chart.

@@ -112,6 +112,10 @@ def test_erc_upload_is_scored_and_on_the_categories_board(site, tmp_path):
         page.get_by_text("each annotator scored against the majority", exact=False).first.wait_for(
             timeout=60_000
         )
+        page.locator('[data-testid="stMarkdownContainer"] strong', has_text=NAME).first.wait_for(
+            timeout=30_000
+        )
+        page.get_by_role("tab", name="Charts").click()  # only the open tab is drawn
         page.locator(".js-plotly-plot text", has_text=NAME).first.wait_for(timeout=30_000)
         assert page.locator(".js-plotly-plot path.xerror, .js-plotly-plot .errorbar").count() > 0
         # the entry's own bar has an interval: plotly's computed error bar of that bar

@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO, needs_corpus
+from views.board import VIEWS
 
 pytestmark = [needs_corpus]
 
@@ -667,6 +668,10 @@ def test_leaderboard_populated(populated):
     assert XSS_NAME in list(table["name"])  # shown as a cell value, not markup
     assert "rougeL [95% CI]" in table.columns
     assert all("[" in v for v in table["rougeL [95% CI]"])
+    assert not at.get("plotly_chart")  # the Charts tab is closed: only the open tab runs
+    at.session_state["lb_view"] = VIEWS[1]
+    at.run()
+    assert_clean(at)
     assert len(at.get("plotly_chart")) == 1  # bars; no judge scores, so no scatter
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
     assert "error_x" in bars and len(bars["x"]) == 2
@@ -674,6 +679,7 @@ def test_leaderboard_populated(populated):
     reported = shown_table(at, "source")
     assert len(reported) == len(lb.reported()) == 5
     # Filters
+    at.session_state["lb_view"] = VIEWS[0]
     at.multiselect(key="lb_settings").set_value(["zero-shot"]).run()
     assert list(shown_table(at, "rank_band", "name")["name"]) == [XSS_NAME]
     # Metric picker re-ranks
@@ -681,6 +687,7 @@ def test_leaderboard_populated(populated):
     assert_clean(at)
     assert "bleu1 [95% CI]" in shown_table(at, "rank_band", "name").columns
     # Reported rows join the chart on demand, in grey
+    at.session_state["lb_view"] = VIEWS[1]
     at.multiselect(key="lb_settings").set_value([]).run()
     at.toggle(key="lb_with_reported").set_value(True).run()
     names = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["y"]

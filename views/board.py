@@ -42,6 +42,9 @@ def metric_label(key: str) -> str:
         return key
 
 
+#: The Leaderboard's two views of a board (tabs; only the open one is drawn).
+VIEWS = ("Ranking table", "Charts")
+
 #: Descriptive columns of the ranking, shown before the chosen metric (``account``, the
 #: verified account, as "verified account", and only when some entry has one).
 INFO_COLUMNS = ("rank", "rank_band", "name", "team", "account", "setting", "saw_test", "kind")

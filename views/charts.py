@@ -174,21 +174,27 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
             hovertemplate="%{y}: %{x:.2f}<extra></extra>",
         )
     )
-    for i, (name, value) in enumerate(sorted((floors or {}).items(), key=lambda kv: kv[1])):
-        fig.add_vline(
+    ordered = sorted((floors or {}).items(), key=lambda kv: kv[1])
+    for i, (name, value) in enumerate(ordered):
+        fig.add_vline(x=value, line_dash="dash", line_color=FLOOR_COLOR, line_width=1.5)
+        # The floor's name above the plot area, one line per floor: never over a bar.
+        fig.add_annotation(
             x=value,
-            line_dash="dash",
-            line_color=FLOOR_COLOR,
-            line_width=1.5,
-            annotation_text=f"{_floor_name(name)}: {value:.1f}",
-            annotation_position="bottom right" if i % 2 else "top right",
-            annotation_font_size=11,
+            xref="x",
+            y=1,
+            yref="paper",
+            yanchor="bottom",
+            yshift=2 + 16 * i,
+            xanchor="right",  # the text runs leftwards from its line: never off the figure
+            showarrow=False,
+            text=f"{_floor_name(name)}: {value:.1f}",
+            font={"size": 11, "color": FLOOR_COLOR},
         )
     fig.update_layout(
         title=f"{metric} (×100) · dashed: trivial floors",
         xaxis_title=metric,
-        height=max(300, 36 * len(t) + 110),
-        margin={"l": 10, "r": 10, "t": 60, "b": 30},
+        height=max(300, 36 * len(t) + 110 + 16 * len(ordered)),
+        margin={"l": 10, "r": 10, "t": 60 + 16 * len(ordered), "b": 30},
     )
     return fig
 
@@ -211,7 +217,11 @@ def precision_recall_scatter(
             y=t["precision"],
             mode="markers+text",
             text=[label_text(n) for n in t["name"]],
-            textposition="top center",
+            # a label runs away from the nearer side of the plot, so it is not cut off there
+            textposition=[
+                "top right" if x <= mid else "top left"
+                for x, mid in zip(t["recall"], [t["recall"].median()] * len(t))
+            ],
             marker={
                 "size": units * 14,
                 "color": [
