@@ -118,14 +118,25 @@ if tab_labels.open:
             )
         if study is not None:
             title = f"Agreement per category ({study.n_items} transcriptions, {study.split})"
-            st.plotly_chart(
-                charts.agreement_bars(study.table, chosen is not None, title), key="jvh_label_bars"
+            # Table and chart: only the open tab is drawn (a visit draws no Plotly chart, whose
+            # script costs a browser about two CPU seconds per page load).
+            as_table, as_chart = st.tabs(
+                list(jvh.LABEL_VIEWS), key="jvh_label_view", on_change="rerun"
             )
-            st.dataframe(
-                jvh.label_table(study.table, chosen is not None),
-                hide_index=True,
-                key="jvh_label_table",
-            )
+            if as_table.open:
+                with as_table:
+                    st.caption(title)
+                    st.dataframe(
+                        jvh.label_table(study.table, chosen is not None),
+                        hide_index=True,
+                        key="jvh_label_table",
+                    )
+            if as_chart.open:
+                with as_chart:
+                    st.plotly_chart(
+                        charts.agreement_bars(study.table, chosen is not None, title),
+                        key="jvh_label_bars",
+                    )
             with st.expander("The yardstick per annotator"):
                 st.dataframe(
                     jvh.yardstick_table(study.yardstick), hide_index=True, key="jvh_yardstick_table"

@@ -13,6 +13,7 @@ from etclib import annotation, labeljudge
 from etclib.corpus import CATEGORY_TO_JA
 from tests.conftest import REPO, needs_corpus
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
+from views.judge_vs_human import LABEL_VIEWS
 
 PAGE = str(REPO / "pages" / "judge_vs_human.py")
 ADMIN = "page-admin-token-0123456789abc"
@@ -74,6 +75,13 @@ def test_page_without_any_study_shows_the_yardstick():
     assert len(table) == 7 and "annotator vs other two" in table.columns
     assert "judge vs majority [95% CI]" not in table.columns
     assert not at.error
+    assert not at.get("plotly_chart")  # the chart tab is closed: a visit draws no chart
+    at.session_state["jvh_label_view"] = LABEL_VIEWS[1]
+    at.run()
+    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert {len(trace["x"]) for trace in bars} == {7}  # one bar per category
+    at.session_state["jvh_label_view"] = LABEL_VIEWS[0]
+    at.run()
     assert "Study 2" not in "\n".join(h.value for h in at.header)  # closed tabs do not run
     _open(at, 2)
     assert "No answers yet" in _texts(at)

@@ -17,6 +17,8 @@ import pandas as pd
 NONE_RUN = "none"
 #: The page's tabs, one per study (only the open one runs).
 TABS = ("1 · Emotion categories", "2 · Atomic-unit decisions", "3 · Likert ratings")
+#: Study 1's two views of the agreement per category (tabs; only the open one is drawn).
+LABEL_VIEWS = ("Table", "Chart")
 #: What the page's figures mean, for visitors (the project's docs/judge_vs_human.md has the rest).
 DEFINITIONS = """
 - **Cohen's κ**: agreement of two raters beyond chance, (observed − expected) / (1 − expected);
