@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import sys
@@ -554,7 +555,14 @@ def _start(args: argparse.Namespace) -> None:
     from leaderboard.db import open_db
 
     admintoken.check_configured()
-    db = open_db(create=args.create or args.command == "seed-baselines")
+    # The library logs the creation for the site's log; this command says it itself, once.
+    quiet = logging.getLogger("leaderboard.db")
+    said = lambda record: "created a new, empty" not in record.getMessage()  # noqa: E731
+    quiet.addFilter(said)
+    try:
+        db = open_db(create=args.create or args.command == "seed-baselines")
+    finally:
+        quiet.removeFilter(said)
     if db.created:
         print(f"created a new, empty leaderboard database at {db.label}", file=sys.stderr)
 
