@@ -238,13 +238,20 @@ def ranking(
 
 
 def warm(*, db: Database | None = None) -> None:
-    """Rank every track's board in its default order, so the next visit finds it in the
-    cache (the site's scoring threads call this when their queue empties). A failure is
-    logged: the visitor's page computes the board itself then."""
+    """Rank every track's board in its default order, then by each other metric it has, so
+    the next visit and its metric switches find them in the cache (the site's scoring threads
+    call this when their queue empties; it stops early when the board changes meanwhile). A
+    failure is logged: the visitor's page computes the board itself then."""
     db = resolve(db)
+    generation = db.generation
     for track in tracks():
         try:
-            ranking(track=track, db=db)
+            board = ranking(track=track, db=db)
+            for key in metric_columns(track):
+                if db.generation != generation:
+                    return  # written meanwhile: this warm-up is stale, the next one follows
+                if key != board.attrs.get("sort_by") and board[key].notna().any():
+                    ranking(sort_by=key, track=track, db=db)
         except Exception:  # noqa: BLE001 - a cache warm-up, never the reason a worker stops
             log.exception("could not rank the %s board ahead of its next visit", track)
 

@@ -69,103 +69,117 @@ note = board.honesty_note(everything)
 if note:
     st.warning(note, icon="⚠️")
 
-metrics = board.metric_choices(everything, track) or board.metric_order(track)
-default_metric = everything.attrs.get("sort_by")
-c1, c2, c3 = st.columns([2, 3, 3])
-metric = c1.selectbox(
-    "Metric",
-    metrics,
-    index=metrics.index(default_metric) if default_metric in metrics else 0,
-    key="lb_metric",
-    format_func=board.metric_label,
-    help=f"The ranking metric by default. {lb.ranking_rule(track)}",
-)
-settings = c2.multiselect("Setting", lb.SETTINGS, key="lb_settings", placeholder="all settings")
-saw_test = c3.multiselect("Saw test data", lb.SAW_TEST, key="lb_saw_test", placeholder="any answer")
 
-with shown_errors(stop=True):
-    ranking = lb.ranking(sort_by=metric, track=track) if metric != default_metric else everything
-shown = board.filter_ranking(ranking, settings, saw_test)
+# The board itself is a fragment: a metric, filter or tab change reruns it alone, not the
+# published rows, entry detail and exports below.
+@st.fragment
+def board_view(track: str, everything, published) -> None:
+    metrics = board.metric_choices(everything, track) or board.metric_order(track)
+    default_metric = everything.attrs.get("sort_by")
+    c1, c2, c3 = st.columns([2, 3, 3])
+    metric = c1.selectbox(
+        "Metric",
+        metrics,
+        index=metrics.index(default_metric) if default_metric in metrics else 0,
+        key="lb_metric",
+        format_func=board.metric_label,
+        help=f"The ranking metric by default. {lb.ranking_rule(track)}",
+    )
+    settings = c2.multiselect("Setting", lb.SETTINGS, key="lb_settings", placeholder="all settings")
+    saw_test = c3.multiselect(
+        "Saw test data", lb.SAW_TEST, key="lb_saw_test", placeholder="any answer"
+    )
 
-# Two views of the board; only the open one runs and draws (a visit draws the table, not the
-# charts: Plotly's script costs a browser about two CPU seconds on every page load).
-tab_table, tab_charts = st.tabs(list(board.VIEWS), key="lb_view", on_change="rerun")
-if tab_table.open:
-    with tab_table:
-        if ranking.empty:
-            st.info(
-                "No scored entry yet. Submit predictions on the Submit page"
-                + (
-                    "; the paper's published numbers are listed below."
-                    if not published.empty
-                    else "."
-                )
-            )
-        elif shown.empty:
-            st.info("No entry matches these filters: clear the Setting or Saw test data choice.")
-        else:
-            st.caption(
-                f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{metric}** (×100); "
-                f"{ranking.attrs.get('resamples', '?')} bootstrap resamples, seed "
-                f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; baseline: "
-                "computed by this project (floor: a trivial one, drawn as a dashed line on the "
-                f"charts); {board.FLAG_TEXT}: an entry scoring less than one fixed sentence. The "
-                "paper's reported numbers are never mixed into these columns."
-            )
-            st.dataframe(
-                board.board_table(shown, metric, track),
-                hide_index=True,
-                width="stretch",
-                key="lb_table",
-                column_config={
-                    "rank_band": st.column_config.TextColumn("rank band"),
-                    "name": st.column_config.TextColumn("name", width="medium"),
-                },
-            )
-            if track != "transcription":
-                with shown_errors():
-                    reference = board.reference_table(track)
-                    if not reference.empty:
-                        st.caption(
-                            "Reference: each annotator scored against the majority of the other "
-                            "two, averaged over the three annotators (the Judge-vs-Human "
-                            "yardstick)."
-                        )
-                        st.dataframe(
-                            reference, hide_index=True, width="stretch", key="lb_reference"
-                        )
-            with st.expander("Signatures of the board's columns"):
-                st.json(ranking.attrs.get("signatures", {}))
-
-if tab_charts.open:
-    with tab_charts:
-        with_reported = st.toggle(
-            "Show the paper's reported numbers in the charts (grey; other signature)",
-            key="lb_with_reported",
-            disabled=published.empty,
-            help="No published result is loaded on this site." if published.empty else None,
+    with shown_errors(stop=True):
+        ranking = (
+            lb.ranking(sort_by=metric, track=track) if metric != default_metric else everything
         )
-        left, right = st.columns(2)
-        bars = board.chart_table(shown, metric, published if with_reported else None)
-        if bars.empty:
-            left.info(
-                "No entry matches these filters."
-                if ranking[metric].notna().any()
-                else f"No entry has {board.metric_label(metric)} yet."
+    shown = board.filter_ranking(ranking, settings, saw_test)
+
+    # Two views of the board; only the open one runs and draws (a visit draws the table, not the
+    # charts: Plotly's script costs a browser about two CPU seconds on every page load).
+    tab_table, tab_charts = st.tabs(list(board.VIEWS), key="lb_view", on_change="rerun")
+    if tab_table.open:
+        with tab_table:
+            if ranking.empty:
+                st.info(
+                    "No scored entry yet. Submit predictions on the Submit page"
+                    + (
+                        "; the paper's published numbers are listed below."
+                        if not published.empty
+                        else "."
+                    )
+                )
+            elif shown.empty:
+                st.info(
+                    "No entry matches these filters: clear the Setting or Saw test data choice."
+                )
+            else:
+                st.caption(
+                    f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{metric}** (×100); "
+                    f"{ranking.attrs.get('resamples', '?')} bootstrap resamples, seed "
+                    f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; baseline: "
+                    "computed by this project (floor: a trivial one, drawn as a dashed line on the "
+                    f"charts); {board.FLAG_TEXT}: an entry scoring less than one fixed sentence. The "
+                    "paper's reported numbers are never mixed into these columns."
+                )
+                st.dataframe(
+                    board.board_table(shown, metric, track),
+                    hide_index=True,
+                    width="stretch",
+                    key="lb_table",
+                    column_config={
+                        "rank_band": st.column_config.TextColumn("rank band"),
+                        "name": st.column_config.TextColumn("name", width="medium"),
+                    },
+                )
+                if track != "transcription":
+                    with shown_errors():
+                        reference = board.reference_table(track)
+                        if not reference.empty:
+                            st.caption(
+                                "Reference: each annotator scored against the majority of the other "
+                                "two, averaged over the three annotators (the Judge-vs-Human "
+                                "yardstick)."
+                            )
+                            st.dataframe(
+                                reference, hide_index=True, width="stretch", key="lb_reference"
+                            )
+                with st.expander("Signatures of the board's columns"):
+                    st.json(ranking.attrs.get("signatures", {}))
+
+    if tab_charts.open:
+        with tab_charts:
+            with_reported = st.toggle(
+                "Show the paper's reported numbers in the charts (grey; other signature)",
+                key="lb_with_reported",
+                disabled=published.empty,
+                help="No published result is loaded on this site." if published.empty else None,
             )
-        else:
-            floors = board.floor_values_of(ranking, metric)
-            left.plotly_chart(charts.score_bars(bars, metric, floors), key="lb_bars")
-        pr = board.pr_table(shown, published if with_reported else None)
-        if pr.empty and track == "transcription":
-            right.info(
-                "Judge precision and recall appear once entries are scored by the LLM judge; "
-                "this site has no judge score yet."
-            )
-        elif not pr.empty:
-            right.plotly_chart(
-                charts.precision_recall_scatter(pr, board.pr_floors(ranking)), key="lb_pr"
-            )
+            left, right = st.columns(2)
+            bars = board.chart_table(shown, metric, published if with_reported else None)
+            if bars.empty:
+                left.info(
+                    "No entry matches these filters."
+                    if ranking[metric].notna().any()
+                    else f"No entry has {board.metric_label(metric)} yet."
+                )
+            else:
+                floors = board.floor_values_of(ranking, metric)
+                left.plotly_chart(charts.score_bars(bars, metric, floors), key="lb_bars")
+            pr = board.pr_table(shown, published if with_reported else None)
+            if pr.empty and track == "transcription":
+                right.info(
+                    "Judge precision and recall appear once entries are scored by the LLM judge; "
+                    "this site has no judge score yet."
+                )
+            elif not pr.empty:
+                right.plotly_chart(
+                    charts.precision_recall_scatter(pr, board.pr_floors(ranking)), key="lb_pr"
+                )
+
+
+board_view(track, everything, published)
 
 st.subheader("Published results (reported)")
 if published.empty:
@@ -184,6 +198,8 @@ with st.expander("Admin: re-run failed jobs"):
 # --- one submission ------------------------------------------------------------------------------
 
 st.subheader("Details of one entry")
+ranking = everything  # entries and statuses (the order of the chosen metric is the fragment's)
+metric = st.session_state.get("lb_metric") or everything.attrs.get("sort_by")
 ids = board.entry_ids(ranking, published)
 if not ids:
     st.caption("Nothing to show yet.")

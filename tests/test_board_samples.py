@@ -131,7 +131,10 @@ def test_the_sites_scoring_threads_rank_the_board_when_the_queue_empties(tiny, m
         two_entries_ids = [submit(tiny, "copy", lambda it: it.utterance)]
         assert pool.wait_idle(timeout=120)
         deadline = time.monotonic() + 30
-        while not any(k[0] == "ranking" for k in list(db.cache)) and time.monotonic() < deadline:
+        wanted = {"rougeL", "bleu4", "rouge1"}
+        while time.monotonic() < deadline:
+            if wanted <= {k[1] for k in list(db.cache) if k[0] == "ranking"}:
+                break
             time.sleep(0.05)
 
         def no_recompute(*args, **kwargs):
@@ -142,5 +145,8 @@ def test_the_sites_scoring_threads_rank_the_board_when_the_queue_empties(tiny, m
         ranked = lb.ranking()
         assert list(ranked["id"]) == two_entries_ids
         assert ranked["rougeL"].notna().all()
+        # and by every other metric it has (a visitor's metric switch)
+        for key in ("bleu4", "rouge1"):
+            assert lb.ranking(sort_by=key).attrs["sort_by"] == key
     finally:
         lb.stop_workers()
