@@ -169,13 +169,17 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import time
 
     import leaderboard as lb
-    from leaderboard import settings
+    from leaderboard import settings, stages
     from leaderboard.errors import WorkerStoppedError
     from leaderboard.worker import pending_jobs
 
     db = lb.open_db()
     if db.resumed_jobs:
         print(f"resumed {db.resumed_jobs} job(s) left running by a stopped worker")
+    # the first job of each stage would otherwise pay its imports, clients and connections
+    warmed = stages.warm()
+    if warmed:
+        print(f"warmed: {', '.join(warmed)}", flush=True)
     # ETC_LB_WORKERS=0 means "the site scores nothing"; a worker process always scores
     threads = args.threads or settings.workers() or settings.DEFAULT_WORKERS
     pool = lb.start_workers(threads, db=db)
