@@ -52,7 +52,8 @@ Example:
 WORKER_HELP = """Run the scoring worker (a pool of threads) in this process.
 
 With --once it exits when the queue is empty, or with status 8 after --timeout seconds
-(default 3600) or when it stops after repeated errors.
+(default 3600) or when it stops after repeated errors. Before it claims a job it pays the
+one-time costs of the stages that run (with the judge: its SDK, client and answer cache).
 
 Example:
   python -m leaderboard worker --threads 2
