@@ -12,14 +12,17 @@ to a single-process run of the same files (an embedded DuckDB board, ``worker --
 Lexical metrics only (no judge, no BERTScore).
 
 *Judge backlog*: the fake LLM server (tests/fakes/llm_server.py) answers the judge after 200 ms;
-six submissions are scored with the judge by one worker process, then (on a fresh database and a
-fresh shared judge cache, ``ETC_JUDGE_CACHE`` on the same server) by three. Printed: the time
-each took to clear the judge backlog (from the first judge job claimed to the last judge result,
-on the server's clock) and the wall time from the workers being ready, the six already queued (with the lexical stage and the
-workers' first jobs), their ratios (target >= 2.5, on the judge backlog), and the decompositions of reference texts counted on
-the fake server against the distinct references of the test split (target: equal, each once).
-Each worker scores one job at a time (``--concurrency 1``) with ``ETC_JUDGE_CONCURRENCY=2``
-(``SCALE_JUDGE_CONCURRENCY`` changes it) requests in flight, so one worker is bound by the judge's latency, as a real backlog is.
+six submissions are queued, then scored with the judge by one worker process, then (on a fresh
+database: board, shared judge cache ``ETC_JUDGE_CACHE`` and studies ``ETC_STUDIES_DB`` on the
+same server) by three. Printed: the time each took to clear the judge backlog (from the first
+judge job claimed to the last judge result, on the server's clock) and the wall time from the
+workers being ready (with the lexical stage and the workers' first jobs), their ratios (target
+>= 2.5, on the judge backlog), the decompositions of reference texts counted on the fake server
+against the distinct references of the test split (target: equal, each once), and whether the
+two runs stored the same scores. Each worker scores one job at a time (``--concurrency 1``) with
+``ETC_JUDGE_CONCURRENCY=2`` (``SCALE_JUDGE_CONCURRENCY`` changes it) requests in flight, so one
+worker is bound by the judge's latency, as a real backlog is. Workers warm the judge when they
+start (``python -m leaderboard worker``), before the clock starts.
 
 Both use a tiny corpus in the real schema (tests/data/make_tiny_corpus.py: 20 test items), so a
 run takes minutes on a shared machine. PostgreSQL: Debian's binaries (``make postgres``), started
@@ -506,22 +509,28 @@ def print_scale_out(r: dict) -> None:
           f"queue drained {r['drain_s']:.1f} s after the last upload")  # fmt: skip
 
 
+def print_judge_run(r: dict) -> None:
+    """One judge-backlog run's figures."""
+    print(f"  {r['processes']} worker(s): judge backlog cleared in {r['judge_span_s']:.1f} s "
+          f"(first judge claim to last judge result; {r['wall_s']:.1f} s from the workers being "
+          f"ready with the backlog queued, with the lexical stage), {r['calls']} judge calls, at "
+          f"most {r['max_in_flight']} in flight, {r['workers_cpu_s']:.1f} CPU s in the workers "
+          "and the upload process; reference decompositions "
+          f"{r['ref_decompositions']} for {r['distinct_refs']} distinct references "
+          f"({r['distinct_refs_decomposed']} of them decomposed); jobs not done "
+          f"{r['jobs_not_done']}")  # fmt: skip
+
+
 def print_judge(one: dict, three: dict) -> None:
     print(f"judge backlog: {one['submissions']} submissions, fake judge at "
           f"{one['latency'] * 1000:.0f} ms, "
           f"ETC_JUDGE_CONCURRENCY={JUDGE_CONCURRENCY}, worker --concurrency 1")  # fmt: skip
     for r in (one, three):
-        print(f"  {r['processes']} worker(s): judge backlog cleared in {r['judge_span_s']:.1f} s "
-              f"(first judge claim to last judge result; {r['wall_s']:.1f} s from the workers being ready with the backlog queued, "
-              f"with the lexical stage), {r['calls']} judge calls, at most "
-              f"{r['max_in_flight']} in flight, {r['workers_cpu_s']:.1f} CPU s in the workers "
-              "and the upload process; reference decompositions "
-              f"{r['ref_decompositions']} for {r['distinct_refs']} distinct references "
-              f"({r['distinct_refs_decomposed']} of them decomposed); jobs not done "
-              f"{r['jobs_not_done']}")  # fmt: skip
+        print_judge_run(r)
     print(
         f"  speed-up 3 vs 1: {judge_ratio(one, three):.2f}x on the judge backlog, "
-        f"{one['wall_s'] / three['wall_s']:.2f}x from the workers being ready (target >= {TARGET_RATIO})"
+        f"{one['wall_s'] / three['wall_s']:.2f}x from the workers being ready "
+        f"(target >= {TARGET_RATIO})"
     )
 
 
