@@ -720,3 +720,40 @@ def test_seeding_an_unchanged_baseline_takes_the_fast_path(tiny, monkeypatch):
     monkeypatch.setattr(submit, "store_submission", refuse)
     again = baselines.seed_computed(["constant"])
     assert again == {"constant": {"id": first["constant"]["id"], "added": False}}
+
+
+def test_the_worker_warms_its_stages_before_it_claims_and_survives_a_failed_warm_up(
+    tiny, monkeypatch, capsys, caplog
+):
+    """``python -m leaderboard worker`` pays each stage's one-time costs before its first claim;
+    a warm-up that fails is logged (redacted) and the worker scores all the same."""
+    import dataclasses
+
+    from leaderboard import stages
+    from leaderboard.__main__ import main
+
+    order = []
+
+    def broken() -> None:
+        order.append("warm")
+        raise RuntimeError("cannot load the tagger (key sk-abcdefghijklmnopqrstuvwxyz012345)")
+
+    claim = worker.claim
+
+    def counted(db, name):
+        order.append("claim")
+        return claim(db, name)
+
+    monkeypatch.setitem(stages.RULES, "lexical", dataclasses.replace(stages.RULES["lexical"],
+                                                                     warm=broken))  # fmt: skip
+    monkeypatch.setattr(worker, "claim", counted)
+    sid = lb.submit(jsonl(tiny), META).id
+    with caplog.at_level(logging.WARNING, logger="leaderboard.worker"):
+        assert main(["worker", "--once", "--threads", "1"]) == 0
+    assert order[0] == "warm" and "claim" in order
+    warned = [
+        r.getMessage() for r in caplog.records if "warming the lexical stage" in r.getMessage()
+    ]
+    assert warned and "cannot load the tagger" in warned[0] and "sk-abcdef" not in warned[0]
+    assert "warmed:" not in capsys.readouterr().out  # nothing was warmed
+    assert lb.status(sid)["status"] == "scored"
