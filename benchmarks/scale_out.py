@@ -12,14 +12,17 @@ to a single-process run of the same files (an embedded DuckDB board, ``worker --
 Lexical metrics only (no judge, no BERTScore).
 
 *Judge backlog*: the fake LLM server (tests/fakes/llm_server.py) answers the judge after 200 ms;
-six submissions are scored with the judge by one worker process, then (on a fresh database and a
-fresh shared judge cache, ``ETC_JUDGE_CACHE`` on the same server) by three. Printed: the time
-each took to clear the judge backlog (from the first judge job claimed to the last judge result,
-on the server's clock) and the wall time from the uploads (with the lexical stage and the
-workers' first jobs), their ratios (target >= 2.5, on the judge backlog), and the decompositions of reference texts counted on
-the fake server against the distinct references of the test split (target: equal, each once).
-Each worker scores one job at a time (``--concurrency 1``) with ``ETC_JUDGE_CONCURRENCY=2``
-(``SCALE_JUDGE_CONCURRENCY`` changes it) requests in flight, so one worker is bound by the judge's latency, as a real backlog is.
+six submissions are queued, then scored with the judge by one worker process, then (on a fresh
+database: board, shared judge cache ``ETC_JUDGE_CACHE`` and studies ``ETC_STUDIES_DB`` on the
+same server) by three. Printed: the time each took to clear the judge backlog (from the first
+judge job claimed to the last judge result, on the server's clock) and the wall time from the
+workers being ready (with the lexical stage and the workers' first jobs), their ratios (target
+>= 2.5, on the judge backlog), the decompositions of reference texts counted on the fake server
+against the distinct references of the test split (target: equal, each once), and whether the
+two runs stored the same scores. Each worker scores one job at a time (``--concurrency 1``) with
+``ETC_JUDGE_CONCURRENCY=2`` (``SCALE_JUDGE_CONCURRENCY`` changes it) requests in flight, so one
+worker is bound by the judge's latency, as a real backlog is. Workers warm the judge when they
+start (``python -m leaderboard worker``), before the clock starts.
 
 Both use a tiny corpus in the real schema (tests/data/make_tiny_corpus.py: 20 test items), so a
 run takes minutes on a shared machine. PostgreSQL: Debian's binaries (``make postgres``), started
@@ -352,9 +355,11 @@ def scale_out(n: int, url: str, corpus: Path, work: Path, kills: int = 2) -> dic
 
 
 def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
-                  submissions: int = 6, concurrency: int = JUDGE_CONCURRENCY) -> dict:  # fmt: skip
+                  submissions: int = 6, concurrency: int = JUDGE_CONCURRENCY,
+                  latency: float = JUDGE_LATENCY) -> dict:  # fmt: skip
     """Score ``submissions`` files with the judge by ``processes`` workers on the empty database
-    ``url`` (board and judge cache); the fake ``server`` counts the requests."""
+    ``url`` (board, judge cache and studies); the fake ``server`` answers after ``latency``
+    seconds and counts the requests."""
     from tests.fakes.judge_fixtures import FAKE_MODEL
     from tests.fakes.judge_responder import request_kind
 
@@ -363,11 +368,12 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
     env = base_env(
         corpus, work, url,
         ETC_JUDGE_PROVIDER="openai", ETC_JUDGE_MODEL=FAKE_MODEL, ETC_JUDGE_CACHE=url,
+        ETC_STUDIES_DB=url,
         OPENAI_API_KEY="test-key", OPENAI_BASE_URL=server.openai_base_url,
         ETC_JUDGE_CONCURRENCY=str(concurrency), ETC_JUDGE_BACKOFF="0.01", ETC_LB_RETRY_BACKOFF="0",
     )  # fmt: skip
     server.reset()
-    server.latency = JUDGE_LATENCY
+    server.latency = latency
     workers = [
         Worker(env, work / f"judge{processes}-{i}.log", "--concurrency", "1")
         for i in range(processes)
@@ -375,22 +381,24 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
     code = (
         "import sys, leaderboard as lb\n"
         "from benchmarks.scale_out import judge_file, split_items\n"
+        "from leaderboard.db import open_db\n"
+        "open_db(create=True)\n"
         "items = split_items(sys.argv[1])\n"
         "for k in range(int(sys.argv[2])):\n"
         "    lb.submit(judge_file(items, k), {'name': f'judge {k}', 'setting': 'zero-shot'},"
         " submitter=f'judge{k}')\n"
         "lb.close_all()\n"
     )
-    create_board(env)
     cpu_before = _children_cpu()
     try:
+        # one process creates the board and queues the submissions; then the workers start
+        subprocess.run([sys.executable, "-c", code, str(corpus), str(submissions)], env=env,
+                       cwd=REPO, check=True)  # fmt: skip
         for w in workers:
             w.start()
         for w in workers:
             w.wait_ready()
         started = time.monotonic()
-        subprocess.run([sys.executable, "-c", code, str(corpus), str(submissions)], env=env,
-                       cwd=REPO, check=True)  # fmt: skip
         deadline = time.monotonic() + 900
         while True:
             (judged,) = pg_query(
@@ -419,9 +427,25 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
         url, "SELECT sum(extract(epoch FROM finished_at - claimed_at)), "
         "extract(epoch FROM max(finished_at) - min(claimed_at)) FROM jobs WHERE stage = 'judge'"
     )[0]  # fmt: skip
+    per_stage = pg_query(
+        url, "SELECT submission_id, stage, count(*) FROM jobs WHERE status = 'done' GROUP BY 1, 2"
+    )
+    per_signature = pg_query(
+        url, "SELECT submission_id, metric_group, signature, count(*) FROM scores GROUP BY 1, 2, 3"
+    )
+    judges = pg_query(
+        url, "SELECT count(DISTINCT claimed_process) FROM jobs WHERE stage = 'judge'"
+    )[0][0]
     return {
         "processes": processes,
+        "submissions": submissions,
+        "latency": latency,
         "wall_s": wall,
+        "stage_jobs": sorted({c for _, _, c in per_stage}),
+        "stage_pairs": len(per_stage),
+        "score_rows_per_signature": sorted({c for *_, c in per_signature}),
+        "judge_processes": judges,
+        "scores": stored_scores(pg_query(url, SCORES_SQL)),
         "calls": len(server.requests),
         "ref_decompositions": len(ref_calls),
         "distinct_refs_decomposed": len(set(ref_calls)),
@@ -485,21 +509,28 @@ def print_scale_out(r: dict) -> None:
           f"queue drained {r['drain_s']:.1f} s after the last upload")  # fmt: skip
 
 
+def print_judge_run(r: dict) -> None:
+    """One judge-backlog run's figures."""
+    print(f"  {r['processes']} worker(s): judge backlog cleared in {r['judge_span_s']:.1f} s "
+          f"(first judge claim to last judge result; {r['wall_s']:.1f} s from the workers being "
+          f"ready with the backlog queued, with the lexical stage), {r['calls']} judge calls, at "
+          f"most {r['max_in_flight']} in flight, {r['workers_cpu_s']:.1f} CPU s in the workers "
+          "and the upload process; reference decompositions "
+          f"{r['ref_decompositions']} for {r['distinct_refs']} distinct references "
+          f"({r['distinct_refs_decomposed']} of them decomposed); jobs not done "
+          f"{r['jobs_not_done']}")  # fmt: skip
+
+
 def print_judge(one: dict, three: dict) -> None:
-    print(f"judge backlog: 6 submissions, fake judge at {JUDGE_LATENCY * 1000:.0f} ms, "
+    print(f"judge backlog: {one['submissions']} submissions, fake judge at "
+          f"{one['latency'] * 1000:.0f} ms, "
           f"ETC_JUDGE_CONCURRENCY={JUDGE_CONCURRENCY}, worker --concurrency 1")  # fmt: skip
     for r in (one, three):
-        print(f"  {r['processes']} worker(s): judge backlog cleared in {r['judge_span_s']:.1f} s "
-              f"(first judge claim to last judge result; {r['wall_s']:.1f} s from the uploads, "
-              f"with the lexical stage), {r['calls']} judge calls, at most "
-              f"{r['max_in_flight']} in flight, {r['workers_cpu_s']:.1f} CPU s in the workers "
-              "and the upload process; reference decompositions "
-              f"{r['ref_decompositions']} for {r['distinct_refs']} distinct references "
-              f"({r['distinct_refs_decomposed']} of them decomposed); jobs not done "
-              f"{r['jobs_not_done']}")  # fmt: skip
+        print_judge_run(r)
     print(
         f"  speed-up 3 vs 1: {judge_ratio(one, three):.2f}x on the judge backlog, "
-        f"{one['wall_s'] / three['wall_s']:.2f}x from the uploads (target >= {TARGET_RATIO})"
+        f"{one['wall_s'] / three['wall_s']:.2f}x from the workers being ready "
+        f"(target >= {TARGET_RATIO})"
     )
 
 
@@ -537,9 +568,10 @@ def main(argv: list[str] | None = None) -> int:
                     work.mkdir()
                     runs.append(judge_backlog(processes, server.new_database(), corpus, work, fake))
             print_judge(*runs)
-            ok &= judge_ratio(*runs) >= TARGET_RATIO and all(
-                r["ref_decompositions"] == r["distinct_refs"] for r in runs
-            )
+            print(f"  scores identical (1 vs 3 workers): {runs[0]['scores'] == runs[1]['scores']}")
+            ok &= (judge_ratio(*runs) >= TARGET_RATIO and runs[0]["scores"] == runs[1]["scores"]
+                   and all(r["ref_decompositions"] == r["distinct_refs"] and r["stage_jobs"] == [1]
+                           for r in runs))  # fmt: skip
     print("all checks held" if ok else "SOME CHECKS FAILED")
     return 0 if ok else 1
 

@@ -11,7 +11,10 @@ is the one place that knows how such a URL is opened:
   once per URL and closed at exit);
 - :func:`connect` opens one connection whose ``execute(sql, params)`` takes the ``?``
   placeholders the embedded engines use (:func:`translate`), so a query is written once for
-  both engines.
+  both engines;
+- :func:`rows_digest`, :class:`TableCheck` and :class:`MigrationReport`: how a copy of an
+  embedded database into a server is checked, table by table (count and SHA-256), by
+  ``python -m leaderboard migrate`` and ``etclib studies migrate`` alike.
 
 psycopg is imported only when a URL is used; without it the error says what to install.
 """
@@ -19,7 +22,12 @@ psycopg is imported only when a URL is used; without it the error says what to i
 from __future__ import annotations
 
 import atexit
+import hashlib
+import json
 import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any
 
 from .errors import ConfigError, DependencyError
@@ -199,3 +207,70 @@ def close_pools() -> None:
 
 
 atexit.register(close_pools)
+
+
+# --- checking a copy -------------------------------------------------------------------------
+
+
+def canonical(value: Any) -> Any:
+    """A value as both engines' drivers give it, written one way (JSON-safe)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "bytes:" + bytes(value).hex()
+    return str(value)
+
+
+def rows_digest(rows: Iterable[Sequence]) -> tuple[int, str]:
+    """(rows, SHA-256) of a table's rows: each row written canonically and hashed, the row
+    hashes sorted and hashed together, so neither engine's order or collation matters."""
+    digests = sorted(
+        hashlib.sha256(
+            json.dumps([canonical(v) for v in row], ensure_ascii=False).encode()
+        ).digest()
+        for row in rows
+    )
+    total = hashlib.sha256()
+    for d in digests:
+        total.update(d)
+    return len(digests), total.hexdigest()
+
+
+@dataclass
+class TableCheck:
+    """One table compared after a copy."""
+
+    rows_source: int
+    rows_target: int
+    sha_source: str
+    sha_target: str
+
+    @property
+    def ok(self) -> bool:
+        return self.rows_source == self.rows_target and self.sha_source == self.sha_target
+
+
+@dataclass
+class MigrationReport:
+    """What a migration copied and how each table compared."""
+
+    source: str
+    target: str
+    tables: dict[str, TableCheck] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.tables.values())
+
+    def lines(self) -> list[str]:
+        out = [f"{'table':<20} {'rows here':>10} {'rows there':>10}  sha256 (first 16)  same"]
+        for table, c in self.tables.items():
+            out.append(
+                f"{table:<20} {c.rows_source:>10} {c.rows_target:>10}  {c.sha_source[:16]}  "
+                + ("yes" if c.ok else f"NO (there: {c.sha_target[:16]})")
+            )
+        return out

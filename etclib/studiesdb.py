@@ -15,6 +15,9 @@ between the engines is here, behind :class:`StudiesConnection`:
 - :meth:`~StudiesConnection.schema`: ``CREATE TABLE IF NOT EXISTS`` statements, run once per
   process on PostgreSQL (:func:`etclib.serverdb.ensure_schema`).
 
+:func:`migrate` copies an existing DuckDB file into PostgreSQL (``etclib studies migrate --to
+URL``), every table of every study, with each table's count and SHA-256 compared afterwards.
+
 On PostgreSQL one ``with connect(...)`` block is one transaction on a connection lent by the
 process's pool: committed when the block ends, rolled back when it raises.
 """
@@ -22,6 +25,8 @@ process's pool: committed when the block ends, rolled back when it raises.
 from __future__ import annotations
 
 import contextlib
+import importlib
+import re
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -199,3 +204,107 @@ def _server(url: str) -> Iterator[StudiesConnection]:
     with contextlib.ExitStack() as stack:
         stack.push(lent.__exit__)
         yield StudiesConnection(raw, "postgres", where, url)
+
+
+# --- moving a DuckDB file into PostgreSQL ----------------------------------------------------
+
+#: The studies and the modules whose ``_SCHEMA`` creates their tables (no foreign keys: any
+#: order copies).
+STUDIES: dict[str, str] = {
+    "annotation": "etclib.annotation",
+    "labeljudge": "etclib.labeljudge",
+    "causes": "etclib.causes",
+}
+#: Rows fetched from the source at a time.
+CHUNK = 50_000
+
+
+def schemas() -> dict[str, str]:
+    """Study name -> its ``CREATE TABLE IF NOT EXISTS`` statements."""
+    return {name: importlib.import_module(mod)._SCHEMA for name, mod in STUDIES.items()}
+
+
+def tables() -> dict[str, str]:
+    """Every table of the studies -> the study it belongs to, in the schemas' order."""
+    return {
+        table: name
+        for name, ddl in schemas().items()
+        for table in re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", ddl)
+    }
+
+
+def _columns(con: StudiesConnection, table: str) -> list[str]:
+    rows = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+        "AND table_schema = current_schema() ORDER BY ordinal_position",
+        [table],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _digest(con: StudiesConnection, table: str, cols: list[str]) -> tuple[int, str]:
+    if not cols:  # a table the source file never had: no rows
+        return serverdb.rows_digest([])
+    return serverdb.rows_digest(con.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall())
+
+
+def migrate(source: str | Path, url: str, *, replace: bool = False) -> serverdb.MigrationReport:
+    """Copy every study table of the DuckDB file ``source`` into the PostgreSQL database ``url``
+    and compare each table (count and SHA-256, :func:`etclib.serverdb.rows_digest`).
+
+    The tables are created on the target first (the studies' own schemas); the copy is one
+    transaction, so a failure leaves the target as it was. A target whose study tables hold
+    rows is refused (:class:`StoreError`) unless ``replace``: those rows are then deleted first,
+    in the same transaction. A table the file does not have (a study never run) copies as
+    empty. The file is only read.
+    """
+    if serverdb.is_url(source):
+        raise StoreError(
+            f"migrate copies a DuckDB studies file into PostgreSQL; the source {source!r} is a "
+            "server. Give the file (--from, or ETC_STUDIES_DB) to copy."
+        )
+    if not serverdb.is_url(url):
+        raise StoreError(
+            f"--to {url!r} is not a PostgreSQL URL; give postgresql://USER:PASSWORD@HOST/DB."
+        )
+    path = Path(source)
+    if not path.is_file():
+        raise StoreError(
+            f"There is no studies file at {path}. Give the DuckDB file to copy with --from "
+            "(or ETC_STUDIES_DB)."
+        )
+    where = serverdb.redacted(url)
+    report = serverdb.MigrationReport(str(path), where)
+    names = tables()
+    with connect(path, read_only=True) as src:
+        layout = {table: _columns(src, table) for table in names}
+        with connect(url) as dst:
+            for name, ddl in schemas().items():
+                dst.schema(name, ddl)
+            held = {
+                t: dst.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in names
+            }  # inside the transaction that copies: nothing can slip in between
+            if any(held.values()) and not replace:
+                filled = ", ".join(f"{t} ({n})" for t, n in held.items() if n)
+                raise StoreError(
+                    f"The studies database {where} is not empty: {filled}. Nothing was copied. "
+                    "Give --replace to delete its study rows and copy this file in their "
+                    "place, or point --to at an empty database."
+                )
+            for table, cols in layout.items():
+                dst.execute(f"DELETE FROM {table}")
+                if not cols:
+                    continue
+                marks = ", ".join("?" * len(cols))
+                insert = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})"
+                rows = src.execute(
+                    f"SELECT {', '.join(cols)} FROM {table} ORDER BY {', '.join(cols)}"
+                )
+                while chunk := rows.fetchmany(CHUNK):
+                    serverdb.Connection(dst.raw).executemany(insert, chunk)
+        with connect(url, read_only=True) as dst:
+            for table, cols in layout.items():
+                n_src, sha_src = _digest(src, table, cols)
+                n_dst, sha_dst = _digest(dst, table, cols)
+                report.tables[table] = serverdb.TableCheck(n_src, n_dst, sha_src, sha_dst)
+    return report

@@ -53,7 +53,8 @@ Example:
 WORKER_HELP = """Run the scoring worker (a pool of threads) in this process.
 
 With --once it exits when the queue is empty, or with status 8 after --timeout seconds
-(default 3600) or when it stops after repeated errors.
+(default 3600) or when it stops after repeated errors. Before it claims a job it pays the
+one-time costs of the stages that run (with the judge: its SDK, client and answer cache).
 
 Example:
   python -m leaderboard worker --threads 2
@@ -170,13 +171,17 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import time
 
     import leaderboard as lb
-    from leaderboard import settings
+    from leaderboard import settings, stages
     from leaderboard.errors import WorkerStoppedError
     from leaderboard.worker import pending_jobs
 
     db = lb.open_db()
     if db.resumed_jobs:
         print(f"resumed {db.resumed_jobs} job(s) left running by a stopped worker")
+    # the first job of each stage would otherwise pay its imports, clients and connections
+    warmed = stages.warm()
+    if warmed:
+        print(f"warmed: {', '.join(warmed)}", flush=True)
     # ETC_LB_WORKERS=0 means "the site scores nothing"; a worker process always scores
     threads = args.threads or settings.workers() or settings.DEFAULT_WORKERS
     pool = lb.start_workers(threads, db=db)

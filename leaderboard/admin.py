@@ -146,7 +146,7 @@ def rerun_failed(
             "SELECT j.submission_id, j.stage, j.options FROM jobs j "
             "JOIN submissions s ON s.id = j.submission_id "
             "WHERE j.status = 'failed' AND s.kind <> 'reported' AND s.visibility <> 'deleted' "
-            "AND (? IS NULL OR j.submission_id = ?) "
+            "AND (CAST(? AS VARCHAR) IS NULL OR j.submission_id = ?) "
             "AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.submission_id = j.submission_id "
             "AND k.stage = j.stage AND k.id > j.id) ORDER BY j.id",
             [submission_id, submission_id],

@@ -7,7 +7,7 @@
 The target is created (migrated to the current schema) by opening it; the copy is one
 transaction, so a failure leaves the target as it was. Afterwards each table is compared:
 its row count and a SHA-256 over its rows, computed the same way from both databases
-(:func:`table_digest`: each row written canonically and hashed, the row hashes sorted, so
+(:func:`etclib.serverdb.rows_digest`: each row written canonically and hashed, the row hashes sorted, so
 neither engine's order or collation matters). A target that already holds rows is refused
 unless ``replace`` (its leaderboard rows are then deleted first, in the same transaction). The
 sequences of job and score ids continue after the copied ones.
@@ -15,11 +15,7 @@ sequences of job and score ids continue after the copied ones.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
-from datetime import date, datetime
-from typing import Any
+from etclib.serverdb import MigrationReport, TableCheck, rows_digest
 
 from .db import Database, ServerDatabase, open_db
 from .errors import LeaderboardError
@@ -43,42 +39,6 @@ SEQUENCES = {"job_ids": ("jobs", "id"), "score_ids": ("scores", "id")}
 CHUNK = 50_000
 
 
-@dataclass
-class TableCheck:
-    """One table compared after the copy."""
-
-    rows_source: int
-    rows_target: int
-    sha_source: str
-    sha_target: str
-
-    @property
-    def ok(self) -> bool:
-        return self.rows_source == self.rows_target and self.sha_source == self.sha_target
-
-
-@dataclass
-class MigrationReport:
-    """What :func:`migrate` copied and how each table compared."""
-
-    source: str
-    target: str
-    tables: dict[str, TableCheck] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.tables.values())
-
-    def lines(self) -> list[str]:
-        out = [f"{'table':<20} {'rows here':>10} {'rows there':>10}  sha256 (first 16)  same"]
-        for table, c in self.tables.items():
-            out.append(
-                f"{table:<20} {c.rows_source:>10} {c.rows_target:>10}  {c.sha_source[:16]}  "
-                + ("yes" if c.ok else f"NO (there: {c.sha_target[:16]})")
-            )
-        return out
-
-
 def columns(db: Database, table: str) -> list[str]:
     """The columns of ``table`` that the source board has, in its order."""
     rows = db.query(
@@ -89,32 +49,9 @@ def columns(db: Database, table: str) -> list[str]:
     return [r[0] for r in rows]
 
 
-def _canonical(value: Any) -> Any:
-    """A value as both engines' drivers give it, written one way (JSON-safe)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return "bytes:" + bytes(value).hex()
-    return str(value)
-
-
 def table_digest(db: Database, table: str, cols: list[str]) -> tuple[int, str]:
-    """(rows, SHA-256) of ``table``'s ``cols``: each row's hash, sorted, hashed together."""
-    digests = [
-        hashlib.sha256(
-            json.dumps([_canonical(v) for v in row], ensure_ascii=False).encode()
-        ).digest()
-        for row in db.query(f"SELECT {', '.join(cols)} FROM {table}")
-    ]
-    digests.sort()
-    total = hashlib.sha256()
-    for d in digests:
-        total.update(d)
-    return len(digests), total.hexdigest()
+    """(rows, SHA-256) of ``table``'s ``cols`` (:func:`etclib.serverdb.rows_digest`)."""
+    return rows_digest(db.query(f"SELECT {', '.join(cols)} FROM {table}"))
 
 
 def _order(table: str, cols: list[str]) -> str:

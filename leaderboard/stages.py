@@ -15,15 +15,25 @@ A stage without a rule here runs for every submission, with no options, concurre
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from etclib import metrics, tracks
+from etclib.redact import redact
 
 from . import settings
 from .errors import LeaderboardError
+
+log = logging.getLogger("leaderboard.worker")
+
+
+def _warm_judge() -> None:
+    from etclib.judge.runner import JudgeSettings, warm
+
+    warm(JudgeSettings.resolve(_judge_options().get))
 
 
 def _judge_options() -> dict[str, Any]:
@@ -46,13 +56,17 @@ class Rule:
     options: Callable[[], dict[str, Any]] = dict
     #: its models are shared in-process and not known to be thread-safe: one job at a time
     exclusive: bool = False
+    #: pays the stage's one-time costs (imports, clients, connections) before a worker claims
+    warm: Callable[[], None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
 
 RULES: dict[str, Rule] = {
     "lexical": Rule(exclusive=True),  # one MeCab tagger per process
     "bertscore": Rule(enabled=settings.bertscore_enabled, exclusive=True),  # one model
-    "judge": Rule(enabled=lambda: bool(settings.judge_provider()), options=_judge_options),
+    "judge": Rule(
+        enabled=lambda: bool(settings.judge_provider()), options=_judge_options, warm=_warm_judge
+    ),
 }
 _DEFAULT = Rule()
 
@@ -101,6 +115,27 @@ def configured_stages(track: str | None = None) -> list[str]:
 def stage_options(stage: str) -> dict[str, Any]:
     """Metric options fixed when a stage is queued."""
     return rule(stage).options()
+
+
+def warm(track: str | None = None) -> list[str]:
+    """Pay the one-time costs of the stages that run for a new submission of ``track`` with the
+    current settings (those whose :class:`Rule` has a ``warm``); the stages warmed.
+
+    A failure is logged, not raised: the stage's first job then fails with the same cause in
+    its own words.
+    """
+    done = []
+    for stage in configured_stages(track):
+        r = rule(stage)
+        if r.warm is None:
+            continue
+        try:
+            r.warm()
+        except Exception as exc:  # noqa: BLE001 - the job reports it properly
+            log.warning("warming the %s stage failed: %s", stage, redact(str(exc)))
+            continue
+        done.append(stage)
+    return done
 
 
 def lock(stage: str) -> threading.Lock | None:

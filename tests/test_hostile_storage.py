@@ -2,8 +2,8 @@
 
 - Queue fairness: a crash counts against a job only when that job was the one running; a job
   that stopped the scorer is retried alone, after a backoff; 32 submissions survive 18 SIGKILLs
-  of a real worker process with scores identical to an uninterrupted run; admins re-run failed
-  jobs (library, CLI, the Leaderboard page).
+  of a real worker process (8 and 5 on PostgreSQL) with scores identical to an uninterrupted run;
+  admins re-run failed jobs (library, CLI, the Leaderboard page).
 - Storage faults: a truncated, bit-flipped or zero-length file, a directory in its place, a
   read-only folder and a missing (mistyped) path each give one clear message (the path and what
   to do) from every command, non-zero, within 10 s; nothing is written into a damaged file; the
@@ -11,6 +11,12 @@
 - Admin token: shorter than 24 characters is refused at start-up; wrong tokens are rate-limited
   per session and logged.
 - Duplicates: ``content_sha256`` holds the content hash, ``file_sha256`` the file's bytes hash.
+
+Every test that uses the board runs on both engines (``board_engine``, tests/conftest.py) except
+those marked ``embedded_only``: the storage faults are about the DuckDB file itself, and the
+crash rules tested with ``die`` are those of a board whose crashed jobs are found when the file
+is opened again (on PostgreSQL a lease expires instead: tests/test_leaderboard_postgres.py). The
+SIGKILL test runs at full size (32 submissions, 18 kills) on DuckDB and smaller on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -50,8 +56,9 @@ def _close_databases(monkeypatch):
 
 
 @pytest.fixture
-def tiny(tiny_corpus, monkeypatch):
-    """The tiny corpus (20 test items) as ETC_DATA_DIR; its test items."""
+def tiny(tiny_corpus, monkeypatch, board_engine):
+    """The tiny corpus (20 test items) as ETC_DATA_DIR; its test items. The test runs on both
+    engines (unless marked ``embedded_only``)."""
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     return split_items(load_corpus(tiny_corpus), "test")
 
@@ -72,6 +79,18 @@ def job_rows(where: str = "", params=()) -> list[tuple]:
     return open_db().query(sql + " ORDER BY id", list(params))
 
 
+def fail_next(monkeypatch) -> None:
+    """Run the next queued job with a scorer that raises: the job fails (on either engine)."""
+    from etclib.errors import EtcError
+
+    def boom(db, job):
+        raise EtcError("the scorer broke (a test)")
+
+    with monkeypatch.context() as m:
+        m.setattr(worker, "compute", boom)
+        assert lb.process_jobs(max_jobs=1) == 1
+
+
 def die(db, jobs_wanted: int) -> list:
     """Claim jobs as a worker of a dead process, then "crash" (close without cleaning up)."""
     claimed = [worker.claim(db, "pid 999999 lb-worker-1") for _ in range(jobs_wanted)]
@@ -82,6 +101,7 @@ def die(db, jobs_wanted: int) -> list:
 # --- item 3: queue fairness ------------------------------------------------------------------
 
 
+@pytest.mark.embedded_only  # crashed jobs found on opening the file (PostgreSQL: a lease)
 def test_jobs_in_flight_together_at_crashes_are_never_failed(tiny):
     """F7: each crash used to add an attempt to every job in flight; 3 crashes failed them."""
     ids = submit_many(tiny, 2)
@@ -102,6 +122,7 @@ def test_jobs_in_flight_together_at_crashes_are_never_failed(tiny):
     assert {lb.status(i)["status"] for i in ids} == {"scored"}
 
 
+@pytest.mark.embedded_only  # crashed jobs found on opening the file (PostgreSQL: a lease)
 def test_a_crash_suspect_runs_alone_and_fails_only_after_crashing_alone(tiny, monkeypatch):
     monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "2")
     a, b = submit_many(tiny, 2)
@@ -128,6 +149,7 @@ def test_a_crash_suspect_runs_alone_and_fails_only_after_crashing_alone(tiny, mo
     assert lb.process_jobs() == 0
 
 
+@pytest.mark.embedded_only  # crashed jobs found on opening the file (PostgreSQL: a lease)
 def test_a_crashed_job_waits_for_its_backoff_and_others_go_first(tiny, monkeypatch):
     monkeypatch.setenv("ETC_LB_RETRY_BACKOFF", "30")
     crashed = lb.submit(jsonl(tiny), META).id
@@ -159,10 +181,9 @@ def test_a_clean_stop_does_not_count_as_a_crash(tiny):
 def test_admins_rerun_failed_jobs(tiny, monkeypatch, capsys):
     from leaderboard.__main__ import main
 
-    monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
     sid = lb.submit(jsonl(tiny), META).id
-    die(open_db(), 1)
+    fail_next(monkeypatch)
     assert lb.status(sid)["status"] == "failed"
     with pytest.raises(lb.AdminError):
         lb.rerun_failed("wrong-token-wrong-token-wrong")
@@ -174,7 +195,7 @@ def test_admins_rerun_failed_jobs(tiny, monkeypatch, capsys):
     assert ("rerun",) in actions
     # the CLI
     other = lb.submit(jsonl(tiny, 4), {**META, "contact": "o@x.org"}).id
-    die(open_db(), 1)
+    fail_next(monkeypatch)
     lb.close_all()
     assert main(["admin", "rerun", other, "--token", TOKEN, "--score"]) == 0
     assert "re-queued 1 failed job(s)" in capsys.readouterr().out
@@ -184,10 +205,9 @@ def test_admins_rerun_failed_jobs(tiny, monkeypatch, capsys):
 def test_the_leaderboard_page_reruns_failed_jobs(tiny, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
     sid = lb.submit(jsonl(tiny), META).id
-    die(open_db(), 1)
+    fail_next(monkeypatch)
     lb.close_all()
     monkeypatch.setenv("ETC_LB_WORKERS", "1")
     at = AppTest.from_file(str(REPO / "pages" / "leaderboard.py"), default_timeout=60).run()
@@ -205,39 +225,63 @@ def _env(corpus_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _scores(db_path: Path) -> dict[str, str]:
-    """Submission name -> its score rows (group, scores JSON), read with duckdb directly."""
-    con = duckdb.connect(str(db_path), read_only=True)
-    try:
-        rows = con.execute(
-            "SELECT s.name, c.metric_group, c.scores FROM scores c JOIN submissions s "
-            "ON s.id = c.submission_id ORDER BY s.name, c.metric_group"
-        ).fetchall()
-        statuses = con.execute("SELECT name, status FROM submissions").fetchall()
-    finally:
-        con.close()
+def _scores(target: str) -> tuple[dict[str, list], dict[str, str]]:
+    """Submission name -> its score rows (group, scores JSON), and name -> status, read from
+    the board at ``target`` (a DuckDB file or a PostgreSQL URL) with its driver directly."""
+    sql = (
+        "SELECT s.name, c.metric_group, c.scores FROM scores c JOIN submissions s "
+        "ON s.id = c.submission_id ORDER BY s.name, c.metric_group"
+    )
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(target) as con:
+            rows = con.execute(sql).fetchall()
+            statuses = con.execute("SELECT name, status FROM submissions").fetchall()
+    else:
+        con = duckdb.connect(target, read_only=True)
+        try:
+            rows = con.execute(sql).fetchall()
+            statuses = con.execute("SELECT name, status FROM submissions").fetchall()
+        finally:
+            con.close()
     out: dict[str, list] = {}
     for name, group, scores in rows:
         out.setdefault(name, []).append((group, json.loads(scores)))
     return out, dict(statuses)
 
 
+#: (submissions, SIGKILLs, kills that must land with jobs in flight) per engine: full size on the
+#: DuckDB file; smaller on PostgreSQL, where each kill's jobs wait for their lease (1 s) to end
+#: and the same rule (requeue, nothing lost, scores as an uninterrupted run) holds.
+SIGKILL_SIZES = {"duckdb": (32, 18, 12), "postgresql": (8, 5, 3)}
+
+
 @pytest.mark.slow
-def test_32_submissions_survive_18_sigkills_of_the_worker(tiny, tiny_corpus, tmp_path, monkeypatch):
+def test_submissions_survive_sigkills_of_the_worker(
+    tiny, tiny_corpus, tmp_path, monkeypatch, board_engine
+):
+    """32 submissions survive 18 SIGKILLs of ``worker --once`` on DuckDB (8 and 5 on
+    PostgreSQL), with every score identical to an uninterrupted run on a DuckDB file."""
+    submissions, kills_wanted, kills_landed = SIGKILL_SIZES[board_engine]
     monkeypatch.setenv("ETC_LB_DAILY_LIMIT", "100")
     monkeypatch.setenv("ETC_LB_MAX_QUEUE", "100")
-    paths = {}
-    for label in ("killed", "calm"):
-        path = tmp_path / f"{label}.duckdb"
-        monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
-        for n in range(32):
+    targets = {
+        "killed": os.environ["ETC_LEADERBOARD_DB"]
+        if board_engine == "postgresql"
+        else str(tmp_path / "killed.duckdb"),
+        "calm": str(tmp_path / "calm.duckdb"),
+    }
+    for target in targets.values():
+        monkeypatch.setenv("ETC_LEADERBOARD_DB", target)
+        for n in range(submissions):
             data = dumps_jsonl(
                 (it.key, f"{it.reference}{n}" * (k <= n % 5)) for k, it in enumerate(tiny)
             )
             lb.submit(data.encode(), {**META, "name": f"m{n:02d}", "contact": f"{n}@x"})
         lb.close_all()
-        paths[label] = path
-    env = _env(tiny_corpus, ETC_LEADERBOARD_DB=str(paths["killed"]), ETC_LB_WORKERS="2")
+    env = _env(tiny_corpus, ETC_LEADERBOARD_DB=targets["killed"], ETC_LB_WORKERS="2",
+               ETC_LB_LEASE_SECONDS="1")  # fmt: skip
     env["ETC_LB_RETRY_BACKOFF"] = "0"  # the backoff itself: test_a_crashed_job_waits_...
     # These kills are the test's, not the jobs': on a slow machine one job can be the only one
     # running at three kills in a row, and the poison-job rule (fail after ETC_LB_MAX_ATTEMPTS
@@ -246,12 +290,14 @@ def test_32_submissions_survive_18_sigkills_of_the_worker(tiny, tiny_corpus, tmp
     cmd = [sys.executable, "-m", "leaderboard", "worker", "--once", "--timeout", "120"]
     delays = [0.4, 1.3, 0.8, 2.1, 0.6, 1.7, 1.0, 2.5, 0.5]
     kills = 0
-    while kills < 18:
+    while kills < kills_wanted:
         proc = subprocess.Popen(
             cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         line = proc.stdout.readline()  # "worker: N thread(s) ..." once the database is open
-        assert "worker:" in line or line.startswith("resumed"), line + proc.stdout.read()
+        while line.startswith(("resumed", "warmed")):
+            line = proc.stdout.readline()
+        assert "worker:" in line, line + proc.stdout.read()
         time.sleep(delays[kills % len(delays)])
         if proc.poll() is not None:
             break  # the queue is empty already
@@ -260,14 +306,14 @@ def test_32_submissions_survive_18_sigkills_of_the_worker(tiny, tiny_corpus, tmp
         kills += 1
     done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=150)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert kills >= 12, kills  # most kills landed while jobs were in flight
-    env_calm = _env(tiny_corpus, ETC_LEADERBOARD_DB=str(paths["calm"]))
+    assert kills >= kills_landed, kills  # most kills landed while jobs were in flight
+    env_calm = _env(tiny_corpus, ETC_LEADERBOARD_DB=targets["calm"])
     calm = subprocess.run(cmd, env=env_calm, cwd=REPO, capture_output=True, text=True, timeout=150)
     assert calm.returncode == 0, calm.stdout + calm.stderr
-    killed_scores, killed_status = _scores(paths["killed"])
-    calm_scores, calm_status = _scores(paths["calm"])
+    killed_scores, killed_status = _scores(targets["killed"])
+    calm_scores, calm_status = _scores(targets["calm"])
     assert set(killed_status.values()) == {"scored"}, killed_status
-    assert len(killed_status) == 32
+    assert len(killed_status) == submissions
     assert killed_scores == calm_scores
     assert set(calm_status.values()) == {"scored"}
 
@@ -368,6 +414,7 @@ def commands(tmp_path: Path, items) -> dict[str, list[str]]:
     }
 
 
+@pytest.mark.embedded_only  # about the DuckDB file itself
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_command_refuses_a_damaged_or_missing_database(
     tiny, tmp_path, monkeypatch, capsys, case
@@ -397,6 +444,7 @@ def test_every_command_refuses_a_damaged_or_missing_database(
         lb.close_all()
 
 
+@pytest.mark.embedded_only  # about the DuckDB file itself
 @pytest.mark.parametrize("case", ["truncated", "bit-flipped-data", "zero-length", "missing"])
 def test_the_worker_process_exits_at_once_on_a_bad_database(tiny, tiny_corpus, tmp_path, case):
     path = _damage(case, _good_database(tiny, tmp_path / "leaderboard.duckdb"))
@@ -424,6 +472,7 @@ def _without_dac_override() -> list[str]:
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
 
 
+@pytest.mark.embedded_only  # about the DuckDB file itself
 @pytest.mark.parametrize("state", ["existing", "new"])
 def test_a_read_only_folder_gives_one_clear_message_from_every_command(
     tiny, tiny_corpus, tmp_path, state
@@ -461,6 +510,7 @@ def test_a_read_only_folder_gives_one_clear_message_from_every_command(
     assert sorted(p.name for p in folder.iterdir()) == before
 
 
+@pytest.mark.embedded_only  # about the DuckDB file itself
 def test_a_missing_database_is_created_only_when_asked(tiny, tmp_path, monkeypatch, capsys):
     from leaderboard.__main__ import main
 
@@ -476,6 +526,7 @@ def test_a_missing_database_is_created_only_when_asked(tiny, tmp_path, monkeypat
         open_db(tmp_path / "typo.duckdb", create=False)
 
 
+@pytest.mark.embedded_only  # about the DuckDB file itself
 def test_seed_creates_a_missing_board(tiny, tmp_path, monkeypatch, capsys):
     """``make prepare`` on a fresh clone: seeding is how a board is made."""
     from leaderboard.__main__ import main
@@ -487,6 +538,7 @@ def test_seed_creates_a_missing_board(tiny, tmp_path, monkeypatch, capsys):
     assert path.is_file() and "constant: added" in capsys.readouterr().out
 
 
+@pytest.mark.embedded_only  # about the DuckDB file itself
 def test_submit_refuses_a_database_damaged_in_its_data(tiny, tmp_path, monkeypatch, capsys):
     """F9: submit returned 0, writing into a file with a damaged data block."""
     from leaderboard.__main__ import main
@@ -542,6 +594,7 @@ def test_worker_once_gives_up_after_its_timeout(tiny, monkeypatch, capsys):
     assert lb.status(sid)["status"] in ("queued", "failed")
 
 
+@pytest.mark.embedded_only  # about the DuckDB file itself
 def test_every_page_shows_the_storage_message(tiny, tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -582,14 +635,19 @@ def test_a_short_admin_token_is_refused_at_start_up(tiny, monkeypatch, capsys):
     assert not at.title  # the site refused to start: no page ran
 
 
-def test_wrong_tokens_are_rate_limited_per_session_and_logged(tiny, monkeypatch, caplog):
+def test_wrong_tokens_are_rate_limited_per_session_and_logged(
+    tiny, monkeypatch, caplog, board_engine
+):
     from etclib import admintoken
+
+    # the failures are counted per session for the whole process: sessions of this run's own
+    visitor, other = f"visitor-1-{board_engine}", f"visitor-2-{board_engine}"
 
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
     sid = lb.submit(jsonl(tiny), META).id
     outcomes = []
     with caplog.at_level(logging.WARNING, logger="etclib.admintoken"):
-        with admintoken.session("visitor-1"):
+        with admintoken.session(visitor):
             for n in range(30):
                 try:
                     lb.hide(sid, f"guess-{n:030d}")
@@ -602,7 +660,7 @@ def test_wrong_tokens_are_rate_limited_per_session_and_logged(tiny, monkeypatch,
     failures = [r for r in caplog.records if "wrong admin token" in r.getMessage()]
     assert len(failures) == limit and all(TOKEN not in r.getMessage() for r in caplog.records)
     assert all("guess-" not in r.getMessage() for r in caplog.records)
-    with admintoken.session("visitor-2"):  # another session is not locked out
+    with admintoken.session(other):  # another session is not locked out
         lb.hide(sid, TOKEN)
     assert lb.status(sid)["visibility"] == "hidden"
 
@@ -662,3 +720,40 @@ def test_seeding_an_unchanged_baseline_takes_the_fast_path(tiny, monkeypatch):
     monkeypatch.setattr(submit, "store_submission", refuse)
     again = baselines.seed_computed(["constant"])
     assert again == {"constant": {"id": first["constant"]["id"], "added": False}}
+
+
+def test_the_worker_warms_its_stages_before_it_claims_and_survives_a_failed_warm_up(
+    tiny, monkeypatch, capsys, caplog
+):
+    """``python -m leaderboard worker`` pays each stage's one-time costs before its first claim;
+    a warm-up that fails is logged (redacted) and the worker scores all the same."""
+    import dataclasses
+
+    from leaderboard import stages
+    from leaderboard.__main__ import main
+
+    order = []
+
+    def broken() -> None:
+        order.append("warm")
+        raise RuntimeError("cannot load the tagger (key sk-abcdefghijklmnopqrstuvwxyz012345)")
+
+    claim = worker.claim
+
+    def counted(db, name):
+        order.append("claim")
+        return claim(db, name)
+
+    monkeypatch.setitem(stages.RULES, "lexical", dataclasses.replace(stages.RULES["lexical"],
+                                                                     warm=broken))  # fmt: skip
+    monkeypatch.setattr(worker, "claim", counted)
+    sid = lb.submit(jsonl(tiny), META).id
+    with caplog.at_level(logging.WARNING, logger="leaderboard.worker"):
+        assert main(["worker", "--once", "--threads", "1"]) == 0
+    assert order[0] == "warm" and "claim" in order
+    warned = [
+        r.getMessage() for r in caplog.records if "warming the lexical stage" in r.getMessage()
+    ]
+    assert warned and "cannot load the tagger" in warned[0] and "sk-abcdef" not in warned[0]
+    assert "warmed:" not in capsys.readouterr().out  # nothing was warmed
+    assert lb.status(sid)["status"] == "scored"

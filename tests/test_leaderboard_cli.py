@@ -1,4 +1,5 @@
-"""`python -m leaderboard seed-baselines` and `show` on the real test split."""
+"""`python -m leaderboard seed-baselines` and `show` on the real test split, on both engines
+(``board_engine``, tests/conftest.py: a DuckDB file and a PostgreSQL database)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ REFERENCE_ROWS = 5
 
 
 @pytest.fixture(autouse=True)
-def _close_databases():
+def _close_databases(board_engine):
     yield
     lb.close_all()
 

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "judge": "etclib.cli.judge",
     "judge-labels": "etclib.cli.judge_labels",
     "causes": "etclib.cli.causes",
+    "studies": "etclib.cli.studies",
 }
 
 

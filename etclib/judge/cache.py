@@ -340,43 +340,97 @@ class AnswerCache:
                 self.duplicates += 1
             log.info("judge cache %s: answer for key %s stored again", self.where, key[:12])
 
+    async def aget(self, key: str) -> dict[str, Any] | None:
+        """:meth:`get` from a coroutine: on a server, in a thread, so that the round trip does
+        not stall the other requests of the event loop; the local file is read in place."""
+        return await self._off_loop(self.get, key)
+
+    async def aput(self, key: str, **fields: Any) -> None:
+        """:meth:`put` from a coroutine (in a thread on a server, like :meth:`aget`)."""
+        await self._off_loop(lambda: self.put(key, **fields))
+
+    async def _off_loop(self, fn, *args):
+        if self.shared:
+            return await asyncio.to_thread(fn, *args)
+        return fn(*args)
+
     @contextlib.asynccontextmanager
-    async def once(self, key: str) -> AsyncIterator[dict[str, Any] | None]:
+    async def once(
+        self, key: str, gate: asyncio.Semaphore | None = None
+    ) -> AsyncIterator[dict[str, Any] | None]:
         """Get or compute once: ``async with cache.once(key) as stored:``.
 
         ``stored`` is the cached entry (as :meth:`get`), possibly written by another asker while
         this one waited; when it is None, this asker holds the key's claim and should call the
         model and :meth:`put` the answer inside the block. The claim is released on exit, also
         when the call failed (the next waiter then tries itself). Waiting never blocks the event
-        loop: it looks again after a short pause (0.02 s, growing to 0.5 s).
+        loop: it looks again after a short pause (0.02 s, growing to 0.5 s); on a server, each
+        look runs in a thread.
+
+        ``gate``: the asker's concurrency slots. The first claim is then tried while holding one
+        of them, so an asker does not sit on a claim that others wait for while its own call
+        waits for a slot (with several workers sharing references, the first to start would
+        otherwise claim them all and answer them one slot at a time). Waiting for another
+        asker's answer holds no slot (nor do the later looks, so the answer is seen as soon as
+        it is stored, not after this asker's queue). When ``stored`` is None, this asker holds
+        the claim and a slot, which passes to the block: the block must release it
+        (``gate.release()``) once its first attempt is done.
         """
         name = (self._id, key)
         pause = _POLL_FIRST
-        local = server = False
+        local = server = holding = False
+        claiming: asyncio.Future | None = None
+        db: Any = self._db
         try:
+            first = True
             while True:
+                if gate is not None and first:
+                    await gate.acquire()
+                    holding = True
+                first = False
                 if not local:
                     with _claims_lock:
                         if name not in _claimed:
                             _claimed.add(name)
                             local = True
                 if local and not server:
-                    server = not self.shared or self._db.try_lock(key)  # type: ignore[union-attr]
-                stored = self.get(key)
+                    if self.shared:
+                        claiming = asyncio.ensure_future(self._off_loop(db.try_lock, key))
+                        server = await asyncio.shield(claiming)
+                        claiming = None
+                    else:
+                        server = True
+                stored = await self.aget(key)
                 if stored is not None or server:
                     if stored is not None:  # another asker's answer
                         with self._counts:
                             self.waits += 1
                     break
+                if holding:
+                    gate.release()  # type: ignore[union-attr]
+                    holding = False
                 await asyncio.sleep(pause)
                 pause = min(pause * 1.5, _POLL_MAX)
+            if gate is not None and stored is None and not holding:
+                await gate.acquire()  # claimed while waiting (the first asker failed)
+                holding = True
+            if holding and stored is not None:
+                gate.release()  # type: ignore[union-attr]
+            holding = False  # when claimed, the slot is the block's now
             yield stored
         finally:
-            if server and self.shared:
-                self._db.unlock(key)  # type: ignore[union-attr]
-            if local:
-                with _claims_lock:
-                    _claimed.discard(name)
+            if holding:
+                gate.release()  # type: ignore[union-attr]
+            if claiming is not None:  # cancelled while claiming: the claim may have been taken
+                with contextlib.suppress(Exception):
+                    server = await claiming
+            try:
+                if server and self.shared:
+                    await self._off_loop(db.unlock, key)
+            finally:
+                if local:
+                    with _claims_lock:
+                        _claimed.discard(name)
 
     def __len__(self) -> int:
         return self._db.execute(f"SELECT COUNT(*) FROM {self._db.table}").fetchone()[0]

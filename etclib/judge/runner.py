@@ -78,6 +78,7 @@ __all__ = [
     "judge_item",
     "judge_items",
     "run_sync",
+    "warm",
 ]
 
 
@@ -317,7 +318,7 @@ class Judge:
         if pending is not None:
             self.usage.cache_hits += 1
             return Answer(*await asyncio.shield(pending), cached=True)
-        stored = self.cache.get(key)
+        stored = await self.cache.aget(key)
         if stored is not None:
             self.usage.cache_hits += 1
             self._memo[key] = (stored["answer"], stored["raw"])
@@ -326,10 +327,13 @@ class Judge:
         self._inflight[key] = future
         try:
             # asked once across runs, threads and (on PostgreSQL) workers: the first asker
-            # claims the key and calls; the others wait for its answer in the cache
-            async with self.cache.once(key) as stored:
+            # claims the key and calls; the others wait for its answer in the cache. A claim is
+            # taken with a slot in hand, and that slot makes the first attempt.
+            async with self.cache.once(key, gate=self._slots) as stored:
                 if stored is None:
-                    value, raw = await self._call(kind, key, tag, request, fields or {}, parser)
+                    value, raw = await self._call(
+                        kind, key, tag, request, fields or {}, parser, slot_held=True
+                    )
             if stored is not None:
                 self.usage.cache_hits += 1
                 self._memo[key] = (stored["answer"], stored["raw"])
@@ -359,17 +363,22 @@ class Judge:
         request: dict[str, Any],
         fields: dict[str, Any],
         parser: Callable[[str], Any],
+        *,
+        slot_held: bool = False,
     ) -> tuple[Any, str]:
+        """Ask until an answer parses; each attempt holds a slot (``slot_held``: the caller
+        acquired the first attempt's slot, which is released here like the others)."""
         s = self.settings
         last = ""
         raw = ""
         fault: Fault | None = None
         where = getattr(self.provider, "endpoint", "")
+        assert self._slots is not None
         for attempt in range(1, s.max_attempts + 1):
             if attempt > 1:
                 self.usage.retries += 1
-            assert self._slots is not None
-            async with self._slots:
+            answered = False
+            async with _Slot(self._slots, held=slot_held and attempt == 1):
                 if self._fatal is not None:  # another call already stopped the run
                     raise self._fatal
                 reply = None
@@ -390,9 +399,10 @@ class Judge:
                 except Exception as exc:  # noqa: BLE001 - every failure is classified below
                     action, last, fault = classify(exc, where)
                 else:
-                    self._succeeded = True
-                    self._store(kind, key, tag, fields, reply, value)
-                    return value, reply.text
+                    self._succeeded = answered = True
+            if answered:  # stored without holding the slot
+                await self._store(kind, key, tag, fields, reply, value)
+                return value, reply.text
             if action == "fatal" or (action in ("connect", "bad_request") and not self._succeeded):
                 if self._fatal is None:
                     self._fatal = self._fatal_error(fault)
@@ -433,10 +443,12 @@ class Judge:
         llm.log.warning("%s [ref %s]: %s", who, err.ref, fault.detail)
         return err
 
-    def _store(self, kind: str, key: str, tag: str, fields: dict, reply: Any, value: Any) -> None:
+    async def _store(
+        self, kind: str, key: str, tag: str, fields: dict, reply: Any, value: Any
+    ) -> None:
         # the row keeps the question's fields, not the whole request: the system prompt is
         # identified by the template tag, and the key already covers every byte sent
-        self.cache.put(
+        await self.cache.aput(
             key,
             kind=kind,
             provider=self.provider.name,
@@ -449,6 +461,21 @@ class Judge:
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,
         )
+
+
+class _Slot:
+    """One of the judge's concurrency slots for one attempt: acquired on entry (unless the
+    caller ``held`` it already) and released on exit."""
+
+    def __init__(self, slots: asyncio.Semaphore, *, held: bool):
+        self.slots, self.held = slots, held
+
+    async def __aenter__(self) -> None:
+        if not self.held:
+            await self.slots.acquire()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.slots.release()
 
 
 @dataclass
@@ -475,8 +502,9 @@ async def judge_item(judge: Judge, prediction: str, reference: str) -> ItemResul
     """Decompose both texts, then label each unit against the other text (SPEC rules 1-3)."""
     out = ItemResult()
     try:
-        out.units, out.ref_units = await asyncio.gather(
-            judge.decompose(prediction), judge.decompose(reference)
+        # the reference first: it is shared by every submission (and worker) judging the item
+        out.ref_units, out.units = await asyncio.gather(
+            judge.decompose(reference), judge.decompose(prediction)
         )
         if out.ref_units and out.units:
             labels = await asyncio.gather(
@@ -551,6 +579,20 @@ def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
         return asyncio.run(main())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, main()).result()
+
+
+def warm(settings: JudgeSettings | None = None) -> None:
+    """Pay a judge's one-time costs now rather than in its first run: import the provider's SDK
+    and build (then close) its client, load the prompt templates, and open the answer cache
+    (its schema and, on PostgreSQL, this process's connection pool). A scoring worker calls it
+    when its process starts, before it claims a job (``python -m leaderboard worker``).
+    Configuration errors are raised as in a run."""
+
+    async def enter() -> None:
+        async with Judge(settings):
+            pass
+
+    run_sync(enter)
 
 
 def labelling_run(
