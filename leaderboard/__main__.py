@@ -184,7 +184,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"warmed: {', '.join(warmed)}", flush=True)
     # ETC_LB_WORKERS=0 means "the site scores nothing"; a worker process always scores
     threads = args.threads or settings.workers() or settings.DEFAULT_WORKERS
-    pool = lb.start_workers(threads, db=db)
+    pool = lb.start_workers(threads, db=db, warm_board=False)  # no visitor here
     print(f"worker: {len(pool.threads)} thread(s), PID {os.getpid()}; Ctrl-C to stop", flush=True)
     finished = True
     try:

@@ -184,9 +184,14 @@ def process_jobs(*, db: Database | None = None, max_jobs: int | None = None) -> 
 class WorkerPool:
     """A bounded pool of scoring threads on one database."""
 
-    def __init__(self, db: Database, threads: int, poll: float = 2.0) -> None:
+    def __init__(
+        self, db: Database, threads: int, poll: float = 2.0, warm_board: bool = True
+    ) -> None:
         self.db = db
         self.poll = poll
+        #: rank the boards when the queue empties (the site's threads: its next visitor reads
+        #: them; a worker process has no visitor)
+        self.warm_board = warm_board
         self._stop = threading.Event()
         #: Why the pool stopped by itself (repeated loop errors), else None.
         self.failure: str | None = None
@@ -211,7 +216,7 @@ class WorkerPool:
             try:
                 busy = run_one(self.db)
                 errors = 0
-                if worked and not busy and not pending_jobs(self.db):
+                if self.warm_board and worked and not busy and not pending_jobs(self.db):
                     # the queue just emptied: rank the boards for their next visitor
                     board.warm(db=self.db)
                 worked = busy
@@ -267,18 +272,22 @@ class WorkerPool:
         return True
 
 
-def start_workers(threads: int | None = None, *, db: Database | None = None) -> WorkerPool:
+def start_workers(
+    threads: int | None = None, *, db: Database | None = None, warm_board: bool = True
+) -> WorkerPool:
     """Start (once per database and process) the pool of scoring threads; return it.
 
-    ``threads`` defaults to ``ETC_LB_WORKERS``; 0 starts none (a site whose board is scored by
-    ``python -m leaderboard worker`` processes): the pool returned then has no threads.
+    ``threads`` defaults to ``ETC_LB_WORKERS``; 0 starts none (a site whose board is scored
+    by ``python -m leaderboard worker`` processes): the pool returned then has no threads.
+    ``warm_board``: rank the boards whenever the queue empties (the site's threads; a worker
+    process, which has no visitor, passes False).
     """
     db = resolve(db)
     for pool in db.pools:
         if pool.running:
             return pool
     count = settings.workers() if threads is None else threads
-    pool = WorkerPool(db, count).start()
+    pool = WorkerPool(db, count, warm_board=warm_board).start()
     db.pools.append(pool)
     return pool
 
