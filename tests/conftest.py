@@ -229,10 +229,10 @@ SERIAL = {
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark the :data:`SERIAL` tests ``serial``, and put the modules that hold a slow test first
-    (then the larger modules): `make test` hands whole modules to its workers (``--dist
-    loadfile``, so a module's served site or trained model is set up once), and a long module
-    left for the end would run alone while the other worker idles."""
+    """Mark the :data:`SERIAL` tests ``serial``, and put the modules that drive a browser first,
+    then those that hold a slow test, each group's larger modules first: `make test` hands whole
+    modules to its workers (``--dist loadfile``, so a module's served site or trained model is set
+    up once), and a long module left for the end would run alone while the other worker idles."""
     seen = {module: set() for module in SERIAL}
     for item in items:
         module, _, rest = item.nodeid.partition("::")
@@ -252,15 +252,18 @@ def pytest_collection_modifyitems(config, items):
             )
 
     sizes: dict[str, int] = {}
+    browser: set[str] = set()
     slow: set[str] = set()
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         sizes[module] = sizes.get(module, 0) + 1
+        if item.get_closest_marker("browser") is not None:
+            browser.add(module)
         if item.get_closest_marker("slow") is not None:
             slow.add(module)
 
-    def order(item) -> tuple[bool, int]:
+    def order(item) -> tuple[bool, bool, int]:
         module = item.nodeid.split("::", 1)[0]
-        return module not in slow, -sizes[module]
+        return module not in browser, module not in slow, -sizes[module]
 
     items.sort(key=order)  # stable: each module's tests stay together and in their order

@@ -196,6 +196,7 @@ def test_every_metric_equals_scikit_learn_on_the_real_test_split(corpus, backend
 
 
 @needs_corpus
+@pytest.mark.slow
 @pytest.mark.usefixtures("warmed")
 def test_tfidf_beats_majority_and_prior_on_test(corpus, tmp_path, capsys):
     from etclib.cli import main
