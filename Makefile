@@ -86,13 +86,15 @@ postgres:
 # tests/conftest.py lists them). Either pass failing fails the target. TEST_JOBS=0: no workers.
 TEST_JOBS ?= auto
 PYTEST_PARALLEL = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+# The serial pass collects only the files that hold serial tests (every file when this fails).
+SERIAL_FILES = $(shell $(BIN)/python -c "from tests.conftest import SERIAL; print(*SERIAL)")
 
 test: install chromium postgres
 	@status=0; \
 	echo '$(PYTEST_PARALLEL) -m "not serial"'; \
 	$(PYTEST_PARALLEL) -m "not serial" || status=$$?; \
-	echo '$(BIN)/python -m pytest -m serial'; \
-	$(BIN)/python -m pytest -m serial || status=$$?; \
+	echo '$(BIN)/python -m pytest -m serial $(SERIAL_FILES)'; \
+	$(BIN)/python -m pytest -m serial $(SERIAL_FILES) || status=$$?; \
 	exit $$status
 
 # Everything but the real-browser tests (the same two passes).
@@ -100,8 +102,8 @@ test-fast: install
 	@status=0; \
 	echo '$(PYTEST_PARALLEL) -m "not browser and not serial"'; \
 	$(PYTEST_PARALLEL) -m "not browser and not serial" || status=$$?; \
-	echo '$(BIN)/python -m pytest -m "serial and not browser"'; \
-	$(BIN)/python -m pytest -m "serial and not browser" || status=$$?; \
+	echo '$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES)'; \
+	$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES) || status=$$?; \
 	exit $$status
 
 # ruff, then the import contracts of pyproject.toml ([tool.importlinter]; README "Architecture").
