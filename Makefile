@@ -79,12 +79,32 @@ postgres:
 	  || echo "Could not install PostgreSQL: the server tests will skip."; \
 	fi
 
-test: install chromium postgres
-	$(BIN)/python -m pytest
+# The tests run in two passes: most of them on TEST_JOBS pytest-xdist workers (one per core by
+# default; each module's tests on one worker, so that its served site or trained model is set up
+# once; --dist loadgroup would be finer but does not group on pytest 9.2, xdist issue 1386), then
+# the `serial` ones alone (they bound a wall-clock time, compare throughputs or SIGKILL workers;
+# tests/conftest.py lists them). Either pass failing fails the target. TEST_JOBS=0: no workers.
+TEST_JOBS ?= auto
+PYTEST_PARALLEL = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
+# The serial pass collects only the files that hold serial tests (every file when this fails).
+SERIAL_FILES = $(shell $(BIN)/python -c "from tests.conftest import SERIAL; print(*SERIAL)")
 
-# Everything but the real-browser tests.
+test: install chromium postgres
+	@status=0; \
+	echo '$(PYTEST_PARALLEL) -m "not serial"'; \
+	$(PYTEST_PARALLEL) -m "not serial" || status=$$?; \
+	echo '$(BIN)/python -m pytest -m serial $(SERIAL_FILES)'; \
+	$(BIN)/python -m pytest -m serial $(SERIAL_FILES) || status=$$?; \
+	exit $$status
+
+# Everything but the real-browser tests (the same two passes).
 test-fast: install
-	$(BIN)/python -m pytest -m "not browser"
+	@status=0; \
+	echo '$(PYTEST_PARALLEL) -m "not browser and not serial"'; \
+	$(PYTEST_PARALLEL) -m "not browser and not serial" || status=$$?; \
+	echo '$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES)'; \
+	$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES) || status=$$?; \
+	exit $$status
 
 # ruff, then the import contracts of pyproject.toml ([tool.importlinter]; README "Architecture").
 lint: install

@@ -50,11 +50,18 @@ PAGE_PATHS = {
 }
 
 
-def site_env(base: Path, corpus: str | os.PathLike, **extra: str) -> dict[str, str]:
+def site_env(
+    base: Path, corpus: str | os.PathLike, cache: Path | None = None, **extra: str
+) -> dict[str, str]:
     """The environment of a throw-away site for a browser test: every database, cache, home and
     secrets file under ``base`` (created), the real corpus, fewer bootstrap resamples, no hub,
-    and no LLM key or judge provider inherited from the machine; ``extra`` on top."""
+    and no LLM key or judge provider inherited from the machine; ``extra`` on top.
+
+    ``cache``: a cache folder to start from (copied into ``base``; the conftest's ``warm_cache``:
+    the retrieval index and classifiers that the site would otherwise build again)."""
     (base / "home").mkdir(parents=True, exist_ok=True)
+    if cache is not None:
+        shutil.copytree(cache, base / "cache", dirs_exist_ok=True)
     env = {
         "HOME": str(base / "home"),
         "ETC_DATA_DIR": str(corpus),

@@ -38,13 +38,13 @@ def _need_chromium() -> None:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, warm_cache):
     """A running site with the computed baselines scored, on a free port of 127.0.0.1."""
     _need_chromium()
     from tests.serve import running_site, site_env
 
     base = tmp_path_factory.mktemp("browser-site")
-    env = site_env(base, REAL_CORPUS)
+    env = site_env(base, REAL_CORPUS, cache=warm_cache)
     # Seed and score the baselines before the server holds the leaderboard database.
     subprocess.run(
         [

@@ -23,13 +23,13 @@ SHOTS = REPO / "test-output" / "screenshots"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, warm_cache):
     from tests.serve import CHROMIUM, running_site, site_env
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
     base = tmp_path_factory.mktemp("board-site")
-    env = site_env(base, REAL_CORPUS)
+    env = site_env(base, REAL_CORPUS, cache=warm_cache)
     subprocess.run(
         [
             sys.executable,

@@ -46,7 +46,7 @@ def _submit_queued(env: dict, path) -> str:
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(tmp_path_factory, warm_cache):
     """A running site whose studies database holds a 3-item cause sample and one code."""
     from tests.serve import CHROMIUM, running_site, site_env
 
@@ -55,7 +55,7 @@ def setup(tmp_path_factory):
     import os
 
     base = tmp_path_factory.mktemp("browser-causes")
-    env = site_env(base, REAL_CORPUS, ETC_ADMIN_TOKEN=ADMIN)
+    env = site_env(base, REAL_CORPUS, cache=warm_cache, ETC_ADMIN_TOKEN=ADMIN)
     from etclib import annotation, causes
     from etclib.corpus import load_corpus
 

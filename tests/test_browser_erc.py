@@ -26,13 +26,13 @@ NAME = "ERC browser entry"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, warm_cache):
     from tests.serve import CHROMIUM, running_site, site_env
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
     base = tmp_path_factory.mktemp("browser-erc")
-    env = site_env(base, REAL_CORPUS)
+    env = site_env(base, REAL_CORPUS, cache=warm_cache)
     subprocess.run(  # one categories baseline, scored, so the board has a row to compare with
         [
             sys.executable,

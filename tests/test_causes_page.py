@@ -49,6 +49,7 @@ def test_page_without_labels():
     assert not at.error
 
 
+@pytest.mark.slow
 def test_annotators_mark_causes_and_agreement_appears():
     from etclib.corpus import load_corpus
 

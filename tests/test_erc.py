@@ -174,6 +174,7 @@ def test_wa_and_uwa_match_a_hand_worked_example():
 
 
 @needs_corpus
+@pytest.mark.usefixtures("warmed")
 @pytest.mark.parametrize("backend", ["majority", "prior", "tfidf", "retrieval-labels"])
 def test_every_metric_equals_scikit_learn_on_the_real_test_split(corpus, backend):
     from etclib.backends import get_backend
@@ -195,6 +196,8 @@ def test_every_metric_equals_scikit_learn_on_the_real_test_split(corpus, backend
 
 
 @needs_corpus
+@pytest.mark.slow
+@pytest.mark.usefixtures("warmed")
 def test_tfidf_beats_majority_and_prior_on_test(corpus, tmp_path, capsys):
     from etclib.cli import main
 
@@ -268,6 +271,7 @@ def test_classifier_saved_with_version_and_hash_and_reloaded(corpus):
 
 
 @needs_corpus
+@pytest.mark.usefixtures("warmed")
 def test_category_metric_tells_constant_from_copy(corpus, capsys, tmp_path):
     from etclib.cli import main
 
@@ -289,6 +293,7 @@ def test_category_metric_tells_constant_from_copy(corpus, capsys, tmp_path):
 
 
 @needs_corpus
+@pytest.mark.usefixtures("warmed")
 def test_library_functions_for_the_chat_and_corpus_pages(corpus):
     from etclib.erc import chat_categories, classifier_confusion
 

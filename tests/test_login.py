@@ -14,6 +14,7 @@ import csv
 import ipaddress
 import json
 import secrets
+import shutil
 
 import pytest
 
@@ -148,7 +149,7 @@ SHOTS = REPO / "test-output" / "screenshots"
 @pytest.mark.browser
 @pytest.mark.slow
 @needs_corpus
-def test_login_submit_limit_and_reload(tmp_path):
+def test_login_submit_limit_and_reload(tmp_path, warm_cache):
     """Sign in at the loopback provider, submit, hit the daily limit, reload: still the limit,
     still signed in; the leaderboard shows the account beside the team name."""
     from oidc_provider_mock import User, run_server_in_thread
@@ -181,6 +182,7 @@ def test_login_submit_limit_and_reload(tmp_path):
             f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n',
             encoding="utf-8",
         )
+        shutil.copytree(warm_cache, tmp_path / "cache")  # the index and classifiers, built once
         env = {
             "HOME": str(home),
             "ETC_DATA_DIR": str(REAL_CORPUS),

@@ -257,7 +257,7 @@ def test_hf_backend_through_the_cli(tiny_corpus, tiny_model, tmp_path):  # noqa:
     assert run["signature"]["max_new_tokens"] == 3
 
 
-@pytest.mark.usefixtures("corpus")
+@pytest.mark.usefixtures("corpus", "warmed")
 @pytest.mark.parametrize("backend", ["retrieval", "copy"])
 def test_real_corpus_files_validate(tmp_path, backend):
     out = tmp_path / f"{backend}.jsonl"

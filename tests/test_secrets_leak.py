@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -181,7 +182,7 @@ def test_a_chat_backends_raw_failure_reaches_the_page_without_its_text(echoing):
 @pytest.mark.browser
 @pytest.mark.slow
 @needs_corpus
-def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
+def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path, warm_cache):
     """Every page opened in Chromium, the chat used (its model refuses the key), the judge
     failure on the board: the secret, the provider's words and the server's address are in no
     page's HTML and no websocket frame, and in no download the board offers."""
@@ -189,6 +190,7 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path):
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
+    shutil.copytree(warm_cache, tmp_path / "cache")  # the index and classifiers, built once
     with FakeLLMServer(api_key="the-right-key") as server:
         env = {
             "HOME": str(tmp_path / "site-home"),

@@ -222,6 +222,7 @@ def test_home_links_are_the_entry_points_page_list():
 # --- chat ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_chat_with_retrieval_predicts_for_each_author(corpus):
     from etclib.backends import get_backend
     from etclib.task import chat_item

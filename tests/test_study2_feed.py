@@ -121,6 +121,7 @@ def _judge_label(decision_id: str) -> str:
         ).fetchone()[0]
 
 
+@pytest.mark.slow
 def test_judge_run_feeds_study2_and_two_annotators_give_agreement(
     judge_env,
     tiny_corpus,
