@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import Counter
 from typing import Any
 
@@ -237,6 +238,10 @@ def ranking(
     return frame.copy()
 
 
+#: Seconds :func:`warm` waits between two rankings by other metrics.
+WARM_PAUSE = 0.25
+
+
 def warm(*, db: Database | None = None) -> None:
     """Rank every track's board in its default order, then by each other metric it has, so
     the next visit and its metric switches find them in the cache (the site's scoring threads
@@ -251,6 +256,9 @@ def warm(*, db: Database | None = None) -> None:
                 if db.generation != generation:
                     return  # written meanwhile: this warm-up is stale, the next one follows
                 if key != board.attrs.get("sort_by") and board[key].notna().any():
+                    # a pause between rankings: a visitor's page running meanwhile in this
+                    # process gets the interpreter (these hold it for ~0.15 s each)
+                    time.sleep(WARM_PAUSE)
                     ranking(sort_by=key, track=track, db=db)
         except Exception:  # noqa: BLE001 - a cache warm-up, never the reason a worker stops
             log.exception("could not rank the %s board ahead of its next visit", track)
