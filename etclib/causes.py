@@ -835,27 +835,48 @@ def cause_utterances(
     run ``run_id``, default the newest run), ``human`` or ``llm`` only. The proxy gives no
     utterances, so it is never used here.
     """
+    key = (int(dialogue_id), int(turn), str(role))
+    return cause_utterances_of([key], source=source, run_id=run_id, db=db).get(key)
+
+
+def cause_utterances_of(
+    keys: Iterable[Key],
+    *,
+    source: str = "auto",
+    run_id: str | None = None,
+    db: str | Path | None = None,
+) -> dict[Key, CauseSet]:
+    """:func:`cause_utterances` of many items (a dialogue's, say), reading the human answers
+    and the LLM run once: item key -> its ``CauseSet``, for the items that have one."""
     if source not in ("auto", "human", "llm"):
         raise ConfigError(f"Unknown cause source {source!r} here. Use auto, human or llm.")
-    key = (int(dialogue_id), int(turn), str(role))
+    keys = [(int(d), int(t), str(r)) for d, t, r in keys]
+    out: dict[Key, CauseSet] = {}
+    left = keys
     if source in ("auto", "human"):
-        sets = _human_sets(db).get(key, [])
-        if len(sets) >= 2:
-            majority = _majority(sets, position(key[1], key[2]))
-            return CauseSet(
-                *key,
-                tuple(turn_role(p) for p in majority),
-                f"human majority ({len(sets)} answers)",
-            )
+        sets = _human_sets(db)
+        left = []
+        for key in keys:
+            answers = sets.get(key, [])
+            if len(answers) >= 2:
+                majority = _majority(answers, position(key[1], key[2]))
+                out[key] = CauseSet(
+                    *key,
+                    tuple(turn_role(p) for p in majority),
+                    f"human majority ({len(answers)} answers)",
+                )
+            else:
+                left.append(key)
         if source == "human":
-            return None
-    run = run_id or _latest_run(db)
+            return out
+    run = (run_id or _latest_run(db)) if left else None
     if run is None:
-        return None
-    found = run_causes(run, db=db).get(key)
-    if found is None:
-        return None
-    return CauseSet(*key, tuple(turn_role(p) for p in found), f"llm run {run}")
+        return out
+    found = run_causes(run, db=db)
+    for key in left:
+        if key in found:
+            out[key] = CauseSet(*key, tuple(turn_role(p) for p in found[key]), f"llm run {run}")
+    return out
 
 
 def cause_types_for_items(

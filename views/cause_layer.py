@@ -167,11 +167,17 @@ def dialogue_cause_sets(
 ) -> dict[tuple[int, str], Any]:
     """``(turn, role)`` -> :func:`cause_set` for each of ``targets`` (a dialogue's utterances)
     that has cause utterances from any source; the others are left out."""
+    keys = [(int(dialogue_id), int(turn), str(role)) for turn, role in targets]
+    found = causes.cause_utterances_of(keys, db=db)  # one read of the answers and the run
+    answers = None
     out = {}
-    for turn, role in targets:
-        found = cause_set(dialogue_id, turn, role, db=db)
-        if found is not None:
-            out[(int(turn), str(role))] = found
+    for key in keys:
+        one = found.get(key)
+        if one is None:
+            answers = causes.human_answers(db=db) if answers is None else answers
+            one = _one_answer(key, answers)
+        if one is not None:
+            out[key[1:]] = one
     return out
 
 
