@@ -45,10 +45,17 @@ def _search_all(filters):
     return cq.search_page(corpus_store(), filters, 1, page_size=20_000)
 
 
-@st.cache_data(ttl=30, show_spinner=False, max_entries=256)
+@st.cache_data(ttl=30, show_spinner=False)
+def _corpus_cause_sets():
+    # Every utterance's cause utterances, read at once (two studies-database reads): a dialogue's
+    # marks are then a lookup. Kept 30 s: labels change as people answer.
+    return cause_layer.corpus_cause_sets()
+
+
 def _cause_sets(dialogue_id: int, targets: tuple):
-    # Every utterance of the dialogue that has cause utterances; labels change as people answer.
-    return cause_layer.dialogue_cause_sets(dialogue_id, targets)
+    every = _corpus_cause_sets()
+    found = ((t, r, every.get((int(dialogue_id), int(t), str(r)))) for t, r in targets)
+    return {(int(t), str(r)): one for t, r, one in found if one is not None}
 
 
 @st.cache_data(show_spinner="Loading the category classifier (trained once, in seconds)…")

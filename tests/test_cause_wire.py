@@ -114,6 +114,8 @@ def test_one_answer_is_shown_in_the_dialogue_view_only(corpus):
     d = corpus.by_id[key[0]]
     every = cause_layer.dialogue_cause_sets(key[0], [(u.turn, u.role) for u in d.utterances])
     assert set(every) == {(key[1], key[2])}
+    # the Corpus page's corpus-wide map (one read) says the same as the per-item lookup
+    assert cause_layer.corpus_cause_sets() == {key: found}
     types = cause_layer.corpus_cause_types().set_index(["dialogue_id", "turn", "role"])
     assert types.loc[key, "source"] == "proxy"
     # a second answer makes a majority: the library's source takes over
@@ -121,3 +123,4 @@ def test_one_answer_is_shown_in_the_dialogue_view_only(corpus):
     causes.record_causes(other, key, [pos])
     assert cause_layer.cause_set(*key).source == "human majority (2 answers)"
     assert cause_layer.cause_set(*key).positions == (pos,)
+    assert cause_layer.corpus_cause_sets() == {key: cause_layer.cause_set(*key)}

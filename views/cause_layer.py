@@ -162,23 +162,36 @@ def _one_answer(key: tuple[int, int, str], answers: pd.DataFrame) -> Any:
     return causes.CauseSet(*key, chosen, ONE_ANSWER)
 
 
+def cause_sets_of(keys: Iterable[tuple[int, int, str]], *, db: Any = None) -> dict[Any, Any]:
+    """Item key -> :func:`cause_set` for each of ``keys`` that has cause utterances from any
+    source; the others are left out. Two reads of the studies database whatever the number of
+    keys (the answers and the newest run, then the single answers)."""
+    keys = [(int(d), int(t), str(r)) for d, t, r in keys]
+    out = causes.cause_utterances_of(keys, db=db)
+    missing = {k for k in keys if k not in out}
+    if missing:
+        answers = causes.human_answers(db=db)
+        for (d, t, r), group in answers.groupby(["dialogue_id", "turn", "role"], sort=False):
+            key = (int(d), int(t), str(r))
+            if key in missing and len(group) == 1:
+                chosen = tuple(causes.turn_role(int(p)) for p in group["causes"].iloc[0])
+                out[key] = causes.CauseSet(*key, chosen, ONE_ANSWER)
+    return out
+
+
+def corpus_cause_sets(*, db: Any = None) -> dict[Any, Any]:
+    """:func:`cause_sets_of` every utterance of the corpus (the Corpus page caches it: a
+    dialogue's marks are then a lookup)."""
+    return cause_sets_of((u.key for u in load_corpus().utterances), db=db)
+
+
 def dialogue_cause_sets(
     dialogue_id: int, targets: Iterable[tuple[int, str]], *, db: Any = None
 ) -> dict[tuple[int, str], Any]:
     """``(turn, role)`` -> :func:`cause_set` for each of ``targets`` (a dialogue's utterances)
     that has cause utterances from any source; the others are left out."""
-    keys = [(int(dialogue_id), int(turn), str(role)) for turn, role in targets]
-    found = causes.cause_utterances_of(keys, db=db)  # one read of the answers and the run
-    answers = None
-    out = {}
-    for key in keys:
-        one = found.get(key)
-        if one is None:
-            answers = causes.human_answers(db=db) if answers is None else answers
-            one = _one_answer(key, answers)
-        if one is not None:
-            out[key[1:]] = one
-    return out
+    found = cause_sets_of(((dialogue_id, t, r) for t, r in targets), db=db)
+    return {key[1:]: value for key, value in found.items()}
 
 
 def cause_marks(found: Any) -> dict[tuple[int, str], str]:
