@@ -266,6 +266,18 @@ class MigrationReport:
     def ok(self) -> bool:
         return all(c.ok for c in self.tables.values())
 
+    @property
+    def differing(self) -> list[str]:
+        """Tables whose copy differs from the source."""
+        return [t for t, c in self.tables.items() if not c.ok]
+
+    def text(self) -> str:
+        """What the ``migrate`` commands print: the copy, each table's comparison, the verdict."""
+        out = [f"copied {self.source} -> {redacted(self.target)}", *self.lines()]
+        if self.ok:
+            out.append("every table has the same rows and checksum on both sides")
+        return "\n".join(out)
+
     def lines(self) -> list[str]:
         out = [f"{'table':<20} {'rows here':>10} {'rows there':>10}  sha256 (first 16)  same"]
         for table, c in self.tables.items():
@@ -274,3 +286,11 @@ class MigrationReport:
                 + ("yes" if c.ok else f"NO (there: {c.sha_target[:16]})")
             )
         return out
+
+
+def filled_tables(cur, tables: list[str] | tuple[str, ...]) -> str:
+    """``"t1 (12), t2 (3)"``: the tables of ``tables`` that hold rows on cursor ``cur``, with
+    their counts; empty when none does (a migration's target check, run inside the
+    transaction that copies, so nothing can slip in between)."""
+    held = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+    return ", ".join(f"{t} ({n})" for t, n in held.items() if n)

@@ -281,11 +281,8 @@ def migrate(source: str | Path, url: str, *, replace: bool = False) -> serverdb.
         with connect(url) as dst:
             for name, ddl in schemas().items():
                 dst.schema(name, ddl)
-            held = {
-                t: dst.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in names
-            }  # inside the transaction that copies: nothing can slip in between
-            if any(held.values()) and not replace:
-                filled = ", ".join(f"{t} ({n})" for t, n in held.items() if n)
+            filled = serverdb.filled_tables(dst, names)
+            if filled and not replace:
                 raise StoreError(
                     f"The studies database {where} is not empty: {filled}. Nothing was copied. "
                     "Give --replace to delete its study rows and copy this file in their "

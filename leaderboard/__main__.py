@@ -368,7 +368,7 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from etclib.serverdb import is_url, redacted
+    from etclib.serverdb import is_url
     from leaderboard.db import open_db
     from leaderboard.errors import LeaderboardError
     from leaderboard.migrate import migrate
@@ -378,15 +378,13 @@ def cmd_migrate(args: argparse.Namespace) -> int:
             f"--to {args.to!r} is not a PostgreSQL URL; give postgresql://USER:PASSWORD@HOST/DB."
         )
     report = migrate(open_db(create=False), args.to, replace=args.replace)
-    print(f"copied {report.source} -> {redacted(report.target)}")
-    print("\n".join(report.lines()))
+    print(report.text())
     if not report.ok:
-        bad = ", ".join(t for t, c in report.tables.items() if not c.ok)
         raise LeaderboardError(
-            f"The copy differs from this board in: {bad}. Do not switch ETC_LEADERBOARD_DB to "
-            "it; run migrate again with --replace, and report the difference if it stays."
+            f"The copy differs from this board in: {', '.join(report.differing)}. Do not switch "
+            "ETC_LEADERBOARD_DB to it; run migrate again with --replace, and report the "
+            "difference if it stays."
         )
-    print("every table has the same rows and checksum on both sides")
     return 0
 
 

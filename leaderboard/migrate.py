@@ -15,7 +15,7 @@ sequences of job and score ids continue after the copied ones.
 
 from __future__ import annotations
 
-from etclib.serverdb import MigrationReport, TableCheck, rows_digest
+from etclib.serverdb import MigrationReport, TableCheck, filled_tables, rows_digest
 
 from .db import Database, ServerDatabase, open_db
 from .errors import LeaderboardError
@@ -73,11 +73,8 @@ def migrate(source: Database, url: str, *, replace: bool = False) -> MigrationRe
     report = MigrationReport(source.label, target.label)
     layout = {table: columns(source, table) for table in TABLES}
     with target.write() as cur:
-        held = {
-            t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES
-        }  # inside the transaction that copies: nothing can slip in between
-        if any(held.values()) and not replace:
-            filled = ", ".join(f"{t} ({n})" for t, n in held.items() if n)
+        filled = filled_tables(cur, TABLES)
+        if filled and not replace:
             raise LeaderboardError(
                 f"The PostgreSQL board {target.label} is not empty: {filled}. Nothing was "
                 "copied. Give --replace to delete its leaderboard rows and copy this board "

@@ -142,24 +142,7 @@ def cause_set(dialogue_id: int, turn: int, role: str, *, db: Any = None) -> Any:
     run), else the item's single human answer (source :data:`ONE_ANSWER`): a ``CauseSet`` or
     None."""
     key = (int(dialogue_id), int(turn), str(role))
-    found = causes.cause_utterances(*key, db=db)
-    if found is not None:
-        return found
-    return _one_answer(key, causes.human_answers(db=db))
-
-
-def _one_answer(key: tuple[int, int, str], answers: pd.DataFrame) -> Any:
-    """The ``CauseSet`` of ``key``'s only human answer in ``answers``, or None (none, or more
-    than one: those have a majority)."""
-    mine = answers[
-        (answers["dialogue_id"] == key[0])
-        & (answers["turn"] == key[1])
-        & (answers["role"] == key[2])
-    ]
-    if len(mine) != 1:
-        return None
-    chosen = tuple(causes.turn_role(int(p)) for p in mine["causes"].iloc[0])
-    return causes.CauseSet(*key, chosen, ONE_ANSWER)
+    return cause_sets_of([key], db=db).get(key)
 
 
 def cause_sets_of(keys: Iterable[tuple[int, int, str]], *, db: Any = None) -> dict[Any, Any]:

@@ -44,13 +44,11 @@ def run(args: argparse.Namespace) -> int:
 
     source = args.source or config.studies_db()
     report = studiesdb.migrate(source, args.to, replace=args.replace)
-    print(f"copied {report.source} -> {report.target}")
-    print("\n".join(report.lines()))
+    print(report.text())
     if not report.ok:
-        bad = ", ".join(t for t, c in report.tables.items() if not c.ok)
         raise StoreError(
-            f"The copy differs from the file in: {bad}. Do not switch ETC_STUDIES_DB to it; run "
-            "the migration again with --replace, and report the difference if it stays."
+            f"The copy differs from the file in: {', '.join(report.differing)}. Do not switch "
+            "ETC_STUDIES_DB to it; run the migration again with --replace, and report the "
+            "difference if it stays."
         )
-    print("every table has the same rows and checksum on both sides")
     return 0
