@@ -222,20 +222,17 @@ def ranking(
         tuple(ranked),
         tuple(plain),
     )
-    base = db.cache.get(base_key)
-    if base is None:
-        base = _base(db, ranked, plain, include_hidden, split, track)
-        db.cache_put(base_key, base, generation)
-    frame, resampled, sigs = base
+    frame, resampled, sigs = db.cached(
+        base_key, lambda: _base(db, ranked, plain, include_hidden, split, track), generation
+    )
     if sort_by is None:
         sort_by = metrics.ranking_key([m for m in ranked if frame[m].notna().any()], track)
     key = ("ranking", sort_by, *base_key[1:])
-    hit = db.cache.get(key)
-    if hit is not None:
-        return hit.copy()
-    frame = _ranked(frame.copy(), resampled, sigs, sort_by, include_hidden, track)
-    db.cache_put(key, frame, generation)
-    return frame.copy()
+    return db.cached(
+        key,
+        lambda: _ranked(frame.copy(), resampled, sigs, sort_by, include_hidden, track),
+        generation,
+    ).copy()
 
 
 #: Seconds :func:`warm` waits between two rankings by other metrics.
@@ -245,22 +242,29 @@ WARM_PAUSE = 0.25
 def warm(*, db: Database | None = None) -> None:
     """Rank every track's board in its default order, then by each other metric it has, so
     the next visit and its metric switches find them in the cache (the site's scoring threads
-    call this when their queue empties; it stops early when the board changes meanwhile). A
-    failure is logged: the visitor's page computes the board itself then."""
+    call this when their queue empties; it stops early when the board changes meanwhile). The
+    default orders come first, for every track: they are what the next visitor's page shows.
+    A failure is logged: the visitor's page computes the board itself then."""
     db = resolve(db)
     generation = db.generation
+    boards = {}
     for track in tracks():
         try:
-            board = ranking(track=track, db=db)
+            boards[track] = ranking(track=track, db=db)
+        except Exception:  # noqa: BLE001 - a cache warm-up, never the reason a worker stops
+            log.exception("could not rank the %s board ahead of its next visit", track)
+    for track, board in boards.items():
+        try:
             for key in metric_columns(track):
+                if key == board.attrs.get("sort_by") or not board[key].notna().any():
+                    continue
+                # a pause between rankings: a visitor's page running meanwhile in this process
+                # gets the interpreter (these hold it for ~0.1 s each)
+                time.sleep(WARM_PAUSE)
                 if db.generation != generation:
                     return  # written meanwhile: this warm-up is stale, the next one follows
-                if key != board.attrs.get("sort_by") and board[key].notna().any():
-                    # a pause between rankings: a visitor's page running meanwhile in this
-                    # process gets the interpreter (these hold it for ~0.15 s each)
-                    time.sleep(WARM_PAUSE)
-                    ranking(sort_by=key, track=track, db=db)
-        except Exception:  # noqa: BLE001 - a cache warm-up, never the reason a worker stops
+                ranking(sort_by=key, track=track, db=db)
+        except Exception:  # noqa: BLE001
             log.exception("could not rank the %s board ahead of its next visit", track)
 
 

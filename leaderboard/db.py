@@ -45,7 +45,7 @@ import re
 import socket
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -397,6 +397,8 @@ class Database:
         self.jobs_changed = threading.Condition()
         #: Per-process caches (the ranking, bootstrap weights); see :meth:`invalidate`.
         self.cache: dict[Any, Any] = {}
+        self._computing: dict[Any, threading.Lock] = {}
+        self._computing_lock = threading.Lock()
         #: Bumped by :meth:`invalidate`, so a result computed before a write is not cached after it.
         self.generation = 0
         self.pools: list[Any] = []
@@ -429,6 +431,30 @@ class Database:
         """Cache ``value`` unless a write happened since ``generation`` was read."""
         if generation == self.generation:
             self.cache[key] = value
+
+    def cached(self, key: Any, compute: Callable[[], Any], generation: int | None = None) -> Any:
+        """The cached value of ``key``, else ``compute()``'s, cached unless a write happened
+        since ``generation`` (default: now) was read. One computation per key and generation at
+        a time: a second caller (a visitor's page while the scoring thread warms the board)
+        waits for the first and takes its value instead of computing it again beside it."""
+        generation = self.generation if generation is None else generation
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        with self._computing_lock:
+            lock = self._computing.setdefault((key, generation), threading.Lock())
+        try:
+            with lock:
+                hit = self.cache.get(key)
+                if hit is not None:
+                    return hit
+                value = compute()
+                self.cache_put(key, value, generation)
+                return value
+        finally:
+            with self._computing_lock:
+                if self._computing.get((key, generation)) is lock:
+                    del self._computing[(key, generation)]
 
     def notify_jobs(self) -> None:
         with self.jobs_changed:

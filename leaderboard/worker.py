@@ -78,6 +78,9 @@ def run_job(db: Database, job: Job) -> bool:
         )
         _fail(db, job, public, detail)
         return False
+    # Before the scores become visible: the board that shows them next reads their resamples
+    # instead of computing them while its visitor waits.
+    samples.warm(result)
     with db.write() as cur:
         if finish_lock(cur, job.id) == "done":
             # another worker ran it too (its lease had expired) and stored it first
@@ -96,7 +99,6 @@ def run_job(db: Database, job: Job) -> bool:
         refresh_status(cur, job.submission_id)
     db.invalidate()
     db.notify_jobs()
-    samples.warm(result)  # the board that shows these scores next reads their resamples
     return True
 
 

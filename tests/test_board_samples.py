@@ -150,3 +150,48 @@ def test_the_sites_scoring_threads_rank_the_board_when_the_queue_empties(tiny, m
             assert lb.ranking(sort_by=key).attrs["sort_by"] == key
     finally:
         lb.stop_workers()
+
+
+def test_a_rows_resamples_are_kept_before_its_scores_show(tiny, monkeypatch):
+    # A visitor who opens the board the moment an entry reads "scored" must not wait for its
+    # resampling: the worker resamples a result before the write that makes it visible.
+    sid = submit(tiny, "copy", lambda it: it.utterance)
+    statuses: list[str] = []
+    real = samples.resampled_rows
+
+    def spy(rows, n_items):
+        statuses.append(lb.status(sid)["status"])
+        return real(rows, n_items)
+
+    monkeypatch.setattr(samples, "resampled_rows", spy)
+    lb.process_jobs()
+    assert lb.status(sid)["status"] == "scored"
+    assert statuses and "scored" not in statuses
+
+
+def test_a_second_caller_waits_for_the_board_being_ranked_instead_of_ranking_it_again(tiny):
+    import threading
+
+    db = resolve(None)
+    calls = []
+
+    def slow():
+        calls.append(threading.get_ident())
+        time.sleep(0.3)
+        return "board"
+
+    got = []
+    threads = [
+        threading.Thread(target=lambda: got.append(db.cached(("k",), slow))) for _ in range(3)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == ["board"] * 3 and len(calls) == 1
+
+    # computed before a write: handed to its caller, not kept for the next one
+    generation = db.generation
+    db.invalidate()
+    assert db.cached(("k2",), lambda: "stale", generation) == "stale"
+    assert db.cached(("k2",), lambda: "fresh") == "fresh"
