@@ -5,8 +5,9 @@ measured in Debian's Chromium driven by Playwright. Targets: cold < 3 s, warm < 
 A render is done when the page's title is drawn and Streamlit's script has finished (its
 ``data-test-script-state`` is ``notRunning``). *Cold*: the first visit to a page after the server
 started (a fresh browser session, the server's caches empty). *Warm*: later visits in fresh
-sessions (median of ``--runs``). *Search*: typing a query in the corpus browser until the new
-number of matches is shown.
+sessions (median of ``--runs``). *Search*: a query typed in the corpus browser, from its Enter
+key to the animation frame that paints the new number of matches, timed by the page itself
+(:data:`SEARCH_PROBE`); the end of that rerun (results and dialogue drawn) is printed beside it.
 
 *Leaderboard with N entries* (``--entries 50``): N - 1 distinct files lexically scored into the
 throw-away database before the server starts; the server is warmed by a first visit to Home
@@ -190,7 +191,40 @@ def navigation_times(context, url: str, pages: list[str], runs: int) -> dict[str
     return out
 
 
-def search_times(context, url: str) -> list[tuple[str, float]]:
+#: Installed in the page before a query's Enter: records, on the page's own clock, the Enter
+#: key's event time, the first animation frame after the new count is in the document (the
+#: frame that paints it) and the end of the rerun (every result and the dialogue drawn).
+SEARCH_PROBE = """(want) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const t = (window.__search = {});
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && t.enter === undefined) t.enter = e.timeStamp;
+  }, {capture: true, once: true});
+  const seen = () => Array.from(
+    document.querySelectorAll('[data-testid="stMarkdownContainer"] p'),
+  ).some((p) => p.textContent === want);
+  const obs = new MutationObserver((records) => {
+    if (t.enter === undefined) return;
+    // any change of the script state after Enter: the rerun started (it may have ended too
+    // by the time this runs, so the record is what counts, not the current value)
+    if (records.some((r) => r.attributeName === 'data-test-script-state')) t.ran = true;
+    const state = app.getAttribute('data-test-script-state');
+    if (t.shown === undefined && seen()) {
+      t.shown = performance.now();
+      requestAnimationFrame(() => { t.painted = performance.now(); });
+    }
+    if (t.ran && state === 'notRunning' && t.done === undefined) t.done = performance.now();
+    if (t.done !== undefined && t.shown !== undefined) obs.disconnect();
+  });
+  obs.observe(document.body, {subtree: true, childList: true, characterData: true,
+                              attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
+def search_times(context, url: str) -> list[tuple[str, float, float]]:
+    """(query, Enter -> the frame showing the new count, Enter -> the rerun finished) in
+    seconds, each timed on the page's clock (a Playwright wait from outside sees the count
+    only once the page's main thread is free again, i.e. after the whole rerun is drawn)."""
     from etclib.corpus import load_corpus
 
     utterances = load_corpus().utterances
@@ -206,10 +240,14 @@ def search_times(context, url: str) -> list[tuple[str, float]]:
                 for u in utterances
             )
             box.fill(q)
-            t0 = time.perf_counter()
+            page.evaluate(SEARCH_PROBE, f"{n:,} matching utterances")
             box.press("Enter")
-            page.get_by_text(f"{n:,} matching utterances", exact=True).wait_for(timeout=30_000)
-            out.append((q, time.perf_counter() - t0))
+            page.wait_for_function(
+                "() => window.__search.done !== undefined && window.__search.painted !== undefined",
+                timeout=30_000,
+            )
+            t = page.evaluate("() => window.__search")
+            out.append((q, (t["painted"] - t["enter"]) / 1000, (t["done"] - t["enter"]) / 1000))
             wait_idle(page)
     finally:
         page.close()
@@ -273,12 +311,22 @@ def measure(url: str, runs: int, pages: list[str], entries: int = 0) -> int:
             f"{verdict(w, TARGETS['warm']):<22} {r:10.2f}  "
             + (f"{cold_cpu[name]:12.2f}" if pid else f"{'?':>12}")
         )
-    print("\ncorpus search (press Enter -> new count shown)")
-    for q, t in searches:
-        slow += t >= TARGETS["search"]
-        print(f"  {q!r:<34} {t * 1000:7.0f} ms  {verdict(t, TARGETS['search'])}")
-    med = statistics.median(t for _, t in searches)
-    print(f"  median {med * 1000:.0f} ms, max {max(t for _, t in searches) * 1000:.0f} ms")
+    print(
+        "\ncorpus search: Enter -> the frame that shows the new count (target), and -> the "
+        "rerun finished (every result and the dialogue drawn; informational)"
+    )
+    for q, shown, done in searches:
+        slow += shown >= TARGETS["search"]
+        print(
+            f"  {q!r:<34} {shown * 1000:7.0f} ms  {verdict(shown, TARGETS['search']):<24}"
+            f" {done * 1000:7.0f} ms"
+        )
+    for i, what in ((1, "count shown"), (2, "rerun finished")):
+        values = [row[i] for row in searches]
+        print(
+            f"  {what}: median {statistics.median(values) * 1000:.0f} ms, "
+            f"max {max(values) * 1000:.0f} ms"
+        )
     return slow
 
 

@@ -82,102 +82,11 @@ view = st.segmented_control(
     bind="query-params",
 )
 
-if view == "Category classifier":
-    with shown_errors(stop=True):
-        clf = _classifier()
-    st.subheader("The category classifier against the annotators")
-    st.caption(
-        "The transcription classifier of the `category` metric (TF-IDF of MeCab tokens + "
-        "one-vs-rest logistic regression, trained on the train split's transcriptions and their "
-        "aggregated labels, tuned on the valid split) reads the reference transcription of each "
-        f"of the {clf['n_items']:,} {clf['split']} items; here is what it reads against the "
-        "annotators' aggregated label (majority of three)."
-    )
-    per = clf["per_category"]
-    m = st.columns(3)
-    m[0].metric(f"Macro-F1 on {clf['split']}", f"{per['f1'].mean():.1f}")
-    if clf["valid"].get("macro_f1") is not None:
-        m[1].metric("Macro-F1 on valid (tuning)", f"{clf['valid']['macro_f1']:.1f}")
-    m[2].metric("Categories", f"{len(per)}")
-    st.caption(f"Signature: `{clf['signature']}`")
-    left, right = st.columns([3, 2])
-    left.plotly_chart(
-        charts.count_heatmap(clf["confusion"], "Annotators' label × classifier's reading"),
-        key="chart_classifier_confusion",
-    )
-    right.caption(
-        "**The heatmap**: multi-label pair counts. An item counts once in every (annotators' "
-        "category, classifier's category) pair of its two label sets, so the diagonal holds the "
-        "items where both name the category, and a row can sum to more than its items."
-    )
-    right.caption(
-        "**The table below**: per category, one-vs-rest, the 2×2 confusion of the category's "
-        "presence in the two label sets (scikit-learn's multilabel confusion matrix) with "
-        "precision, recall and F1 (×100); the macro-F1 above is the mean of the F1 column."
-    )
-    st.dataframe(
-        per,
-        hide_index=True,
-        width="stretch",
-        key="corpus_classifier_per_category",
-        column_order=(
-            "category",
-            "f1",
-            "precision",
-            "recall",
-            "tp",
-            "fp",
-            "fn",
-            "tn",
-            "support",
-        ),
-        column_config={
-            "category": st.column_config.TextColumn("category"),
-            "f1": st.column_config.NumberColumn("F1", format="%.1f"),
-            "precision": st.column_config.NumberColumn("precision", format="%.1f"),
-            "recall": st.column_config.NumberColumn("recall", format="%.1f"),
-            "tp": st.column_config.NumberColumn("both", help="annotators and classifier"),
-            "fp": st.column_config.NumberColumn("classifier only"),
-            "fn": st.column_config.NumberColumn("annotators only"),
-            "tn": st.column_config.NumberColumn("neither"),
-            "support": st.column_config.NumberColumn("items with it (annotators)"),
-        },
-    )
-elif view == "Statistics":
-    with shown_errors(stop=True):
-        stats, lengths, big_five = _stats()
-    m = st.columns(4)
-    m[0].metric("Mean utterance length", f"{stats['utterance_chars']['all']:.1f} chars")
-    m[1].metric("Mean transcription length", f"{stats['transcription_chars']['all']:.1f} chars")
-    m[2].metric("Fleiss κ (pooled)", f"{stats['kappa_overall']:.2f}")
-    m[3].metric("Multi-label share", f"{stats['multi_label_share']:.1f}%")
-    st.subheader("Labels")
-    st.caption(
-        "Percent of emotion transcriptions whose aggregated label has the category: by the "
-        "author's role and over all of them, with the three annotators' agreement (Fleiss' κ). "
-        "The same figures as the command line's corpus statistics."
-    )
-    st.dataframe(
-        cq.label_table(stats),
-        hide_index=True,
-        key="corpus_label_table",
-        column_config={
-            "category": st.column_config.TextColumn("category"),
-            "speaker": st.column_config.NumberColumn("speaker (A) %", format="%.2f"),
-            "listener": st.column_config.NumberColumn("listener (B) %", format="%.2f"),
-            "all": st.column_config.NumberColumn("all %", format="%.2f"),
-            "kappa": st.column_config.NumberColumn("Fleiss κ", format="%.3f"),
-        },
-    )
-    left, right = st.columns(2)
-    left.plotly_chart(charts.prevalence_chart(cq.prevalence_table(stats)), key="chart_prevalence")
-    right.plotly_chart(
-        charts.cooccurrence_heatmap(cq.cooccurrence_matrix(stats)), key="chart_cooccurrence"
-    )
-    left.plotly_chart(charts.kappa_chart(cq.kappa_table(stats)), key="chart_kappa")
-    right.plotly_chart(charts.big_five_chart(big_five), key="chart_big_five")
-    st.plotly_chart(charts.length_histograms(lengths), key="chart_lengths")
-else:
+
+# The browser is a fragment: a search, filter, page or row choice reruns it alone, not the
+# page's title and view switch.
+@st.fragment
+def browse() -> None:
     text = st.text_input(
         "Search utterances and transcriptions (literal text)",
         key="corpus_text",
@@ -343,3 +252,102 @@ else:
             show_dialogue(view["utterances"], annotators=True, marks=marks, target=chosen)
             st.caption("Participants (TIPI-J Big Five scores, 2–14)")
             st.dataframe(view["participants"], hide_index=True, key="corpus_participants")
+
+
+if view == "Category classifier":
+    with shown_errors(stop=True):
+        clf = _classifier()
+    st.subheader("The category classifier against the annotators")
+    st.caption(
+        "The transcription classifier of the `category` metric (TF-IDF of MeCab tokens + "
+        "one-vs-rest logistic regression, trained on the train split's transcriptions and their "
+        "aggregated labels, tuned on the valid split) reads the reference transcription of each "
+        f"of the {clf['n_items']:,} {clf['split']} items; here is what it reads against the "
+        "annotators' aggregated label (majority of three)."
+    )
+    per = clf["per_category"]
+    m = st.columns(3)
+    m[0].metric(f"Macro-F1 on {clf['split']}", f"{per['f1'].mean():.1f}")
+    if clf["valid"].get("macro_f1") is not None:
+        m[1].metric("Macro-F1 on valid (tuning)", f"{clf['valid']['macro_f1']:.1f}")
+    m[2].metric("Categories", f"{len(per)}")
+    st.caption(f"Signature: `{clf['signature']}`")
+    left, right = st.columns([3, 2])
+    left.plotly_chart(
+        charts.count_heatmap(clf["confusion"], "Annotators' label × classifier's reading"),
+        key="chart_classifier_confusion",
+    )
+    right.caption(
+        "**The heatmap**: multi-label pair counts. An item counts once in every (annotators' "
+        "category, classifier's category) pair of its two label sets, so the diagonal holds the "
+        "items where both name the category, and a row can sum to more than its items."
+    )
+    right.caption(
+        "**The table below**: per category, one-vs-rest, the 2×2 confusion of the category's "
+        "presence in the two label sets (scikit-learn's multilabel confusion matrix) with "
+        "precision, recall and F1 (×100); the macro-F1 above is the mean of the F1 column."
+    )
+    st.dataframe(
+        per,
+        hide_index=True,
+        width="stretch",
+        key="corpus_classifier_per_category",
+        column_order=(
+            "category",
+            "f1",
+            "precision",
+            "recall",
+            "tp",
+            "fp",
+            "fn",
+            "tn",
+            "support",
+        ),
+        column_config={
+            "category": st.column_config.TextColumn("category"),
+            "f1": st.column_config.NumberColumn("F1", format="%.1f"),
+            "precision": st.column_config.NumberColumn("precision", format="%.1f"),
+            "recall": st.column_config.NumberColumn("recall", format="%.1f"),
+            "tp": st.column_config.NumberColumn("both", help="annotators and classifier"),
+            "fp": st.column_config.NumberColumn("classifier only"),
+            "fn": st.column_config.NumberColumn("annotators only"),
+            "tn": st.column_config.NumberColumn("neither"),
+            "support": st.column_config.NumberColumn("items with it (annotators)"),
+        },
+    )
+elif view == "Statistics":
+    with shown_errors(stop=True):
+        stats, lengths, big_five = _stats()
+    m = st.columns(4)
+    m[0].metric("Mean utterance length", f"{stats['utterance_chars']['all']:.1f} chars")
+    m[1].metric("Mean transcription length", f"{stats['transcription_chars']['all']:.1f} chars")
+    m[2].metric("Fleiss κ (pooled)", f"{stats['kappa_overall']:.2f}")
+    m[3].metric("Multi-label share", f"{stats['multi_label_share']:.1f}%")
+    st.subheader("Labels")
+    st.caption(
+        "Percent of emotion transcriptions whose aggregated label has the category: by the "
+        "author's role and over all of them, with the three annotators' agreement (Fleiss' κ). "
+        "The same figures as the command line's corpus statistics."
+    )
+    st.dataframe(
+        cq.label_table(stats),
+        hide_index=True,
+        key="corpus_label_table",
+        column_config={
+            "category": st.column_config.TextColumn("category"),
+            "speaker": st.column_config.NumberColumn("speaker (A) %", format="%.2f"),
+            "listener": st.column_config.NumberColumn("listener (B) %", format="%.2f"),
+            "all": st.column_config.NumberColumn("all %", format="%.2f"),
+            "kappa": st.column_config.NumberColumn("Fleiss κ", format="%.3f"),
+        },
+    )
+    left, right = st.columns(2)
+    left.plotly_chart(charts.prevalence_chart(cq.prevalence_table(stats)), key="chart_prevalence")
+    right.plotly_chart(
+        charts.cooccurrence_heatmap(cq.cooccurrence_matrix(stats)), key="chart_cooccurrence"
+    )
+    left.plotly_chart(charts.kappa_chart(cq.kappa_table(stats)), key="chart_kappa")
+    right.plotly_chart(charts.big_five_chart(big_five), key="chart_big_five")
+    st.plotly_chart(charts.length_histograms(lengths), key="chart_lengths")
+else:
+    browse()
