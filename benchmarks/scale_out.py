@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.pgserver import PgServer, why_unavailable  # noqa: E402
-from tests.serve import chromium, free_port, running_site, wait_idle, wait_rendered  # noqa: E402
+from tests.serve import chromium, free_port, running_site, submit_file  # noqa: E402
 
 META = {"name": "scale", "team": "Scale-out", "setting": "zero-shot"}
 JUDGE_LATENCY = 0.2
@@ -185,14 +185,7 @@ def upload_through_site(url: str, paths: list[Path], tag: str, done: list, error
         with chromium() as context:
             page = context.new_page()
             for path in paths:
-                page.goto(f"{url}/submit")
-                wait_rendered(page, timeout=120)
-                page.locator('input[type="file"]').set_input_files(str(path))
-                page.get_by_text("valid, ", exact=False).first.wait_for(timeout=60_000)
-                wait_idle(page, 60)
-                page.get_by_label("Display name *").fill(f"{tag} {path.stem}")
-                page.get_by_label("Team or author").fill("Scale-out")
-                page.get_by_role("button", name="Submit for scoring").click()
+                submit_file(page, url, path, f"{tag} {path.stem}", team="Scale-out")
                 received = page.get_by_text("Received as submission", exact=False).first
                 received.wait_for(timeout=60_000)
                 done.append((tag, path.name, received.inner_text()))

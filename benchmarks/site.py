@@ -46,6 +46,7 @@ from tests.serve import (  # noqa: E402
     PAGE_PATHS,
     chromium,
     running_site,
+    submit_file,
     wait_idle,
     wait_rendered,
 )
@@ -105,13 +106,7 @@ def upload_until_scored(context, url: str, k: int, folder: Path) -> float:
     page = context.new_page()
     try:
         t0 = time.perf_counter()
-        page.goto(f"{url}/submit")
-        wait_rendered(page, timeout=120)
-        page.locator('input[type="file"]').set_input_files(str(path))
-        page.get_by_text("valid, ", exact=False).first.wait_for(timeout=120_000)
-        wait_idle(page, timeout=60)
-        page.get_by_label("Display name *").fill(f"bench {k}")
-        page.get_by_role("button", name="Submit for scoring").click()
+        submit_file(page, url, path, f"bench {k}", timeout=120)
         page.get_by_text("✅ scored", exact=False).first.wait_for(timeout=600_000)
         return time.perf_counter() - t0
     finally:

@@ -206,3 +206,27 @@ def wait_rendered(page: Any, timeout: float = 30.0) -> None:
     """Wait until Streamlit has drawn a page's title and finished running its script."""
     page.wait_for_selector("h1", timeout=timeout * 1000)
     wait_idle(page, timeout)
+
+
+def submit_file(
+    page: Any,
+    url: str,
+    path: str | os.PathLike,
+    name: str,
+    *,
+    accepted: str = "valid, ",
+    team: str | None = None,
+    timeout: float = 60.0,
+) -> None:
+    """Upload ``path`` on the Submit page of the site at ``url`` and press "Submit for
+    scoring" as ``name`` (and ``team``): the form is filled once the page has accepted the file
+    (it shows ``accepted``) and its script is idle."""
+    page.goto(f"{url}/{PAGE_PATHS['submit']}")
+    wait_rendered(page, timeout=timeout)
+    page.locator('input[type="file"]').set_input_files(str(path))
+    page.get_by_text(accepted, exact=False).first.wait_for(timeout=timeout * 1000)
+    wait_idle(page, timeout)
+    page.get_by_label("Display name *").fill(name)
+    if team:
+        page.get_by_label("Team or author").fill(team)
+    page.get_by_role("button", name="Submit for scoring").click()

@@ -86,17 +86,11 @@ def _interval_of(page, name: str) -> tuple[float, float]:
 
 
 def test_erc_upload_is_scored_and_on_the_categories_board(site, tmp_path):
-    from tests.serve import PAGE_PATHS, chromium, wait_idle, wait_rendered
+    from tests.serve import chromium, submit_file, wait_idle
 
     with chromium() as context:
         page = context.new_page()
-        page.goto(f"{site}/{PAGE_PATHS['submit']}")
-        wait_rendered(page, timeout=60)
-        page.locator('input[type="file"]').set_input_files(_labels_file(tmp_path))
-        page.get_by_text("for the categories track", exact=False).first.wait_for(timeout=60_000)
-        wait_idle(page, timeout=60)
-        page.get_by_label("Display name *").fill(NAME)
-        page.get_by_role("button", name="Submit for scoring").click()
+        submit_file(page, site, _labels_file(tmp_path), NAME, accepted="for the categories track")
         page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
         page.get_by_text("✅ scored", exact=False).first.wait_for(timeout=180_000)
         link = page.get_by_role("link", name="Open its detail view on the leaderboard").first

@@ -210,6 +210,7 @@ def precision_recall_scatter(
     """
     go = _go()
     t = table.dropna(subset=["precision", "recall"])
+    mid = t["recall"].median()
     units = t["units"].fillna(1.0).clip(lower=0.1)
     fig = go.Figure(
         go.Scatter(
@@ -218,10 +219,7 @@ def precision_recall_scatter(
             mode="markers+text",
             text=[label_text(n) for n in t["name"]],
             # a label runs away from the nearer side of the plot, so it is not cut off there
-            textposition=[
-                "top right" if x <= mid else "top left"
-                for x, mid in zip(t["recall"], [t["recall"].median()] * len(t))
-            ],
+            textposition=["top right" if x <= mid else "top left" for x in t["recall"]],
             marker={
                 "size": units * 14,
                 "color": [
