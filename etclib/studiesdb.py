@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -151,6 +152,13 @@ class StudiesConnection:
         return len(rows)
 
 
+#: Held while this process opens or closes a studies file: DuckDB shares one database instance
+#: per file among a process's connections, and a thread opening the file while another closes
+#: its last connection can fail with "Unique file handle conflict ... already attached" (seen
+#: by a visitor of the Causes page in a browser test, and with six threads writing).
+_opening = threading.Lock()
+
+
 @contextlib.contextmanager
 def connect(
     db: str | Path | None = None, *, read_only: bool = False
@@ -171,11 +179,12 @@ def connect(
 
     path = Path(target)
     try:
-        if read_only and not path.exists():
-            raw = duckdb.connect(":memory:")
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            raw = duckdb.connect(str(path))
+        with _opening:
+            if read_only and not path.exists():
+                raw = duckdb.connect(":memory:")
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                raw = duckdb.connect(str(path))
     except (duckdb.Error, OSError) as exc:
         raise StoreError(
             f"Cannot open the studies database {path}: {exc}. Check ETC_STUDIES_DB and that no "
@@ -184,7 +193,8 @@ def connect(
     try:
         yield StudiesConnection(raw, "duckdb", str(path))
     finally:
-        raw.close()
+        with _opening:
+            raw.close()
 
 
 @contextlib.contextmanager
