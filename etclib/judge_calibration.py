@@ -423,12 +423,13 @@ def format_report(report: dict[str, Any]) -> str:
             lines += [
                 f"units per prediction ({p['file']}, {p['n']} items, {p['n_failed']} failed): "
                 f"{_num(p['units_mean'])} ({_num(p['units_sd'])})",
-                "  Table 3 (units per prediction, mean (SD)):",
+                "  Table 3 (units per prediction, mean (SD)), and this file's verdict against each:",
             ]
+            width = max(len(row["row"]) for row in p["paper_rows"])
             for row in p["paper_rows"]:
                 mark = "  <- this file" if row["row"] == p["paper_row"] else ""
                 lines.append(
-                    f"    {row['row']:<62} {_num(row['mean'])} ({_num(row['sd'])}): "
+                    f"    {row['row']:<{width}}  {_num(row['mean'])} ({_num(row['sd'])}): "
                     f"{row['verdict']}{mark}"
                 )
         u = report.get("usage") or {}
