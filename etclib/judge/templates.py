@@ -86,6 +86,7 @@ def _check(kind: str, where: str, data: dict[str, Any]) -> None:
             raise JudgeError(f"{where}: example {i} has unknown label {ex['label']!r}.")
 
 
+@cache
 def sets() -> tuple[str, ...]:
     """The prompt sets shipped (each with a file for every kind), oldest first."""
     found: dict[str, set[str]] = {}
