@@ -2,7 +2,8 @@
 
 ``ETC_STUDIES_DB`` (:func:`etclib.config.studies_db`) is a file path (DuckDB, the default
 ``data/studies.duckdb``) or a ``postgresql://`` URL (docs/deploy.md). The studies
-(:mod:`etclib.annotation`, :mod:`etclib.labeljudge`, :mod:`etclib.causes`) write their SQL once,
+(:mod:`etclib.annotation`, :mod:`etclib.labeljudge`, :mod:`etclib.causes`,
+:mod:`etclib.judge_calibration`) write their SQL once,
 in the subset both engines read the same way: ``?`` placeholders, ``INSERT ... ON CONFLICT``,
 ``CAST(? AS VARCHAR) IS NULL`` for optional filters, times passed as parameters. What differs
 between the engines is here, behind :class:`StudiesConnection`:
@@ -224,6 +225,7 @@ STUDIES: dict[str, str] = {
     "annotation": "etclib.annotation",
     "labeljudge": "etclib.labeljudge",
     "causes": "etclib.causes",
+    "calibration": "etclib.judge_calibration",
 }
 #: Rows fetched from the source at a time.
 CHUNK = 50_000

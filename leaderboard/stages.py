@@ -8,7 +8,8 @@ says they are enabled:
 
 - ``bertscore``: when ``ETC_BERTSCORE_MODEL`` is set or ``ETC_LB_BERTSCORE`` is true;
 - ``judge``: when ``ETC_JUDGE_PROVIDER`` is set and that provider is configured
-  (``etclib.llm.configured``); its provider and model are fixed into the job.
+  (``etclib.llm.configured``); its provider, model and prompt set (``ETC_JUDGE_PROMPTS``, when
+  set) are fixed into the job.
 
 A stage without a rule here runs for every submission, with no options, concurrently.
 """
@@ -43,6 +44,8 @@ def _judge_options() -> dict[str, Any]:
     out: dict[str, Any] = {"judge_provider": provider} if provider else {}
     if setting("ETC_JUDGE_MODEL"):
         out["judge_model"] = setting("ETC_JUDGE_MODEL")
+    if setting("ETC_JUDGE_PROMPTS"):  # unset: etclib's default prompt set (v2)
+        out["judge_prompts"] = setting("ETC_JUDGE_PROMPTS")
     return out
 
 

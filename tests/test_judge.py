@@ -274,7 +274,13 @@ def test_parse_entailment_refuses(raw):
 
 def test_prompt_templates():
     dec, ent = templates.load("decompose"), templates.load("entail")
-    assert (dec.n_examples, ent.n_examples) == (8, 9)
+    assert templates.DEFAULT_SET == "v2" and (dec.version, ent.version) == (2, 2)
+    assert (dec.n_examples, ent.n_examples) == (9, 9)
+    # v1 stays selectable, unchanged (its tag is the one older scores carry)
+    dec1, ent1 = templates.load("decompose", "v1"), templates.load("entail", "v1")
+    assert (dec1.n_examples, ent1.n_examples) == (8, 9)
+    assert templates.tags("v1") == "decompose-v1-30c42b91,entail-v1-fa59eadf"
+    assert templates.sets() == ("v1", "v2")
     assert dec.tag.startswith(f"decompose-v{dec.version}-") and len(dec.tag.split("-")[-1]) == 8
     assert "$" not in dec.system and "$" not in ent.system
     msgs = ent.messages(unit="驚いた", target="びっくりした。")
@@ -285,18 +291,22 @@ def test_prompt_templates():
     assert '{"units": []}' in dec.system  # an example with no unit
     with pytest.raises(JudgeError):
         templates.load("summarise")
+    with pytest.raises(JudgeError, match="Available: v1, v2"):
+        templates.load("decompose", "v3")
 
 
-def test_prompt_examples_follow_the_rules():
+@pytest.mark.parametrize("prompts", ["v1", "v2"])
+def test_prompt_examples_follow_the_rules(prompts):
     import tomllib
     from importlib import resources
 
-    raw = (resources.files("etclib.judge") / "prompts" / "decompose.toml").read_text("utf-8")
+    folder = resources.files("etclib.judge") / "prompts"
+    raw = (folder / f"decompose_{prompts}.toml").read_text("utf-8")
     for ex in tomllib.loads(raw)["examples"]:
         for unit in ex["units"]:
             # units stand alone: no demonstratives
             assert not any(d in unit for d in ("それ", "その", "あの", "これ", "この")), unit
-    raw = (resources.files("etclib.judge") / "prompts" / "entail.toml").read_text("utf-8")
+    raw = (folder / f"entail_{prompts}.toml").read_text("utf-8")
     labels = [ex["label"] for ex in tomllib.loads(raw)["examples"]]
     assert set(labels) == {S, N, NS}
 

@@ -8,6 +8,7 @@ as ``value [low, high]``, rates as percentages) and picks the columns shown. Fig
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -16,7 +17,12 @@ import pandas as pd
 #: The page's "no judge run" choice of the run picker.
 NONE_RUN = "none"
 #: The page's tabs, one per study (only the open one runs).
-TABS = ("1 · Emotion categories", "2 · Atomic-unit decisions", "3 · Likert ratings")
+TABS = (
+    "1 · Emotion categories",
+    "2 · Atomic-unit decisions",
+    "3 · Likert ratings",
+    "4 · This judge vs the paper's",
+)
 #: Study 1's two views of the agreement per category (tabs; only the open one is drawn).
 LABEL_VIEWS = ("Table", "Chart")
 #: What the page's figures mean, for visitors (the project's docs/judge_vs_human.md has the rest).
@@ -151,3 +157,72 @@ def emplifai_table(table: pd.DataFrame) -> pd.DataFrame:
 def sample_sizes(sizes: dict[str, int]) -> str:
     """``Supported 20, Neutral 20, ...``: a drawn sample's size per judge label."""
     return ", ".join(f"{k} {v}" for k, v in sizes.items())
+
+
+# --- study 4: the scoring judge beside the paper's (etclib judge calibrate) -----------------
+
+
+def calibration_names(runs: pd.DataFrame) -> dict[str, str]:
+    """The calibration picker's labels: model, provider, prompt set, size and date of each run."""
+    names = {}
+    for r in runs.to_dict("records") if not runs.empty else []:
+        when = str(r["created_at"])[:16]
+        names[r["run_id"]] = (
+            f"{r['model']} ({r['provider']}, prompts {r['prompts']}, {r['n_references']} "
+            f"references) · {when} · {r['run_id']}"
+        )
+    return names
+
+
+def calibration_report(runs: pd.DataFrame, run_id: str) -> dict[str, Any]:
+    """The stored report of one calibration run."""
+    row = runs[runs["run_id"] == run_id].iloc[0]
+    return json.loads(row["report"])
+
+
+def _mean_sd(mean: Any, sd: Any) -> str:
+    return f"{number(mean)} ({number(sd)})"
+
+
+def calibration_table(report: dict[str, Any]) -> pd.DataFrame:
+    """One calibration run beside the paper: units per reference (and per prediction of a
+    paper row's file) against Table 3, and the two sanity checks against their bounds."""
+    refs = report["references"]
+    rows = [
+        {
+            "measure": f"units per reference, mean (SD), {refs['n']} test references",
+            "this judge": _mean_sd(refs["units_mean"], refs["units_sd"]),
+            "the paper's": _mean_sd(refs["paper_units_mean"], refs["paper_units_sd"]),
+            "verdict": f"{refs['verdict']} (d = {number(refs['d'])})",
+        }
+    ]
+    for key, what in (
+        ("self_check", "F1, references against themselves"),
+        ("shuffled_check", "F1, references against another dialogue's"),
+    ):
+        c = report[key]
+        rows.append(
+            {
+                "measure": f"{what} ({c['n_judged']} of {c['n']} judged)",
+                "this judge": number(c["f1"], 1),
+                "the paper's": ("near 100 " if key == "self_check" else "near 0 ")
+                + f"({c['bound']})",
+                "verdict": "ok" if c["ok"] else "NOT OK",
+            }
+        )
+    p = report.get("predictions")
+    if p:
+        chosen = next((r for r in p["paper_rows"] if r["row"] == p["paper_row"]), None)
+        rows.append(
+            {
+                "measure": f"units per prediction, mean (SD), {p['file']}",
+                "this judge": _mean_sd(p["units_mean"], p["units_sd"]),
+                "the paper's": (
+                    f"{chosen['row']}: {_mean_sd(chosen['mean'], chosen['sd'])}"
+                    if chosen
+                    else "no Table 3 row named"
+                ),
+                "verdict": chosen["verdict"] if chosen else "",
+            }
+        )
+    return pd.DataFrame(rows, columns=["measure", "this judge", "the paper's", "verdict"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Any
 
 from .. import __version__
 from ..errors import EtcError
@@ -86,6 +87,16 @@ def add_data_argument(parser: argparse.ArgumentParser) -> None:
         "--data",
         metavar="DIR",
         help="corpus folder holding dialogues/ (default: $ETC_DATA_DIR, else data/ETCDataset/etc)",
+    )
+
+
+def add_judge_prompts_argument(parser: Any) -> None:
+    """``--judge-prompts SET`` on a parser or argument group: the LLM judge's prompt set."""
+    parser.add_argument(
+        "--judge-prompts",
+        metavar="SET",
+        help="judge prompt set: v2 (default: the paper's rules) or v1 (the first prompts, to "
+        "compare) ($ETC_JUDGE_PROMPTS)",
     )
 
 

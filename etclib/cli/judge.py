@@ -6,6 +6,14 @@
 parse, prints the settings sent, the served model, latency and tokens per call, and an estimate
 of calls and cost for the whole test split, and names any setting the model refuses. Exit 1
 when something is wrong.
+`calibrate` compares this judge with the paper's: it decomposes the test references (all, or
+--sample N with --seed S) and prints their mean (SD) units beside the paper's 1.35 (0.64) with a
+verdict band, judges --pairs references against themselves (F1 near 100) and against another
+dialogue's reference (near 0), and with --predictions FILE prints the file's units per
+prediction beside Table 3's rows (--paper-row names the row it is). It runs a one-item
+pre-flight first, stores the result with its signature in the studies database (shown on the
+Judge-vs-Human page; --no-store skips that) and exits 1 when a check fails.
+--judge-prompts v1 asks with the first prompt set instead of v2 (the default).
 Answers come from the same cache as `etclib score --metrics judge` ($ETC_JUDGE_CACHE), so asking
 twice costs one call. Provider and model: --provider/--model, else $ETC_JUDGE_PROVIDER /
 $ETC_JUDGE_MODEL, else gemini / gemini-2.5-flash. Keys: GEMINI_API_KEY, or OPENAI_API_KEY (and
@@ -15,6 +23,9 @@ Example:
   etclib judge decompose "相手の話を聞いて驚きました。もっと詳しく知りたいと思いました。"
   etclib judge entail "驚いた" "相手の話が意外でびっくりしました。" --provider openai --json
   etclib judge check --provider openai --model gpt-5-mini
+  etclib judge calibrate --sample 200 --seed 1
+  etclib judge calibrate --predictions ft.jsonl --paper-row fine-tuned --json
+  etclib judge decompose "懐かしい話を思い出して説明しました。" --judge-prompts v1
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import add_data_argument, add_json_argument
+from . import add_data_argument, add_json_argument, add_judge_prompts_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,13 +48,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     chk = sub.add_parser("check", help="pre-flight: judge 3 test items for real, estimate a run")
     chk.add_argument("--items", type=int, default=3, metavar="N", help="items to judge (3)")
     add_data_argument(chk)
-    for p in (dec, ent, chk):
+    cal = sub.add_parser(
+        "calibrate", help="compare this judge with the paper's: units per reference, checks"
+    )
+    cal.add_argument("--sample", type=int, metavar="N", help="a seeded sample of N references")
+    cal.add_argument("--seed", type=int, default=0, metavar="S", help="sample seed (0)")
+    cal.add_argument(
+        "--pairs", type=int, default=20, metavar="K", help="references in each check (20)"
+    )
+    cal.add_argument("--predictions", metavar="FILE", help="also count a file's units")
+    cal.add_argument(
+        "--paper-row", metavar="WORDS", help="the Table 3 row the file is, e.g. 'fine-tuned'"
+    )
+    cal.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
+    cal.add_argument("--no-check", action="store_true", help="skip the one-item pre-flight")
+    cal.add_argument("--no-store", action="store_true", help="do not store the result")
+    add_data_argument(cal)
+    for p in (dec, ent, chk, cal):
         p.add_argument("--provider", choices=("gemini", "openai"), help="judge provider")
         p.add_argument("--model", help="judge model (default: gemini-2.5-flash / gpt-4.1-mini)")
         p.add_argument("--timeout", type=float, help="seconds per call (default 60)")
         p.add_argument(
             "--thinking", help="thinking budget or level, or 'default' (etclib/llm/models.py)"
         )
+        add_judge_prompts_argument(p)
         add_json_argument(p)
 
 
@@ -56,10 +84,14 @@ def run(args: argparse.Namespace) -> int:
         "judge_model": args.model,
         "judge_timeout": args.timeout,
         "judge_thinking": args.thinking,
+        "judge_prompts": args.judge_prompts,
+        "concurrency": getattr(args, "concurrency", None),
     }
     settings = JudgeSettings.resolve(options.get)
     if args.judge_command == "check":
         return _check(args, settings)
+    if args.judge_command == "calibrate":
+        return _calibrate(args, settings)
 
     async def ask():
         async with Judge(settings) as judge:
@@ -109,4 +141,46 @@ def _check(args: argparse.Namespace, settings) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=1))
     else:
         print(format_report(report))
+    return 0 if report["ok"] else 1
+
+
+def _calibrate(args: argparse.Namespace, settings) -> int:
+    from ..corpus import load_corpus
+    from ..judge_calibration import calibrate, format_report, store
+
+    corpus = load_corpus(args.data)
+    predictions = None
+    if args.predictions:
+        from ..predictions import read_predictions
+
+        predictions = read_predictions(
+            args.predictions, split="test", corpus=corpus, track="transcription"
+        )
+    elif args.paper_row:
+        from ..errors import ConfigError
+
+        raise ConfigError("--paper-row names the row of a --predictions FILE; give the file.")
+    report = calibrate(
+        settings,
+        corpus,
+        sample=args.sample,
+        seed=args.seed,
+        pairs=args.pairs,
+        predictions=predictions,
+        paper_row_query=args.paper_row,
+        check=not args.no_check,
+    )
+    if "run_id" in report and not args.no_store:
+        store(report)
+        report["stored"] = (
+            f"studies database (ETC_STUDIES_DB), judge calibration {report['run_id']}"
+        )
+    if args.json:
+        from ..judge_calibration import json_safe
+
+        print(json.dumps(json_safe(report), ensure_ascii=False, indent=1))
+    else:
+        print(format_report(report))
+        if report.get("stored"):
+            print(f"stored: {report['stored']}")
     return 0 if report["ok"] else 1

@@ -19,6 +19,7 @@ Example:
   etclib score preds.jsonl --ci --resamples 1000 --seed 20260
   etclib score preds.jsonl --metrics bertscore --bertscore-model ./my-bert --bertscore-layer 9
   etclib score preds.jsonl --metrics bleu,rouge,judge --judge-provider gemini --json
+  etclib score preds.jsonl --metrics judge --judge-prompts v1     # the first prompts, to compare
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import argparse
 import json
 import sys
 
-from . import add_data_argument, add_json_argument, add_track_argument
+from . import add_data_argument, add_json_argument, add_judge_prompts_argument, add_track_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,13 +71,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
     judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
+    add_judge_prompts_argument(judge)
     add_data_argument(parser)
     add_json_argument(parser)
 
 
 def options(args: argparse.Namespace) -> dict:
     """Metric options from the command line (shared with commands that score)."""
-    keys = ("bertscore_model", "bertscore_layer", "judge_provider", "judge_model", "concurrency")
+    keys = (
+        "bertscore_model",
+        "bertscore_layer",
+        "judge_provider",
+        "judge_model",
+        "concurrency",
+        "judge_prompts",
+    )
     return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
 
 

@@ -95,6 +95,8 @@ class JudgeSettings:
     backoff_max: float = DEFAULT_BACKOFF_MAX
     #: thinking setting (None: the capability table's default; see etclib.llm.models)
     thinking: Any = None
+    #: the prompt set (etclib/judge/prompts/{kind}_{set}.toml; see templates.DEFAULT_SET)
+    prompts: str = templates.DEFAULT_SET
 
     @classmethod
     def resolve(cls, get: Callable[[str], Any] | None = None) -> JudgeSettings:
@@ -104,7 +106,8 @@ class JudgeSettings:
         ``ETC_JUDGE_MODEL``, ``concurrency`` / ``ETC_JUDGE_CONCURRENCY``, ``judge_timeout`` /
         ``ETC_JUDGE_TIMEOUT``, ``judge_max_attempts`` / ``ETC_JUDGE_MAX_ATTEMPTS``,
         ``judge_backoff`` / ``ETC_JUDGE_BACKOFF``, ``judge_thinking`` / ``ETC_JUDGE_THINKING``
-        (a thinking budget or level, or ``default``; unset: the capability table's choice).
+        (a thinking budget or level, or ``default``; unset: the capability table's choice),
+        ``judge_prompts`` / ``ETC_JUDGE_PROMPTS`` (the prompt set: ``v2``, the default, or ``v1``).
         """
         get = get or (lambda name: None)
 
@@ -142,6 +145,7 @@ class JudgeSettings:
             backoff=number("judge_backoff", "ETC_JUDGE_BACKOFF", DEFAULT_BACKOFF, float, 0),
             backoff_max=DEFAULT_BACKOFF_MAX,
             thinking=pick("judge_thinking", "ETC_JUDGE_THINKING") or None,
+            prompts=templates.check_set(pick("judge_prompts", "ETC_JUDGE_PROMPTS")),
         )
 
     def decoding(self) -> Decoding:
@@ -168,7 +172,7 @@ class JudgeSettings:
         """
         sig = (
             f"provider:{self.provider}|model:{self.model}|{self.decoding().signature()}"
-            f"|prompts:{templates.tags()}|etclib-judge"
+            f"|prompts:{templates.tags(self.prompts)}|etclib-judge"
         )
         served = sorted(served)
         return sig + (f"|served:{','.join(served)}" if served else "")
@@ -244,7 +248,7 @@ class Judge:
         self._slots: asyncio.Semaphore | None = None
         self._succeeded = False
         self._fatal: JudgeError | None = None  # or UnsupportedSettingError
-        self._prompts = {k: templates.load(k) for k in templates.KINDS}
+        self._prompts = {k: templates.load(k, self.settings.prompts) for k in templates.KINDS}
 
     @property
     def provider(self) -> Provider:

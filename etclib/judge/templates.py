@@ -1,17 +1,23 @@
 """The judge's two prompt templates, loaded from versioned TOML files in ``prompts/``.
 
-``decompose.toml`` splits a transcription into units of inner state; ``entail.toml`` labels one
-unit against a target transcription. Each file has ``version`` (bumped on every change),
-``system`` (with ``$examples``), ``user`` (the per-request message), ``examples_header``,
-``example`` (one block per worked example, ``$number`` and ``$output`` plus the example's own
-fields) and ``[[examples]]``. A template's :attr:`PromptTemplate.tag` (kind, version and the
-first 8 hex digits of a hash of its content) is part of the judge's signature and cache keys.
+Prompts come in named *sets*, one file per kind and set: ``prompts/{kind}_{set}.toml``, where
+the kind is ``decompose`` (split a transcription into units of inner state) or ``entail`` (label
+one unit against a target transcription) and the set is ``vN``, the version its files hold.
+:data:`DEFAULT_SET` (``v2``, the paper's Figures 6 and 7 rule by rule; docs/judge.md) is used
+unless a set is named (``judge_prompts`` / ``ETC_JUDGE_PROMPTS``, ``--judge-prompts``); ``v1``
+stays selectable so that older scores can be reproduced and compared. Each file has
+``version`` (bumped on every change), ``system`` (with ``$examples``), ``user`` (the per-request
+message), ``examples_header``, ``example`` (one block per worked example, ``$number`` and
+``$output`` plus the example's own fields) and ``[[examples]]``. A template's
+:attr:`PromptTemplate.tag` (kind, version and the first 8 hex digits of a hash of its content)
+is part of the judge's signature and cache keys, so two sets never share an answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -22,6 +28,9 @@ from typing import Any
 from ..errors import JudgeError
 
 KINDS: tuple[str, ...] = ("decompose", "entail")
+#: The prompt set used when none is named.
+DEFAULT_SET = "v2"
+_FILE = re.compile(r"(?P<kind>[a-z]+)_(?P<set>v(?P<version>[0-9]+))\.toml")
 _FIELDS = {"decompose": ("text",), "entail": ("unit", "target")}
 _REQUIRED = ("name", "kind", "version", "system", "user", "examples_header", "example", "examples")
 
@@ -78,17 +87,46 @@ def _check(kind: str, where: str, data: dict[str, Any]) -> None:
 
 
 @cache
-def load(kind: str) -> PromptTemplate:
-    """The template for ``kind`` (``"decompose"`` or ``"entail"``), read once per process."""
+def sets() -> tuple[str, ...]:
+    """The prompt sets shipped (each with a file for every kind), oldest first."""
+    found: dict[str, set[str]] = {}
+    for entry in (resources.files("etclib.judge") / "prompts").iterdir():
+        m = _FILE.fullmatch(entry.name)
+        if m:
+            found.setdefault(m["set"], set()).add(m["kind"])
+    complete = [name for name, kinds in found.items() if kinds >= set(KINDS)]
+    return tuple(sorted(complete, key=lambda name: int(name[1:])))
+
+
+def check_set(name: str | None) -> str:
+    """``name`` (``None`` or empty: :data:`DEFAULT_SET`) when such a set is shipped, else
+    JudgeError naming the sets there are."""
+    name = str(name or DEFAULT_SET).strip()
+    available = sets()
+    if name not in available:
+        raise JudgeError(
+            f"Unknown judge prompts {name!r}. Available: {', '.join(available)} "
+            f"(default {DEFAULT_SET}; etclib/judge/prompts/)."
+        )
+    return name
+
+
+@cache
+def load(kind: str, prompts: str = DEFAULT_SET) -> PromptTemplate:
+    """The template for ``kind`` (``"decompose"`` or ``"entail"``) of the set ``prompts``,
+    read once per process."""
     if kind not in KINDS:
         raise JudgeError(f"Unknown judge prompt {kind!r}. Available: {', '.join(KINDS)}.")
-    ref = resources.files("etclib.judge") / "prompts" / f"{kind}.toml"
-    where = f"etclib/judge/prompts/{kind}.toml"
+    prompts = check_set(prompts)
+    ref = resources.files("etclib.judge") / "prompts" / f"{kind}_{prompts}.toml"
+    where = f"etclib/judge/prompts/{kind}_{prompts}.toml"
     try:
         data = tomllib.loads(ref.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise JudgeError(f"{where}: cannot read the judge prompt ({exc}).") from exc
     _check(kind, where, data)
+    if f"v{data['version']}" != prompts:
+        raise JudgeError(f"{where}: holds version {data['version']}, not the set's {prompts}.")
     blocks = [
         Template(data["example"]).substitute(
             {k: v for k, v in ex.items() if isinstance(v, str)},
@@ -111,6 +149,6 @@ def load(kind: str) -> PromptTemplate:
     )
 
 
-def tags() -> str:
-    """``decompose-vN-<hash8>,entail-vN-<hash8>`` for the signature."""
-    return ",".join(load(k).tag for k in KINDS)
+def tags(prompts: str = DEFAULT_SET) -> str:
+    """``decompose-vN-<hash8>,entail-vN-<hash8>`` of the set ``prompts``, for the signature."""
+    return ",".join(load(k, prompts).tag for k in KINDS)
