@@ -1318,8 +1318,10 @@ def reccon_layout(
     run_id: str | None = None,
     db: str | Path | None = None,
 ) -> dict[str, list[list[dict[str, Any]]]]:
-    """The cause labels of ``source`` in RECCON's JSON layout (RECCON commit
-    :data:`RECCON_COMMIT`, ``data/original_annotation/*.json``).
+    """The cause labels of ``source`` in RECCON's JSON layout, as read from
+    github.com/declare-lab/RECCON at commit 579ea8a726f6705f7a3a02f7535b8f5595ec35aa
+    (:data:`RECCON_COMMIT`): its ``data/original_annotation/dailydialog_train.json`` and the
+    README's "Data Format".
 
     One entry per dialogue with a labelled item, keyed by the dialogue id as a string, holding
     a list with one list of utterance objects (RECCON wraps each dialogue so). Each utterance,
