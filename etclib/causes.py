@@ -974,6 +974,10 @@ class CauseAgreement:
     consensus (both say yes / name the same type), Cohen's kappa averaged over slots;
     ``llm_vs_majority`` and ``llm_vs_others`` (the LLM against the same consensuses, averaged);
     ``proxy_vs_majority`` (partner row only). Majorities are over items with three answers.
+    ``pair_f1`` scores the pair decisions as RECCON scores Causal Emotion Entailment (positive,
+    negative and macro F1, :func:`pair_f1`) for the LLM and for each answer slot against the
+    human majority; an answer slot is one of the three voters of that majority, so its figures
+    are an upper bound of a person's (the κ yardstick sets it against the other two instead).
     """
 
     n_answers: int
@@ -984,10 +988,39 @@ class CauseAgreement:
     table: pd.DataFrame
     type_confusion: pd.DataFrame | None
     proxy_confusion: pd.DataFrame | None
+    #: RECCON's Causal Emotion Entailment measures on the pair decisions (:func:`pair_f1`):
+    #: one row per rater (``who``: ``LLM``, ``answer 1`` .. ``answer 3``) against the human
+    #: majority (2 of 3) on the pairs of items with three answers; columns :data:`PAIR_F1_COLUMNS`
+    pair_f1: pd.DataFrame | None = None
 
     @property
     def empty(self) -> bool:
         return self.n_answers == 0
+
+
+#: Columns of :attr:`CauseAgreement.pair_f1`.
+PAIR_F1_COLUMNS = ("who", "pairs", "positives", "f1_positive", "f1_negative", "macro_f1")
+
+
+def pair_f1(gold: Sequence[bool], pred: Sequence[bool]) -> dict[str, float]:
+    """RECCON's Causal Emotion Entailment measures (×100) of pair decisions (target utterance,
+    candidate utterance: is the candidate a cause?): ``f1_positive`` (F1 of the class "cause"),
+    ``f1_negative`` (F1 of the class "not a cause") and ``macro_f1``, their mean; scikit-learn's
+    ``f1_score(gold, pred, pos_label=True)``, ``pos_label=False`` and ``average="macro"``, with a
+    ratio whose denominator is 0 taken as 0. NaN for no pairs."""
+    g = np.asarray(gold, dtype=bool)
+    p = np.asarray(pred, dtype=bool)
+    if g.shape != p.shape:
+        raise ValueError(f"gold and predictions differ in length: {len(g)} and {len(p)}")
+    if not len(g):
+        return {"f1_positive": math.nan, "f1_negative": math.nan, "macro_f1": math.nan}
+
+    def f1(tp: int, fp: int, fn: int) -> float:
+        return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+
+    pos = f1(int((g & p).sum()), int((~g & p).sum()), int((g & ~p).sum()))
+    neg = f1(int((~g & ~p).sum()), int((g & ~p).sum()), int((~g & p).sum()))
+    return {"f1_positive": 100 * pos, "f1_negative": 100 * neg, "macro_f1": 100 * (pos + neg) / 2}
 
 
 def _kappa(a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any]) -> float:
@@ -1065,12 +1098,32 @@ def cause_agreement(
     }
     has_llm = np.array([x is not None for x in pair_llm], dtype=bool)
     llm_pairs = np.array([bool(x) for x in pair_llm], dtype=bool)
+    f1_rows = []
     if run_id and has_llm.any():
         pair_row["llm_vs_majority"] = _kappa(llm_pairs[has_llm], pair_major[has_llm], [False, True])
         pair_row["llm_vs_others"] = _mean(
             _kappa(llm_pairs[has_llm], (pv[:, a] & pv[:, b])[has_llm], [False, True])
             for a, b in others
         )
+        f1_rows.append(
+            {
+                "who": "LLM",
+                "pairs": int(has_llm.sum()),
+                "positives": int(pair_major[has_llm].sum()),
+                **pair_f1(pair_major[has_llm], llm_pairs[has_llm]),
+            }
+        )
+    if len(pv):
+        for i in slots:
+            f1_rows.append(
+                {
+                    "who": f"answer {i + 1}",
+                    "pairs": len(pv),
+                    "positives": int(pair_major.sum()),
+                    **pair_f1(pair_major, pv[:, i]),
+                }
+            )
+    pair_scores = pd.DataFrame(f1_rows, columns=list(PAIR_F1_COLUMNS))
 
     # cause types on complete items
     keys = list(complete)
@@ -1154,6 +1207,7 @@ def cause_agreement(
         table=table,
         type_confusion=type_confusion,
         proxy_confusion=proxy_confusion,
+        pair_f1=pair_scores,
     )
 
 
@@ -1219,3 +1273,121 @@ def export_jsonl(out: str | Path, *, db: str | Path | None = None) -> int:
         for rec in records:
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return len(records) - 1
+
+
+# --- RECCON's layout ---------------------------------------------------------------------------
+
+#: The RECCON commit whose data files and README define the layout :func:`reccon_layout` writes
+#: (github.com/declare-lab/RECCON, data/original_annotation/dailydialog_train.json and README.md).
+RECCON_COMMIT = "579ea8a726f6705f7a3a02f7535b8f5595ec35aa"
+#: ETC category -> RECCON's emotion name (its DailyDialog part names joy "happiness").
+RECCON_EMOTION = {
+    "joy": "happiness",
+    "sadness": "sadness",
+    "fear": "fear",
+    "anger": "anger",
+    "surprise": "surprise",
+    "disgust": "disgust",
+    "neutral": "neutral",
+}
+#: RECCON's mark for a latent cause (no utterance of the dialogue) in evidence and span lists.
+RECCON_LATENT = "b"
+EVIDENCE = "expanded emotion cause evidence"
+SPAN = "expanded emotion cause span"
+
+
+def _source_sets(
+    source: str, run_id: str | None, db: str | Path | None
+) -> tuple[dict[Key, tuple[int, ...]], str]:
+    """The cause sets of ``source`` (``human``: the majority of items with 2+ answers; ``llm``:
+    run ``run_id``, default the newest) and the source's name."""
+    if source == "human":
+        return human_majority(db=db), "human majority"
+    if source == "llm":
+        run = run_id or _latest_run(db)
+        if run is None:
+            raise ConfigError("No LLM cause run is stored; run `etclib causes` first.")
+        return run_causes(run, db=db), f"llm run {run}"
+    raise ConfigError(f"Unknown cause source {source!r} for the export: use human or llm.")
+
+
+def reccon_layout(
+    corpus: Corpus,
+    *,
+    source: str = "human",
+    run_id: str | None = None,
+    db: str | Path | None = None,
+) -> dict[str, list[list[dict[str, Any]]]]:
+    """The cause labels of ``source`` in RECCON's JSON layout, as read from
+    github.com/declare-lab/RECCON at commit 579ea8a726f6705f7a3a02f7535b8f5595ec35aa
+    (:data:`RECCON_COMMIT`): its ``data/original_annotation/dailydialog_train.json`` and the
+    README's "Data Format".
+
+    One entry per dialogue with a labelled item, keyed by the dialogue id as a string, holding
+    a list with one list of utterance objects (RECCON wraps each dialogue so). Each utterance,
+    all ten in dialogue order: ``turn`` (its position, **from 1**: turn 1 speaker is 1, turn 1
+    listener 2, as RECCON numbers utterances), ``speaker`` (``A`` opens, ``B`` listens),
+    ``utterance`` (the text), ``emotion`` (the aggregated label in RECCON's names, joy being
+    ``happiness``; a multi-label item gives its first category in ETC's order, and all of them
+    are in ``emotions``), ``emotion transcription`` (ETC's own: what the cause is of). A
+    labelled item also has RECCON's three cause fields:
+
+    - ``expanded emotion cause evidence``: the cause utterances' ``turn`` numbers, ascending,
+      or ``["b"]`` for a latent cause (ETC's empty set: not in the dialogue);
+    - ``expanded emotion cause span``: one span per evidence entry; ETC marks whole utterances,
+      so each span is the cause utterance's whole text (``"b"`` for a latent cause);
+    - ``type``: RECCON's type labels of the set (:func:`reccon_labels`).
+
+    Unlike RECCON, whose cause fields sit on non-neutral utterances only, ETC asks about the
+    transcription of every item, so an item labelled neutral can carry causes too.
+    """
+    sets, _ = _source_sets(source, run_id, db)
+    out: dict[str, list[list[dict[str, Any]]]] = {}
+    for d in sorted({k[0] for k in sets}):
+        dialogue = corpus.by_id.get(d)
+        if dialogue is None:
+            raise ConfigError(f"Dialogue {d} has cause labels but is not in the corpus given.")
+        text = {u.position: u.text for u in dialogue.utterances}
+        rows = []
+        for u in sorted(dialogue.utterances, key=lambda u: u.position):
+            label = u.label
+            row: dict[str, Any] = {
+                "turn": u.position,
+                "speaker": u.letter,
+                "utterance": u.text,
+                "emotion": RECCON_EMOTION[label[0]],
+                "emotions": [RECCON_EMOTION[c] for c in label],
+                "emotion transcription": u.transcription,
+            }
+            if u.key in sets:
+                pos = sets[u.key]
+                row[EVIDENCE] = list(pos) if pos else [RECCON_LATENT]
+                row[SPAN] = [text[p] for p in pos] if pos else [RECCON_LATENT]
+                row["type"] = list(reccon_labels(u.key, pos))
+            rows.append(row)
+        out[str(d)] = [rows]
+    return out
+
+
+def export_reccon(
+    out: str | Path,
+    corpus: Corpus,
+    *,
+    source: str = "human",
+    run_id: str | None = None,
+    db: str | Path | None = None,
+) -> dict[str, Any]:
+    """Write :func:`reccon_layout` to ``out`` (JSON, indented as RECCON's files) and the licence
+    beside it (``<out>.LICENSE.txt``: the layout has no place for it). Returns the counts."""
+    layout = reccon_layout(corpus, source=source, run_id=run_id, db=db)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(layout, ensure_ascii=False, indent=4) + "\n", encoding="utf-8")
+    licence = path.with_name(path.name + ".LICENSE.txt")
+    licence.write_text(
+        f"{LICENCE}\nLayout: RECCON's data/original_annotation (github.com/declare-lab/RECCON, "
+        f"commit {RECCON_COMMIT}); see docs/causes.md.\n",
+        encoding="utf-8",
+    )
+    labelled = sum(EVIDENCE in u for d in layout.values() for u in d[0])
+    return {"dialogues": len(layout), "labelled": labelled, "licence_file": str(licence)}

@@ -4,7 +4,10 @@ confusion against the annotators.
 - :func:`human_ceiling`: every ERC metric for each annotator against the majority of the other
   two (a category is the others' when **both** chose it, neutral alone when none is: the
   yardstick of the Judge-vs-Human page, :func:`etclib.labeljudge.pair_consensus`), and their
-  mean, the board's reference row "a person";
+  mean, the board's reference row "a person". Systems are scored against the 2-of-3 label,
+  a more lenient reference; their like-for-like figures (each entry against the same three
+  leave-one-annotator-out references, averaged) are the ``loo_*`` keys of
+  :mod:`etclib.metrics.erc_loo`, which the person row carries too (equal to its own keys);
 - :func:`chat_categories`: the categories an ERC backend predicts for the last utterance of a
   free conversation (the chat page shows them under each utterance);
 - :func:`classifier_confusion`: how the transcription classifier of the ``category`` metric
@@ -24,6 +27,7 @@ import pandas as pd
 from .categories import LabelSet, from_indicator, indicator
 from .corpus import CATEGORIES, Corpus
 from .metrics import erc as erc_metric
+from .metrics import erc_loo
 from .task import items as split_items
 
 #: the name of the reference row on the categories board
@@ -53,10 +57,14 @@ def _utterance(corpus: Corpus, key):
 
 def human_ceiling(corpus: Corpus, split: str = "test") -> pd.DataFrame:
     """One row per annotator (``annotator`` 1..3) and the row ``a person`` (their mean): every
-    ERC metric key (×100) of that annotator against the other two's majority."""
+    ERC metric key (×100) of that annotator against the other two's majority, and the same
+    figures under the like-for-like keys ``loo_*`` (a person's reference *is* the
+    leave-one-annotator-out one), to set beside each system's ``loo_*`` scores."""
     rows: list[dict[str, Any]] = []
     for i, (own, others) in enumerate(annotator_sets(corpus, split)):
-        rows.append({"annotator": str(i + 1), **erc_metric.score(own, others)})
+        got = erc_metric.score(own, others)
+        loo = {erc_loo.PREFIX + k: got[k] for k in erc_loo.MEASURES}
+        rows.append({"annotator": str(i + 1), **got, **loo})
     frame = pd.DataFrame(rows)
     mean = frame.drop(columns="annotator").mean(numeric_only=True)
     person = {"annotator": PERSON, **{k: float(v) for k, v in mean.items()}}

@@ -199,7 +199,12 @@ def score(
     items = split_items(corpus, split)
     preds = [by_key[it.key] for it in items]
     refs = [t.reference_of(it) for it in items]
-    ctx = Context(dict(options or {}), labels=[it.label for it in items], corpus=corpus)
+    ctx = Context(
+        dict(options or {}),
+        labels=[it.label for it in items],
+        corpus=corpus,
+        keys=[it.key for it in items],
+    )
     modules = {n: metric_registry.get(n) for n in names}
     data = {n: m.compute(preds, refs, ctx) for n, m in modules.items()}
     sig: dict[str, str] = {

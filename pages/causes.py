@@ -198,6 +198,10 @@ with tab_results:
             "majority (2 of 3) and the same consensuses. The proxy row is a lexical "
             "approximation (does the transcription refer to the partner?)."
         )
+        pair_f1 = cv.pair_f1_table(result.pair_f1)
+        if not pair_f1.empty:
+            st.dataframe(pair_f1, hide_index=True, key="causes_pair_f1_table")
+            st.caption(cv.PAIR_F1_NOTE)
         left, right = st.columns(2)
         if result.type_confusion is not None:
             left.plotly_chart(

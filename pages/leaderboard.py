@@ -145,6 +145,12 @@ def board_view(track: str, everything, published) -> None:
                             st.dataframe(
                                 reference, hide_index=True, width="stretch", key="lb_reference"
                             )
+                        like = board.like_for_like_table(shown, track)
+                        if not like.empty:
+                            st.caption(board.LIKE_FOR_LIKE_NOTE)
+                            st.dataframe(
+                                like, hide_index=True, width="stretch", key="lb_like_for_like"
+                            )
                 with st.expander("Signatures of the board's columns"):
                     st.json(ranking.attrs.get("signatures", {}))
 
@@ -233,6 +239,7 @@ if sid is not None:
         st.dataframe(view["scores"], hide_index=True, width="stretch", key="lb_detail_scores")
     for name, table in view["breakdown"].items():
         with st.expander(f"Breakdown by {name}"):
+            st.caption(board.BREAKDOWN_NOTE)
             st.dataframe(table, width="stretch", key=f"lb_breakdown_{name}")
     if info["submission"]["kind"] != "reported":
         with shown_errors():

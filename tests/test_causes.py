@@ -10,7 +10,7 @@ from collections import Counter
 import krippendorff
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import cohen_kappa_score, f1_score
 
 from etclib import annotation, causes
 from etclib.cli import main
@@ -442,6 +442,19 @@ def test_agreement_equals_independent_computation(corpus):
     )
     assert table.loc["cause utterance", "annotator_vs_others"] == pytest.approx(yard)
 
+    # RECCON's measures of the pair decisions, with scikit-learn, beside alpha and kappa
+    f1 = got.pair_f1.set_index("who")
+    assert list(f1.index) == ["LLM", "answer 1", "answer 2", "answer 3"]
+    for who, pred in [("LLM", llm)] + [(f"answer {i + 1}", sv[:, i]) for i in range(3)]:
+        assert f1.loc[who, "pairs"] == len(maj) and f1.loc[who, "positives"] == sum(maj)
+        assert f1.loc[who, "f1_positive"] == pytest.approx(100 * f1_score(maj, pred), abs=1e-9)
+        assert f1.loc[who, "f1_negative"] == pytest.approx(
+            100 * f1_score(maj, pred, pos_label=False), abs=1e-9
+        )
+        assert f1.loc[who, "macro_f1"] == pytest.approx(
+            100 * f1_score(maj, pred, average="macro"), abs=1e-9
+        )
+
     # the LLM's type against the majority type (items where two or more people agree)
     maj_type, llm_type = [], []
     for u, row, (_, llm_answer) in zip(chosen, types, SCRIPT, strict=True):
@@ -480,6 +493,136 @@ def test_agreement_equals_independent_computation(corpus):
     for c in codes:
         assert c not in text and annot[c] not in text
     assert all(r["signature"] == run.signature for r in labels if r["source"] == "llm")
+    assert causes.RECCON_COMMIT.startswith("579ea8a")
+
+
+@pytest.mark.usefixtures("studies_db")
+@needs_corpus
+def test_reccon_export_of_an_llm_run_round_trips(corpus, tmp_path):
+    script = ScriptedCauses(default=lambda target: [] if target % 3 == 0 else sorted({1, target}))
+    run = causes.label_causes(corpus, "openai", "scripted", limit=30, ask=script)
+    got = causes.export_reccon(tmp_path / "llm.json", corpus, source="llm", db=None)
+    sets = causes.run_causes(run.run_id)
+    assert got["labelled"] == len(sets) == 30 and got["dialogues"] == 3
+    assert any(v == () for v in sets.values())  # latent causes are in the file as "b"
+    _check_round_trip(_read_reccon(tmp_path / "llm.json"), sets, corpus)
+
+
+# (gold: the majority, prediction) pair decisions; the odd ones: no cause anywhere, all
+# causes, nothing right, one pair
+PAIRS = [
+    ([1, 0, 0, 1, 1, 0, 0, 0], [1, 0, 1, 0, 1, 0, 0, 1]),
+    ([0, 0, 0, 0], [0, 0, 0, 0]),
+    ([0, 0, 0, 0], [0, 1, 0, 0]),
+    ([1, 1, 1], [1, 1, 1]),
+    ([1, 0, 1, 0], [0, 1, 0, 1]),
+    ([1], [0]),
+]
+
+
+@pytest.mark.parametrize(("gold", "pred"), PAIRS)
+def test_pair_f1_equals_scikit_learn(gold, pred):
+    got = causes.pair_f1([bool(x) for x in gold], [bool(x) for x in pred])
+    g, p = np.array(gold, dtype=bool), np.array(pred, dtype=bool)
+    want = {
+        "f1_positive": f1_score(g, p, pos_label=True, zero_division=0),
+        "f1_negative": f1_score(g, p, pos_label=False, zero_division=0),
+        "macro_f1": f1_score(g, p, average="macro", labels=[False, True], zero_division=0),
+    }
+    for k, v in want.items():
+        assert got[k] == pytest.approx(100 * v, abs=1e-9), k
+    assert all(math.isnan(v) for v in causes.pair_f1([], []).values())
+
+
+def _read_reccon(path):
+    """Read a file in RECCON's layout by the rules of RECCON's loaders (declare-lab/RECCON,
+    commit 579ea8a; the Causal Emotion Entailment readers of its data/original_annotation
+    files): a dialogue id maps to a list whose first element is the list of utterances; turn
+    numbers start at 1; an utterance with "expanded emotion cause evidence" is a target whose
+    evidence entries are cause turns, "b" meaning a latent cause (no utterance); the pairs of a
+    target are every utterance up to and including it, positive when in its evidence."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    dialogues = {}
+    for dialogue_id, wrapped in data.items():
+        conv = wrapped[0]
+        targets = {}
+        for i, utt in enumerate(conv):
+            assert utt["turn"] == i + 1  # indices from 1, in order
+            if "expanded emotion cause evidence" not in utt:
+                continue
+            evidence = utt["expanded emotion cause evidence"]
+            spans = utt["expanded emotion cause span"]
+            assert len(spans) == len(evidence)
+            turns = [e for e in evidence if e != "b"]
+            latent = "b" in evidence
+            pairs = [(utt["turn"], c, c in turns) for c in range(1, utt["turn"] + 1)]
+            targets[utt["turn"]] = {
+                "causes": tuple(turns),
+                "latent": latent,
+                "spans": [s for s in spans if s != "b"],
+                "type": utt["type"],
+                "pairs": pairs,
+            }
+        dialogues[int(dialogue_id)] = {"utterances": conv, "targets": targets}
+    return dialogues
+
+
+def _check_round_trip(read, sets, corpus):
+    """Every cause set of ``sets`` read back from the RECCON layout, nothing else."""
+    found = {}
+    for d, got in read.items():
+        dialogue = corpus.by_id[d]
+        by_pos = {u.position: u for u in dialogue.utterances}
+        assert [u["utterance"] for u in got["utterances"]] == [by_pos[p].text for p in range(1, 11)]
+        assert [u["speaker"] for u in got["utterances"]] == ["A", "B"] * 5
+        for turn, t in got["targets"].items():
+            u = by_pos[turn]
+            found[u.key] = t["causes"]
+            assert t["latent"] == (not t["causes"])
+            assert t["spans"] == [by_pos[c].text for c in t["causes"]]
+            assert tuple(t["type"]) == causes.reccon_labels(u.key, t["causes"])
+            assert [c for _, c, yes in t["pairs"] if yes] == list(t["causes"])
+    assert found == sets
+
+
+@pytest.mark.usefixtures("studies_db")
+@needs_corpus
+def test_reccon_export_round_trips(corpus, tmp_path, capsys):
+    pool = [u for d in corpus.split("test")[:3] for u in d.utterances]
+    keys = [pool[1].key, pool[4].key, pool[9].key, pool[12].key]  # two dialogues
+    from etclib.annotation import connect_studies
+
+    with connect_studies() as con:
+        con.schema("causes", causes._SCHEMA)
+        for i, k in enumerate(keys, start=1):
+            con.execute("INSERT INTO cause_sample VALUES (?, ?, ?, 'test', ?, 0)", [*k, i])
+    answers = [  # three people per item; a latent majority on the third item
+        [[1, 2], [2], [1, 2]],
+        [[3, 5], [5], [4]],
+        [[], [], [9]],
+        [[3], [3], [1, 3]],
+    ]
+    codes = _codes(3)
+    for k, given in zip(keys, answers, strict=True):
+        for code, a in zip(codes, given, strict=True):
+            causes.record_causes(code, k, a)
+    majority = causes.human_majority()
+    assert majority[keys[2]] == () and majority[keys[0]] == (1, 2)
+    out = tmp_path / "reccon.json"
+    assert main(["causes", "export", "--format", "reccon", "--out", str(out)]) == 0
+    assert "4 labelled utterances of 2 dialogues" in capsys.readouterr().out
+    assert "CC BY-NC 4.0" in (tmp_path / "reccon.json.LICENSE.txt").read_text(encoding="utf-8")
+    raw = json.loads(out.read_text(encoding="utf-8"))
+    latent = raw[str(keys[2][0])][0][causes.position(keys[2][1], keys[2][2]) - 1]
+    assert latent["expanded emotion cause evidence"] == ["b"] and latent["type"] == ["latent"]
+    assert latent["expanded emotion cause span"] == ["b"]
+    _check_round_trip(_read_reccon(out), majority, corpus)
+    # the emotion in RECCON's names; the ETC extras beside it
+    first = raw[str(keys[0][0])][0][0]
+    assert set(first) >= {"turn", "speaker", "utterance", "emotion", "emotion transcription"}
+    assert first["emotion"] in causes.RECCON_EMOTION.values()
+    assert main(["causes", "export", "--format", "reccon", "--source", "llm", "--out", str(out)])
+    assert "No LLM cause run" in capsys.readouterr().err
 
 
 @pytest.mark.usefixtures("studies_db")

@@ -88,3 +88,7 @@ def test_annotators_mark_causes_and_agreement_appears():
     assert table["decision"].tolist() == ["cause utterance", "cause type", "partner involved"]
     assert "LLM vs majority (κ)" in table.columns and "proxy vs majority (κ)" in table.columns
     assert "Items with 3 answers" in [m.label for m in at.metric]
+    # RECCON's pair measures beside alpha and kappa: everyone ticked the target, as the LLM did
+    f1 = next(df.value for df in at.dataframe if "pos. F1" in df.value.columns)
+    assert f1["rater"].tolist() == ["LLM", "answer 1", "answer 2", "answer 3"]
+    assert f1["pos. F1"].tolist() == ["100.00"] * 4 and f1["macro F1"].tolist() == ["100.00"] * 4

@@ -121,12 +121,21 @@ HAND = [  # (prediction, gold)
 ]
 
 
+NON_NEUTRAL = [j for j, c in enumerate(CATEGORIES) if c != "neutral"]
+
+
 def _sklearn(pred, gold):
     p, g = indicator(pred), indicator(gold)
     prec, rec, f1, _ = precision_recall_fscore_support(g, p, average=None, zero_division=0)
     out = {
         "macro_f1": f1_score(g, p, average="macro", zero_division=0) * 100,
         "micro_f1": f1_score(g, p, average="micro", zero_division=0) * 100,
+        # scikit-learn is given the multilabel indicator matrices (items x 7), as macro-F1
+        "weighted_f1": f1_score(g, p, average="weighted", zero_division=0) * 100,
+        "micro_f1_no_neutral": f1_score(
+            g, p, average="micro", labels=NON_NEUTRAL, zero_division=np.nan
+        )
+        * 100,
         "exact_match": accuracy_score(g, p) * 100,
         "hamming": (1 - hamming_loss(g, p)) * 100,
     }
@@ -162,6 +171,41 @@ def test_every_metric_equals_scikit_learn_on_a_hand_made_case():
         assert got[k] == pytest.approx(want[k], abs=1e-9), k
 
 
+# (prediction, gold) tables, each with a category absent from gold and predictions (fear here;
+# neutral and fear in the second), one with no non-neutral label at all
+ABSENT = [
+    [(("joy",), ("joy",)), (("neutral",), ("sadness",)), (("joy", "anger"), ("anger",))],
+    [(("joy",), ("joy", "surprise")), (("disgust",), ("sadness",)), (("anger",), ("anger",))],
+    [(("neutral",), ("neutral",)), (("neutral",), ("neutral",))],
+    [(("joy",), ("surprise",))],
+]
+
+
+@pytest.mark.parametrize("rows", ABSENT)
+def test_an_absent_category_is_na_and_left_out_of_the_macro_average(rows):
+    pred, gold = (list(x) for x in zip(*rows))
+    got = erc.score(pred, gold)
+    g, p = indicator(gold), indicator(pred)
+    absent = [c for j, c in enumerate(CATEGORIES) if not g[:, j].any() and not p[:, j].any()]
+    assert absent
+    for c in absent:
+        assert np.isnan(got[f"f1_{c}"]) and np.isnan(got[f"precision_{c}"])
+    # scikit-learn's zero_division=np.nan leaves undefined categories out of the average
+    want = f1_score(g, p, average="macro", zero_division=np.nan) * 100
+    present = [j for j, c in enumerate(CATEGORIES) if c not in absent]
+    by_hand = np.mean(f1_score(g, p, average=None, zero_division=0)[present]) * 100
+    assert got["macro_f1"] == pytest.approx(want, abs=1e-9)
+    assert got["macro_f1"] == pytest.approx(by_hand, abs=1e-9)
+    assert got["weighted_f1"] == pytest.approx(
+        f1_score(g, p, average="weighted", zero_division=0) * 100, abs=1e-9
+    )
+    nn = f1_score(g, p, average="micro", labels=NON_NEUTRAL, zero_division=np.nan) * 100
+    if np.isnan(nn):  # no non-neutral gold or predicted label: n/a, as scikit-learn's nan
+        assert np.isnan(got["micro_f1_no_neutral"])
+    else:
+        assert got["micro_f1_no_neutral"] == pytest.approx(nn, abs=1e-9)
+
+
 def test_wa_and_uwa_match_a_hand_worked_example():
     # Single-label items of HAND: joy x2 (right, wrong: joy+surprise), sadness (wrong), anger
     # (right), neutral x2 (right, wrong), surprise (wrong); the sadness+fear item is not one.
@@ -193,6 +237,98 @@ def test_every_metric_equals_scikit_learn_on_the_real_test_split(corpus, backend
     assert set(ci) == set(erc.RANKED)
     assert ci["macro_f1"][0] <= result.scores["macro_f1"] <= ci["macro_f1"][1]
     assert result.signature["track"].startswith("erc|labels:")
+
+
+@needs_corpus
+@pytest.mark.usefixtures("warmed")
+@pytest.mark.parametrize("backend", ["majority", "tfidf"])
+def test_breakdown_subsets_leave_absent_categories_out(corpus, backend):
+    """Each role / category / turn subset's macro-F1 is scikit-learn's with zero_division=nan
+    (an absent category left out); a subset missing a category shows it n/a."""
+    from etclib.backends import get_backend
+
+    items = split_items(corpus, "test")
+    pred = get_backend(backend, track="erc", corpus=corpus).predict(items)
+    result = score({it.key: p for it, p in zip(items, pred)}, "test", corpus=corpus, track="erc")
+    g, p = indicator([it.label for it in items]), indicator(pred)
+    seen_absent = 0
+    for group, subsets in result.groups().items():
+        table = result.breakdown()[group]
+        for name, idx in subsets.items():
+            gs, ps = g[idx], p[idx]
+            got = table[name]
+            want = f1_score(gs, ps, average="macro", zero_division=np.nan) * 100
+            assert got["macro_f1"] == pytest.approx(want, abs=1e-9), (group, name)
+            assert got["weighted_f1"] == pytest.approx(
+                f1_score(gs, ps, average="weighted", zero_division=0) * 100, abs=1e-9
+            )
+            for j, c in enumerate(CATEGORIES):
+                if not gs[:, j].any() and not ps[:, j].any():
+                    assert np.isnan(got[f"f1_{c}"]), (group, name, c)
+                    seen_absent += 1
+    assert seen_absent  # e.g. the items labelled neutral have no joy, and majority predicts none
+
+
+@needs_corpus
+def test_score_cli_prints_the_field_measures_on_a_hand_made_file(corpus, tmp_path, capsys):
+    from etclib.cli import main
+
+    rng = np.random.default_rng(7)
+    items = split_items(corpus, "test")
+    sets = []
+    for _ in items:
+        chosen = tuple(c for c in CATEGORIES[:-1] if rng.random() < 0.2)
+        sets.append(chosen or ("neutral",))
+    path = tmp_path / "labels.jsonl"
+    path.write_text(dumps_jsonl([(it.key, s) for it, s in zip(items, sets)], "erc"), "utf-8")
+    assert main(["score", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    want = _sklearn(sets, [it.label for it in items])
+    for k in ("macro_f1", "weighted_f1", "micro_f1_no_neutral", "micro_f1"):
+        assert out[k] == pytest.approx(want[k], abs=1e-9), k
+    assert {"weighted_f1", "micro_f1_no_neutral"} <= set(out["breakdown"]["role"]["speaker"])
+    assert out["loo_macro_f1"] is not None
+    assert main(["score", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "weighted_f1" in text and "micro_f1_no_neutral" in text and "loo_macro_f1" in text
+
+
+@needs_corpus
+@pytest.mark.usefixtures("warmed")
+def test_like_for_like_scores_each_entry_on_the_persons_references(corpus):
+    """``loo_*``: the entry against each annotator-left-out pair's consensus, averaged over the
+    three; the consensus rebuilt here from the raw annotations."""
+    from etclib.backends import get_backend
+    from etclib.erc import human_ceiling
+
+    items = split_items(corpus, "test")
+    pred = get_backend("tfidf", track="erc", corpus=corpus).predict(items)
+    result = score({it.key: p for it, p in zip(items, pred)}, "test", corpus=corpus, track="erc")
+    refs = [[], [], []]
+    for it in items:
+        u = next(u for u in corpus.by_id[it.dialogue_id].utterances if u.key == it.key)
+        for i in range(3):
+            a, b = (u.annotations[j] for j in range(3) if j != i)
+            both = tuple(c for c in CATEGORIES[:-1] if c in a and c in b)
+            refs[i].append(both or ("neutral",))
+    p = indicator(pred)
+    for key, fn in (
+        ("macro_f1", lambda g: f1_score(g, p, average="macro", zero_division=np.nan)),
+        ("weighted_f1", lambda g: f1_score(g, p, average="weighted", zero_division=0)),
+        ("micro_f1", lambda g: f1_score(g, p, average="micro", zero_division=0)),
+        ("exact_match", lambda g: accuracy_score(g, p)),
+        ("hamming", lambda g: 1 - hamming_loss(g, p)),
+        (
+            "micro_f1_no_neutral",
+            lambda g: f1_score(g, p, average="micro", labels=NON_NEUTRAL, zero_division=0),
+        ),
+    ):
+        want = np.mean([fn(indicator(r)) for r in refs]) * 100
+        assert result.scores[f"loo_{key}"] == pytest.approx(want, abs=1e-9), key
+    person = human_ceiling(corpus, "test").set_index("annotator").loc["a person"]
+    for key in ("macro_f1", "weighted_f1", "micro_f1_no_neutral"):
+        assert person[f"loo_{key}"] == pytest.approx(person[key], abs=1e-12)
+    assert "erc_loo" in result.signature
 
 
 @needs_corpus
@@ -362,6 +498,17 @@ def test_erc_submission_is_scored_on_the_categories_board_only(corpus):
     board = lb.ranking(track="erc")
     row = board.set_index("id").loc[receipt.id]
     assert row["macro_f1"] == pytest.approx(100.0) and row["rank_band"] == "1"
+    assert row["weighted_f1"] == pytest.approx(100.0)
+    assert row["micro_f1_no_neutral"] == pytest.approx(100.0)
+    assert {"weighted_f1", "micro_f1_no_neutral"} <= set(lb.metric_columns("erc"))
+    assert 0 < row["loo_macro_f1"] < 100  # the 2-of-3 label is not each pair's consensus
+    from views.board import like_for_like_table
+
+    like = like_for_like_table(board, "erc").set_index("name")
+    assert list(like.index) == ["a person", "oracle labels · other"]
+    assert like.loc["oracle labels · other", "macro_f1"] == pytest.approx(
+        row["loo_macro_f1"], abs=0.01
+    )
     assert receipt.id not in set(lb.ranking()["id"])  # not on the transcription board
     assert "a person" in set(lb.reference_rows("erc")["name"])
     again = dumps_csv([(it.key, it.label) for it in items], "erc").encode()

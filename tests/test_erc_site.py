@@ -153,3 +153,41 @@ def test_corpus_page_shows_the_classifiers_confusion(corpus):
     (table,) = [d.value for d in at.dataframe]  # (AppTest does not keep a dataframe's key)
     assert list(table["category"]) == list(CATEGORIES)
     assert any("multi-label pair counts" in c.value for c in at.caption)
+
+
+def test_leaderboard_page_shows_like_for_like_and_na_breakdowns(corpus):
+    """The categories board: the person row, then the same references for each entry; an
+    entry's breakdown by category shows n/a for categories absent from a subset, and says so."""
+    import leaderboard as lb
+    from etclib.backends import get_backend
+    from etclib.predictions import dumps_jsonl
+    from etclib.task import items
+
+    its = items(corpus, "test")
+    pred = get_backend("majority", track="erc", corpus=corpus).predict(its)
+    data = dumps_jsonl([(it.key, p) for it, p in zip(its, pred)], "erc").encode()
+    receipt = lb.submit(data, {"name": "all neutral"}, file_name="erc.jsonl")
+    lb.process_jobs()
+    at = AppTest.from_file(str(REPO / "pages" / "leaderboard.py"), default_timeout=300)
+    at.query_params["track"] = "erc"
+    at.run()
+    assert not at.exception, at.exception
+    tables = [df.value for df in at.dataframe if "name" in df.value.columns]
+    (like,) = [t for t in tables if len(t) == 2 and t["name"].iloc[0] == "a person"]
+    assert "all neutral" in like["name"].iloc[1]
+    # the entry on the person's references is the loo_* score, not its board column
+    row = lb.ranking(track="erc").set_index("id").loc[receipt.id]
+    assert like["macro_f1"].iloc[1] == pytest.approx(row["loo_macro_f1"], abs=0.01)
+    assert like["macro_f1"].iloc[1] != pytest.approx(row["macro_f1"], abs=0.01)
+    assert any("Like for like" in c.value for c in at.caption)
+    at.selectbox(key="lb_detail").set_value(receipt.id).run()
+    assert not at.exception, at.exception
+    by_category = next(
+        df.value
+        for df in at.dataframe
+        if "f1_joy" in df.value.columns and "neutral" in df.value.index
+    )
+    # the items labelled neutral alone hold no joy, and the entry predicts none: n/a
+    assert by_category.loc["neutral", "f1_joy"] == "n/a"
+    assert by_category.loc["joy", "f1_joy"] == "0.00"
+    assert any("left out of the subset's macro-F1" in c.value for c in at.caption)

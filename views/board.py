@@ -179,6 +179,45 @@ def reference_table(track: str | None = None) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+#: the like-for-like table's caption (the page shows it under the table)
+LIKE_FOR_LIKE_NOTE = (
+    'Like for like: "a person" is each annotator scored against the majority of the other '
+    "two (a category counts when both chose it), averaged over the three annotators. Each "
+    "entry here is scored against the same three leave-one-annotator-out references, "
+    "averaged; the board's columns above score entries against the 2-of-3 label instead."
+)
+
+
+def like_for_like_table(ranking: pd.DataFrame, track: str | None = None) -> pd.DataFrame:
+    """The person row and every entry of ``ranking`` on the same references: each ERC measure
+    against the three leave-one-annotator-out references, averaged (the ``loo_*`` keys of
+    ``etclib.metrics.erc_loo``; the person row's own figures are on those references). Empty
+    when the track has no such keys or no entry has them."""
+    import leaderboard as lb
+    from etclib.metrics import erc_loo
+
+    wanted = [erc_loo.PREFIX + k for k in erc_loo.MEASURES]
+    if ranking is None or ranking.empty or not any(c in ranking.columns for c in wanted):
+        return pd.DataFrame()
+    if not ranking[[c for c in wanted if c in ranking.columns]].notna().any().any():
+        return pd.DataFrame()
+    person = lb.reference_rows(track)
+    parts = []
+    if not person.empty:
+        person = person[person["name"] == "a person"]
+        part = pd.DataFrame({"name": person["name"], "kind": "👤 reference (annotators)"})
+        for c in wanted:
+            part[c] = person[c].astype(float) if c in person.columns else float("nan")
+        parts.append(part)
+    entries = pd.DataFrame({"name": _labels(ranking), "kind": _kinds(ranking)})
+    for c in wanted:
+        entries[c] = ranking[c].to_numpy(dtype=float) if c in ranking.columns else float("nan")
+    parts.append(entries)
+    out = pd.concat(parts, ignore_index=True)
+    out[wanted] = out[wanted].round(2)
+    return out.rename(columns={c: c[len(erc_loo.PREFIX) :] for c in wanted})
+
+
 def filter_ranking(
     ranking: pd.DataFrame,
     settings: list[str] | tuple[str, ...] = (),
@@ -508,7 +547,7 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
     for name, subsets in (info.get("breakdown") or {}).items():
         table = pd.DataFrame.from_dict(subsets, orient="index")
         if not table.empty:
-            breakdown[name] = table.round(2)
+            breakdown[name] = na_text(table.round(2))
     v = info.get("verbosity") or {}
     verbosity = {
         label: _fmt(v.get(key), 1 if "chars" in key else 2)
@@ -530,6 +569,25 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
         "breakdown": breakdown,
         "verbosity": verbosity,
     }
+
+
+#: what ``n/a`` means in a breakdown table (the page shows it beside the tables)
+BREAKDOWN_NOTE = (
+    "n/a: undefined on this subset. On the categories track, a category with no gold and no "
+    "predicted label among the subset's items has no precision, recall or F1 and is left out "
+    "of the subset's macro-F1 (docs/leaderboard.md, Tracks)."
+)
+
+
+def na_text(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every missing value of a numeric column shown as ``n/a`` (those columns
+    become text with two decimals)."""
+    out = table.copy()
+    for col in out.columns:
+        values = out[col]
+        if values.isna().any() and pd.api.types.is_numeric_dtype(values):
+            out[col] = ["n/a" if pd.isna(v) else f"{float(v):.2f}" for v in values]
+    return out
 
 
 def json_text(value: Any) -> str:

@@ -60,6 +60,34 @@ def agreement_table(table: pd.DataFrame, with_llm: bool, with_proxy: bool) -> pd
     return shown[keep].rename(columns=AGREEMENT_COLUMNS)
 
 
+#: Column labels of the RECCON pair-F1 table, in order.
+PAIR_F1_LABELS = {
+    "who": "rater",
+    "pairs": "pairs",
+    "positives": "causes (majority)",
+    "f1_positive": "pos. F1",
+    "f1_negative": "neg. F1",
+    "macro_f1": "macro F1",
+}
+PAIR_F1_NOTE = (
+    "Cause utterance decisions scored as RECCON scores Causal Emotion Entailment: each "
+    '(target, candidate) pair is a yes/no decision; F1 of the class "cause" (pos.), of the '
+    'class "not a cause" (neg.) and their mean (macro), ×100, against the human majority (2 '
+    "of 3) on items with three answers. An answer slot is one of the three voters of that "
+    "majority, so its figures are optimistic; the κ columns above set it against the other two."
+)
+
+
+def pair_f1_table(frame: pd.DataFrame | None) -> pd.DataFrame:
+    """``CauseAgreement.pair_f1`` with two-decimal figures and the page's column names."""
+    if frame is None or frame.empty:
+        return pd.DataFrame(columns=list(PAIR_F1_LABELS.values()))
+    shown = frame.copy()
+    for col in ("f1_positive", "f1_negative", "macro_f1"):
+        shown[col] = shown[col].map(number)
+    return shown[list(PAIR_F1_LABELS)].rename(columns=PAIR_F1_LABELS)
+
+
 def shares_table(llm: dict | None, human: dict | None) -> pd.DataFrame:
     """Type-label shares (%) of the stored LLM run and human majority beside RECCON's."""
     rows = []

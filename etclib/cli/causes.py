@@ -7,14 +7,20 @@ $ETC_CACHE_DIR/judge.sqlite3: a rerun, or a run resumed after an interruption, a
 missing), stores the run with its signature in the studies database ($ETC_STUDIES_DB: a DuckDB
 file or a postgresql:// URL) and prints the cause-type distribution
 beside RECCON's published shares. `etclib causes export` writes every stored label (LLM and
-human, annotators anonymised) as JSON Lines with a licence header (CC BY-NC 4.0). Keys:
-OPENAI_API_KEY / GEMINI_API_KEY (environment or .streamlit/secrets.toml). See docs/causes.md.
+human, annotators anonymised) as JSON Lines with a licence header (CC BY-NC 4.0);
+`--format reccon` writes one source's cause sets (the human majority, or `--source llm` with
+`--run ID`, default the newest run) in RECCON's JSON layout (data/original_annotation/*.json of
+github.com/declare-lab/RECCON at commit 579ea8a: utterances numbered from 1, "b" for a latent
+cause), with the licence in FILE.LICENSE.txt beside it. Keys: OPENAI_API_KEY / GEMINI_API_KEY
+(environment or .streamlit/secrets.toml). See docs/causes.md.
 
 Example:
   etclib causes --provider gemini --model gemini-2.5-flash
   etclib causes --provider openai --model gpt-4.1-mini --split sample --json
   etclib causes --provider openai --model gpt-4.1-mini --limit 20     # a trial run
   etclib causes export --out causes.jsonl
+  etclib causes export --format reccon --out etc_causes_reccon.json
+  etclib causes export --format reccon --source llm --out etc_causes_llm_reccon.json
 """
 
 from __future__ import annotations
@@ -48,7 +54,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit", type=int, metavar="N", help="label only the first N items (trial run)"
     )
-    parser.add_argument("--out", metavar="FILE.jsonl", help="export: the file to write")
+    parser.add_argument("--out", metavar="FILE", help="export: the file to write")
+    parser.add_argument(
+        "--format",
+        default="jsonl",
+        choices=("jsonl", "reccon"),
+        help="export: jsonl (every label, default) or reccon (RECCON's JSON layout, one source)",
+    )
+    parser.add_argument(
+        "--source",
+        default="human",
+        choices=("human", "llm"),
+        help="export --format reccon: the human majority (default) or an LLM run",
+    )
+    parser.add_argument(
+        "--run", metavar="ID", help="export --format reccon --source llm: the run (default newest)"
+    )
     parser.add_argument(
         "--db", metavar="FILE|URL", help="studies database (default: $ETC_STUDIES_DB)"
     )
@@ -61,7 +82,22 @@ def _export(args: argparse.Namespace) -> int:
     from ..errors import ConfigError
 
     if not args.out:
-        raise ConfigError("etclib causes export needs --out FILE.jsonl.")
+        raise ConfigError("etclib causes export needs --out FILE (.jsonl, or .json for reccon).")
+    if args.format == "reccon":
+        from ..causes import export_reccon
+        from ..corpus import load_corpus
+
+        got = export_reccon(
+            args.out, load_corpus(args.data), source=args.source, run_id=args.run, db=args.db
+        )
+        if args.json:
+            print(json.dumps({"out": args.out, **got, "licence": LICENCE}, ensure_ascii=False))
+        else:
+            print(
+                f"{got['labelled']} labelled utterances of {got['dialogues']} dialogues written "
+                f"to {args.out} in RECCON's layout (licence: {got['licence_file']})."
+            )
+        return 0
     n = export_jsonl(args.out, db=args.db)
     if args.json:
         print(json.dumps({"out": args.out, "labels": n, "licence": LICENCE}, ensure_ascii=False))

@@ -8,8 +8,11 @@ The track (transcription, or erc: emotion categories) is detected from the file'
 --track names it. Transcription metrics: bleu, rouge (default), bertscore, judge, and category
 (category agreement: a classifier trained on the train transcriptions reads each prediction's
 categories; macro-F1 against the aggregated label; offline). ERC metrics: erc (macro-F1, the
-ranking metric; micro-F1, exact match, Hamming accuracy, EmotionLines WA/UWA, per-category
-precision/recall/F1).
+ranking metric; micro-F1, support-weighted F1 (MELD/IEMOCAP papers), micro-F1 without neutral
+(DailyDialog papers), exact match, Hamming accuracy, EmotionLines WA/UWA, per-category
+precision/recall/F1) and erc_loo (the same measures against each annotator-left-out pair's
+consensus, averaged: like for like with the board's "a person" row). A category with no gold
+and no predicted label among the scored items is n/a and left out of macro-F1.
 
 Example:
   etclib score preds.jsonl
@@ -41,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--metrics",
         default=None,
         help=f"comma-separated metric groups (default: the track's; {','.join(DEFAULT_METRICS)} "
-        f"for transcriptions, erc for categories; available: {', '.join(METRICS)})",
+        f"for transcriptions, erc,erc_loo for categories; available: {', '.join(METRICS)})",
     )
     add_track_argument(parser, detect=True)
     parser.add_argument(
@@ -103,6 +106,11 @@ def _num(x: float) -> float | None:
     return None if x != x else x
 
 
+def _text(x: float) -> str:
+    """Two decimals; ``n/a`` for an undefined score (NaN)."""
+    return "n/a" if x != x else f"{x:.2f}"
+
+
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
     from ..metrics import parse_metrics
@@ -128,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"{args.file}: {result.n_items} items of the {result.split} split ({result.track} track)")
     for k, v in result.scores.items():
-        line = f"  {k:<14} {v:8.2f}" if isinstance(v, float) else f"  {k:<14} {v}"
+        line = f"  {k:<14} {_text(v):>8}" if isinstance(v, float) else f"  {k:<14} {v}"
         if k in intervals:
             lo, hi = intervals[k]
             line += f"  [{lo:.2f}, {hi:.2f}]"
@@ -138,8 +146,11 @@ def run(args: argparse.Namespace) -> int:
     print("role breakdown:")
     for role, vals in result.breakdown()["role"].items():
         shown = ", ".join(
-            f"{k} {v:.2f}" for k, v in vals.items() if k != "n_items" and isinstance(v, float)
+            f"{k} {_text(v)}" for k, v in vals.items() if k != "n_items" and isinstance(v, float)
         )
         print(f"  {role:<9} n={vals['n_items']:<5} {shown}")
+    if any(v != v for vals in result.breakdown()["role"].values() for v in vals.values()):
+        print("  (n/a: undefined on the subset; a category with no gold and no predicted label")
+        print("   there is left out of its macro-F1)")
     print(f"signature: {signature_string(result.signature)}")
     return 0

@@ -28,7 +28,7 @@ A metric module defines:
 - optionally ``TRACK``: the track it scores (:mod:`etclib.tracks`; ``"transcription"`` when
   absent). ``predictions`` are then that track's values (label tuples on ``"erc"``) and
   ``references`` what the track compares them with; ``ctx.labels`` always holds the items'
-  aggregated labels.
+  aggregated labels and ``ctx.keys`` their keys.
 
 Adding a metric: one new module here and one line in ``METRICS`` (or :func:`register`).
 Each track has its ranking rule (``Track.rank_order``; :data:`RANK_ORDER` is the transcription
@@ -58,6 +58,7 @@ METRICS: dict[str, str | ModuleType] = {
     "judge": "etclib.metrics.judge",
     "category": "etclib.metrics.category",
     "erc": "etclib.metrics.erc",
+    "erc_loo": "etclib.metrics.erc_loo",
 }
 DEFAULT_METRICS: tuple[str, ...] = tracks.TRANSCRIPTION.default_metrics
 #: The transcription track's ranking rule: rank by the first of these keys that any entry has.
@@ -115,6 +116,9 @@ class Context:
     labels: list[tuple[str, ...]] | None = None
     #: the corpus scored (metrics that train on its train split use it; default: ETC_DATA_DIR)
     corpus: Any = None
+    #: the key ``(dialogue_id, turn, role)`` of each scored item, in item order (set by
+    #: etclib.scoring.score; metrics that read the items' annotations use it)
+    keys: list[tuple[int, int, str]] | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.options.get(name)

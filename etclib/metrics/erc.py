@@ -1,10 +1,24 @@
 """ERC track: multi-label emotion-category scores against the aggregated label (×100).
 
-Per category ``c`` of the seven, over items: precision, recall and F1 of "``c`` is in the
-label set" (scikit-learn's definitions with ``zero_division=0``: an undefined ratio is 0).
+A label set is scored as a row of the items x 7 indicator matrix (column ``j`` is
+``CATEGORIES[j]``): scikit-learn is given that multilabel indicator matrix, never one label per
+item. Per category ``c`` of the seven, over items: precision, recall and F1 of "``c`` is in the
+label set" (scikit-learn's definitions; a ratio whose denominator is 0 is 0, except below).
 
-- ``macro_f1``: the mean of the seven F1 (the ranking metric);
+**A category absent from the scored items** (no gold and no predicted label: tp = fp = fn = 0)
+has no precision, recall or F1: they are ``n/a`` (NaN; null in JSON) and the category is left
+out of the macro average (scikit-learn's ``zero_division=np.nan``). On the whole test split
+every category has gold items, so this only matters for breakdown subsets (items of one
+category, turn or role) and hand-made files.
+
+- ``macro_f1``: the mean F1 over the categories present (the ranking metric);
 - ``micro_f1``: F1 of all (item, category) decisions pooled;
+- ``weighted_f1``: the mean of the seven F1 weighted by each category's support (items whose
+  gold set has it): scikit-learn's ``f1_score(Y, P, average="weighted")`` on the indicator
+  matrices, as ERC work on MELD and IEMOCAP reports it (DialogueRNN, COSMIC);
+- ``micro_f1_no_neutral``: F1 of the (item, category) decisions of the six non-neutral
+  categories pooled, scikit-learn's ``f1_score(Y, P, average="micro", labels=[0..5])``, as
+  DailyDialog work reports it; n/a when the items have no non-neutral gold or predicted label;
 - ``exact_match``: share of items whose predicted set equals the aggregated label;
 - ``hamming``: Hamming accuracy, the share of the items x 7 decisions that agree (1 - Hamming
   loss);
@@ -30,10 +44,25 @@ from . import Context, Fact, MetricData
 STAGE = "lexical"  # the offline first stage: cheap, every submission has it
 TRACK = "erc"
 N = len(CATEGORIES)
+#: the six non-neutral categories' columns (micro_f1_no_neutral)
+EMOTIONS = np.array([j for j, c in enumerate(CATEGORIES) if c != "neutral"])
 
 FACTS = (
     Fact("macro_f1", "Macro-F1", "mean over the seven categories of each category's F1"),
     Fact("micro_f1", "Micro-F1", "F1 of every (item, category) decision pooled"),
+    Fact(
+        "weighted_f1",
+        "Weighted F1",
+        "per-category F1 averaged with each category's gold support as weight (MELD/IEMOCAP "
+        "papers: DialogueRNN, COSMIC)",
+    ),
+    Fact(
+        "micro_f1_no_neutral",
+        "Micro-F1 w/o neutral",
+        "F1 of the (item, category) decisions of the six non-neutral categories pooled "
+        "(DailyDialog papers)",
+        summary=False,
+    ),
     Fact("exact_match", "Exact match", "share of items whose predicted set is the label exactly"),
     Fact("hamming", "Hamming acc.", "share of the items × 7 category decisions that agree"),
     Fact(
@@ -75,7 +104,7 @@ _ONE = 5 * N + 2
 def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
     return {
         "erc": f"labels:{LABEL_SET_VERSION}|categories:{N}|zero_division:0"
-        "|wa-uwa:single-label-items,exact-set"
+        "|absent-category:n/a|wa-uwa:single-label-items,exact-set"
     }
 
 
@@ -109,34 +138,56 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1), 0.0)
 
 
+def _nan_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den``, NaN where ``den`` is 0."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
 def from_statistics(sums: np.ndarray, everything: bool = False) -> dict[str, np.ndarray]:
     """Every ranking key (and with ``everything``, the per-category ones) from summed
-    statistics, one row per resample; ×100."""
+    statistics, one row per resample; ×100. A category with no gold and no predicted label
+    (tp = fp = fn = 0) is n/a (NaN) and left out of the macro average."""
     s = np.atleast_2d(np.asarray(sums, dtype=float))
     tp, fp, fn = s[:, _TP], s[:, _FP], s[:, _FN]
-    f1 = _ratio(2 * tp, 2 * tp + fp + fn)
+    present = (tp + fp + fn) > 0
+    f1 = _nan_ratio(2 * tp, 2 * tp + fp + fn)  # NaN exactly for the absent categories
+    support = tp + fn
     ttp, tfp, tfn = tp.sum(axis=1), fp.sum(axis=1), fn.sum(axis=1)
+    e = EMOTIONS
+    etp, efp, efn = tp[:, e].sum(axis=1), fp[:, e].sum(axis=1), fn[:, e].sum(axis=1)
     n = s[:, _ONE]
     single, hit = s[:, _SINGLE], s[:, _HIT]
     per_cat = _ratio(hit, single)
-    present = single > 0
+    has_single = single > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         uwa = np.where(
-            present.any(axis=1),
-            (per_cat * present).sum(axis=1) / np.maximum(present.sum(axis=1), 1),
+            has_single.any(axis=1),
+            (per_cat * has_single).sum(axis=1) / np.maximum(has_single.sum(axis=1), 1),
             np.nan,
         )
         wa = np.where(single.sum(axis=1) > 0, hit.sum(axis=1) / single.sum(axis=1), np.nan)
+        macro = np.where(
+            present.any(axis=1),
+            np.where(present, f1, 0.0).sum(axis=1) / np.maximum(present.sum(axis=1), 1),
+            np.nan,
+        )
+        weighted = _nan_ratio(
+            (support * np.where(present, f1, 0.0)).sum(axis=1), support.sum(axis=1)
+        )
         out = {
-            "macro_f1": f1.mean(axis=1) * 100,
+            "macro_f1": macro * 100,
             "micro_f1": _ratio(2 * ttp, 2 * ttp + tfp + tfn) * 100,
+            "weighted_f1": weighted * 100,
+            "micro_f1_no_neutral": _nan_ratio(2 * etp, 2 * etp + efp + efn) * 100,
             "exact_match": np.where(n > 0, s[:, _EXACT] / np.where(n > 0, n, 1), np.nan) * 100,
             "hamming": np.where(n > 0, s[:, _AGREE] / np.where(n > 0, n * N, 1), np.nan) * 100,
             "wa": wa * 100,
             "uwa": uwa * 100,
         }
     if everything:
-        precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+        precision = np.where(present, _ratio(tp, tp + fp), np.nan)
+        recall = np.where(present, _ratio(tp, tp + fn), np.nan)
         for j, c in enumerate(CATEGORIES):
             out[f"precision_{c}"] = precision[:, j] * 100
             out[f"recall_{c}"] = recall[:, j] * 100

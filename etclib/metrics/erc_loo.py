@@ -1,0 +1,138 @@
+"""ERC track, like for like with the board's "a person" row (×100).
+
+The reference row "a person" (:func:`etclib.erc.human_ceiling`) scores each of the three
+annotators against the majority of the *other two* (a category is theirs when both chose it,
+``neutral`` alone when none is: :func:`etclib.labeljudge.pair_consensus`), then averages over the
+three. That is a stricter reference than the 2-of-3 aggregated label a system is scored
+against. Here a system gets the same references: its predictions are scored with every ERC
+measure of :mod:`etclib.metrics.erc` against each of the three leave-one-annotator-out
+references, and the three scores are averaged. ``loo_macro_f1`` of an entry and ``macro_f1`` of
+"a person" are then numbers on the same references.
+
+The keys are stored with every ERC score (not ranking columns: no interval); the board shows
+them beside the person row.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import MetricError
+from . import Context, Fact, MetricData
+from . import erc as erc_metric
+
+STAGE = "lexical"
+TRACK = "erc"
+#: the ERC measures scored against the leave-one-annotator-out references
+MEASURES = (
+    "macro_f1",
+    "weighted_f1",
+    "micro_f1",
+    "micro_f1_no_neutral",
+    "exact_match",
+    "hamming",
+    "wa",
+    "uwa",
+)
+PREFIX = "loo_"
+ANNOTATORS = 3
+
+
+def _fact(key: str) -> Fact:
+    base = next(f for f in erc_metric.FACTS if f.key == key)
+    return Fact(
+        PREFIX + key,
+        f"{base.label} (vs 2 annotators)",
+        f"{base.label} against each annotator-left-out pair's consensus (the references of "
+        "'a person'), averaged over the three",
+        ranking=False,
+        board=True,
+        summary=False,
+    )
+
+
+FACTS = tuple(_fact(k) for k in MEASURES)
+KEYS = tuple(f.key for f in FACTS)
+
+
+def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
+    return {"erc_loo": f"references:leave-one-annotator-out,both-of-two|annotators:{ANNOTATORS}"}
+
+
+def references(corpus, keys) -> np.ndarray:
+    """Items x 3 x 7 booleans: for annotator ``i``, the consensus of the other two (both chose
+    the category; ``neutral`` alone when they share none), as label-set indicator rows."""
+    from ..categories import from_indicator, indicator
+    from ..labeljudge import pair_consensus
+
+    votes = []
+    for d, t, r in keys:
+        dialogue = corpus.by_id[d]
+        u = next(u for u in dialogue.utterances if u.key == (d, t, r))
+        if len(u.annotations) != ANNOTATORS:
+            raise MetricError(
+                f"Item {d}/{t}/{r} has {len(u.annotations)} annotators; the leave-one-out "
+                f"references need {ANNOTATORS}."
+            )
+        votes.append(indicator(u.annotations))
+    stacked = np.stack(votes) if votes else np.zeros((0, ANNOTATORS, len(erc_metric.CATEGORIES)))
+    out = np.zeros(stacked.shape, dtype=bool)
+    for i, others in enumerate(pair_consensus(stacked.astype(bool))):
+        out[:, i, :] = indicator([from_indicator(row) for row in others])
+    return out
+
+
+def compute(predictions: list, references_: list, ctx: Context) -> MetricData:
+    """``predictions``: one label set per item; the items' keys come from ``ctx.keys`` (set by
+    :func:`etclib.scoring.score`) or the option ``keys``, their annotations from ``ctx.corpus``
+    (default: ``ETC_DATA_DIR``)."""
+    from ..categories import indicator
+
+    keys = ctx.keys if ctx.keys is not None else ctx.get("keys")
+    if keys is None or len(keys) != len(predictions):
+        raise MetricError(
+            "erc_loo needs the items' keys (dialogue_id, turn, role) to find their annotators; "
+            "score through etclib.scoring.score, or pass keys=[...] in the item order."
+        )
+    corpus = ctx.corpus
+    if corpus is None:
+        from ..corpus import load_corpus
+
+        corpus = load_corpus()
+    return MetricData(
+        {
+            "pred": indicator(predictions).astype(np.uint8),
+            "refs": references(corpus, [tuple(k) for k in keys]).astype(np.uint8),
+        }
+    )
+
+
+def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
+    pred = data.arrays["pred"]
+    refs = data.arrays["refs"]
+    if idx is not None:
+        pred, refs = pred[idx], refs[idx]
+    if len(pred) == 0:
+        return {k: float("nan") for k in KEYS}
+    per_ref = []
+    for i in range(refs.shape[1]):
+        one = MetricData({"pred": pred, "gold": refs[:, i, :]})
+        got = erc_metric.from_statistics(erc_metric.statistics(one).sum(axis=0))
+        per_ref.append([float(got[k][0]) for k in MEASURES])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a measure n/a on every reference
+        mean = np.nanmean(np.array(per_ref), axis=0)
+    return {PREFIX + k: float(v) for k, v in zip(MEASURES, mean, strict=True)}
+
+
+def item_scores(data: MetricData, i: int) -> dict[str, float]:
+    return {}
+
+
+def score(predictions: list, references_: list, **options) -> dict[str, float]:
+    """The pure form: ``options`` must hold ``keys`` (the items' keys, in order) and may hold
+    ``corpus``."""
+    corpus = options.pop("corpus", None)
+    return aggregate(compute(predictions, references_, Context(options, corpus=corpus)))
