@@ -15,6 +15,7 @@ from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 from leaderboard.__main__ import main as lb_main
+from tests.conftest import REPO
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.judge_responder import ScriptedJudge
 from tests.fakes.llm_server import FakeLLMServer
@@ -47,6 +48,7 @@ def board(request, tiny_corpus, monkeypatch):
             "ETC_ADMIN_TOKEN": TOKEN,
             "ETC_LB_BOOTSTRAP": "100",
             "ETC_LB_JUDGE_RETRIES": "0",
+            "ETC_LB_WORKERS": "0",  # the Submit page's site scores nothing itself
         }.items():
             monkeypatch.setenv(name, value)
         server.provider = request.param
@@ -64,6 +66,23 @@ def asked_once(server: FakeLLMServer) -> bool:
     """Every question the fake answered was answered once only (the rest came from the cache)."""
     answered = collections.Counter(r.user for r in server.requests if r.fault is None)
     return all(n == 1 for n in answered.values())
+
+
+def submit_page(sid: str) -> str:
+    """The Submit page's text with ``sid`` as this session's latest submission."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
+    at.session_state["submit_ids"] = [sid]
+    at.run()
+    at.switch_page("pages/submit.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    parts = [m.value for m in at.markdown] + [t.value for t in at.text]
+    parts += [w.value for w in at.warning]
+    return "\n".join(str(p) for p in parts)
 
 
 def judge_jobs(sid: str) -> list[str]:
@@ -91,6 +110,10 @@ def test_an_incomplete_judge_is_not_ranked_and_rescore_completes_it(board, capsy
     assert "HTTP 500" in st["message"]
     assert st["incomplete_metrics"]["judge"] == st["message"]
     assert judge_jobs(sid) == ["incomplete"]  # ETC_LB_JUDGE_RETRIES=0: no automatic re-run
+    # the submitter sees it on the Submit page: the count and the first reasons
+    shown = submit_page(sid)
+    assert "⚠️ incomplete" in shown and st["message"] in shown
+    assert "not ranked on the judge's metrics" in shown
 
     ranking = lb.ranking().set_index("id")
     assert ranking.attrs["sort_by"] == "f1"
