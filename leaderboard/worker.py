@@ -163,13 +163,14 @@ def _incomplete(db: Database, job: Job, result, messages: dict[str, str]) -> Non
                 [job.submission_id, job.stage],
             ).fetchall()
         ]
-        done = next((i for i, st in enumerate(runs) if st != "incomplete"), len(runs))
+        # this run and the incomplete ones right before it: the automatic re-runs so far + 1
+        streak = next((i for i, st in enumerate(runs) if st != "incomplete"), len(runs))
         retries = settings.judge_retries()
-        if done <= retries and not busy_stages(cur, job.submission_id) & {job.stage}:
-            at = now() + timedelta(seconds=settings.judge_retry_delay() * 2 ** (done - 1))
+        if streak <= retries and not busy_stages(cur, job.submission_id) & {job.stage}:
+            at = now() + timedelta(seconds=settings.judge_retry_delay() * 2 ** (streak - 1))
             retry = enqueue(cur, job.submission_id, job.stage, job.options)
             note = (
-                f"re-run {done} of {retries} queued for {at:%Y-%m-%d %H:%M} UTC (only the failed "
+                f"re-run {streak} of {retries} queued for {at:%Y-%m-%d %H:%M} UTC (only the failed "
                 f"items are asked again) after: {public}"
             )
             cur.execute("UPDATE jobs SET not_before = ?, error = ? WHERE id = ?", [at, note, retry])
