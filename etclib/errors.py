@@ -143,6 +143,31 @@ class JudgeServiceError(ServiceError, JudgeError):
     """The LLM judge's provider failed so that the run must stop; ``detail`` is private."""
 
 
+class QuotaExhaustedError(ServiceError, JudgeError):
+    """A provider's quota is used up (billing, or a daily request quota): no wait within a run helps.
+
+    Raised at the first such answer (OpenAI 429 ``insufficient_quota``, Gemini 429
+    ``RESOURCE_EXHAUSTED`` naming a per-day quota); answers received before it are cached, so
+    the same command run again resumes. ``provider`` and ``quota`` (what ran out, in words)
+    are for messages; ``where`` is the page to check it on.
+    """
+
+    exit_code = 11
+
+    def __init__(self, public: str, *, provider: str, quota: str, where: str, **kwargs):
+        self.provider = provider
+        self.quota = quota
+        self.where = where
+        kwargs.setdefault("kind", "quota")
+        super().__init__(public, **kwargs)
+
+
+class JudgeIncompleteError(JudgeError):
+    """Some items' judge requests failed after every retry: the judge scores are not complete."""
+
+    exit_code = 10
+
+
 class EmptyAnswerError(ServiceError):
     """The model answered nothing usable: blocked for safety, a refusal, or output spent on thinking.
 

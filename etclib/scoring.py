@@ -114,6 +114,27 @@ class ScoreResult:
             out.update(self.data[name].extra)
         return out
 
+    def incomplete(self, shown: int = 1) -> dict[str, str]:
+        """Metric group -> why its scores are incomplete (e.g. ``judge incomplete: 3 of 20 items
+        failed (first reason: ...)``), for the metrics that can be (an ``incomplete`` function
+        in their module) and are; ``shown``: how many reasons each message quotes."""
+        out: dict[str, str] = {}
+        for name in self.metrics:
+            words = getattr(self.modules[name], "incomplete", None)
+            message = words(self.data[name], self.keys, shown) if words is not None else None
+            if message:
+                out[name] = message
+        return out
+
+    def failures(self) -> dict[str, list[str]]:
+        """Metric group -> one line per failed item (``dialogue 945 turn 3 listener: reason``),
+        for the incomplete metrics (see :meth:`incomplete`)."""
+        return {
+            name: self.modules[name].failures(self.data[name], self.keys)
+            for name in self.incomplete()
+            if hasattr(self.modules[name], "failures")
+        }
+
     def to_json(self, breakdown: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"n_items": self.n_items, **self.scores, **self.extras()}
         out["signature"] = self.signature

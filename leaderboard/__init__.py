@@ -18,8 +18,9 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
                         "paper_url": "", "description": "...", "setting": "few-shot",
                         "saw_test": "no"}, file_name="preds.jsonl", submitter=session_key)
     receipt.id, receipt.duplicate, receipt.status, receipt.warnings
-    lb.status(receipt.id)      # {"status": "queued"|"scoring"|"partially scored"|"scored"|
-                               #  "failed", "message", "pending": [...], "failed_metrics": {...},
+    lb.status(receipt.id)      # {"status": "queued"|"scoring"|"partially scored"|"incomplete"|
+                               #  "scored"|"failed", "message", "pending": [...],
+                               #  "failed_metrics": {...}, "incomplete_metrics": {...},
                                #  "history": [{"at", "status", "message"}], "queue_position"}
 
     # scoring: a bounded pool of threads inside the site process (idempotent)

@@ -22,7 +22,8 @@ Examples:
   python -m leaderboard admin list --token "$ETC_ADMIN_TOKEN"
   python -m leaderboard admin hide 3f9c0a1b2d4e --note "spam"
   python -m leaderboard admin rescore 3f9c0a1b2d4e
-  python -m leaderboard admin rerun         # queue every failed job again
+  python -m leaderboard admin rescore 3f9c0a1b2d4e --stage judge   # complete an incomplete judge
+  python -m leaderboard admin rerun         # queue every failed or incomplete job again
   python -m leaderboard show --create       # a new, empty board at ETC_LEADERBOARD_DB
   python -m leaderboard migrate --to postgresql://etc:PASSWORD@db/etc   # docs/deploy.md
   python -m leaderboard worker --concurrency 4   # a worker machine of a PostgreSQL board
@@ -97,12 +98,17 @@ Example:
   python -m leaderboard migrate --to postgresql://etc:PASSWORD@db.example.org/etc
 """
 ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions; re-run
-failed jobs (of one submission, or all without an id).
+failed or incomplete jobs (of one submission, or all without an id).
+
+An incomplete judge stage (some items failed after every retry: not ranked on the judge's
+metrics) is completed by `rescore ID --stage judge`: only the failed items are asked again,
+every other answer comes from the judge's cache. `list` shows every failed item's reason.
 
 Example:
   python -m leaderboard admin list
   python -m leaderboard admin delete 3f9c0a1b2d4e --note "duplicate of ..."
   python -m leaderboard admin rescore 3f9c0a1b2d4e --stages lexical,judge
+  python -m leaderboard admin rescore 3f9c0a1b2d4e --stage judge --score
   python -m leaderboard admin rerun --score
 """
 
@@ -409,7 +415,7 @@ def cmd_admin(args: argparse.Namespace) -> int:
         print(_table(["id", "kind", "visibility", "status", "name", "contact", "created"], rows))
         failed = [r for r in frame.to_dict("records") if r["failure_detail"]]
         if failed:
-            print("\nfailures (provider text, redacted; admin only):")
+            print("\nfailures, failed items and waits (provider text, redacted; admin only):")
         for r in failed:
             print(f"  {r['id']}  {r['failure_detail']}")
         return 0
@@ -545,7 +551,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", nargs="?", help="the submission (rerun: optional, default all)")
     p.add_argument("--token", help="admin token (default $ETC_ADMIN_TOKEN)")
     p.add_argument("--note", help="reason, kept in the moderation log")
-    p.add_argument("--stages", help=f"rescore: comma-separated stages ({','.join(all_stages())})")
+    p.add_argument(
+        "--stages",
+        "--stage",
+        dest="stages",
+        help=f"rescore: comma-separated stages ({','.join(all_stages())})",
+    )
     p.add_argument(
         "--score", action="store_true", help="rescore, rerun: score now, in this process"
     )

@@ -94,7 +94,10 @@ def rescore(
     """Queue new scoring jobs for ``stages`` (default: the first stage, which queues the
     configured heavier ones when it finishes); job ids.
 
-    New score rows are added with their signatures; old ones stay.
+    New score rows are added with their signatures; old ones stay. A stage already queued is
+    not queued twice, but made ready now (an automatic re-run of an incomplete judge stage, or a
+    job waiting for a quota, waits no longer). Re-scoring an incomplete judge stage asks only
+    its failed items: every answer received before is in the judge's cache.
     """
     check_token(token, "rescore")
     db = resolve(db)
@@ -109,6 +112,12 @@ def rescore(
             )
         busy = busy_stages(cur, submission_id)
         ids = [enqueue(cur, submission_id, s) for s in wanted if s not in busy]
+        for stage in busy & set(wanted):
+            cur.execute(
+                "UPDATE jobs SET not_before = NULL WHERE submission_id = ? AND stage = ? "
+                "AND status = 'queued'",
+                [submission_id, stage],
+            )
         cur.execute(
             "INSERT INTO moderation_log VALUES (?, ?, 'rescore', ?)",
             [now(), submission_id, note or ",".join(wanted)],
@@ -126,10 +135,12 @@ def rerun_failed(
     *,
     db: Database | None = None,
 ) -> list[int]:
-    """Queue again every failed job (of one submission, or of all); the new job ids.
+    """Queue again every failed or incomplete job (of one submission, or of all); the new job
+    ids.
 
-    A stage counts as failed when its latest job failed (a crash limit, or an error). Each is
-    queued as a new job with the same options; deleted and published rows are skipped.
+    A stage counts as failed when its latest job failed (a crash limit, or an error), or ended
+    incomplete (some items failed). Each is queued as a new job with the same options; deleted
+    and published rows are skipped.
     """
     check_token(token, "rerun")
     db = resolve(db)
@@ -145,7 +156,8 @@ def rerun_failed(
         rows = cur.execute(
             "SELECT j.submission_id, j.stage, j.options FROM jobs j "
             "JOIN submissions s ON s.id = j.submission_id "
-            "WHERE j.status = 'failed' AND s.kind <> 'reported' AND s.visibility <> 'deleted' "
+            "WHERE j.status IN ('failed', 'incomplete') AND s.kind <> 'reported' "
+            "AND s.visibility <> 'deleted' "
             "AND (CAST(? AS VARCHAR) IS NULL OR j.submission_id = ?) "
             "AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.submission_id = j.submission_id "
             "AND k.stage = j.stage AND k.id > j.id) ORDER BY j.id",
@@ -155,9 +167,9 @@ def rerun_failed(
             ids.append(enqueue(cur, sid, stage, json.loads(options or "{}")))
             cur.execute(
                 "INSERT INTO moderation_log VALUES (?, ?, 'rerun', ?)",
-                [now(), sid, note or f"re-run the failed {stage} job"],
+                [now(), sid, note or f"re-run the failed or incomplete {stage} job"],
             )
-            refresh_status(cur, sid, note=f"re-run of the failed {stage} job", force=True)
+            refresh_status(cur, sid, note=f"re-run of the {stage} job", force=True)
     db.invalidate()
     db.notify_jobs()
     return ids
@@ -167,8 +179,10 @@ def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.Da
     """Every submission with every field (contact included), newest first.
 
     ``failure_detail`` is what the public status leaves out: each failed stage's provider text,
-    endpoint and status (as ``jobs.error_detail`` holds them), passed through the redactor again
-    on the way out; ``account`` the signed-in account, if any.
+    endpoint and status (as ``jobs.error_detail`` holds them), every failed item of an
+    incomplete stage with its reason, and why a queued job waits (a used-up quota, named, with
+    where to check it), passed through the redactor again on the way out; ``account`` the
+    signed-in account, if any.
     """
     from etclib.redact import redact
 
@@ -179,7 +193,8 @@ def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.Da
         "s.team, s.contact, a.account, s.model_url, s.paper_url, s.setting, s.saw_test, "
         "s.file_name, s.file_sha256, s.content_sha256, s.n_items, "
         "(SELECT string_agg(j.stage || ': ' || coalesce(j.error_detail, j.error, ''), '; ' "
-        "ORDER BY j.id) FROM jobs j WHERE j.submission_id = s.id AND j.status = 'failed') "
+        "ORDER BY j.id) FROM jobs j WHERE j.submission_id = s.id AND (j.status IN ('failed', "
+        "'incomplete') OR (j.status = 'queued' AND j.error_detail IS NOT NULL))) "
         "AS failure_detail "
         "FROM submissions s LEFT JOIN submission_accounts a ON a.submission_id = s.id "
         "ORDER BY s.created_at DESC, s.id"

@@ -478,11 +478,14 @@ def _submission(db: Database, submission_id: str, include_deleted: bool = False)
 
 
 def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
-    """Where a submission stands: status, message, pending and failed metrics, history."""
+    """Where a submission stands: status, message, pending, failed and incomplete metrics
+    (metric group -> reason: ``judge incomplete: K of N items failed (first reasons ...)``),
+    history."""
     db = resolve(db)
     rec = _submission(db, submission_id)
     cur = db.cursor()
-    pending, failed, _, _ = job_summary(cur, rec["id"])
+    summary = job_summary(cur, rec["id"])
+    pending, failed = summary.pending, summary.failed
     track = rec.get("track") or "transcription"
     history = [
         {"at": at, "status": st, "message": msg or ""}
@@ -502,6 +505,7 @@ def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         "message": rec["status_message"] or "",
         "pending": pending_metrics(pending, track),
         "failed_metrics": failed_metrics(failed, track),
+        "incomplete_metrics": failed_metrics(summary.incomplete, track),
         "track": track,
         "queue_position": queue_position(cur, rec["id"]),
         "warnings": json.loads(rec["warnings"] or "[]"),

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from . import settings, stages
 from .clock import now
-from .db import SERVER_NOW, Database, process_name, requeue_crashed
+from .db import MAX_BACKOFF_SECONDS, SERVER_NOW, Database, process_name, requeue_crashed
 from .engine import for_update
 from .statuses import refresh_status
 
@@ -204,9 +205,24 @@ def next_ready_in(db: Database) -> float | None:
     return None if ready is None else max(0.0, (ready - now()).total_seconds())
 
 
-def pending_jobs(db: Database) -> int:
-    """Jobs queued or running."""
-    return int(db.query("SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')")[0][0])
+#: A queued job not ready for longer than this (seconds) is *deferred*: it waits for something
+#: outside the board (a provider's quota, the delay before an incomplete judge stage runs
+#: again), not for a crash backoff (at most MAX_BACKOFF_SECONDS). ``worker --once`` and
+#: ``process_jobs`` do not wait for deferred jobs; a running worker pool runs them when ready.
+DEFER_SECONDS = MAX_BACKOFF_SECONDS
+
+
+def pending_jobs(db: Database, *, deferred: bool = True) -> int:
+    """Jobs queued or running (``deferred=False``: leaving out the deferred ones)."""
+    if deferred:
+        sql = "SELECT count(*) FROM jobs WHERE status IN ('queued', 'running')"
+        return int(db.query(sql)[0][0])
+    rows = db.query(
+        "SELECT count(*) FROM jobs WHERE status = 'running' OR (status = 'queued' "
+        "AND (not_before IS NULL OR not_before <= ?))",
+        [now() + timedelta(seconds=DEFER_SECONDS)],
+    )
+    return int(rows[0][0])
 
 
 def waiting_submissions(cur) -> int:

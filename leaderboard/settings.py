@@ -31,6 +31,9 @@ DEFAULT_RESAMPLES = significance.DEFAULT_RESAMPLES
 DEFAULT_SEED = significance.DEFAULT_SEED
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_RETRY_BACKOFF = 2
+DEFAULT_JUDGE_RETRIES = 2
+DEFAULT_JUDGE_RETRY_DELAY = 900
+DEFAULT_QUOTA_RETRY_DELAY = 3600
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -181,6 +184,24 @@ def retry_backoff() -> int:
     """Seconds a job waits after its first crash, doubling with each further one (capped at
     ten minutes) (``ETC_LB_RETRY_BACKOFF``, default 2)."""
     return _int("ETC_LB_RETRY_BACKOFF", DEFAULT_RETRY_BACKOFF, 0)
+
+
+def judge_retries() -> int:
+    """Automatic re-runs of an incomplete judge stage (some items' requests failed after every
+    retry) before it waits for an admin (``ETC_LB_JUDGE_RETRIES``, default 2; 0: none)."""
+    return _int("ETC_LB_JUDGE_RETRIES", DEFAULT_JUDGE_RETRIES, 0)
+
+
+def judge_retry_delay() -> int:
+    """Seconds before the first automatic re-run of an incomplete judge stage, doubled for the
+    next (``ETC_LB_JUDGE_RETRY_DELAY``, default 900: a provider's outage has time to pass)."""
+    return _int("ETC_LB_JUDGE_RETRY_DELAY", DEFAULT_JUDGE_RETRY_DELAY, 0)
+
+
+def quota_retry_delay() -> int:
+    """Seconds a job stopped by a used-up provider quota waits before it is tried again
+    (``ETC_LB_QUOTA_RETRY_DELAY``, default 3600)."""
+    return _int("ETC_LB_QUOTA_RETRY_DELAY", DEFAULT_QUOTA_RETRY_DELAY, 0)
 
 
 def bertscore_enabled() -> bool:

@@ -2,8 +2,14 @@
 
 Statuses: ``queued`` -> ``scoring`` -> ``scored``; ``partially scored`` when the first stage
 has scores but another stage is pending or failed (the message lists the pending metrics and
-each failed stage with its reason); ``failed`` when the first stage failed. Published
-(``reported``) rows are always ``scored``. Every change is appended to ``status_history``.
+each failed stage with its reason); ``incomplete`` when nothing is pending or failed but a
+stage's latest run is incomplete (the judge: some items' requests failed after every retry;
+its scores are not stored, so it is not ranked on them; the message says how many items failed
+and the first reasons; ``admin rescore ID --stage judge`` completes it, asking only the failed
+items); ``failed`` when the first stage failed. A queued job may carry a note in ``jobs.error``
+(a re-run of an incomplete stage, a job waiting for a provider's quota), shown in the message.
+Published (``reported``) rows are always ``scored``. Every change is appended to
+``status_history``.
 
 Functions here take a cursor of the caller's write transaction; they never open the database.
 On PostgreSQL, :func:`refresh_status` locks the submission's row, so concurrent transactions
@@ -12,17 +18,43 @@ derive its status one after the other.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from etclib.redact import redact
 
 from . import stages
 from .clock import now
 from .engine import for_update
 
-STATUSES: tuple[str, ...] = ("queued", "scoring", "partially scored", "scored", "failed")
+STATUSES: tuple[str, ...] = (
+    "queued",
+    "scoring",
+    "partially scored",
+    "incomplete",
+    "scored",
+    "failed",
+)
 
 
-def job_summary(cur, submission_id: str) -> tuple[list[str], dict[str, str], bool, bool]:
-    """(pending stages, failed stage -> reason, any running, first-stage scores exist)."""
+class JobSummary(NamedTuple):
+    """Where a submission's stages stand (the latest job of each)."""
+
+    #: stages queued or running
+    pending: list[str]
+    #: failed stage -> its public reason
+    failed: dict[str, str]
+    #: any stage running
+    running: bool
+    #: the first stage's scores exist (the submission is on the board)
+    visible: bool
+    #: incomplete stage -> its public reason (``judge incomplete: K of N items failed ...``)
+    incomplete: dict[str, str]
+    #: pending stage -> the note its queued job carries (a re-run, a wait for a quota)
+    notes: dict[str, str]
+
+
+def job_summary(cur, submission_id: str) -> JobSummary:
+    """The submission's :class:`JobSummary`."""
     latest: dict[str, tuple[str, str | None]] = {}
     for stage, status, error in cur.execute(
         "SELECT stage, status, error FROM jobs WHERE submission_id = ? ORDER BY id",
@@ -34,6 +66,8 @@ def job_summary(cur, submission_id: str) -> tuple[list[str], dict[str, str], boo
     ordered = [s for s in order if s in latest] + [s for s in latest if s not in order]
     pending = [s for s in ordered if latest[s][0] in ("queued", "running")]
     failed = {s: latest[s][1] or "failed" for s in ordered if latest[s][0] == "failed"}
+    incomplete = {s: latest[s][1] or "incomplete" for s in ordered if latest[s][0] == "incomplete"}
+    notes = {s: latest[s][1] for s in ordered if latest[s][0] == "queued" and latest[s][1]}
     running = any(v[0] == "running" for v in latest.values())
     first = list(stages.groups(stages.first(), track))
     marks = ", ".join("?" for _ in first)
@@ -41,7 +75,7 @@ def job_summary(cur, submission_id: str) -> tuple[list[str], dict[str, str], boo
         f"SELECT count(*) FROM scores WHERE submission_id = ? AND metric_group IN ({marks})",
         [submission_id, *first],
     ).fetchone()
-    return pending, failed, running, bool(visible)
+    return JobSummary(pending, failed, running, bool(visible), incomplete, notes)
 
 
 def pending_metrics(pending: list[str], track: str | None = None) -> list[str]:
@@ -63,7 +97,8 @@ def refresh_status(cur, submission_id: str, note: str | None = None, force: bool
     ).fetchone()
     if kind == "reported":
         return "scored"
-    pending, failed, running, visible = job_summary(cur, submission_id)
+    summary = job_summary(cur, submission_id)
+    pending, failed, running, visible = summary[:4]
     first = stages.first()
     parts = []
     if not visible:
@@ -76,7 +111,12 @@ def refresh_status(cur, submission_id: str, note: str | None = None, force: bool
         if pending:
             track = stages.track_of(cur, submission_id)
             parts.append("pending: " + ", ".join(pending_metrics(pending, track)))
+        parts += [f"{s}: {note}" for s, note in summary.notes.items()]
         parts += [f"{s} failed: {reason}" for s, reason in failed.items()]
+        parts += list(summary.incomplete.values())
+    elif summary.incomplete:
+        status = "incomplete"
+        parts += list(summary.incomplete.values())
     else:
         status = "scored"
     # public text (board, exports, status): jobs.error holds only public reasons; the redactor

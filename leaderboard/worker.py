@@ -12,7 +12,25 @@ First-stage (lexical) jobs are claimed before heavier ones (:func:`leaderboard.q
 A job that raises an ``EtcError`` fails with its public text (shown to the submitter and on the
 board: a model service's failure in etclib's words with a reference, never the provider's text);
 any other exception fails it with a reference only. The redacted detail goes to the log and to
-``jobs.error_detail`` for the admin view (:func:`failure_texts`). A job left
+``jobs.error_detail`` for the admin view (:func:`failure_texts`).
+
+Two outcomes are neither done nor failed:
+
+- **incomplete**: the stage ran but some items failed (the judge: their requests failed after
+  every retry; :meth:`etclib.scoring.ScoreResult.incomplete`). Its scores are not stored, so
+  the entry is not ranked on them (its other stages' scores still are); the job ends
+  ``incomplete`` with the count and first reasons as its public ``error`` and every failed
+  item with its reason in ``error_detail``. It is queued again automatically
+  (``ETC_LB_JUDGE_RETRIES`` times, after ``ETC_LB_JUDGE_RETRY_DELAY`` seconds, doubled each
+  time); then it waits for ``admin rescore ID --stage judge``. A re-run pays only for the
+  failed items: every answer received is in the judge's cache.
+- **waiting for a quota**: the provider said a quota is used up (billing, a daily request
+  quota; :class:`~etclib.errors.QuotaExhaustedError`). Nothing is marked failed: the job goes
+  back to the queue, ready after ``ETC_LB_QUOTA_RETRY_DELAY`` seconds, with a note for the
+  submitter and a warning naming the quota and where to check it for the operator (log and
+  admin view). The answers received before the stop are cached.
+
+A job left
 ``running`` by a process that died is queued again when the database is next opened (DuckDB)
 or when its lease expires (PostgreSQL), after a backoff; see :mod:`leaderboard.queue` for how a
 crash is attributed. A job's outcome is stored once: the finishing transaction locks the job's
@@ -28,15 +46,25 @@ import threading
 import time
 import traceback
 import uuid
+from datetime import timedelta
 
-from etclib.errors import EtcError, ServiceError
+from etclib.errors import EtcError, QuotaExhaustedError, ServiceError
 from etclib.redact import redact
 
 from . import board, samples, settings, stages
 from .clock import now
 from .db import Database, process_name, resolve
 from .errors import WorkerStoppedError
-from .queue import Job, busy_stages, claim, enqueue, finish_lock, next_ready_in, pending_jobs
+from .queue import (
+    DEFER_SECONDS,
+    Job,
+    busy_stages,
+    claim,
+    enqueue,
+    finish_lock,
+    next_ready_in,
+    pending_jobs,
+)
 from .scoring import compute, store_result
 from .statuses import refresh_status
 
@@ -63,6 +91,9 @@ def run_job(db: Database, job: Job) -> bool:
     """Score one claimed job and store its result (or its failure); True when it succeeded."""
     try:
         result = compute(db, job)
+    except QuotaExhaustedError as exc:
+        _wait_for_quota(db, job, exc)
+        return False
     except EtcError as exc:
         _fail(db, job, *failure_texts(exc))
         return False
@@ -77,6 +108,10 @@ def run_job(db: Database, job: Job) -> bool:
             redact(traceback.format_exc()),
         )
         _fail(db, job, public, detail)
+        return False
+    incomplete = result.incomplete(shown=INCOMPLETE_REASONS_SHOWN)
+    if incomplete:
+        _incomplete(db, job, result, incomplete)
         return False
     # Before the scores become visible: the board that shows them next reads their resamples
     # instead of computing them while its visitor waits.
@@ -100,6 +135,79 @@ def run_job(db: Database, job: Job) -> bool:
     db.invalidate()
     db.notify_jobs()
     return True
+
+
+#: Failed items' reasons the submitter sees for an incomplete stage (operators see all).
+INCOMPLETE_REASONS_SHOWN = 3
+
+
+def _incomplete(db: Database, job: Job, result, messages: dict[str, str]) -> None:
+    """End ``job`` as ``incomplete`` (no scores stored) and queue its automatic re-run, if any
+    is left (see the module docstring)."""
+    public = redact("; ".join(messages.values()))
+    failures = result.failures()
+    detail = redact("\n".join(line for lines in failures.values() for line in lines))
+    log.warning("job %s (%s of %s) incomplete: %s", job.id, job.stage, job.submission_id, public)
+    with db.write() as cur:
+        if finish_lock(cur, job.id) == "done":
+            return
+        cur.execute(
+            "UPDATE jobs SET status = 'incomplete', finished_at = ?, error = ?, error_detail = ? "
+            "WHERE id = ?",
+            [now(), public, detail or None, job.id],
+        )
+        runs = [
+            status
+            for (status,) in cur.execute(
+                "SELECT status FROM jobs WHERE submission_id = ? AND stage = ? ORDER BY id DESC",
+                [job.submission_id, job.stage],
+            ).fetchall()
+        ]
+        # this run and the incomplete ones right before it: the automatic re-runs so far + 1
+        streak = next((i for i, st in enumerate(runs) if st != "incomplete"), len(runs))
+        retries = settings.judge_retries()
+        if streak <= retries and not busy_stages(cur, job.submission_id) & {job.stage}:
+            at = now() + timedelta(seconds=settings.judge_retry_delay() * 2 ** (streak - 1))
+            retry = enqueue(cur, job.submission_id, job.stage, job.options)
+            note = (
+                f"re-run {streak} of {retries} queued for {at:%Y-%m-%d %H:%M} UTC (only the failed "
+                f"items are asked again) after: {public}"
+            )
+            cur.execute("UPDATE jobs SET not_before = ?, error = ? WHERE id = ?", [at, note, retry])
+        refresh_status(cur, job.submission_id)
+    db.invalidate()
+    db.notify_jobs()
+
+
+def _wait_for_quota(db: Database, job: Job, exc: QuotaExhaustedError) -> None:
+    """Put ``job`` back in the queue until the provider's quota may allow it again; nothing is
+    marked failed (see the module docstring)."""
+    at = now() + timedelta(seconds=settings.quota_retry_delay())
+    public = (
+        f"waiting for the {exc.provider} judge's quota ({exc.quota}), used up at the provider; "
+        f"tried again from {at:%Y-%m-%d %H:%M} UTC"
+    )
+    detail = redact(f"{exc} [{type(exc).__name__} HTTP {exc.status} (ref {exc.ref}): {exc.detail}]")
+    log.warning(
+        "job %s (%s of %s) waits for a quota until %s UTC: %s",
+        job.id,
+        job.stage,
+        job.submission_id,
+        f"{at:%Y-%m-%d %H:%M}",
+        exc,
+    )
+    with db.write() as cur:
+        if finish_lock(cur, job.id) == "done":
+            return
+        cur.execute(
+            "UPDATE jobs SET status = 'queued', claimed_at = NULL, claimed_by = NULL, "
+            "claimed_process = NULL, heartbeat_at = NULL, not_before = ?, error = ?, "
+            "error_detail = ? WHERE id = ?",
+            [at, public, detail, job.id],
+        )
+        refresh_status(cur, job.submission_id)
+    db.invalidate()
+    db.notify_jobs()
 
 
 def failure_texts(exc: BaseException) -> tuple[str, str]:
@@ -168,7 +276,9 @@ def _after_job(db: Database) -> None:
 def process_jobs(*, db: Database | None = None, max_jobs: int | None = None) -> int:
     """Run queued jobs in this thread until the queue is empty; the number run.
 
-    Waits for a job whose retry backoff has not ended yet (at most ten minutes).
+    Waits for a job whose retry backoff has not ended yet (at most ten minutes); a deferred
+    job (:data:`~leaderboard.queue.DEFER_SECONDS`: waiting for a quota, or an incomplete
+    judge stage's automatic re-run) is left for a running worker.
     """
     db = resolve(db)
     done = 0
@@ -177,8 +287,8 @@ def process_jobs(*, db: Database | None = None, max_jobs: int | None = None) -> 
             done += 1
             continue
         wait = next_ready_in(db)
-        if not wait:  # nothing queued, or only jobs that cannot run now
-            break
+        if not wait or wait > DEFER_SECONDS:  # nothing queued, only jobs that cannot run now,
+            break  # or deferred ones
         time.sleep(min(wait, 5.0))
     return done
 
@@ -218,7 +328,8 @@ class WorkerPool:
             try:
                 busy = run_one(self.db)
                 errors = 0
-                if self.warm_board and worked and not busy and not pending_jobs(self.db):
+                idle = not pending_jobs(self.db, deferred=False)
+                if self.warm_board and worked and not busy and idle:
                     # the queue just emptied: rank the boards for their next visitor
                     board.warm(db=self.db)
                 worked = busy
@@ -258,12 +369,13 @@ class WorkerPool:
             self.db.pools.remove(self)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until no job is queued or running; False on timeout or when the pool stopped.
+        """Block until no job is queued or running (deferred jobs aside: they wait for a
+        quota or a delay); False on timeout or when the pool stopped.
 
         Raises :class:`WorkerStoppedError` when the pool stopped by itself (``failure``).
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        while pending_jobs(self.db):
+        while pending_jobs(self.db, deferred=False):
             if self.failure:
                 raise WorkerStoppedError(self.failure)
             if not self.running:

@@ -227,13 +227,25 @@ if state["submit_ids"]:
             s = board.submission_status(current)
         if s is None:
             return
-        label = {"queued": "🕒", "scoring": "⚙️", "partially scored": "🧩", "scored": "✅"}
+        label = {
+            "queued": "🕒",
+            "scoring": "⚙️",
+            "partially scored": "🧩",
+            "incomplete": "⚠️",
+            "scored": "✅",
+        }
         st.markdown(f"**Submission {current}**: {label.get(s['status'], '❌')} {s['status']}")
         if s.get("queue_position"):
             st.caption(f"Position in the queue: {s['queue_position']}")
         if s.get("message"):
             st.text(s["message"])
-        if s["status"] in ("scored", "partially scored"):
+        if s["status"] == "incomplete":
+            st.warning(
+                "Some items could not be judged, so this entry is not ranked on the judge's "
+                "metrics (its other scores are on the board). The operators see every reason "
+                "and can complete it; only the failed items are asked again."
+            )
+        if s["status"] in ("scored", "partially scored", "incomplete"):
             st.page_link(
                 "pages/leaderboard.py",
                 label="Open its detail view on the leaderboard",

@@ -21,7 +21,8 @@ from etclib.errors import PredictionsError, Problem
 _log = logging.getLogger(__name__)
 
 #: Statuses after which a submission's status no longer changes by itself.
-FINAL_STATUSES = ("scored", "failed")
+#: statuses that change no more by themselves (an incomplete one only by an admin's re-score)
+FINAL_STATUSES = ("scored", "incomplete", "failed")
 
 
 def metric_order(track: str | None = None) -> list[str]:

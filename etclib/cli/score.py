@@ -14,6 +14,16 @@ precision/recall/F1) and erc_loo (the same measures against each annotator-left-
 consensus, averaged: like for like with the board's "a person" row). A category with no gold
 and no predicted label among the scored items is n/a and left out of macro-F1.
 
+A judge run where some items' requests failed after every retry is incomplete: the command
+prints "judge incomplete: K of N items failed (first reason ...)" and exits 10 (with --json,
+after printing the JSON, which always holds judge_errors and n_judged), unless
+--allow-partial. Run the same command again to retry: every answer received is cached, so
+only the failed items' questions are asked.
+
+Exit status: 0 ok, 1 refused input or another error, 2 configuration, 10 judge incomplete,
+11 a provider's quota used up (billing, or a daily request quota: the message says where to
+check it; answers so far are cached, so the same command resumes).
+
 Example:
   etclib score preds.jsonl
   etclib score preds.jsonl --metrics bleu,rouge,category
@@ -75,6 +85,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
     judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
     add_judge_prompts_argument(judge)
+    judge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="exit 0 even when some items' judge requests failed (scores over the judged items)",
+    )
     add_data_argument(parser)
     add_json_argument(parser)
 
@@ -113,6 +128,7 @@ def _text(x: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
+    from ..errors import JudgeIncompleteError
     from ..metrics import parse_metrics
     from ..predictions import detect_file_track, read_predictions
     from ..scoring import score, signature_string, write_per_item
@@ -127,13 +143,30 @@ def run(args: argparse.Namespace) -> int:
     if args.per_item:
         write_per_item(result, args.per_item)
     intervals = result.intervals(args.resamples, args.seed) if args.ci else {}
+    incomplete = result.incomplete()
+
+    def finish() -> int:
+        if not incomplete:
+            return 0
+        words = "; ".join(incomplete.values())
+        if getattr(args, "allow_partial", False):
+            print(
+                f"warning: {words} (--allow-partial: scores over the judged items)", file=sys.stderr
+            )
+            return 0
+        raise JudgeIncompleteError(
+            f"{words}. The scores are not complete: run the same command again to retry the "
+            "failed items (answers received are cached, so only their questions are asked), or "
+            "pass --allow-partial to accept scores over the judged items."
+        )
+
     if args.json:
         out = result.to_json()
         if args.ci:
             out["intervals"] = {k: [_num(lo), _num(hi)] for k, (lo, hi) in intervals.items()}
             out["bootstrap"] = {"resamples": args.resamples, "seed": args.seed, "level": 0.95}
         print(json.dumps(out, ensure_ascii=False, indent=2))
-        return 0
+        return finish()
     print(f"{args.file}: {result.n_items} items of the {result.split} split ({result.track} track)")
     for k, v in result.scores.items():
         line = f"  {k:<14} {_text(v):>8}" if isinstance(v, float) else f"  {k:<14} {v}"
@@ -153,4 +186,4 @@ def run(args: argparse.Namespace) -> int:
         print("  (n/a: undefined on the subset; a category with no gold and no predicted label")
         print("   there is left out of its macro-F1)")
     print(f"signature: {signature_string(result.signature)}")
-    return 0
+    return finish()

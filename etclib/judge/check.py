@@ -5,7 +5,9 @@ reference, so both Supported and Not Supported answers occur) with the configure
 model, through the same :class:`~etclib.judge.runner.Judge` a scoring run uses, but with a
 throw-away answer cache so that every call is really made. It reports what was sent (decoding
 settings, structured-output format), what came back (served model snapshot, whether every
-structured answer parsed), latency and tokens per call, and an estimate of calls, tokens and
+structured answer parsed), latency and tokens per call (reasoning / thinking tokens among the
+output, and the most output one call took against the token limit, so that a limit too small
+for a reasoning model shows before a run cuts answers), and an estimate of calls, tokens and
 cost for the whole test split. A setting the model refuses (``temperature`` to GPT-5), a bad
 key, an unknown model or an unreachable endpoint is named in ``problems``. ``etclib judge
 check`` prints it.
@@ -41,6 +43,7 @@ def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, 
         "known_model": decoding.info.known,
         "sent": decoding.as_dict(),
         "signature": settings.signature(),
+        "max_tokens": settings.token_limit(),
         "items": n,
         "problems": [],
         "notes": [],
@@ -100,6 +103,9 @@ def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, 
         latency_s=round(usage.latency_s / calls, 3),
         input_tokens_per_call=round(tokens_in, 1),
         output_tokens_per_call=round(tokens_out, 1),
+        reasoning_tokens_per_call=round(usage.reasoning_tokens / calls, 1),
+        max_output_tokens=usage.max_output_tokens,
+        cut_answers=usage.cut_answers,
         estimate={
             "split": "test",
             "items": len(test),
@@ -117,6 +123,17 @@ def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, 
             f"{usage.retries} retries in {usage.calls} calls (rate limits, timeouts or "
             "unparseable answers)"
         )
+    limit = report["max_tokens"]
+    if usage.cut_answers:
+        report["notes"].append(
+            f"{usage.cut_answers} answer(s) were cut at the token limit ({limit}) and asked again "
+            "with twice it: raise judge_max_tokens (ETC_JUDGE_MAX_TOKENS) or lower the thinking"
+        )
+    elif usage.max_output_tokens > limit / 2:
+        report["notes"].append(
+            f"the longest answer took {usage.max_output_tokens} of the {limit}-token limit "
+            "(reasoning included): consider a larger judge_max_tokens (ETC_JUDGE_MAX_TOKENS)"
+        )
     report["ok"] = not errors
     return report
 
@@ -128,7 +145,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"judge check: {report['provider']} {report['model']}"
         + ("" if report["known_model"] else " (not in the capability table)"),
         f"  sent: temperature {sent['temperature']}, thinking {sent['thinking']}, "
-        f"structured output {report.get('format', '?')}",
+        f"max tokens {report['max_tokens']}, structured output {report.get('format', '?')}",
     ]
     if "calls" in report:
         est = report["estimate"]
@@ -138,7 +155,9 @@ def format_report(report: dict[str, Any]) -> str:
             f"  {report['items']} items: {report['calls']} calls, {report['retries']} retries, "
             f"answers parsed: {'yes' if report['answers_parsed'] else 'NO'}",
             f"  per call: {report['latency_s']:.2f} s, {report['input_tokens_per_call']:.0f} "
-            f"input + {report['output_tokens_per_call']:.0f} output tokens",
+            f"input + {report['output_tokens_per_call']:.0f} output tokens (of which "
+            f"{report['reasoning_tokens_per_call']:.0f} reasoning); most in one call "
+            f"{report['max_output_tokens']} of the {report['max_tokens']}-token limit",
             f"  full test split ({est['items']} items): about {est['calls']} calls, "
             f"{est['input_tokens']:,} input + {est['output_tokens']:,} output tokens, {cost}",
             f"  signature: {report['signature']}",

@@ -19,6 +19,12 @@ thinking setting set explicitly (Gemini 2.5 Flash: budget 0), see :meth:`Provide
   ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for OpenAI-compatible servers that lack
   JSON-schema support (models without structured output in the table get ``json_object``).
 
+Every request carries a token limit (:func:`default_max_tokens`, or ``judge_max_tokens``):
+room for a judge answer (:data:`ANSWER_TOKENS`) plus, for a model that thinks, room for its
+thinking, which reasoning models (GPT-5, o-series, Gemini 2.5/3) spend inside the same limit.
+:meth:`Provider.token_limit` and :meth:`Provider.with_token_limit` read and change it, so the
+runner can ask a cut answer again with twice the limit.
+
 An answer with no text raises :class:`~etclib.errors.EmptyAnswerError` (see
 :mod:`etclib.llm.chat`); the runner retries a blank answer and gives up at once on a safety
 block.
@@ -36,6 +42,7 @@ from ..llm.chat import Reply
 from ..llm.models import Decoding
 
 __all__ = [
+    "ANSWER_TOKENS",
     "DEFAULT_MODELS",
     "DEFAULT_PROVIDER",
     "SCHEMAS",
@@ -44,6 +51,7 @@ __all__ = [
     "OpenAIProvider",
     "Provider",
     "Reply",
+    "default_max_tokens",
     "make_provider",
 ]
 
@@ -52,6 +60,35 @@ DEFAULT_MODELS: dict[str, str] = {"gemini": "gemini-2.5-flash", "openai": "gpt-4
 DEFAULT_PROVIDER = "gemini"
 TEMPERATURE = 0.0
 OPENAI_FORMATS = ("json_schema", "json_object", "none")
+
+#: Tokens a judge answer may take: a decomposition into a few units or an entailment with its
+#: short reasoning is 50-300 tokens; the rest is margin.
+ANSWER_TOKENS = 1024
+#: Room for thinking on top of the answer, by reasoning effort / thinking level. Reasoning
+#: models (GPT-5, o-series) count hidden reasoning tokens in ``max_completion_tokens``, Gemini
+#: 2.5 / 3 count thinking in ``max_output_tokens``; too little room cuts the answer (or leaves
+#: none). ``etclib judge check`` reports the reasoning tokens a model really spends.
+THINKING_TOKENS: dict[str, int] = {"minimal": 1024, "low": 4096, "medium": 8192, "high": 16384}
+#: Room for thinking when its size is left to the server (a dynamic budget, ``default``).
+OPEN_THINKING_TOKENS = 8192
+
+
+def default_max_tokens(decoding: Decoding) -> int:
+    """The token limit a judge request gets: :data:`ANSWER_TOKENS`, plus the thinking room of
+    ``decoding`` (a budget's tokens; :data:`THINKING_TOKENS` for a level or effort;
+    :data:`OPEN_THINKING_TOKENS` when the server decides; nothing for a model without thinking
+    or with thinking off)."""
+    kind, value = decoding.info.thinking, decoding.thinking
+    if kind == "none":
+        return ANSWER_TOKENS
+    if kind == "budget":
+        if value is None or int(value) < 0:
+            return ANSWER_TOKENS + OPEN_THINKING_TOKENS
+        return ANSWER_TOKENS + int(value)
+    if value is None:
+        return ANSWER_TOKENS + OPEN_THINKING_TOKENS
+    return ANSWER_TOKENS + THINKING_TOKENS.get(str(value), OPEN_THINKING_TOKENS)
+
 
 #: JSON Schemas of the answers, by kind (OpenAI form; Gemini's is derived below).
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -120,6 +157,10 @@ class Provider(Protocol):
 
     async def aclose(self) -> None: ...
 
+    # optional (the runner asks a cut answer again with twice the limit only when present):
+    # def token_limit(self, request) -> int | None
+    # def with_token_limit(self, request, limit: int) -> dict[str, Any]
+
 
 class OpenAIProvider:
     """Chat Completions through the ``openai`` SDK (OpenAI, vLLM, other compatible servers)."""
@@ -133,10 +174,12 @@ class OpenAIProvider:
         timeout: float,
         response_format: str | None = None,
         thinking: Any = None,
+        max_tokens: int | None = None,
     ):
         self.model = model
         self.thinking = thinking
-        self.decoding()  # a thinking value the model cannot take fails now
+        decoding = self.decoding()  # a thinking value the model cannot take fails now
+        self.max_tokens = max_tokens or default_max_tokens(decoding)
         fmt = response_format or setting("ETC_JUDGE_OPENAI_FORMAT", "json_schema")
         if fmt not in OPENAI_FORMATS:
             raise ConfigError(
@@ -164,7 +207,8 @@ class OpenAIProvider:
     def request(
         self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
     ) -> dict[str, Any]:
-        req = chat.openai_request(self.model, messages, self.decoding(temperature))
+        decoding = self.decoding(temperature)
+        req = chat.openai_request(self.model, messages, decoding, max_tokens=self.max_tokens)
         if self.response_format == "json_schema":
             req["response_format"] = {
                 "type": "json_schema",
@@ -173,6 +217,12 @@ class OpenAIProvider:
         elif self.response_format == "json_object":
             req["response_format"] = {"type": "json_object"}
         return req
+
+    def token_limit(self, request: dict[str, Any]) -> int | None:
+        return request.get(self.decoding().info.token_param)
+
+    def with_token_limit(self, request: dict[str, Any], limit: int) -> dict[str, Any]:
+        return {**request, self.decoding().info.token_param: limit}
 
     async def complete(self, request: dict[str, Any]) -> Reply:
         return chat.openai_reply(await self.client.chat.completions.create(**request))
@@ -186,10 +236,12 @@ class GeminiProvider:
 
     name = "gemini"
 
-    def __init__(self, model: str, *, timeout: float, thinking: Any = None):
+    def __init__(
+        self, model: str, *, timeout: float, thinking: Any = None, max_tokens: int | None = None
+    ):
         self.model = model
         self.thinking = thinking
-        self.decoding()
+        self.max_tokens = max_tokens or default_max_tokens(self.decoding())
         self.client = llm.gemini_client(timeout=timeout)
 
     @property
@@ -208,10 +260,18 @@ class GeminiProvider:
     def request(
         self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
     ) -> dict[str, Any]:
-        req = chat.gemini_request(self.model, messages, self.decoding(temperature))
+        req = chat.gemini_request(
+            self.model, messages, self.decoding(temperature), max_tokens=self.max_tokens
+        )
         req["config"]["response_mime_type"] = "application/json"
         req["config"]["response_schema"] = _gemini_schema(SCHEMAS[kind])
         return req
+
+    def token_limit(self, request: dict[str, Any]) -> int | None:
+        return request["config"].get("max_output_tokens")
+
+    def with_token_limit(self, request: dict[str, Any], limit: int) -> dict[str, Any]:
+        return {**request, "config": {**request["config"], "max_output_tokens": limit}}
 
     async def complete(self, request: dict[str, Any]) -> Reply:
         resp = await self.client.aio.models.generate_content(
@@ -226,16 +286,29 @@ class GeminiProvider:
 
 
 def make_provider(
-    name: str, model: str | None = None, *, timeout: float, thinking: Any = None
+    name: str,
+    model: str | None = None,
+    *,
+    timeout: float,
+    thinking: Any = None,
+    max_tokens: int | None = None,
 ) -> Provider:
-    """Build provider ``name`` (``gemini`` or ``openai``); missing keys raise JudgeError."""
+    """Build provider ``name`` (``gemini`` or ``openai``); missing keys raise JudgeError.
+    ``max_tokens``: the token limit (None: :func:`default_max_tokens`)."""
     if name not in DEFAULT_MODELS:
         raise JudgeError(
             f"Unknown judge provider {name!r}. Available: {', '.join(DEFAULT_MODELS)}."
         )
     try:
         if name == "openai":
-            return OpenAIProvider(model or DEFAULT_MODELS[name], timeout=timeout, thinking=thinking)
-        return GeminiProvider(model or DEFAULT_MODELS[name], timeout=timeout, thinking=thinking)
+            return OpenAIProvider(
+                model or DEFAULT_MODELS[name],
+                timeout=timeout,
+                thinking=thinking,
+                max_tokens=max_tokens,
+            )
+        return GeminiProvider(
+            model or DEFAULT_MODELS[name], timeout=timeout, thinking=thinking, max_tokens=max_tokens
+        )
     except ConfigError as exc:
         raise JudgeError(f"The {name} judge is not configured. {exc}") from exc

@@ -24,6 +24,15 @@ and handled like this:
   up to 120 s), at most ``max_attempts`` attempts per request; then the request fails and every
   item that needs it gets an error (counted, never scored as "Not Supported");
 - a safety block or refusal: the request fails at once (an item error naming the reason);
+- an answer cut by the token limit (OpenAI ``finish_reason: "length"``, Gemini
+  ``MAX_TOKENS``, or no text because thinking took the whole limit): asked once more with
+  twice the limit; cut again, the request fails with "answer cut at N tokens", even when the
+  cut text parses (a truncated judgement is not a judgement);
+- a used-up quota (OpenAI 429 ``insufficient_quota``; Gemini 429 ``RESOURCE_EXHAUSTED`` naming a
+  per-day quota): stop the run at once, no retry, with
+  :class:`~etclib.errors.QuotaExhaustedError` naming the provider, the quota and where to
+  check it; the calls already on the wire finish (at most ``concurrency``), every answer
+  received is cached, so running again resumes;
 - a missing key, 401/403 (bad key), 404 (unknown model), a 400 that names a setting the model
   refuses (:class:`~etclib.errors.UnsupportedSettingError`), and, before any call has
   succeeded in the run, a refused connection or another 400 (wrong endpoint or unsupported
@@ -51,13 +60,20 @@ from typing import Any, TypeVar
 
 from .. import llm, progress
 from ..config import setting
-from ..errors import ConfigError, JudgeError, JudgeServiceError
+from ..errors import ConfigError, JudgeError, JudgeServiceError, QuotaExhaustedError
 from ..llm.chat import Usage
 from ..llm.models import Decoding
 from ..llm.retry import Fault, RetryPolicy
 from . import parse, templates
 from .cache import AnswerCache, request_key
-from .providers import DEFAULT_MODELS, DEFAULT_PROVIDER, TEMPERATURE, Provider, make_provider
+from .providers import (
+    DEFAULT_MODELS,
+    DEFAULT_PROVIDER,
+    TEMPERATURE,
+    Provider,
+    default_max_tokens,
+    make_provider,
+)
 
 T = TypeVar("T")
 
@@ -97,6 +113,8 @@ class JudgeSettings:
     thinking: Any = None
     #: the prompt set (etclib/judge/prompts/{kind}_{set}.toml; see templates.DEFAULT_SET)
     prompts: str = templates.DEFAULT_SET
+    #: token limit per answer, thinking included (None: providers.default_max_tokens)
+    max_tokens: int | None = None
 
     @classmethod
     def resolve(cls, get: Callable[[str], Any] | None = None) -> JudgeSettings:
@@ -108,6 +126,8 @@ class JudgeSettings:
         ``judge_backoff`` / ``ETC_JUDGE_BACKOFF``, ``judge_thinking`` / ``ETC_JUDGE_THINKING``
         (a thinking budget or level, or ``default``; unset: the capability table's choice),
         ``judge_prompts`` / ``ETC_JUDGE_PROMPTS`` (the prompt set: ``v2``, the default, or ``v1``).
+        ``judge_max_tokens`` / ``ETC_JUDGE_MAX_TOKENS`` (the token limit per answer, thinking
+        included; unset: :func:`~etclib.judge.providers.default_max_tokens`).
         """
         get = get or (lambda name: None)
 
@@ -146,6 +166,7 @@ class JudgeSettings:
             backoff_max=DEFAULT_BACKOFF_MAX,
             thinking=pick("judge_thinking", "ETC_JUDGE_THINKING") or None,
             prompts=templates.check_set(pick("judge_prompts", "ETC_JUDGE_PROMPTS")),
+            max_tokens=number("judge_max_tokens", "ETC_JUDGE_MAX_TOKENS", 0, int, 0) or None,
         )
 
     def decoding(self) -> Decoding:
@@ -159,20 +180,26 @@ class JudgeSettings:
             where="judge_thinking (ETC_JUDGE_THINKING)",
         )
 
+    def token_limit(self) -> int:
+        """The token limit each request carries (``max_tokens``, else the default for this
+        model's thinking setting)."""
+        return self.max_tokens or default_max_tokens(self.decoding())
+
     def policy(self) -> RetryPolicy:
         return RetryPolicy(self.max_attempts, self.backoff, self.backoff_max)
 
     def signature(self, served: Any = ()) -> str:
-        """``provider:..|model:..|temperature:0|thinking:budget=0|prompts:..|etclib-judge``.
+        """``provider:..|model:..|temperature:0|thinking:budget=0|prompts:..|max_tokens:1024|etclib-judge``.
 
         ``temperature`` is the value sent, or ``default`` when the model takes none (GPT-5);
         ``thinking`` the thinking setting sent (``none`` for models without one, ``default``
-        when left to the server). ``served``: the model snapshots the provider reported
+        when left to the server); ``max_tokens`` the token limit per answer (a cut answer is
+        asked once more with twice it). ``served``: the model snapshots the provider reported
         (``Usage.model_versions``), appended as ``|served:a,b`` when given.
         """
         sig = (
             f"provider:{self.provider}|model:{self.model}|{self.decoding().signature()}"
-            f"|prompts:{templates.tags(self.prompts)}|etclib-judge"
+            f"|prompts:{templates.tags(self.prompts)}|max_tokens:{self.token_limit()}|etclib-judge"
         )
         served = sorted(served)
         return sig + (f"|served:{','.join(served)}" if served else "")
@@ -190,6 +217,14 @@ class RequestFailed(Exception):
         self.detail = detail
 
 
+class AnswerCut(Exception):
+    """Internal: the answer stopped at the token limit (``limit``; None when none was sent)."""
+
+    def __init__(self, limit: int | None):
+        super().__init__(f"answer cut at {limit} tokens" if limit else "answer cut")
+        self.limit = limit
+
+
 @dataclass(frozen=True)
 class Answer:
     """One answered question: the parsed ``value`` in JSON types (lists, not tuples; the same
@@ -203,11 +238,18 @@ class Answer:
 
 def classify(exc: BaseException, where: str = "") -> tuple[str, str, Fault]:
     """``(action, public description, fault)`` for a failed call. Action: ``retry``,
-    ``connect`` (cannot reach the endpoint), ``fatal``, ``bad_request`` or ``item``."""
+    ``connect`` (cannot reach the endpoint), ``fatal``, ``quota`` (a used-up quota: stop),
+    ``cut`` (the token limit stopped the answer), ``bad_request`` or ``item``."""
     if isinstance(exc, parse.AnswerParseError):
         return "retry", f"unparseable answer: {exc}", Fault("malformed", detail=str(exc))
+    if isinstance(exc, AnswerCut):
+        return "cut", str(exc), Fault("empty", detail=str(exc), what="output_limit")
     fault = llm.classify(exc, where=where)
-    if fault.kind in ("auth", "not_found", "unsupported"):
+    if fault.kind == "quota":
+        action = "quota"
+    elif fault.kind == "empty" and fault.what == "output_limit":
+        action = "cut"  # no text: thinking took the whole limit
+    elif fault.kind in ("auth", "not_found", "unsupported"):
         action = "fatal"
     elif fault.kind == "connect":
         action = "connect"
@@ -260,7 +302,11 @@ class Judge:
         if self._provider is None:
             s = self.settings
             self._provider = make_provider(
-                s.provider, s.model, timeout=s.timeout, thinking=s.thinking
+                s.provider,
+                s.model,
+                timeout=s.timeout,
+                thinking=s.thinking,
+                max_tokens=s.token_limit(),
             )
         self._slots = asyncio.Semaphore(self.settings.concurrency)
         return self
@@ -371,14 +417,20 @@ class Judge:
         slot_held: bool = False,
     ) -> tuple[Any, str]:
         """Ask until an answer parses; each attempt holds a slot (``slot_held``: the caller
-        acquired the first attempt's slot, which is released here like the others)."""
+        acquired the first attempt's slot, which is released here like the others). A cut
+        answer is asked once more with twice the token limit (an attempt of its own); cut
+        again, the request fails."""
         s = self.settings
         last = ""
         raw = ""
         fault: Fault | None = None
         where = getattr(self.provider, "endpoint", "")
         assert self._slots is not None
-        for attempt in range(1, s.max_attempts + 1):
+        budget = s.max_attempts
+        widened = False
+        attempt = 0
+        while attempt < budget:
+            attempt += 1
             if attempt > 1:
                 self.usage.retries += 1
             answered = False
@@ -396,6 +448,8 @@ class Judge:
                     finally:
                         self.usage.add(reply, latency=time.monotonic() - start)
                     raw = reply.text
+                    if reply.cut:  # before parsing: a cut answer that parses is still cut
+                        raise AnswerCut(self._token_limit(request))
                     # JSON types, as a cached answer comes back
                     value = json.loads(json.dumps(parser(reply.text), ensure_ascii=False))
                 except asyncio.CancelledError:
@@ -407,22 +461,50 @@ class Judge:
             if answered:  # stored without holding the slot
                 await self._store(kind, key, tag, fields, reply, value)
                 return value, reply.text
+            if action == "quota":
+                if self._fatal is None:
+                    self._fatal = self._quota_error(fault)
+                raise self._fatal
             if action == "fatal" or (action in ("connect", "bad_request") and not self._succeeded):
                 if self._fatal is None:
                     self._fatal = self._fatal_error(fault)
                 raise self._fatal
+            if action == "cut":
+                self.usage.cut_answers += 1
+                limit = self._token_limit(request)
+                if not widened and limit and hasattr(self.provider, "with_token_limit"):
+                    request = self.provider.with_token_limit(request, 2 * limit)
+                    widened = True
+                    budget = max(budget, attempt + 1)  # the one retry a cut answer gets
+                    continue
+                last = f"answer cut at {limit} tokens" if limit else "answer cut at its limit"
+                break
             if action in ("item", "bad_request"):
                 break
-            if attempt < s.max_attempts:
+            if attempt < budget:
                 await asyncio.sleep(self._delay(attempt, fault.retry_after))
         self.usage.failed_requests += 1
-        if fault is not None and fault.kind in ("empty", "blocked"):
+        if fault is not None and fault.kind in ("empty", "blocked") and action != "cut":
             self.usage.empty_answers[fault.what or fault.kind] += 1
         llm.log.info("judge %s request failed: %s", kind, fault.detail if fault else last)
         raise RequestFailed(
             f"{kind} request failed after {attempt} attempt(s): {last}",
             raw,
             fault.detail if fault else "",
+        )
+
+    def _token_limit(self, request: dict[str, Any]) -> int | None:
+        read = getattr(self.provider, "token_limit", None)
+        return read(request) if read is not None else None
+
+    def _quota_error(self, fault: Fault) -> QuotaExhaustedError:
+        p = self.provider
+        return llm.quota_error(
+            fault,
+            provider=p.name,
+            who=f"The {p.name} judge (model {p.model})",
+            resume="Every answer received so far is cached: run the same command again once "
+            "the quota allows, and only the questions not yet answered are asked.",
         )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:

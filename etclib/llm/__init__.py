@@ -37,6 +37,7 @@ from ..errors import (
     ConfigError,
     DependencyError,
     EmptyAnswerError,
+    QuotaExhaustedError,
     ServiceError,
     UnsupportedSettingError,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "gemini_client",
     "info",
     "openai_client",
+    "quota_error",
 ]
 
 #: Provider failures are logged here with their reference id and redacted detail.
@@ -219,6 +221,45 @@ HINTS: dict[tuple[str, str], str] = {
 }
 
 
+#: Where to check a used-up quota, by provider: (what ran out, in words; the pages to check).
+QUOTA_PAGES: dict[str, tuple[str, str]] = {
+    "openai": (
+        "the account's billing quota (no credit left)",
+        "https://platform.openai.com/settings/organization/billing/overview and "
+        "https://platform.openai.com/usage",
+    ),
+    "gemini": (
+        "the daily request quota",
+        "https://aistudio.google.com/usage (limits: https://ai.google.dev/gemini-api/docs/rate-limits)",
+    ),
+}
+
+
+def quota_error(fault: Fault, *, provider: str, who: str, resume: str = "") -> QuotaExhaustedError:
+    """The error for a used-up quota (``fault.kind == "quota"``): which provider, which quota
+    (``fault.what``: OpenAI's ``insufficient_quota`` or a Gemini ``quotaId``), where to check
+    it, and ``resume`` (what running again does), logged with its detail."""
+    words, where = QUOTA_PAGES.get(
+        provider, ("a quota of the model service", "the provider's usage and billing pages")
+    )
+    named = f" ({fault.what})" if fault.what else ""
+    status = f" (HTTP {fault.status})" if fault.status else ""
+    public = (
+        f"{who}: the {provider} quota is used up: {words}{named}{status}; no wait within this "
+        f"run helps, so it stopped. Check it at {where}." + (f" {resume}" if resume else "")
+    )
+    err = QuotaExhaustedError(
+        public,
+        provider=provider,
+        quota=fault.what or words,
+        where=where,
+        detail=fault.detail,
+        status=fault.status,
+    )
+    log.warning("%s [ref %s]: %s", who, err.ref, fault.detail)
+    return err
+
+
 def failure(
     fault: Fault,
     *,
@@ -245,6 +286,8 @@ def failure(
         err: ServiceError = UnsupportedSettingError(
             public, setting=fault.what or "", detail=fault.detail, status=fault.status
         )
+    elif fault.kind == "quota":
+        return quota_error(fault, provider=provider, who=who)
     elif fault.kind in ("empty", "blocked"):
         err = EmptyAnswerError(
             f"{who}: {fault.public}{tries}.",

@@ -37,6 +37,8 @@ GEMINI_BLOCKED = {
     "IMAGE_SAFETY",
     "LANGUAGE",
 }
+#: Finish reasons that mean the token limit stopped the answer.
+CUT_REASONS = frozenset({"length", "MAX_TOKENS"})
 REASON_TEXT = {
     "safety": "blocked by the provider's safety filter",
     "refusal": "the model refused",
@@ -55,6 +57,14 @@ class Reply:
     output_tokens: int = 0
     model_version: str | None = None
     finish_reason: str | None = None
+    #: output tokens spent on thinking / hidden reasoning (part of ``output_tokens``)
+    reasoning_tokens: int = 0
+
+    @property
+    def cut(self) -> bool:
+        """The answer stopped at the token limit (OpenAI ``finish_reason: "length"``, Gemini
+        ``MAX_TOKENS``): its text is a truncated answer, even when it happens to parse."""
+        return self.finish_reason in CUT_REASONS
 
 
 def empty_answer(reason: str, detail: str = "", reply: Reply | None = None) -> EmptyAnswerError:
@@ -134,9 +144,11 @@ def openai_reply(resp: Any) -> Reply:
     """The :class:`Reply` of a Chat Completions response; EmptyAnswerError for no text."""
     usage = getattr(resp, "usage", None)
     served = getattr(resp, "model", None)
+    details = getattr(usage, "completion_tokens_details", None) if usage else None
     tokens = {
         "input_tokens": (getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
         "output_tokens": (getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
+        "reasoning_tokens": (getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
     }
     if not getattr(resp, "choices", None):
         raise empty_answer(
@@ -205,12 +217,18 @@ def gemini_tokens(resp: Any) -> tuple[int, int]:
     return meta.prompt_token_count or 0, out
 
 
+def gemini_thoughts(resp: Any) -> int:
+    """Thinking tokens of a Gemini response (``thoughts_token_count``; 0 when none)."""
+    meta = getattr(resp, "usage_metadata", None)
+    return (getattr(meta, "thoughts_token_count", 0) or 0) if meta is not None else 0
+
+
 def gemini_reply(resp: Any) -> Reply:
     """The :class:`Reply` of a Gemini response; EmptyAnswerError for no text."""
     text = gemini_text(resp)
     tokens_in, tokens_out = gemini_tokens(resp)
     served = getattr(resp, "model_version", None)
-    reply = Reply(text, tokens_in, tokens_out, served, gemini_finish(resp))
+    reply = Reply(text, tokens_in, tokens_out, served, gemini_finish(resp), gemini_thoughts(resp))
     if not text.strip():
         reason, detail = gemini_empty_reason(resp)
         raise empty_answer(reason, f"model {served}: {detail}", reply)
@@ -232,6 +250,12 @@ class Usage:
     failed_requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    #: of ``output_tokens``, those spent on thinking / hidden reasoning
+    reasoning_tokens: int = 0
+    #: the most output tokens (thinking included) one call took
+    max_output_tokens: int = 0
+    #: answers cut by the token limit (each asked again once with twice the limit)
+    cut_answers: int = 0
     model_versions: set[str] = field(default_factory=set)
     empty_answers: Counter = field(default_factory=Counter)
     latency_s: float = 0.0
@@ -245,6 +269,8 @@ class Usage:
             if reply is not None:
                 self.input_tokens += reply.input_tokens
                 self.output_tokens += reply.output_tokens
+                self.reasoning_tokens += reply.reasoning_tokens
+                self.max_output_tokens = max(self.max_output_tokens, reply.output_tokens)
                 if reply.model_version:
                     self.model_versions.add(reply.model_version)
 
@@ -256,8 +282,9 @@ class Usage:
                 self.empty_answers[empty] += 1
 
     def report(self, model: str) -> dict[str, Any]:
-        """``calls, cache_hits, retries, input_tokens, output_tokens, cost_usd`` (None = unknown
-        price). Tokens count only calls made in this run, not cached answers."""
+        """``calls, cache_hits, retries, input_tokens, output_tokens, reasoning_tokens,
+        cut_answers, cost_usd`` (None = unknown price). Tokens count only calls made in this
+        run, not cached answers; ``reasoning_tokens`` are part of ``output_tokens``."""
         from .models import price
 
         p = price(model)
@@ -270,5 +297,7 @@ class Usage:
             "retries": self.retries,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cut_answers": self.cut_answers,
             "cost_usd": cost,
         }

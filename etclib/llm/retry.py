@@ -15,6 +15,7 @@ timeout    no answer within the timeout                          yes
 connect    connection refused / DNS (wrong endpoint)             no
 connection connection dropped, protocol error                    yes
 rate_limit 429, 409, 408                                         yes
+quota      429 naming a used-up quota (billing, per day)         no
 server     5xx                                                   yes
 malformed  a body that is not JSON                               yes
 auth       401, 403                                              no
@@ -31,6 +32,12 @@ seconds doubled per attempt, drawn from the upper half, capped at ``backoff_max`
 server's suggestion when it is longer, up to ``retry_after_max``. The suggestion is read from
 ``Retry-After`` / ``retry-after-ms`` headers and from Gemini's ``google.rpc.RetryInfo``
 ``retryDelay`` in a 429 body (``"57s"``).
+
+A 429 is a rate limit (wait and retry) unless its body says a quota is used up, which no wait
+within a run cures: OpenAI's ``code`` / ``type`` ``insufficient_quota`` (no credit left on the
+account) and a Gemini ``google.rpc.QuotaFailure`` violation whose ``quotaId`` names a per-day
+quota (``GenerateRequestsPerDayPerProjectPerModel-FreeTier``). A Gemini per-minute violation
+(``...PerMinute...``) stays a rate limit. :func:`quota_of` reads which quota it was.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ _PUBLIC = {
     "connect": "cannot connect to the model service",
     "connection": "the connection to the model service dropped",
     "rate_limit": "the model service is limiting the request rate",
+    "quota": "the account's quota at the model service is used up",
     "server": "the model service had an internal error",
     "malformed": "the model service sent an unreadable response",
     "auth": "the model service refused the key",
@@ -77,7 +85,8 @@ class Fault:
     status: int | None = None
     detail: str = ""
     retry_after: float | None = None
-    #: the refused setting (``unsupported``), or the empty answer's reason
+    #: the refused setting (``unsupported``), the empty answer's reason, or the quota that
+    #: ran out (``quota``: OpenAI's ``insufficient_quota``, a Gemini ``quotaId``)
     what: str | None = None
 
     @property
@@ -179,6 +188,29 @@ def retry_after(exc: BaseException) -> float | None:
     return None
 
 
+def quota_of(exc: BaseException) -> str | None:
+    """The used-up quota a 429 names (OpenAI ``insufficient_quota``; a Gemini per-day
+    ``quotaId``), or None for a rate limit that a wait cures (see the module docstring)."""
+    body = _body(exc)
+    if isinstance(body, list) and len(body) == 1:
+        body = body[0]
+    codes = {getattr(exc, "code", None), getattr(exc, "type", None)}
+    if isinstance(body, dict):
+        codes |= {body.get("code"), body.get("type")}
+    if "insufficient_quota" in codes:
+        return "insufficient_quota"
+    error = body.get("error", body) if isinstance(body, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    for d in details if isinstance(details, list) else []:
+        if not (isinstance(d, dict) and str(d.get("@type", "")).endswith("rpc.QuotaFailure")):
+            continue
+        for v in d.get("violations") or []:
+            quota = str((v or {}).get("quotaId") or "") if isinstance(v, dict) else ""
+            if "PerDay" in quota:
+                return quota
+    return None
+
+
 def _refused_setting(exc: BaseException, body: Any) -> str | None:
     """The setting a 400 names as unsupported (OpenAI's ``unsupported_value`` /
     ``unsupported_parameter`` with ``param``), else None."""
@@ -218,6 +250,10 @@ def classify(exc: BaseException, *, where: str = "") -> Fault:
             return Fault("auth", status, detail)
         if status == 404:
             return Fault("not_found", status, detail)
+        if status == 429:
+            quota = quota_of(exc)
+            if quota:
+                return Fault("quota", status, detail, what=quota)
         if status in _RATE_STATUS:
             return Fault("rate_limit", status, detail, retry_after(exc))
         if status >= 500:

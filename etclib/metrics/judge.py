@@ -15,7 +15,10 @@ item F1s). ``units_mean`` / ``units_sd`` (units per prediction) and ``ref_units_
 ``ref_units_sd`` (units per reference) are plain counts, not x100, over the items whose two
 decompositions succeeded (population SD); ``n_judged`` is the number of included items.
 An item whose requests failed after every retry is excluded from everything and counted in
-``extra["judge_errors"]``; its reason is in ``details[i]["error"]``.
+``extra["judge_errors"]``; its reason is in ``details[i]["error"]``. Such a run is
+*incomplete* (:func:`incomplete` words it): ``etclib score`` exits 10 unless
+``--allow-partial``, and the leaderboard does not rank it; running again asks only the failed
+items' questions (every answer received is cached).
 
 Options (``Context.get``): ``judge_provider`` (gemini | openai), ``judge_model``,
 ``concurrency`` (16), ``judge_timeout`` (seconds per call, 60), ``judge_max_attempts`` (6),
@@ -27,6 +30,8 @@ see docs/judge.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -148,6 +153,38 @@ def compute(predictions: list[str], references: list[str], ctx: Context) -> Metr
         "judge_model_versions": sorted(usage.model_versions),
     }
     return MetricData(arrays, details=[res.as_dict() for res in results], extra=extra)
+
+
+def failures(data: MetricData, keys: Sequence[Any] | None = None) -> list[str]:
+    """One line per failed item, in item order: ``dialogue 945 turn 3 listener: <reason>``
+    (``item 17: <reason>`` without ``keys``)."""
+    out = []
+    for i, detail in enumerate(data.details or []):
+        if detail.get("error"):
+            out.append(f"{_item_name(keys, i)}: {detail['error']}")
+    return out
+
+
+def incomplete(data: MetricData, keys: Sequence[Any] | None = None, shown: int = 1) -> str | None:
+    """``judge incomplete: K of N items failed (first reason: ...)`` when an item's judge
+    requests failed, else None; ``shown`` reasons are quoted (the first ones)."""
+    failed = failures(data, keys)
+    if not failed:
+        return None
+    n = len(data.details or [])
+    head = "; ".join(failed[:shown])
+    label = "first reason" if shown == 1 else f"first {min(shown, len(failed))} reasons"
+    more = f"; {len(failed) - shown} more" if len(failed) > shown > 1 else ""
+    return f"judge incomplete: {len(failed)} of {n} items failed ({label}: {head}{more})"
+
+
+def _item_name(keys: Sequence[Any] | None, i: int) -> str:
+    if keys is None or i >= len(keys):
+        return f"item {i + 1}"
+    key = keys[i]
+    if isinstance(key, tuple) and len(key) == 3:
+        return f"dialogue {key[0]} turn {key[1]} {key[2]}"
+    return f"item {key}"
 
 
 def _mean_sd(values: np.ndarray) -> tuple[float, float]:

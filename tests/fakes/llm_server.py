@@ -43,6 +43,15 @@ API:
   - ``"quota"``: 429 with Gemini's body, whose ``details`` hold a ``google.rpc.RetryInfo``
     with ``retryDelay`` (``retry_delay`` seconds, e.g. ``"0.3s"``), as Gemini sends for
     per-minute quotas; for OpenAI, 429 with a ``retry-after`` header of that many seconds;
+  - ``"insufficient_quota"``: OpenAI's 429 for an account without credit (body ``type`` and
+    ``code`` ``insufficient_quota``, no ``retry-after``); for Gemini, the same as
+    ``"daily_quota"``;
+  - ``"daily_quota"``: Gemini's 429 ``RESOURCE_EXHAUSTED`` whose ``QuotaFailure`` violation
+    names the per-day request quota (``GenerateRequestsPerDayPerProjectPerModel-FreeTier``),
+    with a RetryInfo as Gemini sends it (waiting does not help); for OpenAI, the same as
+    ``"insufficient_quota"``;
+  - ``"length"``: the responder's text, answered as cut by the token limit (OpenAI
+    ``finish_reason: "length"``, Gemini ``finishReason: MAX_TOKENS``), even when it parses;
   - ``"safety"``: a blocked answer: Gemini, a candidate with ``finishReason: SAFETY``, safety
     ratings and no ``content``; OpenAI, ``finish_reason: content_filter`` and null content;
   - ``"break"``: a streaming reply that fails before its first chunk: 200, SSE headers,
@@ -63,7 +72,9 @@ API:
   ``counts()`` is a Counter by kind; ``reset()`` clears the log and the concurrency peak.
 - ``max_in_flight``: the highest number of requests handled at the same time.
 - Token usage in answers: prompt tokens = characters of the request text, completion tokens =
-  characters of the reply (so tests can predict them).
+  characters of the reply (so tests can predict them), plus ``reasoning_tokens`` (default 0)
+  reported as OpenAI's ``completion_tokens_details.reasoning_tokens`` (counted in
+  ``completion_tokens``, as OpenAI counts them) and Gemini's ``thoughtsTokenCount``.
 """
 
 from __future__ import annotations
@@ -83,7 +94,18 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 KINDS = ("openai", "openai-stream", "gemini", "gemini-stream")
-FAULTS = ("hang", "malformed", "close", "empty", "quota", "safety", "break")
+FAULTS = (
+    "hang",
+    "malformed",
+    "close",
+    "empty",
+    "quota",
+    "insufficient_quota",
+    "daily_quota",
+    "length",
+    "safety",
+    "break",
+)
 
 
 @dataclass
@@ -164,6 +186,8 @@ class FakeLLMServer:
         self.reasoning_models = reasoning_models
         self.retry_delay = retry_delay
         self.snapshots = dict(snapshots or {})
+        #: thinking / reasoning tokens reported with every answer
+        self.reasoning_tokens = 0
         self.requests: list[FakeRequest] = []
         self.max_in_flight = 0
         self._in_flight = 0
@@ -519,6 +543,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "quota":
             self._quota(fake, req)
             return
+        if fault in ("insufficient_quota", "daily_quota"):
+            self._exhausted(fake, req)
+            return
         if fault == "safety":
             self._safety(req)
             return
@@ -543,6 +570,9 @@ class _Handler(BaseHTTPRequestHandler):
         req.reply = reply
         served = fake.snapshots.get(req.model, req.model)
         prompt_tokens, completion_tokens = len(req.text), len(reply)
+        if (fault == "length" or fake.reasoning_tokens) and not req.stream:
+            self._send_json(200, _full_reply(req, served, reply, fake.reasoning_tokens, fault))
+            return
         if req.kind == "openai":
             self._send_json(200, _openai_reply(served, reply, prompt_tokens, completion_tokens))
         elif req.kind == "openai-stream":
@@ -636,6 +666,51 @@ class _Handler(BaseHTTPRequestHandler):
                 openai_error=error,
                 headers={"retry-after": f"{fake.retry_delay:g}"},
             )
+
+    def _exhausted(self, fake: FakeLLMServer, req: FakeRequest) -> None:
+        """A used-up quota, as each API answers it: OpenAI's ``insufficient_quota`` 429 (no
+        retry-after), Gemini's 429 naming the per-day request quota."""
+        if req.kind.startswith("gemini"):
+            details = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [
+                        {
+                            "quotaMetric": "generativelanguage.googleapis.com/"
+                            "generate_content_free_tier_requests",
+                            "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                            "quotaDimensions": {"location": "global", "model": req.model},
+                            "quotaValue": "250",
+                        }
+                    ],
+                },
+                {
+                    "@type": "type.googleapis.com/google.rpc.Help",
+                    "links": [
+                        {
+                            "description": "Learn more about Gemini API quotas",
+                            "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
+                        }
+                    ],
+                },
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "41s"},
+            ]
+            message = (
+                "You exceeded your current quota, please check your plan and billing details. "
+                "For more information on this error, head to: "
+                "https://ai.google.dev/gemini-api/docs/rate-limits."
+            )
+            self._error(req.kind, 429, message, details=details)
+            return
+        error = {
+            "message": "You exceeded your current quota, please check your plan and billing "
+            "details. For more information on this error, read the docs: "
+            "https://platform.openai.com/docs/guides/error-codes/api-errors.",
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        }
+        self._error(req.kind, 429, "", openai_error=error)
 
     def _safety(self, req: FakeRequest) -> None:
         req.reply = ""
@@ -747,6 +822,29 @@ def _gemini_reply(model: str, text: str, p: int, c: int, finish: str | None = "S
     if finish:
         cand["finishReason"] = finish
     return {"candidates": [cand], "usageMetadata": _gemini_usage(p, c), "modelVersion": model}
+
+
+def _full_reply(
+    req: FakeRequest, served: str, text: str, reasoning: int, fault: Any
+) -> dict[str, Any]:
+    """A plain (not streamed) answer with reasoning tokens, or cut by the token limit."""
+    p, c = len(req.text), len(text)
+    if req.kind.startswith("gemini"):
+        body = _gemini_reply(served, text, p, c, "MAX_TOKENS" if fault == "length" else "STOP")
+        if reasoning:
+            body["usageMetadata"]["thoughtsTokenCount"] = reasoning
+            body["usageMetadata"]["totalTokenCount"] += reasoning
+        return body
+    body = _openai_reply(served, text, p, c + reasoning)
+    if fault == "length":
+        body["choices"][0]["finish_reason"] = "length"
+    body["usage"]["completion_tokens_details"] = {
+        "reasoning_tokens": reasoning,
+        "audio_tokens": 0,
+        "accepted_prediction_tokens": 0,
+        "rejected_prediction_tokens": 0,
+    }
+    return body
 
 
 def _gemini_chunks(model: str, text: str, p: int, c: int) -> Iterator[str]:

@@ -1,0 +1,299 @@
+"""Whole judge runs as a user meets them (issue #22, items 3-5), with the real SDKs against the
+fake server: an incomplete run is not a result (``etclib score`` exits 10 unless
+--allow-partial, and a re-run asks only the failed items), a cut answer is an error (asked once
+more with twice the token limit), and a used-up quota stops the run at once (exit 11, the
+quota named, the answers so far kept for the re-run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from etclib.cli import main
+from etclib.corpus import load_corpus
+from etclib.errors import QuotaExhaustedError
+from etclib.judge.cache import AnswerCache
+from etclib.judge.check import format_report, preflight
+from etclib.judge.providers import ANSWER_TOKENS, THINKING_TOKENS
+from etclib.judge.runner import JudgeSettings
+from etclib.metrics import judge as J
+from etclib.predictions import dumps_jsonl
+from etclib.task import items as split_items
+from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
+from tests.fakes.llm_server import FakeRequest
+
+FAIL = "失敗する予測"
+#: the fault a used-up quota is, by provider
+EXHAUSTED = {"openai": "insufficient_quota", "gemini": "daily_quota"}
+#: what the quota message names, by provider: the quota and the page to check it on
+QUOTA_WORDS = {
+    "openai": ("billing quota", "insufficient_quota", "platform.openai.com"),
+    "gemini": ("daily request quota", "PerDay", "aistudio.google.com/usage"),
+}
+
+
+def limit_of(req: FakeRequest) -> int | None:
+    """The token limit a request carried (OpenAI max_tokens / max_completion_tokens, Gemini
+    generationConfig.maxOutputTokens)."""
+    if req.kind.startswith("gemini"):
+        return req.settings.get("maxOutputTokens")
+    return req.body.get("max_tokens", req.body.get("max_completion_tokens"))
+
+
+@pytest.fixture
+def tiny(tiny_corpus, monkeypatch):
+    monkeypatch.setenv("ETC_JUDGE_BACKOFF", "0.01")
+    monkeypatch.setenv("ETC_JUDGE_MAX_ATTEMPTS", "2")
+    return split_items(load_corpus(tiny_corpus), "test")
+
+
+def write_preds(path, items, failing: set[int] = frozenset()) -> str:
+    """Each prediction is its reference, except items ``failing`` (a text the fake refuses)."""
+    rows = [(it.key, f"{FAIL}{i}" if i in failing else it.reference) for i, it in enumerate(items)]
+    path.write_text(dumps_jsonl(rows), encoding="utf-8")
+    return str(path)
+
+
+def score_args(env, tiny_corpus, preds: str, *more: str) -> list[str]:
+    return [
+        "score",
+        preds,
+        "--data",
+        str(tiny_corpus),
+        "--metrics",
+        "judge",
+        "--judge-provider",
+        env.provider,
+        "--judge-model",
+        FAKE_MODEL,
+        *more,
+    ]
+
+
+# --- 3. only complete runs are results ----------------------------------------------------------
+
+
+def test_failed_items_make_the_run_incomplete_and_a_rerun_asks_only_them(
+    judge_env,  # noqa: F811
+    tiny,
+    tiny_corpus,
+    tmp_path,
+    capsys,
+):
+    server = judge_env.server
+    failing = {2, 5, 11}
+    preds = write_preds(tmp_path / "p.jsonl", tiny, failing)
+    server.inject(500, times=1000, match=lambda r: FAIL in r.user)
+
+    assert main(score_args(judge_env, tiny_corpus, preds)) == 10
+    err = capsys.readouterr().err
+    assert f"judge incomplete: 3 of {len(tiny)} items failed (first reason: dialogue " in err
+    assert "HTTP 500" in err and "--allow-partial" in err
+    # each failing item's decomposition was asked max_attempts (2) times, no more
+    assert server.count(answered=False) == 2 * len(failing)
+
+    # --json still prints everything, with judge_errors and n_judged; the exit stays 10
+    assert main(score_args(judge_env, tiny_corpus, preds, "--json")) == 10
+    out = json.loads(capsys.readouterr().out)
+    assert out["judge_errors"] == 3 and out["n_judged"] == len(tiny) - 3
+    # --allow-partial: the partial scores, a warning, exit 0
+    assert main(score_args(judge_env, tiny_corpus, preds, "--allow-partial")) == 0
+    assert "judge incomplete: 3 of" in capsys.readouterr().err
+
+    # the provider recovers: the re-run asks only the failed items' questions
+    server.clear_faults()
+    server.reset()
+    assert main(score_args(judge_env, tiny_corpus, preds, "--json")) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["judge_errors"] == 0 and out["n_judged"] == len(tiny)
+    # the failed items' predictions share nothing with their references: F1 0 for those
+    assert out["f1"] == pytest.approx(100 * (len(tiny) - 3) / len(tiny))
+    # per failed item: its decomposition and one entailment each way
+    assert server.count() == 3 * len(failing)
+    assert all(FAIL in r.user for r in server.requests)
+
+
+# --- 4. a cut answer is an error ----------------------------------------------------------------
+
+
+def test_a_cut_answer_is_asked_again_with_twice_the_limit_then_fails(judge_env):  # noqa: F811
+    server = judge_env.server
+    ctx = judge_env.ctx(judge_max_attempts=4)
+    # cut once (the text parses, as a cut JSON answer sometimes does): asked again, doubled
+    server.inject("length", times=1, match=lambda r: "一回切れる" in r.user)
+    data = J.compute(["一回切れる。"], ["一回切れる。"], ctx)
+    assert data.extra["judge_errors"] == 0
+    asked = [
+        r for r in server.requests if r.user.endswith("一回切れる。") and "ユニット" not in r.user
+    ]
+    assert [r.fault for r in asked] == ["length", None]
+    first = limit_of(asked[0])
+    assert first == ANSWER_TOKENS and limit_of(asked[1]) == 2 * first
+    assert data.extra["judge_usage"]["cut_answers"] == 1
+
+    # cut twice: the item fails, naming the limit, with no further attempt
+    server.reset()
+    server.inject("length", times=5, match=lambda r: "二回切れる" in r.user)
+    data = J.compute(["二回切れる。"], ["参照です。"], ctx)
+    assert data.extra["judge_errors"] == 1
+    assert f"answer cut at {2 * first} tokens" in data.details[0]["error"]
+    assert server.count(where=lambda r: "二回切れる" in r.user) == 2
+    assert server.pending_faults() == 3
+
+
+def test_the_token_limit_is_sent_and_signed(judge_env, monkeypatch):  # noqa: F811
+    J.compute(["嬉しかった。"], ["嬉しかった。"], judge_env.ctx())
+    assert {limit_of(r) for r in judge_env.server.requests} == {ANSWER_TOKENS}
+    sig = J.signature(judge_env.ctx())["judge"]
+    assert f"|max_tokens:{ANSWER_TOKENS}|" in sig
+    monkeypatch.setenv("ETC_JUDGE_MAX_TOKENS", "3000")
+    assert "|max_tokens:3000|" in J.signature(judge_env.ctx())["judge"]
+    # reasoning models get room for their hidden reasoning inside max_completion_tokens
+    gpt5 = JudgeSettings(provider="openai", model="gpt-5-mini")
+    assert gpt5.token_limit() == ANSWER_TOKENS + THINKING_TOKENS["low"]
+    flash = JudgeSettings(provider="gemini", model="gemini-2.5-pro")
+    assert flash.token_limit() == ANSWER_TOKENS + 128  # its smallest thinking budget
+
+
+def test_judge_check_reports_reasoning_tokens(judge_env, tiny_corpus):  # noqa: F811
+    judge_env.server.reasoning_tokens = 40
+    settings = JudgeSettings.resolve(judge_env.ctx().get)
+    report = preflight(settings, load_corpus(tiny_corpus), n=2)
+    assert report["ok"], report["problems"]
+    assert report["reasoning_tokens_per_call"] == 40
+    assert report["max_tokens"] == ANSWER_TOKENS and report["max_output_tokens"] > 40
+    assert "40 reasoning" in format_report(report)
+
+
+# --- 5. a used-up quota stops the run -----------------------------------------------------------
+
+
+def test_a_used_up_quota_stops_the_run_at_once(judge_env):  # noqa: F811
+    server = judge_env.server
+    server.inject(EXHAUSTED[judge_env.provider], times=1000)
+    texts = [f"文{i}です。" for i in range(30)]
+    with pytest.raises(QuotaExhaustedError) as info:
+        J.compute(texts, texts, judge_env.ctx(concurrency=3))
+    assert server.count() <= 3  # the calls in flight, no retry
+    message = str(info.value)
+    for words in QUOTA_WORDS[judge_env.provider]:
+        assert words in message
+    assert judge_env.provider in message and "run the same command again" in message
+    assert info.value.exit_code == 11
+
+
+def test_a_per_minute_rate_limit_still_backs_off(judge_env):  # noqa: F811
+    judge_env.server.retry_delay = 0.01
+    judge_env.server.inject("quota", times=2)
+    data = J.compute(["嬉しかった。"], ["嬉しかった。"], judge_env.ctx())
+    assert data.extra["judge_errors"] == 0 and data.extra["judge_usage"]["retries"] == 2
+
+
+def test_a_quota_stop_exits_11_and_the_rerun_resumes(
+    judge_env,  # noqa: F811
+    tiny,
+    tiny_corpus,
+    tmp_path,
+    capsys,
+):
+    server, judge = judge_env.server, judge_env.responder
+    preds = write_preds(tmp_path / "p.jsonl", tiny)
+
+    def answered() -> int:
+        return sum(judge.decompose_calls.values()) + sum(judge.entail_calls.values())
+
+    # the quota runs out after 6 answers
+    server.inject(EXHAUSTED[judge_env.provider], times=1000, match=lambda r: answered() >= 6)
+    assert main(score_args(judge_env, tiny_corpus, preds, "--concurrency", "2")) == 11
+    err = capsys.readouterr().err
+    assert "quota is used up" in err and QUOTA_WORDS[judge_env.provider][2] in err
+    assert server.count(answered=False) <= 2
+    # every answer received is kept (one still on the wire when the stop came may be lost)
+    cache = AnswerCache()
+    kept = len(cache)
+    cache.close()
+    assert answered() - 2 <= kept <= answered() and kept >= 4
+
+    server.clear_faults()
+    server.reset()
+    assert main(score_args(judge_env, tiny_corpus, preds, "--json")) == 0
+    assert json.loads(capsys.readouterr().out)["judge_errors"] == 0
+    # the kept answers are not asked again; every other question once (2 per item here)
+    again = [r.user for r in server.requests]
+    assert len(again) == len(set(again)) == 2 * len(tiny) - kept
+
+
+# --- which 429 is a used-up quota: the bodies the APIs send -------------------------------------
+
+
+def _gemini_429(*quota_ids: str):
+    from google.genai import errors
+
+    violations = [
+        {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+         "quotaId": q, "quotaDimensions": {"location": "global", "model": "gemini-2.5-flash"}}
+        for q in quota_ids
+    ]  # fmt: skip
+    details = [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": violations}]
+    details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "41s"})
+    body = {
+        "error": {
+            "code": 429,
+            "message": "You exceeded your current quota, please check your plan and billing "
+            "details.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": details,
+        }
+    }
+    return errors.ClientError(429, body)
+
+
+def _openai_429(code: str | None, kind: str):
+    import httpx
+    import openai
+
+    body = {
+        "message": "You exceeded your current quota ...",
+        "type": kind,
+        "param": None,
+        "code": code,
+    }
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = httpx.Response(429, request=request, json={"error": body})
+    return openai.RateLimitError("Error code: 429", response=response, body=body)
+
+
+@pytest.mark.parametrize(
+    ("make", "kind", "quota"),
+    [
+        (lambda: _openai_429("insufficient_quota", "insufficient_quota"), "quota", "insufficient_quota"),
+        # the body of 2023, before OpenAI filled in "code"
+        (lambda: _openai_429(None, "insufficient_quota"), "quota", "insufficient_quota"),
+        (lambda: _openai_429("rate_limit_exceeded", "requests"), "rate_limit", None),
+        (
+            lambda: _gemini_429("GenerateRequestsPerDayPerProjectPerModel-FreeTier"),
+            "quota",
+            "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+        ),
+        # per-minute and per-day at once (a free tier with limit 0): the day decides
+        (
+            lambda: _gemini_429(
+                "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+                "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+            ),
+            "quota",
+            "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+        ),
+        (lambda: _gemini_429("GenerateRequestsPerMinutePerProjectPerModel-FreeTier"), "rate_limit", None),
+        (lambda: _gemini_429(), "rate_limit", None),  # no QuotaFailure at all
+    ],
+)  # fmt: skip
+def test_which_429_is_a_used_up_quota(make, kind, quota):
+    from etclib import llm
+
+    fault = llm.classify(make())
+    assert (fault.kind, fault.status) == (kind, 429)
+    assert fault.transient == (kind == "rate_limit")
+    if quota:
+        assert fault.what == quota
