@@ -110,7 +110,7 @@ RECCON_SHARES: dict[str, dict[str, float]] = {
 ANNOTATORS_PER_ITEM = 3
 SOURCES: tuple[str, ...] = ("auto", "human", "llm", "proxy")
 PROMPT_NAME = "causes"
-PROVIDERS: tuple[str, ...] = ("gemini", "openai")
+PROVIDERS: tuple[str, ...] = llm.PROVIDERS
 LICENCE = (
     "CC BY-NC 4.0: derived from the ETC corpus (github.com/UEC-InabaLab/ETCDataset), which is "
     "licensed CC BY-NC 4.0; cite the ETC paper and follow the dataset's use guidelines."
@@ -463,12 +463,8 @@ class _AskProvider:
 def _make_provider(settings: runner.JudgeSettings, ask: Ask | None) -> providers.Provider:
     if ask is not None:
         return _AskProvider(settings.provider, settings.model, ask)
-    if settings.provider == "openai":
-        return providers.OpenAIProvider(
-            settings.model, timeout=settings.timeout, thinking=settings.thinking
-        )
-    return providers.GeminiProvider(
-        settings.model, timeout=settings.timeout, thinking=settings.thinking
+    return providers.build(
+        settings.provider, settings.model, timeout=settings.timeout, thinking=settings.thinking
     )
 
 

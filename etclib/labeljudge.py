@@ -64,7 +64,7 @@ from .judge.parse import AnswerParseError
 from .llm.models import Decoding
 
 PROMPT_NAME = "label_judge"
-PROVIDERS: tuple[str, ...] = ("gemini", "openai")
+PROVIDERS: tuple[str, ...] = llm.PROVIDERS
 ANNOTATORS = 3
 #: Called with one message list, returns the model's reply text.
 Ask = Callable[[list[dict[str, str]]], str]
@@ -198,12 +198,8 @@ def _make_provider(settings: runner.JudgeSettings, ask: Ask | None) -> providers
     """The judge provider (a missing key raises ConfigError), or one that calls ``ask``."""
     if ask is not None:
         return _AskProvider(settings.provider, settings.model, ask)
-    if settings.provider == "openai":
-        return providers.OpenAIProvider(
-            settings.model, timeout=settings.timeout, thinking=settings.thinking
-        )
-    return providers.GeminiProvider(
-        settings.model, timeout=settings.timeout, thinking=settings.thinking
+    return providers.build(
+        settings.provider, settings.model, timeout=settings.timeout, thinking=settings.thinking
     )
 
 

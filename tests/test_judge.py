@@ -374,6 +374,7 @@ def test_cli_decompose_and_entail(scripted, monkeypatch, capsys):
         "cache_hits": 1,
         "retries": 0,
         "input_tokens": 0,
+        "cached_input_tokens": 0,
         "output_tokens": 0,
         "reasoning_tokens": 0,
         "cut_answers": 0,

@@ -85,12 +85,13 @@ def _label(name: str, description: str) -> str:
     """How the picker names backend ``name`` (its description for a backend unknown here)."""
     if name == "retrieval":
         return "Retrieval baseline (most similar train contexts)"
-    if name == "openai":
-        model = setting("ETC_OPENAI_MODEL") or "gpt-4.1"
-        where = "OpenAI-compatible server" if setting("OPENAI_BASE_URL") else "OpenAI"
+    from etclib.llm import providers
+
+    if name in providers.REGISTRY:
+        spec = providers.get(name)
+        model = setting(spec.model_setting) or spec.backend_model
+        where = f"{spec.label}-compatible server" if spec.base_url() else spec.label
         return f"{model} ({where})"
-    if name == "gemini":
-        return f"{setting('ETC_GEMINI_MODEL') or 'gemini-2.5-flash'} (Google Gemini)"
     if name == "hf":
         return "Local transformers model (in this server, GPU advised)"
     return f"{name}: {description}" if description else name

@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import add_data_argument, add_json_argument
+from . import add_data_argument, add_json_argument, provider_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("label", "export"),
         help="label (default): ask the LLM; export: write the stored labels as JSONL",
     )
-    parser.add_argument("--provider", choices=("gemini", "openai"), help="LLM provider (label)")
+    parser.add_argument("--provider", choices=provider_names(), help="LLM provider (label)")
     parser.add_argument("--model", metavar="NAME", help="model name, e.g. gemini-2.5-flash")
     parser.add_argument(
         "--split",

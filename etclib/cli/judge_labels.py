@@ -19,13 +19,11 @@ import argparse
 import json
 import math
 
-from . import add_data_argument, add_json_argument
+from . import add_data_argument, add_json_argument, provider_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--provider", required=True, choices=("gemini", "openai"), help="LLM provider"
-    )
+    parser.add_argument("--provider", required=True, choices=provider_names(), help="LLM provider")
     parser.add_argument(
         "--model", required=True, metavar="NAME", help="model name, e.g. gemini-2.5-flash"
     )

@@ -1,8 +1,8 @@
 """One chat request to OpenAI-compatible servers or Gemini: build it, read the reply, count it.
 
 The judge (:mod:`etclib.judge.providers`, structured output and caching on top) and the
-backends (:mod:`etclib.backends.openai` / ``gemini``, streaming on top) both build their
-requests here, so the capability table (:mod:`etclib.llm.models`) decides for both what a
+backends (:mod:`etclib.backends._api`, streaming on top) both build their requests through the
+provider codecs (:mod:`etclib.llm.providers`), which use these helpers, so the capability table (:mod:`etclib.llm.models`) decides for both what a
 model gets: temperature or none, ``max_tokens`` or ``max_completion_tokens``, the thinking
 setting. Replies are read here too, so both see the same :class:`Reply` (text, tokens, the
 served model snapshot, the finish reason) and the same rule for empty answers:
@@ -59,11 +59,20 @@ class Reply:
     finish_reason: str | None = None
     #: output tokens spent on thinking / hidden reasoning (part of ``output_tokens``)
     reasoning_tokens: int = 0
+    #: input tokens read from the provider's prompt cache (part of ``input_tokens``)
+    cached_tokens: int = 0
+
+    #: set by a codec whose finish reasons are not in :data:`CUT_REASONS`: whether the token
+    #: limit stopped the answer (None: judge by ``finish_reason``)
+    truncated: bool | None = None
 
     @property
     def cut(self) -> bool:
         """The answer stopped at the token limit (OpenAI ``finish_reason: "length"``, Gemini
-        ``MAX_TOKENS``): its text is a truncated answer, even when it happens to parse."""
+        ``MAX_TOKENS``, or what a codec said in ``truncated``): its text is a truncated
+        answer, even when it happens to parse."""
+        if self.truncated is not None:
+            return self.truncated
         return self.finish_reason in CUT_REASONS
 
 
@@ -145,10 +154,14 @@ def openai_reply(resp: Any) -> Reply:
     usage = getattr(resp, "usage", None)
     served = getattr(resp, "model", None)
     details = getattr(usage, "completion_tokens_details", None) if usage else None
+    prompt_details = getattr(usage, "prompt_tokens_details", None) if usage else None
     tokens = {
         "input_tokens": (getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
         "output_tokens": (getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
         "reasoning_tokens": (getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+        "cached_tokens": (getattr(prompt_details, "cached_tokens", 0) or 0)
+        if prompt_details
+        else 0,
     }
     if not getattr(resp, "choices", None):
         raise empty_answer(
@@ -228,7 +241,11 @@ def gemini_reply(resp: Any) -> Reply:
     text = gemini_text(resp)
     tokens_in, tokens_out = gemini_tokens(resp)
     served = getattr(resp, "model_version", None)
-    reply = Reply(text, tokens_in, tokens_out, served, gemini_finish(resp), gemini_thoughts(resp))
+    meta = getattr(resp, "usage_metadata", None)
+    cached = (getattr(meta, "cached_content_token_count", 0) or 0) if meta is not None else 0
+    reply = Reply(
+        text, tokens_in, tokens_out, served, gemini_finish(resp), gemini_thoughts(resp), cached
+    )
     if not text.strip():
         reason, detail = gemini_empty_reason(resp)
         raise empty_answer(reason, f"model {served}: {detail}", reply)
@@ -252,6 +269,8 @@ class Usage:
     output_tokens: int = 0
     #: of ``output_tokens``, those spent on thinking / hidden reasoning
     reasoning_tokens: int = 0
+    #: of ``input_tokens``, those read from the provider's prompt cache
+    cached_tokens: int = 0
     #: the most output tokens (thinking included) one call took
     max_output_tokens: int = 0
     #: answers cut by the token limit (each asked again once with twice the limit)
@@ -270,6 +289,7 @@ class Usage:
                 self.input_tokens += reply.input_tokens
                 self.output_tokens += reply.output_tokens
                 self.reasoning_tokens += reply.reasoning_tokens
+                self.cached_tokens += reply.cached_tokens
                 self.max_output_tokens = max(self.max_output_tokens, reply.output_tokens)
                 if reply.model_version:
                     self.model_versions.add(reply.model_version)
@@ -282,9 +302,11 @@ class Usage:
                 self.empty_answers[empty] += 1
 
     def report(self, model: str) -> dict[str, Any]:
-        """``calls, cache_hits, retries, input_tokens, output_tokens, reasoning_tokens,
-        cut_answers, cost_usd`` (None = unknown price). Tokens count only calls made in this
-        run, not cached answers; ``reasoning_tokens`` are part of ``output_tokens``."""
+        """``calls, cache_hits, retries, input_tokens, cached_input_tokens, output_tokens,
+        reasoning_tokens, cut_answers, cost_usd`` (None = unknown price; cache discounts are
+        ignored). Tokens count only calls made in this run, not answers from etclib's cache;
+        ``cached_input_tokens`` (read from the provider's prompt cache) are part of
+        ``input_tokens``, ``reasoning_tokens`` part of ``output_tokens``."""
         from .models import price
 
         p = price(model)
@@ -296,6 +318,7 @@ class Usage:
             "cache_hits": self.cache_hits,
             "retries": self.retries,
             "input_tokens": self.input_tokens,
+            "cached_input_tokens": self.cached_tokens,
             "output_tokens": self.output_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "cut_answers": self.cut_answers,
