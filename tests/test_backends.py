@@ -51,7 +51,7 @@ def test_unknown_backend_suggests(name, suggestion):
     with pytest.raises(BackendError) as exc:
         get_backend(name)
     assert f"Did you mean {suggestion!r}?" in str(exc.value)
-    assert "Available: retrieval, constant, copy, hf, openai, gemini." in str(exc.value)
+    assert f"Available: {', '.join(REGISTRY)}." in str(exc.value)
 
 
 def test_unknown_backend_without_close_match():
