@@ -159,7 +159,7 @@ def test_latency_and_parallel_requests(server, monkeypatch):
 def test_llm_configuration_helpers(monkeypatch):
     from etclib.errors import ConfigError
 
-    assert llm.configured_providers() == {"openai": False, "gemini": False}
+    assert llm.configured_providers() == {"openai": False, "gemini": False, "anthropic": False}
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         llm.client("openai")
     with pytest.raises(ConfigError, match="GEMINI_API_KEY"):

@@ -23,6 +23,7 @@ REGISTRY: Registry[ProviderSpec] = Registry(
     {
         "openai": "etclib.llm.providers.openai:SPEC",
         "gemini": "etclib.llm.providers.gemini:SPEC",
+        "anthropic": "etclib.llm.providers.anthropic:SPEC",
     },
 )
 
