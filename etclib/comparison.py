@@ -614,12 +614,12 @@ def format_text(c: Comparison) -> str:
         f"{c.n_items} items of the {c.split} split ({c.track} track); B − A with its paired "
         f"bootstrap {round((1 - c.alpha) * 100)}% interval ({c.resamples} resamples, seed "
         f"{c.seed}) and the paired approximate-randomization p-value ({c.trials} trials)",
-        f"  {'metric':<16}{'A':>8}{'B':>8}{'B − A':>9}  {'interval':<18}{'p':>8}  verdict",
+        f"  {'metric':<18}{'A':>8}{'B':>8}{'B − A':>9}  {'interval':<18}{'p':>8}  verdict",
     ]
     for key, m in c.metrics.items():
         iv = f"[{m.interval[0]:.2f}, {m.interval[1]:.2f}]"
         lines.append(
-            f"  {key:<16}{m.a:8.2f}{m.b:8.2f}{m.difference:+9.2f}  {iv:<18}{m.p_value:8.4f}  "
+            f"  {key:<18}{m.a:8.2f}{m.b:8.2f}{m.difference:+9.2f}  {iv:<18}{m.p_value:8.4f}  "
             f"{m.verdict}"
         )
     key = c.primary_item_key()
