@@ -1,0 +1,192 @@
+"""Compare two entries: B − A on every metric with intervals and verdicts; where each one wins."""
+
+import streamlit as st
+
+import leaderboard as lb
+from leaderboard import compare as lbc
+from views import compare as cv
+from views.errors import shown_errors
+from views.navigation import ensure_app_navigation
+
+ensure_app_navigation()
+
+st.title("Compare two entries")
+st.caption(
+    "B − A on every metric both entries were scored with (same signature), its paired "
+    "bootstrap 95% interval over items (the board's resamples and seed), the p-value of a "
+    "paired approximate-randomization test (sacrebleu's; for a mean over items the paired "
+    "permutation test) and the verdict at α = 0.05. Nothing is re-scored: the stored per-item "
+    "scores are compared. The URL names the pair, so it can be shared."
+)
+
+track_names = lb.tracks()
+asked_a, asked_b = st.query_params.get("a"), st.query_params.get("b")
+asked_track = st.query_params.get("track")
+if asked_track not in track_names and asked_a:
+    with shown_errors():
+        asked_track = lb.status(asked_a)["track"]
+track = st.segmented_control(
+    "Track",
+    list(track_names),
+    default=asked_track if asked_track in track_names else next(iter(track_names)),
+    format_func=lambda t: track_names[t],
+    key="cmp_track",
+) or next(iter(track_names))
+
+with shown_errors(stop=True):
+    version = lb.board_version()
+    ranking = lb.ranking(track=track)
+ids = {sid: cv.entry_label(name, sid) for sid, name in zip(ranking["id"], ranking["name"])}
+if len(ids) < 2:
+    st.info("Two scored entries on this track are needed for a comparison.")
+    st.stop()
+for key, asked in (("cmp_a", asked_a), ("cmp_b", asked_b)):
+    if asked in ids and key not in st.session_state:
+        st.session_state[key] = asked
+left, right = st.columns(2)
+a = left.selectbox(
+    "A (the reference side)",
+    list(ids),
+    key="cmp_a",
+    index=None,
+    format_func=ids.get,
+    placeholder="Choose entry A",
+)
+b = right.selectbox(
+    "B (compared with A: B − A)",
+    list(ids),
+    key="cmp_b",
+    index=None,
+    format_func=ids.get,
+    placeholder="Choose entry B",
+)
+if a is None or b is None:
+    st.info("Choose two entries; the Leaderboard's entry detail links here too.")
+    st.stop()
+st.query_params.update({"track": track, "a": a, "b": b})
+
+with shown_errors(stop=True), st.spinner("Comparing…"):
+    c = lbc.compare(a, b)
+
+st.markdown(f"**A**: {ids[a]}  \n**B**: {ids[b]}")
+if "not compared" in c.signature:
+    st.warning(f"Not compared: {c.signature['not compared']}.")
+st.dataframe(
+    cv.metric_table(c),
+    hide_index=True,
+    width="stretch",
+    key="cmp_metrics",
+    column_config={
+        "A": st.column_config.NumberColumn(format="%.2f"),
+        "B": st.column_config.NumberColumn(format="%.2f"),
+        "B − A": st.column_config.NumberColumn(format="%+.2f"),
+        "p": st.column_config.NumberColumn(format="%.4f"),
+    },
+)
+st.caption(
+    f"{c.n_items:,} items; {c.resamples:,} bootstrap resamples (seed {c.seed}), "
+    f"{c.trials:,} randomization trials."
+)
+with st.expander("Signature"):
+    st.json(c.signature)
+
+keys = cv.item_keys(c)
+if not keys:
+    st.stop()
+key = st.selectbox("Per-item score", keys, key="cmp_item_key", format_func=cv.item_key_label)
+chart, counts = st.columns([3, 2])
+chart.plotly_chart(cv.difference_chart(c, key), key="cmp_chart")
+with counts:
+    st.markdown(f"**Items where each one wins** (on {cv.item_key_label(key)})")
+    tables = cv.outcome_tables(c, key)
+    tabs = st.tabs([f"by {name}" for name in tables])
+    for tab, (name, table) in zip(tabs, tables.items()):
+        tab.dataframe(table, hide_index=True, width="stretch", key=f"cmp_wtl_{name}")
+
+st.subheader("Items")
+f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
+cats = f1.multiselect("Category", cv.categories(), key="cmp_f_category", placeholder="any")
+turns = f2.multiselect("Turn", [1, 2, 3, 4, 5], key="cmp_f_turn", placeholder="any")
+roles = f3.multiselect("Role", cv.roles(), key="cmp_f_role", placeholder="any")
+order = f4.selectbox("Order", list(cv.ORDERS), key="cmp_f_order")
+differ = (
+    st.toggle("Only items whose label sets differ", key="cmp_f_differ")
+    if track != "transcription"
+    else False
+)
+frame = cv.items_frame(c, key)
+shown = cv.filter_items(
+    frame, categories=cats, turns=turns, roles=roles, order=order, differ_only=differ
+)
+st.caption(f"{len(shown):,} of {len(frame):,} items. Select a row to see its dialogue.")
+event = st.dataframe(
+    shown.drop(columns=["item"]),
+    hide_index=True,
+    width="stretch",
+    key="cmp_items",
+    on_select="rerun",
+    selection_mode="single-row",
+    column_config={
+        "reference": st.column_config.TextColumn(width="medium"),
+        "prediction A": st.column_config.TextColumn(width="medium"),
+        "prediction B": st.column_config.TextColumn(width="medium"),
+    },
+)
+picked = event.selection.rows if event is not None else []
+if len(shown):
+    i = int(shown["item"].iloc[picked[0] if picked and picked[0] < len(shown) else 0])
+    st.markdown(
+        f"**Dialogue context** of the {'selected' if picked else 'first'} item "
+        f"({cv.item_title(c, i)})"
+    )
+    st.text("\n".join(cv.context_lines(c, i)))
+    row = c.per_item()[i]
+    st.dataframe(
+        {
+            "": ["reference", "A", "B"],
+            "text": [
+                row["reference"],
+                cv.text_of(row["prediction_a"]),
+                cv.text_of(row["prediction_b"]),
+            ],
+        },
+        hide_index=True,
+        width="stretch",
+        key="cmp_item_texts",
+    )
+    units = cv.judge_units(c, i)
+    if units:
+        st.markdown("**The judge's units and decisions for this item**")
+        cols = st.columns(len(units))
+        for col, (title, table) in zip(cols, units.items()):
+            col.caption(title)
+            col.dataframe(table, hide_index=True, width="stretch", key=f"cmp_units_{title[:3]}")
+    elif "judge" not in c.modules:
+        st.caption("No judge scores for both entries: no unit-level decisions to show.")
+
+st.subheader("Export")
+e1, e2, e3 = st.columns(3)
+e1.download_button(
+    "Metric table (CSV)",
+    lbc.export_csv(c, "metrics"),
+    f"etc_compare_{a}_{b}_metrics.csv",
+    "text/csv",
+    key="cmp_dl_metrics",
+    on_click="ignore",
+)
+e2.download_button(
+    "Item table (CSV)",
+    lambda: lbc.export_csv(c, "items"),
+    f"etc_compare_{a}_{b}_items.csv",
+    "text/csv",
+    key="cmp_dl_items",
+    on_click="ignore",
+)
+e3.download_button(
+    "Comparison (JSON)",
+    lambda: lbc.export_json(c),
+    f"etc_compare_{a}_{b}.json",
+    "application/json",
+    key="cmp_dl_json",
+    on_click="ignore",
+)
