@@ -71,10 +71,12 @@ with shown_errors(stop=True), st.spinner("Comparing…"):
 st.markdown(f"**A**: {ids[a]}  \n**B**: {ids[b]}")
 if "not compared" in c.signature:
     st.warning(f"Not compared: {c.signature['not compared']}.")
+table = cv.metric_table(c)
 st.dataframe(
-    cv.metric_table(c),
+    table,
     hide_index=True,
     width="stretch",
+    height=min(36 + 35 * len(table), 36 + 35 * 30),  # every metric row, up to 30
     key="cmp_metrics",
     column_config={
         "A": st.column_config.NumberColumn(format="%.2f"),
@@ -160,7 +162,7 @@ if len(shown):
         cols = st.columns(len(units))
         for col, (title, table) in zip(cols, units.items()):
             col.caption(title)
-            col.dataframe(table, hide_index=True, width="stretch", key=f"cmp_units_{title[:3]}")
+            col.text(cv.units_text(table))
     elif "judge" not in c.modules:
         st.caption("No judge scores for both entries: no unit-level decisions to show.")
 

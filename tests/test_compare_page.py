@@ -94,10 +94,9 @@ def test_the_url_names_the_pair_and_the_numbers_are_leaderboard_compares(judged_
     # the judge's units of both entries and of the reference, for the first item
     shown_text = "\n".join(str(x.value) for x in at.caption)
     assert "A's units" in shown_text and "reference units" in shown_text
-    units = [d.value for d in at.dataframe if "unit" in d.value.columns]
-    assert len(units) == 3
-    decisions = set(units[0]["decision"]) | set(units[1]["decision"])
-    assert {"Supported", "Not Supported"} <= decisions
+    shown_units = "\n".join(t.value for t in at.text)
+    assert "[Not Supported] 犬が好きです。" in shown_units  # A's unit against the reference
+    assert "[against A: Not Supported · against B: Supported]" in shown_units
     # the dialogue context of the first item of the table is shown as plain text
     top = table(at, "prediction A", "turn").iloc[0]
     item = next(

@@ -78,12 +78,12 @@ def items_frame(c: Comparison, key: str) -> pd.DataFrame:
             "turn": r["turn"],
             "role": r["role"],
             "label": ", ".join(r["label"]),
+            "B − A": r.get(f"{key}_diff"),
+            f"{key} A": r.get(f"{key}_a"),
+            f"{key} B": r.get(f"{key}_b"),
             "reference": r["reference"],
             "prediction A": text_of(r["prediction_a"]),
             "prediction B": text_of(r["prediction_b"]),
-            f"{key} A": r.get(f"{key}_a"),
-            f"{key} B": r.get(f"{key}_b"),
-            "B − A": r.get(f"{key}_diff"),
         }
         if "labels_differ" in r:
             row["label sets differ"] = r["labels_differ"]
@@ -208,6 +208,18 @@ def judge_units(c: Comparison, i: int) -> dict[str, pd.DataFrame]:
             {"unit": refs, "against A": against(da), "against B": against(db)}
         ),
     }
+
+
+def units_text(table: pd.DataFrame) -> str:
+    """One line per unit of a :func:`judge_units` table: its decision(s), then the unit."""
+    if table.empty:
+        return "(no units)"
+    lines = []
+    for row in table.to_dict("records"):
+        unit = row.pop("unit")
+        decided = " · ".join(f"{k}: {v}" if k != "decision" else str(v) for k, v in row.items())
+        lines.append(f"[{decided}] {unit}")
+    return "\n".join(lines)
 
 
 # --- the Leaderboard's pairwise matrix ------------------------------------------------------
