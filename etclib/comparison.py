@@ -112,6 +112,10 @@ class Comparison:
     seed: int
     trials: int
     alpha: float
+    #: per group, each item's scores as ``item_scores`` gave them (A's, B's), when known
+    #: already (the leaderboard stored them); computed from the data otherwise
+    item_scores_a: dict[str, list[dict[str, Any]]] | None = field(default=None, repr=False)
+    item_scores_b: dict[str, list[dict[str, Any]]] | None = field(default=None, repr=False)
     _rows: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -251,26 +255,61 @@ def _compared_keys(module: ModuleType) -> list[str]:
     return keys
 
 
+CHUNK = 2000  # trials x items of float at a time
+
+
+def _has_statistics(module: ModuleType) -> bool:
+    return hasattr(module, "statistics") and hasattr(module, "from_statistics")
+
+
+def _ar_statistics_many(
+    scored: list[tuple[ModuleType, MetricData, MetricData, list[str]]], pos: np.ndarray
+) -> list[dict[str, np.ndarray]]:
+    """For each (module, A's data, B's data, keys): per key, |A − B| of the two
+    pseudo-systems of every trial. The metrics with per-item statistics share one matrix
+    product per chunk of trials: pseudo-A = B's totals + pos @ (A − B), pseudo-B = A's totals
+    − pos @ (A − B)."""
+    out: list[dict[str, np.ndarray] | None] = [None] * len(scored)
+    blocks, where = [], {}
+    for n, (module, da, db, _) in enumerate(scored):
+        if _has_statistics(module):
+            sa = np.asarray(module.statistics(da), dtype=float)
+            sb = np.asarray(module.statistics(db), dtype=float)
+            start = sum(b[0].shape[1] for b in blocks)
+            where[n] = (start, start + sa.shape[1])
+            blocks.append((sa - sb, sa.sum(axis=0), sb.sum(axis=0)))
+        else:
+            out[n] = _ar_by_swapping(*scored[n][:3], pos, scored[n][3])
+    if blocks:
+        delta = np.hstack([b[0] for b in blocks])
+        parts: dict[int, dict[str, list[np.ndarray]]] = {n: {} for n in where}
+        for start in range(0, len(pos), CHUNK):
+            moved = pos[start : start + CHUNK].astype(float) @ delta
+            for k, (n, (lo, hi)) in enumerate(where.items()):
+                module, _, _, keys = scored[n]
+                _, tot_a, tot_b = blocks[k]
+                got_a = _scores_from_sums(module, tot_b + moved[:, lo:hi], keys)
+                got_b = _scores_from_sums(module, tot_a - moved[:, lo:hi], keys)
+                for key in keys:
+                    parts[n].setdefault(key, []).append(np.abs(got_a[key] - got_b[key]))
+        for n, got in parts.items():
+            out[n] = {k: np.concatenate(v) for k, v in got.items()}
+    return [o or {} for o in out]
+
+
 def _ar_statistics(
     module: ModuleType, da: MetricData, db: MetricData, pos: np.ndarray, keys: list[str]
 ) -> dict[str, np.ndarray]:
-    """Per key, |A − B| of the two pseudo-systems of every trial."""
-    if hasattr(module, "statistics") and hasattr(module, "from_statistics"):
-        sa = np.asarray(module.statistics(da), dtype=float)
-        sb = np.asarray(module.statistics(db), dtype=float)
-        tot_a, tot_b = sa.sum(axis=0), sb.sum(axis=0)
-        out: dict[str, list[np.ndarray]] = {k: [] for k in keys}
-        delta = sa - sb
-        for start in range(0, len(pos), 2000):  # 2,000 trials x items of float at a time
-            moved = pos[start : start + 2000].astype(float) @ delta
-            # pseudo-A: A's statistics where pos, B's elsewhere; pseudo-B the other way round
-            got_a = _scores_from_sums(module, tot_b + moved, keys)
-            got_b = _scores_from_sums(module, tot_a - moved, keys)
-            for k in keys:
-                out[k].append(np.abs(got_a[k] - got_b[k]))
-        return {k: np.concatenate(v) if v else np.zeros(0) for k, v in out.items()}
-    # no statistics: swap the per-item arrays and aggregate each trial (slow, but any metric)
-    out2: dict[str, list[float]] = {k: [] for k in keys}
+    """Per key, |A − B| of the two pseudo-systems of every trial (one metric group)."""
+    return _ar_statistics_many([(module, da, db, keys)], pos)[0]
+
+
+def _ar_by_swapping(
+    module: ModuleType, da: MetricData, db: MetricData, pos: np.ndarray, keys: list[str]
+) -> dict[str, np.ndarray]:
+    """A metric without statistics: swap the per-item arrays and aggregate each trial (slow,
+    but any metric)."""
+    out: dict[str, list[float]] = {k: [] for k in keys}
     for row in pos:
         arrays_a, arrays_b = {}, {}
         for name, arr_a in da.arrays.items():
@@ -281,8 +320,8 @@ def _ar_statistics(
         ga = module.aggregate(MetricData(arrays_a))
         gb = module.aggregate(MetricData(arrays_b))
         for k in keys:
-            out2[k].append(abs(ga[k] - gb[k]))
-    return {k: np.asarray(v, dtype=float) for k, v in out2.items()}
+            out[k].append(abs(ga[k] - gb[k]))
+    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
 
 
 def compare_metrics(
@@ -302,7 +341,7 @@ def compare_metrics(
     leaderboard stored it). ``keys``: only these metric keys (default: every compared key)."""
     res = significance.draw(n_items, resamples, seed)
     pos = randomization(n_items, trials, seed)
-    out: dict[str, MetricComparison] = {}
+    plans = []
     for group, module in modules.items():
         da, db = data_a[group], data_b[group]
         for name, d in (("A", da), ("B", db)):
@@ -312,8 +351,11 @@ def compare_metrics(
                     "compare two systems scored on the same items."
                 )
         wanted = [k for k in _compared_keys(module) if keys is None or k in keys]
-        if not wanted:
-            continue
+        if wanted:
+            plans.append((group, module, da, db, wanted))
+    trial_stats = _ar_statistics_many([(m, da, db, w) for _, m, da, db, w in plans], pos)
+    out: dict[str, MetricComparison] = {}
+    for (group, module, da, db, wanted), trials_of in zip(plans, trial_stats):
         ranked = [f.key for f in module.FACTS if f.ranking]
         samples_a, samples_b = significance.resampled_many([(module, da), (module, db)], res)
         extra = [k for k in wanted if k not in ranked]
@@ -323,13 +365,12 @@ def compare_metrics(
             samples_a.update(_scores_from_sums(module, sums_a, extra))
             samples_b.update(_scores_from_sums(module, sums_b, extra))
         point_a, point_b = module.aggregate(da), module.aggregate(db)
-        trial_stats = _ar_statistics(module, da, db, pos, wanted)
         for key in wanted:
             fact = registry.fact(key)
             a, b = float(point_a[key]), float(point_b[key])
             diff = b - a
             lo, hi = significance.interval(samples_b[key] - samples_a[key], alpha)
-            p = p_value(abs(diff), trial_stats[key])
+            p = p_value(abs(diff), trials_of[key])
             out[key] = MetricComparison(
                 key,
                 group,
@@ -369,6 +410,7 @@ def compare_data(
     seed: int | None = None,
     trials: int | None = None,
     alpha: float | None = None,
+    item_scores: tuple[dict, dict] | None = None,
 ) -> Comparison:
     """A :class:`Comparison` from both systems' per-item data (no scoring: what
     :func:`compare` and the leaderboard's stored entries share)."""
@@ -410,6 +452,8 @@ def compare_data(
         seed=seed,
         trials=trials,
         alpha=alpha,
+        item_scores_a=item_scores[0] if item_scores else None,
+        item_scores_b=item_scores[1] if item_scores else None,
     )
 
 
@@ -529,6 +573,12 @@ def _scalar(v: Any) -> bool:
     return v is None or (not isinstance(v, bool) and isinstance(v, (int, float, np.number)))
 
 
+def _item_scores(known, module, data, group: str, i: int) -> dict[str, Any]:
+    if known is not None and group in known and len(known[group]) > i:
+        return known[group][i]
+    return module.item_scores(data[group], i)
+
+
 def _per_item_rows(c: Comparison) -> list[dict[str, Any]]:
     erc = tracks.get(c.track).kind == "labels"
     rows = []
@@ -546,8 +596,8 @@ def _per_item_rows(c: Comparison) -> list[dict[str, Any]]:
         if erc:
             row["labels_differ"] = set(pa) != set(pb)
         for group, module in c.modules.items():
-            sa = module.item_scores(c.data_a[group], i)
-            sb = module.item_scores(c.data_b[group], i)
+            sa = _item_scores(c.item_scores_a, module, c.data_a, group, i)
+            sb = _item_scores(c.item_scores_b, module, c.data_b, group, i)
             for k in dict.fromkeys([*sa, *sb]):
                 if k in row or not all(_scalar(s.get(k)) for s in (sa, sb)):
                     continue  # a text or list (a judge error, unit lists): not a score

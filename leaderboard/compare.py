@@ -61,19 +61,25 @@ def _predictions(db: Database, submission_id: str, labels: bool) -> list[Any]:
     return [r[0] for r in rows]
 
 
-def _details(db: Database, score_id: int, n_items: int) -> list[dict[str, Any]] | None:
+def _item_rows(
+    db: Database, score_id: int, n_items: int
+) -> tuple[list[dict[str, Any]] | None, list[dict[str, Any]] | None]:
+    """A stored score row's per-item scores and details (None when it has none)."""
     rows = db.query(
-        "SELECT item_index, details FROM item_scores WHERE score_id = ? AND details IS NOT NULL "
+        "SELECT item_index, scores, details FROM item_scores WHERE score_id = ? "
         "ORDER BY item_index",
         [score_id],
     )
-    if not rows:
-        return None
-    out: list[dict[str, Any]] = [{} for _ in range(n_items)]
-    for i, details in rows:
+    scores: list[dict[str, Any]] = [{} for _ in range(n_items)]
+    details: list[dict[str, Any]] = [{} for _ in range(n_items)]
+    any_details = False
+    for i, item_scores, item_details in rows:
         if 0 <= int(i) < n_items:
-            out[int(i)] = json.loads(details)
-    return out
+            scores[int(i)] = json.loads(item_scores or "{}")
+            if item_details:
+                details[int(i)] = json.loads(item_details)
+                any_details = True
+    return (scores if len(rows) == n_items else None), (details if any_details else None)
 
 
 def _settings() -> tuple[int, int]:
@@ -139,11 +145,16 @@ def _compare(db: Database, id_a: str, id_b: str, wanted, trials: int) -> Compari
     ids = [int(rows_a[g].id) for g in same] + [int(rows_b[g].id) for g in same]
     arrays = load_arrays(db, ids)
     data_a, data_b, signature = {}, {}, {}
+    stored_a: dict[str, list[dict[str, Any]]] = {}
+    stored_b: dict[str, list[dict[str, Any]]] = {}
     n = n_items.pop()
     for g in same:
         ra, rb = rows_a[g], rows_b[g]
-        data_a[g] = MetricData(arrays[int(ra.id)], details=_details(db, int(ra.id), n))
-        data_b[g] = MetricData(arrays[int(rb.id)], details=_details(db, int(rb.id), n))
+        for row, data, stored in ((ra, data_a, stored_a), (rb, data_b, stored_b)):
+            scores, details = _item_rows(db, int(row.id), n)
+            data[g] = MetricData(arrays[int(row.id)], details=details)
+            if scores is not None:
+                stored[g] = scores
         signature.update(json.loads(ra.signature))
     if differing:
         signature["not compared"] = ", ".join(differing) + " (different signatures)"
@@ -172,6 +183,7 @@ def _compare(db: Database, id_a: str, id_b: str, wanted, trials: int) -> Compari
         resamples=resamples,
         seed=seed,
         trials=trials,
+        item_scores=(stored_a, stored_b),
     )
 
 

@@ -71,6 +71,12 @@ def test_stored_entries_give_etclibs_numbers(tiny, tiny_corpus, capsys):
         assert m.interval == pytest.approx(o.interval)
         assert m.p_value == o.p_value and m.verdict == o.verdict
     assert stored.per_item()[3]["prediction_b"] == pb[tiny[3].key]
+    # the stored item scores (read, not recomputed) are etclib's item scores of the files
+    assert stored.item_scores_a and set(stored.item_scores_a) == set(groups)
+    for row, again in zip(stored.per_item(), offline.per_item()):
+        assert row.keys() == again.keys()
+        for k, v in row.items():
+            assert v == (pytest.approx(again[k]) if isinstance(v, float) else again[k])
     assert stored.a == {"name": "copy", "source": ida}
     # the command line prints the same JSON shape and numbers
     assert lb_main(["compare", ida, idb, "--json", "--trials", str(TRIALS)]) == 0
