@@ -5,10 +5,20 @@ import streamlit as st
 import leaderboard as lb
 from leaderboard import compare as lbc
 from views import compare as cv
+from views.board import database_key
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 
 ensure_app_navigation()
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _tables(database: str, version: str, a: str, b: str, key: str):
+    # The per-item tables of one pair and per-item key, built once per board version (the
+    # comparison itself is cached by the leaderboard); never changed by the page.
+    c = lbc.compare(a, b)
+    return cv.items_frame(c, key), cv.outcome_tables(c, key)
+
 
 st.title("Compare two entries")
 st.caption(
@@ -96,14 +106,18 @@ keys = cv.item_keys(c)
 if not keys:
     st.stop()
 key = st.selectbox("Per-item score", keys, key="cmp_item_key", format_func=cv.item_key_label)
-chart, counts = st.columns([3, 2])
-chart.plotly_chart(cv.difference_chart(c, key), key="cmp_chart")
-with counts:
-    st.markdown(f"**Items where each one wins** (on {cv.item_key_label(key)})")
-    tables = cv.outcome_tables(c, key)
-    tabs = st.tabs([f"by {name}" for name in tables])
-    for tab, (name, table) in zip(tabs, tables.items()):
-        tab.dataframe(table, hide_index=True, width="stretch", key=f"cmp_wtl_{name}")
+# Two views; only the open one runs and draws (Plotly's script costs a browser about two CPU
+# seconds on a page load: the chart is drawn when its tab is opened).
+tab_counts, tab_chart = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun")
+if tab_counts.open:
+    with tab_counts:
+        st.markdown(f"**Items where each one wins** (on {cv.item_key_label(key)})")
+        tables = _tables(database_key(), version, a, b, key)[1]
+        for col, (name, table) in zip(st.columns(len(tables)), tables.items()):
+            col.dataframe(table, hide_index=True, width="stretch", key=f"cmp_wtl_{name}")
+if tab_chart.open:
+    with tab_chart:
+        st.plotly_chart(cv.difference_chart(c, key), key="cmp_chart")
 
 st.subheader("Items")
 f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
@@ -116,7 +130,7 @@ differ = (
     if track != "transcription"
     else False
 )
-frame = cv.items_frame(c, key)
+frame = _tables(database_key(), version, a, b, key)[0]
 shown = cv.filter_items(
     frame, categories=cats, turns=turns, roles=roles, order=order, differ_only=differ
 )

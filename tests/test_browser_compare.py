@@ -89,10 +89,27 @@ def idle(page) -> None:
     wait_idle(page, timeout=60)
 
 
-def pick(page, label: str, option: str) -> None:
-    page.get_by_role("combobox", name=label, exact=True).click()
-    # an accessible name collapses runs of spaces
-    page.get_by_role("option", name=" ".join(option.split()), exact=True).click()
+def pick(page, label: str, typed: str, option: str | None = None, exact: bool = True) -> None:
+    """Choose an option in the (multi)select labelled ``label``: type ``typed`` (the widget
+    filters its options by it) and click the option named ``option`` (default: ``typed``).
+    Tried again when a rerun of the page closed the list before the click."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):
+        idle(page)
+        box = page.get_by_role("combobox", name=label, exact=True)
+        box.scroll_into_view_if_needed()
+        box.click()
+        box.fill(typed)
+        try:
+            page.get_by_role("option", name=option or typed, exact=exact).first.click(
+                timeout=10_000
+            )
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
     idle(page)
 
 
@@ -112,9 +129,7 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     wait_rendered(page, timeout=90)
     idle(page)
     # the entry ranked second (the unrelated one), then "Compare with the one above"
-    page.get_by_role("combobox", name="Entry", exact=True).click()
-    page.get_by_role("option", name=f"({ids['unrelated']})", exact=False).click()
-    idle(page)
+    pick(page, "Entry", ids["unrelated"], f"({ids['unrelated']})", exact=False)
     page.get_by_role("link", name="Compare with the one above").click()
     page.get_by_role("heading", name="Compare two entries").wait_for(timeout=60_000)
     idle(page)
@@ -140,6 +155,15 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     page.get_by_text("The judge's units and decisions", exact=False).scroll_into_view_if_needed()
     shot(page, "judge_units")
 
+    # the distribution of the per-item differences, drawn when its tab is opened
+    page.get_by_role("tab", name="Distribution of the differences").click()
+    idle(page)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+    shot(page, "difference_chart")
+    page.get_by_role("tab", name="Where each one wins").click()
+    idle(page)
+
     # the item table filters by category and turn
     its = items(load_corpus(corpus), "test")
     pick(page, "Category", "sadness")
@@ -154,4 +178,15 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
         f"{expected:,} of {len(its):,} items", exact=False
     ).scroll_into_view_if_needed()
     shot(page, "filtered_items")
+
+    # the Leaderboard's pairwise matrix of the top entries
+    page.goto(f"{url}/leaderboard")
+    wait_rendered(page, timeout=90)
+    idle(page)
+    page.get_by_text("Pairwise tests of the top 10", exact=False).click()
+    idle(page)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+    no_exception(page)
+    shot(page, "pairwise_matrix")
     page.close()
