@@ -199,7 +199,7 @@ def pairwise(
     :data:`MAX_PAIRWISE`) on ``sort_by`` (default: the ranking metric).
 
     One row per (row entry, column entry), row entries in board order: ``a_id``, ``a_name``,
-    ``b_id``, ``b_name``, ``difference`` (column − row), ``p_value``, ``verdict`` (the row
+    ``b_id``, ``b_name``, ``difference`` (row − column), ``p_value``, ``verdict`` (the row
     entry's view: "better" / "no significant difference" / "worse"; the diagonal "same").
     ``df.attrs``: ``metric``, ``order`` (the entry ids), ``names``. Cached per board version."""
     db = resolve(db)
@@ -256,7 +256,7 @@ def _pairwise(db: Database, board: pd.DataFrame, metric: str, top: int, trials: 
                 comparison.A_BETTER: "better",
                 comparison.B_BETTER: "worse",
             }.get(got.verdict, comparison.NO_DIFFERENCE)
-            records.append((ida, na, idb, nb, got.difference, got.p_value, side))
+            records.append((ida, na, idb, nb, -got.difference, got.p_value, side))
     frame = pd.DataFrame(
         records, columns=["a_id", "a_name", "b_id", "b_name", "difference", "p_value", "verdict"]
     )

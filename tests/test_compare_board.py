@@ -109,7 +109,7 @@ def test_pairwise_matrix_agrees_with_each_comparison(tiny):
             assert r.verdict == "same"
             continue
         m = lbc.compare(r.a_id, r.b_id, trials=TRIALS).metrics[metric]
-        assert r.difference == pytest.approx(m.difference)
+        assert r.difference == pytest.approx(-m.difference)  # row − column
         assert r.p_value == pytest.approx(m.p_value)
         expected = {comparison.A_BETTER: "better", comparison.B_BETTER: "worse"}.get(
             m.verdict, comparison.NO_DIFFERENCE

@@ -231,7 +231,8 @@ PAIR_CODES = {"better": 1, "no significant difference": 0, "same": 0, "worse": -
 
 def pairwise_figure(matrix: pd.DataFrame) -> Any:
     """A heat map of :func:`leaderboard.compare.pairwise`: row entry against column entry,
-    green where the row is significantly better, red where worse, grey otherwise."""
+    green where the row is significantly better, red where worse, grey otherwise; each cell
+    says the verdict, row − column and the p-value."""
     import plotly.graph_objects as go
 
     order = matrix.attrs.get("order", [])
@@ -246,7 +247,7 @@ def pairwise_figure(matrix: pd.DataFrame) -> Any:
         text[a][b] = (
             "–"
             if r.verdict == "same"
-            else f"{r.verdict}<br>Δ {r.difference:+.2f}, p {r.p_value:.3f}"
+            else f"{r.verdict}<br>Δ {r.difference:+.2f}, p {r.p_value:.4f}"
         )
     fig = go.Figure(
         go.Heatmap(
@@ -263,7 +264,8 @@ def pairwise_figure(matrix: pd.DataFrame) -> Any:
         )
     )
     fig.update_layout(
-        title=f"Row entry against column entry on {matrix.attrs.get('metric', '')}",
+        title=f"Row entry against column entry on {matrix.attrs.get('metric', '')} "
+        "(Δ: row − column; paired approximate randomization, α = 0.05)",
         yaxis={"autorange": "reversed"},
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         height=120 + 48 * len(order),
