@@ -155,6 +155,23 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     page.get_by_text("The judge's units and decisions", exact=False).scroll_into_view_if_needed()
     shot(page, "judge_units")
 
+    # a click on a row of the item table shows that item's dialogue (every difference is
+    # -100 here, so the table keeps the items' order)
+    its = items(load_corpus(corpus), "test")
+    grid = page.get_by_test_id("stDataFrame").nth(-2)  # the item table; the last: the texts
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    row = 2
+    page.mouse.click(box["x"] + 18, box["y"] + 35 + 35 * row + 17)
+    idle(page)
+    it = its[row]
+    title = f"of the selected item (dialogue {it.dialogue_id}, turn {it.turn}, {it.role})"
+    page.get_by_text(title, exact=False).wait_for(timeout=30_000)
+    body = page.locator("body").inner_text()
+    assert all(f"{line.letter}: {line.text}" in body for line in it.context)
+    page.get_by_text(title, exact=False).scroll_into_view_if_needed()
+    shot(page, "row_dialogue")
+
     # the distribution of the per-item differences, drawn when its tab is opened
     page.get_by_role("tab", name="Distribution of the differences").click()
     idle(page)
@@ -165,7 +182,6 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     idle(page)
 
     # the item table filters by category and turn
-    its = items(load_corpus(corpus), "test")
     pick(page, "Category", "sadness")
     page.keyboard.press("Escape")
     pick(page, "Turn", "1")

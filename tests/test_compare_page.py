@@ -147,3 +147,24 @@ def test_leaderboard_links_here_and_draws_the_pairwise_matrix(judged_board):
     assert not at.exception, [e.value for e in at.exception]
     spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
     assert spec["data"][0]["type"] == "heatmap" and len(spec["data"][0]["z"]) == 2
+
+
+def test_the_erc_track_gets_the_same_view(tiny_corpus, monkeypatch):
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "100")
+    its = split_items(load_corpus(tiny_corpus), "test")
+    ids = []
+    for name, labels in (("joy", lambda it: ("joy",)), ("gold", lambda it: it.label)):
+        data = dumps_jsonl(((it.key, labels(it)) for it in its), track="erc").encode("utf-8")
+        ids.append(lb.submit(data, {"name": name}).id)
+    lb.process_jobs()
+    at = page(*ids)
+    assert at.segmented_control(key="cmp_track").value == "erc"
+    shown = table(at, "key", "verdict")
+    assert {"macro_f1", "f1_joy", "f1_sadness"} <= set(shown["key"])
+    c = lbc.compare(*ids)
+    assert list(shown["B − A"]) == [m.difference for m in c.metrics.values()]
+    at.toggle(key="cmp_f_differ").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    items = table(at, "prediction A", "turn")
+    assert len(items) == sum(set(it.label) != {"joy"} for it in its) > 0
