@@ -8,6 +8,7 @@ from views import compare as cv
 from views.board import database_key
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
+from views.text import escape_markdown
 
 ensure_app_navigation()
 
@@ -78,7 +79,8 @@ st.query_params.update({"track": track, "a": a, "b": b})
 with shown_errors(stop=True), st.spinner("Comparing…"):
     c = lbc.compare(a, b)
 
-st.markdown(f"**A**: {ids[a]}  \n**B**: {ids[b]}")
+# names are visitors' text: escaped, never Markdown or HTML
+st.markdown(f"**A**: {escape_markdown(ids[a])}  \n**B**: {escape_markdown(ids[b])}")
 if "not compared" in c.signature:
     st.warning(f"Not compared: {c.signature['not compared']}.")
 table = cv.metric_table(c)

@@ -154,12 +154,15 @@ def test_the_erc_track_gets_the_same_view(tiny_corpus, monkeypatch):
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "100")
     its = split_items(load_corpus(tiny_corpus), "test")
     ids = []
-    for name, labels in (("joy", lambda it: ("joy",)), ("gold", lambda it: it.label)):
+    xss = "<img src=x onerror=window.__x=1>"
+    for name, labels in ((xss, lambda it: ("joy",)), ("gold", lambda it: it.label)):
         data = dumps_jsonl(((it.key, labels(it)) for it in its), track="erc").encode("utf-8")
         ids.append(lb.submit(data, {"name": name}).id)
     lb.process_jobs()
     at = page(*ids)
     assert at.segmented_control(key="cmp_track").value == "erc"
+    shown_md = "\n".join(m.value for m in at.markdown)
+    assert r"\<img src\=x onerror\=window\.\_\_x\=1\>" in shown_md  # escaped, never HTML
     shown = table(at, "key", "verdict")
     assert {"macro_f1", "f1_joy", "f1_sadness"} <= set(shown["key"])
     c = lbc.compare(*ids)
