@@ -4,6 +4,7 @@ import streamlit as st
 
 import leaderboard as lb
 from leaderboard import compare as lbc
+from views import cause_layer
 from views import compare as cv
 from views.board import database_key
 from views.errors import shown_errors
@@ -11,6 +12,13 @@ from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
 
 ensure_app_navigation()
+
+
+@st.cache_data(ttl=30, show_spinner=False, max_entries=16)
+def _cause_types(database: str, version: str, a: str, b: str, key: str):
+    # Cause labels change as annotators answer: kept 30 s only (as the Leaderboard does).
+    frame = _tables(database, version, a, b, key)[0]
+    return cv.cause_outcomes(frame, cause_layer.item_cause_types(frame), key)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -114,9 +122,15 @@ tab_counts, tab_chart = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun
 if tab_counts.open:
     with tab_counts:
         st.markdown(f"**Items where each one wins** (on {cv.item_key_label(key)})")
-        tables = _tables(database_key(), version, a, b, key)[1]
+        tables = dict(_tables(database_key(), version, a, b, key)[1])
+        with shown_errors("The cause types cannot be read: "):
+            tables["cause type"] = _cause_types(database_key(), version, a, b, key)
         for col, (name, table) in zip(st.columns(len(tables)), tables.items()):
             col.dataframe(table, hide_index=True, width="stretch", key=f"cmp_wtl_{name}")
+        st.caption(
+            "Cause type of each item (docs/causes.md): the human majority, else the newest LLM "
+            "run, else the lexical proxy."
+        )
 if tab_chart.open:
     with tab_chart:
         st.plotly_chart(cv.difference_chart(c, key), key="cmp_chart")

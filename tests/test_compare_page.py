@@ -91,6 +91,11 @@ def test_the_url_names_the_pair_and_the_numbers_are_leaderboard_compares(judged_
         m = c.metrics[row.key]
         assert row.A == m.a and row.B == m.b and row._5 == m.difference and row.p == m.p_value
     assert at.query_params["a"] == [ida] or at.query_params["a"] == ida
+    # win/tie/loss by role, category, turn and cause type (the proxy's types here)
+    causes = table(at, "cause type", "B wins")
+    assert causes[["B wins", "tie", "A wins"]].to_numpy().sum() == len(its)
+    assert set(causes["cause type"]) <= {"inter-personal", "other", "unknown"}
+    assert set(causes["cause type"]) & {"inter-personal", "other"}  # the proxy answered
     # the judge's units of both entries and of the reference, for the first item
     shown_text = "\n".join(str(x.value) for x in at.caption)
     assert "A's units" in shown_text and "reference units" in shown_text

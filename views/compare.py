@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from etclib import metrics as registry
-from etclib.comparison import A_BETTER, B_BETTER, Comparison, win_tie_loss
+from etclib.comparison import A_BETTER, B_BETTER, Comparison, outcome, win_tie_loss
 from etclib.corpus import CATEGORIES, ROLES
 
 from .charts import label_text
@@ -142,6 +142,27 @@ def outcome_tables(c: Comparison, key: str) -> dict[str, pd.DataFrame]:
             frame = frame.drop(columns=["no score"])
         out[name] = frame.reset_index()
     return out
+
+
+def cause_outcomes(frame: pd.DataFrame, types: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Win/tie/loss by emotion-cause type: the rows of :func:`items_frame` joined with
+    ``views.cause_layer.item_cause_types`` (``dialogue_id, turn, role, cause_type``); one row
+    per cause type with "B wins", "tie", "A wins" on the per-item difference of ``key``."""
+    cols = ["dialogue_id", "turn", "role"]
+    if frame.empty or types.empty:
+        return pd.DataFrame(columns=["cause type", "B wins", "tie", "A wins"])
+    try:
+        higher = registry.fact(key).higher_is_better
+    except Exception:  # noqa: BLE001 - a per-item key that is no metric key
+        higher = True
+    joined = frame[cols + ["B − A"]].merge(types[cols + ["cause_type"]], on=cols, how="left")
+    joined["cause type"] = joined["cause_type"].fillna("unknown")
+    joined["outcome"] = [outcome(None if pd.isna(d) else float(d), higher) for d in joined["B − A"]]
+    table = pd.crosstab(joined["cause type"], joined["outcome"])
+    for k in ("B wins", "tie", "A wins"):
+        if k not in table:
+            table[k] = 0
+    return table[["B wins", "tie", "A wins"]].reset_index()
 
 
 def difference_chart(c: Comparison, key: str) -> Any:
