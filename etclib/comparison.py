@@ -385,6 +385,75 @@ def compare_metrics(
     return out
 
 
+def pairwise(
+    module: ModuleType,
+    datas: list[MetricData],
+    key: str,
+    n_items: int,
+    *,
+    resamples: int = significance.DEFAULT_RESAMPLES,
+    seed: int = significance.DEFAULT_SEED,
+    trials: int = DEFAULT_TRIALS,
+    alpha: float = ALPHA,
+) -> dict[tuple[int, int], MetricComparison]:
+    """:func:`compare_metrics` of every pair ``(i, j)``, ``i < j`` (A = ``datas[i]``, B =
+    ``datas[j]``) on one ranking ``key`` of ``module``, at the cost of one system per entry:
+    each entry's resampled scores and its statistics' product with the trials are computed
+    once, and a pair's differ only by subtraction (a module without per-item statistics is
+    compared pair by pair)."""
+    if not _has_statistics(module):
+        return {
+            (i, j): compare_metrics(
+                {"m": module},
+                {"m": datas[i]},
+                {"m": datas[j]},
+                n_items,
+                resamples=resamples,
+                seed=seed,
+                trials=trials,
+                alpha=alpha,
+                keys=[key],
+            )[key]
+            for i in range(len(datas))
+            for j in range(i + 1, len(datas))
+        }
+    fact = registry.fact(key)
+    res = significance.draw(n_items, resamples, seed)
+    pos = randomization(n_items, trials, seed)
+    samples = [s[key] for s in significance.resampled_many([(module, d) for d in datas], res)]
+    points = [float(module.aggregate(d)[key]) for d in datas]
+    stats = [np.asarray(module.statistics(d), dtype=float) for d in datas]
+    totals = [s.sum(axis=0) for s in stats]
+    width = stats[0].shape[1] if stats else 0
+    stacked = np.hstack(stats) if stats else np.zeros((n_items, 0))
+    trial_stats: dict[tuple[int, int], list[np.ndarray]] = {}
+    for start in range(0, len(pos), CHUNK):
+        products = pos[start : start + CHUNK].astype(float) @ stacked
+        for i in range(len(datas)):
+            for j in range(i + 1, len(datas)):
+                moved = products[:, i * width : (i + 1) * width]
+                moved = moved - products[:, j * width : (j + 1) * width]
+                got_a = _scores_from_sums(module, totals[j] + moved, [key])[key]
+                got_b = _scores_from_sums(module, totals[i] - moved, [key])[key]
+                trial_stats.setdefault((i, j), []).append(np.abs(got_a - got_b))
+    out = {}
+    for (i, j), parts in trial_stats.items():
+        diff = points[j] - points[i]
+        p = p_value(abs(diff), np.concatenate(parts))
+        out[(i, j)] = MetricComparison(
+            key,
+            fact.group,
+            points[i],
+            points[j],
+            diff,
+            significance.interval(samples[j] - samples[i], alpha),
+            p,
+            verdict(diff, p, alpha, fact.higher_is_better),
+            fact.ranking,
+        )
+    return out
+
+
 def compare_signature(resamples: int, seed: int, trials: int, alpha: float) -> str:
     """The ``compare`` entry of a comparison's signature."""
     return (

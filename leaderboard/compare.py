@@ -231,32 +231,31 @@ def _pairwise(db: Database, board: pd.DataFrame, metric: str, top: int, trials: 
         if n == n_items:
             entries.append((str(sid), str(name), MetricData(arrays)))
     resamples, seed = _settings()
+    pairs = comparison.pairwise(
+        module,
+        [e[2] for e in entries],
+        metric,
+        n_items or 0,
+        resamples=resamples,
+        seed=seed,
+        trials=trials,
+    )
+    sides = {comparison.A_BETTER: "better", comparison.B_BETTER: "worse"}
+    flipped = {"better": "worse", "worse": "better"}
     records = []
-    for i, (ida, na, da) in enumerate(entries):
-        for j, (idb, nb, dbb) in enumerate(entries):
+    for i, (ida, na, _) in enumerate(entries):
+        for j, (idb, nb, _) in enumerate(entries):
             if i == j:
                 records.append((ida, na, idb, nb, 0.0, 1.0, "same"))
                 continue
-            if j < i:  # the mirror of a pair computed already
-                prev = next(r for r in records if r[0] == idb and r[2] == ida)
-                flip = {"better": "worse", "worse": "better"}.get(prev[6], prev[6])
-                records.append((ida, na, idb, nb, -prev[4], prev[5], flip))
-                continue
-            got = comparison.compare_metrics(
-                {group: module},
-                {group: da},
-                {group: dbb},
-                n_items,
-                resamples=resamples,
-                seed=seed,
-                trials=trials,
-                keys=[metric],
-            )[metric]
-            side = {
-                comparison.A_BETTER: "better",
-                comparison.B_BETTER: "worse",
-            }.get(got.verdict, comparison.NO_DIFFERENCE)
-            records.append((ida, na, idb, nb, -got.difference, got.p_value, side))
+            got = pairs[(min(i, j), max(i, j))]  # A: the upper entry of the two
+            side = sides.get(got.verdict, comparison.NO_DIFFERENCE)
+            if i < j:  # this row's entry is A: row − column = A − B
+                records.append((ida, na, idb, nb, -got.difference, got.p_value, side))
+            else:
+                records.append(
+                    (ida, na, idb, nb, got.difference, got.p_value, flipped.get(side, side))
+                )
     frame = pd.DataFrame(
         records, columns=["a_id", "a_name", "b_id", "b_name", "difference", "p_value", "verdict"]
     )

@@ -446,3 +446,25 @@ def test_nan_numbers_are_null_in_json():
         "f1", "judge", math.nan, 1.0, math.nan, (math.nan, 1.0), math.nan, NO_DIFFERENCE
     )
     assert m.to_json()["a"] is None and m.to_json()["interval"] == [None, 1.0]
+
+
+@pytest.mark.parametrize("module, key", [(rouge, "rougeL"), (bleu, "bleu4")])
+def test_pairwise_equals_each_pairs_comparison(module, key):
+    ctx = bleu.Context()
+    refs = [h[2] for h in HAND]
+    systems = [[h[0] for h in HAND], [h[1] for h in HAND], refs, ["嬉しかった"] * len(HAND)]
+    datas = [module.compute(s, refs, ctx) for s in systems]
+    got = comparison.pairwise(
+        module, datas, key, len(HAND), resamples=RESAMPLES, seed=SEED, trials=TRIALS
+    )
+    assert set(got) == {(i, j) for i in range(4) for j in range(i + 1, 4)}
+    for (i, j), m in got.items():
+        alone = _compare_groups({"g": module}, {"g": datas[i]}, {"g": datas[j]}, len(HAND))[key]
+        assert (m.a, m.b, m.difference, m.verdict) == (
+            alone.a,
+            alone.b,
+            alone.difference,
+            alone.verdict,
+        )
+        assert m.interval == pytest.approx(alone.interval)
+        assert m.p_value == pytest.approx(alone.p_value)
