@@ -31,6 +31,9 @@ SITE_PAGES = (
         "pages/leaderboard.py", "Leaderboard", "🏆", "Rankings with intervals, charts and details."
     ),
     SitePage(
+        "pages/compare.py", "Compare", "🆚", "Two entries side by side: which is better, and where."
+    ),
+    SitePage(
         "pages/submit.py", "Submit", "📤", "Upload test-split predictions and get them scored."
     ),
     SitePage(

@@ -18,6 +18,7 @@ Examples:
   python -m leaderboard show --sort-by bleu4 --json
   python -m leaderboard export --format csv --out board.csv
   python -m leaderboard export --what items --id 3f9c0a1b2d4e --format json --out items.json
+  python -m leaderboard compare 3f9c0a1b2d4e 9a8b7c6d5e4f --json
   python -m leaderboard push                # to ETC_LB_HUB_REPO with HF_TOKEN
   python -m leaderboard admin list --token "$ETC_ADMIN_TOKEN"
   python -m leaderboard admin hide 3f9c0a1b2d4e --note "spam"
@@ -96,6 +97,18 @@ is refused unless --replace. Afterwards set ETC_LEADERBOARD_DB to the URL (docs/
 
 Example:
   python -m leaderboard migrate --to postgresql://etc:PASSWORD@db.example.org/etc
+"""
+COMPARE_HELP = """Compare two stored entries (B − A) from their stored per-item scores, no re-scoring.
+
+Per metric: both scores, B − A, its paired bootstrap 95% interval over items (the board's
+resamples and seed), the paired approximate-randomization p-value and the verdict "A better" /
+"no significant difference" / "B better" at alpha 0.05: what the site's comparison page shows
+and `etclib compare A.jsonl B.jsonl` prints for the two files. --json: the shape of `etclib
+compare --json`.
+
+Example:
+  python -m leaderboard compare 3f9c0a1b2d4e 9a8b7c6d5e4f
+  python -m leaderboard compare 3f9c0a1b2d4e 9a8b7c6d5e4f --json --per-item items.jsonl
 """
 ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions; re-run
 failed or incomplete jobs (of one submission, or all without an id).
@@ -340,6 +353,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from etclib.comparison import format_text, write_per_item
+    from leaderboard.compare import compare
+
+    result = compare(args.a, args.b, metrics=args.metrics, trials=args.trials)
+    if args.per_item:
+        write_per_item(result, args.per_item)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(format_text(result))
+    return 0
+
+
 def cmd_seed(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
@@ -520,6 +547,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--what", choices=("board", "reported", "items"), default="board")
     p.add_argument("--id", help="with --what items: one submission (default: every public one)")
     p.add_argument("--out", help="output file (default: standard output)")
+
+    p = add("compare", COMPARE_HELP, cmd_compare)
+    p.add_argument("a", help="entry A's id")
+    p.add_argument("b", help="entry B's id (the difference is B − A)")
+    p.add_argument("--metrics", help="comma-separated metric groups (default: all both have)")
+    p.add_argument("--trials", type=int, help="randomization trials (default 10000)")
+    p.add_argument("--per-item", metavar="OUT", help="write one JSON line per item")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     p = add("seed-baselines", SEED_HELP, cmd_seed)
     p.add_argument("--no-reported", action="store_true", help="skip the published rows")

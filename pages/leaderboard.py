@@ -5,7 +5,9 @@ import functools
 import streamlit as st
 
 import leaderboard as lb
+from leaderboard import compare as lb_compare
 from views import board, cause_layer, charts
+from views import compare as compare_view
 from views.admin import admin_session
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
@@ -184,6 +186,12 @@ def board_view(track: str, everything, published) -> None:
                     charts.precision_recall_scatter(pr, board.pr_floors(ranking)), key="lb_pr"
                 )
 
+    # which rank differences are real: every pair of the top 10, on demand (45 tests)
+    if st.toggle("Pairwise tests of the top 10 on this metric", key="lb_pairwise"):
+        with shown_errors():
+            matrix = lb_compare.pairwise(track=track, sort_by=metric)
+            st.plotly_chart(compare_view.pairwise_figure(matrix), key="lb_pairwise_chart")
+
 
 board_view(track, everything, published)
 
@@ -231,6 +239,15 @@ if sid is not None:
     view = board.detail_view(info)
     st.markdown(
         f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}"
+    )
+    order = list(ranking["id"])
+    above = order[order.index(sid) - 1] if sid in order and order.index(sid) > 0 else None
+    link = {"track": track, "a": above or sid, "b": sid} if above else {"track": track, "a": sid}
+    st.page_link(
+        "pages/compare.py",
+        label="Compare with the one above" if above else "Compare with another entry",
+        icon="🆚",
+        query_params=link,
     )
     st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
     if view["description"]:

@@ -31,6 +31,8 @@ if (REPO / "pages" / "judge_vs_human.py").is_file():  # another team's page, in 
     PAGES.append("pages/judge_vs_human.py")
 if (REPO / "pages" / "causes.py").is_file():  # the cause layer's page (docs/causes.md)
     PAGES.append("pages/causes.py")
+if (REPO / "pages" / "compare.py").is_file():  # two entries compared (issue #25)
+    PAGES.append("pages/compare.py")
 XSS_NAME = "<img src=x onerror=window.__x=1>"
 
 

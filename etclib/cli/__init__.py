@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "validate": "etclib.cli.validate",
     "template": "etclib.cli.template",
     "score": "etclib.cli.score",
+    "compare": "etclib.cli.compare",
     "predict": "etclib.cli.predict",
     "train": "etclib.cli.train",
     "download": "etclib.cli.download",
