@@ -86,7 +86,14 @@ with right:
                 + (f" Trivial baselines (floors): {floor_text}." if floor_text else "")
                 + " The paper's reported numbers are on the Leaderboard page, apart."
             )
-            st.dataframe(top, hide_index=True, width="stretch", key="home_top")
+            st.dataframe(
+                top,
+                hide_index=True,
+                width="stretch",
+                key="home_top",
+                # the score and its interval always in view: the name gives way first
+                column_config={"name": st.column_config.TextColumn("name", width="medium")},
+            )
     st.subheader("Explore")
     for page in declared_pages():  # as streamlit_app.py declared them
         if page.path != "pages/home.py":

@@ -116,7 +116,7 @@ def board_view(track: str, everything, published) -> None:
                 )
             else:
                 st.caption(
-                    f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{metric}** (×100); "
+                    f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{board.metric_label(metric)}** (×100); "
                     f"{ranking.attrs.get('resamples', '?')} bootstrap resamples, seed "
                     f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; baseline: "
                     "computed by this project (floor: a trivial one, drawn as a dashed line on the "
@@ -246,7 +246,7 @@ if sid is not None:
                         f"(docs/causes.md); {cause_caption}."
                     )
                     st.dataframe(
-                        board.metric_first(by_cause, metric),
+                        board.labelled(board.metric_first(by_cause, metric)),
                         hide_index=True,
                         width="stretch",
                         key="lb_by_cause",

@@ -33,13 +33,25 @@ def metric_order(track: str | None = None) -> list[str]:
 
 
 def metric_label(key: str) -> str:
-    """A metric key as the picker shows it: ``"rougeL"`` -> ``"ROUGE-L (rougeL)"``."""
+    """A metric key as a reader sees it, from the registry: ``"rougeL"`` -> ``"ROUGE-L ↑"``
+    (display name and direction; never the internal key)."""
     from etclib import metrics
 
-    try:
-        return f"{metrics.fact(key).label} ({key})"
-    except Exception:  # noqa: BLE001 - a column of a metric no longer registered
-        return key
+    return metrics.heading(key)
+
+
+def labelled(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every column that is a registered metric key headed by
+    :func:`metric_label` (``rougeL`` -> ``ROUGE-L ↑``); other columns unchanged."""
+    from etclib import metrics
+
+    known = {f.key for f in metrics.facts(list(metrics.METRICS))}
+    return table.rename(columns={c: metric_label(c) for c in table.columns if c in known})
+
+
+def score_header(key: str) -> str:
+    """The heading of a score column with its interval: ``"ROUGE-L ↑ [95% CI]"``."""
+    return f"{metric_label(key)} [95% CI]"
 
 
 #: The Leaderboard's two views of a board (tabs; only the open one is drawn).
@@ -176,7 +188,7 @@ def reference_table(track: str | None = None) -> pd.DataFrame:
     out = rows[["name", *keys]].copy()
     out[keys] = out[keys].astype(float).round(2)
     out.insert(1, "kind", "👤 reference (annotators)")
-    return out.reset_index(drop=True)
+    return out.rename(columns={k: metric_label(k) for k in keys}).reset_index(drop=True)
 
 
 def filter_ranking(
@@ -227,6 +239,12 @@ def flag_text(below: Any) -> str:
     return FLAG_TEXT if bool(below) is True else ""
 
 
+def _flags(ranking: pd.DataFrame) -> list[str]:
+    """Each row's flag (blank when none)."""
+    below = ranking["below_floor"] if "below_floor" in ranking else [False] * len(ranking)
+    return [flag_text(b) for b in below]
+
+
 def _kinds(ranking: pd.DataFrame) -> list[str]:
     baselines = ranking["baseline"] if "baseline" in ranking else [""] * len(ranking)
     return [badge(k, b) for k, b in zip(ranking["kind"], baselines)]
@@ -249,7 +267,7 @@ def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) ->
     """The ranking for display: rank band, descriptive columns, badge, ``metric`` with interval,
     then every other metric's value."""
     if ranking.empty:
-        return pd.DataFrame(columns=[*INFO_COLUMNS, metric])
+        return pd.DataFrame(columns=[*INFO_COLUMNS, score_header(metric)])
     t = pd.DataFrame(index=ranking.index)
     for col in INFO_COLUMNS:
         if col in ranking.columns:
@@ -262,11 +280,11 @@ def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) ->
     if "kind" in t.columns:
         t["kind"] = _kinds(ranking)
     if "below_floor" in ranking.columns:
-        t["flag"] = ranking["below_floor"].map(flag_text)
-    t[f"{metric} [95% CI]"] = _interval_texts(ranking, metric)
+        t["flag"] = _flags(ranking)
+    t[score_header(metric)] = _interval_texts(ranking, metric)
     for m in metric_order(track):
         if m != metric and m in ranking.columns and ranking[m].notna().any():
-            t[m] = ranking[m].round(2)
+            t[metric_label(m)] = ranking[m].round(2)
     if "id" in ranking.columns:
         t["id"] = ranking["id"]
     return t.reset_index(drop=True)
@@ -353,25 +371,28 @@ def _labels(frame: pd.DataFrame) -> list[str]:
 
 
 def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
-    """The first ``n`` rows of the ranking (rank, name, setting, kind, score, flag) and its
-    metric; baselines say "baseline" in ``kind``."""
+    """The first ``n`` rows of the ranking (rank, name, kind, the ranking metric's value and
+    interval under :func:`score_header`, flag, setting) and the metric's key; baselines say
+    "baseline" in ``kind``."""
     import leaderboard as lb
 
     ranking = lb.ranking()
     from etclib import metrics
 
     metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
+    header = score_header(metric)
     if ranking.empty:
-        return pd.DataFrame(columns=["rank", "name", "setting", "kind", metric]), metric
+        return pd.DataFrame(columns=["rank", "name", "kind", header, "setting"]), metric
     cols = [c for c in ("rank", "name", "setting") if c in ranking.columns]
     top = ranking.head(n)
     out = top[cols].copy()
     out["kind"] = _kinds(top)
-    out[metric] = _interval_texts(top, metric)
-    if "below_floor" in top.columns and top["below_floor"].any():
-        out["flag"] = top["below_floor"].map(flag_text)
+    out[header] = _interval_texts(top, metric)
+    flags = _flags(top)
+    if any(flags):
+        out["flag"] = flags
     # the mark and the score before the setting, so a narrow column still shows them
-    order = ["rank", "name", "kind", metric, *[c for c in out.columns if c == "flag"]]
+    order = ["rank", "name", "kind", header, *[c for c in out.columns if c == "flag"]]
     out = out[order + [c for c in out.columns if c not in order]]
     return out.reset_index(drop=True), metric
 
@@ -444,10 +465,12 @@ def reported_table(published: pd.DataFrame) -> pd.DataFrame:
     cols = [c for c in ("name", "setting") if c in published.columns]
     from etclib import metrics
 
-    cols += [m for m in metrics.keys(board=True) if m in published.columns]
+    keys = [m for m in metrics.keys(board=True) if m in published.columns]
+    cols += keys
     if "source" in published.columns:
         cols.append("source")
-    return published[cols].reset_index(drop=True)
+    out = published[cols].rename(columns={k: metric_label(k) for k in keys})
+    return out.reset_index(drop=True)
 
 
 def entry_ids(ranking: pd.DataFrame, published: pd.DataFrame) -> dict[str, str]:
@@ -494,7 +517,7 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
                 lo, hi = intervals.get(key, (None, None))
                 rows.append(
                     {
-                        "metric": key,
+                        "metric": metric_label(key),
                         "value [95% CI]": interval_text(value, lo, hi),
                         "group": group,
                         "current signature": "yes" if entry.get("current") else "no (older)",
@@ -503,12 +526,14 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
                 )
     for key, value in (info.get("reported") or {}).items():
         if isinstance(value, (int, float)):
-            rows.append({"metric": key, "value [95% CI]": _fmt(value), "group": "reported"})
+            rows.append(
+                {"metric": metric_label(key), "value [95% CI]": _fmt(value), "group": "reported"}
+            )
     breakdown = {}
     for name, subsets in (info.get("breakdown") or {}).items():
         table = pd.DataFrame.from_dict(subsets, orient="index")
         if not table.empty:
-            breakdown[name] = table.round(2)
+            breakdown[name] = labelled(table.round(2))
     v = info.get("verbosity") or {}
     verbosity = {
         label: _fmt(v.get(key), 1 if "chars" in key else 2)
