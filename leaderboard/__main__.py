@@ -69,11 +69,13 @@ SHOW_HELP = """Print the board (computed rows with intervals and rank bands) and
 
 Example:
   python -m leaderboard show --sort-by rougeL
+  python -m leaderboard show --track erc
 """
 EXPORT_HELP = """Export the public board, the published rows, or per-item scores as CSV or JSON.
 
 Example:
   python -m leaderboard export --format csv --out board.csv
+  python -m leaderboard export --track erc --format json --out categories.json
   python -m leaderboard export --what items --id 3f9c0a1b2d4e --format csv --out items.csv
 """
 SEED_HELP = """Add the published baselines (reported) and the computed ones (retrieval, constant,
@@ -127,6 +129,13 @@ def _clip(text: Any, n: int) -> str:
     s = "" if text is None else str(text)
     s = "".join(ch if ch.isprintable() else " " for ch in s)
     return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def heading(key: str) -> str:
+    """A score column's heading: the metric's name and direction (``ROUGE-L ↑``)."""
+    from etclib import metrics
+
+    return metrics.heading(key)
 
 
 def show_metrics() -> list[str]:
@@ -228,10 +237,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_board(sort_by: str | None = None) -> str:
-    """The board and the published rows as text tables."""
+def render_board(sort_by: str | None = None, track: str | None = None) -> str:
+    """The board and the published rows as text tables (both tracks' boards by default; with
+    ``track``, that track's board alone)."""
     import leaderboard as lb
+    from etclib import tracks
 
+    if track is not None and tracks.get(track).name != tracks.DEFAULT_TRACK:
+        lines = render_categories(sort_by, tracks.get(track).name)
+        return "\n".join(lines[1:]) if lines else f"  (no entries on the {track} board yet)"
     board = lb.ranking(sort_by=sort_by)
     compact = show_metrics()
     metrics = [m for m in compact if m in board.columns and board[m].notna().any()]
@@ -250,9 +264,9 @@ def render_board(sort_by: str | None = None) -> str:
         cells.append(_clip(r["status"], 16))
         rows.append(cells)
     out = [
-        f"Computed on this project's test split (sorted by {board.attrs.get('sort_by')}; "
+        f"Computed on this project's test split (sorted by {heading(board.attrs.get('sort_by') or '')}; "
         f"95% paired bootstrap intervals, {board.attrs.get('resamples')} resamples):",
-        _table(["rank", "name", "kind", "setting", *metrics, "chars", "status"], rows)
+        _table(["rank", "name", "kind", "setting", *map(heading, metrics), "chars", "status"], rows)
         if rows
         else "  (no entries yet: python -m leaderboard seed-baselines)",
     ]
@@ -274,22 +288,23 @@ def render_board(sort_by: str | None = None) -> str:
             "Reported in the paper (not re-scored; earlier corpus version and tokenisation; "
             "no intervals):"
         )
-        out.append(_table(["kind", "name", *cols], rrows))
+        out.append(_table(["kind", "name", *map(heading, cols)], rrows))
     other = lb.other_scores()
     if len(other):
         out.append("")
         out.append(f"{len(other)} score(s) under an older signature: see other_scores().")
-    out += render_categories()
+    if track is None:
+        out += render_categories()
     return "\n".join(out)
 
 
-def render_categories() -> list[str]:
+def render_categories(sort_by: str | None = None, track: str = "erc") -> list[str]:
     """The categories (ERC) board, with the human reference row, as text lines (none when
     it has no entry)."""
     import leaderboard as lb
     from etclib import metrics as registry
 
-    board = lb.ranking(track="erc")
+    board = lb.ranking(sort_by=sort_by, track=track)
     if board.empty:
         return []
     keys = [k for k in registry.keys(ranking=True, track="erc") if k in board.columns]
@@ -301,14 +316,14 @@ def render_categories() -> list[str]:
             ok = not (v is None or (isinstance(v, float) and math.isnan(v)))
             cells.append(f"{v:.2f} [{lo:.1f},{hi:.1f}]" if ok else "-")
         rows.append(cells)
-    for r in lb.reference_rows("erc").to_dict("records"):
+    for r in lb.reference_rows(track).to_dict("records"):
         if r["name"] == "a person":
             rows.append(["ref", "a person (annotator vs other two)", "reference"])
             rows[-1] += [_fmt(r.get(k), 2) for k in keys]
     return [
         "",
         f"Categories (ERC) track ({board.attrs.get('ranking_rule', '')}):",
-        _table(["rank", "name", "kind", *keys], rows),
+        _table(["rank", "name", "kind", *map(heading, keys)], rows),
     ]
 
 
@@ -316,9 +331,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
     if args.json:
-        print(lb.export_json("board"))
+        print(lb.export_json("board", track=args.track))
         return 0
-    print(render_board(args.sort_by))
+    print(render_board(args.sort_by, args.track))
     return 0
 
 
@@ -326,7 +341,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
     fn = lb.export_csv if args.format == "csv" else lb.export_json
-    text = fn(args.what, submission_id=args.id, path=args.out)
+    text = fn(args.what, submission_id=args.id, path=args.out, track=args.track)
     if args.out is None:
         sys.stdout.write(text)
     else:
@@ -503,17 +518,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     from etclib.metrics import RANK_ORDER
+    from etclib.tracks import TRACKS
     from leaderboard.stages import all_stages
+
+    track_help = "the board of this track: " + "; ".join(
+        f"{t.name} ({t.title})" for t in TRACKS.values()
+    )
 
     p = add("show", SHOW_HELP, cmd_show)
     p.add_argument("--sort-by", help=f"metric to rank by (default: {', else '.join(RANK_ORDER)})")
     p.add_argument("--json", action="store_true", help="print the JSON export instead")
+    p.add_argument(
+        "--track", choices=list(TRACKS), help=track_help + " (default: both; --json: the first)"
+    )
 
     p = add("export", EXPORT_HELP, cmd_export)
     p.add_argument("--format", choices=("csv", "json"), default="csv")
     p.add_argument("--what", choices=("board", "reported", "items"), default="board")
     p.add_argument("--id", help="with --what items: one submission (default: every public one)")
     p.add_argument("--out", help="output file (default: standard output)")
+    p.add_argument("--track", choices=list(TRACKS), help=track_help + " (default: the first)")
 
     p = add("seed-baselines", SEED_HELP, cmd_seed)
     p.add_argument("--no-reported", action="store_true", help="skip the published rows")

@@ -30,10 +30,10 @@ def _by_cause(database: str, submission_id: str, status: str, _items):
 
 
 @st.cache_data(show_spinner=False, max_entries=12)
-def _export(database: str, version: str, key: str) -> bytes:
+def _export(database: str, version: str, key: str, track: str) -> bytes:
     # Built on the first click (a deferred download), then the same bytes for every click on
-    # this board version.
-    return board.export_file(key)
+    # this board version; the board of the track shown.
+    return board.export_file(key, track)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -260,6 +260,9 @@ if sid is not None:
         st.caption(
             "Per-item examples: prediction, the participant's reference and the item's scores "
             "(with the judge's atomic units when judged)."
+            if info["submission"].get("track", "transcription") == "transcription"
+            else "Per-item examples: the predicted categories, the annotators' label and the "
+            "item's scores."
         )
         st.dataframe(
             board.items_view(items),
@@ -281,14 +284,15 @@ if sid is not None:
         )
 
 st.subheader("Export")
+st.caption(f"The {track_names[track]} board, as shown above.")
 # Deferred downloads: a file is built when its button is clicked (once per board version,
 # cached), never on a visit; the button's id and data stay the same across reruns.
-for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.EXPORTS.items()):
+for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.exports(track).items()):
     col.download_button(
         label,
-        functools.partial(_export, board.database_key(), version, key),
+        functools.partial(_export, board.database_key(), version, key, track),
         file_name,
         mime,
-        key=f"lb_dl_{key}",
+        key=f"lb_dl_{key}_{track}",
         on_click="ignore",
     )

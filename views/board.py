@@ -218,31 +218,27 @@ def interval_text(value: Any, lo: Any, hi: Any) -> str:
     return f"{float(value):.2f}"
 
 
-def badge(kind: Any, baseline: Any = "") -> str:
-    """What a row is: reproduced here (a submission we scored), a baseline, or reported.
+def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
+    """What a row is, in words: ``leaderboard.trivial.badge`` (the rules' one place)."""
+    from leaderboard.trivial import badge as rule
 
-    Baselines say so in words ("baseline", never a medal or a check mark); a trivial one
-    (``leaderboard.TRIVIAL_BASELINES``: a floor, not a system) says "floor" too.
-    """
-    from leaderboard import TRIVIAL_BASELINES
-
-    if str(kind) == "baseline":
-        return "baseline (floor)" if str(baseline) in TRIVIAL_BASELINES else "baseline"
-    return {"submission": "✅ reproduced", "reported": "📄 reported"}.get(str(kind), str(kind))
+    return rule(kind, baseline, trivial)
 
 
 FLAG_TEXT = "⚠ below the constant baseline"
 
 
-def flag_text(below: Any) -> str:
-    """The flag of an entry that scores below the constant baseline on the ranking metric."""
-    return FLAG_TEXT if bool(below) is True else ""
+def flag_text(below: Any, floor: str = "constant") -> str:
+    """The flag of an entry that scores below the board's flag floor (the transcription
+    board's constant baseline, the categories board's majority one) on the ranking metric."""
+    return f"⚠ below the {floor} baseline" if bool(below) is True else ""
 
 
 def _flags(ranking: pd.DataFrame) -> list[str]:
     """Each row's flag (blank when none)."""
     below = ranking["below_floor"] if "below_floor" in ranking else [False] * len(ranking)
-    return [flag_text(b) for b in below]
+    floor = str(ranking.attrs.get("flag_floor") or "constant")
+    return [flag_text(b, floor) for b in below]
 
 
 def _kinds(ranking: pd.DataFrame) -> list[str]:
@@ -588,16 +584,32 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def export_file(key: str) -> bytes:
-    """One file of :data:`EXPORTS` (UTF-8 bytes). Pages build it only when a visitor asks for
-    it (a download button's deferred data) and cache it per board version
-    (``leaderboard.board_version``), so every click on one version gets the same bytes."""
+def exports(track: str | None = None) -> dict[str, tuple[str, str, str]]:
+    """:data:`EXPORTS` for the board of ``track``: its own file names (``etc_leaderboard_erc.csv``
+    on the categories track); the paper's published rows (transcriptions) on that track only."""
+    from etclib import tracks
+
+    name = tracks.get(track).name
+    if name == tracks.DEFAULT_TRACK:
+        return dict(EXPORTS)
+    return {
+        key: (label, file_name.replace("etc_leaderboard", f"etc_leaderboard_{name}"), mime)
+        for key, (label, file_name, mime) in EXPORTS.items()
+        if key.startswith("board")
+    }
+
+
+def export_file(key: str, track: str | None = None) -> bytes:
+    """One file of :data:`EXPORTS`, of the board of ``track`` (UTF-8 bytes). Pages build it only
+    when a visitor asks for it (a download button's deferred data) and cache it per board
+    version (``leaderboard.board_version``), so every click on one version gets the same
+    bytes."""
     import leaderboard as lb
 
     if key == "board_csv":
-        return lb.export_csv("board").encode("utf-8")
+        return lb.export_csv("board", track=track).encode("utf-8")
     if key == "board_json":
-        return lb.export_json("board").encode("utf-8")
+        return lb.export_json("board", track=track).encode("utf-8")
     if key == "reported_csv":
         return lb.export_csv("reported").encode("utf-8")
     raise ValueError(f"unknown export {key!r}: use one of {', '.join(EXPORTS)}")
