@@ -196,7 +196,9 @@ def ranking(
     ``pred_chars`` (mean prediction length in characters), ``other_signatures`` (groups this
     entry has only under another signature), ``baseline`` (the etclib backend of a computed
     baseline, else blank) and ``below_floor`` (an entry, not a baseline, scoring worse than the
-    constant baseline on ``sort_by``). ``df.attrs`` holds ``sort_by``, ``signatures``,
+    constant baseline on ``sort_by``), ``trivial`` (why a submission's predictions are trivial,
+    :mod:`leaderboard.trivial`; blank when they are not). ``df.attrs`` holds ``sort_by``,
+    ``trivial_warning`` (a trivial entry above a real one, else None), ``signatures``,
     ``ranking_rule``, ``floors`` (:func:`floor_values` on ``sort_by``), ``flag_floor``,
     ``resamples`` and ``seed``. Cached per board version (``Database.invalidate``).
     """
@@ -281,6 +283,8 @@ def _base(
     sigs = current_signatures(rows) if not rows.empty else {}
     chosen = _latest_current(rows, sigs)
     frame = entries.copy()
+    # why a submission is trivial (blank when it is not): leaderboard.trivial's rules
+    frame["trivial"] = trivial.reasons(db, entries, track, split) if len(entries) else []
     for col in list(ranked) + list(plain):
         frame[col] = np.nan
         if col in ranked:
@@ -364,6 +368,7 @@ def _ranked(
         track=track or "transcription",
         floors=floors,
         flag_floor=flag,
+        trivial_warning=trivial.ranking_warning(frame),
         resamples=settings.resamples(),
         seed=settings.seed(),
     )
@@ -535,7 +540,8 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     ``scores`` (group -> ``{"scores", "intervals", "signature", "current", "created_at"}``),
     ``breakdown`` (``role`` / ``category`` / ``turn`` -> subset -> metrics with ``n_items``),
     ``verbosity`` (``pred_chars``, ``ref_chars``, ``units_mean``, ``ref_units_mean``,
-    ``precision``, ``recall``), ``history`` (every score row: group, signature, time), and for
+    ``precision``, ``recall``; none on the categories track), ``trivial`` (why its predictions
+    are trivial, :mod:`leaderboard.trivial`; blank when they are not), ``history`` (every score row: group, signature, time), and for
     published rows ``reported`` (the paper's numbers).
     """
     db = resolve(db)
@@ -553,6 +559,7 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         out["reported"] = json.loads(rows[0][0]) if rows else {}
         out["scores"], out["breakdown"], out["verbosity"], out["history"] = {}, {}, {}, []
         return out
+    out["trivial"] = trivial_reason(db, rec)
     chosen, _ = _chosen_for(db, rec["id"])
     scores: dict[str, Any] = {}
     breakdown: dict[str, dict[str, dict[str, Any]]] = {}
@@ -603,6 +610,20 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         "recall": judge.get("recall"),
     }
     return out
+
+
+def trivial_reason(db: Database, rec: dict[str, Any]) -> str:
+    """Why the submission ``rec`` is trivial (:mod:`leaderboard.trivial`; blank when not)."""
+    if rec["kind"] != "submission":
+        return ""
+    track = rec.get("track") or "transcription"
+    entries = _entries(db, True, rec["split"], track)
+    public_baseline = (entries["kind"] == "baseline") & (entries["visibility"] == "public")
+    entries = entries[public_baseline | (entries["id"] == rec["id"])]
+    if rec["id"] not in set(entries["id"]):
+        return ""
+    got = dict(zip(entries["id"], trivial.reasons(db, entries, track, rec["split"])))
+    return got.get(rec["id"], "")
 
 
 def _history(db: Database, submission_id: str) -> list[dict[str, Any]]:

@@ -68,6 +68,9 @@ with shown_errors(stop=True):
 note = board.honesty_note(everything)
 if note:
     st.warning(note, icon="⚠️")
+trivial_note = board.trivial_warning(everything)
+if trivial_note:
+    st.warning(trivial_note, icon="⚠️")
 
 
 # The board itself is a fragment: a metric, filter or tab change reruns it alone, not the
@@ -120,7 +123,9 @@ def board_view(track: str, everything, published) -> None:
                     f"{ranking.attrs.get('resamples', '?')} bootstrap resamples, seed "
                     f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; baseline: "
                     "computed by this project (floor: a trivial one, drawn as a dashed line on the "
-                    f"charts); {board.FLAG_TEXT}: an entry scoring less than one fixed sentence. The "
+                    f"charts); ⚠ below a floor: an entry scoring less than a trivial baseline; ⚠ trivial: a "
+                    "submission whose predictions are constant or nearly so, copy the utterance "
+                    "or repeat a baseline (the reason is given), never called reproduced. The "
                     "paper's reported numbers are never mixed into these columns."
                 )
                 st.dataframe(

@@ -107,3 +107,16 @@ def test_leaderboard_page_exports_and_floors_on_the_categories_track(boards):
     assert any(n.startswith("majority baseline (floor)") for n in notes), notes
     assert any(n.startswith("prior baseline (floor)") for n in notes), notes
     assert spec["layout"]["title"]["text"].startswith("Macro-F1 ↑")
+
+
+def test_always_joy_is_flagged_on_the_categories_board(boards):
+    import leaderboard as lb
+    from views.board import board_table
+
+    ranking = lb.ranking(track="erc")
+    row = ranking.set_index("name").loc["Always joy"]
+    assert row["trivial"] == "one label set (joy) for every item"
+    table = board_table(ranking, "macro_f1", "erc").set_index("name")
+    assert table.loc["Always joy", "kind"] == "⚠ trivial"
+    assert table.loc["Always joy", "flag"] == "⚠ trivial: one label set (joy) for every item"
+    assert table.loc["Majority label set (etclib)", "kind"] == "baseline (floor)"

@@ -238,12 +238,28 @@ def _flags(ranking: pd.DataFrame) -> list[str]:
     """Each row's flag (blank when none)."""
     below = ranking["below_floor"] if "below_floor" in ranking else [False] * len(ranking)
     floor = str(ranking.attrs.get("flag_floor") or "constant")
-    return [flag_text(b, floor) for b in below]
+    return [trivial_text(why) or flag_text(b, floor) for b, why in zip(below, _trivial(ranking))]
+
+
+def trivial_text(why: Any) -> str:
+    """The flag of a trivial submission, with the reason (blank when it is not trivial)."""
+    return f"⚠ trivial: {why}" if isinstance(why, str) and why else ""
+
+
+def trivial_warning(ranking: pd.DataFrame) -> str | None:
+    """The banner when a trivial submission ranks above a real entry (None otherwise)."""
+    return ranking.attrs.get("trivial_warning")
+
+
+def _trivial(ranking: pd.DataFrame) -> list[str]:
+    if "trivial" not in ranking:
+        return [""] * len(ranking)
+    return ["" if not isinstance(w, str) else w for w in ranking["trivial"]]
 
 
 def _kinds(ranking: pd.DataFrame) -> list[str]:
     baselines = ranking["baseline"] if "baseline" in ranking else [""] * len(ranking)
-    return [badge(k, b) for k, b in zip(ranking["kind"], baselines)]
+    return [badge(k, b, w) for k, b, w in zip(ranking["kind"], baselines, _trivial(ranking))]
 
 
 def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
@@ -275,7 +291,7 @@ def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) ->
             t = t.rename(columns={"account": "verified account"})
     if "kind" in t.columns:
         t["kind"] = _kinds(ranking)
-    if "below_floor" in ranking.columns:
+    if "below_floor" in ranking.columns or "trivial" in ranking.columns:
         t["flag"] = _flags(ranking)
     t[score_header(metric)] = _interval_texts(ranking, metric)
     for m in metric_order(track):
@@ -543,7 +559,8 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
     }
     return {
         "title": str(sub.get("name", "")),
-        "badge": badge(sub.get("kind")),
+        "badge": badge(sub.get("kind"), "", info.get("trivial"))
+        + (f" ({info['trivial']})" if info.get("trivial") else ""),
         "status": str((info.get("status") or {}).get("status", "")),
         "fields": pd.DataFrame(fields, columns=["field", "value"]),
         "description": str(sub.get("description") or ""),
