@@ -17,6 +17,7 @@ Examples:
   python -m leaderboard show
   python -m leaderboard show --sort-by bleu4 --json
   python -m leaderboard export --format csv --out board.csv
+  python -m leaderboard export --track erc --format json   # the categories board
   python -m leaderboard export --what items --id 3f9c0a1b2d4e --format json --out items.json
   python -m leaderboard push                # to ETC_LB_HUB_REPO with HF_TOKEN
   python -m leaderboard admin list --token "$ETC_ADMIN_TOKEN"
@@ -78,8 +79,11 @@ Example:
   python -m leaderboard export --track erc --format json --out categories.json
   python -m leaderboard export --what items --id 3f9c0a1b2d4e --format csv --out items.csv
 """
-SEED_HELP = """Add the published baselines (reported) and the computed ones (retrieval, constant,
-copy; on the categories track majority, prior, tfidf, retrieval-labels; scored here). Idempotent.
+SEED_HELP = """Add the published baselines and the computed ones, and score them.
+
+The published rows are the paper's (reported); the computed ones are retrieval, constant and
+copy, and on the categories track majority, prior, tfidf and retrieval-labels (scored here).
+Idempotent.
 
 Example:
   python -m leaderboard seed-baselines
@@ -90,16 +94,18 @@ PUSH_HELP = """Upload the public board to the Hugging Face dataset ETC_LB_HUB_RE
 Example:
   ETC_LB_HUB_REPO=org/etc-leaderboard HF_TOKEN=hf_... python -m leaderboard push
 """
-MIGRATE_HELP = """Copy this embedded board (ETC_LEADERBOARD_DB, a DuckDB file) into PostgreSQL: every
-submission, prediction, score, per-item row, job, status and log row, in one transaction; then
+MIGRATE_HELP = """Copy this embedded board into PostgreSQL and check the copy.
+
+Copies ETC_LEADERBOARD_DB (a DuckDB file) into PostgreSQL: every submission, prediction, score, per-item row, job, status and log row, in one transaction; then
 compare each table's row count and SHA-256 on both sides and print them. A target holding rows
 is refused unless --replace. Afterwards set ETC_LEADERBOARD_DB to the URL (docs/deploy.md).
 
 Example:
   python -m leaderboard migrate --to postgresql://etc:PASSWORD@db.example.org/etc
 """
-ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions; re-run
-failed jobs (of one submission, or all without an id).
+ADMIN_HELP = """Moderate: list, hide, unhide, delete (soft) and re-score submissions, re-run failed jobs.
+
+Re-running takes one submission's failed jobs, or every failed job without an id.
 
 Example:
   python -m leaderboard admin list
@@ -117,11 +123,23 @@ def _fmt(value: Any, width: int = 6) -> str:
     return str(value).rjust(width)
 
 
+def _width(text: str) -> int:
+    """Terminal columns of ``text``: wide (CJK) characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
+
+
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    """An aligned text table (by terminal columns: a Japanese name is as wide as it looks)."""
+    widths = [max([_width(h)] + [_width(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    line = "  ".join(_pad(h, w) for h, w in zip(headers, widths))
+    out = [line.rstrip(), "  ".join("-" * w for w in widths)]
+    out += ["  ".join(_pad(c, w) for c, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(out)
 
 
@@ -467,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add(name: str, text: str, fn) -> argparse.ArgumentParser:
         p = sub.add_parser(
             name,
-            help=text.splitlines()[0],
+            help=summary(text),  # the first sentence, whole
             description=text,
             formatter_class=raw,
             parents=[common],
@@ -475,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(_run=fn)
         return p
 
+    from etclib.cli import summary
     from leaderboard.metadata import SAW_TEST, SETTINGS
 
     p = add("submit", SUBMIT_HELP, cmd_submit)
