@@ -31,12 +31,13 @@ from .errors import PredictionsError, Problem
 from .files import write_atomic
 from .task import Key, items
 
-#: The largest predictions file, for the CLI, the library and the site alike (10 MiB).
-MAX_FILE_BYTES = 10 * 1024 * 1024
+#: The largest predictions file, for the CLI, the library and the site alike: 10 MB (decimal
+#: megabytes, the unit the browser's upload box counts in, so that the site says one figure).
+MAX_FILE_BYTES = 10 * 1000 * 1000
 MAX_PREDICTION_CHARS = 2000
 #: The refusal of a larger file, word for word wherever it is refused.
 TOO_BIG = (
-    f"the file is larger than the limit of {MAX_FILE_BYTES // 2**20} MiB ({MAX_FILE_BYTES:,} "
+    f"the file is larger than the limit of {MAX_FILE_BYTES // 10**6} MB ({MAX_FILE_BYTES:,} "
     "bytes); remove extra fields or check that it is the right file."
 )
 FIELDS = ("dialogue_id", "turn", "role", "prediction")

@@ -86,7 +86,7 @@ with shown_errors():
 
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
-    f"JSON Lines or CSV, UTF-8, at most {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+    f"JSON Lines or CSV, UTF-8, at most {MAX_FILE_BYTES // 10**6} MB",
     type=["jsonl", "json", "ndjson", "csv"],
     key="submit_file",
 )

@@ -1,5 +1,6 @@
-"""The CLIs' text output, complete and aligned (issue #26, item 8): `--help` descriptions whole,
-`etclib score` printing the breakdowns `--json` has, its tables' columns aligned."""
+"""Text a reader meets outside the tables (issue #26): the CLIs' output complete and aligned
+(`--help` descriptions whole, `etclib score` printing the breakdowns `--json` has, its tables'
+columns aligned), the docs listing every page, the upload limit as one figure on the page."""
 
 from __future__ import annotations
 
@@ -134,3 +135,37 @@ def test_leaderboard_text_tables_align_japanese_names():
     lines = text.splitlines()
     starts = {_width(line[: line.index(v)]) for line, v in zip(lines[2:], ["12.00", "3.00"])}
     assert starts == {_width(lines[0][: lines[0].index("Macro-F1")])}
+
+
+def test_readme_and_site_doc_list_every_page():
+    """README's site paragraph and docs/site.md's page table name every page streamlit_app.py
+    declares, and README counts them right."""
+    from tests.conftest import REPO
+
+    source = (REPO / "streamlit_app.py").read_text(encoding="utf-8")
+    titles = re.findall(r'SitePage\(\s*"pages/\w+\.py",\s*"([^"]+)"', source)
+    assert len(titles) == 8 and "Causes" in titles
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    site = (REPO / "docs" / "site.md").read_text(encoding="utf-8")
+    assert "serves eight pages" in readme
+    for title in titles:
+        assert f"**{title}**" in readme, title
+        assert f"\n| {title} |" in site, title
+
+
+def test_submit_page_states_the_upload_limit_as_one_figure():
+    """The page's label and Streamlit's own box text ("NMB per file", from the uploader's
+    max_upload_size_mb) say the same figure in the same unit."""
+    from streamlit.testing.v1 import AppTest
+
+    from etclib.predictions import MAX_FILE_BYTES, TOO_BIG
+    from tests.conftest import REPO
+
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    at.switch_page("pages/submit.py").run()
+    assert not at.exception
+    box = at.file_uploader(key="submit_file")
+    mb = MAX_FILE_BYTES // 10**6
+    assert box.proto.max_upload_size_mb == mb  # the box prints f"{mb}MB per file"
+    assert box.proto.label.endswith(f"at most {mb} MB")
+    assert f"limit of {mb} MB ({MAX_FILE_BYTES:,} bytes)" in TOO_BIG
