@@ -393,7 +393,7 @@ def test_submit_page_shows_line_messages(tiny, case):
     assert not at.exception, [e.value for e in at.exception]
     assert any("was refused" in e.value for e in at.error)
     table = next(d.value for d in at.dataframe if "problem" in d.value.columns)
-    assert table["line"].iloc[0] == case.line and case.needle in table["problem"].iloc[0]
+    assert table["line"].iloc[0] == str(case.line) and case.needle in table["problem"].iloc[0]
 
 
 # --- what etclib writes, etclib reads --------------------------------------------------------------

@@ -189,7 +189,7 @@ def test_validate_upload_reports_lines():
     check = validate_upload(b'{"dialogue_id": 14, "turn": 1}\nnot json\n', "x.jsonl")
     assert not check.ok
     t = problems_table(check.problems)
-    assert t["line"].tolist()[:2] == [1, 2]
+    assert t["line"].tolist()[:2] == ["1", "2"]
 
 
 @needs_corpus

@@ -138,9 +138,10 @@ def validate_upload(
 
 
 def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
-    """Problems as rows ``line`` (blank for the whole file) and ``problem``, first ``limit``."""
+    """Problems as rows ``line`` (``"3"``, a run ``"1–1010"``, blank for the whole file) and
+    ``problem``, first ``limit``."""
     return pd.DataFrame(
-        [{"line": p.line or "", "problem": p.message} for p in problems[:limit]],
+        [{"line": p.lines, "problem": p.message} for p in problems[:limit]],
         columns=["line", "problem"],
     )
 
