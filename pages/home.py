@@ -101,8 +101,12 @@ with right:
                 hide_index=True,
                 width="stretch",
                 key="home_top",
-                # the score and its interval always in view: the name gives way first
-                column_config={"name": st.column_config.TextColumn("name", width="medium")},
+                # the score and its interval in view in this narrow column: the name gives way
+                # (its whole text on the Leaderboard page)
+                column_config={
+                    "rank": st.column_config.NumberColumn("rank", width=40),
+                    "name": st.column_config.TextColumn("name", width="small"),
+                },
             )
     st.subheader("Explore")
     for page in declared_pages():  # as streamlit_app.py declared them

@@ -277,8 +277,8 @@ def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
 
 
 def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) -> pd.DataFrame:
-    """The ranking for display: rank band, descriptive columns, badge, ``metric`` with interval,
-    then every other metric's value."""
+    """The ranking for display: rank, rank band, name, ``metric`` with its interval, badge and
+    flag first, then every other metric's value and the descriptive columns."""
     if ranking.empty:
         return pd.DataFrame(columns=[*INFO_COLUMNS, score_header(metric)])
     t = pd.DataFrame(index=ranking.index)
@@ -300,7 +300,12 @@ def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) ->
             t[metric_label(m)] = ranking[m].round(2)
     if "id" in ranking.columns:
         t["id"] = ranking["id"]
-    return t.reset_index(drop=True)
+    # the columns a visitor came for first, so a narrow screen shows them without scrolling:
+    # rank, name, the score with its interval, what the row is and its flag
+    first = [
+        c for c in ("rank", "rank_band", "name", score_header(metric), "kind", "flag") if c in t
+    ]
+    return t[first + [c for c in t.columns if c not in first]].reset_index(drop=True)
 
 
 def chart_table(
@@ -404,8 +409,8 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
     flags = _flags(top)
     if any(flags):
         out["flag"] = flags
-    # the mark and the score before the setting, so a narrow column still shows them
-    order = ["rank", "name", "kind", header, *[c for c in out.columns if c == "flag"]]
+    # the score first after the name, then the mark: a narrow column still shows the score
+    order = ["rank", "name", header, "kind", *[c for c in out.columns if c == "flag"]]
     out = out[order + [c for c in out.columns if c not in order]]
     return out.reset_index(drop=True), metric
 
