@@ -103,10 +103,11 @@ if upload is not None:
         for w in check.warnings:
             st.warning(escape_markdown(w))
     else:
+        first = f" First: {check.problems[0]}" if check.problems else ""
         st.error(
             escape_markdown(
                 f"{check.name} was refused: {len(check.problems)} problem(s); fix them and "
-                "upload again. Nothing was stored."
+                f"upload again. Nothing was stored.{first}"
             )
         )
         st.dataframe(board.problems_table(check.problems), hide_index=True, key="submit_problems")

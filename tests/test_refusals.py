@@ -80,5 +80,7 @@ def test_submit_page_shows_the_grouped_problem_in_the_page(corpus):
     assert not at.exception, [e.value for e in at.exception]
     errors = [e.value.replace("\\", "") for e in at.error]
     assert any("was refused: 1 problem" in e for e in errors), errors  # in the page itself
+    # the problem itself in the message's words (a table cell cuts a long one)
+    assert any(f"First: lines 1–1010: {EXPECTED}" in e for e in errors), errors
     table = next(d.value for d in at.dataframe if "problem" in d.value.columns)
     assert table.to_dict("records") == [{"line": "1–1010", "problem": EXPECTED}]
