@@ -27,16 +27,17 @@ from pathlib import Path
 from . import tracks
 from .categories import LabelSetError, format_label_set, parse_csv_cell, parse_label_set
 from .corpus import ROLES, Corpus, load_corpus
-from .errors import PredictionsError, Problem
+from .errors import PredictionsError, Problem, merge_runs
 from .files import write_atomic
 from .task import Key, items
 
-#: The largest predictions file, for the CLI, the library and the site alike (10 MiB).
-MAX_FILE_BYTES = 10 * 1024 * 1024
+#: The largest predictions file, for the CLI, the library and the site alike: 10 MB (decimal
+#: megabytes, the unit the browser's upload box counts in, so that the site says one figure).
+MAX_FILE_BYTES = 10 * 1000 * 1000
 MAX_PREDICTION_CHARS = 2000
 #: The refusal of a larger file, word for word wherever it is refused.
 TOO_BIG = (
-    f"the file is larger than the limit of {MAX_FILE_BYTES // 2**20} MiB ({MAX_FILE_BYTES:,} "
+    f"the file is larger than the limit of {MAX_FILE_BYTES // 10**6} MB ({MAX_FILE_BYTES:,} "
     "bytes); remove extra fields or check that it is the right file."
 )
 FIELDS = ("dialogue_id", "turn", "role", "prediction")
@@ -209,7 +210,16 @@ def _check_record(
             )
             return None
     if missing:
-        problems.append(Problem(line, f"missing field(s): {', '.join(missing)}."))
+        expected = fields_of(track)
+        unexpected = [_shown(str(k)) for k in obj if k not in expected]
+        more = f" and {len(unexpected) - 5:,} more" if len(unexpected) > 5 else ""
+        found = (
+            f"; found instead: {', '.join(unexpected[:5])}{more} (a record has "
+            f"{', '.join(expected)}; other fields are ignored)"
+            if unexpected
+            else ""
+        )
+        problems.append(Problem(line, f"missing field(s): {', '.join(missing)}{found}."))
         return None
     ok = True
     for f in ("dialogue_id", "turn"):
@@ -280,6 +290,7 @@ def _parse_jsonl(
 ) -> list[tuple[int, Key, object]]:
     rows = []
     for n, raw in _lines(text):
+        _merge_tail(problems)  # the cap counts problems as shown: a run of lines is one
         if len(problems) >= _MAX_PROBLEMS:
             break
         if not raw.strip():
@@ -296,6 +307,15 @@ def _parse_jsonl(
         if rec:
             rows.append((n, *rec))
     return rows
+
+
+def _merge_tail(problems: list[Problem]) -> None:
+    """Fold the newest problem into the one before when it is the same message on the next
+    line (a file with the wrong field names is one problem, "lines 1–1010", not 1,010)."""
+    if len(problems) >= 2:
+        merged = merge_runs(problems[-2:])
+        if len(merged) == 1:
+            problems[-2:] = merged
 
 
 def _parse_csv(
@@ -336,7 +356,10 @@ def _parse_csv(
     col = {f: header.index(f) for f in fields}
     rows = []
     start = 2
-    while len(problems) < _MAX_PROBLEMS:
+    while True:
+        _merge_tail(problems)  # the cap counts problems as shown: a run of lines is one
+        if len(problems) >= _MAX_PROBLEMS:
+            break
         try:
             row = next(reader)
         except StopIteration:
@@ -420,7 +443,7 @@ def parse(
     problems: list[Problem] = []
     rows = (_parse_jsonl if fmt == "jsonl" else _parse_csv)(text, problems, t)
     if problems:
-        raise PredictionsError(name, problems)
+        raise PredictionsError(name, merge_runs(problems))
     if not rows:
         raise PredictionsError(name, [Problem(0, "the file holds no prediction.")])
     return fmt, rows

@@ -58,11 +58,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _frame(what: str, submission_id: str | None, db: Database) -> pd.DataFrame:
+def _frame(
+    what: str, submission_id: str | None, db: Database, track: str | None = None
+) -> pd.DataFrame:
     if what not in WHATS:
         raise LeaderboardError(f"Unknown export {what!r}. Choose one of: {', '.join(WHATS)}.")
     if what == "board":
-        return ranking(db=db)
+        return ranking(track=track, db=db)
     if what == "reported":
         return reported(db=db)
     if submission_id is not None:
@@ -70,7 +72,7 @@ def _frame(what: str, submission_id: str | None, db: Database) -> pd.DataFrame:
         frame.insert(0, "submission_id", submission_id)
         return frame
     frames = []
-    for sid in ranking(db=db)["id"]:
+    for sid in ranking(track=track, db=db)["id"]:
         frame = per_item_frame(sid, db=db)
         frame.insert(0, "submission_id", sid)
         frames.append(frame)
@@ -95,12 +97,14 @@ def export_csv(
     *,
     submission_id: str | None = None,
     path: str | os.PathLike | None = None,
+    track: str | None = None,
     db: Database | None = None,
 ) -> str:
     """Formula-safe CSV of ``"board"``, ``"reported"`` or ``"items"`` (one submission, or all
-    public ones); written to ``path`` too when given."""
+    public ones) of ``track``'s board (default: transcription; :mod:`etclib.tracks`); written
+    to ``path`` too when given."""
     db = resolve(db)
-    frame = _frame(what, submission_id, db)
+    frame = _frame(what, submission_id, db, track)
     rows = _records(frame)
     out = io.StringIO()
     columns = list(frame.columns)
@@ -124,16 +128,22 @@ def export_json(
     *,
     submission_id: str | None = None,
     path: str | os.PathLike | None = None,
+    track: str | None = None,
     db: Database | None = None,
 ) -> str:
-    """JSON of the board (with reported rows, signatures and the ranking rule), of the reported
-    rows, or of per-item scores; written to ``path`` too when given."""
+    """JSON of ``track``'s board (default: transcription; with its ranking rule, signatures
+    and, on the transcription track, the paper's reported rows), of the reported rows, or of
+    per-item scores; written to ``path`` too when given."""
+    from etclib import tracks
+
     db = resolve(db)
-    frame = _frame(what, submission_id, db)
+    track = tracks.get(track).name
+    frame = _frame(what, submission_id, db, track)
     payload: dict[str, Any] = {"generated_at": now().isoformat() + "Z", "what": what}
     if what == "board":
         payload.update(
             {
+                "track": track,
                 "ranking_rule": frame.attrs.get("ranking_rule"),
                 "sort_by": frame.attrs.get("sort_by"),
                 "floors": frame.attrs.get("floors"),
@@ -141,7 +151,8 @@ def export_json(
                 "resamples": frame.attrs.get("resamples"),
                 "seed": frame.attrs.get("seed"),
                 "board": _records(frame),
-                "reported": _records(reported(db=db)),
+                # the paper's rows are transcription results
+                "reported": _records(reported(db=db)) if track == "transcription" else [],
             }
         )
     else:

@@ -12,11 +12,11 @@ import streamlit as st
 
 from etclib import annotation, causes
 from etclib.corpus import load_corpus
+from views import annotators, charts
 from views import causes as cv
-from views import charts
 from views.errors import shown_errors
 from views.judge_vs_human import NONE_RUN, number
-from views.navigation import ensure_app_navigation
+from views.navigation import ensure_app_navigation, link_to
 
 ensure_app_navigation()
 
@@ -58,12 +58,18 @@ with shown_errors(stop=True):
 tab_annotate, tab_results = st.tabs(["Annotate", "Agreement and shares"])
 
 with tab_annotate:
-    code = st.text_input(
-        "Annotator code",
-        type="password",
-        key="causes_code",
-        help="The same codes as the Judge vs Human study; issued by the study's admin.",
-    )
+    code = ""
+    if annotators.issued(DB) == 0:  # a fresh install: no code can open the box
+        st.info(annotators.without_annotators("causes"))
+        st.markdown(annotators.INSTEAD["causes"])
+        link_to(annotators.JUDGE_VS_HUMAN, "Judge vs Human", "⚖️")
+    else:
+        code = st.text_input(
+            "Annotator code",
+            type="password",
+            key="causes_code",
+            help="The same codes as the Judge vs Human study; given by the maintainers.",
+        )
     annotator = None
     if code:
         with shown_errors():

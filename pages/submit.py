@@ -86,7 +86,7 @@ with shown_errors():
 
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
-    f"JSON Lines or CSV, UTF-8, at most {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+    f"JSON Lines or CSV, UTF-8, at most {MAX_FILE_BYTES // 10**6} MB",
     type=["jsonl", "json", "ndjson", "csv"],
     key="submit_file",
 )
@@ -103,10 +103,11 @@ if upload is not None:
         for w in check.warnings:
             st.warning(escape_markdown(w))
     else:
+        first = f" First: {check.problems[0]}" if check.problems else ""
         st.error(
             escape_markdown(
                 f"{check.name} was refused: {len(check.problems)} problem(s); fix them and "
-                "upload again. Nothing was stored."
+                f"upload again. Nothing was stored.{first}"
             )
         )
         st.dataframe(board.problems_table(check.problems), hide_index=True, key="submit_problems")

@@ -230,8 +230,9 @@ def test_leaderboard_breaks_a_scored_entry_down_by_cause_type(setup):
             assert int(rows[kind]["items"]) == len(preds)
             assert rows[kind]["source"] == f"proxy (partner mention) {len(preds)}"
             expected = rouge.score(preds, refs)["rougeL"]
-            assert float(rows[kind]["rougeL"]) == pytest.approx(expected, abs=0.01)
-            assert 0 <= float(rows[kind]["rougeL"]) <= 100
+            # headed by the metric's name and direction (etclib.metrics.heading), not its key
+            assert float(rows[kind]["ROUGE-L ↑"]) == pytest.approx(expected, abs=0.01)
+            assert 0 <= float(rows[kind]["ROUGE-L ↑"]) <= 100
         assert page.locator('[data-testid="stException"]').count() == 0
         page.wait_for_timeout(600)
         expander.screenshot(path=str(SHOTS / "causes_leaderboard_breakdown.png"))

@@ -89,7 +89,7 @@ def test_board_table_badges_and_intervals():
     from views.board import board_table
 
     t = board_table(ranking_frame(), "rougeL")
-    assert list(t["rougeL [95% CI]"]) == [
+    assert list(t["ROUGE-L ↑ [95% CI]"]) == [
         "30.00 [29.00, 31.00]",
         "20.00 [19.00, 21.00]",
         "19.00 [18.00, 20.00]",
@@ -154,7 +154,8 @@ def test_detail_view_keeps_visitor_text_plain():
     v = detail_view(info)
     assert v["title"] == "<b>n</b>" and v["description"] == "line1\n<script>"
     assert v["scores"].iloc[0]["value [95% CI]"] == "18.00 [17.50, 18.50]"
-    assert v["breakdown"]["role"].loc["speaker", "rougeL"] == 18.12
+    assert v["scores"].iloc[0]["metric"] == "ROUGE-L ↑"  # the registry's name, not the key
+    assert v["breakdown"]["role"].loc["speaker", "ROUGE-L ↑"] == 18.12
     assert v["verbosity"] == {"prediction length (chars)": "43.8", "units per prediction": "–"}
 
 
@@ -188,7 +189,7 @@ def test_validate_upload_reports_lines():
     check = validate_upload(b'{"dialogue_id": 14, "turn": 1}\nnot json\n', "x.jsonl")
     assert not check.ok
     t = problems_table(check.problems)
-    assert t["line"].tolist()[:2] == [1, 2]
+    assert t["line"].tolist()[:2] == ["1", "2"]
 
 
 @needs_corpus

@@ -669,8 +669,8 @@ def test_leaderboard_populated(populated):
     table = shown_table(at, "rank_band", "name")
     assert len(table) == len(board) == 2
     assert XSS_NAME in list(table["name"])  # shown as a cell value, not markup
-    assert "rougeL [95% CI]" in table.columns
-    assert all("[" in v for v in table["rougeL [95% CI]"])
+    assert "ROUGE-L ↑ [95% CI]" in table.columns and "rougeL [95% CI]" not in table.columns
+    assert all("[" in v for v in table["ROUGE-L ↑ [95% CI]"])
     assert not at.get("plotly_chart")  # the Charts tab is closed: only the open tab runs
     at.session_state["lb_view"] = VIEWS[1]
     at.run()
@@ -688,7 +688,7 @@ def test_leaderboard_populated(populated):
     # Metric picker re-ranks
     at.selectbox(key="lb_metric").set_value("bleu1").run()
     assert_clean(at)
-    assert "bleu1 [95% CI]" in shown_table(at, "rank_band", "name").columns
+    assert "BLEU-1 ↑ [95% CI]" in shown_table(at, "rank_band", "name").columns
     # Reported rows join the chart on demand, in grey
     at.session_state["lb_view"] = VIEWS[1]
     at.multiselect(key="lb_settings").set_value([]).run()
@@ -706,7 +706,7 @@ def test_leaderboard_detail_view(populated, corpus):
     assert at.selectbox(key="lb_detail").value == populated
     assert r"\<img src\=x onerror\=window\.\_\_x\=1\>" in texts(at)  # escaped, never HTML
     scores = shown_table(at, "metric", "value [95% CI]")
-    assert {"bleu4", "rougeL"} <= set(scores["metric"])
+    assert {"BLEU-4 ↑", "ROUGE-L ↑"} <= set(scores["metric"])
     items = shown_table(at, "prediction", "reference")
     assert len(items) == 1010
     first = corpus.split("test")[0].utterances[0]
@@ -735,6 +735,17 @@ def test_home_shows_top_of_leaderboard(populated):
     top = at.dataframe[0].value
     assert XSS_NAME in list(top["name"]) or "Copy of the utterance (etclib)" in list(top["name"])
     assert len(top) == 2
+    # The score column a visitor came for: headed by the ranking metric's name and direction
+    # from the registry (never the key), each row its value and 95% interval.
+    import leaderboard as lb
+
+    board = lb.ranking()
+    assert board.attrs["sort_by"] == "rougeL"  # no judge, no BERTScore: ROUGE-L ranks
+    assert "ROUGE-L ↑ [95% CI]" in top.columns and "rougeL" not in top.columns
+    first = board.iloc[0]
+    value = f"{first['rougeL']:.2f} [{first['rougeL_lo']:.2f}, {first['rougeL_hi']:.2f}]"
+    assert top["ROUGE-L ↑ [95% CI]"].iloc[0] == value
+    assert "ranked by ROUGE-L ↑" in texts(at)
 
 
 def test_upload_file_name_is_shown_literally(corpus):

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from etclib.corpus import BIG_FIVE
+from etclib.metrics import heading
 
 
 def label_text(text: Any) -> str:
@@ -191,8 +192,8 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
             font={"size": 11, "color": FLOOR_COLOR},
         )
     fig.update_layout(
-        title=f"{metric} (×100) · dashed: trivial floors",
-        xaxis_title=metric,
+        title=f"{heading(metric)} (×100) · dashed: trivial floors",
+        xaxis_title=heading(metric),
         height=max(300, 36 * len(t) + 110 + 16 * len(ordered)),
         margin={"l": 10, "r": 10, "t": 60 + 16 * len(ordered), "b": 30},
     )

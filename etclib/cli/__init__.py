@@ -33,8 +33,18 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def _summary(doc: str | None) -> str:
-    return (doc or "").strip().splitlines()[0] if doc else ""
+def summary(doc: str | None) -> str:
+    """A command's one-line help: the first sentence of its docstring's first paragraph,
+    whole (its lines joined; never cut where the source wraps)."""
+    import re
+
+    paragraph = (doc or "").strip().split("\n\n")[0]
+    text = " ".join(line.strip() for line in paragraph.splitlines())
+    end = re.search(r"[.!?](?=\s+[A-Z(`]|\s*$)", text)
+    return text[: end.end()] if end else text
+
+
+_summary = summary
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -93,6 +93,19 @@ class Fact:
     #: the track it scores (the module's ``TRACK``); filled by the registry
     track: str = ""
 
+    @property
+    def arrow(self) -> str:
+        """``"↑"`` (higher is better) or ``"↓"``; blank for a count (not a score)."""
+        if self.unit == "count":
+            return ""
+        return "↑" if self.higher_is_better else "↓"
+
+    @property
+    def heading(self) -> str:
+        """How a column of this key is headed for a reader: ``"ROUGE-L ↑"`` (label and
+        direction), never the internal key."""
+        return f"{self.label} {self.arrow}".strip()
+
 
 @dataclass
 class MetricData:
@@ -267,6 +280,15 @@ def fact(key: str) -> Fact:
     close = difflib.get_close_matches(key, known, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else ""
     raise MetricError(f"Unknown metric key '{key}'.{hint} Available: {', '.join(known)}.")
+
+
+def heading(key: str) -> str:
+    """A column heading for result key ``key`` (:attr:`Fact.heading`, e.g. ``"ROUGE-L ↑"``);
+    the key itself when no registered metric produces it."""
+    try:
+        return fact(key).heading
+    except MetricError:
+        return key
 
 
 def stages(track: TrackName = None) -> dict[str, tuple[str, ...]]:
