@@ -105,7 +105,7 @@ is refused unless --replace. Afterwards set ETC_LEADERBOARD_DB to the URL (docs/
 Example:
   python -m leaderboard migrate --to postgresql://etc:PASSWORD@db.example.org/etc
 """
-COMPARE_HELP = """Compare two stored entries (B − A) from their stored per-item scores, no re-scoring.
+COMPARE_HELP = """Compare two stored entries (B − A) from the scores stored for each item, no re-scoring.
 
 Per metric: both scores, B − A, its paired bootstrap 95% interval over items (the board's
 resamples and seed), the paired approximate-randomization p-value and the verdict "A better" /

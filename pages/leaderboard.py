@@ -10,7 +10,7 @@ from views import board, cause_layer, charts
 from views import compare as compare_view
 from views.admin import admin_session
 from views.errors import shown_errors
-from views.navigation import ensure_app_navigation
+from views.navigation import ensure_app_navigation, link_to
 from views.text import escape_markdown
 
 ensure_app_navigation()
@@ -248,9 +248,9 @@ if sid is not None:
     order = list(ranking["id"])
     above = order[order.index(sid) - 1] if sid in order and order.index(sid) > 0 else None
     link = {"track": track, "a": above or sid, "b": sid} if above else {"track": track, "a": sid}
-    st.page_link(
+    link_to(
         "pages/compare.py",
-        label="Compare with the one above" if above else "Compare with another entry",
+        "Compare with the one above" if above else "Compare with another entry",
         icon="🆚",
         query_params=link,
     )

@@ -74,7 +74,7 @@ def test_erc_entry_detail_has_only_its_tracks_fields(boards):
     info = lb.detail(boards["Always joy"])
     view = detail_view(info)
     assert view["verbosity"] == {}  # no "units per prediction –", no lengths
-    assert set(info["scores"]) == {"erc"}
+    assert set(info["scores"]) == {"erc", "erc_loo"}  # its scores and the like-for-like ones
     assert not {"BLEU-4 ↑", "ROUGE-L ↑"} & set(view["scores"]["metric"])
     assert "Macro-F1 ↑" in set(view["scores"]["metric"])
     items = lb.per_item(boards["Always joy"])

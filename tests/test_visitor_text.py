@@ -144,10 +144,10 @@ def test_readme_and_site_doc_list_every_page():
 
     source = (REPO / "streamlit_app.py").read_text(encoding="utf-8")
     titles = re.findall(r'SitePage\(\s*"pages/\w+\.py",\s*"([^"]+)"', source)
-    assert len(titles) == 8 and "Causes" in titles
+    assert len(titles) == 9 and {"Causes", "Compare"} <= set(titles)
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     site = (REPO / "docs" / "site.md").read_text(encoding="utf-8")
-    assert "serves eight pages" in readme
+    assert "serves nine pages" in readme
     for title in titles:
         assert f"**{title}**" in readme, title
         assert f"\n| {title} |" in site, title
