@@ -71,3 +71,34 @@ def test_csv_export_keeps_one_row_per_item_and_guards_every_line(tiny):
         # Take the guard off again and the text is what the visitor uploaded.
         unguarded = {re.sub(r"(^|\r\n|\r|\n)'", r"\1", cell) for cell in got}
         assert unguarded == set(HOSTILE_TEXTS)
+
+
+# --- 2. IPv4-mapped addresses ----------------------------------------------------------------
+
+# Streamlit listens on "::": a proxy on the same host that connects to 127.0.0.1 arrives as
+# ::ffff:127.0.0.1, which uvicorn does not rewrite (not in its 127.0.0.1,::1), so the site sees
+# the mapped peer and the proxy's header. (reported, X-Forwarded-For, ETC_TRUSTED_PROXIES) -> key
+MAPPED_CASES = [
+    ("::ffff:127.0.0.1", ["198.51.100.9"], "127.0.0.1, ::1", "198.51.100.9"),
+    ("::ffff:127.0.0.1", ["198.51.100.10"], "127.0.0.1, ::1", "198.51.100.10"),
+    ("::ffff:127.0.0.1", ["6.6.6.6, 198.51.100.9"], "127.0.0.1", "198.51.100.9"),
+    ("::ffff:10.0.0.2", ["::ffff:198.51.100.9"], "10.0.0.0/8", "198.51.100.9"),
+    # a mapped proxy the operator does not trust: the header counts for nothing
+    ("::ffff:127.0.0.1", ["198.51.100.9"], "", "127.0.0.1"),
+    # a direct visitor over IPv4 and over the mapped form share one key
+    ("::ffff:203.0.113.5", [], "", "203.0.113.5"),
+    ("203.0.113.5", [], "", "203.0.113.5"),
+]
+
+
+@pytest.mark.parametrize(("reported", "forwarded", "trusted", "expected"), MAPPED_CASES)
+def test_mapped_proxy_address_is_trusted_like_its_ipv4_form(
+    monkeypatch, reported, forwarded, trusted, expected
+):
+    from leaderboard import settings
+    from views.identity import network_address, server_trusted
+
+    monkeypatch.setenv("ETC_TRUSTED_PROXIES", trusted)
+    monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)  # uvicorn's default: 127.0.0.1,::1
+    got = network_address(reported, forwarded, settings.trusted_proxies(), server_trusted())
+    assert got == expected

@@ -128,9 +128,19 @@ def _parse(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | 
     elif text.count(":") == 1:  # v4:port
         text = text.split(":", 1)[0]
     try:
-        return ipaddress.ip_address(text)
+        ip = ipaddress.ip_address(text)
     except ValueError:
         return None
+    # An IPv4 client of a server listening on "::" arrives as ::ffff:a.b.c.d: the same host as
+    # a.b.c.d for ETC_TRUSTED_PROXIES and for the quota.
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return mapped if mapped is not None else ip
+
+
+def _canonical(text: str) -> str:
+    """One spelling per address (``::ffff:1.2.3.4`` and ``1.2.3.4:5678`` are ``1.2.3.4``)."""
+    ip = _parse(text)
+    return str(ip) if ip is not None else text
 
 
 def _within(addr: str | None, networks: Sequence[Network]) -> bool:
@@ -192,11 +202,11 @@ def network_address(
     if chain and _same(reported, pick):
         # the server replaced its peer (a host it trusts, now unknown which) by ``pick``
         peer_trusted = any(n.overlaps(t) for n in server for t in trusted if n.version == t.version)
-        return _walk(chain, trusted) if peer_trusted else SAME_HOST
+        return _canonical(_walk(chain, trusted)) if peer_trusted else SAME_HOST
     peer = reported or "127.0.0.1"
     if chain and _within(peer, trusted):
-        return _walk(chain, trusted)
-    return peer
+        return _canonical(_walk(chain, trusted))
+    return _canonical(peer)
 
 
 def _same(reported: str | None, entry: str | None) -> bool:
