@@ -243,6 +243,21 @@ MIGRATIONS.append(
         ],
     )
 )
+MIGRATIONS.append(
+    (
+        8,
+        [
+            # per-visitor and per-model rate limits that a reload or another replica does not
+            # reset (leaderboard.limits): one row per counted event, the key hashed
+            """CREATE TABLE limit_events (
+                bucket VARCHAR NOT NULL,        -- e.g. admin-failure, chat, chat-model:openai
+                key_hash VARCHAR NOT NULL,      -- sha256 of the visitor's key (or "all")
+                happened_at TIMESTAMP NOT NULL
+            )""",
+            "CREATE INDEX limit_events_by_key ON limit_events (bucket, key_hash, happened_at)",
+        ],
+    )
+)
 SCHEMA_VERSION = max(version for version, _ in MIGRATIONS)
 
 

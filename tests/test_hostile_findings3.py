@@ -102,3 +102,99 @@ def test_mapped_proxy_address_is_trusted_like_its_ipv4_form(
     monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)  # uvicorn's default: 127.0.0.1,::1
     got = network_address(reported, forwarded, settings.trusted_proxies(), server_trusted())
     assert got == expected
+
+
+# --- 3. every per-visitor limit counts like the upload quota ---------------------------------
+
+ADMIN_TOKEN = "s3cret-admin-token-0123456789"
+
+
+def new_session(page: str):
+    """A new browser session (a reload) on ``page``: a fresh AppTest of the whole site."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REPO
+
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90).run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_admin_guesses_from_new_sessions_are_refused_after_the_limit(tiny, monkeypatch, caplog):
+    from etclib import admintoken
+
+    monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN_TOKEN)
+    errors = []
+    for n in range(admintoken.MAX_FAILURES + 2):
+        at = new_session("pages/leaderboard.py")  # each guess from a reloaded page
+        at.text_input(key="lb_admin_token").set_value(f"guess-{n:030d}")
+        at.button(key="lb_admin_rerun").click().run()
+        errors.append(at.error[-1].value if at.error else "")
+    limit = admintoken.MAX_FAILURES
+    assert all("Wrong admin token" in e for e in errors[:limit]), errors
+    assert all("Too many wrong admin tokens" in e for e in errors[limit:]), errors
+    # the count is in the board's database (where the upload quota is counted), key hashed
+    rows = lb.open_db().query("SELECT bucket, key_hash FROM limit_events")
+    assert len(rows) == limit and {r[0] for r in rows} == {"admin-failure"}
+    assert all(len(r[1]) == 64 for r in rows)
+    # even the right token waits, in yet another session
+    at = new_session("pages/leaderboard.py")
+    at.text_input(key="lb_admin_token").set_value(ADMIN_TOKEN)
+    at.button(key="lb_admin_rerun").click().run()
+    assert "Too many wrong admin tokens" in at.error[-1].value
+
+
+@pytest.fixture
+def chat_server(tiny_corpus, monkeypatch):
+    """A loopback OpenAI-compatible server as the chat's paid model (``openai``)."""
+    import streamlit as st
+
+    from tests.fakes import FakeLLMServer
+
+    st.cache_resource.clear()  # the chat keeps its backend (and so the server's URL) per process
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    with FakeLLMServer(lambda req: "嬉しかった。") as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        yield server
+
+
+def chat_once(text: str):
+    at = new_session("pages/chat.py")
+    at.selectbox(key="chat_model").set_value("openai").run()
+    at.chat_input(key="chat_input").set_value(text).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_chat_messages_from_new_sessions_are_refused_after_the_limit(chat_server, monkeypatch):
+    from views import chat
+
+    monkeypatch.setattr(chat, "RATE_PER_MINUTE", 2)
+    shown = [" ".join(w.value for w in chat_once(f"発話{n}").warning) for n in range(4)]
+    assert chat_server.count("openai-stream") == 2  # the model was called twice, not four times
+    assert not shown[0] and not shown[1]
+    assert all("2 predictions in the last minute" in s for s in shown[2:]), shown
+
+
+def test_a_paid_model_has_one_budget_for_every_visitor(chat_server, monkeypatch):
+    import views.identity
+
+    monkeypatch.setenv("ETC_CHAT_MODEL_PER_MINUTE", "3")
+    visitors = iter(f"visitor-{n}" for n in range(100))
+    monkeypatch.setattr(views.identity, "limit_key", lambda: next(visitors))
+    shown = [" ".join(w.value for w in chat_once(f"発話{n}").warning) for n in range(5)]
+    assert chat_server.count("openai-stream") == 3, (shown, chat_server.counts())
+    assert not any(shown[:3])
+    assert all("3 predictions per minute for all visitors together" in s for s in shown[3:])
+
+
+def test_the_model_budget_setting_is_checked(monkeypatch):
+    from etclib.errors import ConfigError
+    from views import chat
+
+    assert [b[:2] for b in chat.model_budget()] == [(60, 60.0), (1000, 86400.0)]
+    monkeypatch.setenv("ETC_CHAT_MODEL_PER_DAY", "lots")
+    with pytest.raises(ConfigError, match="ETC_CHAT_MODEL_PER_DAY"):
+        chat.model_budget()

@@ -238,8 +238,6 @@ def current_visitor() -> Visitor | None:
     address; None when a provider is configured and nobody is signed in."""
     import streamlit as st
 
-    from leaderboard import settings
-
     if login_configured():
         user = st.user
         if not user.get("is_logged_in"):
@@ -254,7 +252,26 @@ def current_visitor() -> Visitor | None:
             account_name(user) or subject,
             issuer,
         )
+    return address_visitor()
+
+
+def address_visitor() -> Visitor:
+    """The visitor as their network address (see the module docstring)."""
+    import streamlit as st
+
+    from leaderboard import settings
+
     headers = st.context.headers
     forwarded = headers.get_all("X-Forwarded-For") if headers is not None else []
-    address = network_address(st.context.ip_address, forwarded, settings.trusted_proxies())
+    reported = st.context.ip_address
+    if not isinstance(reported, str):  # no client address known (e.g. a test's mock session)
+        reported = None
+    address = network_address(reported, forwarded, settings.trusted_proxies())
     return Visitor("address", submitter_key("address", address))
+
+
+def limit_key() -> str:
+    """What every per-visitor limit counts by (admin guesses, chat predictions), like the
+    upload quota: the signed-in account, else (nobody signed in, or no login provider) the
+    network address. A reload or a new browser session keeps it."""
+    return (current_visitor() or address_visitor()).key
