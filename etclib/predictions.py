@@ -50,7 +50,27 @@ def fields_of(track: TrackName = None) -> tuple[str, ...]:
     return (*KEY_FIELDS, tracks.get(track).field)
 
 
-_MAX_PROBLEMS = 1000
+#: The most problems a refusal lists (the parser stops reading there; a later check lists the
+#: first ones and counts the rest), so a crafted file cannot make a refusal large.
+MAX_PROBLEMS = 1000
+_MAX_PROBLEMS = MAX_PROBLEMS
+
+
+def refuse(name: str, problems: list[Problem], found: int | None = None) -> PredictionsError:
+    """The refusal of file ``name`` for ``problems`` (``found`` of them in all), listing at most
+    :data:`MAX_PROBLEMS`: the first ones by line, the whole-file ones, and a count of the rest."""
+    found = max(found or 0, len(problems))
+    problems = sorted(problems, key=lambda p: (p.line == 0, p.line))
+    if found > MAX_PROBLEMS or len(problems) > MAX_PROBLEMS:
+        whole = [p for p in problems if p.line == 0][: MAX_PROBLEMS // 2]
+        lines = [p for p in problems if p.line != 0][: MAX_PROBLEMS - 1 - len(whole)]
+        rest = found - len(lines) - len(whole)
+        problems = [
+            *lines,
+            *whole,
+            Problem(0, f"... and {rest:,} more problems, not listed; fix the ones above first."),
+        ]
+    return PredictionsError(name, problems, total=found)
 
 
 @dataclass
@@ -433,9 +453,13 @@ def check_coverage(
     expected = {it.key for it in items(corpus, split)}
     split_of = corpus.split_of
     problems: list[Problem] = []
+    found = 0  # problems found; only the first MAX_PROBLEMS are kept
     seen: dict[Key, int] = {}
     out: dict[Key, object] = {}
     for line, key, pred in rows:
+        if len(problems) > MAX_PROBLEMS:
+            found += len(problems) - MAX_PROBLEMS
+            del problems[MAX_PROBLEMS:]
         shown = f"(dialogue_id={key[0]}, turn={key[1]}, role={key[2]})"
         if key in seen:
             problems.append(Problem(line, f"item {shown} repeats line {seen[key]}."))
@@ -466,8 +490,7 @@ def check_coverage(
             )
         )
     if problems:
-        problems.sort(key=lambda p: (p.line == 0, p.line))
-        raise PredictionsError(name, problems)
+        raise refuse(name, problems, found + len(problems))
     return out
 
 
@@ -484,7 +507,7 @@ def label_values(by_key: dict[Key, object], name: str) -> dict[Key, tuple[str, .
         except (LabelSetError, TypeError) as exc:
             problems.append(Problem(0, f"item {key}: labels: {exc}"))
     if problems:
-        raise PredictionsError(name, problems)
+        raise refuse(name, problems)
     return out
 
 

@@ -198,3 +198,71 @@ def test_the_model_budget_setting_is_checked(monkeypatch):
     monkeypatch.setenv("ETC_CHAT_MODEL_PER_DAY", "lots")
     with pytest.raises(ConfigError, match="ETC_CHAT_MODEL_PER_DAY"):
         chat.model_budget()
+
+
+# --- 4. refusals are bounded ---------------------------------------------------------------
+
+
+def unknown_items(n: int, start: int = 0) -> bytes:
+    """A JSONL file of ``n`` well-formed records for items that do not exist: every line is a
+    problem of the coverage check (the parser caps its own problems, this check did not)."""
+    rows = (
+        f'{{"dialogue_id": {900000 + start + i}, "turn": 1, "role": "speaker", "prediction": ""}}\n'
+        for i in range(n)
+    )
+    return "".join(rows).encode("utf-8")
+
+
+def test_the_coverage_check_lists_at_most_the_cap_and_counts_the_rest(tiny_corpus):
+    from etclib.corpus import load_corpus
+    from etclib.errors import PredictionsError
+    from etclib.predictions import MAX_PROBLEMS, check_coverage
+
+    corpus = load_corpus(tiny_corpus)
+    rows = [(n + 1, (900000 + n, 1, "speaker"), "") for n in range(160_000)]
+    with pytest.raises(PredictionsError) as info:
+        check_coverage(rows, "test", corpus, "crafted.jsonl")
+    exc = info.value
+    assert len(exc.problems) <= MAX_PROBLEMS
+    assert exc.total == 160_001  # 160,000 unknown items and the missing test items
+    assert exc.problems[0].line == 1 and "unknown item" in exc.problems[0].message
+    assert any("have no prediction" in p.message for p in exc.problems)  # the whole-file one
+    listed = len(exc.problems) - 1
+    assert exc.problems[-1].message.startswith(f"... and {160_001 - listed:,} more problems")
+    assert "refused, 160001 problems" in str(exc)
+
+
+def test_many_crafted_refused_uploads_leave_the_cache_under_its_bound(tiny, monkeypatch):
+    from etclib.predictions import MAX_PROBLEMS
+    from views import upload_check
+
+    upload_check.clear()
+    monkeypatch.setattr(upload_check, "MAX_BYTES", 400_000)
+    at = new_session("pages/submit.py")
+    sizes = []
+    for n in range(8):
+        at.file_uploader(key="submit_file").upload(f"crafted{n}.jsonl", unknown_items(5000, n))
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("refused\\: 5,001 problem" in e.value for e in at.error), at.error
+        assert upload_check.held_bytes() <= upload_check.MAX_BYTES
+        sizes.append(upload_check.held_bytes())
+    entry = upload_check.size_of(upload_check.checked(unknown_items(5000, 7), "crafted7.jsonl"))
+    assert entry > 100_000  # a full refusal is large...
+    assert upload_check.entries() == upload_check.MAX_BYTES // entry  # ...so only a few stay
+    check = upload_check.checked(unknown_items(5000, 0), "crafted0.jsonl")
+    assert len(check.problems) <= MAX_PROBLEMS and check.problem_count == 5001
+
+
+def test_cached_checks_expire(tiny, monkeypatch):
+    from views import upload_check
+
+    upload_check.clear()
+    clock = [1000.0]
+    monkeypatch.setattr(upload_check.time, "monotonic", lambda: clock[0])
+    upload_check.checked(unknown_items(10), "a.jsonl")
+    assert upload_check.entries() == 1
+    clock[0] += upload_check.TTL_S + 1
+    upload_check.checked(unknown_items(10, 50), "b.jsonl")  # any check drops the expired ones
+    assert upload_check.entries() == 1
+    upload_check.clear()

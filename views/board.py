@@ -85,6 +85,8 @@ class Validation:
     message: str = ""
     #: the track detected from the file's fields (etclib.tracks); the default when unknown
     track: str = "transcription"
+    #: problems found (``problems`` lists at most etclib.predictions.MAX_PROBLEMS of them)
+    problem_count: int = 0
 
     @property
     def track_title(self) -> str:
@@ -110,7 +112,12 @@ def validate_upload(
         preds = read_predictions(data, split=split, name=name, track=track)
     except PredictionsError as exc:
         return Validation(
-            False, name, problems=list(exc.problems), message=str(exc), track=str(track)
+            False,
+            name,
+            problems=list(exc.problems),
+            message=str(exc),
+            track=str(track),
+            problem_count=exc.total,
         )
     except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
         return Validation(False, name, problems=[Problem(0, str(exc))], message=str(exc))
