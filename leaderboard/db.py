@@ -50,6 +50,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from etclib import duckfile
+from etclib.duckfile import not_duckdb
+
 from . import settings
 from .clock import now
 from .engine import SERVER, serialize
@@ -586,8 +589,12 @@ class DuckDBDatabase(Database):
             self._lock_file.acquire(path)
         except OSError as exc:
             raise _unwritable(path, exc) from None
+        reason = None if self.created else not_duckdb(path)
+        if reason:  # before DuckDB reads it (it would try an extension for, e.g., SQLite)
+            self._lock_file.release()
+            raise DatabaseCorruptError(str(path), reason)
         try:
-            self.con = duckdb.connect(str(path))
+            self.con = duckfile.connect(path)
         except duckdb.Error as exc:
             self._lock_file.release()
             if self.created:

@@ -266,3 +266,76 @@ def test_cached_checks_expire(tiny, monkeypatch):
     upload_check.checked(unknown_items(10, 50), "b.jsonl")  # any check drops the expired ones
     assert upload_check.entries() == 1
     upload_check.clear()
+
+
+# --- 5. DuckDB never installs or loads an extension ----------------------------------------
+
+SQLITE_HEADER = b"SQLite format 3\x00" + b"\x00" * 4080
+
+
+def no_extension_dirs(home) -> bool:
+    return not any(p.name == "extensions" for p in home.rglob("*"))
+
+
+def test_a_sqlite_file_as_the_board_is_named_and_nothing_is_installed(tmp_path, monkeypatch):
+    from leaderboard.db import open_db
+
+    home = tmp_path / "home"  # HOME (tests/conftest.py): where DuckDB keeps its extensions
+    board = tmp_path / "leaderboard.duckdb"
+    board.write_bytes(SQLITE_HEADER)
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # no network: a download would fail
+    with pytest.raises(lb.DatabaseCorruptError) as info:
+        open_db(board, create=False)
+    message = str(info.value)
+    assert "a SQLite database, not a DuckDB database" in message
+    assert "extension" not in message.lower() and "download" not in message.lower()
+    assert no_extension_dirs(home)
+    assert board.read_bytes() == SQLITE_HEADER  # nothing was written to it
+
+
+def test_a_sqlite_file_as_the_studies_database_is_named(tmp_path, monkeypatch):
+    from etclib.errors import StoreError
+    from etclib.studiesdb import connect
+
+    path = tmp_path / "studies.duckdb"
+    path.write_bytes(SQLITE_HEADER)
+    with pytest.raises(StoreError, match="a SQLite database, not a DuckDB database"):
+        with connect(path):
+            pass
+    assert no_extension_dirs(tmp_path / "home")
+
+
+def test_every_duckdb_connection_has_extension_loading_off(tmp_path):
+    """Even a connection given a SQLite file directly fails locally, at once, not by download."""
+    import duckdb
+
+    from etclib import duckfile
+
+    path = tmp_path / "x.db"
+    path.write_bytes(SQLITE_HEADER)
+    with pytest.raises(duckdb.Error) as info:
+        duckfile.connect(path)
+    assert "Failed to download" not in str(info.value)
+    con = duckfile.connect(":memory:")
+    settings = dict(
+        con.execute(
+            "SELECT name, value FROM duckdb_settings() WHERE name IN "
+            "('autoinstall_known_extensions', 'autoload_known_extensions')"
+        ).fetchall()
+    )
+    assert settings == {
+        "autoinstall_known_extensions": "false",
+        "autoload_known_extensions": "false",
+    }
+
+
+def test_no_module_opens_duckdb_but_through_duckfile():
+    from tests.conftest import REPO
+
+    offenders = [
+        str(p.relative_to(REPO))
+        for folder in ("etclib", "leaderboard", "views", "pages")
+        for p in (REPO / folder).rglob("*.py")
+        if "duckdb.connect(" in p.read_text(encoding="utf-8") and p.name != "duckfile.py"
+    ]
+    assert offenders == []
