@@ -13,7 +13,7 @@ from views.text import escape_markdown
 ensure_app_navigation()
 
 st.title("Submit predictions")
-with shown_errors(stop=True):  # a damaged or unwritable board: its one message, before any form
+with shown_errors(stop=True):  # a damaged or unwritable board: "unavailable", before any form
     lb.open_db()
 st.markdown(
     "Predict the emotion transcription of every utterance of the **test split** (1,010 items: "

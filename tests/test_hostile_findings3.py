@@ -339,3 +339,70 @@ def test_no_module_opens_duckdb_but_through_duckfile():
         if "duckdb.connect(" in p.read_text(encoding="utf-8") and p.name != "duckfile.py"
     ]
     assert offenders == []
+
+
+# --- 6. a damaged board ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def damaged_board(tiny, tmp_path, monkeypatch):
+    """A board with a scored entry, then cut in half (DuckDB then reports a checksum or read
+    error naming the file)."""
+    path = tmp_path / "leaderboard.duckdb"
+    data = dumps_jsonl((it.key, it.reference) for it in tiny).encode("utf-8")
+    lb.submit(data, META, file_name="good.jsonl")
+    lb.process_jobs()
+    lb.close_all()
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(lb.StorageError):
+        lb.open_db(path, create=False)
+    return path
+
+
+def page_text(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [e.value for e in at.error] + [w.value for w in at.warning]
+    parts += [i.value for i in at.info] + [t.value for t in at.title]
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts))
+
+
+@pytest.mark.parametrize("page", ["pages/chat.py", "pages/corpus.py", "pages/about.py"])
+def test_pages_that_do_not_need_the_board_work_with_a_damaged_one(damaged_board, page, caplog):
+    at = new_session(page)
+    assert not at.error, [e.value for e in at.error]
+    text = page_text(at)
+    assert str(damaged_board) not in text and "DuckDB" not in text
+    assert at.title and "refused to start" not in text
+
+
+def test_chat_works_with_a_damaged_board(damaged_board):
+    at = new_session("pages/chat.py")
+    at.chat_input(key="chat_input").set_value("こんにちは").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [t.value for t in at.text] == ["A: こんにちは"]
+
+
+@pytest.mark.parametrize("page", ["pages/leaderboard.py", "pages/submit.py", "pages/home.py"])
+def test_board_pages_say_unavailable_without_server_details(
+    damaged_board, page, caplog, monkeypatch
+):
+    import logging
+
+    import views.errors
+
+    monkeypatch.setattr(views.errors, "_LOGGED", set())
+    with caplog.at_level(logging.ERROR, logger="views.errors"):
+        at = new_session(page)
+    text = page_text(at)
+    assert [e.value for e in at.error] == [
+        "The leaderboard is unavailable right now: its database cannot be used. The site's "
+        "operator has been told (the details are in the server's log). The other pages work "
+        "as usual."
+    ]
+    assert str(damaged_board.parent) not in text and "/tmp" not in text
+    for detail in ("DuckDB", "checksum", "IO Error", "duckdb", "Restore it from a backup"):
+        assert detail not in text, detail
+    # the operator's copy, with the path, is in the server log (once per process per message)
+    logged = [r.getMessage() for r in caplog.records if r.name == "views.errors"]
+    assert logged and all(str(damaged_board) in m for m in logged)
