@@ -406,3 +406,100 @@ def test_board_pages_say_unavailable_without_server_details(
     # the operator's copy, with the path, is in the server log (once per process per message)
     logged = [r.getMessage() for r in caplog.records if r.name == "views.errors"]
     assert logged and all(str(damaged_board) in m for m in logged)
+
+
+# --- 7. the low findings ---------------------------------------------------------------------
+
+
+def erc_record(it, extra: dict | None = None) -> dict:
+    return {"dialogue_id": it.key[0], "turn": it.key[1], "role": it.key[2], "labels": ["joy"]} | (
+        extra or {}
+    )
+
+
+def test_an_erc_file_with_a_stray_prediction_field_is_refused_naming_both(tiny):
+    import json
+
+    lines = [
+        erc_record(it, {"prediction": "嬉しい"} if n == 3 else None) for n, it in enumerate(tiny)
+    ]
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines).encode("utf-8")
+    with pytest.raises(lb.SubmissionError) as info:
+        lb.submit(data, META, file_name="erc.jsonl")
+    problems = [str(p) for p in info.value.problems]
+    assert len(problems) == 1 and problems[0].startswith("line 4: this record has both")
+    assert "'prediction' (the transcription track)" in problems[0]
+    assert "'labels' (the erc track)" in problems[0]
+    # every record with both: the same, on each line (not silently scored as transcriptions)
+    both = [erc_record(it, {"prediction": "x"}) for it in tiny]
+    data = "".join(json.dumps(r) + "\n" for r in both).encode("utf-8")
+    with pytest.raises(lb.SubmissionError) as info:
+        lb.submit(data, META, file_name="erc.jsonl")
+    assert len(info.value.problems) == len(tiny)
+
+
+def test_a_csv_with_both_track_columns_is_refused(tiny):
+    rows = ["dialogue_id,turn,role,prediction,labels"]
+    rows += [f"{it.key[0]},{it.key[1]},{it.key[2]},x,joy" for it in tiny]
+    with pytest.raises(lb.SubmissionError, match="has both 'prediction'"):
+        lb.submit("\r\n".join(rows).encode(), META, file_name="both.csv")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "called"),
+    [("utf-32", "UTF-32"), ("utf-32-be", "UTF-32"), ("utf-16", "UTF-16"), ("utf-16-be", "UTF-16")],
+)
+def test_a_utf32_file_is_called_utf32(tiny, encoding, called):
+    from views.board import validate_upload
+
+    text = dumps_jsonl((it.key, it.reference) for it in tiny)
+    bom = {"utf-32-be": "\ufeff", "utf-16-be": "\ufeff"}.get(encoding, "")
+    check = validate_upload((bom + text).encode(encoding), "p.jsonl")
+    assert not check.ok
+    assert [str(p) for p in check.problems] == [f"line 1: the file is {called}; save it as UTF-8."]
+
+
+def test_a_cr_only_file_gets_a_hint_about_line_ends(tiny):
+    from etclib.predictions import CR_ONLY
+    from views.board import validate_upload
+
+    text = dumps_jsonl((it.key, it.reference) for it in tiny).replace("\n", "\r")
+    check = validate_upload(text.encode("utf-8"), "mac.jsonl")
+    assert not check.ok and check.problems[0].message == CR_ONLY
+    assert "LF or CRLF" in check.message
+
+
+BIDI = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "evil\u202elmsj.exe" shows as "evilexe.jsml"
+
+
+def test_bidi_controls_are_stripped_from_file_names_on_the_page_and_in_the_history(tiny):
+    name = f"evil{BIDI}lnosj\u200b.jsonl"
+    # the Submit page's message, for a refused file
+    at = new_session("pages/submit.py")
+    at.file_uploader(key="submit_file").upload(name, b'{"dialogue_id": 1}\n').run()
+    shown = " ".join(e.value for e in at.error)
+    assert "was refused" in shown and BIDI not in shown and "\u200b" not in shown
+    assert "evillnosj" in shown
+    # the status history of an accepted one
+    data = dumps_jsonl((it.key, it.reference) for it in tiny).encode("utf-8")
+    receipt = lb.submit(data, META, file_name=name)
+    history = " ".join(h["message"] or "" for h in lb.status(receipt.id)["history"])
+    assert "received evillnosj.jsonl" in history and BIDI not in history
+
+
+def test_score_per_item_file_has_one_line_per_record_for_splitlines(tiny, tmp_path, capsys):
+    import json
+
+    from etclib.cli import main
+
+    odd = ["a\u2028b", "c\u2029d", "e\u0085f", "g\r\nh"]
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(dumps_jsonl((it.key, odd[n % 4]) for n, it in enumerate(tiny)), "utf-8")
+    assert len(preds.read_text(encoding="utf-8").splitlines()) == len(tiny)  # the writer too
+    out = tmp_path / "items.jsonl"
+    code = main(["score", str(preds), "--metrics", "bleu", "--per-item", str(out)])
+    capsys.readouterr()
+    assert code == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(tiny)
+    assert [json.loads(line)["prediction"] for line in lines][:4] == odd

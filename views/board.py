@@ -105,8 +105,9 @@ def validate_upload(
     unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
     """
     from etclib.errors import EtcError
-    from etclib.predictions import detect_track, read_predictions
+    from etclib.predictions import detect_track, read_predictions, shown_name
 
+    name = shown_name(name)
     try:
         track = track or detect_track(data, name) or "transcription"
         preds = read_predictions(data, split=split, name=name, track=track)
