@@ -503,3 +503,43 @@ def test_score_per_item_file_has_one_line_per_record_for_splitlines(tiny, tmp_pa
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(tiny)
     assert [json.loads(line)["prediction"] for line in lines][:4] == odd
+
+
+def test_a_full_disk_stops_the_worker_with_one_line_and_no_chmod_advice(
+    tiny, monkeypatch, capsys, caplog
+):
+    """ENOSPC met while storing a result (DuckDB's own error, raised where DuckDB raises it:
+    inside the write transaction) through ``python -m leaderboard worker --once``."""
+    import logging
+
+    import duckdb
+
+    from leaderboard import worker
+    from leaderboard.__main__ import main
+
+    for n in range(3):
+        texts = {it.key: f"{it.reference}{n}" for it in tiny}
+        lb.submit(dumps_jsonl(texts.items()).encode("utf-8"), META, file_name=f"p{n}.jsonl")
+    calls = []
+
+    def full_disk(*args, **kwargs):
+        calls.append(1)
+        raise duckdb.IOException(
+            'IO Error: Could not write file "leaderboard.duckdb.wal": No space left on device'
+        )
+
+    monkeypatch.setattr(worker, "store_result", full_disk)
+    lb.close_all()
+    with caplog.at_level(logging.DEBUG):
+        code = main(["worker", "--once", "--threads", "2", "--timeout", "600"])
+    out = capsys.readouterr()
+    assert code == 8 and calls  # the worker stopped (exit status 8) after the write failed
+    said = [line for line in (out.out + out.err).splitlines() if "space left" in line]
+    assert len(said) == 1 and "the scoring worker stopped" in said[0], out
+    assert "Free space on the disk" in said[0]
+    assert "chown" not in out.out + out.err and "chmod" not in out.out + out.err
+    assert "Traceback" not in out.out + out.err
+    # nothing logged about it (with or without a traceback): the command printed it once
+    records = [r for r in caplog.records if r.name.startswith("leaderboard")]
+    assert not any("space left" in r.getMessage() for r in records)
+    assert not any(r.exc_info and "space left" in str(r.exc_info[1]) for r in records)
