@@ -190,6 +190,21 @@ def test_a_paid_model_has_one_budget_for_every_visitor(chat_server, monkeypatch)
     assert all("3 predictions per minute for all visitors together" in s for s in shown[3:])
 
 
+def test_limits_count_per_key_in_the_board_on_both_engines(board_engine):
+    from leaderboard import limits
+
+    assert [limits.take("chat", "visitor-a", 2, 60) for _ in range(2)] == [0.0, 0.0]
+    wait = limits.take("chat", "visitor-a", 2, 60)
+    assert 1.0 <= wait <= 60.0  # refused, and nothing counted for it
+    assert limits.take("chat", "visitor-b", 2, 60) == 0.0  # another visitor
+    assert limits.take("admin-failure", "visitor-a", 2, 60) == 0.0  # another bucket
+    assert len(limits.recent("chat", "visitor-a", 60)) == 2
+    limits.clear("chat", "visitor-a")
+    assert limits.recent("chat", "visitor-a", 60) == []
+    rows = lb.open_db().query("SELECT key_hash FROM limit_events")
+    assert rows and all("visitor" not in r[0] for r in rows)  # keys are stored hashed
+
+
 def test_the_model_budget_setting_is_checked(monkeypatch):
     from etclib.errors import ConfigError
     from views import chat
@@ -249,7 +264,7 @@ def test_many_crafted_refused_uploads_leave_the_cache_under_its_bound(tiny, monk
         sizes.append(upload_check.held_bytes())
     entry = upload_check.size_of(upload_check.checked(unknown_items(5000, 7), "crafted7.jsonl"))
     assert entry > 100_000  # a full refusal is large...
-    assert upload_check.entries() == upload_check.MAX_BYTES // entry  # ...so only a few stay
+    assert 1 <= upload_check.entries() <= upload_check.MAX_BYTES // entry < 8  # ...a few stay
     check = upload_check.checked(unknown_items(5000, 0), "crafted0.jsonl")
     assert len(check.problems) <= MAX_PROBLEMS and check.problem_count == 5001
 
