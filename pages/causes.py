@@ -5,7 +5,6 @@ emotion transcription, and tick the utterances the state is about, or "not in th
 Agreement among people, of an LLM run and of the lexical proxy with them: docs/causes.md.
 """
 
-
 import pandas as pd
 import streamlit as st
 

@@ -27,11 +27,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from etclib.errors import EtcError
-from leaderboard.errors import StorageError
 
 from .text import escape_markdown
+
+if TYPE_CHECKING:  # imported when needed: a page run on its own has pages/ first on sys.path,
+    # where pages/leaderboard.py would shadow the package at import time
+    from leaderboard.errors import StorageError
 
 log = logging.getLogger("views.errors")
 
@@ -41,6 +45,12 @@ BOARD_UNAVAILABLE = (
     "has been told (the details are in the server's log). The other pages work as usual."
 )
 _LOGGED: set[str] = set()
+
+
+def _storage_error(exc: BaseException) -> bool:
+    from leaderboard.errors import StorageError
+
+    return isinstance(exc, StorageError)
 
 
 def board_unavailable(exc: StorageError, *, show: bool = True) -> None:
@@ -74,7 +84,7 @@ def shown_errors(prefix: str = "", *, stop: bool = False) -> Iterator[None]:
     try:
         yield
     except EtcError as exc:
-        if isinstance(exc, StorageError):
+        if _storage_error(exc):
             board_unavailable(exc)
         else:
             show_error(exc, prefix)
