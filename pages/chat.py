@@ -18,7 +18,7 @@ st.caption(
     "A is the speaker role (opens the dialogue), B the listener. After each utterance the chosen "
     "model writes what its author probably felt or intended, in Japanese, in the first person. "
     f"Limits: {chat.MAX_UTTERANCE_CHARS} characters per utterance, {chat.MAX_LINES} utterances "
-    f"per conversation, {chat.RATE_PER_MINUTE} predictions per minute."
+    f"per conversation, {chat.rate_per_minute()} predictions per minute."
 )
 st.caption(
     "Under each utterance too: the emotion categories predicted by the categories track's "

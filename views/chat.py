@@ -11,8 +11,9 @@ timeout and one retry). The picker's wording for the library's backends is in :f
 any other backend shows its own description.
 
 Limits: :data:`MAX_UTTERANCE_CHARS` per utterance and :data:`MAX_LINES` utterances per
-conversation; :data:`RATE_PER_MINUTE` predictions per minute per visitor, counted like the upload
-quota (:class:`VisitorLimiter`: the signed-in account, else the network address, in the board's
+conversation; :func:`rate_per_minute` predictions per minute per visitor
+(``ETC_CHAT_PER_MINUTE``, default :data:`RATE_PER_MINUTE`), counted like the upload quota
+(:class:`VisitorLimiter`: the signed-in account, else the network address, in the board's
 database, so a reload or a new session does not reset it); and for each *metered* model (a
 hosted or served LLM, ``Backend.metered``) a budget for everyone together:
 ``ETC_CHAT_MODEL_PER_MINUTE`` (default 60) and ``ETC_CHAT_MODEL_PER_DAY`` (default 1000)
@@ -283,6 +284,12 @@ def _budget(name: str, default: int) -> int:
     return value
 
 
+def rate_per_minute() -> int:
+    """Predictions per minute per visitor (``ETC_CHAT_PER_MINUTE``, default
+    :data:`RATE_PER_MINUTE`; 0 switches the chat off)."""
+    return _budget("ETC_CHAT_PER_MINUTE", RATE_PER_MINUTE)
+
+
 def model_budget() -> list[tuple[int, float, str]]:
     """Each metered model's budget for everyone together: (predictions, window in seconds,
     how the window reads) from ``ETC_CHAT_MODEL_PER_MINUTE`` and ``ETC_CHAT_MODEL_PER_DAY``."""
@@ -310,14 +317,14 @@ def _take(bucket: str, key: str, limit: int, window: float) -> float:
 
 class VisitorLimiter:
     """The chat's limits counted in the board's database (:mod:`leaderboard.limits`), so they
-    hold across reloads, sessions and replicas: :data:`RATE_PER_MINUTE` predictions per minute
+    hold across reloads, sessions and replicas: :func:`rate_per_minute` predictions per minute
     for the visitor ``key`` (:func:`views.identity.limit_key`), and for a metered ``picked``
     model the :func:`model_budget` of everyone together."""
 
     def __init__(self, key: str = "", picked: Choice | None = None, limit: int | None = None):
         self.key = key
         self.picked = picked
-        self.limit = RATE_PER_MINUTE if limit is None else limit
+        self.limit = rate_per_minute() if limit is None else limit
         #: this session's predictions (times); the count that limits is the database's
         self.events: list[float] = []
         self._refusal = ""
