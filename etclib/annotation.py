@@ -823,7 +823,7 @@ def export_csv(submission_id: str | None = None, *, db: str | Path | None = None
     """Every answer as CSV text (UTF-8, header row): decision, judge label, annotator, answer."""
     answers = answers_frame(submission_id, db=db).rename(columns={"label": "judge_label"})
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer)  # "\r\n": a lone "\r" in a cell is quoted
     writer.writerow(EXPORT_COLUMNS)
     for row in answers.itertuples(index=False):
         rec = row._asdict()

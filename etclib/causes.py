@@ -73,6 +73,7 @@ from .agreement import cohen_kappa, confusion_matrix, fleiss_kappa, krippendorff
 from .annotation import annotator_for_code, connect_studies, require_admin
 from .corpus import ROLE_LETTER, ROLES, SPLITS, TURNS_PER_DIALOGUE, Corpus, Dialogue, Utterance
 from .errors import AnnotationError, ConfigError, JudgeError, TaskError
+from .jsonl import dumps_line
 from .judge import providers, runner
 from .judge.parse import AnswerParseError
 from .llm.models import Decoding
@@ -1271,7 +1272,7 @@ def export_jsonl(out: str | Path, *, db: str | Path | None = None) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         for rec in records:
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            f.write(dumps_line(rec) + "\n")
     return len(records) - 1
 
 

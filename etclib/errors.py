@@ -83,15 +83,17 @@ class RefusedFileError(EtcError):
     #: What did not happen to a refused file, for the message ("nothing was scored").
     consequence = "nothing was read"
 
-    def __init__(self, path: str, problems: list[Problem], shown: int = 10):
+    def __init__(
+        self, path: str, problems: list[Problem], shown: int = 10, total: int | None = None
+    ):
         self.path = path
         self.problems = problems
+        #: how many problems were found (``problems`` lists at most a capped number of them)
+        self.total = max(total or 0, len(problems))
         head = "\n".join(f"  {p}" for p in problems[:shown])
-        more = f"\n  ... and {len(problems) - shown} more problems" if len(problems) > shown else ""
-        noun = "problem" if len(problems) == 1 else "problems"
-        super().__init__(
-            f"{path}: refused, {len(problems)} {noun}; {self.consequence}:\n{head}{more}"
-        )
+        more = f"\n  ... and {self.total - shown} more problems" if self.total > shown else ""
+        noun = "problem" if self.total == 1 else "problems"
+        super().__init__(f"{path}: refused, {self.total} {noun}; {self.consequence}:\n{head}{more}")
 
 
 class PredictionsError(RefusedFileError):

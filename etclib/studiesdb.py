@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import config, serverdb
+from . import config, duckfile, serverdb
+from .duckfile import not_duckdb
 from .errors import StoreError
 
 
@@ -182,10 +183,16 @@ def connect(
     try:
         with _opening:
             if read_only and not path.exists():
-                raw = duckdb.connect(":memory:")
+                raw = duckfile.connect(":memory:")
             else:
+                reason = not_duckdb(path)
+                if reason:
+                    raise StoreError(
+                        f"Cannot open the studies database {path}: {reason}. Check "
+                        "ETC_STUDIES_DB, or move the file aside to start a new database."
+                    )
                 path.parent.mkdir(parents=True, exist_ok=True)
-                raw = duckdb.connect(str(path))
+                raw = duckfile.connect(path)
     except (duckdb.Error, OSError) as exc:
         raise StoreError(
             f"Cannot open the studies database {path}: {exc}. Check ETC_STUDIES_DB and that no "

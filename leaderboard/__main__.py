@@ -229,6 +229,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"warmed: {', '.join(warmed)}", flush=True)
     # ETC_LB_WORKERS=0 means "the site scores nothing"; a worker process always scores
     threads = args.threads or settings.workers() or settings.DEFAULT_WORKERS
+    # the pool logs why it stopped for the site's log; this command prints it itself, once
+    said = lambda record: not getattr(record, "worker_failure", False)  # noqa: E731
+    logging.getLogger("leaderboard.worker").addFilter(said)
     pool = lb.start_workers(threads, db=db, warm_board=False)  # no visitor here
     print(f"worker: {len(pool.threads)} thread(s), PID {os.getpid()}; Ctrl-C to stop", flush=True)
     finished = True
@@ -244,6 +247,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("stopping after the current jobs ...", file=sys.stderr)
     finally:
         pool.stop(timeout=60.0 if finished else 2.0)
+        logging.getLogger("leaderboard.worker").removeFilter(said)
     left = pending_jobs(db)
     if not finished:
         raise WorkerStoppedError(

@@ -2,7 +2,9 @@
 
 Exports hold public fields only (never the contact or the submitter key) and public entries
 only. CSV cells that a spreadsheet would run as a formula (text starting with ``=``, ``+``,
-``-``, ``@``, a tab or a carriage return) get a leading apostrophe.
+``-``, ``@``, a tab or a carriage return) get a leading apostrophe, and so does every line of a
+multi-line cell that starts with one of the first five. Rows end in ``\r\n`` (RFC 4180), so the
+csv module quotes any cell holding a lone ``\r`` or ``\n`` and a reader keeps it one cell.
 
 :func:`push_to_hub` uploads ``leaderboard.json`` and ``leaderboard.csv`` to the Hugging Face
 dataset repo ``ETC_LB_HUB_REPO`` with ``HF_TOKEN`` (the worker does it after each job when both
@@ -11,10 +13,12 @@ are set). Every push is logged in ``hub_pushes``.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
 import os
+import re
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -33,13 +37,16 @@ from .errors import LeaderboardError
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 WHATS = ("board", "reported", "items")
+# A line inside a cell (after "\r\n", "\r" or "\n") that starts like a formula.
+_FORMULA_LINE = re.compile(r"(\r\n|\r|\n)(?=[=+\-@\t])")
 
 
 def safe_cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet runs as a formula."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
+    """A CSV cell that no spreadsheet runs as a formula, on its first line or any other."""
+    if not isinstance(value, str):
+        return value
+    value = _FORMULA_LINE.sub(r"\1'", value)
+    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
 
 
 def _plain(value: Any) -> Any:
@@ -108,9 +115,10 @@ def export_csv(
     rows = _records(frame)
     out = io.StringIO()
     columns = list(frame.columns)
-    import csv
-
-    writer = csv.writer(out, lineterminator="\n")
+    # "\r\n", the csv module's default: with "\n" it leaves a cell holding a lone "\r"
+    # unquoted, and a reader splits the row there (a new row whose first cell is the text after
+    # it, unguarded).
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow([safe_cell(c) for c in columns])
     for rec in rows:
         cells = []

@@ -54,7 +54,7 @@ from etclib.redact import redact
 from . import board, samples, settings, stages
 from .clock import now
 from .db import Database, process_name, resolve
-from .errors import WorkerStoppedError
+from .errors import DatabaseCorruptError, DatabaseUnwritableError, WorkerStoppedError
 from .queue import (
     DEFER_SECONDS,
     Job,
@@ -305,8 +305,9 @@ class WorkerPool:
         #: them; a worker process has no visitor)
         self.warm_board = warm_board
         self._stop = threading.Event()
-        #: Why the pool stopped by itself (repeated loop errors), else None.
+        #: Why the pool stopped by itself (repeated loop errors, a storage fault), else None.
         self.failure: str | None = None
+        self._failure_lock = threading.Lock()
         self.threads = [
             threading.Thread(target=self._loop, name=f"lb-worker-{i + 1}", daemon=True)
             for i in range(threads)
@@ -336,6 +337,11 @@ class WorkerPool:
             except Exception as exc:  # noqa: BLE001 - e.g. the database failing under us
                 if self._stop.is_set() or self.db.closed:
                     return
+                if isinstance(exc, (DatabaseUnwritableError, DatabaseCorruptError)):
+                    # expected, and retrying soon does not help (a full or read-only disk, a
+                    # damaged file): one line with the fix, no traceback, the pool stops
+                    self._stopped_by(f"the scoring worker stopped: {exc}")
+                    return
                 errors += 1
                 log.error(
                     "worker loop error %d of %d:\n%s",
@@ -344,19 +350,28 @@ class WorkerPool:
                     traceback.format_exc(),
                 )
                 if errors >= MAX_LOOP_ERRORS:
-                    self.failure = (
+                    self._stopped_by(
                         f"the scoring worker stopped after {errors} consecutive errors; the "
                         f"last: {type(exc).__name__}: {str(exc)[:400]}"
                     )
-                    log.error("%s", self.failure)
-                    self._stop.set()
-                    self.db.notify_jobs()
                     return
                 self._stop.wait(LOOP_ERROR_PAUSE * 2 ** (errors - 1))
                 continue
             if not busy:
                 with self.db.jobs_changed:
                     self.db.jobs_changed.wait(self.poll)
+
+    def _stopped_by(self, failure: str) -> None:
+        """Stop the pool for ``failure``, logged once however many threads meet it (records
+        marked ``worker_failure``: a command that prints the failure itself drops them)."""
+        with self._failure_lock:
+            first = self.failure is None
+            if first:
+                self.failure = failure
+        if first:
+            log.error("%s", failure, extra={"worker_failure": True})
+        self._stop.set()
+        self.db.notify_jobs()
 
     def stop(self, timeout: float = 60.0) -> None:
         """Ask the threads to stop after their current job and wait for them."""

@@ -5,13 +5,12 @@ emotion transcription, and tick the utterances the state is about, or "not in th
 Agreement among people, of an LLM run and of the lexical proxy with them: docs/causes.md.
 """
 
-import json
-
 import pandas as pd
 import streamlit as st
 
 from etclib import annotation, causes
 from etclib.corpus import load_corpus
+from etclib.jsonl import dumps_line
 from views import annotators, charts
 from views import causes as cv
 from views.errors import shown_errors
@@ -232,7 +231,7 @@ with tab_results:
     )
     st.download_button(
         "Download the cause layer (JSONL, CC BY-NC 4.0)",
-        "\n".join(json.dumps(r, ensure_ascii=False) for r in causes.export_records(db=DB)),
+        "\n".join(dumps_line(r) for r in causes.export_records(db=DB)),
         file_name="etc_causes.jsonl",
         mime="application/jsonl",
         key="causes_export",

@@ -25,6 +25,15 @@ needs_corpus = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _leaderboard_package():
+    """Import the leaderboard package before any page runs, as a served site does
+    (streamlit_app.py, at the repository root, imports it first): AppTest runs a page file with
+    pages/ first on sys.path, where ``import leaderboard`` (the chat's and the admin forms'
+    per-visitor limits, views/chat.py, views/admin.py) would find pages/leaderboard.py."""
+    import leaderboard  # noqa: F401
+
+
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
     """Point caches, databases, secrets and HOME at tmp_path; keep the real corpus reachable."""

@@ -109,11 +109,14 @@ def running_site(
     port: int | None = None,
     log: str | os.PathLike | None = None,
     timeout: float = 90.0,
+    address: str = "127.0.0.1",
 ) -> Iterator[str]:
     """Run ``streamlit run streamlit_app.py`` on 127.0.0.1 (headless) and yield its URL.
 
     ``env`` is added to this process's environment; ``log`` receives the server's output
-    (discarded by default). The server is stopped (its process group) on exit.
+    (discarded by default); ``address``: where it listens (``"::"``, Streamlit's default, also
+    takes IPv4 connections, which it then sees as ``::ffff:127.0.0.1``; the URL stays
+    127.0.0.1). The server is stopped (its process group) on exit.
     """
     port = port or free_port()
     url = f"http://127.0.0.1:{port}"
@@ -125,7 +128,7 @@ def running_site(
         "--server.port",
         str(port),
         "--server.address",
-        "127.0.0.1",
+        address,
         "--server.headless",
         "true",
         "--browser.gatherUsageStats",

@@ -98,6 +98,8 @@ class Validation:
     message: str = ""
     #: the track detected from the file's fields (etclib.tracks); the default when unknown
     track: str = "transcription"
+    #: problems found (``problems`` lists at most etclib.predictions.MAX_PROBLEMS of them)
+    problem_count: int = 0
 
     @property
     def track_title(self) -> str:
@@ -116,14 +118,20 @@ def validate_upload(
     unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
     """
     from etclib.errors import EtcError
-    from etclib.predictions import detect_track, read_predictions
+    from etclib.predictions import detect_track, read_predictions, shown_name
 
+    name = shown_name(name)
     try:
         track = track or detect_track(data, name) or "transcription"
         preds = read_predictions(data, split=split, name=name, track=track)
     except PredictionsError as exc:
         return Validation(
-            False, name, problems=list(exc.problems), message=str(exc), track=str(track)
+            False,
+            name,
+            problems=list(exc.problems),
+            message=str(exc),
+            track=str(track),
+            problem_count=exc.total,
         )
     except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
         return Validation(False, name, problems=[Problem(0, str(exc))], message=str(exc))

@@ -10,8 +10,14 @@ seconds, so each backend gets those of :data:`CHAT_OPTIONS` it takes (hosted mod
 timeout and one retry). The picker's wording for the library's backends is in :func:`_label`;
 any other backend shows its own description.
 
-Limits (per visitor session): :data:`MAX_UTTERANCE_CHARS` per utterance, :data:`MAX_LINES`
-utterances per conversation, :data:`RATE_PER_MINUTE` predictions per minute.
+Limits: :data:`MAX_UTTERANCE_CHARS` per utterance and :data:`MAX_LINES` utterances per
+conversation; :func:`rate_per_minute` predictions per minute per visitor
+(``ETC_CHAT_PER_MINUTE``, default :data:`RATE_PER_MINUTE`), counted like the upload quota
+(:class:`VisitorLimiter`: the signed-in account, else the network address, in the board's
+database, so a reload or a new session does not reset it); and for each *metered* model (a
+hosted or served LLM, ``Backend.metered``) a budget for everyone together:
+``ETC_CHAT_MODEL_PER_MINUTE`` (default 60) and ``ETC_CHAT_MODEL_PER_DAY`` (default 1000)
+predictions (0 switches the model's chat off).
 
 Under each utterance the chat also shows the emotion categories (the ERC track) that the ERC
 track's default backend predicts (:func:`erc_backend_name`: ``tfidf``, the trained TF-IDF +
@@ -36,7 +42,7 @@ from typing import Any
 from etclib.categories import LabelSet
 from etclib.config import setting
 from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
-from etclib.errors import BackendError, EtcError
+from etclib.errors import BackendError, ConfigError, EtcError
 from etclib.task import Item, chat_item, choose_shots, dialogue_items
 
 MAX_UTTERANCE_CHARS = 300
@@ -44,6 +50,9 @@ MAX_LINES = 10
 RATE_PER_MINUTE = 20
 _log = logging.getLogger(__name__)
 RATE_WINDOW_S = 60.0
+DEFAULT_MODEL_PER_MINUTE = 60
+DEFAULT_MODEL_PER_DAY = 1000
+DAY_S = 86400.0
 #: What a visitor reads about a model this site has not set up (operators: docs/site.md).
 UNAVAILABLE = "not available on this site"
 #: k of k-shot prompts the picker offers (0 is zero-shot; the paper's baselines used 4).
@@ -68,6 +77,8 @@ class Choice:
     usable: bool
     reason: str
     options: dict[str, Any] = field(default_factory=dict)
+    #: each prediction costs (a hosted or served LLM): held to the per-model budget
+    metered: bool = False
 
 
 def _chat_options(name: str) -> dict[str, Any]:
@@ -116,7 +127,9 @@ def _finetuned() -> Choice:
         "api_key": setting("ETC_FINETUNED_API_KEY") or "EMPTY",
     }
     # (the server's URL stays private: the reason can reach the page)
-    return Choice("finetuned", label, "openai", True, True, f"ready ({model})", options)
+    return Choice(
+        "finetuned", label, "openai", True, True, f"ready ({model})", options, metered=True
+    )
 
 
 def choices() -> list[Choice]:
@@ -131,11 +144,11 @@ def choices() -> list[Choice]:
         try:
             cls = backend_class(name)
         except Exception:  # a broken backend is listed as unusable, with backend_status's reason
-            prompted = False
+            prompted, metered = False, False
         else:
             if not cls.in_chat:
                 continue
-            prompted = cls.uses_prompt
+            prompted, metered = cls.uses_prompt, cls.metered
         out.append(
             Choice(
                 name,
@@ -145,6 +158,7 @@ def choices() -> list[Choice]:
                 status.usable,
                 status.reason,
                 _chat_options(name),
+                metered,
             )
         )
         if name == DEFAULT_BACKEND and "openai" in REGISTRY:
@@ -204,7 +218,7 @@ def submit(
         return problem
     wait = limiter.take()
     if wait:
-        return rate_message(wait, limiter.limit)
+        return limiter.message(wait)
     lines.append({"who": next_speaker(lines), "text": text, "pending": True})
     return None
 
@@ -251,6 +265,98 @@ class RateLimiter:
         if wait == 0.0:
             self.events.append(self.clock())
         return wait
+
+    def message(self, wait: float) -> str:
+        """The visitor's line for a refusal that must wait ``wait`` seconds."""
+        return rate_message(wait, self.limit)
+
+
+def _budget(name: str, default: int) -> int:
+    raw = setting(name)
+    if raw is None or not str(raw).strip():
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(f"{name}={raw!r} must be a whole number of predictions, 0 or more.")
+    return value
+
+
+def rate_per_minute() -> int:
+    """Predictions per minute per visitor (``ETC_CHAT_PER_MINUTE``, default
+    :data:`RATE_PER_MINUTE`; 0 switches the chat off)."""
+    return _budget("ETC_CHAT_PER_MINUTE", RATE_PER_MINUTE)
+
+
+def model_budget() -> list[tuple[int, float, str]]:
+    """Each metered model's budget for everyone together: (predictions, window in seconds,
+    how the window reads) from ``ETC_CHAT_MODEL_PER_MINUTE`` and ``ETC_CHAT_MODEL_PER_DAY``."""
+    return [
+        (_budget("ETC_CHAT_MODEL_PER_MINUTE", DEFAULT_MODEL_PER_MINUTE), RATE_WINDOW_S, "minute"),
+        (_budget("ETC_CHAT_MODEL_PER_DAY", DEFAULT_MODEL_PER_DAY), DAY_S, "day"),
+    ]
+
+
+#: The counts of :func:`_take` while the board's database cannot be used (this process only).
+_MEMORY: dict[tuple[str, str, int, float], RateLimiter] = {}
+
+
+def _take(bucket: str, key: str, limit: int, window: float) -> float:
+    """:func:`leaderboard.limits.take`; in this process's memory when the board is down (the
+    chat does not need the board, so it stays up, limited all the same)."""
+    from leaderboard import LeaderboardError, limits
+
+    try:
+        return limits.take(bucket, key, limit, window)
+    except LeaderboardError as exc:
+        _log.warning("chat limits counted in memory: the board is unavailable (%s)", exc)
+        return _MEMORY.setdefault((bucket, key, limit, window), RateLimiter(limit, window)).take()
+
+
+class VisitorLimiter:
+    """The chat's limits counted in the board's database (:mod:`leaderboard.limits`), so they
+    hold across reloads, sessions and replicas: :func:`rate_per_minute` predictions per minute
+    for the visitor ``key`` (:func:`views.identity.limit_key`), and for a metered ``picked``
+    model the :func:`model_budget` of everyone together."""
+
+    def __init__(self, key: str = "", picked: Choice | None = None, limit: int | None = None):
+        self.key = key
+        self.picked = picked
+        self.limit = rate_per_minute() if limit is None else limit
+        #: this session's predictions (times); the count that limits is the database's
+        self.events: list[float] = []
+        self._refusal = ""
+
+    def aim(self, key: str, picked: Choice) -> VisitorLimiter:
+        """Count for visitor ``key`` and model ``picked`` from now on (each page run)."""
+        self.key, self.picked = key, picked
+        return self
+
+    def take(self) -> float:
+        """Count one prediction and return 0; else the seconds to wait, counting nothing for
+        the limit that refused (:meth:`message` then says which)."""
+        wait = _take("chat", self.key, self.limit, RATE_WINDOW_S)
+        if wait:
+            self._refusal = rate_message(wait, self.limit)
+            return wait
+        if self.picked is not None and self.picked.metered:
+            for budget, window, unit in model_budget():
+                wait = _take(f"chat-model:{self.picked.key}:{unit}", "all", budget, window)
+                if wait:
+                    self._refusal = (
+                        f"{self.picked.label} has answered its {budget} predictions per {unit} "
+                        f"for all visitors together, the site's budget for it. Try again in "
+                        f"{max(1, round(wait))} s, or choose another model."
+                    )
+                    return wait
+        self.events.append(time.monotonic())
+        return 0.0
+
+    def message(self, wait: float) -> str:
+        """The visitor's line for the last refusal."""
+        return self._refusal or rate_message(wait, self.limit)
 
 
 def rate_message(wait: float, limit: int = RATE_PER_MINUTE) -> str:

@@ -74,6 +74,7 @@ class APIBackend(Backend):
     """A backend that calls a hosted chat model; subclasses say how to send and read."""
 
     uses_prompt = True
+    metered = True
     #: ``openai`` or ``gemini`` (for hints and the capability table)
     provider: ClassVar[str] = ""
 

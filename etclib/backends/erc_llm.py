@@ -92,6 +92,7 @@ class LLMLabelsBackend(CategoryBackend):
     description = "An LLM (OpenAI-compatible or Gemini) names the categories, zero- or k-shot."
     uses_prompt = True
     in_chat = True
+    metered = True
 
     def __init__(
         self,
