@@ -19,7 +19,7 @@ from collections import OrderedDict
 from .board import Validation, validate_upload
 
 #: The most bytes the cached checks may hold together (pickled).
-MAX_BYTES = 8 * 1024 * 1024
+MAX_BYTES = 8_000_000
 #: How long a check is kept, in seconds.
 TTL_S = 600.0
 
