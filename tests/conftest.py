@@ -145,6 +145,24 @@ def warmed(_isolated, warm_cache):
     shutil.copytree(warm_cache, os.environ["ETC_CACHE_DIR"], dirs_exist_ok=True)
 
 
+@pytest.fixture
+def backoff_delays(monkeypatch) -> list[float]:
+    """The back-off waits the model clients chose, in order (each retry of a backend, a stream
+    or the judge asks ``RetryPolicy.delay``; it is recorded, and still waited): a test asserts
+    on the waits instead of timing them."""
+    from etclib.llm.retry import RetryPolicy
+
+    chosen: list[float] = []
+    delay = RetryPolicy.delay
+
+    def recorded(self, attempt: int, retry_after: float | None = None) -> float:
+        chosen.append(delay(self, attempt, retry_after))
+        return chosen[-1]
+
+    monkeypatch.setattr(RetryPolicy, "delay", recorded)
+    return chosen
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """One real PostgreSQL server for the session (tests/pgserver.py); skips with the reason
