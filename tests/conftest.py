@@ -239,9 +239,6 @@ SERIAL = {
         "test_unreachable_endpoint_stops_at_once",  # < 3 s
         "test_calls_run_in_parallel",  # < 2.4 s
     ),
-    "tests/test_backends.py": (
-        "test_retrieval_on_the_real_corpus_finds_train_items_and_is_fast",  # p95 < 50 ms
-    ),
 }
 
 

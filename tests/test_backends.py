@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from etclib.backends import (
@@ -361,17 +359,23 @@ def test_retrieval_chat_items_and_empty_text(tiny_corpus):
         assert "".join(backend.stream(chat_item(lines))) == pred
 
 
-def test_retrieval_on_the_real_corpus_finds_train_items_and_is_fast(corpus):
+def test_retrieval_on_the_real_corpus_finds_train_items_with_bounded_work(corpus, monkeypatch):
+    """Train items find themselves; a prediction reuses the index (never rebuilt nor reloaded)
+    and weighs at most ``neighbours`` candidates. Its latency (p95 < 50 ms) is a performance
+    claim, measured by benchmarks/retrieval.py."""
+    from etclib.backends import retrieval
+
     backend = get_backend("retrieval", corpus=corpus)
     train = items(corpus, "train")[::40]
+    rebuilt = []
+    monkeypatch.setattr(retrieval, "build_index", lambda *a, **k: rebuilt.append(a))
+    monkeypatch.setattr(retrieval, "_load", lambda *a, **k: rebuilt.append(a))
     hits = sum(p == it.reference for p, it in zip(backend.predict(train), train, strict=True))
     assert hits >= 0.9 * len(train)
-    times = []
-    for it in items(corpus, "test")[:100]:
-        t = time.perf_counter()
-        backend.predict([it])
-        times.append(time.perf_counter() - t)
-    assert np.percentile(times, 95) < 0.05
+    test = items(corpus, "test")[:100]
+    assert len(backend.predict(test)) == len(test)
+    assert rebuilt == []
+    assert max(len(backend.candidates(it)[0]) for it in test) <= backend.neighbours
 
 
 # --- hf -----------------------------------------------------------------------------------------
