@@ -216,29 +216,16 @@ def board_engine(request, monkeypatch):
 # --- the parallel run (`make test`: pytest-xdist, then the serial pass) -------------------------
 
 #: Tests that run alone in `make test`'s second, serial pass (``-m serial``), never beside
-#: another test: they bound a wall-clock time, compare throughputs, or SIGKILL workers whose
-#: leases must expire on time. A node id names a test with all its parameters. Kept here, in one
-#: place, rather than as marks in each file.
+#: another test. A node id names a test with all its parameters. Kept here, in one place,
+#: rather than as marks in each file. The fault tests no longer need it: they kill at named
+#: fault points (leaderboard/faultpoints.py), age leases instead of waiting for them, and
+#: assert counts (calls, in-flight maxima, back-off waits) instead of wall-clock bounds, so
+#: they give the same verdict beside other tests on a loaded machine.
 SERIAL = {
-    # throughput of one worker against three; two sites, three workers and SIGKILLs
+    # two sites, three workers and a browser on one PostgreSQL, with leases of 3 real seconds
+    # and SIGKILLs at observed moments (benchmarks/scale_out.py's runs): alone, so that its
+    # processes have the cores it was sized for
     "tests/test_scale_out.py": "*",
-    "tests/test_hostile_storage.py": (
-        "test_submissions_survive_sigkills_of_the_worker",  # leases after SIGKILLs
-        "test_every_command_refuses_a_damaged_or_missing_database",  # each command < 10 s
-        "test_the_worker_process_exits_at_once_on_a_bad_database",  # < 10 s
-        "test_a_read_only_folder_gives_one_clear_message_from_every_command",  # < 10 s
-        "test_the_worker_stops_after_repeated_loop_errors",  # < 10 s
-        "test_worker_once_gives_up_after_its_timeout",  # < 8 s
-    ),
-    "tests/test_judge_cache_shared.py": (
-        "test_a_killed_worker_leaves_its_answers_and_no_claim",  # SIGKILL; the rest < 30 s
-    ),
-    "tests/test_judge_fake_server.py": ("test_latency_and_parallel_requests",),  # < 1.5 s
-    "tests/test_judge_faults.py": (
-        "test_hanging_call_times_out_and_is_retried",  # < 5 s
-        "test_unreachable_endpoint_stops_at_once",  # < 3 s
-        "test_calls_run_in_parallel",  # < 2.4 s
-    ),
 }
 
 
