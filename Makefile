@@ -18,7 +18,7 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
 export ETC_DATA_DIR
 
-.PHONY: install run test test-fast chromium postgres lint format prepare benchmarks clean
+.PHONY: install run test test-fast test-unit chromium postgres lint format prepare benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -105,6 +105,25 @@ test-fast: install
 	echo '$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES)'; \
 	$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES) || status=$$?; \
 	exit $$status
+
+# The unit tier: every test without a tier marker (tests/tiers.py: postgres, corpus, subprocess,
+# browser, slow), from the environment that is there (no install; VENV=... names another), in
+# one process (UNIT_JOBS=0: on two cores, two xdist workers each import the whole suite and are
+# slower). It fails when it takes longer than UNIT_BUDGET seconds (counted from the start of
+# the target), naming the slowest tests: make them faster or mark them @pytest.mark.slow. To
+# change the budget for good, edit UNIT_BUDGET here; for one run, `make test-unit UNIT_BUDGET=90`.
+UNIT_BUDGET ?= 60
+UNIT_JOBS ?= 0
+UNIT_MARKERS = $(shell $(BIN)/python -c "from tests.tiers import UNIT; print(UNIT)" 2>/dev/null)
+
+test-unit:
+	@if [ ! -f "$(VENV)/.installed" ]; then \
+	  echo "No environment at $(VENV): run 'make install' (or name one: make test-unit VENV=/path/to/venv)"; \
+	  exit 2; fi
+	@started=$$(date +%s.%N); \
+	echo '$(BIN)/python -m pytest -n $(UNIT_JOBS) -m "$(UNIT_MARKERS)" --time-budget $(UNIT_BUDGET)'; \
+	ETC_TEST_TIER=unit ETC_TEST_STARTED=$$started $(BIN)/python -m pytest -q -n $(UNIT_JOBS) \
+	  -m "$(UNIT_MARKERS)" --time-budget $(UNIT_BUDGET) --durations=10
 
 # ruff, then the import contracts of pyproject.toml ([tool.importlinter]; README "Architecture").
 lint: install

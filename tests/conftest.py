@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import tiers
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -20,9 +22,9 @@ def real_corpus_dir() -> Path | None:
 
 
 REAL_CORPUS = real_corpus_dir()
-needs_corpus = pytest.mark.skipif(
-    REAL_CORPUS is None, reason="real ETC corpus not found: set ETC_DATA_DIR"
-)
+#: For a test that reads the real corpus without a corpus fixture: the ``corpus`` tier marker
+#: (tests/tiers.py), which also skips the test, with the reason, where there is no corpus.
+needs_corpus = pytest.mark.corpus
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +64,14 @@ def _isolated(tmp_path, monkeypatch):
     lb = sys.modules.get("leaderboard")
     if lb is not None and hasattr(lb, "close_all"):
         lb.close_all()  # release the leaderboard databases opened under tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _unit_tier(request, monkeypatch):
+    """In `make test-unit`: an unmarked test that starts a process fails, saying to mark it
+    (tests/tiers.py)."""
+    if request.node.get_closest_marker("subprocess") is None:
+        tiers.guard_unit_tier(monkeypatch)
 
 
 @pytest.fixture
@@ -231,10 +241,12 @@ SERIAL = {
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark the :data:`SERIAL` tests ``serial``, and put the modules that drive a browser first,
+    """Give each test its tier markers (tests/tiers.py: ``postgres``, ``corpus``, ``subprocess``
+    from what it uses; before ``-m`` deselects), mark the :data:`SERIAL` tests ``serial``, and put the modules that drive a browser first,
     then those that hold a slow test, each group's larger modules first: `make test` hands whole
     modules to its workers (``--dist loadfile``, so a module's served site or trained model is set
     up once), and a long module left for the end would run alone while the other worker idles."""
+    tiers.mark(items, corpus_present=REAL_CORPUS is not None)
     seen = {module: set() for module in SERIAL}
     for item in items:
         module, _, rest = item.nodeid.partition("::")
@@ -269,3 +281,61 @@ def pytest_collection_modifyitems(config, items):
         return module not in browser, module not in slow, -sizes[module]
 
     items.sort(key=order)  # stable: each module's tests stay together and in their order
+
+
+# --- the unit tier: its guard and its time budget (`make test-unit`) ----------------------------
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--time-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="fail the run when it takes longer (from $ETC_TEST_STARTED, the epoch seconds at "
+        "which `make test-unit` started, else from pytest's start), naming the slowest tests",
+    )
+
+
+#: Each test's time (setup + call + teardown), for the time budget's message.
+_DURATIONS: dict[str, float] = {}
+
+
+def pytest_configure(config):
+    import time
+
+    config._etc_started = float(os.environ.get("ETC_TEST_STARTED") or time.time())
+
+
+def pytest_runtest_logreport(report):
+    """Under xdist the controller receives every worker's reports: it sees every test's time."""
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import time
+
+    config = session.config
+    budget = config.getoption("--time-budget")
+    if budget is None or hasattr(config, "workerinput"):  # an xdist worker: the controller says
+        return
+    took = time.time() - config._etc_started
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.ensure_newline()
+    if took <= budget:
+        if reporter is not None:
+            reporter.write_line(f"time budget: {took:.1f} s of {budget:g} s")
+        return
+    slowest = sorted(_DURATIONS.items(), key=lambda kv: -kv[1])[:10]
+    lines = [
+        f"time budget exceeded: this tier took {took:.1f} s, its budget is {budget:g} s. "
+        "Make the slowest tests faster, or mark them @pytest.mark.slow (they then run in "
+        "`make test-fast` and `make test`); the budget is UNIT_BUDGET in the Makefile "
+        "(`make test-unit UNIT_BUDGET=90` for one run). The slowest tests:",
+        *(f"  {seconds:6.2f} s  {nodeid}" for nodeid, seconds in slowest),
+    ]
+    if reporter is not None:
+        for line in lines:
+            reporter.write_line(line, red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -1,0 +1,212 @@
+"""The test tiers: markers applied to each collected test from what it uses (tests/conftest.py
+calls :func:`mark`), and the unit tier's guards.
+
+=============  ===============================================================================
+marker         applied when the test ...
+=============  ===============================================================================
+``postgres``   uses the PostgreSQL fixtures (``postgres_server``, ``postgres_url``, or a fixture
+               built on them) or runs with an engine parameter ``postgresql`` / ``postgres``
+               (``board_engine``, ``studies_db``)
+``corpus``     needs the real corpus: the ``corpus``, ``warmed`` or ``warm_cache`` fixtures, or
+               ``needs_corpus`` (which is this marker; without a corpus such a test skips)
+``subprocess`` starts a process (``subprocess``, ``Popen``, ``sys.executable``, a served site,
+               multiprocessing): found in the source of the test, of its fixtures and of the
+               test-suite functions they call (:func:`starts_processes`); or marked by hand
+``browser``    drives Chromium (marked by hand, per module)
+``slow``       takes more than a few seconds (marked by hand; `make test-unit` names the slowest
+               tests when it runs over its budget)
+=============  ===============================================================================
+
+The tiers (README "Tests"): ``make test-unit`` runs what carries none of these markers
+(:data:`UNIT`), ``make test-fast`` everything but ``browser``, ``make test`` everything.
+
+In the unit tier (``ETC_TEST_TIER=unit``, set by ``make test-unit``) a test that starts a
+Python process or a site anyway fails with the fix (:func:`guard_unit_tier`): the rule above
+missed it, and it must carry ``@pytest.mark.subprocess``.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: The markers of the tiers, with their help text (registered in pyproject.toml too).
+MARKERS = {
+    "postgres": "uses a real PostgreSQL server (tests/pgserver.py)",
+    "corpus": "needs the real ETC corpus (ETC_DATA_DIR)",
+    "subprocess": "starts a process: a worker, a CLI run, a served site",
+    "browser": "drives a real Chromium against a running site",
+    "slow": "takes more than a few seconds",
+}
+#: ``make test-unit``'s selection.
+UNIT = " and ".join(f"not {name}" for name in MARKERS)
+
+CORPUS_FIXTURES = frozenset({"corpus", "warmed", "warm_cache"})
+POSTGRES_FIXTURES = frozenset({"postgres_server", "postgres_url"})
+POSTGRES_PARAMS = frozenset({"postgresql", "postgres"})
+#: Names whose use in a test (or what it calls) means it starts a process.
+PROCESS_NAMES = frozenset(
+    {
+        "subprocess",
+        "Popen",
+        "executable",  # sys.executable
+        "multiprocessing",
+        "ProcessPoolExecutor",
+        "fork",
+        "running_site",  # tests/serve.py: streamlit in a subprocess
+    }
+)
+#: Modules whose functions are followed when they are called (the test suite's own helpers and
+#: the benchmarks the tests drive); the library's are not (it starts no processes).
+FOLLOWED = ("tests", "benchmarks")
+
+_cache: dict[Any, bool] = {}
+_files: dict[str, dict[int, frozenset[str]]] = {}
+
+
+def _names_by_line(filename: str) -> dict[int, frozenset[str]]:
+    """The names used in each function of a source file (parsed once), by the function's first
+    line (its ``def``, and its first decorator's line, as ``co_firstlineno`` gives it)."""
+    if filename not in _files:
+        table: dict[int, frozenset[str]] = {}
+        try:
+            tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                names: set[str] = set()
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Name):
+                        names.add(sub.id)
+                    elif isinstance(sub, ast.Attribute):
+                        names.add(sub.attr)
+                    elif isinstance(sub, ast.alias):
+                        names.add(sub.name.rsplit(".", 1)[-1])
+                frozen = frozenset(names)
+                table[node.lineno] = frozen
+                for decorator in node.decorator_list:
+                    table.setdefault(decorator.lineno, frozen)
+        _files[filename] = table
+    return _files[filename]
+
+
+def starts_processes(func: Callable, depth: int = 0) -> bool:
+    """Whether ``func``'s source, or that of a test-suite function it names (followed four deep),
+    uses a way of starting a process (:data:`PROCESS_NAMES`)."""
+    func = inspect.unwrap(func)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return False
+    if code in _cache:
+        return _cache[code]
+    _cache[code] = False  # a recursion ends here
+    names = _names_by_line(code.co_filename).get(code.co_firstlineno, frozenset())
+    found = bool(names & PROCESS_NAMES)
+    if not found and depth < 4:
+        scope = getattr(func, "__globals__", {})
+        for name in names:
+            target = scope.get(name)
+            if (
+                callable(target)
+                and getattr(target, "__module__", "").startswith(FOLLOWED)
+                and starts_processes(target, depth + 1)
+            ):
+                found = True
+                break
+    _cache[code] = found
+    return found
+
+
+def _fixture_funcs(item: pytest.Item) -> list[Callable]:
+    info = getattr(item, "_fixtureinfo", None)
+    funcs = []
+    for name in getattr(item, "fixturenames", ()):
+        for fixturedef in info.name2fixturedefs.get(name, ()) if info else ():
+            func = getattr(fixturedef, "func", None)
+            if func is not None and getattr(func, "__module__", "").startswith(FOLLOWED):
+                funcs.append(func)
+    return funcs
+
+
+def tier_markers(item: pytest.Item) -> set[str]:
+    """The tier markers a test earns from what it uses (see the module docstring)."""
+    found: set[str] = set()
+    fixtures = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    params = set()
+    if callspec is not None:
+        params = {v for v in callspec.params.values() if isinstance(v, str)}
+    if fixtures & POSTGRES_FIXTURES or params & POSTGRES_PARAMS:
+        found.add("postgres")
+    if fixtures & CORPUS_FIXTURES:
+        found.add("corpus")
+    func = getattr(item, "obj", None)
+    if func is not None and (
+        starts_processes(func) or any(starts_processes(f) for f in _fixture_funcs(item))
+    ):
+        found.add("subprocess")
+    return found
+
+
+def mark(items: list[pytest.Item], corpus_present: bool) -> None:
+    """Add the earned tier markers to each test; skip the ``corpus`` ones without a corpus."""
+    no_corpus = pytest.mark.skip(reason="real ETC corpus not found: set ETC_DATA_DIR")
+    for item in items:
+        for name in sorted(tier_markers(item)):
+            if item.get_closest_marker(name) is None:
+                item.add_marker(getattr(pytest.mark, name))
+        if not corpus_present and item.get_closest_marker("corpus") is not None:
+            item.add_marker(no_corpus)
+
+
+# --- the unit tier's guard ----------------------------------------------------------------------
+
+#: Set by ``make test-unit``.
+TIER_ENV = "ETC_TEST_TIER"
+
+
+def _argv(args: Any) -> list[str]:
+    raw = [args] if isinstance(args, str | bytes | os.PathLike) else list(args or [])
+    return [os.fsdecode(a) for a in raw]
+
+
+def _is_python_or_site(argv: list[str]) -> bool:
+    if not argv:
+        return False
+    program = Path(argv[0].split()[0]).name
+    return (
+        argv[0] == sys.executable
+        or program.startswith(("python", "streamlit", "chromium"))
+        or any(a in ("streamlit", "leaderboard", "etclib") for a in argv[1:3])
+    )
+
+
+def guard_unit_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the unit tier, while a test runs: starting Python, a site or a browser fails the test,
+    saying to mark it ``subprocess`` (the tier rule missed it). Library code that runs other
+    programs is left alone, and so is pytest itself (xdist starts its workers before)."""
+    if os.environ.get(TIER_ENV) != "unit":
+        return
+    original = subprocess.Popen.__init__
+
+    def guarded(self, args, *a, **k):
+        argv = _argv(args)
+        if _is_python_or_site(argv):
+            test = os.environ.get("PYTEST_CURRENT_TEST", "a test").rsplit(" ", 1)[0]
+            pytest.fail(
+                f"{test} starts a process ({' '.join(argv[:3])} ...) in the unit tier: mark it "
+                "@pytest.mark.subprocess, or teach tests/tiers.py's rule to see it",
+                pytrace=False,
+            )
+        original(self, args, *a, **k)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
