@@ -144,6 +144,7 @@ benchmarks: prepare
 	$(BIN)/python benchmarks/generate.py
 	$(BIN)/python benchmarks/site.py
 	$(BIN)/python benchmarks/scale_out.py
+	$(BIN)/python benchmarks/faults.py
 
 clean:
 	rm -rf $(VENV) data/etc.duckdb .pytest_cache
