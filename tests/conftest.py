@@ -297,6 +297,20 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_ignore_collect(collection_path, config):
+    """The unit tier does not import the modules that import torch and the like at their top
+    (tests/tiers.heavy_module): every test there is ``slow``, and the import alone takes
+    seconds."""
+    if (
+        os.environ.get(tiers.TIER_ENV) == "unit"
+        and collection_path.suffix == ".py"
+        and collection_path.name.startswith("test_")
+        and tiers.heavy_module(collection_path)
+    ):
+        return True
+    return None
+
+
 #: Each test's time (setup + call + teardown), for the time budget's message.
 _DURATIONS: dict[str, float] = {}
 

@@ -23,12 +23,15 @@ from etclib.errors import BackendError, ConfigError
 from etclib.task import chat_item, items
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 
-try:
-    import torch
 
-    CUDA = torch.cuda.is_available()
-except ImportError:  # pragma: no cover
-    CUDA = False
+def _cuda() -> bool:
+    """Whether torch sees a CUDA GPU (asked only by the tests that need to know: importing torch
+    takes seconds, which the unit tier does not pay)."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return False
+    return torch.cuda.is_available()
 
 
 @pytest.fixture(autouse=True)
@@ -101,7 +104,7 @@ def test_configured_backends_from_secrets_file(tmp_path, monkeypatch, tiny_corpu
         f'ETC_HF_MODEL = "some/model"\nETC_DATA_DIR = "{tiny_corpus}"\n',
         encoding="utf-8",
     )
-    monkeypatch.delenv("ETC_DATA_DIR")
+    monkeypatch.delenv("ETC_DATA_DIR", raising=False)  # unset already where there is no corpus
     status = {s.name: s for s in configured_backends()}
     assert all(s.usable for s in status.values()), status
     assert "my-lora" in status["openai"].reason
@@ -451,6 +454,8 @@ def test_hf_stops_at_end_of_turn(hf_backend):
 
 def _force_token(model, token_id: int) -> None:
     """Replace the head by one that always prefers ``token_id``."""
+    import torch
+
     head = torch.nn.Linear(model.lm_head.in_features, model.lm_head.out_features, bias=True)
     with torch.no_grad():
         head.weight.zero_()
@@ -470,6 +475,7 @@ def test_hf_closing_the_stream_stops_generation(tiny_model):  # noqa: F811
     assert len(lengths) == 1 and lengths[0] < 200
 
 
+@pytest.mark.slow  # imports torch and transformers: seconds (tests/tiers.py)
 def test_hf_unknown_model_folder(tmp_path):
     with pytest.raises(BackendError, match="Cannot load model"):
         get_backend("hf", model=str(tmp_path / "no-model"))
@@ -494,13 +500,15 @@ def test_hf_settings_fill_options(tiny_model, monkeypatch):  # noqa: F811
     assert backend.model_name == str(tiny_model) and backend.max_new_tokens == 3
 
 
-@pytest.mark.skipif(CUDA, reason="checks the CPU refusal; a GPU is present")
+@pytest.mark.skipif("_cuda()", reason="checks the CPU refusal; a GPU is present")
 def test_hf_4bit_without_cuda_says_what_to_do(tiny_model):  # noqa: F811
     with pytest.raises(BackendError, match="needs a CUDA GPU.*Run without 4-bit"):
         get_backend("hf", model=str(tiny_model), load_in_4bit=True)
 
 
-@pytest.mark.skipif(not CUDA, reason="4-bit NF4 (bitsandbytes) needs a CUDA GPU; none is visible")
+@pytest.mark.skipif(
+    "not _cuda()", reason="4-bit NF4 (bitsandbytes) needs a CUDA GPU; none is visible"
+)
 def test_hf_4bit_on_gpu(tiny_model):  # noqa: F811
     backend = get_backend("hf", model=str(tiny_model), load_in_4bit=True, max_new_tokens=4)
     import bitsandbytes as bnb

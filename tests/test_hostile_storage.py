@@ -172,6 +172,7 @@ def test_a_crashed_job_waits_for_its_backoff_and_others_go_first(tiny, monkeypat
     assert lb.status(crashed)["status"] == "queued"
 
 
+@pytest.mark.slow  # scores a job: seconds (tests/tiers.py)
 def test_a_clean_stop_does_not_count_as_a_crash(tiny):
     sid = lb.submit(jsonl(tiny), META).id
     db = open_db()
@@ -551,6 +552,7 @@ def test_a_missing_database_is_created_only_when_asked(tiny, tmp_path, monkeypat
         open_db(tmp_path / "typo.duckdb", create=False)
 
 
+@pytest.mark.slow  # seeds a board: seconds (tests/tiers.py)
 @pytest.mark.embedded_only  # about the DuckDB file itself
 def test_seed_creates_a_missing_board(tiny, tmp_path, monkeypatch, capsys):
     """``make prepare`` on a fresh clone: seeding is how a board is made."""
@@ -609,6 +611,7 @@ def test_the_worker_stops_after_repeated_loop_errors(tiny, monkeypatch, capsys, 
     assert "disk on fire" in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # runs the worker command to its timeout: seconds (tests/tiers.py)
 def test_worker_once_gives_up_after_its_timeout(tiny, monkeypatch, capsys):
     from leaderboard.__main__ import main
 
@@ -703,6 +706,7 @@ def test_wrong_tokens_are_rate_limited_per_session_and_logged(
     assert lb.status(sid)["visibility"] == "hidden"
 
 
+@pytest.mark.slow  # renders the page for each guess: seconds (tests/tiers.py)
 def test_the_judge_vs_human_admin_form_is_rate_limited(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -760,6 +764,7 @@ def test_seeding_an_unchanged_baseline_takes_the_fast_path(tiny, monkeypatch):
     assert again == {"constant": {"id": first["constant"]["id"], "added": False}}
 
 
+@pytest.mark.slow  # runs the worker command: seconds (tests/tiers.py)
 def test_the_worker_warms_its_stages_before_it_claims_and_survives_a_failed_warm_up(
     tiny, monkeypatch, capsys, caplog
 ):

@@ -584,6 +584,7 @@ def test_cli_help_has_examples(capsys):
         assert "Example" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # runs the worker command: seconds (tests/tiers.py)
 def test_cli_submit_status_and_errors(tiny, tmp_path, capsys):
     from leaderboard.__main__ import main
 

@@ -403,6 +403,7 @@ def test_judge_vs_human_interval(value, low, high, expected):
     assert interval(value, low, high) == expected
 
 
+@pytest.mark.slow  # runs a page: seconds (tests/tiers.py)
 def test_shown_errors_prints_the_message_literally_and_can_stop():
     from streamlit.testing.v1 import AppTest
 

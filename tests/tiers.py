@@ -10,19 +10,24 @@ marker         applied when the test ...
 ``corpus``     needs the real corpus: the ``corpus``, ``warmed`` or ``warm_cache`` fixtures, or
                ``needs_corpus`` (which is this marker; without a corpus such a test skips)
 ``subprocess`` starts a process (``subprocess``, ``Popen``, ``sys.executable``, a served site,
-               multiprocessing): found in the source of the test, of its fixtures and of the
+               multiprocessing) or a server on loopback (the fake model server, an HTTP or
+               OIDC server): found in the source of the test, of its fixtures and of the
                test-suite functions they call (:func:`starts_processes`); or marked by hand
 ``browser``    drives Chromium (marked by hand, per module)
-``slow``       takes more than a few seconds (marked by hand; `make test-unit` names the slowest
-               tests when it runs over its budget)
+``slow``       takes seconds: runs the scoring worker or builds a tiny model
+               (:data:`SLOW_NAMES`, :data:`SLOW_FIXTURES`), or sits in a module that imports
+               torch and the like at its top (:func:`heavy_module`); or marked by hand
+               (`make test-unit` names the slowest tests when it runs over its budget)
 =============  ===============================================================================
 
 The tiers (README "Tests"): ``make test-unit`` runs what carries none of these markers
 (:data:`UNIT`), ``make test-fast`` everything but ``browser``, ``make test`` everything.
 
 In the unit tier (``ETC_TEST_TIER=unit``, set by ``make test-unit``) a test that starts a
-Python process or a site anyway fails with the fix (:func:`guard_unit_tier`): the rule above
-missed it, and it must carry ``@pytest.mark.subprocess``.
+Python process, a site or a server anyway fails with the fix (:func:`guard_unit_tier`): the
+rule above missed it, and it must carry ``@pytest.mark.subprocess``. The unit tier does not
+even import the modules that :func:`heavy_module` finds (tests/conftest.py
+``pytest_ignore_collect``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import socketserver
 import subprocess
 import sys
 from collections.abc import Callable
@@ -52,7 +58,7 @@ UNIT = " and ".join(f"not {name}" for name in MARKERS)
 CORPUS_FIXTURES = frozenset({"corpus", "warmed", "warm_cache"})
 POSTGRES_FIXTURES = frozenset({"postgres_server", "postgres_url"})
 POSTGRES_PARAMS = frozenset({"postgresql", "postgres"})
-#: Names whose use in a test (or what it calls) means it starts a process.
+#: Names whose use in a test (or what it calls) means it starts a process or a server.
 PROCESS_NAMES = frozenset(
     {
         "subprocess",
@@ -62,13 +68,39 @@ PROCESS_NAMES = frozenset(
         "ProcessPoolExecutor",
         "fork",
         "running_site",  # tests/serve.py: streamlit in a subprocess
+        # a server on loopback (in a thread): the fake model server, an HTTP or OIDC server
+        "FakeLLMServer",
+        "HTTPServer",
+        "ThreadingHTTPServer",
+        "serve_forever",
+        "run_server_in_thread",
     }
 )
 #: Modules whose functions are followed when they are called (the test suite's own helpers and
 #: the benchmarks the tests drive); the library's are not (it starts no processes).
 FOLLOWED = ("tests", "benchmarks")
 
-_cache: dict[Any, bool] = {}
+#: Names whose use in a test (or what it calls) makes it ``slow``: it runs the scoring worker
+#: (MeCab, sacrebleu and the bootstrap resamples of each score: seconds per job, not
+#: milliseconds), or builds a tiny model (tests/data/tiny_model*.py: torch, seconds each).
+SLOW_NAMES = frozenset(
+    {
+        "process_jobs",
+        "start_workers",
+        "run_job",
+        "run_one",
+        "build_tiny_model",
+        "make_tiny_bert",
+    }
+)
+#: Fixtures that make a test ``slow`` (a model built with torch, or the worker run for it).
+SLOW_FIXTURES = frozenset({"tiny_model", "tiny_llama31", "tiny_bert"})
+#: Top-level imports that make a whole module ``slow``: importing torch or trl takes seconds,
+#: which the unit tier would pay at collection even for a module's quick tests (it does not
+#: import such a module at all: :func:`heavy_module`).
+HEAVY_IMPORTS = frozenset({"torch", "trl", "transformers", "peft", "bert_score", "playwright"})
+
+_cache: dict[tuple[Any, frozenset[str]], bool] = {}
 _files: dict[str, dict[int, frozenset[str]]] = {}
 
 
@@ -99,18 +131,19 @@ def _names_by_line(filename: str) -> dict[int, frozenset[str]]:
     return _files[filename]
 
 
-def starts_processes(func: Callable, depth: int = 0) -> bool:
+def uses(func: Callable, wanted: frozenset[str], depth: int = 0) -> bool:
     """Whether ``func``'s source, or that of a test-suite function it names (followed four deep),
-    uses a way of starting a process (:data:`PROCESS_NAMES`)."""
+    uses one of the ``wanted`` names."""
     func = inspect.unwrap(func)
     code = getattr(func, "__code__", None)
     if code is None:
         return False
-    if code in _cache:
-        return _cache[code]
-    _cache[code] = False  # a recursion ends here
+    key = (code, wanted)
+    if key in _cache:
+        return _cache[key]
+    _cache[key] = False  # a recursion ends here
     names = _names_by_line(code.co_filename).get(code.co_firstlineno, frozenset())
-    found = bool(names & PROCESS_NAMES)
+    found = bool(names & wanted)
     if not found and depth < 4:
         scope = getattr(func, "__globals__", {})
         for name in names:
@@ -118,12 +151,45 @@ def starts_processes(func: Callable, depth: int = 0) -> bool:
             if (
                 callable(target)
                 and getattr(target, "__module__", "").startswith(FOLLOWED)
-                and starts_processes(target, depth + 1)
+                and uses(target, wanted, depth + 1)
             ):
                 found = True
                 break
-    _cache[code] = found
+    _cache[key] = found
     return found
+
+
+def starts_processes(func: Callable) -> bool:
+    """Whether ``func`` (or a test-suite function it calls) starts a process."""
+    return uses(func, PROCESS_NAMES)
+
+
+def heavy_module(path: Path) -> bool:
+    """Whether a test module imports a heavy package (:data:`HEAVY_IMPORTS`) at its top level
+    (``import``, ``from ... import`` or ``pytest.importorskip("...")``), read from its source."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        subs = ast.walk(node) if isinstance(node, ast.Try | ast.If | ast.Assign) else [node]
+        for sub in subs:
+            if isinstance(sub, ast.Import):
+                roots = {a.name.split(".")[0] for a in sub.names}
+            elif isinstance(sub, ast.ImportFrom):
+                roots = {(sub.module or "").split(".")[0]}
+            elif (
+                isinstance(sub, ast.Call)
+                and getattr(sub.func, "attr", "") == "importorskip"
+                and sub.args
+                and isinstance(sub.args[0], ast.Constant)
+            ):
+                roots = {str(sub.args[0].value).split(".")[0]}
+            else:
+                continue
+            if roots & HEAVY_IMPORTS:
+                return True
+    return False
 
 
 def _fixture_funcs(item: pytest.Item) -> list[Callable]:
@@ -150,11 +216,22 @@ def tier_markers(item: pytest.Item) -> set[str]:
     if fixtures & CORPUS_FIXTURES:
         found.add("corpus")
     func = getattr(item, "obj", None)
-    if func is not None and (
-        starts_processes(func) or any(starts_processes(f) for f in _fixture_funcs(item))
-    ):
+    funcs = [func, *_fixture_funcs(item)] if func is not None else []
+    if any(starts_processes(f) for f in funcs):
         found.add("subprocess")
+    if fixtures & SLOW_FIXTURES or any(uses(f, SLOW_NAMES) for f in funcs) or _heavy(item):
+        found.add("slow")
     return found
+
+
+_heavy_modules: dict[Path, bool] = {}
+
+
+def _heavy(item: pytest.Item) -> bool:
+    path = Path(str(item.path))
+    if path not in _heavy_modules:
+        _heavy_modules[path] = heavy_module(path)
+    return _heavy_modules[path]
 
 
 def mark(items: list[pytest.Item], corpus_present: bool) -> None:
@@ -191,7 +268,7 @@ def _is_python_or_site(argv: list[str]) -> bool:
 
 
 def guard_unit_tier(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In the unit tier, while a test runs: starting Python, a site or a browser fails the test,
+    """In the unit tier, while a test runs: starting Python, a site, a browser or a server fails,
     saying to mark it ``subprocess`` (the tier rule missed it). Library code that runs other
     programs is left alone, and so is pytest itself (xdist starts its workers before)."""
     if os.environ.get(TIER_ENV) != "unit":
@@ -210,3 +287,13 @@ def guard_unit_tier(monkeypatch: pytest.MonkeyPatch) -> None:
         original(self, args, *a, **k)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
+
+    def no_server(self, *a, **k):
+        test = os.environ.get("PYTEST_CURRENT_TEST", "a test").rsplit(" ", 1)[0]
+        pytest.fail(
+            f"{test} starts a server ({type(self).__name__}) in the unit tier: mark it "
+            "@pytest.mark.subprocess, or teach tests/tiers.py's rule to see it",
+            pytrace=False,
+        )
+
+    monkeypatch.setattr(socketserver.TCPServer, "server_bind", no_server)
