@@ -336,14 +336,16 @@ def pytest_sessionfinish(session, exitstatus):
     took = time.time() - config._etc_started
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        reporter.ensure_newline()
+        reporter.line("")
+    load = f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     if took <= budget:
         if reporter is not None:
-            reporter.write_line(f"time budget: {took:.1f} s of {budget:g} s")
+            reporter.write_line(f"time budget: {took:.1f} s of {budget:g} s ({load})")
         return
     slowest = sorted(_DURATIONS.items(), key=lambda kv: -kv[1])[:10]
     lines = [
-        f"time budget exceeded: this tier took {took:.1f} s, its budget is {budget:g} s. "
+        f"time budget exceeded: this tier took {took:.1f} s ({load}: other work on the "
+        f"machine slows every test), its budget is {budget:g} s. "
         "Make the slowest tests faster, or mark them @pytest.mark.slow (they then run in "
         "`make test-fast` and `make test`); the budget is UNIT_BUDGET in the Makefile "
         "(`make test-unit UNIT_BUDGET=90` for one run). The slowest tests:",
