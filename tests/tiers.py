@@ -116,7 +116,8 @@ def _names_by_line(filename: str) -> dict[int, frozenset[str]]:
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 names: set[str] = set()
-                for sub in ast.walk(node):
+                body = [node.args, *node.body]  # not its decorators: parameters are data
+                for sub in (n for part in body for n in ast.walk(part)):
                     if isinstance(sub, ast.Name):
                         names.add(sub.id)
                     elif isinstance(sub, ast.Attribute):
