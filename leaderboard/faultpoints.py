@@ -27,7 +27,7 @@ ENV = "ETC_FAULTPOINTS"
 POINTS = {
     "after_claim": "the job is claimed (running, leased), nothing computed yet",
     "after_compute": "its scores are computed, nothing stored",
-    "before_store": "inside the storing transaction, the job's row locked, nothing written",
+    "before_store": "inside the storing transaction, before the job's row is locked and written",
     "after_store": "inside the storing transaction: scores written, job not yet marked done",
     "during_status": "inside the storing transaction: job marked done, submission status not",
     "after_commit": "the transaction committed: the job is done and its scores visible",
