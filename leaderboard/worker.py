@@ -37,6 +37,9 @@ crash is attributed. A job's outcome is stored once: the finishing transaction l
 row and drops a result that another worker stored first. An error of the loop
 itself (not of a job: e.g. the database failing) is retried with a growing pause; after
 :data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason in ``WorkerPool.failure``.
+
+A job passes the named fault points of :mod:`leaderboard.faultpoints` (after its claim, after
+its compute, and at each step of storing it), where a crash test may have its process SIGKILLed.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from . import board, samples, settings, stages
 from .clock import now
 from .db import Database, process_name, resolve
 from .errors import DatabaseCorruptError, DatabaseUnwritableError, WorkerStoppedError
+from .faultpoints import hit as fault_point
 from .queue import (
     DEFER_SECONDS,
     Job,
@@ -109,6 +113,7 @@ def run_job(db: Database, job: Job) -> bool:
         )
         _fail(db, job, public, detail)
         return False
+    fault_point("after_compute")
     incomplete = result.incomplete(shown=INCOMPLETE_REASONS_SHOWN)
     if incomplete:
         _incomplete(db, job, result, incomplete)
@@ -117,11 +122,13 @@ def run_job(db: Database, job: Job) -> bool:
     # instead of computing them while its visitor waits.
     samples.warm(result)
     with db.write() as cur:
+        fault_point("before_store")
         if finish_lock(cur, job.id) == "done":
             # another worker ran it too (its lease had expired) and stored it first
             log.warning("job %s was stored by another worker; this result is dropped", job.id)
             return True
         store_result(cur, job, result)
+        fault_point("after_store")
         cur.execute(
             "UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?", [now(), job.id]
         )
@@ -131,7 +138,9 @@ def run_job(db: Database, job: Job) -> bool:
             for stage in stages.configured_stages(track)[1:]:
                 if stage not in waiting:
                     enqueue(cur, job.submission_id, stage)
+        fault_point("during_status")
         refresh_status(cur, job.submission_id)
+    fault_point("after_commit")
     db.invalidate()
     db.notify_jobs()
     return True
@@ -258,6 +267,7 @@ def run_one(db: Database) -> bool:
     job = claim(db, worker_name())
     if job is None:
         return False
+    fault_point("after_claim")
     run_job(db, job)
     _after_job(db)
     return True

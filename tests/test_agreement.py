@@ -348,6 +348,7 @@ def test_kappa_with_ci():
     assert all(math.isnan(v) for v in nan)
 
 
+@pytest.mark.slow  # the generic bootstrap: seconds (tests/tiers.py)
 @pytest.mark.parametrize("seed", [0, 5])
 def test_vectorised_intervals_equal_the_generic_bootstrap(seed):
     rng = np.random.default_rng(seed)

@@ -130,6 +130,7 @@ def test_sample_is_stratified_and_seeded():
         ann.draw_sample(ADMIN, "unknown")
 
 
+@pytest.mark.slow  # renders the annotation flow: seconds (tests/tiers.py)
 @pytest.mark.usefixtures("studies_db")
 def test_flow_stores_answers_and_agreement_updates():
     ann.add_decisions(unit_rows())

@@ -15,24 +15,13 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO, needs_corpus
+from tests.serve import site_pages
 from views.board import VIEWS
 
 pytestmark = [needs_corpus]
 
-PAGES = [
-    "pages/home.py",
-    "pages/chat.py",
-    "pages/corpus.py",
-    "pages/leaderboard.py",
-    "pages/submit.py",
-    "pages/about.py",
-]
-if (REPO / "pages" / "judge_vs_human.py").is_file():  # another team's page, in the navigation
-    PAGES.append("pages/judge_vs_human.py")
-if (REPO / "pages" / "causes.py").is_file():  # the cause layer's page (docs/causes.md)
-    PAGES.append("pages/causes.py")
-if (REPO / "pages" / "compare.py").is_file():  # two entries compared (issue #25)
-    PAGES.append("pages/compare.py")
+#: Every page the site declares (streamlit_app.py's SITE_PAGES), not a list kept here.
+PAGES = [path for path, _ in site_pages()]
 XSS_NAME = "<img src=x onerror=window.__x=1>"
 
 
@@ -140,6 +129,12 @@ def predictions_file(corpus, fmt: str = "jsonl", tag: str = "") -> bytes:
 
 
 # --- every page ----------------------------------------------------------------------------------
+
+
+def test_the_page_list_is_the_sites_and_names_every_page_script():
+    """The smoke tests walk the site's own page list; every script in pages/ is on it."""
+    assert sorted(PAGES) == sorted(str(p.relative_to(REPO)) for p in REPO.glob("pages/*.py"))
+    assert PAGES[0] == "pages/home.py"
 
 
 @pytest.mark.parametrize("page", PAGES)

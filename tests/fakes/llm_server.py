@@ -71,6 +71,10 @@ API:
   ``"gemini*"`` for both forms; ``answered=True`` counts only requests answered normally;
   ``counts()`` is a Counter by kind; ``reset()`` clears the log and the concurrency peak.
 - ``max_in_flight``: the highest number of requests handled at the same time.
+- ``gather`` (0: off): hold every request until that many have been in flight together (or
+  ``gather_timeout`` seconds passed, a guard against a hang), then answer them all: a client
+  that really sends N calls at once makes ``max_in_flight == N`` on any machine, where a
+  ``latency`` only makes the overlap likely. ``reset()`` starts a new gathering.
 - Token usage in answers: prompt tokens = characters of the request text, completion tokens =
   characters of the reply (so tests can predict them), plus ``reasoning_tokens`` (default 0)
   reported as OpenAI's ``completion_tokens_details.reasoning_tokens`` (counted in
@@ -190,9 +194,12 @@ class FakeLLMServer:
         self.reasoning_tokens = 0
         self.requests: list[FakeRequest] = []
         self.max_in_flight = 0
+        self.gather = 0
+        self.gather_timeout = 30.0
         self._in_flight = 0
         self._faults: collections.deque[tuple[str | int, Callable | None]] = collections.deque()
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -217,6 +224,8 @@ class FakeLLMServer:
     def stop(self) -> None:
         """Stop serving; hanging handlers are released."""
         self._stopping.set()
+        with self._arrived:
+            self._arrived.notify_all()  # release requests held by ``gather``
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -324,6 +333,16 @@ class FakeLLMServer:
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            self._arrived.notify_all()
+
+    def _gather(self) -> None:
+        """With ``gather`` set: wait until that many requests have been in flight together."""
+        with self._arrived:
+            if self.gather:
+                self._arrived.wait_for(
+                    lambda: self.max_in_flight >= self.gather or self._stopping.is_set(),
+                    timeout=self.gather_timeout,
+                )
 
     def _leave(self) -> None:
         with self._lock:
@@ -523,6 +542,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, fake: FakeLLMServer, req: FakeRequest, key: str) -> None:
         fault = fake._record(req)
+        fake._gather()
         if fake.api_key is not None and key != fake.api_key:
             req.fault = 401
             # echoes the key it got, as some servers do: the leak tests rely on it
