@@ -10,8 +10,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from etclib import annotation, causes
 from etclib.corpus import load_corpus
+from etclib.studies import annotation, causes
 from views import causes as cv
 from views import charts
 from views.errors import shown_errors

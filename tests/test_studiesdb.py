@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from etclib import studiesdb
+from etclib.studies import db as studiesdb
 
 
 def test_threads_opening_and_closing_the_file_at_once_all_succeed(tmp_path):
