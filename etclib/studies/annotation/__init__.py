@@ -47,7 +47,6 @@ from .sample import (
     pool,
 )
 from .store import (
-    _SCHEMA,
     ANSWERS_PER_DECISION,
     LABELS,
     SIDES,
@@ -66,7 +65,6 @@ __all__ = [
     "EXPORT_COLUMNS",
     "LABELS",
     "SIDES",
-    "_SCHEMA",
     "AnnotationResults",
     "Decision",
     "IssuedCode",
