@@ -8,9 +8,9 @@ Agreement among people, of an LLM run and of the lexical proxy with them: docs/c
 import pandas as pd
 import streamlit as st
 
-from etclib import annotation, causes
 from etclib.corpus import load_corpus
 from etclib.jsonl import dumps_line
+from etclib.studies import annotation, causes
 from views import annotators, charts
 from views import causes as cv
 from views.errors import shown_errors

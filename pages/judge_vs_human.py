@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from etclib import annotation, judge_calibration, labeljudge, ratings
 from etclib.corpus import load_corpus
+from etclib.studies import annotation, judge_calibration, labeljudge, ratings
 from views import annotators, charts
 from views import judge_vs_human as jvh
 from views.admin import admin_session

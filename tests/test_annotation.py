@@ -9,9 +9,9 @@ import math
 import pandas as pd
 import pytest
 
-from etclib import annotation as ann
-from etclib.annotation import LABELS, AccessDenied, AnnotationError
-from etclib.errors import EtcError
+from etclib.errors import AccessDenied, AnnotationError, EtcError
+from etclib.studies import annotation as ann
+from etclib.studies.annotation import LABELS
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
 ADMIN = "s3cret-admin-token-0123456789"

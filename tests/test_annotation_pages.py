@@ -60,7 +60,7 @@ def test_without_annotators_the_page_says_why_and_what_instead(case):
     else:
         assert "first tab of this page" in text
 
-    from etclib import annotation
+    from etclib.studies import annotation
 
     annotation.issue_code(ADMIN, "someone")
     at = _run(page, tab)

@@ -661,8 +661,8 @@ def test_every_page_shows_the_storage_message(tiny, tmp_path, monkeypatch):
 def test_a_short_admin_token_is_refused_at_start_up(tiny, monkeypatch, capsys):
     from streamlit.testing.v1 import AppTest
 
-    from etclib import annotation
     from etclib.errors import ConfigError
+    from etclib.studies import annotation
     from leaderboard.__main__ import main
 
     monkeypatch.setenv("ETC_ADMIN_TOKEN", "s3cret-but-short")

@@ -14,10 +14,10 @@ import statistics
 
 import pytest
 
-from etclib import judge_calibration as cal
 from etclib.cli import main
 from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
+from etclib.studies import judge_calibration as cal
 from etclib.task import items
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
 

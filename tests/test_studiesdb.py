@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from etclib import studiesdb
+from etclib.studies import db as studiesdb
 
 
 @pytest.mark.slow  # six threads open the file many times: seconds (tests/tiers.py)

@@ -38,7 +38,7 @@ CODES = (
 def issued(db: str | None = None) -> int:
     """How many annotator codes are in use (issued, not revoked); 0 when the studies database
     cannot be read (a fresh install has none)."""
-    from etclib import annotation
+    from etclib.studies import annotation
     from etclib.errors import EtcError
 
     try:

@@ -497,12 +497,13 @@ def honesty_note(ranking: pd.DataFrame) -> str | None:
     if ranking.attrs.get("track", "transcription") != "transcription":
         return None  # the categories track is scored against labels, not by overlap
     metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
-    label = metrics.fact(metric).label
+    ranked = metrics.fact(metric)
+    label = ranked.label
     judge_label = metrics.fact(metrics.RANK_ORDER[0]).label
+    kind = "lexical-overlap" if ranked.family == "lexical" else "similarity"
     head = (
         f"**No entry has an LLM-judge score yet, so this board is ranked by {label}, an "
-        f"automatic {'lexical-overlap' if metric.startswith(('rouge', 'bleu')) else 'similarity'}"
-        f" score, not by the {judge_label}.** "
+        f"automatic {kind} score, not by the {judge_label}.** "
     )
     constant = floor_values_of(ranking, metric).get("constant")
     if constant is None:

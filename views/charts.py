@@ -263,7 +263,7 @@ def agreement_bars(table: pd.DataFrame, with_judge: bool, title: str) -> Any:
     """Study 1: grouped bars of κ per category (judge vs people, the human yardstick, Fleiss' κ
     with and without the judge), with 95% intervals where the study has them.
 
-    ``table`` is ``etclib.labeljudge.LabelStudy.table``; the judge's series only ``with_judge``.
+    ``table`` is ``etclib.studies.labeljudge.LabelStudy.table``; the judge's series only ``with_judge``.
     """
     go = _go()
     series: list[tuple[str, str, str | None, str | None]] = []

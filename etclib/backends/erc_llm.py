@@ -5,7 +5,7 @@ for the last speaker's categories as ``{"labels": [...]}`` (Japanese or English 
 prompts add k solved train examples with their aggregated labels. Calls go through the
 transcription track's API backends (``openai`` or ``gemini``: the same clients, keys, retries
 and capability table, :mod:`etclib.llm`); answers are read like the label judge's
-(:func:`etclib.labeljudge.parse_labels`). An unusable answer is an error naming the item.
+(:func:`etclib.studies.labeljudge.parse_labels`). An unusable answer is an error naming the item.
 
 Options: ``provider`` (``openai``, default, or ``gemini``), ``model``, ``batch_size`` (requests
 in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key`` (openai only).
@@ -13,54 +13,22 @@ in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key`` (openai only).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from string import Template
 from typing import Any
 
 from .. import llm
 from ..errors import BackendError, ConfigError, JudgeError
-from ..task import Item, render_dialogue
+from ..task import Item, PromptTemplate, prompt_template, render_dialogue
 from ._api import concurrent_map
 from .base import CategoryBackend, Progress, Shots, shots_for
 
 PROVIDERS = ("openai", "gemini")
 
 
-@dataclass(frozen=True)
-class ClassifyPrompt:
-    name: str
-    version: int
-    system: str
-    instruction: Template
-    examples_header: str
-    example: Template
-    digest: str
-
-    @property
-    def signature(self) -> str:
-        return f"{self.name}-v{self.version}-{self.digest[:8]}"
-
-
-@cache
-def prompt() -> ClassifyPrompt:
-    text = resources.files("etclib.prompts").joinpath("erc_classify.toml").read_text("utf-8")
-    raw = tomllib.loads(text)
-    body = "\x00".join(raw[k] for k in ("system", "instruction", "examples_header", "example"))
-    return ClassifyPrompt(
-        raw["name"],
-        int(raw["version"]),
-        raw["system"],
-        Template(raw["instruction"]),
-        raw["examples_header"],
-        Template(raw["example"]),
-        hashlib.sha256(body.encode()).hexdigest(),
-    )
+def prompt() -> PromptTemplate:
+    """The ERC classifier's few-shot prompt (``etclib/prompts/erc_classify.toml``)."""
+    return prompt_template("erc_classify")
 
 
 def build_messages(item: Item, shots: Sequence[Item] = ()) -> list[dict[str, str]]:
@@ -134,7 +102,7 @@ class LLMLabelsBackend(CategoryBackend):
         return False, "set OPENAI_API_KEY (and OPENAI_BASE_URL) or GEMINI_API_KEY"
 
     def _ask(self, job: tuple[Item, list[dict[str, str]]]) -> tuple[str, ...]:
-        from ..labeljudge import parse_labels
+        from ..studies.labeljudge import parse_labels
 
         item, messages = job
         answer = self.api.complete(messages)  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ import importlib
 import sys
 from typing import Any
 
-from .. import __version__
+from .. import __version__, registry
 from ..errors import EtcError
 
 #: name -> module, imported only when that command runs (keeps `etclib --help` fast).
@@ -74,7 +74,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    only = command if command in COMMANDS else None
+    if command is not None and command not in COMMANDS:
+        print(f"etclib: error: {registry.unknown('command', command, COMMANDS)}", file=sys.stderr)
+        return 2
+    only = command
     parser = build_parser(only) if only else build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):

@@ -3,8 +3,8 @@
 A provider turns ``(kind, messages)`` into a *request*: a plain JSON-able dict holding
 everything sent (model, messages, decoding settings, structured-output settings). ``kind`` names
 the answer's JSON schema in :data:`SCHEMAS`: ``decompose`` and ``entail`` for the scoring judge,
-``labels`` for the label judge (:mod:`etclib.labeljudge`), ``causes`` for the cause layer
-(:mod:`etclib.causes`). The runner hashes that dict into the
+``labels`` for the label judge (:mod:`etclib.studies.labeljudge`), ``causes`` for the cause layer
+(:mod:`etclib.studies.causes`). The runner hashes that dict into the
 cache key and hands it back to :meth:`complete`. Providers do not retry; the SDK clients are
 built with their retries off, and the runner retries with :mod:`etclib.llm.retry`.
 
@@ -113,7 +113,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["labels"],
         "additionalProperties": False,
     },
-    # the cause layer (etclib.causes): utterance numbers of the dialogue so far, [] for latent
+    # the cause layer (etclib.studies.causes): utterance numbers of the dialogue so far, [] for latent
     "causes": {
         "type": "object",
         "properties": {

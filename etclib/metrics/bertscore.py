@@ -21,6 +21,7 @@ from ..errors import DependencyError, MetricError
 from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
 STAGE = "bertscore"
+FAMILY = "similarity"
 FACTS = (
     Fact(
         "bertscore",
