@@ -121,6 +121,7 @@ def new_session(page: str):
     return at
 
 
+@pytest.mark.slow  # an AppTest page run or many requests: seconds, not the unit tier's
 def test_admin_guesses_from_new_sessions_are_refused_after_the_limit(tiny, monkeypatch, caplog):
     from etclib import admintoken
 
@@ -247,6 +248,7 @@ def test_the_coverage_check_lists_at_most_the_cap_and_counts_the_rest(tiny_corpu
     assert "refused, 160001 problems" in str(exc)
 
 
+@pytest.mark.slow  # an AppTest page run or many requests: seconds, not the unit tier's
 def test_many_crafted_refused_uploads_leave_the_cache_under_its_bound(tiny, monkeypatch):
     from etclib.predictions import MAX_PROBLEMS
     from views import upload_check
@@ -489,6 +491,7 @@ def test_a_cr_only_file_gets_a_hint_about_line_ends(tiny):
 BIDI = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "evil\u202elmsj.exe" shows as "evilexe.jsml"
 
 
+@pytest.mark.slow  # an AppTest page run or many requests: seconds, not the unit tier's
 def test_bidi_controls_are_stripped_from_file_names_on_the_page_and_in_the_history(tiny):
     name = f"evil{BIDI}lnosj\u200b.jsonl"
     # the Submit page's message, for a refused file
@@ -522,6 +525,7 @@ def test_score_per_item_file_has_one_line_per_record_for_splitlines(tiny, tmp_pa
     assert [json.loads(line)["prediction"] for line in lines][:4] == odd
 
 
+@pytest.mark.slow  # an AppTest page run or many requests: seconds, not the unit tier's
 def test_a_full_disk_stops_the_worker_with_one_line_and_no_chmod_advice(
     tiny, monkeypatch, capsys, caplog
 ):

@@ -153,6 +153,7 @@ def test_readme_and_site_doc_list_every_page():
         assert f"\n| {title} |" in site, title
 
 
+@pytest.mark.slow  # an AppTest page run or many requests: seconds, not the unit tier's
 def test_submit_page_states_the_upload_limit_as_one_figure():
     """The page's label and Streamlit's own box text ("NMB per file", from the uploader's
     max_upload_size_mb) say the same figure in the same unit."""
