@@ -199,3 +199,4 @@ def test_the_judge_vs_human_page_shows_a_stored_calibration(
     captions = " ".join(c.value for c in at.caption)
     assert report["signature"] in captions
     st.cache_data.clear()
+    st.cache_resource.clear()  # the page's corpus is this test's tiny one: not for the next test
