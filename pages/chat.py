@@ -91,6 +91,11 @@ if picked.prompted:
     )
 else:
     top[1].caption("This model takes no prompt, so no k-shot setting.")
+if picked.card:
+    with top[0].expander("Which weights are served"):
+        st.markdown(
+            "\n".join(f"- {escape_markdown(line)}" for line in chat.card_lines(picked.card))
+        )
 
 
 def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
@@ -102,7 +107,8 @@ def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
     raw: list[str] = []
 
     def chunks():
-        for c in chat.stream_prediction(backend, item, k, _pool() if picked.prompted else None):
+        pool = _pool() if picked.prompted else None
+        for c in chat.stream_prediction(backend, item, k, pool, picked):
             raw.append(c)
             yield escape_markdown(c)
 

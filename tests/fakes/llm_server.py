@@ -4,7 +4,10 @@ It speaks two protocols on one random port, each answered from the same ``respon
 
 - OpenAI Chat Completions: ``POST /v1/chat/completions`` (JSON reply, or Server-Sent Events
   chunks ending in ``data: [DONE]`` when the body has ``"stream": true``; a usage chunk is sent
-  when ``stream_options.include_usage`` is true). ``GET /v1/models`` lists ``models``.
+  when ``stream_options.include_usage`` is true). ``GET /v1/models`` lists ``models`` (with
+  ``model_fields[name]`` added to a model's entry, as vLLM adds ``root`` and ``parent``; 401
+  without ``api_key`` when one is set); set
+  ``models_fault`` to ``"hang"`` or a status to fail it; ``model_probes`` counts them.
 - Gemini: ``POST /{version}/models/{model}:generateContent`` and
   ``POST /{version}/models/{model}:streamGenerateContent?alt=sse``.
 
@@ -186,6 +189,12 @@ class FakeLLMServer:
         self.reasoning_models = reasoning_models
         self.retry_delay = retry_delay
         self.snapshots = dict(snapshots or {})
+        #: extra fields of a model in ``GET /v1/models`` (vLLM's ``root``, ``parent``)
+        self.model_fields: dict[str, dict[str, Any]] = {}
+        #: ``"hang"`` or an HTTP status for every ``GET /v1/models``; None answers it
+        self.models_fault: str | int | None = None
+        #: ``GET /v1/models`` requests received
+        self.model_probes = 0
         #: thinking / reasoning tokens reported with every answer
         self.reasoning_tokens = 0
         self.requests: list[FakeRequest] = []
@@ -482,8 +491,24 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         path = urlsplit(self.path).path
         if path.rstrip("/") == "/v1/models":
+            self.fake.model_probes += 1
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+            if self.fake.api_key is not None and key != self.fake.api_key:
+                self._error("openai", 401, "Unauthorized")  # as vLLM's --api-key and OpenAI do
+                return
+            if self.fake.models_fault == "hang":
+                self.fake._sleep(self.fake.hang_seconds)
+            elif isinstance(self.fake.models_fault, int):
+                self._error("openai", self.fake.models_fault, "models route failed")
+                return
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                {
+                    "id": m,
+                    "object": "model",
+                    "created": 0,
+                    "owned_by": "fake",
+                    **self.fake.model_fields.get(m, {}),
+                }
                 for m in self.fake.models
             ]
             self._send_json(200, {"object": "list", "data": data})
