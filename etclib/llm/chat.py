@@ -128,13 +128,23 @@ def gemini_request(
 
 
 def gemini_config(config: dict[str, Any]) -> Any:
-    """A plain config dict (from :func:`gemini_request`) as ``types.GenerateContentConfig``."""
+    """A plain config dict (from :func:`gemini_request`) as ``types.GenerateContentConfig``;
+    ``DependencyError`` "upgrade google-genai to >= X" when the installed SDK is too old to take
+    a field (:mod:`etclib.llm.sdk`)."""
     from google.genai import types
 
     config = dict(config)
-    if isinstance(config.get("response_schema"), dict):
-        config["response_schema"] = types.Schema.model_validate(config["response_schema"])
-    return types.GenerateContentConfig(**config)
+    try:
+        if isinstance(config.get("response_schema"), dict):
+            config["response_schema"] = types.Schema.model_validate(config["response_schema"])
+        return types.GenerateContentConfig(**config)
+    except ValueError as exc:  # pydantic's ValidationError: the SDK refused a field client-side
+        from .sdk import too_old
+
+        old = too_old("google-genai", exc)
+        if old is None:
+            raise
+        raise old from exc
 
 
 # --- replies -------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ not_found  404 (unknown model or endpoint)                       no
 unsupported 400 naming a setting the model refuses               no
 bad_request other 400s and 4xx                                   no
 empty      an empty answer (no text, output spent on thinking)   no
+sdk        the installed SDK refused a field (etclib.llm.sdk)    no
 blocked    a safety block or a refusal                           no
 other      anything else                                         no
 ========== ==================================================== =========
@@ -51,7 +52,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..errors import EmptyAnswerError, ServiceError
+from ..errors import DependencyError, EmptyAnswerError, ServiceError
 from ..redact import redact
 
 T = TypeVar("T")
@@ -74,6 +75,7 @@ _PUBLIC = {
     "empty": "the model returned an empty answer",
     "blocked": "the model declined to answer",
     "other": "the call to the model service failed",
+    "sdk": "the installed provider SDK is too old for this request",
 }
 
 
@@ -100,6 +102,8 @@ class Fault:
         text = _PUBLIC[self.kind]
         if self.kind == "unsupported" and self.what:
             text = f"the model does not accept the setting {self.what!r}"
+        if self.kind == "sdk" and self.what:
+            text = f"{text}: {self.what}"
         if self.kind in ("empty", "blocked") and self.what:
             from .chat import REASON_TEXT
 
@@ -233,6 +237,8 @@ def classify(exc: BaseException, *, where: str = "") -> Fault:
         return Fault(exc.kind, detail=exc.detail or detail, what=exc.reason)
     if isinstance(exc, ServiceError):
         return Fault(exc.kind, exc.status, exc.detail or detail)
+    if isinstance(exc, DependencyError) and getattr(exc, "upgrade", None):
+        return Fault("sdk", detail=str(exc), what=exc.upgrade)  # type: ignore[attr-defined]
     names = _names(exc)
     status = _status(exc)
     if isinstance(exc, asyncio.TimeoutError | TimeoutError) or names & {
