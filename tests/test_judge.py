@@ -375,6 +375,7 @@ def test_cli_decompose_and_entail(scripted, monkeypatch, capsys):
         "retries": 0,
         "input_tokens": 0,
         "output_tokens": 0,
+        "cached_tokens": 0,
         "reasoning_tokens": 0,
         "cut_answers": 0,
         "cost_usd": None,

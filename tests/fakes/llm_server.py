@@ -77,7 +77,10 @@ API:
 - Token usage in answers: prompt tokens = characters of the request text, completion tokens =
   characters of the reply (so tests can predict them), plus ``reasoning_tokens`` (default 0)
   reported as OpenAI's ``completion_tokens_details.reasoning_tokens`` (counted in
-  ``completion_tokens``, as OpenAI counts them) and Gemini's ``thoughtsTokenCount``.
+  ``completion_tokens``, as OpenAI counts them) and Gemini's ``thoughtsTokenCount``, and
+  ``cached_tokens`` (default 0, at most the prompt's) reported as OpenAI's
+  ``prompt_tokens_details.cached_tokens`` and Gemini's ``cachedContentTokenCount`` (both part
+  of the prompt tokens, as the services count them).
 """
 
 from __future__ import annotations
@@ -197,6 +200,8 @@ class FakeLLMServer:
         self.model_probes = 0
         #: thinking / reasoning tokens reported with every answer
         self.reasoning_tokens = 0
+        #: prompt tokens reported as served from the prompt cache with every plain answer
+        self.cached_tokens = 0
         self.requests: list[FakeRequest] = []
         self.max_in_flight = 0
         self._in_flight = 0
@@ -595,8 +600,17 @@ class _Handler(BaseHTTPRequestHandler):
         req.reply = reply
         served = fake.snapshots.get(req.model, req.model)
         prompt_tokens, completion_tokens = len(req.text), len(reply)
-        if (fault == "length" or fake.reasoning_tokens) and not req.stream:
-            self._send_json(200, _full_reply(req, served, reply, fake.reasoning_tokens, fault))
+        if (fault == "length" or fake.reasoning_tokens or fake.cached_tokens) and not req.stream:
+            body = _full_reply(req, served, reply, fake.reasoning_tokens, fault)
+            cached = min(fake.cached_tokens, prompt_tokens)
+            if req.kind.startswith("gemini"):
+                body["usageMetadata"]["cachedContentTokenCount"] = cached
+            else:
+                body["usage"]["prompt_tokens_details"] = {
+                    "cached_tokens": cached,
+                    "audio_tokens": 0,
+                }
+            self._send_json(200, body)
             return
         if req.kind == "openai":
             self._send_json(200, _openai_reply(served, reply, prompt_tokens, completion_tokens))
