@@ -283,7 +283,9 @@ def _label(name: str, description: str) -> str:
     if name == "retrieval":
         return "Retrieval baseline (most similar train contexts)"
     if name == "openai":
-        model = setting("ETC_OPENAI_MODEL") or "gpt-4.1"
+        from etclib.llm.models import OPENAI_DEFAULT_MODEL
+
+        model = setting("ETC_OPENAI_MODEL") or OPENAI_DEFAULT_MODEL
         where = "OpenAI-compatible server" if setting("OPENAI_BASE_URL") else "OpenAI"
         return f"{model} ({where})"
     if name == "gemini":

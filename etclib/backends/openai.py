@@ -1,7 +1,7 @@
 """``openai``: any OpenAI-compatible Chat Completions server, at temperature 0 where allowed.
 
 GPT-4.1 through the OpenAI API (the paper's baseline, pinned to the snapshot the paper used,
-``gpt-4.1-2025-04-14``), or a vLLM server that serves the fine-tuned adapter under its own model
+:data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`), or a vLLM server that serves the fine-tuned adapter under its own model
 name (docs/models.md). Streaming for the chat page. What a model gets follows the capability
 table (:mod:`etclib.llm.models`): GPT-5 and o-series models get no ``temperature`` (they take
 only their default), ``max_completion_tokens`` and ``reasoning_effort``; others temperature 0
@@ -12,8 +12,8 @@ Settings (environment or ``.streamlit/secrets.toml``):
 
 - ``OPENAI_API_KEY``: the key; a self-hosted server that checks none needs ``EMPTY``.
 - ``OPENAI_BASE_URL``: the server's ``/v1`` URL (default: api.openai.com).
-- ``ETC_OPENAI_MODEL``: the model name (default ``gpt-4.1-2025-04-14``); the ``model`` option
-  wins.
+- ``ETC_OPENAI_MODEL``: the model name (default :data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`);
+  the ``model`` option wins.
 
 Options: ``model``, ``base_url`` and ``api_key`` (another server than ``OPENAI_BASE_URL``, e.g.
 the fine-tuned model's vLLM server for the chat page), ``max_new_tokens`` (the model's token
@@ -38,11 +38,13 @@ from .. import llm
 from ..config import setting
 from ..errors import BackendError, ConfigError
 from ..llm import chat
+from ..llm.models import OPENAI_DEFAULT_MODEL
 from ..llm.retry import RetryPolicy
 from ._api import APIBackend
 from .base import positive_int, retry_count
 
-DEFAULT_MODEL = "gpt-4.1-2025-04-14"
+#: the default model (etclib.llm.models names it once)
+DEFAULT_MODEL = OPENAI_DEFAULT_MODEL
 
 
 class OpenAIBackend(APIBackend):

@@ -49,6 +49,7 @@ from ..backends import (
 )
 from ..corpus import SPLITS, Corpus, load_corpus
 from ..errors import ConfigError, PredictionsError, Problem
+from ..llm.models import OPENAI_DEFAULT_MODEL
 from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, label_values, read_predictions
 from ..task import Item, Key, choose_shots
 from ..task import items as split_items
@@ -79,7 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--split", default="test", choices=SPLITS, help="split to predict (default: test)"
     )
     parser.add_argument(
-        "--model", metavar="M", help="model name, hub id or folder (hf, openai, gemini)"
+        "--model",
+        metavar="M",
+        help="model name, hub id or folder (hf, openai, gemini; openai's default: "
+        f"{OPENAI_DEFAULT_MODEL})",
     )
     parser.add_argument("--adapter", metavar="A", help="LoRA adapter folder or hub id (hf)")
     parser.add_argument(

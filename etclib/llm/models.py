@@ -69,6 +69,11 @@ class ModelInfo:
     known: bool = True
 
 
+#: The OpenAI model etclib uses when none is named (the ``openai`` backend, the chat's label,
+#: the docs): GPT-4.1 pinned to the snapshot of the paper's baseline. Named here only; everything
+#: else reads it.
+OPENAI_DEFAULT_MODEL = "gpt-4.1-2025-04-14"
+
 _REASONING = dict(
     temperature=False,
     token_param="max_completion_tokens",
