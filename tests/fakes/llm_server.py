@@ -202,6 +202,8 @@ class FakeLLMServer:
         self.reasoning_tokens = 0
         #: prompt tokens reported as served from the prompt cache with every plain answer
         self.cached_tokens = 0
+        #: headers added to every OpenAI error answer (``x-should-retry``, ``retry-after-ms``)
+        self.error_headers: dict[str, str] = {}
         self.requests: list[FakeRequest] = []
         self.max_in_flight = 0
         self._in_flight = 0
@@ -481,6 +483,8 @@ class _Handler(BaseHTTPRequestHandler):
                     "code": None,
                 }
             }
+        if kind.startswith("openai") and self.fake.error_headers:
+            headers = {**self.fake.error_headers, **(headers or {})}
         self._send_json(status, body, headers)
 
     def _break_stream(self) -> None:
