@@ -5,7 +5,7 @@ import functools
 import streamlit as st
 
 import leaderboard as lb
-from views import board, cause_layer, charts
+from views import board, cause_layer, charts, chat
 from views.admin import admin_session
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
@@ -233,6 +233,8 @@ if sid is not None:
         f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}"
     )
     st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
+    if chat.links_to_card(info["submission"]):
+        st.caption(chat.CARD_NOTE)
     if view["description"]:
         st.text(view["description"])
     if view["scores"] is not None:

@@ -278,3 +278,47 @@ def test_deploy_serves_the_adapter_on_the_four_bit_base():
         assert flag in command, flag
     models = (REPO / "docs/models.md").read_text(encoding="utf-8")
     assert "vllm serve" not in models  # one command, in one place
+
+
+# --- the board's fine-tuned row links to the chat's model card ------------------------------------
+
+
+def test_the_board_links_only_the_fine_tuned_swallow_baseline_to_the_card():
+    import leaderboard as lb
+    from leaderboard.baselines import seed_reported
+    from leaderboard.db import resolve
+    from views import chat
+
+    seed_reported()
+    ids = [row[0] for row in resolve(None).query("SELECT id FROM submissions")]
+    assert len(ids) >= 5  # every published row of the paper
+    linked = []
+    for sid in ids:
+        submission = lb.detail(str(sid))["submission"]
+        if chat.links_to_card(submission):
+            linked.append(submission["name"])
+    assert len(linked) == 1 and "Swallow" in linked[0] and "fine-tuned" in linked[0]
+    assert chat.CARD_LINK in chat.CARD_NOTE
+    assert not chat.links_to_card({"setting": "fine-tuned", "kind": "submitted", "name": "Swallow"})
+
+
+def test_the_chat_page_opens_the_card_it_is_linked_to(served, probe, monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import REAL_CORPUS
+
+    if REAL_CORPUS is None:
+        pytest.skip("real ETC corpus not found: set ETC_DATA_DIR")
+    sha = _adapter(tmp_path / "adapter", BASE, "nf4, double quant, bf16 compute")
+    served.model_fields["swallow-sft"] = {"parent": BASE}
+    monkeypatch.setenv("ETC_FINETUNED_ADAPTER", str(tmp_path / "adapter"))
+    monkeypatch.setenv("ETC_FINETUNED_QUANTIZATION", "bitsandbytes 4-bit NF4")
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    at.query_params["model"] = "finetuned"
+    at.switch_page("pages/chat.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="chat_model").value == "finetuned"
+    card = next(e for e in at.expander if e.label == "Which weights are served")
+    shown = " ".join(m.value for m in card.markdown)
+    assert sha in shown and "Swallow" in shown
+    assert "These are the evaluated weights" in shown

@@ -254,6 +254,28 @@ def _is_nf4(text: str) -> bool:
     return "nf4" in low or "bitsandbytes" in low or "4-bit" in low or "4bit" in low
 
 
+#: Where the fine-tuned model's card is shown: the chat page with the model picked (the board's
+#: fine-tuned baseline row links here).
+CARD_LINK = "chat?model=finetuned"
+
+
+def links_to_card(submission: Mapping[str, Any]) -> bool:
+    """Whether a board entry is the fine-tuned Swallow baseline whose served weights the chat's
+    model card describes (the paper's reported row, or a baseline of that model)."""
+    return (
+        submission.get("setting") == "fine-tuned"
+        and submission.get("kind") in ("reported", "baseline")
+        and "swallow" in str(submission.get("name", "")).lower()
+    )
+
+
+CARD_NOTE = (
+    "The chat serves this model on a GPU server when the site has one: see which base, "
+    f"quantisation and adapter it serves, and whether they are these weights, on [its model card]"
+    f"({CARD_LINK})."
+)
+
+
 def card_lines(card: dict[str, Any]) -> list[str]:
     """The model card as the page shows it (no server address)."""
     unknown = "not stated by the operator"
