@@ -322,3 +322,18 @@ def test_the_chat_page_opens_the_card_it_is_linked_to(served, probe, monkeypatch
     shown = " ".join(m.value for m in card.markdown)
     assert sha in shown and "Swallow" in shown
     assert "These are the evaluated weights" in shown
+
+
+def test_a_server_refusing_the_key_names_the_key_setting(probe, monkeypatch):
+    from views import chat
+
+    with FakeLLMServer(api_key="the-right-key", models=("swallow-sft",)) as server:
+        monkeypatch.setenv("ETC_FINETUNED_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("ETC_FINETUNED_MODEL", "swallow-sft")
+        monkeypatch.setenv("ETC_FINETUNED_API_KEY", "a-wrong-key")
+        picked = chat.choice("finetuned")
+        assert picked.offline and "HTTP 401" in picked.reason
+        assert "ETC_FINETUNED_API_KEY" in picked.reason and "a-wrong-key" not in picked.reason
+        monkeypatch.setenv("ETC_FINETUNED_API_KEY", "the-right-key")
+        chat.PROBE.clear()
+        assert chat.choice("finetuned").usable

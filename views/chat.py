@@ -85,6 +85,11 @@ FINETUNED_SETTINGS = (
     "ETC_FINETUNED_QUANTIZATION",
     "ETC_FINETUNED_ADAPTER",
 )
+#: The key setting that goes with each model server setting (for the operator's messages).
+KEY_SETTINGS = {
+    "ETC_FINETUNED_BASE_URL": "ETC_FINETUNED_API_KEY",
+    "OPENAI_BASE_URL": "OPENAI_API_KEY",
+}
 #: The fine-tuned model's name on its server when ``ETC_FINETUNED_MODEL`` is unset.
 FINETUNED_MODEL = "etc-swallow-8b-sft"
 #: What a visitor reads about a model whose server is not answering now.
@@ -200,12 +205,16 @@ class ServerProbe:
             models = served_models(base_url, api_key, timeout=timeout)
         except Exception as exc:  # noqa: BLE001 - any failure means offline, classified
             fault = classify(exc)
+            check = (
+                f"Check the key for it ({KEY_SETTINGS.get(setting_name, 'its API key')})"
+                if fault.kind == "auth"
+                else f"Check {setting_name} and that the server is running"
+            )
             return ServerState(
                 False,
                 problem=(
                     f"the model server at {setting_name} did not answer GET /v1/models within "
-                    f"{timeout:g} s: {fault.public}. Check {setting_name} and that the server "
-                    "is running."
+                    f"{timeout:g} s: {fault.public}. {check}."
                 ),
             )
         return ServerState(True, tuple(models))

@@ -198,6 +198,9 @@ class FakeLLMServer:
         self.models_fault: str | int | None = None
         #: ``GET /v1/models`` requests received
         self.model_probes = 0
+        #: whether ``GET /v1/models`` checks ``api_key`` (as vLLM and OpenAI do); False lets a
+        #: test's probe pass so that the generation meets the 401
+        self.models_check_key = True
         #: thinking / reasoning tokens reported with every answer
         self.reasoning_tokens = 0
         #: prompt tokens reported as served from the prompt cache with every plain answer
@@ -502,7 +505,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path.rstrip("/") == "/v1/models":
             self.fake.model_probes += 1
             key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
-            if self.fake.api_key is not None and key != self.fake.api_key:
+            if self.fake.models_check_key and self.fake.api_key not in (None, key):
                 self._error("openai", 401, "Unauthorized")  # as vLLM's --api-key and OpenAI do
                 return
             if self.fake.models_fault == "hang":
