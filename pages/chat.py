@@ -73,6 +73,9 @@ mode = st.radio(
     "Mode", ["Write a dialogue", "Replay a corpus dialogue"], key="chat_mode", horizontal=True
 )
 top = st.columns([3, 2])
+asked = st.query_params.get("model")  # a link to one model (the board links to its card)
+if asked in options and "chat_model" not in state:
+    state["chat_model"] = asked
 key = top[0].selectbox(
     "Model", list(options), key="chat_model", format_func=lambda k: options[k].label
 )
@@ -96,6 +99,11 @@ if picked.prompted:
     )
 else:
     top[1].caption("This model takes no prompt, so no k-shot setting.")
+if picked.card:
+    with top[0].expander("Which weights are served", expanded=asked == picked.key):
+        st.markdown(
+            "\n".join(f"- {escape_markdown(line)}" for line in chat.card_lines(picked.card))
+        )
 
 
 def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
@@ -107,7 +115,8 @@ def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
     raw: list[str] = []
 
     def chunks():
-        for c in chat.stream_prediction(backend, item, k, _pool() if picked.prompted else None):
+        pool = _pool() if picked.prompted else None
+        for c in chat.stream_prediction(backend, item, k, pool, picked):
             raw.append(c)
             yield escape_markdown(c)
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 import leaderboard as lb
 from leaderboard import compare as lb_compare
-from views import board, cause_layer, charts
+from views import board, cause_layer, charts, chat
 from views import compare as compare_view
 from views.admin import admin_session
 from views.errors import shown_errors
@@ -255,6 +255,8 @@ if sid is not None:
         query_params=link,
     )
     st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
+    if chat.links_to_card(info["submission"]):
+        st.caption(chat.CARD_NOTE)
     if view["description"]:
         st.text(view["description"])
     if view["scores"] is not None:

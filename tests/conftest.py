@@ -67,8 +67,12 @@ def _isolated(tmp_path, monkeypatch):
     from etclib import config
 
     config._secrets.cache_clear()
-    yield
     import sys
+
+    chat = sys.modules.get("views.chat")
+    if chat is not None:
+        chat.PROBE.clear()  # a model server's state is never carried from one test to the next
+    yield
 
     lb = sys.modules.get("leaderboard")
     if lb is not None and hasattr(lb, "close_all"):

@@ -346,7 +346,8 @@ def test_chat_lists_the_registry_and_each_backend_says_why_not(tmp_path, monkeyp
     assert not got["hf"].usable and "ETC_HF_MODEL" in got["hf"].reason
     assert got["openai"].prompted and got["openai"].options == {
         "retries": 1,
-        "timeout": 30.0,
+        "timeout": 10.0,  # the first token (ETC_CHAT_FIRST_TOKEN_TIMEOUT)
+        "connect_timeout": 2.0,
         "max_new_tokens": 256,
         "batch_size": 1,
     }

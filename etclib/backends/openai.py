@@ -1,7 +1,7 @@
 """``openai``: any OpenAI-compatible Chat Completions server, at temperature 0 where allowed.
 
 GPT-4.1 through the OpenAI API (the paper's baseline, pinned to the snapshot the paper used,
-``gpt-4.1-2025-04-14``), or a vLLM server that serves the fine-tuned adapter under its own model
+:data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`), or a vLLM server that serves the fine-tuned adapter under its own model
 name (docs/models.md). Streaming for the chat page. What a model gets follows the capability
 table (:mod:`etclib.llm.models`): GPT-5 and o-series models get no ``temperature`` (they take
 only their default), ``max_completion_tokens`` and ``reasoning_effort``; others temperature 0
@@ -12,15 +12,21 @@ Settings (environment or ``.streamlit/secrets.toml``):
 
 - ``OPENAI_API_KEY``: the key; a self-hosted server that checks none needs ``EMPTY``.
 - ``OPENAI_BASE_URL``: the server's ``/v1`` URL (default: api.openai.com).
-- ``ETC_OPENAI_MODEL``: the model name (default ``gpt-4.1-2025-04-14``); the ``model`` option
-  wins.
+- ``ETC_OPENAI_MODEL``: the model name (default :data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`);
+  the ``model`` option wins.
 
 Options: ``model``, ``base_url`` and ``api_key`` (another server than ``OPENAI_BASE_URL``, e.g.
 the fine-tuned model's vLLM server for the chat page), ``max_new_tokens`` (the model's token
 limit field, default 512), ``thinking`` (reasoning effort for reasoning models: the table's
 default, ``default`` to send none), ``batch_size`` (requests in flight, default 8), ``retries``
 (on 429, 5xx, timeouts, dropped connections; default 4), ``retry_wait`` (seconds before the
-first retry, doubled each time, jittered; a longer Retry-After wins; default 1), ``timeout``.
+first retry, doubled each time, jittered; a longer Retry-After wins; default 1), ``timeout``
+(seconds to wait for each read: for a streamed answer, the first token and every gap after it),
+``connect_timeout`` (seconds to open the connection; default ``timeout``).
+
+:func:`served_models` asks a server which models it serves (``GET /v1/models``, one attempt):
+the chat page probes its model servers with it, and reads vLLM's extra fields (``root``,
+``parent``: the adapter's path and its base) for the model card.
 """
 
 from __future__ import annotations
@@ -32,11 +38,13 @@ from .. import llm
 from ..config import setting
 from ..errors import BackendError, ConfigError
 from ..llm import chat
+from ..llm.models import OPENAI_DEFAULT_MODEL
 from ..llm.retry import RetryPolicy
 from ._api import APIBackend
 from .base import positive_int, retry_count
 
-DEFAULT_MODEL = "gpt-4.1-2025-04-14"
+#: the default model (etclib.llm.models names it once)
+DEFAULT_MODEL = OPENAI_DEFAULT_MODEL
 
 
 class OpenAIBackend(APIBackend):
@@ -57,6 +65,7 @@ class OpenAIBackend(APIBackend):
         base_url: str | None = None,
         api_key: str | None = None,
         thinking: str | None = None,
+        connect_timeout: float | None = None,
     ) -> None:
         """Build the client now; ``BackendError`` if no key is configured."""
         self.model = model or setting("ETC_OPENAI_MODEL") or DEFAULT_MODEL
@@ -84,6 +93,12 @@ class OpenAIBackend(APIBackend):
             )
         except ConfigError as exc:
             raise BackendError(f"The openai backend is not configured: {exc}") from None
+        if connect_timeout is not None:
+            import httpx
+
+            self.client = self.client.with_options(
+                timeout=httpx.Timeout(float(timeout), connect=float(connect_timeout))
+            )
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
@@ -122,6 +137,25 @@ class OpenAIBackend(APIBackend):
             model_version=getattr(chunks[-1], "model", None) if chunks else None,
         )
         return reply, {"content_filter": "safety", "length": "output_limit"}.get(finish or "")
+
+
+def served_models(
+    base_url: str, api_key: str | None = None, timeout: float = 2.0
+) -> list[dict[str, Any]]:
+    """The models an OpenAI-compatible server at ``base_url`` serves (``GET {base_url}/models``),
+    each as the server describes it (vLLM adds ``root``, ``parent`` and ``max_model_len``).
+
+    One attempt, ``timeout`` seconds for the connection and for the answer; the SDK's exception
+    (``openai.APIConnectionError``, ``APITimeoutError``, ``APIStatusError``) is raised as it is,
+    for :func:`etclib.llm.classify`.
+    """
+    client = llm.openai_client(
+        timeout=float(timeout), base_url=base_url, api_key=api_key or "EMPTY"
+    )
+    try:
+        return [m.model_dump() for m in client.models.list().data]
+    finally:
+        client.close()
 
 
 BACKEND = OpenAIBackend

@@ -14,7 +14,8 @@ accepts: temperature 0 where it takes one (none for GPT-5 / o-series, 1.0 for Ge
 thinking setting set explicitly (Gemini 2.5 Flash: budget 0), see :meth:`Provider.decoding`.
 
 - ``gemini``: google-genai ``generate_content`` with ``response_mime_type="application/json"``
-  and a ``response_schema``.
+  and the same JSON Schema as ``response_json_schema`` (no conversion to Gemini's own
+  ``Schema`` form; key order is kept, so ``reasoning`` comes before ``label``).
 - ``openai``: Chat Completions with ``response_format`` ``json_schema`` (strict) by default;
   ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for OpenAI-compatible servers that lack
   JSON-schema support (models without structured output in the table get ``json_object``).
@@ -90,7 +91,7 @@ def default_max_tokens(decoding: Decoding) -> int:
     return ANSWER_TOKENS + THINKING_TOKENS.get(str(value), OPEN_THINKING_TOKENS)
 
 
-#: JSON Schemas of the answers, by kind (OpenAI form; Gemini's is derived below).
+#: JSON Schemas of the answers, by kind (sent as they are to both providers).
 SCHEMAS: dict[str, dict[str, Any]] = {
     "decompose": {
         "type": "object",
@@ -124,20 +125,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "additionalProperties": False,
     },
 }
-
-
-def _gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """OpenAPI-subset schema as Gemini's ``response_schema`` takes it (ordered properties)."""
-    out: dict[str, Any] = {"type": schema["type"].upper()}
-    if "enum" in schema:
-        out["enum"] = list(schema["enum"])
-    if "items" in schema:
-        out["items"] = _gemini_schema(schema["items"])
-    if "properties" in schema:
-        out["properties"] = {k: _gemini_schema(v) for k, v in schema["properties"].items()}
-        out["required"] = list(schema.get("required", []))
-        out["property_ordering"] = list(schema["properties"])
-    return out
 
 
 class Provider(Protocol):
@@ -264,7 +251,8 @@ class GeminiProvider:
             self.model, messages, self.decoding(temperature), max_tokens=self.max_tokens
         )
         req["config"]["response_mime_type"] = "application/json"
-        req["config"]["response_schema"] = _gemini_schema(SCHEMAS[kind])
+        # google-genai takes a JSON Schema as it is (response_json_schema): the OpenAI form
+        req["config"]["response_json_schema"] = SCHEMAS[kind]
         return req
 
     def token_limit(self, request: dict[str, Any]) -> int | None:

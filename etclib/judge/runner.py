@@ -249,7 +249,7 @@ def classify(exc: BaseException, where: str = "") -> tuple[str, str, Fault]:
         action = "quota"
     elif fault.kind == "empty" and fault.what == "output_limit":
         action = "cut"  # no text: thinking took the whole limit
-    elif fault.kind in ("auth", "not_found", "unsupported"):
+    elif fault.kind in ("auth", "not_found", "unsupported", "sdk"):
         action = "fatal"
     elif fault.kind == "connect":
         action = "connect"

@@ -199,7 +199,7 @@ def gemini_client(
 
 async def aclose_gemini(client: Any) -> None:
     """Close a ``genai.Client``'s async transport. ``client.aio.aclose()`` exists from
-    google-genai 1.39 (the floor in requirements.txt); with an older SDK there is nothing to
+    google-genai 1.39 (below the floor in etclib.llm.sdk); with an older SDK there is nothing to
     call and the transport is released when the client is collected."""
     close = getattr(getattr(client, "aio", None), "aclose", None)
     if close is not None:

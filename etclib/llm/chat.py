@@ -59,6 +59,8 @@ class Reply:
     finish_reason: str | None = None
     #: output tokens spent on thinking / hidden reasoning (part of ``output_tokens``)
     reasoning_tokens: int = 0
+    #: input tokens served from the provider's prompt cache (part of ``input_tokens``)
+    cached_tokens: int = 0
 
     @property
     def cut(self) -> bool:
@@ -128,13 +130,23 @@ def gemini_request(
 
 
 def gemini_config(config: dict[str, Any]) -> Any:
-    """A plain config dict (from :func:`gemini_request`) as ``types.GenerateContentConfig``."""
+    """A plain config dict (from :func:`gemini_request`) as ``types.GenerateContentConfig``;
+    ``DependencyError`` "upgrade google-genai to >= X" when the installed SDK is too old to take
+    a field (:mod:`etclib.llm.sdk`)."""
     from google.genai import types
 
     config = dict(config)
-    if isinstance(config.get("response_schema"), dict):
-        config["response_schema"] = types.Schema.model_validate(config["response_schema"])
-    return types.GenerateContentConfig(**config)
+    try:
+        if isinstance(config.get("response_schema"), dict):
+            config["response_schema"] = types.Schema.model_validate(config["response_schema"])
+        return types.GenerateContentConfig(**config)
+    except ValueError as exc:  # pydantic's ValidationError: the SDK refused a field client-side
+        from .sdk import too_old
+
+        old = too_old("google-genai", exc)
+        if old is None:
+            raise
+        raise old from exc
 
 
 # --- replies -------------------------------------------------------------------------------------
@@ -145,10 +157,12 @@ def openai_reply(resp: Any) -> Reply:
     usage = getattr(resp, "usage", None)
     served = getattr(resp, "model", None)
     details = getattr(usage, "completion_tokens_details", None) if usage else None
+    prompt = getattr(usage, "prompt_tokens_details", None) if usage else None
     tokens = {
         "input_tokens": (getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
         "output_tokens": (getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
         "reasoning_tokens": (getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+        "cached_tokens": (getattr(prompt, "cached_tokens", 0) or 0) if prompt else 0,
     }
     if not getattr(resp, "choices", None):
         raise empty_answer(
@@ -229,6 +243,8 @@ def gemini_reply(resp: Any) -> Reply:
     tokens_in, tokens_out = gemini_tokens(resp)
     served = getattr(resp, "model_version", None)
     reply = Reply(text, tokens_in, tokens_out, served, gemini_finish(resp), gemini_thoughts(resp))
+    meta = getattr(resp, "usage_metadata", None)
+    reply.cached_tokens = (getattr(meta, "cached_content_token_count", 0) or 0) if meta else 0
     if not text.strip():
         reason, detail = gemini_empty_reason(resp)
         raise empty_answer(reason, f"model {served}: {detail}", reply)
@@ -250,6 +266,8 @@ class Usage:
     failed_requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    #: of ``input_tokens``, those served from the provider's prompt cache (a lower price)
+    cached_tokens: int = 0
     #: of ``output_tokens``, those spent on thinking / hidden reasoning
     reasoning_tokens: int = 0
     #: the most output tokens (thinking included) one call took
@@ -270,6 +288,7 @@ class Usage:
                 self.input_tokens += reply.input_tokens
                 self.output_tokens += reply.output_tokens
                 self.reasoning_tokens += reply.reasoning_tokens
+                self.cached_tokens += reply.cached_tokens
                 self.max_output_tokens = max(self.max_output_tokens, reply.output_tokens)
                 if reply.model_version:
                     self.model_versions.add(reply.model_version)
@@ -282,21 +301,21 @@ class Usage:
                 self.empty_answers[empty] += 1
 
     def report(self, model: str) -> dict[str, Any]:
-        """``calls, cache_hits, retries, input_tokens, output_tokens, reasoning_tokens,
-        cut_answers, cost_usd`` (None = unknown price). Tokens count only calls made in this
+        """``calls, cache_hits, retries, input_tokens, output_tokens, cached_tokens,
+        reasoning_tokens, cut_answers, cost_usd`` (None = unknown price; cached input tokens at
+        the cached-input price). Tokens count only calls made in this
         run, not cached answers; ``reasoning_tokens`` are part of ``output_tokens``."""
-        from .models import price
+        from .models import cost as priced
 
-        p = price(model)
-        cost = None
-        if p is not None:
-            cost = round((self.input_tokens * p[0] + self.output_tokens * p[1]) / 1_000_000, 6)
+        cost = priced(model, self.input_tokens, self.output_tokens, self.cached_tokens)
+        cost = None if cost is None else round(cost, 6)
         return {
             "calls": self.calls,
             "cache_hits": self.cache_hits,
             "retries": self.retries,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "cut_answers": self.cut_answers,
             "cost_usd": cost,

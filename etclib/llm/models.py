@@ -27,8 +27,12 @@ and ``max_tokens``, has no thinking setting, and gets structured output as the c
 If such a model refuses a setting, the call fails with
 :class:`~etclib.errors.UnsupportedSettingError` naming it (``etclib judge check`` and
 ``etclib predict --check`` find this with three calls); add the model's family to
-:data:`MODELS` (one line) to use it. Prices (USD per 1M input / output tokens, list prices of
-2025, standard tier) live in the same rows, so every priced model has known capabilities.
+:data:`MODELS` (one line) to use it. Prices (USD per 1M input / output / cached input tokens,
+list prices of 2025, standard tier: https://openai.com/api/pricing and
+https://ai.google.dev/gemini-api/docs/pricing, read 2025-11) live in the same rows, so every
+priced model has known capabilities. Cached input is the provider's price for prompt tokens it
+served from its prompt cache (OpenAI's automatic caching of prompts over 1,024 tokens, Gemini's
+implicit caching), reported per call and billed at that price by :func:`cost`.
 """
 
 from __future__ import annotations
@@ -59,9 +63,16 @@ class ModelInfo:
     #: smallest budget the model accepts (``budget`` models)
     thinking_min: int = 0
     price: tuple[float, float] | None = None
+    #: USD per 1M cached input tokens (None: billed as ordinary input)
+    cached_input: float | None = None
     #: False for :func:`default_info`'s guess
     known: bool = True
 
+
+#: The OpenAI model etclib uses when none is named (the ``openai`` backend, the chat's label,
+#: the docs): GPT-4.1 pinned to the snapshot of the paper's baseline. Named here only; everything
+#: else reads it.
+OPENAI_DEFAULT_MODEL = "gpt-4.1-2025-04-14"
 
 _REASONING = dict(
     temperature=False,
@@ -74,20 +85,22 @@ _GEMINI = dict(token_param="max_output_tokens")
 #: The capability table; longest prefix wins.
 MODELS: tuple[ModelInfo, ...] = (
     # OpenAI classic chat models
-    ModelInfo("gpt-4.1-nano", "openai", price=(0.10, 0.40)),
-    ModelInfo("gpt-4.1-mini", "openai", price=(0.40, 1.60)),
-    ModelInfo("gpt-4.1", "openai", price=(2.00, 8.00)),
-    ModelInfo("gpt-4o-mini", "openai", price=(0.15, 0.60)),
-    ModelInfo("gpt-4o", "openai", price=(2.50, 10.00)),
+    ModelInfo("gpt-4.1-nano", "openai", price=(0.10, 0.40), cached_input=0.025),
+    ModelInfo("gpt-4.1-mini", "openai", price=(0.40, 1.60), cached_input=0.1),
+    ModelInfo("gpt-4.1", "openai", price=(2.00, 8.00), cached_input=0.5),
+    ModelInfo("gpt-4o-mini", "openai", price=(0.15, 0.60), cached_input=0.075),
+    ModelInfo("gpt-4o", "openai", price=(2.50, 10.00), cached_input=1.25),
     # OpenAI reasoning models: default temperature only, max_completion_tokens
-    ModelInfo("gpt-5-nano", "openai", price=(0.05, 0.40), **_REASONING),
-    ModelInfo("gpt-5-mini", "openai", price=(0.25, 2.00), **_REASONING),
-    ModelInfo("gpt-5", "openai", price=(1.25, 10.00), **_REASONING),
-    ModelInfo("o1-mini", "openai", structured=False, price=(1.10, 4.40), **_REASONING),
-    ModelInfo("o1", "openai", price=(15.00, 60.00), **_REASONING),
-    ModelInfo("o3-mini", "openai", price=(1.10, 4.40), **_REASONING),
-    ModelInfo("o3", "openai", price=(2.00, 8.00), **_REASONING),
-    ModelInfo("o4-mini", "openai", price=(1.10, 4.40), **_REASONING),
+    ModelInfo("gpt-5-nano", "openai", price=(0.05, 0.40), cached_input=0.005, **_REASONING),
+    ModelInfo("gpt-5-mini", "openai", price=(0.25, 2.00), cached_input=0.025, **_REASONING),
+    ModelInfo("gpt-5", "openai", price=(1.25, 10.00), cached_input=0.125, **_REASONING),
+    ModelInfo(
+        "o1-mini", "openai", structured=False, price=(1.10, 4.40), cached_input=0.55, **_REASONING
+    ),
+    ModelInfo("o1", "openai", price=(15.00, 60.00), cached_input=7.5, **_REASONING),
+    ModelInfo("o3-mini", "openai", price=(1.10, 4.40), cached_input=0.55, **_REASONING),
+    ModelInfo("o3", "openai", price=(2.00, 8.00), cached_input=0.5, **_REASONING),
+    ModelInfo("o4-mini", "openai", price=(1.10, 4.40), cached_input=0.275, **_REASONING),
     # Gemini
     ModelInfo(
         "gemini-3",
@@ -96,6 +109,7 @@ MODELS: tuple[ModelInfo, ...] = (
         thinking="level",
         thinking_default="low",
         price=(2.00, 12.00),
+        cached_input=0.2,
         **_GEMINI,
     ),
     ModelInfo(
@@ -105,6 +119,7 @@ MODELS: tuple[ModelInfo, ...] = (
         thinking_default=128,
         thinking_min=128,
         price=(1.25, 10.00),
+        cached_input=0.125,
         **_GEMINI,
     ),
     ModelInfo(
@@ -113,6 +128,7 @@ MODELS: tuple[ModelInfo, ...] = (
         thinking="budget",
         thinking_default=0,
         price=(0.10, 0.40),
+        cached_input=0.01,
         **_GEMINI,
     ),
     ModelInfo(
@@ -121,10 +137,11 @@ MODELS: tuple[ModelInfo, ...] = (
         thinking="budget",
         thinking_default=0,
         price=(0.30, 2.50),
+        cached_input=0.03,
         **_GEMINI,
     ),
     ModelInfo("gemini-2.0-flash-lite", "gemini", price=(0.075, 0.30), **_GEMINI),
-    ModelInfo("gemini-2.0-flash", "gemini", price=(0.10, 0.40), **_GEMINI),
+    ModelInfo("gemini-2.0-flash", "gemini", price=(0.10, 0.40), cached_input=0.025, **_GEMINI),
 )
 
 THINKING_KINDS = ("none", "budget", "level", "effort")
@@ -147,11 +164,39 @@ def info(provider: str, model: str) -> ModelInfo:
     return max(rows, key=lambda m: len(m.prefix))
 
 
-def price(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per 1M tokens for ``model`` (any provider), or None."""
+def _priced(model: str) -> ModelInfo | None:
     name = model.removeprefix("models/")
     rows = [m for m in MODELS if m.price and name.startswith(m.prefix)]
-    return max(rows, key=lambda m: len(m.prefix)).price if rows else None
+    return max(rows, key=lambda m: len(m.prefix)) if rows else None
+
+
+def price(model: str) -> tuple[float, float] | None:
+    """(input, output) USD per 1M tokens for ``model`` (any provider), or None."""
+    row = _priced(model)
+    return row.price if row else None
+
+
+def cached_price(model: str) -> float | None:
+    """USD per 1M cached input tokens for ``model``: the table's, else its input price (no
+    discount known), else None (no price)."""
+    row = _priced(model)
+    if row is None or row.price is None:
+        return None
+    return row.cached_input if row.cached_input is not None else row.price[0]
+
+
+def cost(
+    model: str, input_tokens: float, output_tokens: float, cached_tokens: float = 0
+) -> float | None:
+    """USD for ``input_tokens`` (of which ``cached_tokens`` served from the provider's prompt
+    cache, billed at :func:`cached_price`) and ``output_tokens``; None when the price is unknown."""
+    p = price(model)
+    if p is None:
+        return None
+    cached = min(max(cached_tokens, 0), input_tokens)
+    return (
+        (input_tokens - cached) * p[0] + cached * (cached_price(model) or 0) + output_tokens * p[1]
+    ) / 1_000_000
 
 
 @dataclass(frozen=True)

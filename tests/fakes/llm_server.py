@@ -4,7 +4,10 @@ It speaks two protocols on one random port, each answered from the same ``respon
 
 - OpenAI Chat Completions: ``POST /v1/chat/completions`` (JSON reply, or Server-Sent Events
   chunks ending in ``data: [DONE]`` when the body has ``"stream": true``; a usage chunk is sent
-  when ``stream_options.include_usage`` is true). ``GET /v1/models`` lists ``models``.
+  when ``stream_options.include_usage`` is true). ``GET /v1/models`` lists ``models`` (with
+  ``model_fields[name]`` added to a model's entry, as vLLM adds ``root`` and ``parent``; 401
+  without ``api_key`` when one is set); set
+  ``models_fault`` to ``"hang"`` or a status to fail it; ``model_probes`` counts them.
 - Gemini: ``POST /{version}/models/{model}:generateContent`` and
   ``POST /{version}/models/{model}:streamGenerateContent?alt=sse``.
 
@@ -78,7 +81,10 @@ API:
 - Token usage in answers: prompt tokens = characters of the request text, completion tokens =
   characters of the reply (so tests can predict them), plus ``reasoning_tokens`` (default 0)
   reported as OpenAI's ``completion_tokens_details.reasoning_tokens`` (counted in
-  ``completion_tokens``, as OpenAI counts them) and Gemini's ``thoughtsTokenCount``.
+  ``completion_tokens``, as OpenAI counts them) and Gemini's ``thoughtsTokenCount``, and
+  ``cached_tokens`` (default 0, at most the prompt's) reported as OpenAI's
+  ``prompt_tokens_details.cached_tokens`` and Gemini's ``cachedContentTokenCount`` (both part
+  of the prompt tokens, as the services count them).
 """
 
 from __future__ import annotations
@@ -190,8 +196,21 @@ class FakeLLMServer:
         self.reasoning_models = reasoning_models
         self.retry_delay = retry_delay
         self.snapshots = dict(snapshots or {})
+        #: extra fields of a model in ``GET /v1/models`` (vLLM's ``root``, ``parent``)
+        self.model_fields: dict[str, dict[str, Any]] = {}
+        #: ``"hang"`` or an HTTP status for every ``GET /v1/models``; None answers it
+        self.models_fault: str | int | None = None
+        #: ``GET /v1/models`` requests received
+        self.model_probes = 0
+        #: whether ``GET /v1/models`` checks ``api_key`` (as vLLM and OpenAI do); False lets a
+        #: test's probe pass so that the generation meets the 401
+        self.models_check_key = True
         #: thinking / reasoning tokens reported with every answer
         self.reasoning_tokens = 0
+        #: prompt tokens reported as served from the prompt cache with every plain answer
+        self.cached_tokens = 0
+        #: headers added to every OpenAI error answer (``x-should-retry``, ``retry-after-ms``)
+        self.error_headers: dict[str, str] = {}
         self.requests: list[FakeRequest] = []
         self.max_in_flight = 0
         self.gather = 0
@@ -486,6 +505,8 @@ class _Handler(BaseHTTPRequestHandler):
                     "code": None,
                 }
             }
+        if kind.startswith("openai") and self.fake.error_headers:
+            headers = {**self.fake.error_headers, **(headers or {})}
         self._send_json(status, body, headers)
 
     def _break_stream(self) -> None:
@@ -501,8 +522,24 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         path = urlsplit(self.path).path
         if path.rstrip("/") == "/v1/models":
+            self.fake.model_probes += 1
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+            if self.fake.models_check_key and self.fake.api_key not in (None, key):
+                self._error("openai", 401, "Unauthorized")  # as vLLM's --api-key and OpenAI do
+                return
+            if self.fake.models_fault == "hang":
+                self.fake._sleep(self.fake.hang_seconds)
+            elif isinstance(self.fake.models_fault, int):
+                self._error("openai", self.fake.models_fault, "models route failed")
+                return
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                {
+                    "id": m,
+                    "object": "model",
+                    "created": 0,
+                    "owned_by": "fake",
+                    **self.fake.model_fields.get(m, {}),
+                }
                 for m in self.fake.models
             ]
             self._send_json(200, {"object": "list", "data": data})
@@ -590,8 +627,17 @@ class _Handler(BaseHTTPRequestHandler):
         req.reply = reply
         served = fake.snapshots.get(req.model, req.model)
         prompt_tokens, completion_tokens = len(req.text), len(reply)
-        if (fault == "length" or fake.reasoning_tokens) and not req.stream:
-            self._send_json(200, _full_reply(req, served, reply, fake.reasoning_tokens, fault))
+        if (fault == "length" or fake.reasoning_tokens or fake.cached_tokens) and not req.stream:
+            body = _full_reply(req, served, reply, fake.reasoning_tokens, fault)
+            cached = min(fake.cached_tokens, prompt_tokens)
+            if req.kind.startswith("gemini"):
+                body["usageMetadata"]["cachedContentTokenCount"] = cached
+            else:
+                body["usage"]["prompt_tokens_details"] = {
+                    "cached_tokens": cached,
+                    "audio_tokens": 0,
+                }
+            self._send_json(200, body)
             return
         if req.kind == "openai":
             self._send_json(200, _openai_reply(served, reply, prompt_tokens, completion_tokens))
