@@ -248,7 +248,7 @@ def test_the_docs_name_the_settings_the_chat_reads():
         name: (REPO / name).read_text(encoding="utf-8")
         for name in ("README.md", "docs/deploy.md", "docs/models.md", "docs/site.md")
     }
-    known = set(chat.FINETUNED_SETTINGS) | set(chat.SERVER_LIMITS)
+    known = set(chat.FINETUNED_SETTINGS) | set(chat.SERVER_LIMITS) | set(chat.RATE_SETTINGS)
     for name, text in docs.items():
         named = set(re.findall(r"ETC_(?:FINETUNED|CHAT)_[A-Z_]+", text))
         assert named <= known, (name, named - known)

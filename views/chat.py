@@ -94,6 +94,8 @@ FINETUNED_SETTINGS = (
     "ETC_FINETUNED_QUANTIZATION",
     "ETC_FINETUNED_ADAPTER",
 )
+#: The chat's rate limits (per visitor; per metered model for everyone together).
+RATE_SETTINGS = ("ETC_CHAT_PER_MINUTE", "ETC_CHAT_MODEL_PER_MINUTE", "ETC_CHAT_MODEL_PER_DAY")
 #: The key setting that goes with each model server setting (for the operator's messages).
 KEY_SETTINGS = {
     "ETC_FINETUNED_BASE_URL": "ETC_FINETUNED_API_KEY",
