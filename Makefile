@@ -18,7 +18,7 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
 export ETC_DATA_DIR
 
-.PHONY: install run test test-fast chromium postgres lint format prepare benchmarks clean
+.PHONY: install run test test-fast test-unit chromium postgres lint format prepare benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -106,6 +106,26 @@ test-fast: install
 	$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES) || status=$$?; \
 	exit $$status
 
+# The unit tier: every test without a tier marker (tests/tiers.py: postgres, corpus, subprocess,
+# browser, slow), from the environment that is there (no install; VENV=... names another), on
+# UNIT_JOBS pytest-xdist workers (2: measured on two cores, 1.5 to 2 times faster than one
+# process although each worker imports the suite; UNIT_JOBS=0: no workers). It fails when it
+# takes longer than UNIT_BUDGET seconds (counted from the start of the target), naming the
+# slowest tests: make them faster or mark them @pytest.mark.slow. To change the budget for
+# good, edit UNIT_BUDGET here; for one run, `make test-unit UNIT_BUDGET=90`.
+UNIT_BUDGET ?= 60
+UNIT_JOBS ?= 2
+UNIT_MARKERS = $(shell $(BIN)/python -c "from tests.tiers import UNIT; print(UNIT)" 2>/dev/null)
+
+test-unit:
+	@if [ ! -f "$(VENV)/.installed" ]; then \
+	  echo "No environment at $(VENV): run 'make install' (or name one: make test-unit VENV=/path/to/venv)"; \
+	  exit 2; fi
+	@started=$$(date +%s.%N); \
+	echo '$(BIN)/python -m pytest -n $(UNIT_JOBS) -m "$(UNIT_MARKERS)" --time-budget $(UNIT_BUDGET)'; \
+	ETC_TEST_TIER=unit ETC_TEST_STARTED=$$started $(BIN)/python -m pytest -q -n $(UNIT_JOBS) \
+	  -m "$(UNIT_MARKERS)" --time-budget $(UNIT_BUDGET) --durations=10
+
 # ruff, then the import contracts of pyproject.toml ([tool.importlinter]; README "Architecture").
 lint: install
 	$(BIN)/ruff check .
@@ -125,6 +145,7 @@ benchmarks: prepare
 	$(BIN)/python benchmarks/generate.py
 	$(BIN)/python benchmarks/site.py
 	$(BIN)/python benchmarks/scale_out.py
+	$(BIN)/python benchmarks/faults.py
 
 clean:
 	rm -rf $(VENV) data/etc.duckdb .pytest_cache

@@ -12,7 +12,7 @@ import streamlit as st
 import leaderboard as lb
 from etclib import admintoken
 from views.board import database_key
-from views.errors import show_error, shown_errors
+from views.errors import board_unavailable, shown_errors
 from views.navigation import SitePage, declare_pages
 
 ROOT = Path(__file__).parent
@@ -29,6 +29,9 @@ SITE_PAGES = (
     SitePage("pages/corpus.py", "Corpus", "📚", "Search the 997 dialogues and their statistics."),
     SitePage(
         "pages/leaderboard.py", "Leaderboard", "🏆", "Rankings with intervals, charts and details."
+    ),
+    SitePage(
+        "pages/compare.py", "Compare", "🆚", "Two entries side by side: which is better, and where."
     ),
     SitePage(
         "pages/submit.py", "Submit", "📤", "Upload test-split predictions and get them scored."
@@ -58,13 +61,15 @@ st.set_page_config(
 )
 with shown_errors("The site refused to start: ", stop=True):
     admintoken.check_configured()  # a weak ETC_ADMIN_TOKEN (under 24 characters) stops the site
-try:  # a missing folder, unwritable or damaged database: one message on every page
-    lb.open_db()  # created on the site's first start
+try:  # created on the site's first start
+    lb.open_db()
 except lb.StorageError as exc:
-    show_error(exc)
-    st.stop()
-with shown_errors("The scoring workers cannot start: "):
-    _scoring_workers(database_key())
+    # A missing folder, unwritable or damaged database: logged for the operator; the pages
+    # that need the board say it is unavailable (views.errors), the others work as usual.
+    board_unavailable(exc, show=False)
+else:
+    with shown_errors("The scoring workers cannot start: "):
+        _scoring_workers(database_key())
 
 pages = declare_pages(p for p in SITE_PAGES if (ROOT / p.path).is_file())
 st.navigation(

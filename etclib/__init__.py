@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load_corpus", "score"]
+__all__ = ["__version__", "compare", "load_corpus", "score"]
 
 
 def __getattr__(name: str):
@@ -13,6 +13,10 @@ def __getattr__(name: str):
         from .corpus import load_corpus
 
         return load_corpus
+    if name == "compare":
+        from .comparison import compare
+
+        return compare
     if name == "score":
         from .scoring import score
 

@@ -10,9 +10,12 @@ One token gates the leaderboard's moderation and the judge-versus-human study's 
   session's attempts are refused without being checked (even the right token) until the window
   has passed. Every wrong token and every refused attempt is logged (logger
   ``etclib.admintoken``) with the session and the action, never the token typed.
-- The session is the caller's: the site wraps an admin action in ``with session(key):`` (one
-  key per browser session); the CLI runs without one (no limit: whoever runs it can read the
-  files anyway), and its failures are logged all the same.
+- The session is the caller's: the site wraps an admin action in ``with session(key, store):``
+  (the key of the visitor, as the upload quota counts them, and a :class:`FailureStore` in the
+  board's database, so a reload or a new browser session does not reset the count); without a
+  store the failures are counted in this process (:class:`MemoryFailures`). The CLI runs
+  without a session (no limit: whoever runs it can read the files anyway), and its failures are
+  logged all the same.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
+from typing import Protocol
 
 from . import config
 from .errors import AccessDenied, ConfigError
@@ -36,9 +40,51 @@ WINDOW_SECONDS = 600.0
 
 log = logging.getLogger("etclib.admintoken")
 
-_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar("admin_session", default=None)
-_FAILURES: dict[str, deque[float]] = {}
-_LOCK = threading.Lock()
+
+class FailureStore(Protocol):
+    """Where a session's wrong tokens are counted."""
+
+    def failures(self, key: str, window_s: float) -> list[float]:
+        """Ages in seconds (oldest first) of ``key``'s wrong tokens within ``window_s``."""
+        ...
+
+    def add(self, key: str) -> None:
+        """Count one wrong token of ``key``."""
+        ...
+
+    def clear(self, key: str) -> None:
+        """Forget ``key``'s wrong tokens (the right token was given)."""
+        ...
+
+
+class MemoryFailures:
+    """Wrong tokens counted in this process (the default store)."""
+
+    def __init__(self) -> None:
+        self._times: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def failures(self, key: str, window_s: float) -> list[float]:
+        at = time.monotonic()
+        with self._lock:
+            times = self._times.setdefault(key, deque())
+            while times and at - times[0] > window_s:
+                times.popleft()
+            return [at - t for t in times]
+
+    def add(self, key: str) -> None:
+        with self._lock:
+            self._times.setdefault(key, deque()).append(time.monotonic())
+
+    def clear(self, key: str) -> None:
+        with self._lock:
+            self._times.pop(key, None)
+
+
+_MEMORY = MemoryFailures()
+_SESSION: contextvars.ContextVar[tuple[str, FailureStore] | None] = contextvars.ContextVar(
+    "admin_session", default=None
+)
 
 
 class AdminDisabled(AccessDenied):
@@ -74,9 +120,10 @@ def check_configured() -> None:
 
 
 @contextlib.contextmanager
-def session(key: str | None) -> Iterator[None]:
-    """Count the admin attempts made inside the block against session ``key``."""
-    reset = _SESSION.set(key)
+def session(key: str | None, store: FailureStore | None = None) -> Iterator[None]:
+    """Count the admin attempts made inside the block against session ``key``, in ``store``
+    (default: this process's memory)."""
+    reset = _SESSION.set(None if key is None else (key, store or _MEMORY))
     try:
         yield
     finally:
@@ -87,13 +134,6 @@ def _who(key: str | None) -> str:
     if key is None:
         return "no session (command line)"
     return "session " + hashlib.sha256(key.encode("utf-8")).hexdigest()[:10]
-
-
-def _recent(key: str, at: float) -> deque[float]:
-    times = _FAILURES.setdefault(key, deque())
-    while times and at - times[0] > WINDOW_SECONDS:
-        times.popleft()
-    return times
 
 
 def verify(token: str | None, action: str = "admin action") -> None:
@@ -108,31 +148,28 @@ def verify(token: str | None, action: str = "admin action") -> None:
             "Admin actions are switched off: ETC_ADMIN_TOKEN is not set. Set it in the "
             "environment or in .streamlit/secrets.toml, then give that token."
         )
-    key = _SESSION.get()
-    at = time.monotonic()
-    if key is not None:
-        with _LOCK:
-            times = _recent(key, at)
-            if len(times) >= MAX_FAILURES:
-                wait = int(WINDOW_SECONDS - (at - times[0])) + 1
-                log.warning(
-                    "admin attempt refused (%s, %s): %d wrong tokens in the last %d s",
-                    action,
-                    _who(key),
-                    len(times),
-                    int(WINDOW_SECONDS),
-                )
-                raise TooManyAttempts(
-                    f"Too many wrong admin tokens from this session ({len(times)} in "
-                    f"{int(WINDOW_SECONDS // 60)} minutes); try again in {wait} s."
-                )
+    current = _SESSION.get()
+    key = current[0] if current is not None else None
+    if current is not None:
+        ages = current[1].failures(current[0], WINDOW_SECONDS)
+        if len(ages) >= MAX_FAILURES:
+            wait = int(WINDOW_SECONDS - ages[0]) + 1
+            log.warning(
+                "admin attempt refused (%s, %s): %d wrong tokens in the last %d s",
+                action,
+                _who(key),
+                len(ages),
+                int(WINDOW_SECONDS),
+            )
+            raise TooManyAttempts(
+                f"Too many wrong admin tokens from this visitor ({len(ages)} in "
+                f"{int(WINDOW_SECONDS // 60)} minutes); try again in {wait} s."
+            )
     if token and hmac.compare_digest(str(token).encode("utf-8"), expected.encode("utf-8")):
-        if key is not None:
-            with _LOCK:
-                _FAILURES.pop(key, None)
+        if current is not None:
+            current[1].clear(current[0])
         return
-    if key is not None:
-        with _LOCK:
-            _recent(key, at).append(at)
+    if current is not None:
+        current[1].add(current[0])
     log.warning("wrong admin token (%s, %s)", action, _who(key))
     raise WrongToken("Wrong admin token: give the value of ETC_ADMIN_TOKEN.")

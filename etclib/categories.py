@@ -13,11 +13,11 @@ or not at all, never empty. A checked set is a tuple of keys in :data:`CATEGORIE
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from . import registry
 from .corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY
 
 #: The separator of label names in a CSV cell.
@@ -42,8 +42,7 @@ def _key(name: str) -> str | None:
 
 def _suggest(name: str) -> str:
     names = list(CATEGORIES) + list(JA_TO_CATEGORY)
-    close = difflib.get_close_matches(name.strip().lower(), names, n=1, cutoff=0.5)
-    return f" Did you mean {close[0]!r}?" if close else ""
+    return registry.suggest(name.strip().lower(), names, cutoff=0.5)
 
 
 def parse_label_set(names: Sequence[object]) -> LabelSet:
@@ -116,3 +115,16 @@ def from_indicator(row: Sequence[bool]) -> LabelSet:
     alone, as in the aggregated label."""
     chosen = tuple(c for c, on in zip(CATEGORIES, row) if on and c != "neutral")
     return chosen or ("neutral",)
+
+
+#: Annotators per utterance in the corpus.
+ANNOTATORS = 3
+
+
+def pair_consensus(votes: np.ndarray) -> list[np.ndarray]:
+    """For annotator i: the category is chosen by the other two only when both chose it (the
+    human yardstick of the Judge-vs-Human page and the ERC track's person row).
+
+    ``votes``: items x annotators (one category), or items x annotators x categories."""
+    others = [[j for j in range(ANNOTATORS) if j != i] for i in range(ANNOTATORS)]
+    return [votes[:, a] & votes[:, b] for a, b in others]

@@ -3,7 +3,7 @@ confusion against the annotators.
 
 - :func:`human_ceiling`: every ERC metric for each annotator against the majority of the other
   two (a category is the others' when **both** chose it, neutral alone when none is: the
-  yardstick of the Judge-vs-Human page, :func:`etclib.labeljudge.pair_consensus`), and their
+  yardstick of the Judge-vs-Human page, :func:`etclib.categories.pair_consensus`), and their
   mean, the board's reference row "a person". Systems are scored against the 2-of-3 label,
   a more lenient reference; their like-for-like figures (each entry against the same three
   leave-one-annotator-out references, averaged) are the ``loo_*`` keys of
@@ -37,7 +37,7 @@ PERSON = "a person"
 def annotator_sets(corpus: Corpus, split: str = "test") -> list[tuple[list, list]]:
     """For each annotator: (their label sets, the other two's majority label sets), in item
     order."""
-    from .labeljudge import ANNOTATORS, pair_consensus
+    from .categories import ANNOTATORS, pair_consensus
 
     utterances = [_utterance(corpus, it.key) for it in split_items(corpus, split)]
     votes = np.stack([indicator(u.annotations) for u in utterances])  # items x raters x cats

@@ -39,13 +39,42 @@ class TaskError(EtcError):
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem in a predictions file: the 1-based line (0 for the whole file) and what is wrong."""
+    """One problem in a predictions file: the 1-based line (0 for the whole file) and what is
+    wrong; ``until``, when set, the last line of a run of lines with this same problem."""
 
     line: int
     message: str
+    until: int = 0
+
+    @property
+    def lines(self) -> str:
+        """Where: ``"3"``, ``"1–1010"`` (a run), blank for the whole file."""
+        if not self.line:
+            return ""
+        return f"{self.line}–{self.until}" if self.until > self.line else str(self.line)
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.message}" if self.line else self.message
+        if not self.line:
+            return self.message
+        return f"{'lines' if self.until > self.line else 'line'} {self.lines}: {self.message}"
+
+
+def merge_runs(problems: list[Problem]) -> list[Problem]:
+    """``problems`` with each run of the same message on consecutive lines as one problem
+    ("lines 1–1010: missing field(s): prediction ..."), order kept."""
+    out: list[Problem] = []
+    for p in problems:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and last.line
+            and p.line == max(last.line, last.until) + 1
+            and p.message == last.message
+        ):
+            out[-1] = Problem(last.line, last.message, max(p.line, p.until))
+        else:
+            out.append(p)
+    return out
 
 
 class RefusedFileError(EtcError):
@@ -54,15 +83,17 @@ class RefusedFileError(EtcError):
     #: What did not happen to a refused file, for the message ("nothing was scored").
     consequence = "nothing was read"
 
-    def __init__(self, path: str, problems: list[Problem], shown: int = 10):
+    def __init__(
+        self, path: str, problems: list[Problem], shown: int = 10, total: int | None = None
+    ):
         self.path = path
         self.problems = problems
+        #: how many problems were found (``problems`` lists at most a capped number of them)
+        self.total = max(total or 0, len(problems))
         head = "\n".join(f"  {p}" for p in problems[:shown])
-        more = f"\n  ... and {len(problems) - shown} more problems" if len(problems) > shown else ""
-        noun = "problem" if len(problems) == 1 else "problems"
-        super().__init__(
-            f"{path}: refused, {len(problems)} {noun}; {self.consequence}:\n{head}{more}"
-        )
+        more = f"\n  ... and {self.total - shown} more problems" if self.total > shown else ""
+        noun = "problem" if self.total == 1 else "problems"
+        super().__init__(f"{path}: refused, {self.total} {noun}; {self.consequence}:\n{head}{more}")
 
 
 class PredictionsError(RefusedFileError):

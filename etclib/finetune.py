@@ -313,9 +313,9 @@ def model_load_kwargs(cfg: TrainConfig, device: str) -> dict[str, Any]:
     return {"dtype": torch.bfloat16 if bf16 else torch.float32, "device_map": device_map}
 
 
-def load_base(cfg: TrainConfig, device: str) -> tuple[Any, Any]:
-    """The tokenizer (checked for a chat template, with a pad token) and the base model."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def load_tokenizer(cfg: TrainConfig) -> Any:
+    """The base's tokenizer, checked for a chat template, with a pad token."""
+    from transformers import AutoTokenizer
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(cfg.base)
@@ -330,13 +330,26 @@ def load_base(cfg: TrainConfig, device: str) -> tuple[Any, Any]:
         )
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def _base_error(cfg: TrainConfig, exc: Exception) -> TrainError:
+    return TrainError(
+        f"Cannot load base model {cfg.base!r}: {exc}. Give a local folder or a hub id this "
+        "machine can download (gated models need HF_TOKEN)."
+    )
+
+
+def load_base(cfg: TrainConfig, device: str) -> tuple[Any, Any]:
+    """The base model (as :func:`model_load_kwargs` says) and its tokenizer, loaded here (for
+    callers that need the model itself; :func:`train` lets TRL load it)."""
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = load_tokenizer(cfg)
     try:
         model = AutoModelForCausalLM.from_pretrained(cfg.base, **model_load_kwargs(cfg, device))
     except OSError as exc:
-        raise TrainError(
-            f"Cannot load base model {cfg.base!r}: {exc}. Give a local folder or a hub id this "
-            "machine can download (gated models need HF_TOKEN)."
-        ) from None
+        raise _base_error(cfg, exc) from None
     return model, tokenizer
 
 
@@ -371,8 +384,16 @@ def _checkpointing_fields(enabled: bool) -> dict[str, Any]:
     return {prefix: enabled, f"{prefix}_kwargs": dict(CHECKPOINTING_KWARGS) if enabled else None}
 
 
-def sft_config(cfg: TrainConfig, out: Path, device: str, has_eval: bool) -> Any:
-    """TRL's ``SFTConfig`` for the run: SPEC's setup, completion-only loss, best-by-valid-loss."""
+def sft_config(
+    cfg: TrainConfig,
+    out: Path,
+    device: str,
+    has_eval: bool,
+    model_init_kwargs: dict[str, Any] | None = None,
+) -> Any:
+    """TRL's ``SFTConfig`` for the run: SPEC's setup, completion-only loss, best-by-valid-loss;
+    ``model_init_kwargs``: how TRL loads the base when it is given by name (4-bit NF4 through
+    ``quantization_config``, see :func:`model_load_kwargs`)."""
     import torch
     from trl import SFTConfig
 
@@ -414,6 +435,7 @@ def sft_config(cfg: TrainConfig, out: Path, device: str, has_eval: bool) -> Any:
         assistant_only_loss=False,
         max_length=cfg.max_length,
         packing=False,
+        model_init_kwargs=model_init_kwargs,
         **_checkpointing_fields(checkpointing),
     )
 
@@ -427,7 +449,9 @@ def build_trainer(
     out: Path,
     device: str,
 ) -> Any:
-    """TRL's ``SFTTrainer`` with a fresh LoRA adapter on ``model``."""
+    """TRL's ``SFTTrainer`` with a fresh LoRA adapter on ``model``: a loaded model, or the base's
+    name or folder, which TRL loads with ``SFTConfig(model_init_kwargs=...)`` (4-bit NF4 by
+    ``quantization_config``, on ``device``), as :func:`train` does."""
     import datasets
     from trl import SFTTrainer
 
@@ -443,15 +467,18 @@ def build_trainer(
                 message="`is_gradient_checkpointing` is deprecated",
                 category=FutureWarning,
             )
+            init = model_load_kwargs(cfg, device) if isinstance(model, str) else None
             return SFTTrainer(
                 model=model,
-                args=sft_config(cfg, out, device, has_eval=eval_dataset is not None),
+                args=sft_config(cfg, out, device, eval_dataset is not None, init),
                 train_dataset=train_dataset,
                 eval_dataset=eval_dataset,
                 processing_class=tokenizer,
                 peft_config=lora_config(cfg),
                 callbacks=[_loss_callback(out)],
             )
+    except OSError as exc:
+        raise _base_error(cfg, exc) from None
     except ValueError as exc:
         if "target module" in str(exc).lower():
             raise TrainError(
@@ -560,7 +587,7 @@ def train(cfg: TrainConfig, corpus: Corpus | None = None, overwrite: bool = Fals
         # The Trainer puts batches on the current CUDA device: make it the model's.
         torch.cuda.set_device(torch.device(device))
     set_seed(cfg.seed)
-    model, tokenizer = load_base(cfg, device)
+    tokenizer = load_tokenizer(cfg)  # the base itself is loaded by TRL (model_init_kwargs)
     train_ds, dropped = build_dataset(
         tokenizer, select_items(corpus, "train", cfg.limit), cfg.max_length
     )
@@ -573,7 +600,7 @@ def train(cfg: TrainConfig, corpus: Corpus | None = None, overwrite: bool = Fals
             f"({len(dropped)} left out); raise --max-length."
         )
     trainer = build_trainer(
-        cfg, model, tokenizer, train_ds, eval_ds if len(eval_ds) else None, out, device
+        cfg, cfg.base, tokenizer, train_ds, eval_ds if len(eval_ds) else None, out, device
     )
     if not progress.enabled():
         # Off a terminal the run is quiet (no printed log dicts); loss.csv follows it live.
@@ -679,3 +706,41 @@ def push_adapter(folder: Path, repo: str, private: bool = True) -> str:
             f'`hf upload {repo} {folder} . --private --exclude "checkpoints/*"`.'
         ) from None
     return f"https://huggingface.co/{repo}"
+
+
+def adapter_fingerprint(folder: str | Path) -> dict[str, Any]:
+    """What identifies an adapter folder that ``etclib train`` wrote: ``adapter_sha256`` (of
+    ``adapter_model.safetensors``, else ``adapter_model.bin``), ``trained_base``
+    (``adapter_config.json``'s ``base_model_name_or_path``) and ``trained_quantization``
+    (``training_config.json``'s, ``"bf16"`` for a base that was not quantised). A missing file
+    leaves its field None; a missing folder is a ``ConfigError``."""
+    import hashlib
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise ConfigError(f"Adapter folder {str(root)!r} does not exist (ETC_FINETUNED_ADAPTER).")
+    out: dict[str, Any] = {
+        "adapter_sha256": None,
+        "trained_base": None,
+        "trained_quantization": None,
+    }
+    for name in ("adapter_model.safetensors", "adapter_model.bin"):
+        weights = root / name
+        if weights.is_file():
+            digest = hashlib.sha256()
+            with weights.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+            out["adapter_sha256"] = digest.hexdigest()
+            break
+    try:
+        adapter = json.loads((root / "adapter_config.json").read_text(encoding="utf-8"))
+        out["trained_base"] = adapter.get("base_model_name_or_path")
+    except (OSError, ValueError):
+        pass
+    try:
+        record = json.loads((root / "training_config.json").read_text(encoding="utf-8"))
+        out["trained_quantization"] = record.get("resolved", {}).get("quantization") or "bf16"
+    except (OSError, ValueError):
+        pass
+    return out

@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,17 +28,24 @@ from pathlib import Path
 from . import tracks
 from .categories import LabelSetError, format_label_set, parse_csv_cell, parse_label_set
 from .corpus import ROLES, Corpus, load_corpus
-from .errors import PredictionsError, Problem
+from .errors import PredictionsError, Problem, merge_runs
 from .files import write_atomic
+from .jsonl import dumps_line
 from .task import Key, items
 
-#: The largest predictions file, for the CLI, the library and the site alike (10 MiB).
-MAX_FILE_BYTES = 10 * 1024 * 1024
+#: The largest predictions file, for the CLI, the library and the site alike: 10 MB (decimal
+#: megabytes, the unit the browser's upload box counts in, so that the site says one figure).
+MAX_FILE_BYTES = 10 * 1000 * 1000
 MAX_PREDICTION_CHARS = 2000
 #: The refusal of a larger file, word for word wherever it is refused.
 TOO_BIG = (
-    f"the file is larger than the limit of {MAX_FILE_BYTES // 2**20} MiB ({MAX_FILE_BYTES:,} "
+    f"the file is larger than the limit of {MAX_FILE_BYTES // 10**6} MB ({MAX_FILE_BYTES:,} "
     "bytes); remove extra fields or check that it is the right file."
+)
+#: The hint for a file whose lines end in CR alone (read as one line).
+CR_ONLY = (
+    "the file's lines end in a carriage return (CR) alone, as on old Macs, so it reads as one "
+    "line; save it with LF or CRLF line ends (any editor's 'Unix' or 'Windows' line endings)."
 )
 FIELDS = ("dialogue_id", "turn", "role", "prediction")
 #: The fields that name an item (every track's file has them).
@@ -50,7 +58,35 @@ def fields_of(track: TrackName = None) -> tuple[str, ...]:
     return (*KEY_FIELDS, tracks.get(track).field)
 
 
-_MAX_PROBLEMS = 1000
+#: The most problems a refusal lists (the parser stops reading there; a later check lists the
+#: first ones and counts the rest), so a crafted file cannot make a refusal large.
+MAX_PROBLEMS = 1000
+_MAX_PROBLEMS = MAX_PROBLEMS
+
+
+def shown_name(name: str) -> str:
+    """A file name as messages and the status history show it: without format characters
+    (Unicode category Cf: bidirectional overrides such as U+202E, which would show
+    "evil\u202egnp.jsonl" reversed, zero-width characters) and control characters."""
+    kept = "".join(ch for ch in name if unicodedata.category(ch) not in ("Cf", "Cc"))
+    return kept.strip() or "predictions"
+
+
+def refuse(name: str, problems: list[Problem], found: int | None = None) -> PredictionsError:
+    """The refusal of file ``name`` for ``problems`` (``found`` of them in all), listing at most
+    :data:`MAX_PROBLEMS`: the first ones by line, the whole-file ones, and a count of the rest."""
+    found = max(found or 0, len(problems))
+    problems = sorted(problems, key=lambda p: (p.line == 0, p.line))
+    if found > MAX_PROBLEMS or len(problems) > MAX_PROBLEMS:
+        whole = [p for p in problems if p.line == 0][: MAX_PROBLEMS // 2]
+        lines = [p for p in problems if p.line != 0][: MAX_PROBLEMS - 1 - len(whole)]
+        rest = found - len(lines) - len(whole)
+        problems = [
+            *lines,
+            *whole,
+            Problem(0, f"... and {rest:,} more problems, not listed; fix the ones above first."),
+        ]
+    return PredictionsError(name, problems, total=found)
 
 
 @dataclass
@@ -135,6 +171,8 @@ def _too_deep(raw: str) -> bool:
 
 
 def _decode(data: bytes, name: str) -> str:
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        raise PredictionsError(name, [Problem(1, "the file is UTF-32; save it as UTF-8.")])
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise PredictionsError(name, [Problem(1, "the file is UTF-16; save it as UTF-8.")])
     if data.startswith(b"\xef\xbb\xbf"):
@@ -187,6 +225,14 @@ def _check_labels(value: object, line: int, problems: list[Problem], csv_cell: b
         return None
 
 
+def _both(given: list[tracks.Track]) -> str:
+    named = " and ".join(f"{t.field!r} (the {t.name} track)" for t in given)
+    return (
+        f"has both {named}; a file is for one track: keep only the field of the track you "
+        "submit to."
+    )
+
+
 def _check_record(
     obj: dict,
     line: int,
@@ -194,6 +240,10 @@ def _check_record(
     track: tracks.Track = tracks.TRANSCRIPTION,
     csv_cell: bool = False,
 ) -> tuple[Key, object] | None:
+    given = [t for t in tracks.TRACKS.values() if t.field in obj]
+    if len(given) > 1:  # e.g. an ERC record with a stray "prediction": which track is meant?
+        problems.append(Problem(line, f"this record {_both(given)}"))
+        return None
     missing = [f for f in fields_of(track) if f not in obj]
     if missing and track.field in missing:
         other = tracks.detect(set(obj))
@@ -209,7 +259,16 @@ def _check_record(
             )
             return None
     if missing:
-        problems.append(Problem(line, f"missing field(s): {', '.join(missing)}."))
+        expected = fields_of(track)
+        unexpected = [_shown(str(k)) for k in obj if k not in expected]
+        more = f" and {len(unexpected) - 5:,} more" if len(unexpected) > 5 else ""
+        found = (
+            f"; found instead: {', '.join(unexpected[:5])}{more} (a record has "
+            f"{', '.join(expected)}; other fields are ignored)"
+            if unexpected
+            else ""
+        )
+        problems.append(Problem(line, f"missing field(s): {', '.join(missing)}{found}."))
         return None
     ok = True
     for f in ("dialogue_id", "turn"):
@@ -280,6 +339,7 @@ def _parse_jsonl(
 ) -> list[tuple[int, Key, object]]:
     rows = []
     for n, raw in _lines(text):
+        _merge_tail(problems)  # the cap counts problems as shown: a run of lines is one
         if len(problems) >= _MAX_PROBLEMS:
             break
         if not raw.strip():
@@ -298,6 +358,15 @@ def _parse_jsonl(
     return rows
 
 
+def _merge_tail(problems: list[Problem]) -> None:
+    """Fold the newest problem into the one before when it is the same message on the next
+    line (a file with the wrong field names is one problem, "lines 1–1010", not 1,010)."""
+    if len(problems) >= 2:
+        merged = merge_runs(problems[-2:])
+        if len(merged) == 1:
+            problems[-2:] = merged
+
+
 def _parse_csv(
     text: str, problems: list[Problem], track: tracks.Track = tracks.TRANSCRIPTION
 ) -> list[tuple[int, Key, object]]:
@@ -311,6 +380,10 @@ def _parse_csv(
         problems.append(Problem(1, f"invalid CSV header ({exc})."))
         return []
     header = [h.strip() for h in header]
+    given = [t for t in tracks.TRACKS.values() if t.field in header]
+    if len(given) > 1:
+        problems.append(Problem(1, f"the CSV header {_both(given)}"))
+        return []
     missing = [f for f in fields if f not in header]
     if missing:
         other = tracks.detect(set(header))
@@ -336,7 +409,10 @@ def _parse_csv(
     col = {f: header.index(f) for f in fields}
     rows = []
     start = 2
-    while len(problems) < _MAX_PROBLEMS:
+    while True:
+        _merge_tail(problems)  # the cap counts problems as shown: a run of lines is one
+        if len(problems) >= _MAX_PROBLEMS:
+            break
         try:
             row = next(reader)
         except StopIteration:
@@ -420,7 +496,9 @@ def parse(
     problems: list[Problem] = []
     rows = (_parse_jsonl if fmt == "jsonl" else _parse_csv)(text, problems, t)
     if problems:
-        raise PredictionsError(name, problems)
+        if "\r" in text and "\n" not in text.strip():
+            problems.insert(0, Problem(0, CR_ONLY))
+        raise PredictionsError(name, merge_runs(problems))
     if not rows:
         raise PredictionsError(name, [Problem(0, "the file holds no prediction.")])
     return fmt, rows
@@ -433,9 +511,13 @@ def check_coverage(
     expected = {it.key for it in items(corpus, split)}
     split_of = corpus.split_of
     problems: list[Problem] = []
+    found = 0  # problems found; only the first MAX_PROBLEMS are kept
     seen: dict[Key, int] = {}
     out: dict[Key, object] = {}
     for line, key, pred in rows:
+        if len(problems) > MAX_PROBLEMS:
+            found += len(problems) - MAX_PROBLEMS
+            del problems[MAX_PROBLEMS:]
         shown = f"(dialogue_id={key[0]}, turn={key[1]}, role={key[2]})"
         if key in seen:
             problems.append(Problem(line, f"item {shown} repeats line {seen[key]}."))
@@ -466,8 +548,7 @@ def check_coverage(
             )
         )
     if problems:
-        problems.sort(key=lambda p: (p.line == 0, p.line))
-        raise PredictionsError(name, problems)
+        raise refuse(name, problems, found + len(problems))
     return out
 
 
@@ -484,7 +565,7 @@ def label_values(by_key: dict[Key, object], name: str) -> dict[Key, tuple[str, .
         except (LabelSetError, TypeError) as exc:
             problems.append(Problem(0, f"item {key}: labels: {exc}"))
     if problems:
-        raise PredictionsError(name, problems)
+        raise refuse(name, problems)
     return out
 
 
@@ -498,7 +579,7 @@ def read_predictions(
     """Read and validate a predictions file (a path, or its bytes with ``name``) of ``track``
     (default: the transcription track)."""
     if isinstance(source, bytes):
-        data, name = source, name or "predictions"
+        data, name = source, shown_name(name or "predictions")
     else:
         path = Path(source)
         name = name or str(path)
@@ -531,7 +612,7 @@ def record(key: Key, prediction: object, track: TrackName = None) -> dict:
 
 def dumps_jsonl(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> str:
     t = tracks.get(track)
-    return "".join(json.dumps(record(k, p, t), ensure_ascii=False) + "\n" for k, p in rows)
+    return "".join(dumps_line(record(k, p, t)) + "\n" for k, p in rows)
 
 
 def dumps_csv(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> str:

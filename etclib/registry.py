@@ -1,40 +1,96 @@
-"""A name -> thing registry with one collision rule and one "Did you mean".
+"""Name -> thing registries: one collision rule and one "Did you mean" for every kind.
 
-A thing that comes in kinds (a provider, a backend, a metric) is registered by name, either as
-the thing itself or lazily as ``"package.module:attribute"`` (imported on first use). The rule:
-registering a name again with the same target is a no-op; with another target it is refused, so
-a plugin cannot silently replace an entry. An unknown name gets one message::
+A thing that comes in kinds (metrics, backends, tracks, LLM providers, CLI commands, ...) is
+registered by name. These helpers are what every such registry shares, after
+lm-evaluation-harness's ``Registry``:
 
-    Unknown LLM provider 'gemni'. Did you mean 'gemini'? Available: openai, gemini.
+- :func:`add`: register ``name``; the same name again with another thing is an error naming
+  both (registering the same thing twice is harmless: a module imported twice);
+- :func:`lookup`: the thing of ``name``, or an error that says what was wrong and what to do
+  (:func:`unknown`: "Unknown metric 'blue'. Did you mean 'bleu'? Available: bleu, rouge.");
+- :func:`suggest`: the " Did you mean 'x'?" part alone, for a message of another form;
+- :class:`Registry`: the same rules for a registry of its own (the LLM providers), whose
+  entries may be lazy ``"package.module:attribute"`` strings, imported on first use.
+
+Most kinds keep a plain dict beside their code and call :func:`add` / :func:`lookup` on it.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Iterator
-from typing import Generic, TypeVar
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from typing import Any, Generic, TypeVar
 
 from .errors import ConfigError, EtcError
 
 T = TypeVar("T")
 
 
-def unknown(kind: str, name: str, known: list[str]) -> str:
-    """``Unknown <kind> '<name>'. Did you mean '<close>'? Available: a, b.``"""
-    close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.5)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    return f"Unknown {kind} {name!r}.{hint} Available: {', '.join(known)}."
+def suggest(name: Any, names: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """``" Did you mean 'x'?"`` for the closest of ``names`` to ``name``, or ``""``."""
+    close = difflib.get_close_matches(str(name), list(names), n=1, cutoff=cutoff)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def unknown(
+    kind: str,
+    name: Any,
+    names: Iterable[str],
+    *,
+    cutoff: float = 0.6,
+    available: Iterable[str] | None = None,
+) -> str:
+    """The message for a name that is not registered: what, the closest name, what there is
+    (``available``, default ``names``)."""
+    names = list(names)
+    shown = ", ".join(names if available is None else available)
+    return f"Unknown {kind} {str(name)!r}.{suggest(name, names, cutoff=cutoff)} Available: {shown}."
+
+
+def lookup(
+    registry: Mapping[str, T],
+    name: str,
+    *,
+    kind: str,
+    error: type[EtcError] = ConfigError,
+    cutoff: float = 0.6,
+) -> T:
+    """``registry[name]``, or ``error`` with :func:`unknown`'s message."""
+    if name not in registry:
+        raise error(unknown(kind, name, registry, cutoff=cutoff))
+    return registry[name]
+
+
+def add(
+    registry: MutableMapping[str, T],
+    name: str,
+    thing: T,
+    *,
+    kind: str,
+    error: type[EtcError] = ConfigError,
+) -> T:
+    """Register ``thing`` as ``name``; another thing already registered as ``name`` is an
+    ``error`` (the one collision rule), the same thing again is accepted. Returns ``thing``."""
+    known = registry.get(name, thing)
+    if known is not thing and known != thing:
+        raise error(
+            f"{kind[:1].upper()}{kind[1:]} {name!r} is already registered (from {known}); "
+            "choose another name."
+        )
+    registry[name] = thing
+    return thing
 
 
 class Registry(Generic[T]):
     """Names -> things (or ``"module:attribute"`` strings, loaded on first :meth:`get`), in
-    registration order. ``error`` is the exception class for unknown names and collisions."""
+    registration order, under :func:`add`'s collision rule and :func:`lookup`'s message.
+    ``error`` is the exception class for unknown names and collisions."""
 
     def __init__(
         self,
         kind: str,
-        entries: dict[str, T | str] | None = None,
+        entries: Mapping[str, T | str] | None = None,
         *,
         error: type[EtcError] = ConfigError,
     ) -> None:
@@ -47,21 +103,13 @@ class Registry(Generic[T]):
 
     def register(self, name: str, target: T | str) -> None:
         """Add ``name``; the same target again is a no-op, another target is refused."""
-        old = self._entries.get(name, target)
-        if old is not target and old != target:
-            raise self.error(
-                f"{self.kind.capitalize()} {name!r} is already registered (from {old!r}); "
-                "choose another name."
-            )
-        self._entries[name] = target
+        add(self._entries, name, target, kind=self.kind, error=self.error)
 
     def get(self, name: str) -> T:
         """The thing registered as ``name`` (loaded if lazy); ``error`` with a suggestion."""
         if name in self._loaded:
             return self._loaded[name]
-        if name not in self._entries:
-            raise self.error(unknown(self.kind, name, self.names()))
-        target = self._entries[name]
+        target = lookup(self._entries, name, kind=self.kind, error=self.error)
         if isinstance(target, str):
             module, _, attr = target.partition(":")
             target = getattr(importlib.import_module(module), attr)

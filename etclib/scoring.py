@@ -11,7 +11,6 @@ same paired-bootstrap intervals as the leaderboard (:mod:`etclib.significance`).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -22,6 +21,7 @@ import numpy as np
 from . import __version__, tokenize, tracks
 from . import metrics as metric_registry
 from .corpus import CATEGORIES, ROLES, Corpus, load_corpus
+from .jsonl import dumps_line
 from .metrics import Context, MetricData
 from .predictions import Predictions, detect_track, read_predictions
 from .task import Item, Key
@@ -248,4 +248,4 @@ def write_per_item(result: ScoreResult, path: str | os.PathLike) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         for row in result.per_item():
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.write(dumps_line(row) + "\n")

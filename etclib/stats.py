@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .agreement import fleiss_kappa
 from .corpus import CATEGORIES, ROLES
+from .studies.agreement import fleiss_kappa
 
 RATERS = 3
 
@@ -80,7 +80,7 @@ def compute(con) -> dict[str, Any]:
 def cause_stats(con, studies_db: str | Path | None = None) -> dict[str, Any]:
     """The cause layer's figures (see the module docstring), from a store cursor and the
     studies database (which is only read; a missing file reads as empty)."""
-    from . import causes
+    from .studies import causes
 
     rows = con.execute("SELECT role, transcription FROM utterances").fetchall()
     flags = [(role, causes.partner_reference(text, role)) for role, text in rows]

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import config
+from . import config, duckfile
 from .corpus import BIG_FIVE, CATEGORIES, Corpus, check_root, load_corpus
 from .corpus import _fingerprint as corpus_fingerprint
+from .duckfile import not_duckdb
 from .errors import StoreError
 
 SCHEMA_VERSION = "2"
@@ -130,8 +131,10 @@ def _build(con, corpus: Corpus) -> None:
 def _stored_meta(path: Path) -> dict[str, str] | None:
     import duckdb
 
+    if not_duckdb(path):
+        return None  # rebuilt in its place
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = duckfile.connect(path, read_only=True)
     except duckdb.Error:
         return None
     try:
@@ -172,7 +175,7 @@ def ensure(path: str | os.PathLike | None = None, data: str | os.PathLike | None
         if db.exists() and _fresh(_stored_meta(db), "content_hash", corpus.content_hash):
             if str(db) not in _connections:  # record the times (fails harmlessly when in use)
                 with contextlib.suppress(duckdb.Error):
-                    con = duckdb.connect(str(db))
+                    con = duckfile.connect(db)
                     try:
                         con.execute(
                             "INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", [quick]
@@ -184,7 +187,7 @@ def ensure(path: str | os.PathLike | None = None, data: str | os.PathLike | None
         tmp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
         tmp.unlink(missing_ok=True)
         try:
-            con = duckdb.connect(str(tmp))
+            con = duckfile.connect(tmp)
             try:
                 _build(con, corpus)
                 con.execute("INSERT INTO meta VALUES ('fingerprint', ?)", [quick])
@@ -211,7 +214,7 @@ def connect(path: str | os.PathLike | None = None, data: str | os.PathLike | Non
         con = _connections.get(str(db))
         if con is None:
             try:
-                con = duckdb.connect(str(db), read_only=True)
+                con = duckfile.connect(db, read_only=True)
             except duckdb.Error as exc:
                 raise StoreError(f"Cannot open the corpus store {db}: {exc}") from exc
             _connections[str(db)] = con

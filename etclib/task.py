@@ -8,14 +8,12 @@ text are part of every prediction run's signature.
 
 from __future__ import annotations
 
-import hashlib
 import random
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from string import Template
 
+from . import prompts
 from .corpus import ROLE_LETTER, ROLES, SPLITS, Corpus, Dialogue
 from .errors import TaskError
 
@@ -103,6 +101,9 @@ def chat_item(lines: list[tuple[str, str]]) -> Item:
 
 @dataclass(frozen=True)
 class PromptTemplate:
+    """A few-shot chat prompt (the task's, the ERC classifier's): system text, an instruction
+    with ``$examples``, and the header and template of one solved example."""
+
     name: str
     version: int
     system: str
@@ -118,21 +119,17 @@ class PromptTemplate:
 
 @cache
 def prompt_template(name: str = "transcription") -> PromptTemplate:
-    """Load a versioned template from ``etclib/prompts/NAME.toml``."""
-    try:
-        text = resources.files("etclib.prompts").joinpath(f"{name}.toml").read_text("utf-8")
-    except FileNotFoundError:
-        raise TaskError(f"No prompt template named {name!r} in etclib/prompts/.") from None
-    raw = tomllib.loads(text)
-    body = "\x00".join(raw[k] for k in ("system", "instruction", "examples_header", "example"))
+    """Load a versioned template from ``etclib/prompts/NAME.toml`` (:func:`etclib.prompts.load`)."""
+    fields = ("system", "instruction", "examples_header", "example")
+    p = prompts.load(f"prompts/{name}.toml", required=("name", "version", *fields), hashed=fields)
     return PromptTemplate(
-        name=raw["name"],
-        version=int(raw["version"]),
-        system=raw["system"],
-        instruction=Template(raw["instruction"]),
-        examples_header=raw["examples_header"],
-        example=Template(raw["example"]),
-        digest=hashlib.sha256(body.encode()).hexdigest(),
+        name=p.name,
+        version=p.version,
+        system=p.data["system"],
+        instruction=p.template("instruction"),
+        examples_header=p.data["examples_header"],
+        example=p.template("example"),
+        digest=p.digest,
     )
 
 

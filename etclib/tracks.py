@@ -16,11 +16,11 @@ if its field is of a new kind, that kind's reader in :mod:`etclib.predictions`.
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from typing import Any
 
+from . import registry
 from .categories import LABEL_SET_VERSION
 from .errors import TaskError
 
@@ -101,11 +101,7 @@ def get(name: str | Track | None = None) -> Track:
         return name
     if name is None:
         return TRACKS[DEFAULT_TRACK]
-    if name not in TRACKS:
-        close = difflib.get_close_matches(str(name), list(TRACKS), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise TaskError(f"Unknown track {name!r}.{hint} Available: {', '.join(TRACKS)}.")
-    return TRACKS[name]
+    return registry.lookup(TRACKS, name, kind="track", error=TaskError)
 
 
 def names() -> list[str]:

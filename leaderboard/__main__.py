@@ -17,7 +17,9 @@ Examples:
   python -m leaderboard show
   python -m leaderboard show --sort-by bleu4 --json
   python -m leaderboard export --format csv --out board.csv
+  python -m leaderboard export --track erc --format json   # the categories board
   python -m leaderboard export --what items --id 3f9c0a1b2d4e --format json --out items.json
+  python -m leaderboard compare 3f9c0a1b2d4e 9a8b7c6d5e4f --json
   python -m leaderboard push                # to ETC_LB_HUB_REPO with HF_TOKEN
   python -m leaderboard admin list --token "$ETC_ADMIN_TOKEN"
   python -m leaderboard admin hide 3f9c0a1b2d4e --note "spam"
@@ -70,15 +72,20 @@ SHOW_HELP = """Print the board (computed rows with intervals and rank bands) and
 
 Example:
   python -m leaderboard show --sort-by rougeL
+  python -m leaderboard show --track erc
 """
 EXPORT_HELP = """Export the public board, the published rows, or per-item scores as CSV or JSON.
 
 Example:
   python -m leaderboard export --format csv --out board.csv
+  python -m leaderboard export --track erc --format json --out categories.json
   python -m leaderboard export --what items --id 3f9c0a1b2d4e --format csv --out items.csv
 """
-SEED_HELP = """Add the published baselines (reported) and the computed ones (retrieval, constant,
-copy; on the categories track majority, prior, tfidf, retrieval-labels; scored here). Idempotent.
+SEED_HELP = """Add the published baselines and the computed ones, and score them.
+
+The published rows are the paper's (reported); the computed ones are retrieval, constant and
+copy, and on the categories track majority, prior, tfidf and retrieval-labels (scored here).
+Idempotent.
 
 Example:
   python -m leaderboard seed-baselines
@@ -89,18 +96,31 @@ PUSH_HELP = """Upload the public board to the Hugging Face dataset ETC_LB_HUB_RE
 Example:
   ETC_LB_HUB_REPO=org/etc-leaderboard HF_TOKEN=hf_... python -m leaderboard push
 """
-MIGRATE_HELP = """Copy this embedded board (ETC_LEADERBOARD_DB, a DuckDB file) into PostgreSQL: every
-submission, prediction, score, per-item row, job, status and log row, in one transaction; then
+MIGRATE_HELP = """Copy this embedded board into PostgreSQL and check the copy.
+
+Copies ETC_LEADERBOARD_DB (a DuckDB file) into PostgreSQL: every submission, prediction, score, per-item row, job, status and log row, in one transaction; then
 compare each table's row count and SHA-256 on both sides and print them. A target holding rows
 is refused unless --replace. Afterwards set ETC_LEADERBOARD_DB to the URL (docs/deploy.md).
 
 Example:
   python -m leaderboard migrate --to postgresql://etc:PASSWORD@db.example.org/etc
 """
-ADMIN_HELP = """Moderation: list, hide, unhide, delete (soft) and re-score submissions; re-run
-failed or incomplete jobs (of one submission, or all without an id).
+COMPARE_HELP = """Compare two stored entries (B − A) from the scores stored for each item, no re-scoring.
 
-An incomplete judge stage (some items failed after every retry: not ranked on the judge's
+Per metric: both scores, B − A, its paired bootstrap 95% interval over items (the board's
+resamples and seed), the paired approximate-randomization p-value and the verdict "A better" /
+"no significant difference" / "B better" at alpha 0.05: what the site's comparison page shows
+and `etclib compare A.jsonl B.jsonl` prints for the two files. --json: the shape of `etclib
+compare --json`.
+
+Example:
+  python -m leaderboard compare 3f9c0a1b2d4e 9a8b7c6d5e4f
+  python -m leaderboard compare 3f9c0a1b2d4e 9a8b7c6d5e4f --json --per-item items.jsonl
+"""
+ADMIN_HELP = """Moderate: list, hide, unhide, delete (soft) and re-score submissions, re-run failed or incomplete jobs.
+
+Re-running takes one submission's failed or incomplete jobs, or every one without an id. An
+incomplete judge stage (some items failed after every retry: not ranked on the judge's
 metrics) is completed by `rescore ID --stage judge`: only the failed items are asked again,
 every other answer comes from the judge's cache. `list` shows every failed item's reason.
 
@@ -121,11 +141,23 @@ def _fmt(value: Any, width: int = 6) -> str:
     return str(value).rjust(width)
 
 
+def _width(text: str) -> int:
+    """Terminal columns of ``text``: wide (CJK) characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
+
+
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    """An aligned text table (by terminal columns: a Japanese name is as wide as it looks)."""
+    widths = [max([_width(h)] + [_width(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    line = "  ".join(_pad(h, w) for h, w in zip(headers, widths))
+    out = [line.rstrip(), "  ".join("-" * w for w in widths)]
+    out += ["  ".join(_pad(c, w) for c, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(out)
 
 
@@ -133,6 +165,13 @@ def _clip(text: Any, n: int) -> str:
     s = "" if text is None else str(text)
     s = "".join(ch if ch.isprintable() else " " for ch in s)
     return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def heading(key: str) -> str:
+    """A score column's heading: the metric's name and direction (``ROUGE-L ↑``)."""
+    from etclib import metrics
+
+    return metrics.heading(key)
 
 
 def show_metrics() -> list[str]:
@@ -190,6 +229,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"warmed: {', '.join(warmed)}", flush=True)
     # ETC_LB_WORKERS=0 means "the site scores nothing"; a worker process always scores
     threads = args.threads or settings.workers() or settings.DEFAULT_WORKERS
+    # the pool logs why it stopped for the site's log; this command prints it itself, once
+    said = lambda record: not getattr(record, "worker_failure", False)  # noqa: E731
+    logging.getLogger("leaderboard.worker").addFilter(said)
     pool = lb.start_workers(threads, db=db, warm_board=False)  # no visitor here
     print(f"worker: {len(pool.threads)} thread(s), PID {os.getpid()}; Ctrl-C to stop", flush=True)
     finished = True
@@ -205,6 +247,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("stopping after the current jobs ...", file=sys.stderr)
     finally:
         pool.stop(timeout=60.0 if finished else 2.0)
+        logging.getLogger("leaderboard.worker").removeFilter(said)
     left = pending_jobs(db)
     if not finished:
         raise WorkerStoppedError(
@@ -234,10 +277,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_board(sort_by: str | None = None) -> str:
-    """The board and the published rows as text tables."""
+def render_board(sort_by: str | None = None, track: str | None = None) -> str:
+    """The board and the published rows as text tables (both tracks' boards by default; with
+    ``track``, that track's board alone)."""
     import leaderboard as lb
+    from etclib import tracks
 
+    if track is not None and tracks.get(track).name != tracks.DEFAULT_TRACK:
+        lines = render_categories(sort_by, tracks.get(track).name)
+        return "\n".join(lines[1:]) if lines else f"  (no entries on the {track} board yet)"
     board = lb.ranking(sort_by=sort_by)
     compact = show_metrics()
     metrics = [m for m in compact if m in board.columns and board[m].notna().any()]
@@ -256,9 +304,9 @@ def render_board(sort_by: str | None = None) -> str:
         cells.append(_clip(r["status"], 16))
         rows.append(cells)
     out = [
-        f"Computed on this project's test split (sorted by {board.attrs.get('sort_by')}; "
+        f"Computed on this project's test split (sorted by {heading(board.attrs.get('sort_by') or '')}; "
         f"95% paired bootstrap intervals, {board.attrs.get('resamples')} resamples):",
-        _table(["rank", "name", "kind", "setting", *metrics, "chars", "status"], rows)
+        _table(["rank", "name", "kind", "setting", *map(heading, metrics), "chars", "status"], rows)
         if rows
         else "  (no entries yet: python -m leaderboard seed-baselines)",
     ]
@@ -280,22 +328,23 @@ def render_board(sort_by: str | None = None) -> str:
             "Reported in the paper (not re-scored; earlier corpus version and tokenisation; "
             "no intervals):"
         )
-        out.append(_table(["kind", "name", *cols], rrows))
+        out.append(_table(["kind", "name", *map(heading, cols)], rrows))
     other = lb.other_scores()
     if len(other):
         out.append("")
         out.append(f"{len(other)} score(s) under an older signature: see other_scores().")
-    out += render_categories()
+    if track is None:
+        out += render_categories()
     return "\n".join(out)
 
 
-def render_categories() -> list[str]:
+def render_categories(sort_by: str | None = None, track: str = "erc") -> list[str]:
     """The categories (ERC) board, with the human reference row, as text lines (none when
     it has no entry)."""
     import leaderboard as lb
     from etclib import metrics as registry
 
-    board = lb.ranking(track="erc")
+    board = lb.ranking(sort_by=sort_by, track=track)
     if board.empty:
         return []
     keys = [k for k in registry.keys(ranking=True, track="erc") if k in board.columns]
@@ -307,14 +356,14 @@ def render_categories() -> list[str]:
             ok = not (v is None or (isinstance(v, float) and math.isnan(v)))
             cells.append(f"{v:.2f} [{lo:.1f},{hi:.1f}]" if ok else "-")
         rows.append(cells)
-    for r in lb.reference_rows("erc").to_dict("records"):
+    for r in lb.reference_rows(track).to_dict("records"):
         if r["name"] == "a person":
             rows.append(["ref", "a person (annotator vs other two)", "reference"])
             rows[-1] += [_fmt(r.get(k), 2) for k in keys]
     return [
         "",
         f"Categories (ERC) track ({board.attrs.get('ranking_rule', '')}):",
-        _table(["rank", "name", "kind", *keys], rows),
+        _table(["rank", "name", "kind", *map(heading, keys)], rows),
     ]
 
 
@@ -322,9 +371,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
     if args.json:
-        print(lb.export_json("board"))
+        print(lb.export_json("board", track=args.track))
         return 0
-    print(render_board(args.sort_by))
+    print(render_board(args.sort_by, args.track))
     return 0
 
 
@@ -332,11 +381,25 @@ def cmd_export(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
     fn = lb.export_csv if args.format == "csv" else lb.export_json
-    text = fn(args.what, submission_id=args.id, path=args.out)
+    text = fn(args.what, submission_id=args.id, path=args.out, track=args.track)
     if args.out is None:
         sys.stdout.write(text)
     else:
         print(f"wrote {args.out} ({len(text.encode('utf-8')):,} bytes)")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from etclib.comparison import format_text, write_per_item
+    from leaderboard.compare import compare
+
+    result = compare(args.a, args.b, metrics=args.metrics, trials=args.trials)
+    if args.per_item:
+        write_per_item(result, args.per_item)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(format_text(result))
     return 0
 
 
@@ -458,7 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add(name: str, text: str, fn) -> argparse.ArgumentParser:
         p = sub.add_parser(
             name,
-            help=text.splitlines()[0],
+            help=summary(text),  # the first sentence, whole
             description=text,
             formatter_class=raw,
             parents=[common],
@@ -466,6 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(_run=fn)
         return p
 
+    from etclib.cli import summary
     from leaderboard.metadata import SAW_TEST, SETTINGS
 
     p = add("submit", SUBMIT_HELP, cmd_submit)
@@ -509,17 +573,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     from etclib.metrics import RANK_ORDER
+    from etclib.tracks import TRACKS
     from leaderboard.stages import all_stages
+
+    track_help = "the board of this track: " + "; ".join(
+        f"{t.name} ({t.title})" for t in TRACKS.values()
+    )
 
     p = add("show", SHOW_HELP, cmd_show)
     p.add_argument("--sort-by", help=f"metric to rank by (default: {', else '.join(RANK_ORDER)})")
     p.add_argument("--json", action="store_true", help="print the JSON export instead")
+    p.add_argument(
+        "--track", choices=list(TRACKS), help=track_help + " (default: both; --json: the first)"
+    )
 
     p = add("export", EXPORT_HELP, cmd_export)
     p.add_argument("--format", choices=("csv", "json"), default="csv")
     p.add_argument("--what", choices=("board", "reported", "items"), default="board")
     p.add_argument("--id", help="with --what items: one submission (default: every public one)")
     p.add_argument("--out", help="output file (default: standard output)")
+    p.add_argument("--track", choices=list(TRACKS), help=track_help + " (default: the first)")
+
+    p = add("compare", COMPARE_HELP, cmd_compare)
+    p.add_argument("a", help="entry A's id")
+    p.add_argument("b", help="entry B's id (the difference is B − A)")
+    p.add_argument("--metrics", help="comma-separated metric groups (default: all both have)")
+    p.add_argument("--trials", type=int, help="randomization trials (default 10000)")
+    p.add_argument("--per-item", metavar="OUT", help="write one JSON line per item")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     p = add("seed-baselines", SEED_HELP, cmd_seed)
     p.add_argument("--no-reported", action="store_true", help="skip the published rows")

@@ -26,7 +26,7 @@ import pandas as pd
 
 from etclib import metrics, significance
 
-from . import samples, settings
+from . import samples, settings, trivial
 from .db import Database, resolve
 from .errors import LeaderboardError, NotFoundError
 from .queue import queue_position
@@ -66,15 +66,10 @@ def ranking_rule(track: str | None = None) -> str:
     )
 
 
-#: The trivial baselines, drawn as floor lines and used to flag entries: backend -> why it is a
-#: floor. Retrieval is not one: it reads the dialogue and returns the transcriptions of similar
-#: training contexts, a real (if simple) method, so it is marked "baseline" but is not a floor.
-TRIVIAL_BASELINES: dict[str, str] = {
-    "constant": "one fixed sentence (the training set's medoid transcription) for every item",
-    "copy": "the utterance itself, copied as its transcription",
-}
-#: The floor an entry is flagged against when it scores below it on the ranking metric.
-FLAG_FLOOR = "constant"
+#: The trivial baselines of every track (floors, :mod:`leaderboard.trivial`, where the rules are).
+TRIVIAL_BASELINES = trivial.TRIVIAL_BASELINES
+#: The transcription board's flag floor (each track's: ``trivial.FLAG_FLOOR``).
+FLAG_FLOOR = trivial.flag_floor("transcription")
 
 
 def board_version(*, db: Database | None = None) -> str:
@@ -117,8 +112,10 @@ def _entries(
         "SELECT s.id, s.kind, s.name, s.team, coalesce(a.account, '') AS account, s.setting, "
         "s.saw_test, s.model_url, s.paper_url, "
         "s.description, s.created_at, s.status, s.status_message, s.visibility, s.n_items, "
-        "CASE WHEN s.kind = 'baseline' AND s.baseline_key LIKE 'backend:%' "
-        "THEN substr(s.baseline_key, 9) ELSE '' END AS baseline, "
+        # baseline keys are 'backend:NAME' (transcription) or 'TRACK-backend:NAME'
+        "CASE WHEN s.kind = 'baseline' AND s.baseline_key LIKE '%backend:%' "
+        "THEN substr(s.baseline_key, strpos(s.baseline_key, 'backend:') + 8) ELSE '' END "
+        "AS baseline, "
         "(SELECT avg(length(p.prediction)) FROM predictions p WHERE p.submission_id = s.id) "
         "AS pred_chars "
         "FROM submissions s LEFT JOIN submission_accounts a ON a.submission_id = s.id "
@@ -199,7 +196,9 @@ def ranking(
     ``pred_chars`` (mean prediction length in characters), ``other_signatures`` (groups this
     entry has only under another signature), ``baseline`` (the etclib backend of a computed
     baseline, else blank) and ``below_floor`` (an entry, not a baseline, scoring worse than the
-    constant baseline on ``sort_by``). ``df.attrs`` holds ``sort_by``, ``signatures``,
+    constant baseline on ``sort_by``), ``trivial`` (why a submission's predictions are trivial,
+    :mod:`leaderboard.trivial`; blank when they are not). ``df.attrs`` holds ``sort_by``,
+    ``trivial_warning`` (a trivial entry above a real one, else None), ``signatures``,
     ``ranking_rule``, ``floors`` (:func:`floor_values` on ``sort_by``), ``flag_floor``,
     ``resamples`` and ``seed``. Cached per board version (``Database.invalidate``).
     """
@@ -284,6 +283,8 @@ def _base(
     sigs = current_signatures(rows) if not rows.empty else {}
     chosen = _latest_current(rows, sigs)
     frame = entries.copy()
+    # why a submission is trivial (blank when it is not): leaderboard.trivial's rules
+    frame["trivial"] = trivial.reasons(db, entries, track, split) if len(entries) else []
     for col in list(ranked) + list(plain):
         frame[col] = np.nan
         if col in ranked:
@@ -341,14 +342,11 @@ def _ranked(
         "" if r == 0 else (str(r) if r == w else f"{r}–{w}")
         for r, w in zip(frame["rank"], frame["rank_worst"])
     ]
-    floors = floor_values(frame, sort_by)
+    floors = floor_values(frame, sort_by, track)
+    flag = trivial.flag_floor(track)
     frame["below_floor"] = False
-    if FLAG_FLOOR in floors:
-        worse = (
-            frame[sort_by] > floors[FLAG_FLOOR]
-            if not higher
-            else frame[sort_by] < floors[FLAG_FLOOR]
-        )
+    if flag in floors:
+        worse = frame[sort_by] > floors[flag] if not higher else frame[sort_by] < floors[flag]
         frame["below_floor"] = worse.fillna(False).astype(bool) & (frame["kind"] != "baseline")
     frame["_unranked"] = frame["rank"] == 0
     frame = frame.sort_values(
@@ -369,20 +367,22 @@ def _ranked(
         ranking_rule=ranking_rule(track),
         track=track or "transcription",
         floors=floors,
-        flag_floor=FLAG_FLOOR,
+        flag_floor=flag,
+        trivial_warning=trivial.ranking_warning(frame),
         resamples=settings.resamples(),
         seed=settings.seed(),
     )
     return frame
 
 
-def floor_values(frame: pd.DataFrame, metric: str) -> dict[str, float]:
-    """Each trivial baseline on the board (:data:`TRIVIAL_BASELINES`) -> its ``metric`` value
-    (the newest entry of that backend; none when it is absent or has no such score)."""
+def floor_values(frame: pd.DataFrame, metric: str, track: str | None = None) -> dict[str, float]:
+    """Each trivial baseline of the board's track (``track``, else ``frame.attrs["track"]``;
+    :data:`leaderboard.trivial.FLOORS`) -> its ``metric`` value (the newest entry of that
+    backend; none when it is absent or has no such score)."""
     out: dict[str, float] = {}
     if frame.empty or metric not in frame.columns or "baseline" not in frame.columns:
         return out
-    for name in TRIVIAL_BASELINES:
+    for name in trivial.floors(track or frame.attrs.get("track")):
         rows = frame[(frame["baseline"] == name) & frame[metric].notna()]
         if len(rows):
             out[name] = float(rows.sort_values("created_at")[metric].iloc[-1])
@@ -544,7 +544,8 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     ``scores`` (group -> ``{"scores", "intervals", "signature", "current", "created_at"}``),
     ``breakdown`` (``role`` / ``category`` / ``turn`` -> subset -> metrics with ``n_items``),
     ``verbosity`` (``pred_chars``, ``ref_chars``, ``units_mean``, ``ref_units_mean``,
-    ``precision``, ``recall``), ``history`` (every score row: group, signature, time), and for
+    ``precision``, ``recall``; none on the categories track), ``trivial`` (why its predictions
+    are trivial, :mod:`leaderboard.trivial`; blank when they are not), ``history`` (every score row: group, signature, time), and for
     published rows ``reported`` (the paper's numbers).
     """
     db = resolve(db)
@@ -562,6 +563,7 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         out["reported"] = json.loads(rows[0][0]) if rows else {}
         out["scores"], out["breakdown"], out["verbosity"], out["history"] = {}, {}, {}, []
         return out
+    out["trivial"] = trivial_reason(db, rec)
     chosen, _ = _chosen_for(db, rec["id"])
     scores: dict[str, Any] = {}
     breakdown: dict[str, dict[str, dict[str, Any]]] = {}
@@ -591,13 +593,17 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
             for name, subsets in json.loads(full.loc[row.id, "breakdown"] or "{}").items():
                 for sub, values in subsets.items():
                     breakdown.setdefault(name, {}).setdefault(sub, {}).update(values)
+    out["scores"] = scores
+    out["breakdown"] = breakdown
+    out["history"] = _history(db, rec["id"])
+    if (rec.get("track") or "transcription") != "transcription":
+        out["verbosity"] = {}  # lengths and units are the transcription track's fields
+        return out
     preds = db.query(
         "SELECT avg(length(prediction)) FROM predictions WHERE submission_id = ?", [rec["id"]]
     )[0][0]
     refs = [it.reference for it in _items(rec["split"])]
     judge = scores.get("judge", {}).get("scores", {})
-    out["scores"] = scores
-    out["breakdown"] = breakdown
     out["verbosity"] = {
         "pred_chars": float(preds) if preds is not None else None,
         "ref_chars": float(np.mean([len(r) for r in refs])) if refs else None,
@@ -607,15 +613,33 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         "precision": judge.get("precision"),
         "recall": judge.get("recall"),
     }
-    out["history"] = [
+    return out
+
+
+def trivial_reason(db: Database, rec: dict[str, Any]) -> str:
+    """Why the submission ``rec`` is trivial (:mod:`leaderboard.trivial`; blank when not)."""
+    if rec["kind"] != "submission":
+        return ""
+    track = rec.get("track") or "transcription"
+    entries = _entries(db, True, rec["split"], track)
+    public_baseline = (entries["kind"] == "baseline") & (entries["visibility"] == "public")
+    entries = entries[public_baseline | (entries["id"] == rec["id"])]
+    if rec["id"] not in set(entries["id"]):
+        return ""
+    got = dict(zip(entries["id"], trivial.reasons(db, entries, track, rec["split"])))
+    return got.get(rec["id"], "")
+
+
+def _history(db: Database, submission_id: str) -> list[dict[str, Any]]:
+    """Every score row of a submission: id, group, signature, time."""
+    return [
         {"score_id": int(i), "metric_group": g, "signature": json.loads(s), "created_at": t}
         for i, g, s, t in db.query(
             "SELECT id, metric_group, signature, created_at FROM scores WHERE submission_id = ? "
             "ORDER BY id",
-            [rec["id"]],
+            [submission_id],
         )
     ]
-    return out
 
 
 def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
@@ -642,15 +666,17 @@ def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
             for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
         ],
     )
-    preds.insert(
-        5,
-        "reference",
-        [
-            items[(d, t, r)].reference if (d, t, r) in items else ""
-            for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
-        ],
-    )
-    preds["pred_chars"] = preds["prediction"].str.len()
+    if (rec.get("track") or "transcription") == "transcription":
+        # the participant's transcription and the prediction's length: that track's fields
+        preds.insert(
+            5,
+            "reference",
+            [
+                items[(d, t, r)].reference if (d, t, r) in items else ""
+                for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
+            ],
+        )
+        preds["pred_chars"] = preds["prediction"].str.len()
     if rec["kind"] == "reported":
         return preds
     chosen, _ = _chosen_for(db, rec["id"])

@@ -50,6 +50,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from etclib import duckfile
+from etclib.duckfile import not_duckdb
+
 from . import settings
 from .clock import now
 from .engine import SERVER, serialize
@@ -240,6 +243,21 @@ MIGRATIONS.append(
                 "postgresql",
                 "ALTER TABLE status_history ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY",
             ),
+        ],
+    )
+)
+MIGRATIONS.append(
+    (
+        8,
+        [
+            # per-visitor and per-model rate limits that a reload or another replica does not
+            # reset (leaderboard.limits): one row per counted event, the key hashed
+            """CREATE TABLE limit_events (
+                bucket VARCHAR NOT NULL,        -- e.g. admin-failure, chat, chat-model:openai
+                key_hash VARCHAR NOT NULL,      -- sha256 of the visitor's key (or "all")
+                happened_at TIMESTAMP NOT NULL
+            )""",
+            "CREATE INDEX limit_events_by_key ON limit_events (bucket, key_hash, happened_at)",
         ],
     )
 )
@@ -571,8 +589,12 @@ class DuckDBDatabase(Database):
             self._lock_file.acquire(path)
         except OSError as exc:
             raise _unwritable(path, exc) from None
+        reason = None if self.created else not_duckdb(path)
+        if reason:  # before DuckDB reads it (it would try an extension for, e.g., SQLite)
+            self._lock_file.release()
+            raise DatabaseCorruptError(str(path), reason)
         try:
-            self.con = duckdb.connect(str(path))
+            self.con = duckfile.connect(path)
         except duckdb.Error as exc:
             self._lock_file.release()
             if self.created:

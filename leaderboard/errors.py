@@ -121,6 +121,15 @@ class DatabaseUnwritableError(StorageError):
     """The database file or its folder cannot be written (permissions, read-only disk)."""
 
     def __init__(self, path: str, folder: str, reason: str) -> None:
+        if "no space" in reason.lower():  # ENOSPC: permissions are not the cause
+            super().__init__(
+                path,
+                f"Cannot write the leaderboard database {path} (no space left on device). Free "
+                f"space on the disk that holds {folder} (the database and DuckDB's write-ahead "
+                "log grow there), or point ETC_LEADERBOARD_DB at a disk with room; nothing "
+                "was lost: the write was rolled back.",
+            )
+            return
         super().__init__(
             path,
             f"Cannot write the leaderboard database {path} ({reason}). This process needs "

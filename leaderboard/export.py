@@ -2,7 +2,9 @@
 
 Exports hold public fields only (never the contact or the submitter key) and public entries
 only. CSV cells that a spreadsheet would run as a formula (text starting with ``=``, ``+``,
-``-``, ``@``, a tab or a carriage return) get a leading apostrophe.
+``-``, ``@``, a tab or a carriage return) get a leading apostrophe, and so does every line of a
+multi-line cell that starts with one of the first five. Rows end in ``\r\n`` (RFC 4180), so the
+csv module quotes any cell holding a lone ``\r`` or ``\n`` and a reader keeps it one cell.
 
 :func:`push_to_hub` uploads ``leaderboard.json`` and ``leaderboard.csv`` to the Hugging Face
 dataset repo ``ETC_LB_HUB_REPO`` with ``HF_TOKEN`` (the worker does it after each job when both
@@ -11,10 +13,12 @@ are set). Every push is logged in ``hub_pushes``.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
 import os
+import re
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -33,13 +37,16 @@ from .errors import LeaderboardError
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 WHATS = ("board", "reported", "items")
+# A line inside a cell (after "\r\n", "\r" or "\n") that starts like a formula.
+_FORMULA_LINE = re.compile(r"(\r\n|\r|\n)(?=[=+\-@\t])")
 
 
 def safe_cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet runs as a formula."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
+    """A CSV cell that no spreadsheet runs as a formula, on its first line or any other."""
+    if not isinstance(value, str):
+        return value
+    value = _FORMULA_LINE.sub(r"\1'", value)
+    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
 
 
 def _plain(value: Any) -> Any:
@@ -58,11 +65,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _frame(what: str, submission_id: str | None, db: Database) -> pd.DataFrame:
+def _frame(
+    what: str, submission_id: str | None, db: Database, track: str | None = None
+) -> pd.DataFrame:
     if what not in WHATS:
         raise LeaderboardError(f"Unknown export {what!r}. Choose one of: {', '.join(WHATS)}.")
     if what == "board":
-        return ranking(db=db)
+        return ranking(track=track, db=db)
     if what == "reported":
         return reported(db=db)
     if submission_id is not None:
@@ -70,7 +79,7 @@ def _frame(what: str, submission_id: str | None, db: Database) -> pd.DataFrame:
         frame.insert(0, "submission_id", submission_id)
         return frame
     frames = []
-    for sid in ranking(db=db)["id"]:
+    for sid in ranking(track=track, db=db)["id"]:
         frame = per_item_frame(sid, db=db)
         frame.insert(0, "submission_id", sid)
         frames.append(frame)
@@ -95,18 +104,21 @@ def export_csv(
     *,
     submission_id: str | None = None,
     path: str | os.PathLike | None = None,
+    track: str | None = None,
     db: Database | None = None,
 ) -> str:
     """Formula-safe CSV of ``"board"``, ``"reported"`` or ``"items"`` (one submission, or all
-    public ones); written to ``path`` too when given."""
+    public ones) of ``track``'s board (default: transcription; :mod:`etclib.tracks`); written
+    to ``path`` too when given."""
     db = resolve(db)
-    frame = _frame(what, submission_id, db)
+    frame = _frame(what, submission_id, db, track)
     rows = _records(frame)
     out = io.StringIO()
     columns = list(frame.columns)
-    import csv
-
-    writer = csv.writer(out, lineterminator="\n")
+    # "\r\n", the csv module's default: with "\n" it leaves a cell holding a lone "\r"
+    # unquoted, and a reader splits the row there (a new row whose first cell is the text after
+    # it, unguarded).
+    writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow([safe_cell(c) for c in columns])
     for rec in rows:
         cells = []
@@ -124,16 +136,22 @@ def export_json(
     *,
     submission_id: str | None = None,
     path: str | os.PathLike | None = None,
+    track: str | None = None,
     db: Database | None = None,
 ) -> str:
-    """JSON of the board (with reported rows, signatures and the ranking rule), of the reported
-    rows, or of per-item scores; written to ``path`` too when given."""
+    """JSON of ``track``'s board (default: transcription; with its ranking rule, signatures
+    and, on the transcription track, the paper's reported rows), of the reported rows, or of
+    per-item scores; written to ``path`` too when given."""
+    from etclib import tracks
+
     db = resolve(db)
-    frame = _frame(what, submission_id, db)
+    track = tracks.get(track).name
+    frame = _frame(what, submission_id, db, track)
     payload: dict[str, Any] = {"generated_at": now().isoformat() + "Z", "what": what}
     if what == "board":
         payload.update(
             {
+                "track": track,
                 "ranking_rule": frame.attrs.get("ranking_rule"),
                 "sort_by": frame.attrs.get("sort_by"),
                 "floors": frame.attrs.get("floors"),
@@ -141,7 +159,8 @@ def export_json(
                 "resamples": frame.attrs.get("resamples"),
                 "seed": frame.attrs.get("seed"),
                 "board": _records(frame),
-                "reported": _records(reported(db=db)),
+                # the paper's rows are transcription results
+                "reported": _records(reported(db=db)) if track == "transcription" else [],
             }
         )
     else:

@@ -11,11 +11,12 @@ show them as text, where nothing becomes a link (``views.text.escape_markdown``)
 
 from __future__ import annotations
 
-import difflib
 import unicodedata
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 from urllib.parse import urlsplit
+
+from etclib import registry
 
 from .errors import MetadataError
 
@@ -65,8 +66,7 @@ class Metadata:
         problems: dict[str, str] = {}
         for key in raw:
             if key not in known:
-                close = difflib.get_close_matches(str(key), known, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
+                hint = registry.suggest(key, known)
                 problems[str(key)] = f"unknown field.{hint} Known: {', '.join(known)}."
         values: dict[str, str] = {}
         for f in fields(cls):

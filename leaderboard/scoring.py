@@ -8,7 +8,7 @@ item.
 
 After a stage whose metric stores the LLM judge's unit decisions (its per-item details hold
 ``units`` / ``unit_labels`` and ``ref_units`` / ``ref_unit_labels``), :func:`feed_study` hands
-them to Study 2 (``etclib.annotation.feed``): every decision is stored and a seeded sample,
+them to Study 2 (``etclib.studies.annotation.feed``): every decision is stored and a seeded sample,
 balanced over the judge's labels and the precision / recall sides, enters the annotation pool.
 """
 
@@ -100,8 +100,8 @@ def feed_study(submission_id: str, result) -> dict[str, int]:
     scoring job: the score stands, and re-scoring feeds the same decisions again (their ids
     are stable, so nothing is stored twice).
     """
-    from etclib import annotation
     from etclib.errors import EtcError
+    from etclib.studies import annotation
 
     out = {"stored": 0, "sampled": 0}
     for group in DECISION_GROUPS:

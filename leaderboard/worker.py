@@ -37,6 +37,9 @@ crash is attributed. A job's outcome is stored once: the finishing transaction l
 row and drops a result that another worker stored first. An error of the loop
 itself (not of a job: e.g. the database failing) is retried with a growing pause; after
 :data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason in ``WorkerPool.failure``.
+
+A job passes the named fault points of :mod:`leaderboard.faultpoints` (after its claim, after
+its compute, and at each step of storing it), where a crash test may have its process SIGKILLed.
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ from etclib.redact import redact
 from . import board, samples, settings, stages
 from .clock import now
 from .db import Database, process_name, resolve
-from .errors import WorkerStoppedError
+from .errors import DatabaseCorruptError, DatabaseUnwritableError, WorkerStoppedError
+from .faultpoints import hit as fault_point
 from .queue import (
     DEFER_SECONDS,
     Job,
@@ -109,6 +113,7 @@ def run_job(db: Database, job: Job) -> bool:
         )
         _fail(db, job, public, detail)
         return False
+    fault_point("after_compute")
     incomplete = result.incomplete(shown=INCOMPLETE_REASONS_SHOWN)
     if incomplete:
         _incomplete(db, job, result, incomplete)
@@ -117,11 +122,13 @@ def run_job(db: Database, job: Job) -> bool:
     # instead of computing them while its visitor waits.
     samples.warm(result)
     with db.write() as cur:
+        fault_point("before_store")
         if finish_lock(cur, job.id) == "done":
             # another worker ran it too (its lease had expired) and stored it first
             log.warning("job %s was stored by another worker; this result is dropped", job.id)
             return True
         store_result(cur, job, result)
+        fault_point("after_store")
         cur.execute(
             "UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?", [now(), job.id]
         )
@@ -131,7 +138,9 @@ def run_job(db: Database, job: Job) -> bool:
             for stage in stages.configured_stages(track)[1:]:
                 if stage not in waiting:
                     enqueue(cur, job.submission_id, stage)
+        fault_point("during_status")
         refresh_status(cur, job.submission_id)
+    fault_point("after_commit")
     db.invalidate()
     db.notify_jobs()
     return True
@@ -258,6 +267,7 @@ def run_one(db: Database) -> bool:
     job = claim(db, worker_name())
     if job is None:
         return False
+    fault_point("after_claim")
     run_job(db, job)
     _after_job(db)
     return True
@@ -305,8 +315,9 @@ class WorkerPool:
         #: them; a worker process has no visitor)
         self.warm_board = warm_board
         self._stop = threading.Event()
-        #: Why the pool stopped by itself (repeated loop errors), else None.
+        #: Why the pool stopped by itself (repeated loop errors, a storage fault), else None.
         self.failure: str | None = None
+        self._failure_lock = threading.Lock()
         self.threads = [
             threading.Thread(target=self._loop, name=f"lb-worker-{i + 1}", daemon=True)
             for i in range(threads)
@@ -336,6 +347,11 @@ class WorkerPool:
             except Exception as exc:  # noqa: BLE001 - e.g. the database failing under us
                 if self._stop.is_set() or self.db.closed:
                     return
+                if isinstance(exc, (DatabaseUnwritableError, DatabaseCorruptError)):
+                    # expected, and retrying soon does not help (a full or read-only disk, a
+                    # damaged file): one line with the fix, no traceback, the pool stops
+                    self._stopped_by(f"the scoring worker stopped: {exc}")
+                    return
                 errors += 1
                 log.error(
                     "worker loop error %d of %d:\n%s",
@@ -344,19 +360,28 @@ class WorkerPool:
                     traceback.format_exc(),
                 )
                 if errors >= MAX_LOOP_ERRORS:
-                    self.failure = (
+                    self._stopped_by(
                         f"the scoring worker stopped after {errors} consecutive errors; the "
                         f"last: {type(exc).__name__}: {str(exc)[:400]}"
                     )
-                    log.error("%s", self.failure)
-                    self._stop.set()
-                    self.db.notify_jobs()
                     return
                 self._stop.wait(LOOP_ERROR_PAUSE * 2 ** (errors - 1))
                 continue
             if not busy:
                 with self.db.jobs_changed:
                     self.db.jobs_changed.wait(self.poll)
+
+    def _stopped_by(self, failure: str) -> None:
+        """Stop the pool for ``failure``, logged once however many threads meet it (records
+        marked ``worker_failure``: a command that prints the failure itself drops them)."""
+        with self._failure_lock:
+            first = self.failure is None
+            if first:
+                self.failure = failure
+        if first:
+            log.error("%s", failure, extra={"worker_failure": True})
+        self._stop.set()
+        self.db.notify_jobs()
 
     def stop(self, timeout: float = 60.0) -> None:
         """Ask the threads to stop after their current job and wait for them."""

@@ -5,18 +5,17 @@ emotion transcription, and tick the utterances the state is about, or "not in th
 Agreement among people, of an LLM run and of the lexical proxy with them: docs/causes.md.
 """
 
-import json
-
 import pandas as pd
 import streamlit as st
 
-from etclib import annotation, causes
 from etclib.corpus import load_corpus
+from etclib.jsonl import dumps_line
+from etclib.studies import annotation, causes
+from views import annotators, charts
 from views import causes as cv
-from views import charts
 from views.errors import shown_errors
 from views.judge_vs_human import NONE_RUN, number
-from views.navigation import ensure_app_navigation
+from views.navigation import ensure_app_navigation, link_to
 
 ensure_app_navigation()
 
@@ -58,12 +57,18 @@ with shown_errors(stop=True):
 tab_annotate, tab_results = st.tabs(["Annotate", "Agreement and shares"])
 
 with tab_annotate:
-    code = st.text_input(
-        "Annotator code",
-        type="password",
-        key="causes_code",
-        help="The same codes as the Judge vs Human study; issued by the study's admin.",
-    )
+    code = ""
+    if annotators.issued(DB) == 0:  # a fresh install: no code can open the box
+        st.info(annotators.without_annotators("causes"))
+        st.markdown(annotators.INSTEAD["causes"])
+        link_to(annotators.JUDGE_VS_HUMAN, "Judge vs Human", "⚖️")
+    else:
+        code = st.text_input(
+            "Annotator code",
+            type="password",
+            key="causes_code",
+            help="The same codes as the Judge vs Human study; given by the maintainers.",
+        )
     annotator = None
     if code:
         with shown_errors():
@@ -226,7 +231,7 @@ with tab_results:
     )
     st.download_button(
         "Download the cause layer (JSONL, CC BY-NC 4.0)",
-        "\n".join(json.dumps(r, ensure_ascii=False) for r in causes.export_records(db=DB)),
+        "\n".join(dumps_line(r) for r in causes.export_records(db=DB)),
         file_name="etc_causes.jsonl",
         mime="application/jsonl",
         key="causes_export",

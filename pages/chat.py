@@ -7,6 +7,7 @@ from etclib.errors import EtcError
 from views import cause_layer, chat
 from views.dialogue import utterance_message
 from views.errors import show_error, shown_errors
+from views.identity import limit_key
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
 
@@ -17,7 +18,7 @@ st.caption(
     "A is the speaker role (opens the dialogue), B the listener. After each utterance the chosen "
     "model writes what its author probably felt or intended, in Japanese, in the first person. "
     f"Limits: {chat.MAX_UTTERANCE_CHARS} characters per utterance, {chat.MAX_LINES} utterances "
-    f"per conversation, {chat.RATE_PER_MINUTE} predictions per minute."
+    f"per conversation, {chat.rate_per_minute()} predictions per minute."
 )
 st.caption(
     "Under each utterance too: the emotion categories predicted by the categories track's "
@@ -62,7 +63,6 @@ def _replay(dialogue_id: int):
 
 state = st.session_state
 state.setdefault("chat_lines", [])
-state.setdefault("chat_limiter", chat.RateLimiter())
 
 usable, unusable = chat.available(chat.choices())
 options = {c.key: c for c in usable}
@@ -73,6 +73,9 @@ mode = st.radio(
     "Mode", ["Write a dialogue", "Replay a corpus dialogue"], key="chat_mode", horizontal=True
 )
 top = st.columns([3, 2])
+asked = st.query_params.get("model")  # a link to one model (the board links to its card)
+if asked in options and "chat_model" not in state:
+    state["chat_model"] = asked
 key = top[0].selectbox(
     "Model", list(options), key="chat_model", format_func=lambda k: options[k].label
 )
@@ -80,6 +83,11 @@ note = chat.unavailable_note(unusable)
 if note:
     top[0].caption(escape_markdown(note))
 picked = options[key]
+# Predictions per minute per visitor (and a metered model's budget) count in the board's
+# database, keyed like the upload quota: a reload does not reset them.
+limiter = state.setdefault("chat_limiter", chat.VisitorLimiter())
+if isinstance(limiter, chat.VisitorLimiter):
+    limiter.aim(limit_key(), picked)
 k = 0
 if picked.prompted:
     k = top[1].select_slider(
@@ -91,6 +99,11 @@ if picked.prompted:
     )
 else:
     top[1].caption("This model takes no prompt, so no k-shot setting.")
+if picked.card:
+    with top[0].expander("Which weights are served", expanded=asked == picked.key):
+        st.markdown(
+            "\n".join(f"- {escape_markdown(line)}" for line in chat.card_lines(picked.card))
+        )
 
 
 def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
@@ -98,11 +111,12 @@ def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
     one prediction of the rate limit here (a written utterance took it when it was sent)."""
     wait = state["chat_limiter"].take() if spend else 0
     if wait:
-        return None, chat.rate_message(wait, state["chat_limiter"].limit)
+        return None, state["chat_limiter"].message(wait)
     raw: list[str] = []
 
     def chunks():
-        for c in chat.stream_prediction(backend, item, k, _pool() if picked.prompted else None):
+        pool = _pool() if picked.prompted else None
+        for c in chat.stream_prediction(backend, item, k, pool, picked):
             raw.append(c)
             yield escape_markdown(c)
 

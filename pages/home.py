@@ -3,7 +3,14 @@
 import streamlit as st
 
 from views import corpus_stats, example_dialogue
-from views.board import database_key, floor_values_of, honesty_note, metric_label, top_table
+from views.board import (
+    database_key,
+    floor_values_of,
+    honesty_note,
+    metric_label,
+    top_table,
+    trivial_warning,
+)
 from views.dialogue import show_dialogue
 from views.errors import shown_errors
 from views.navigation import declared_pages, ensure_app_navigation
@@ -39,7 +46,8 @@ def _top(database: str, version: str):
 
     ranking = lb.ranking()
     top, metric = top_table(5)
-    return top, metric, honesty_note(ranking), floor_values_of(ranking, metric), len(ranking)
+    floors = floor_values_of(ranking, metric)
+    return top, metric, honesty_note(ranking), floors, len(ranking), trivial_warning(ranking)
 
 
 with shown_errors(stop=True):
@@ -53,6 +61,8 @@ with shown_errors():
     board = _top(database_key(), lb.board_version())
 if board is not None and board[2]:
     st.warning(board[2] + " See the Leaderboard and About pages.", icon="⚠️")
+if board is not None and board[5]:
+    st.warning(board[5], icon="⚠️")
 
 cols = st.columns(4)
 cols[0].metric("Dialogues", f"{stats['dialogues']:,}")
@@ -74,7 +84,7 @@ with left:
 with right:
     st.subheader("Top of the leaderboard")
     if board is not None:
-        top, metric, _, floors, n_entries = board
+        top, metric, _, floors, n_entries, _ = board
         if top.empty:
             st.info("No scored entry yet: be the first on the Submit page.")
         else:
@@ -86,7 +96,18 @@ with right:
                 + (f" Trivial baselines (floors): {floor_text}." if floor_text else "")
                 + " The paper's reported numbers are on the Leaderboard page, apart."
             )
-            st.dataframe(top, hide_index=True, width="stretch", key="home_top")
+            st.dataframe(
+                top,
+                hide_index=True,
+                width="stretch",
+                key="home_top",
+                # the score and its interval in view in this narrow column: the name gives way
+                # (its whole text on the Leaderboard page)
+                column_config={
+                    "rank": st.column_config.NumberColumn("rank", width=40),
+                    "name": st.column_config.TextColumn("name", width="small"),
+                },
+            )
     st.subheader("Explore")
     for page in declared_pages():  # as streamlit_app.py declared them
         if page.path != "pages/home.py":

@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from etclib import annotation, judge_calibration, labeljudge, ratings
 from etclib.corpus import load_corpus
-from views import charts
+from etclib.studies import annotation, judge_calibration, labeljudge, ratings
+from views import annotators, charts
 from views import judge_vs_human as jvh
 from views.admin import admin_session
 from views.errors import shown_errors
@@ -207,12 +207,17 @@ if tab_units.open:
             )
 
         st.subheader("Annotate")
-        code = st.text_input(
-            "Annotator code",
-            type="password",
-            key="jvh_code",
-            help="Codes are issued by the study's admin.",
-        )
+        code = ""
+        if annotators.issued(DB) == 0:  # a fresh install: no code can open the box
+            st.info(annotators.without_annotators("units"))
+            st.markdown(annotators.INSTEAD["units"])
+        else:
+            code = st.text_input(
+                "Annotator code",
+                type="password",
+                key="jvh_code",
+                help="Codes are given by the benchmark's maintainers.",
+            )
         known = False
         if code:
             with shown_errors():

@@ -5,10 +5,12 @@ import functools
 import streamlit as st
 
 import leaderboard as lb
-from views import board, cause_layer, charts
+from leaderboard import compare as lb_compare
+from views import board, cause_layer, charts, chat
+from views import compare as compare_view
 from views.admin import admin_session
 from views.errors import shown_errors
-from views.navigation import ensure_app_navigation
+from views.navigation import ensure_app_navigation, link_to
 from views.text import escape_markdown
 
 ensure_app_navigation()
@@ -30,10 +32,10 @@ def _by_cause(database: str, submission_id: str, status: str, _items):
 
 
 @st.cache_data(show_spinner=False, max_entries=12)
-def _export(database: str, version: str, key: str) -> bytes:
+def _export(database: str, version: str, key: str, track: str) -> bytes:
     # Built on the first click (a deferred download), then the same bytes for every click on
-    # this board version.
-    return board.export_file(key)
+    # this board version; the board of the track shown.
+    return board.export_file(key, track)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -68,6 +70,9 @@ with shown_errors(stop=True):
 note = board.honesty_note(everything)
 if note:
     st.warning(note, icon="⚠️")
+trivial_note = board.trivial_warning(everything)
+if trivial_note:
+    st.warning(trivial_note, icon="⚠️")
 
 
 # The board itself is a fragment: a metric, filter or tab change reruns it alone, not the
@@ -116,11 +121,13 @@ def board_view(track: str, everything, published) -> None:
                 )
             else:
                 st.caption(
-                    f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{metric}** (×100); "
+                    f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{board.metric_label(metric)}** (×100); "
                     f"{ranking.attrs.get('resamples', '?')} bootstrap resamples, seed "
                     f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; baseline: "
                     "computed by this project (floor: a trivial one, drawn as a dashed line on the "
-                    f"charts); {board.FLAG_TEXT}: an entry scoring less than one fixed sentence. The "
+                    f"charts); ⚠ below a floor: an entry scoring less than a trivial baseline; ⚠ trivial: a "
+                    "submission whose predictions are constant or nearly so, copy the utterance "
+                    "or repeat a baseline (the reason is given), never called reproduced. The "
                     "paper's reported numbers are never mixed into these columns."
                 )
                 st.dataframe(
@@ -184,6 +191,12 @@ def board_view(track: str, everything, published) -> None:
                     charts.precision_recall_scatter(pr, board.pr_floors(ranking)), key="lb_pr"
                 )
 
+    # which rank differences are real: every pair of the top 10, on demand (45 tests)
+    if st.toggle("Pairwise tests of the top 10 on this metric", key="lb_pairwise"):
+        with shown_errors():
+            matrix = lb_compare.pairwise(track=track, sort_by=metric)
+            st.plotly_chart(compare_view.pairwise_figure(matrix), key="lb_pairwise_chart")
+
 
 board_view(track, everything, published)
 
@@ -232,7 +245,18 @@ if sid is not None:
     st.markdown(
         f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}"
     )
+    order = list(ranking["id"])
+    above = order[order.index(sid) - 1] if sid in order and order.index(sid) > 0 else None
+    link = {"track": track, "a": above or sid, "b": sid} if above else {"track": track, "a": sid}
+    link_to(
+        "pages/compare.py",
+        "Compare with the one above" if above else "Compare with another entry",
+        icon="🆚",
+        query_params=link,
+    )
     st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
+    if chat.links_to_card(info["submission"]):
+        st.caption(chat.CARD_NOTE)
     if view["description"]:
         st.text(view["description"])
     if view["scores"] is not None:
@@ -253,7 +277,7 @@ if sid is not None:
                         f"(docs/causes.md); {cause_caption}."
                     )
                     st.dataframe(
-                        board.metric_first(by_cause, metric),
+                        board.labelled(board.metric_first(by_cause, metric)),
                         hide_index=True,
                         width="stretch",
                         key="lb_by_cause",
@@ -267,6 +291,9 @@ if sid is not None:
         st.caption(
             "Per-item examples: prediction, the participant's reference and the item's scores "
             "(with the judge's atomic units when judged)."
+            if info["submission"].get("track", "transcription") == "transcription"
+            else "Per-item examples: the predicted categories, the annotators' label and the "
+            "item's scores."
         )
         st.dataframe(
             board.items_view(items),
@@ -288,14 +315,15 @@ if sid is not None:
         )
 
 st.subheader("Export")
+st.caption(f"The {track_names[track]} board, as shown above.")
 # Deferred downloads: a file is built when its button is clicked (once per board version,
 # cached), never on a visit; the button's id and data stay the same across reruns.
-for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.EXPORTS.items()):
+for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.exports(track).items()):
     col.download_button(
         label,
-        functools.partial(_export, board.database_key(), version, key),
+        functools.partial(_export, board.database_key(), version, key, track),
         file_name,
         mime,
-        key=f"lb_dl_{key}",
+        key=f"lb_dl_{key}_{track}",
         on_click="ignore",
     )

@@ -5,7 +5,7 @@ import streamlit as st
 import leaderboard as lb
 from etclib.predictions import MAX_FILE_BYTES
 from leaderboard import settings as lb_settings
-from views import board, identity
+from views import board, identity, upload_check
 from views.errors import shown_errors
 from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
@@ -13,7 +13,7 @@ from views.text import escape_markdown
 ensure_app_navigation()
 
 st.title("Submit predictions")
-with shown_errors(stop=True):  # a damaged or unwritable board: its one message, before any form
+with shown_errors(stop=True):  # a damaged or unwritable board: "unavailable", before any form
     lb.open_db()
 st.markdown(
     "Predict the emotion transcription of every utterance of the **test split** (1,010 items: "
@@ -27,11 +27,6 @@ st.markdown(
 @st.cache_data(show_spinner=False)
 def _template(fmt: str, track: str = "transcription") -> bytes:
     return board.template_bytes(fmt, track=track)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _validate(data: bytes, name: str) -> board.Validation:
-    return board.validate_upload(data, name)
 
 
 state = st.session_state
@@ -86,13 +81,14 @@ with shown_errors():
 
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
-    f"JSON Lines or CSV, UTF-8, at most {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+    f"JSON Lines or CSV, UTF-8, at most {MAX_FILE_BYTES // 10**6} MB",
     type=["jsonl", "json", "ndjson", "csv"],
     key="submit_file",
 )
 check = None
 if upload is not None:
-    check = _validate(upload.getvalue(), upload.name)
+    # checked once per file and name for every visitor; kept in a cache bounded in bytes
+    check = upload_check.checked(upload.getvalue(), upload.name)
     if check.ok:
         st.success(
             escape_markdown(
@@ -103,10 +99,11 @@ if upload is not None:
         for w in check.warnings:
             st.warning(escape_markdown(w))
     else:
+        first = f" First: {check.problems[0]}" if check.problems else ""
         st.error(
             escape_markdown(
-                f"{check.name} was refused: {len(check.problems)} problem(s); fix them and "
-                "upload again. Nothing was stored."
+                f"{check.name} was refused: {max(check.problem_count, len(check.problems)):,} "
+                f"problem(s); fix them and upload again. Nothing was stored.{first}"
             )
         )
         st.dataframe(board.problems_table(check.problems), hide_index=True, key="submit_problems")

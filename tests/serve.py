@@ -38,15 +38,30 @@ CHROMIUM_ARGS = (
     "--disable-component-update",
     "--disable-sync",
 )
-#: URL path of each page (Streamlit derives it from the file name; Home is the root).
+
+
+def site_pages() -> list[tuple[str, str]]:
+    """(script, title) of each page the site declares, in navigation order: ``SITE_PAGES`` of
+    streamlit_app.py, read from its source (importing it would run the site), those whose
+    script exists (as the entry point itself filters them)."""
+    import ast
+
+    tree = ast.parse((REPO / "streamlit_app.py").read_text(encoding="utf-8"))
+    pages = [
+        (call.args[0].value, call.args[1].value)
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "SitePage"
+    ]
+    if not pages:
+        raise AssertionError("streamlit_app.py declares no SitePage: has the page list moved?")
+    return [(path, title) for path, title in pages if (REPO / path).is_file()]
+
+
+#: URL path of each page, by the name of its script (Streamlit derives the path from the file
+#: name; Home, the default page, is the root).
 PAGE_PATHS = {
-    "home": "",
-    "chat": "chat",
-    "corpus": "corpus",
-    "leaderboard": "leaderboard",
-    "submit": "submit",
-    "judge_vs_human": "judge_vs_human",
-    "about": "about",
+    Path(path).stem: "" if Path(path).stem == "home" else Path(path).stem
+    for path, _ in site_pages()
 }
 
 
@@ -109,11 +124,14 @@ def running_site(
     port: int | None = None,
     log: str | os.PathLike | None = None,
     timeout: float = 90.0,
+    address: str = "127.0.0.1",
 ) -> Iterator[str]:
     """Run ``streamlit run streamlit_app.py`` on 127.0.0.1 (headless) and yield its URL.
 
     ``env`` is added to this process's environment; ``log`` receives the server's output
-    (discarded by default). The server is stopped (its process group) on exit.
+    (discarded by default); ``address``: where it listens (``"::"``, Streamlit's default, also
+    takes IPv4 connections, which it then sees as ``::ffff:127.0.0.1``; the URL stays
+    127.0.0.1). The server is stopped (its process group) on exit.
     """
     port = port or free_port()
     url = f"http://127.0.0.1:{port}"
@@ -125,7 +143,7 @@ def running_site(
         "--server.port",
         str(port),
         "--server.address",
-        "127.0.0.1",
+        address,
         "--server.headless",
         "true",
         "--browser.gatherUsageStats",

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from etclib.agreement import (
+from etclib.studies.agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
     bootstrap_ci,
@@ -348,6 +348,7 @@ def test_kappa_with_ci():
     assert all(math.isnan(v) for v in nan)
 
 
+@pytest.mark.slow  # the generic bootstrap: seconds (tests/tiers.py)
 @pytest.mark.parametrize("seed", [0, 5])
 def test_vectorised_intervals_equal_the_generic_bootstrap(seed):
     rng = np.random.default_rng(seed)

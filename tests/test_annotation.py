@@ -9,9 +9,9 @@ import math
 import pandas as pd
 import pytest
 
-from etclib import annotation as ann
-from etclib.annotation import LABELS, AccessDenied, AnnotationError
-from etclib.errors import EtcError
+from etclib.errors import AccessDenied, AnnotationError, EtcError
+from etclib.studies import annotation as ann
+from etclib.studies.annotation import LABELS
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
 ADMIN = "s3cret-admin-token-0123456789"
@@ -130,6 +130,7 @@ def test_sample_is_stratified_and_seeded():
         ann.draw_sample(ADMIN, "unknown")
 
 
+@pytest.mark.slow  # renders the annotation flow: seconds (tests/tiers.py)
 @pytest.mark.usefixtures("studies_db")
 def test_flow_stores_answers_and_agreement_updates():
     ann.add_decisions(unit_rows())

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from etclib import labeljudge, llm
+from etclib import llm
 from etclib.backends import get_backend
 from etclib.errors import BackendServiceError, QuotaExhaustedError
 from etclib.llm.retry import RetryPolicy
 from etclib.metrics import Context
 from etclib.metrics import judge as J
+from etclib.studies import labeljudge
 from etclib.task import build_messages, chat_item
 from tests.fakes import FakeLLMServer
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
@@ -160,7 +161,7 @@ def test_judge_caches_its_fixed_prompt_and_asks_for_the_schema(judge):
     systems = {r.body["system"][0]["text"] for r in reqs}
     assert len(systems) == 2
     expected = sum(len(r.body["system"][0]["text"]) for r in reqs) - sum(map(len, systems))
-    assert usage["cached_input_tokens"] == expected > 0
+    assert usage["cached_tokens"] == expected > 0
     assert usage["input_tokens"] == sum(len(r.text) for r in reqs)
 
 

@@ -34,6 +34,7 @@ BREACHES: dict[str, dict[str, str]] = {
     "leaderboard-headless": {
         "leaderboard/_breach_site.py": "from views.text import escape_markdown\n"
     },
+    "studiesdb-alone": {"etclib/studies/db.py": "from . import causes\n"},
     "acyclic-etclib": {
         "etclib/_breach_ring_a.py": "from . import _breach_ring_b\n",
         "etclib/_breach_ring_b.py": "def f():\n    from . import _breach_ring_a\n",

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from etclib.backends import (
@@ -25,12 +23,15 @@ from etclib.errors import BackendError, ConfigError
 from etclib.task import chat_item, items
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 
-try:
-    import torch
 
-    CUDA = torch.cuda.is_available()
-except ImportError:  # pragma: no cover
-    CUDA = False
+def _cuda() -> bool:
+    """Whether torch sees a CUDA GPU (asked only by the tests that need to know: importing torch
+    takes seconds, which the unit tier does not pay)."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return False
+    return torch.cuda.is_available()
 
 
 @pytest.fixture(autouse=True)
@@ -104,7 +105,7 @@ def test_configured_backends_from_secrets_file(tmp_path, monkeypatch, tiny_corpu
         f'ETC_HF_MODEL = "some/model"\nETC_DATA_DIR = "{tiny_corpus}"\n',
         encoding="utf-8",
     )
-    monkeypatch.delenv("ETC_DATA_DIR")
+    monkeypatch.delenv("ETC_DATA_DIR", raising=False)  # unset already where there is no corpus
     status = {s.name: s for s in configured_backends()}
     assert all(s.usable for s in status.values()), status
     assert "my-lora" in status["openai"].reason
@@ -362,17 +363,23 @@ def test_retrieval_chat_items_and_empty_text(tiny_corpus):
         assert "".join(backend.stream(chat_item(lines))) == pred
 
 
-def test_retrieval_on_the_real_corpus_finds_train_items_and_is_fast(corpus):
+def test_retrieval_on_the_real_corpus_finds_train_items_with_bounded_work(corpus, monkeypatch):
+    """Train items find themselves; a prediction reuses the index (never rebuilt nor reloaded)
+    and weighs at most ``neighbours`` candidates. Its latency (p95 < 50 ms) is a performance
+    claim, measured by benchmarks/retrieval.py."""
+    from etclib.backends import retrieval
+
     backend = get_backend("retrieval", corpus=corpus)
     train = items(corpus, "train")[::40]
+    rebuilt = []
+    monkeypatch.setattr(retrieval, "build_index", lambda *a, **k: rebuilt.append(a))
+    monkeypatch.setattr(retrieval, "_load", lambda *a, **k: rebuilt.append(a))
     hits = sum(p == it.reference for p, it in zip(backend.predict(train), train, strict=True))
     assert hits >= 0.9 * len(train)
-    times = []
-    for it in items(corpus, "test")[:100]:
-        t = time.perf_counter()
-        backend.predict([it])
-        times.append(time.perf_counter() - t)
-    assert np.percentile(times, 95) < 0.05
+    test = items(corpus, "test")[:100]
+    assert len(backend.predict(test)) == len(test)
+    assert rebuilt == []
+    assert max(len(backend.candidates(it)[0]) for it in test) <= backend.neighbours
 
 
 # --- hf -----------------------------------------------------------------------------------------
@@ -448,6 +455,8 @@ def test_hf_stops_at_end_of_turn(hf_backend):
 
 def _force_token(model, token_id: int) -> None:
     """Replace the head by one that always prefers ``token_id``."""
+    import torch
+
     head = torch.nn.Linear(model.lm_head.in_features, model.lm_head.out_features, bias=True)
     with torch.no_grad():
         head.weight.zero_()
@@ -467,6 +476,7 @@ def test_hf_closing_the_stream_stops_generation(tiny_model):  # noqa: F811
     assert len(lengths) == 1 and lengths[0] < 200
 
 
+@pytest.mark.slow  # imports torch and transformers: seconds (tests/tiers.py)
 def test_hf_unknown_model_folder(tmp_path):
     with pytest.raises(BackendError, match="Cannot load model"):
         get_backend("hf", model=str(tmp_path / "no-model"))
@@ -491,13 +501,15 @@ def test_hf_settings_fill_options(tiny_model, monkeypatch):  # noqa: F811
     assert backend.model_name == str(tiny_model) and backend.max_new_tokens == 3
 
 
-@pytest.mark.skipif(CUDA, reason="checks the CPU refusal; a GPU is present")
+@pytest.mark.skipif("_cuda()", reason="checks the CPU refusal; a GPU is present")
 def test_hf_4bit_without_cuda_says_what_to_do(tiny_model):  # noqa: F811
     with pytest.raises(BackendError, match="needs a CUDA GPU.*Run without 4-bit"):
         get_backend("hf", model=str(tiny_model), load_in_4bit=True)
 
 
-@pytest.mark.skipif(not CUDA, reason="4-bit NF4 (bitsandbytes) needs a CUDA GPU; none is visible")
+@pytest.mark.skipif(
+    "not _cuda()", reason="4-bit NF4 (bitsandbytes) needs a CUDA GPU; none is visible"
+)
 def test_hf_4bit_on_gpu(tiny_model):  # noqa: F811
     backend = get_backend("hf", model=str(tiny_model), load_in_4bit=True, max_new_tokens=4)
     import bitsandbytes as bnb

@@ -173,17 +173,20 @@ def test_a_second_caller_waits_for_the_board_being_ranked_instead_of_ranking_it_
     import threading
 
     db = resolve(None)
-    calls = []
+    calls, asking = [], threading.Semaphore(0)
 
-    def slow():
+    def slow():  # still ranking until all three callers have asked
         calls.append(threading.get_ident())
-        time.sleep(0.3)
+        for _ in range(3):
+            assert asking.acquire(timeout=60)
         return "board"
 
+    def ask():
+        asking.release()
+        got.append(db.cached(("k",), slow))
+
     got = []
-    threads = [
-        threading.Thread(target=lambda: got.append(db.cached(("k",), slow))) for _ in range(3)
-    ]
+    threads = [threading.Thread(target=ask) for _ in range(3)]
     for t in threads:
         t.start()
     for t in threads:

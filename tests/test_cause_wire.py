@@ -8,7 +8,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from etclib import annotation, causes
+from etclib.studies import annotation, causes
 from tests.conftest import REPO, needs_corpus
 
 ADMIN = "wire-admin-token-long-enough-0123"

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, f1_score
 
-from etclib import annotation, causes
 from etclib.cli import main
 from etclib.errors import AccessDenied, AnnotationError, ConfigError, JudgeError
 from etclib.judge.cache import AnswerCache
+from etclib.studies import annotation, causes
 from tests.conftest import REAL_CORPUS, needs_corpus
 from tests.fakes import FakeLLMServer
 from tests.fakes.cause_responder import ScriptedCauses, cause_question
@@ -376,7 +376,7 @@ def test_agreement_equals_independent_computation(corpus):
             u for u in pool if u.position >= need and u not in chosen and u.position <= need + 1
         )
         chosen.append(u)
-    from etclib.annotation import connect_studies
+    from etclib.studies.annotation import connect_studies
 
     with connect_studies() as con:  # the admin's draw, with exactly these items
         con.schema("causes", causes._SCHEMA)
@@ -590,7 +590,7 @@ def _check_round_trip(read, sets, corpus):
 def test_reccon_export_round_trips(corpus, tmp_path, capsys):
     pool = [u for d in corpus.split("test")[:3] for u in d.utterances]
     keys = [pool[1].key, pool[4].key, pool[9].key, pool[12].key]  # two dialogues
-    from etclib.annotation import connect_studies
+    from etclib.studies.annotation import connect_studies
 
     with connect_studies() as con:
         con.schema("causes", causes._SCHEMA)

@@ -6,7 +6,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from etclib import annotation, causes
+from etclib.studies import annotation, causes
 from tests.conftest import REPO, needs_corpus
 from tests.fakes.cause_responder import ScriptedCauses
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL

@@ -182,12 +182,13 @@ def test_leaderboard_page_shows_like_for_like_and_na_breakdowns(corpus):
     assert any("Like for like" in c.value for c in at.caption)
     at.selectbox(key="lb_detail").set_value(receipt.id).run()
     assert not at.exception, at.exception
+    from views.board import metric_label
+
+    joy = metric_label("f1_joy")  # the column's heading, from the metric registry
     by_category = next(
-        df.value
-        for df in at.dataframe
-        if "f1_joy" in df.value.columns and "neutral" in df.value.index
+        df.value for df in at.dataframe if joy in df.value.columns and "neutral" in df.value.index
     )
     # the items labelled neutral alone hold no joy, and the entry predicts none: n/a
-    assert by_category.loc["neutral", "f1_joy"] == "n/a"
-    assert by_category.loc["joy", "f1_joy"] == "0.00"
+    assert by_category.loc["neutral", joy] == "n/a"
+    assert by_category.loc["joy", joy] == "0.00"
     assert any("left out of the subset's macro-F1" in c.value for c in at.caption)

@@ -13,7 +13,6 @@ import codecs
 import csv
 import io
 import json
-import math
 import re
 import sys
 import tomllib
@@ -394,7 +393,7 @@ def test_submit_page_shows_line_messages(tiny, case):
     assert not at.exception, [e.value for e in at.exception]
     assert any("was refused" in e.value for e in at.error)
     table = next(d.value for d in at.dataframe if "problem" in d.value.columns)
-    assert table["line"].iloc[0] == case.line and case.needle in table["problem"].iloc[0]
+    assert table["line"].iloc[0] == str(case.line) and case.needle in table["problem"].iloc[0]
 
 
 # --- what etclib writes, etclib reads --------------------------------------------------------------
@@ -602,7 +601,7 @@ def padded(keys, size: int) -> bytes:
 
 def size_message() -> str:
     return (
-        f"the file is larger than the limit of {MAX_FILE_BYTES // 2**20} MiB "
+        f"the file is larger than the limit of {MAX_FILE_BYTES // 10**6} MB "
         f"({MAX_FILE_BYTES:,} bytes); remove extra fields or check that it is the right file."
     )
 
@@ -638,25 +637,25 @@ def test_upload_limit_is_the_same_everywhere(tiny, tmp_path, capsys):
     assert lb.submit(ok, {"name": "Exactly the limit"}, file_name="ok.jsonl").id
 
 
-def test_streamlit_lets_the_app_check_the_limit():
-    """Streamlit's ``server.maxUploadSize`` is in MB: the browser counts 10^6 bytes (2^20 on
-    Windows), the server 2^20. The smallest whole number that lets a file of the limit + 1 byte
-    reach the app, so that the app refuses it with etclib's message."""
+def test_streamlit_says_the_same_limit():
+    """Streamlit's upload box prints ``server.maxUploadSize`` MB ("10MB per file"), counted as
+    10^6 bytes by the browser: the limit itself, so that the page says one figure. The server
+    (2^20 bytes per MB) lets every file up to the limit through."""
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     mb = config["server"]["maxUploadSize"]
-    assert mb == math.ceil((MAX_FILE_BYTES + 1) / 10**6)
-    assert mb * 10**6 >= MAX_FILE_BYTES + 1 and mb * 2**20 >= MAX_FILE_BYTES + 1
+    assert isinstance(mb, int) and mb * 10**6 == MAX_FILE_BYTES
+    assert mb * 2**20 >= MAX_FILE_BYTES
 
 
-def test_docs_state_the_limit_in_mib():
-    mib = f"{MAX_FILE_BYTES // 2**20} MiB"
-    assert MAX_FILE_BYTES % 2**20 == 0
+def test_docs_and_page_state_the_limit_as_one_figure():
+    figure = f"{MAX_FILE_BYTES // 10**6} MB"
+    assert MAX_FILE_BYTES % 10**6 == 0
     for doc in ("README.md", "docs/site.md", "docs/leaderboard.md"):
         text = (REPO / doc).read_text(encoding="utf-8")
-        assert mib in text, doc
-        assert f"{MAX_FILE_BYTES // 2**20} MB" not in text, doc
+        assert figure in text, doc
+        assert "MiB" not in text and "11 MB" not in text and "11MB" not in text, doc
     page = (REPO / "pages" / "submit.py").read_text(encoding="utf-8")
-    assert "MAX_FILE_BYTES" in page and "MiB" in page
+    assert "MAX_FILE_BYTES // 10**6} MB" in page and "MiB" not in page
 
 
 @pytest.mark.browser

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from etclib.errors import JudgeError
 from etclib.judge import parse, templates
+from etclib.judge.providers import SCHEMAS
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401 - fixture
 
@@ -323,7 +324,8 @@ def test_requests_ask_for_structured_output_at_temperature_zero(scripted):
             assert settings["temperature"] == 0
         if scripted.provider == "gemini":
             assert settings["responseMimeType"] == "application/json"
-            assert "responseSchema" in settings
+            assert "responseSchema" not in settings  # the JSON Schema as it is, no conversion
+            assert settings["responseJsonSchema"] in SCHEMAS.values()
         elif scripted.provider == "anthropic":
             assert settings["output_config"]["format"]["type"] == "json_schema"
             assert r.body["system"][0]["cache_control"] == {"type": "ephemeral"}
@@ -380,8 +382,8 @@ def test_cli_decompose_and_entail(scripted, monkeypatch, capsys):
         "cache_hits": 1,
         "retries": 0,
         "input_tokens": 0,
-        "cached_input_tokens": 0,
         "output_tokens": 0,
+        "cached_tokens": 0,
         "reasoning_tokens": 0,
         "cut_answers": 0,
         "cost_usd": None,

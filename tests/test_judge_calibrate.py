@@ -14,10 +14,10 @@ import statistics
 
 import pytest
 
-from etclib import judge_calibration as cal
 from etclib.cli import main
 from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
+from etclib.studies import judge_calibration as cal
 from etclib.task import items
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
 
@@ -199,3 +199,4 @@ def test_the_judge_vs_human_page_shows_a_stored_calibration(
     captions = " ".join(c.value for c in at.caption)
     assert report["signature"] in captions
     st.cache_data.clear()
+    st.cache_resource.clear()  # the page's corpus is this test's tiny one: not for the next test

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import socket
-import time
 
 import pytest
 
@@ -50,11 +49,12 @@ def test_transient_faults_are_retried(judge_env, fault):  # noqa: F811
 
 def test_hanging_call_times_out_and_is_retried(judge_env):  # noqa: F811
     judge_env.server.inject("hang", times=1)
-    start = time.monotonic()
     data, got, usage = _run(judge_env, judge_timeout=0.5)
-    assert time.monotonic() - start < 5  # the hang lasts 10 s
     assert got["f1"] == pytest.approx(F1)
+    # the hung call was given up after its timeout and asked again (a client that waited out
+    # the hang would have got its late answer and no retry)
     assert usage["retries"] == 1 and data.extra["judge_errors"] == 0
+    assert judge_env.server.count() == CALLS + 1
 
 
 def test_unparseable_answer_is_retried(judge_env):  # noqa: F811
@@ -138,7 +138,7 @@ def _closed_port() -> int:
 
 
 @pytest.mark.parametrize("provider", ["gemini", "openai"])
-def test_unreachable_endpoint_stops_at_once(provider, monkeypatch):
+def test_unreachable_endpoint_stops_at_once(provider, monkeypatch, backoff_delays):
     url = f"http://127.0.0.1:{_closed_port()}"
     if provider == "gemini":
         monkeypatch.setenv("GEMINI_API_KEY", "k")
@@ -146,10 +146,9 @@ def test_unreachable_endpoint_stops_at_once(provider, monkeypatch):
     else:
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         monkeypatch.setenv("OPENAI_BASE_URL", url + "/v1")
-    start = time.monotonic()
     with pytest.raises(JudgeError, match="cannot connect") as info:
         J.score(PREDS * 20, REFS * 20, judge_provider=provider, judge_model="m", judge_backoff=5.0)
-    assert time.monotonic() - start < 3  # no back-off: stopped at the first refusal
+    assert backoff_delays == []  # no back-off: stopped at the first refusal
     # the endpoint is for the operator (the error's detail and the log), not the message
     assert url in info.value.detail and url not in str(info.value)
     assert f"ref {info.value.ref}" in str(info.value)
@@ -201,26 +200,19 @@ def test_bad_request_after_a_success_is_an_item_error(judge_env):  # noqa: F811
 def test_calls_run_in_parallel(judge_env):  # noqa: F811
     # 8 items whose predictions have no unit: 16 decompositions and nothing else
     judge_env.responder.units.update({f"空{i}": [] for i in range(8)})
-    judge_env.server.latency = 0.3
-    J.compute(["x"], ["x。"], judge_env.ctx())  # warm up SDK imports
-    judge_env.server.reset()
-    start = time.monotonic()
+    judge_env.server.gather = 16  # every call is held until all 16 are in flight
     data = J.compute(
         [f"空{i}" for i in range(8)],
         [f"参照{i}。" for i in range(8)],
         judge_env.ctx(concurrency=16),
     )
-    wall = time.monotonic() - start
     assert judge_env.server.count() == 16
     assert judge_env.server.max_in_flight == 16
-    # max_in_flight proves the overlap; the wall time only has to beat half of serial (a loaded
-    # CI machine adds seconds of start-up, never the 4.8 s of one call after another)
-    assert wall < 2.4, f"16 calls of 0.3 s took {wall:.2f} s (serial: 4.8 s)"
     assert J.aggregate(data)["f1"] == 0.0
 
 
 def test_concurrency_bound_is_respected(judge_env):  # noqa: F811
-    judge_env.server.latency = 0.05
+    judge_env.server.gather = 3  # the first calls are held until three are in flight
     preds = [f"予測{i}。" for i in range(12)]
     refs = [f"参照{i}。" for i in range(12)]
     J.compute(preds, refs, judge_env.ctx(concurrency=3))
@@ -228,15 +220,23 @@ def test_concurrency_bound_is_respected(judge_env):  # noqa: F811
 
 
 def test_usage_counts_tokens_and_cost(judge_env, monkeypatch):  # noqa: F811
-    model = "gemini-2.5-flash" if judge_env.provider == "gemini" else "gpt-4.1-mini"
-    price_in, price_out = (0.30, 2.50) if judge_env.provider == "gemini" else (0.40, 1.60)
+    # (model, USD per 1M input, output and cached input tokens)
+    model, price_in, price_out, price_cached = {
+        "gemini": ("gemini-2.5-flash", 0.30, 2.50, 0.03),
+        "anthropic": ("claude-haiku-4-5", 1.00, 5.00, 0.10),
+    }.get(judge_env.provider, ("gpt-4.1-mini", 0.40, 1.60, 0.10))
     _, _, usage = _run(judge_env, judge_model=model)
-    # the fake server bills one token per character of the request and of the reply
+    # the fake server bills one token per character of the request and of the reply; of the
+    # input, Claude's prompt cache serves the fixed prompt after its first sight
     reqs = judge_env.server.requests
     tokens_in = sum(len(r.text) for r in reqs)
     tokens_out = sum(len(r.reply) for r in reqs)
     assert (usage["input_tokens"], usage["output_tokens"]) == (tokens_in, tokens_out)
-    expected = (tokens_in * price_in + tokens_out * price_out) / 1e6
+    cached = usage["cached_tokens"]
+    assert (cached > 0) is (judge_env.provider == "anthropic")
+    expected = (
+        (tokens_in - cached) * price_in + cached * price_cached + tokens_out * price_out
+    ) / 1e6
     assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)  # rounded to micro-dollars
     _, _, unknown = _run(judge_env, judge_model="my-own-model")
     assert unknown["cost_usd"] is None

@@ -10,11 +10,11 @@ import re
 import numpy as np
 import pytest
 
-from etclib import labeljudge
 from etclib.cli import judge_labels as cli
 from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
 from etclib.errors import ConfigError, JudgeError
 from etclib.judge.cache import AnswerCache
+from etclib.studies import labeljudge
 from tests.fakes import FakeLLMServer
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 

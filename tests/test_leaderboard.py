@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ import leaderboard as lb
 from etclib.corpus import load_corpus
 from etclib.predictions import MAX_FILE_BYTES, dumps_jsonl
 from etclib.task import items as split_items
-from leaderboard import worker
+from leaderboard import faultpoints, worker
 from leaderboard.db import open_db
 
 REPO = Path(__file__).resolve().parent.parent
@@ -323,22 +322,21 @@ def test_a_killed_worker_process_is_resumed_after_restart(tiny, tiny_corpus):
     db = open_db()
     lock = Path(str(db.path) + ".lock")
     db.close()
-    proc = subprocess.Popen(
+    # the worker SIGKILLs itself mid-job: scores computed, nothing stored (a fault point)
+    proc = subprocess.run(
         [sys.executable, "-m", "leaderboard", "worker"],
-        env=_env(tiny_corpus),
+        env={**_env(tiny_corpus), faultpoints.ENV: "after_compute:1"},
         cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    deadline = time.monotonic() + 60
-    while lock.read_text().strip() != str(proc.pid):
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
-    time.sleep(1.0)  # claimed, and scoring (MeCab loads for seconds): kill it mid-job
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
+    assert "faultpoint after_compute:1" in proc.stderr
+    pid = int(proc.stdout.split("PID ")[1].split(";")[0])  # "worker: 2 thread(s), PID n; ..."
+    assert lock.read_text().strip() == str(pid)  # the dead worker's lock is left behind
     db = open_db()  # takes the stale lock over and queues the job again
-    assert db._lock_file.took_over_from == proc.pid
+    assert db._lock_file.took_over_from == pid
     assert db.resumed_jobs == 1
     assert lock.read_text().strip() == str(os.getpid())
     lb.process_jobs()
@@ -586,6 +584,7 @@ def test_cli_help_has_examples(capsys):
         assert "Example" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # runs the worker command: seconds (tests/tiers.py)
 def test_cli_submit_status_and_errors(tiny, tmp_path, capsys):
     from leaderboard.__main__ import main
 

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -93,36 +92,70 @@ def test_two_worker_processes_score_each_stage_once(board, tiny_corpus):
     assert dupes == 0
 
 
+def age_leases(seconds: float) -> int:
+    """Move every running job's lease ``seconds`` into the past (its claim and its last
+    heartbeat), as if that time had passed with no heartbeat; how many. Instead of sleeping."""
+    with open_db().write() as cur:
+        return len(
+            cur.execute(
+                "UPDATE jobs SET claimed_at = claimed_at - make_interval(secs => ?), "
+                "heartbeat_at = heartbeat_at - make_interval(secs => ?) "
+                "WHERE status = 'running' RETURNING id",
+                [seconds, seconds],
+            ).fetchall()
+        )
+
+
 def test_a_sigkilled_workers_job_is_claimed_again_after_its_lease(board, tiny_corpus, monkeypatch):
-    monkeypatch.setenv("ETC_LB_LEASE_SECONDS", "2")
+    monkeypatch.setenv("ETC_LB_LEASE_SECONDS", "600")
     sid = lb.submit(variant(board, 0), {**META, "contact": "a@x.org"}).id
-    proc = _worker(tiny_corpus, "--concurrency", "1", ETC_LB_LEASE_SECONDS="2")
-    deadline = time.monotonic() + 120
-    while not q("SELECT 1 FROM jobs WHERE status = 'running' AND claimed_by LIKE ?", [
+    # the worker SIGKILLs itself once it holds the job (a fault point)
+    proc = _worker(tiny_corpus, "--concurrency", "1", ETC_FAULTPOINTS="after_claim:1")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == -signal.SIGKILL and "faultpoint after_claim:1" in out, out
+    assert q("SELECT claimed_by LIKE ? FROM jobs WHERE status = 'running'", [
         f"pid {proc.pid} %"
-    ]):  # fmt: skip
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    ]) == [(True,)]  # fmt: skip
     assert lb.status(sid)["status"] == "scoring"  # nobody is scoring it any more
     assert lb.process_jobs() == 0  # its lease has not expired yet: not claimed
-    time.sleep(2.5)
-    assert lb.process_jobs() == 1  # claimed again and scored here
+    assert age_leases(300) == 1
+    assert lb.process_jobs() == 0  # half of it is left
+    assert age_leases(301) == 1
+    assert lb.process_jobs() == 1  # expired: claimed again and scored here
     st = lb.status(sid)
     assert st["status"] == "scored"
-    assert any("lease of 2 s expired" in h["message"] for h in st["history"])
+    assert any("lease of 600 s expired" in h["message"] for h in st["history"])
     assert q("SELECT status, attempts, crashes, solo_crashes FROM jobs") == [("done", 2, 1, 1)]
     assert q("SELECT count(*) FROM scores")[0][0] == 3  # bleu, rouge, category: once each
 
 
 def test_a_running_workers_heartbeat_keeps_its_lease(board, monkeypatch):
+    """The heartbeat thread renews a lease that had run out (aged past its end) before another
+    worker's claim finds it expired."""
+    from leaderboard.db import ServerDatabase
+
     monkeypatch.setenv("ETC_LB_LEASE_SECONDS", "1")
     lb.submit(variant(board, 0), {**META, "contact": "a@x.org"})
     db = open_db()
-    job = queue.claim(db, worker.worker_name())
+    beat, renewed = ServerDatabase.beat, threading.Event()
+    aged = threading.Event()
+    beats_after = []
+
+    def observed_beat(self) -> int:
+        started_after = aged.is_set()
+        count = beat(self)
+        if started_after and count:
+            beats_after.append(count)
+            renewed.set()
+        return count
+
+    monkeypatch.setattr(ServerDatabase, "beat", observed_beat)
+    job = queue.claim(db, worker.worker_name())  # starts the heartbeat thread
     assert job is not None
-    time.sleep(2.2)  # twice the lease: only the heartbeat (every 1/3 s) keeps the job
+    assert age_leases(3600) == 1  # an hour without a heartbeat: expired
+    aged.set()
+    assert renewed.wait(timeout=60)  # the next beat (every 1/3 s) renews it
+    assert beats_after == [1]
     assert queue.reclaim_expired(db) == 0
     assert q("SELECT status FROM jobs") == [("running",)]
     assert worker.run_job(db, job)
@@ -136,7 +169,7 @@ def test_a_late_result_of_a_reclaimed_job_is_stored_once(board, monkeypatch):
     sid = lb.submit(variant(board, 3), {**META, "contact": "a@x.org"}).id
     db = open_db()
     slow = queue.claim(db, "pid 1 elsewhere abc lb-worker-1", process="pid 1 elsewhere abc")
-    time.sleep(1.5)  # no heartbeat from that process: its lease expires
+    assert age_leases(2) == 1  # no heartbeat from that process: its lease expires
     again = queue.claim(db, worker.worker_name())
     assert again is not None and again.id == slow.id
     assert worker.run_job(db, again)
@@ -187,7 +220,7 @@ def test_the_site_runs_no_scoring_threads_with_workers_zero(board, monkeypatch):
     assert pool.threads == []
     assert not [t for t in threading.enumerate() if t.name.startswith("lb-worker")]
     sid = lb.submit(variant(board, 0), {**META, "contact": "a@x.org"}).id
-    time.sleep(0.5)
+    assert not [t for t in threading.enumerate() if t.name.startswith("lb-worker")]
     assert lb.status(sid)["status"] == "queued"  # left for the worker processes
 
 

@@ -258,6 +258,7 @@ def test_redact_keeps_ordinary_text():
 _secret = st.text(string.ascii_letters + string.digits + "-_.", min_size=6, max_size=40)
 
 
+@pytest.mark.slow  # an AppTest page run or many requests: seconds, not the unit tier's
 @given(secret=_secret, before=st.text(max_size=40), after=st.text(max_size=40))
 def test_a_configured_secret_never_survives(secret, before, after):
     out = redact(f"{before}{secret}{after}", secrets=[secret])

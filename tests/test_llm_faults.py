@@ -6,7 +6,6 @@ pre-flight checks (issue 16 items 1-6, 11; issue 12 F5, library side)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -37,13 +36,12 @@ def server(monkeypatch):
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
-def test_quota_429_waits_the_suggested_delay(server, name):
+def test_quota_429_waits_the_suggested_delay(server, name, backoff_delays):
     server.inject("quota", times=1)
     backend = get_backend(name, retry_wait=0.01, retries=2)
-    start = time.monotonic()
     assert backend.predict([ITEM]) == ["相手の喜びに共感した。"]
     # back-off alone would wait about 0.01 s; the server asked for 0.4 s (RetryInfo / header)
-    assert time.monotonic() - start >= 0.4
+    assert backoff_delays == [pytest.approx(0.4)]
     assert server.count(name) == 2 and backend.usage.retries == 1
 
 
@@ -161,12 +159,11 @@ PREDS = ["驚いた。", "嬉しかった。楽しかった。"]
 REFS = ["驚いた。知りたいと思った。", "嬉しかった。"]
 
 
-def test_judge_honours_retry_info(judge_env):  # noqa: F811
+def test_judge_honours_retry_info(judge_env, backoff_delays):  # noqa: F811
     judge_env.server.retry_delay = 0.5
     judge_env.server.inject("quota", times=1)
-    start = time.monotonic()
     data = J.compute(PREDS, REFS, judge_env.ctx(concurrency=1))
-    assert time.monotonic() - start >= 0.5  # judge_backoff is 0.01
+    assert backoff_delays == [pytest.approx(0.5)]  # judge_backoff is 0.01
     assert data.extra["judge_errors"] == 0 and data.extra["judge_usage"]["retries"] == 1
 
 

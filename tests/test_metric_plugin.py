@@ -160,7 +160,8 @@ def test_leaderboard_stores_ranks_and_shows_it(toy, capsys):
     # python -m leaderboard show
     assert main(["show", "--sort-by", "exact"]) == 0
     shown = capsys.readouterr().out
-    assert "sorted by exact" in shown and " exact " in shown.splitlines()[1]
+    # headed by the fact's label and direction, as every score column
+    assert "sorted by Exact match ↑" in shown and " Exact match ↑ " in shown.splitlines()[1]
 
 
 def test_about_page_lists_it(toy):

@@ -156,6 +156,7 @@ def test_bertscore_with_a_tiny_local_model(tiny_bert):
     assert "layer:2" in sig["bertscore"] and str(tiny_bert) in sig["bertscore"]
 
 
+@pytest.mark.slow  # imports torch and transformers: seconds (tests/tiers.py)
 def test_bertscore_unloadable_model_says_how_to_configure(tmp_path):
     with pytest.raises(MetricError, match="ETC_BERTSCORE_MODEL"):
         bertscore.score(["a"], ["b"], bertscore_model=str(tmp_path / "no-model"), bertscore_layer=2)

@@ -9,8 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from etclib import annotation, labeljudge
 from etclib.corpus import CATEGORY_TO_JA
+from etclib.studies import annotation, labeljudge
 from tests.conftest import REPO, needs_corpus
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 from views.judge_vs_human import LABEL_VIEWS

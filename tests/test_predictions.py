@@ -162,7 +162,7 @@ def test_wrong_split(tiny):
             "line 2: 'turn' must be an integer",
         ),
         (b"dialogue_id,turn,role,prediction\n", "p.csv", "holds no prediction"),
-        (b" " * (MAX_FILE_BYTES + 1), "p.jsonl", "larger than the limit of 10 MiB"),
+        (b" " * (MAX_FILE_BYTES + 1), "p.jsonl", "larger than the limit of 10 MB"),
     ],
 )
 def test_bad_files(tiny, data, name, message):

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from etclib.errors import EtcError
-from etclib.ratings import (
+from etclib.studies.ratings import (
     RatingsError,
     compare_ratings,
     load_emplifai,

@@ -15,22 +15,13 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO, needs_corpus
+from tests.serve import site_pages
 from views.board import VIEWS
 
 pytestmark = [needs_corpus]
 
-PAGES = [
-    "pages/home.py",
-    "pages/chat.py",
-    "pages/corpus.py",
-    "pages/leaderboard.py",
-    "pages/submit.py",
-    "pages/about.py",
-]
-if (REPO / "pages" / "judge_vs_human.py").is_file():  # another team's page, in the navigation
-    PAGES.append("pages/judge_vs_human.py")
-if (REPO / "pages" / "causes.py").is_file():  # the cause layer's page (docs/causes.md)
-    PAGES.append("pages/causes.py")
+#: Every page the site declares (streamlit_app.py's SITE_PAGES), not a list kept here.
+PAGES = [path for path, _ in site_pages()]
 XSS_NAME = "<img src=x onerror=window.__x=1>"
 
 
@@ -140,6 +131,12 @@ def predictions_file(corpus, fmt: str = "jsonl", tag: str = "") -> bytes:
 # --- every page ----------------------------------------------------------------------------------
 
 
+def test_the_page_list_is_the_sites_and_names_every_page_script():
+    """The smoke tests walk the site's own page list; every script in pages/ is on it."""
+    assert sorted(PAGES) == sorted(str(p.relative_to(REPO)) for p in REPO.glob("pages/*.py"))
+    assert PAGES[0] == "pages/home.py"
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_loads_without_secrets(page):
     at = app(page)
@@ -165,8 +162,11 @@ def test_pages_load_with_secrets(tmp_path):
         assert not at.error, (page, [e.value for e in at.error])
     at.switch_page("pages/chat.py").run()
     labels = at.selectbox(key="chat_model").options
-    assert any("OpenAI" in o for o in labels) and any("Gemini" in o for o in labels)
-    assert any("Fine-tuned" in o for o in labels)
+    assert any("Gemini" in o for o in labels)
+    # nothing listens at 127.0.0.1:9: both servers are named offline, not offered
+    assert not any("Fine-tuned" in o or "OpenAI" in o for o in labels)
+    shown = plain(texts(at))
+    assert "Offline right now" in shown and "Fine-tuned" in shown
     # Secrets are never shown.
     at.switch_page("pages/about.py").run()
     assert "sk-test" not in texts(at) and "admin-secret-token-0123456789" not in texts(at)
@@ -667,8 +667,8 @@ def test_leaderboard_populated(populated):
     table = shown_table(at, "rank_band", "name")
     assert len(table) == len(board) == 2
     assert XSS_NAME in list(table["name"])  # shown as a cell value, not markup
-    assert "rougeL [95% CI]" in table.columns
-    assert all("[" in v for v in table["rougeL [95% CI]"])
+    assert "ROUGE-L ↑ [95% CI]" in table.columns and "rougeL [95% CI]" not in table.columns
+    assert all("[" in v for v in table["ROUGE-L ↑ [95% CI]"])
     assert not at.get("plotly_chart")  # the Charts tab is closed: only the open tab runs
     at.session_state["lb_view"] = VIEWS[1]
     at.run()
@@ -686,7 +686,7 @@ def test_leaderboard_populated(populated):
     # Metric picker re-ranks
     at.selectbox(key="lb_metric").set_value("bleu1").run()
     assert_clean(at)
-    assert "bleu1 [95% CI]" in shown_table(at, "rank_band", "name").columns
+    assert "BLEU-1 ↑ [95% CI]" in shown_table(at, "rank_band", "name").columns
     # Reported rows join the chart on demand, in grey
     at.session_state["lb_view"] = VIEWS[1]
     at.multiselect(key="lb_settings").set_value([]).run()
@@ -704,7 +704,7 @@ def test_leaderboard_detail_view(populated, corpus):
     assert at.selectbox(key="lb_detail").value == populated
     assert r"\<img src\=x onerror\=window\.\_\_x\=1\>" in texts(at)  # escaped, never HTML
     scores = shown_table(at, "metric", "value [95% CI]")
-    assert {"bleu4", "rougeL"} <= set(scores["metric"])
+    assert {"BLEU-4 ↑", "ROUGE-L ↑"} <= set(scores["metric"])
     items = shown_table(at, "prediction", "reference")
     assert len(items) == 1010
     first = corpus.split("test")[0].utterances[0]
@@ -733,6 +733,17 @@ def test_home_shows_top_of_leaderboard(populated):
     top = at.dataframe[0].value
     assert XSS_NAME in list(top["name"]) or "Copy of the utterance (etclib)" in list(top["name"])
     assert len(top) == 2
+    # The score column a visitor came for: headed by the ranking metric's name and direction
+    # from the registry (never the key), each row its value and 95% interval.
+    import leaderboard as lb
+
+    board = lb.ranking()
+    assert board.attrs["sort_by"] == "rougeL"  # no judge, no BERTScore: ROUGE-L ranks
+    assert "ROUGE-L ↑ [95% CI]" in top.columns and "rougeL" not in top.columns
+    first = board.iloc[0]
+    value = f"{first['rougeL']:.2f} [{first['rougeL_lo']:.2f}, {first['rougeL_hi']:.2f}]"
+    assert top["ROUGE-L ↑ [95% CI]"].iloc[0] == value
+    assert "ranked by ROUGE-L ↑" in texts(at)
 
 
 def test_upload_file_name_is_shown_literally(corpus):

@@ -11,8 +11,9 @@ from datetime import datetime
 
 import pytest
 
-from etclib import annotation, studiesdb
 from etclib.cli import main
+from etclib.studies import annotation
+from etclib.studies import db as studiesdb
 
 TOKEN = "s3cret-admin-token-0123456789"
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import threading
 
-from etclib import studiesdb
+import pytest
+
+from etclib.studies import db as studiesdb
 
 
+@pytest.mark.slow  # six threads open the file many times: seconds (tests/tiers.py)
 def test_threads_opening_and_closing_the_file_at_once_all_succeed(tmp_path):
     path = tmp_path / "studies.duckdb"
     with studiesdb.connect(path) as con:

@@ -12,9 +12,9 @@ from sklearn.metrics import cohen_kappa_score
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
-from etclib import annotation
 from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
+from etclib.studies import annotation
 from etclib.task import items as split_items
 from tests.conftest import REPO
 from tests.fakes.judge_fixtures import FAKE_MODEL, JudgeEnv, point_provider_at

@@ -632,3 +632,29 @@ def test_help_has_an_example(capsys):
         main(["train", "--help"])
     text = capsys.readouterr().out
     assert "etclib train --base" in text and "--no-4bit" in text and "--push-to-hub" in text
+
+
+def test_trl_loads_the_base_from_model_init_kwargs(tiny_model, tiny_corpus, tmp_path, monkeypatch):  # noqa: F811
+    """train() hands TRL the base by name with SFTConfig(model_init_kwargs=...): the 4-bit NF4
+    quantization_config (model_load_kwargs) reaches TRL's own from_pretrained; no model of ours."""
+    from trl import SFTConfig
+
+    from etclib import finetune
+
+    cfg = TrainConfig(base=str(tiny_model), out=str(tmp_path / "o"), load_in_4bit=False)
+    kwargs = finetune.model_load_kwargs(TrainConfig(base="m", out="o"), "cuda:0")
+    assert kwargs["quantization_config"].bnb_4bit_quant_type == "nf4"
+    args = finetune.sft_config(cfg, tmp_path, "cpu", False, kwargs)
+    assert isinstance(args, SFTConfig) and args.model_init_kwargs is kwargs
+    tok = finetune.load_tokenizer(cfg)
+    dataset, _ = finetune.build_dataset(
+        tok, items(load_corpus(tiny_corpus), "train")[:4], cfg.max_length
+    )
+    trainer = finetune.build_trainer(cfg, cfg.base, tok, dataset, None, tmp_path, "cpu")
+    assert trainer.args.model_init_kwargs == finetune.model_load_kwargs(cfg, "cpu")
+    assert type(trainer.model).__name__.startswith("PeftModel")
+    bad = TrainConfig(
+        base=str(tmp_path / "no-such-base"), out=str(tmp_path / "o"), load_in_4bit=False
+    )
+    with pytest.raises(TrainError, match="Cannot load base model"):
+        finetune.build_trainer(bad, bad.base, tok, dataset, None, tmp_path, "cpu")

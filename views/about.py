@@ -72,9 +72,14 @@ def board_state() -> str:
     whether the paper's numbers are loaded, and the trivial floors (read from the board)."""
     import leaderboard as lb
     from views.board import floor_values_of, honesty_note, judged, metric_label
+    from views.errors import board_unavailable
 
-    ranking = lb.ranking()
-    published = lb.reported()
+    try:
+        ranking = lb.ranking()
+        published = lb.reported()
+    except lb.StorageError as exc:  # logged for the operator; About itself does not need it
+        board_unavailable(exc, show=False)
+        return "The board of this site is unavailable right now; see the Leaderboard page later."
     parts = []
     if ranking.empty:
         parts.append("The board of this site has no scored entry yet.")

@@ -1,28 +1,71 @@
-"""The site's admin forms: each browser session counts its own wrong admin tokens.
+"""The site's admin forms: wrong admin tokens count per visitor, like the upload quota.
 
 ``with admin_session():`` around an admin action makes :mod:`etclib.admintoken` count a wrong
-token against this visitor's session (a random key kept in ``st.session_state``), so one
-session gets :data:`etclib.admintoken.MAX_FAILURES` guesses per window, and each is logged.
+token against this visitor (:func:`views.identity.limit_key`: the signed-in account, else the
+network address) in the board's database (:mod:`leaderboard.limits`), so a reload, a new
+browser session or another replica does not reset it: one visitor gets
+:data:`etclib.admintoken.MAX_FAILURES` guesses per window, and each is logged. When the board
+cannot be used, the count is kept in this process instead.
 """
 
 from __future__ import annotations
 
-import secrets
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from etclib import admintoken
 
+log = logging.getLogger(__name__)
+BUCKET = "admin-failure"
+
+
+class BoardFailures:
+    """Wrong admin tokens counted in the board's database (:mod:`leaderboard.limits`); this
+    process's memory when the board cannot be used."""
+
+    def failures(self, key: str, window_s: float) -> list[float]:
+        from leaderboard import LeaderboardError, limits
+        from leaderboard.clock import now
+
+        try:
+            times = limits.recent(BUCKET, key, window_s)
+        except LeaderboardError as exc:
+            log.warning("admin guesses counted in memory: the board is unavailable (%s)", exc)
+            return _FALLBACK.failures(key, window_s)
+        at = now()
+        return [(at - t).total_seconds() for t in times]
+
+    def add(self, key: str) -> None:
+        from leaderboard import LeaderboardError, limits
+
+        try:
+            limits.record(BUCKET, key)
+        except LeaderboardError:
+            _FALLBACK.add(key)
+
+    def clear(self, key: str) -> None:
+        from leaderboard import LeaderboardError, limits
+
+        _FALLBACK.clear(key)
+        try:
+            limits.clear(BUCKET, key)
+        except LeaderboardError:
+            pass
+
+
+_FALLBACK = admintoken.MemoryFailures()
+
 
 def session_key() -> str:
-    """This browser session's key for admin attempts (random; kept in ``st.session_state``)."""
-    import streamlit as st
+    """This visitor's key for admin attempts (the same in every session of theirs)."""
+    from views.identity import limit_key
 
-    return st.session_state.setdefault("admin_session_key", secrets.token_hex(16))
+    return "admin:" + limit_key()
 
 
 @contextmanager
 def admin_session() -> Iterator[None]:
-    """Count the admin attempts made in the block against this browser session."""
-    with admintoken.session(session_key()):
+    """Count the admin attempts made in the block against this visitor."""
+    with admintoken.session(session_key(), BoardFailures()):
         yield

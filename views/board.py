@@ -34,13 +34,25 @@ def metric_order(track: str | None = None) -> list[str]:
 
 
 def metric_label(key: str) -> str:
-    """A metric key as the picker shows it: ``"rougeL"`` -> ``"ROUGE-L (rougeL)"``."""
+    """A metric key as a reader sees it, from the registry: ``"rougeL"`` -> ``"ROUGE-L ↑"``
+    (display name and direction; never the internal key)."""
     from etclib import metrics
 
-    try:
-        return f"{metrics.fact(key).label} ({key})"
-    except Exception:  # noqa: BLE001 - a column of a metric no longer registered
-        return key
+    return metrics.heading(key)
+
+
+def labelled(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every column that is a registered metric key headed by
+    :func:`metric_label` (``rougeL`` -> ``ROUGE-L ↑``); other columns unchanged."""
+    from etclib import metrics
+
+    known = {f.key for f in metrics.facts(list(metrics.METRICS))}
+    return table.rename(columns={c: metric_label(c) for c in table.columns if c in known})
+
+
+def score_header(key: str) -> str:
+    """The heading of a score column with its interval: ``"ROUGE-L ↑ [95% CI]"``."""
+    return f"{metric_label(key)} [95% CI]"
 
 
 #: The Leaderboard's two views of a board (tabs; only the open one is drawn).
@@ -86,6 +98,8 @@ class Validation:
     message: str = ""
     #: the track detected from the file's fields (etclib.tracks); the default when unknown
     track: str = "transcription"
+    #: problems found (``problems`` lists at most etclib.predictions.MAX_PROBLEMS of them)
+    problem_count: int = 0
 
     @property
     def track_title(self) -> str:
@@ -104,14 +118,20 @@ def validate_upload(
     unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
     """
     from etclib.errors import EtcError
-    from etclib.predictions import detect_track, read_predictions
+    from etclib.predictions import detect_track, read_predictions, shown_name
 
+    name = shown_name(name)
     try:
         track = track or detect_track(data, name) or "transcription"
         preds = read_predictions(data, split=split, name=name, track=track)
     except PredictionsError as exc:
         return Validation(
-            False, name, problems=list(exc.problems), message=str(exc), track=str(track)
+            False,
+            name,
+            problems=list(exc.problems),
+            message=str(exc),
+            track=str(track),
+            problem_count=exc.total,
         )
     except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
         return Validation(False, name, problems=[Problem(0, str(exc))], message=str(exc))
@@ -127,9 +147,10 @@ def validate_upload(
 
 
 def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
-    """Problems as rows ``line`` (blank for the whole file) and ``problem``, first ``limit``."""
+    """Problems as rows ``line`` (``"3"``, a run ``"1–1010"``, blank for the whole file) and
+    ``problem``, first ``limit``."""
     return pd.DataFrame(
-        [{"line": p.line or "", "problem": p.message} for p in problems[:limit]],
+        [{"line": p.lines, "problem": p.message} for p in problems[:limit]],
         columns=["line", "problem"],
     )
 
@@ -177,7 +198,7 @@ def reference_table(track: str | None = None) -> pd.DataFrame:
     out = rows[["name", *keys]].copy()
     out[keys] = out[keys].astype(float).round(2)
     out.insert(1, "kind", "👤 reference (annotators)")
-    return out.reset_index(drop=True)
+    return out.rename(columns={k: metric_label(k) for k in keys}).reset_index(drop=True)
 
 
 #: the like-for-like table's caption (the page shows it under the table)
@@ -246,30 +267,48 @@ def interval_text(value: Any, lo: Any, hi: Any) -> str:
     return f"{float(value):.2f}"
 
 
-def badge(kind: Any, baseline: Any = "") -> str:
-    """What a row is: reproduced here (a submission we scored), a baseline, or reported.
+def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
+    """What a row is, in words: ``leaderboard.trivial.badge`` (the rules' one place)."""
+    from leaderboard.trivial import badge as rule
 
-    Baselines say so in words ("baseline", never a medal or a check mark); a trivial one
-    (``leaderboard.TRIVIAL_BASELINES``: a floor, not a system) says "floor" too.
-    """
-    from leaderboard import TRIVIAL_BASELINES
-
-    if str(kind) == "baseline":
-        return "baseline (floor)" if str(baseline) in TRIVIAL_BASELINES else "baseline"
-    return {"submission": "✅ reproduced", "reported": "📄 reported"}.get(str(kind), str(kind))
+    return rule(kind, baseline, trivial)
 
 
 FLAG_TEXT = "⚠ below the constant baseline"
 
 
-def flag_text(below: Any) -> str:
-    """The flag of an entry that scores below the constant baseline on the ranking metric."""
-    return FLAG_TEXT if bool(below) is True else ""
+def flag_text(below: Any, floor: str = "constant") -> str:
+    """The flag of an entry that scores below the board's flag floor (the transcription
+    board's constant baseline, the categories board's majority one) on the ranking metric."""
+    return f"⚠ below the {floor} baseline" if bool(below) is True else ""
+
+
+def _flags(ranking: pd.DataFrame) -> list[str]:
+    """Each row's flag (blank when none)."""
+    below = ranking["below_floor"] if "below_floor" in ranking else [False] * len(ranking)
+    floor = str(ranking.attrs.get("flag_floor") or "constant")
+    return [trivial_text(why) or flag_text(b, floor) for b, why in zip(below, _trivial(ranking))]
+
+
+def trivial_text(why: Any) -> str:
+    """The flag of a trivial submission, with the reason (blank when it is not trivial)."""
+    return f"⚠ trivial: {why}" if isinstance(why, str) and why else ""
+
+
+def trivial_warning(ranking: pd.DataFrame) -> str | None:
+    """The banner when a trivial submission ranks above a real entry (None otherwise)."""
+    return ranking.attrs.get("trivial_warning")
+
+
+def _trivial(ranking: pd.DataFrame) -> list[str]:
+    if "trivial" not in ranking:
+        return [""] * len(ranking)
+    return ["" if not isinstance(w, str) else w for w in ranking["trivial"]]
 
 
 def _kinds(ranking: pd.DataFrame) -> list[str]:
     baselines = ranking["baseline"] if "baseline" in ranking else [""] * len(ranking)
-    return [badge(k, b) for k, b in zip(ranking["kind"], baselines)]
+    return [badge(k, b, w) for k, b, w in zip(ranking["kind"], baselines, _trivial(ranking))]
 
 
 def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
@@ -286,10 +325,10 @@ def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
 
 
 def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) -> pd.DataFrame:
-    """The ranking for display: rank band, descriptive columns, badge, ``metric`` with interval,
-    then every other metric's value."""
+    """The ranking for display: rank, rank band, name, ``metric`` with its interval, badge and
+    flag first, then every other metric's value and the descriptive columns."""
     if ranking.empty:
-        return pd.DataFrame(columns=[*INFO_COLUMNS, metric])
+        return pd.DataFrame(columns=[*INFO_COLUMNS, score_header(metric)])
     t = pd.DataFrame(index=ranking.index)
     for col in INFO_COLUMNS:
         if col in ranking.columns:
@@ -301,15 +340,20 @@ def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) ->
             t = t.rename(columns={"account": "verified account"})
     if "kind" in t.columns:
         t["kind"] = _kinds(ranking)
-    if "below_floor" in ranking.columns:
-        t["flag"] = ranking["below_floor"].map(flag_text)
-    t[f"{metric} [95% CI]"] = _interval_texts(ranking, metric)
+    if "below_floor" in ranking.columns or "trivial" in ranking.columns:
+        t["flag"] = _flags(ranking)
+    t[score_header(metric)] = _interval_texts(ranking, metric)
     for m in metric_order(track):
         if m != metric and m in ranking.columns and ranking[m].notna().any():
-            t[m] = ranking[m].round(2)
+            t[metric_label(m)] = ranking[m].round(2)
     if "id" in ranking.columns:
         t["id"] = ranking["id"]
-    return t.reset_index(drop=True)
+    # the columns a visitor came for first, so a narrow screen shows them without scrolling:
+    # rank, name, the score with its interval, what the row is and its flag
+    first = [
+        c for c in ("rank", "rank_band", "name", score_header(metric), "kind", "flag") if c in t
+    ]
+    return t[first + [c for c in t.columns if c not in first]].reset_index(drop=True)
 
 
 def chart_table(
@@ -393,25 +437,28 @@ def _labels(frame: pd.DataFrame) -> list[str]:
 
 
 def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
-    """The first ``n`` rows of the ranking (rank, name, setting, kind, score, flag) and its
-    metric; baselines say "baseline" in ``kind``."""
+    """The first ``n`` rows of the ranking (rank, name, kind, the ranking metric's value and
+    interval under :func:`score_header`, flag, setting) and the metric's key; baselines say
+    "baseline" in ``kind``."""
     import leaderboard as lb
 
     ranking = lb.ranking()
     from etclib import metrics
 
     metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
+    header = score_header(metric)
     if ranking.empty:
-        return pd.DataFrame(columns=["rank", "name", "setting", "kind", metric]), metric
+        return pd.DataFrame(columns=["rank", "name", "kind", header, "setting"]), metric
     cols = [c for c in ("rank", "name", "setting") if c in ranking.columns]
     top = ranking.head(n)
     out = top[cols].copy()
     out["kind"] = _kinds(top)
-    out[metric] = _interval_texts(top, metric)
-    if "below_floor" in top.columns and top["below_floor"].any():
-        out["flag"] = top["below_floor"].map(flag_text)
-    # the mark and the score before the setting, so a narrow column still shows them
-    order = ["rank", "name", "kind", metric, *[c for c in out.columns if c == "flag"]]
+    out[header] = _interval_texts(top, metric)
+    flags = _flags(top)
+    if any(flags):
+        out["flag"] = flags
+    # the score first after the name, then the mark: a narrow column still shows the score
+    order = ["rank", "name", header, "kind", *[c for c in out.columns if c == "flag"]]
     out = out[order + [c for c in out.columns if c not in order]]
     return out.reset_index(drop=True), metric
 
@@ -450,12 +497,13 @@ def honesty_note(ranking: pd.DataFrame) -> str | None:
     if ranking.attrs.get("track", "transcription") != "transcription":
         return None  # the categories track is scored against labels, not by overlap
     metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
-    label = metrics.fact(metric).label
+    ranked = metrics.fact(metric)
+    label = ranked.label
     judge_label = metrics.fact(metrics.RANK_ORDER[0]).label
+    kind = "lexical-overlap" if ranked.family == "lexical" else "similarity"
     head = (
         f"**No entry has an LLM-judge score yet, so this board is ranked by {label}, an "
-        f"automatic {'lexical-overlap' if metric.startswith(('rouge', 'bleu')) else 'similarity'}"
-        f" score, not by the {judge_label}.** "
+        f"automatic {kind} score, not by the {judge_label}.** "
     )
     constant = floor_values_of(ranking, metric).get("constant")
     if constant is None:
@@ -484,10 +532,12 @@ def reported_table(published: pd.DataFrame) -> pd.DataFrame:
     cols = [c for c in ("name", "setting") if c in published.columns]
     from etclib import metrics
 
-    cols += [m for m in metrics.keys(board=True) if m in published.columns]
+    keys = [m for m in metrics.keys(board=True) if m in published.columns]
+    cols += keys
     if "source" in published.columns:
         cols.append("source")
-    return published[cols].reset_index(drop=True)
+    out = published[cols].rename(columns={k: metric_label(k) for k in keys})
+    return out.reset_index(drop=True)
 
 
 def entry_ids(ranking: pd.DataFrame, published: pd.DataFrame) -> dict[str, str]:
@@ -534,7 +584,7 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
                 lo, hi = intervals.get(key, (None, None))
                 rows.append(
                     {
-                        "metric": key,
+                        "metric": metric_label(key),
                         "value [95% CI]": interval_text(value, lo, hi),
                         "group": group,
                         "current signature": "yes" if entry.get("current") else "no (older)",
@@ -543,12 +593,14 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
                 )
     for key, value in (info.get("reported") or {}).items():
         if isinstance(value, (int, float)):
-            rows.append({"metric": key, "value [95% CI]": _fmt(value), "group": "reported"})
+            rows.append(
+                {"metric": metric_label(key), "value [95% CI]": _fmt(value), "group": "reported"}
+            )
     breakdown = {}
     for name, subsets in (info.get("breakdown") or {}).items():
         table = pd.DataFrame.from_dict(subsets, orient="index")
         if not table.empty:
-            breakdown[name] = na_text(table.round(2))
+            breakdown[name] = labelled(na_text(table.round(2)))
     v = info.get("verbosity") or {}
     verbosity = {
         label: _fmt(v.get(key), 1 if "chars" in key else 2)
@@ -562,7 +614,8 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
     }
     return {
         "title": str(sub.get("name", "")),
-        "badge": badge(sub.get("kind")),
+        "badge": badge(sub.get("kind"), "", info.get("trivial"))
+        + (f" ({info['trivial']})" if info.get("trivial") else ""),
         "status": str((info.get("status") or {}).get("status", "")),
         "fields": pd.DataFrame(fields, columns=["field", "value"]),
         "description": str(sub.get("description") or ""),
@@ -622,16 +675,32 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def export_file(key: str) -> bytes:
-    """One file of :data:`EXPORTS` (UTF-8 bytes). Pages build it only when a visitor asks for
-    it (a download button's deferred data) and cache it per board version
-    (``leaderboard.board_version``), so every click on one version gets the same bytes."""
+def exports(track: str | None = None) -> dict[str, tuple[str, str, str]]:
+    """:data:`EXPORTS` for the board of ``track``: its own file names (``etc_leaderboard_erc.csv``
+    on the categories track); the paper's published rows (transcriptions) on that track only."""
+    from etclib import tracks
+
+    name = tracks.get(track).name
+    if name == tracks.DEFAULT_TRACK:
+        return dict(EXPORTS)
+    return {
+        key: (label, file_name.replace("etc_leaderboard", f"etc_leaderboard_{name}"), mime)
+        for key, (label, file_name, mime) in EXPORTS.items()
+        if key.startswith("board")
+    }
+
+
+def export_file(key: str, track: str | None = None) -> bytes:
+    """One file of :data:`EXPORTS`, of the board of ``track`` (UTF-8 bytes). Pages build it only
+    when a visitor asks for it (a download button's deferred data) and cache it per board
+    version (``leaderboard.board_version``), so every click on one version gets the same
+    bytes."""
     import leaderboard as lb
 
     if key == "board_csv":
-        return lb.export_csv("board").encode("utf-8")
+        return lb.export_csv("board", track=track).encode("utf-8")
     if key == "board_json":
-        return lb.export_json("board").encode("utf-8")
+        return lb.export_json("board", track=track).encode("utf-8")
     if key == "reported_csv":
         return lb.export_csv("reported").encode("utf-8")
     raise ValueError(f"unknown export {key!r}: use one of {', '.join(EXPORTS)}")

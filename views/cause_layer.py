@@ -1,4 +1,4 @@
-"""The emotion-cause layer (issue #14, :mod:`etclib.causes`) as the site shows it: a leaderboard
+"""The emotion-cause layer (issue #14, :mod:`etclib.studies.causes`) as the site shows it: a leaderboard
 entry's scores by cause type, the corpus browser's cause-type filter, and the cause utterances
 of one target utterance (marked in a dialogue, named in the chat's replay).
 
@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from etclib import causes
 from etclib.corpus import ROLE_LETTER, load_corpus
+from etclib.studies import causes
 
 #: How a source of ``cause_types_for_items`` is named on the site.
 SOURCE_NAMES = {"human": "human majority", "proxy": "proxy (partner mention)"}

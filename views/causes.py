@@ -1,6 +1,6 @@
 """The causes page's helpers: the dialogue shown to an annotator, and the agreement table.
 
-The cause layer itself (types, labels, agreement) is :mod:`etclib.causes`; this module only
+The cause layer itself (types, labels, agreement) is :mod:`etclib.studies.causes`; this module only
 shapes what the page shows.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from etclib.causes import CAUSE_TYPES, RECCON_SHARES
 from etclib.corpus import Dialogue
+from etclib.studies.causes import CAUSE_TYPES, RECCON_SHARES
 
 from .judge_vs_human import NONE_RUN, number
 

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from etclib.corpus import BIG_FIVE
+from etclib.metrics import heading
 
 
 def label_text(text: Any) -> str:
@@ -191,8 +192,8 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
             font={"size": 11, "color": FLOOR_COLOR},
         )
     fig.update_layout(
-        title=f"{metric} (×100) · dashed: trivial floors",
-        xaxis_title=metric,
+        title=f"{heading(metric)} (×100) · dashed: trivial floors",
+        xaxis_title=heading(metric),
         height=max(300, 36 * len(t) + 110 + 16 * len(ordered)),
         margin={"l": 10, "r": 10, "t": 60 + 16 * len(ordered), "b": 30},
     )
@@ -262,7 +263,7 @@ def agreement_bars(table: pd.DataFrame, with_judge: bool, title: str) -> Any:
     """Study 1: grouped bars of κ per category (judge vs people, the human yardstick, Fleiss' κ
     with and without the judge), with 95% intervals where the study has them.
 
-    ``table`` is ``etclib.labeljudge.LabelStudy.table``; the judge's series only ``with_judge``.
+    ``table`` is ``etclib.studies.labeljudge.LabelStudy.table``; the judge's series only ``with_judge``.
     """
     go = _go()
     series: list[tuple[str, str, str | None, str | None]] = []

@@ -6,12 +6,32 @@ choices come from the backend registry: every registered backend that is meant f
 ``availability()`` says. One more entry, ``finetuned``, is the ``openai`` backend pointed at the
 fine-tuned Swallow model's OpenAI-compatible server (vLLM) at ``ETC_FINETUNED_BASE_URL`` as
 ``ETC_FINETUNED_MODEL`` (key ``ETC_FINETUNED_API_KEY``, default ``EMPTY``). A chat answers within
-seconds, so each backend gets those of :data:`CHAT_OPTIONS` it takes (hosted models: a 30 s
-timeout and one retry). The picker's wording for the library's backends is in :func:`_label`;
-any other backend shows its own description.
+seconds, so each backend gets those of :data:`CHAT_OPTIONS` it takes (hosted models: one retry),
+with the time limits of :data:`SERVER_LIMITS`. The picker's wording for the library's backends
+is in :func:`_label`; any other backend shows its own description.
 
-Limits (per visitor session): :data:`MAX_UTTERANCE_CHARS` per utterance, :data:`MAX_LINES`
-utterances per conversation, :data:`RATE_PER_MINUTE` predictions per minute.
+**Model servers** (the fine-tuned model's ``ETC_FINETUNED_BASE_URL``, and ``OPENAI_BASE_URL``
+when the ``openai`` backend is pointed at a self-hosted server) are probed with ``GET
+/v1/models`` (:data:`PROBE`: at the first page run and then at most every
+``ETC_CHAT_PROBE_INTERVAL`` seconds, ``ETC_CHAT_PROBE_TIMEOUT`` each). A server that does not
+answer, or answers without the configured model, makes its choice *offline*: named to visitors
+as offline right now, not in the picker; the operator's reason (logged, and the choice's
+``reason``) names the setting the chat reads. Every generation is bounded: the connection
+(``ETC_CHAT_CONNECT_TIMEOUT``, 2 s), the first token and every gap after it
+(``ETC_CHAT_FIRST_TOKEN_TIMEOUT``, 10 s, the client's read timeout) and the whole answer,
+retry included (``ETC_CHAT_TOTAL_TIMEOUT``, 30 s, :func:`stream_prediction`); a failure is a
+visitor message (:func:`visitor_failure`) and an operator log line naming the setting.
+The fine-tuned choice carries a model card (:func:`model_card`): the served model and base as
+the server reports them, the quantisation and the adapter's hash as the operator declares them.
+
+Limits: :data:`MAX_UTTERANCE_CHARS` per utterance and :data:`MAX_LINES` utterances per
+conversation; :func:`rate_per_minute` predictions per minute per visitor
+(``ETC_CHAT_PER_MINUTE``, default :data:`RATE_PER_MINUTE`), counted like the upload quota
+(:class:`VisitorLimiter`: the signed-in account, else the network address, in the board's
+database, so a reload or a new session does not reset it); and for each *metered* model (a
+hosted or served LLM, ``Backend.metered``) a budget for everyone together:
+``ETC_CHAT_MODEL_PER_MINUTE`` (default 60) and ``ETC_CHAT_MODEL_PER_DAY`` (default 1000)
+predictions (0 switches the model's chat off).
 
 Under each utterance the chat also shows the emotion categories (the ERC track) that the ERC
 track's default backend predicts (:func:`erc_backend_name`: ``tfidf``, the trained TF-IDF +
@@ -36,7 +56,7 @@ from typing import Any
 from etclib.categories import LabelSet
 from etclib.config import setting
 from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
-from etclib.errors import BackendError, EtcError
+from etclib.errors import BackendError, ConfigError, EtcError
 from etclib.task import Item, chat_item, choose_shots, dialogue_items
 
 MAX_UTTERANCE_CHARS = 300
@@ -44,17 +64,63 @@ MAX_LINES = 10
 RATE_PER_MINUTE = 20
 _log = logging.getLogger(__name__)
 RATE_WINDOW_S = 60.0
+DEFAULT_MODEL_PER_MINUTE = 60
+DEFAULT_MODEL_PER_DAY = 1000
+DAY_S = 86400.0
 #: What a visitor reads about a model this site has not set up (operators: docs/site.md).
 UNAVAILABLE = "not available on this site"
 #: k of k-shot prompts the picker offers (0 is zero-shot; the paper's baselines used 4).
 SHOT_CHOICES = (0, 1, 2, 4, 8)
-#: Options a chat gives every backend that takes them: answer fast or say why not.
+#: Options a chat gives every backend that takes them: answer fast or say why not (the time
+#: limits come from :data:`SERVER_LIMITS`).
 CHAT_OPTIONS: dict[str, Any] = {
     "retries": 1,
-    "timeout": 30.0,
     "max_new_tokens": 256,
     "batch_size": 1,
 }
+#: The chat's time limits on its model servers, in seconds: setting -> default (docs/site.md).
+SERVER_LIMITS: dict[str, float] = {
+    "ETC_CHAT_PROBE_INTERVAL": 60.0,
+    "ETC_CHAT_PROBE_TIMEOUT": 2.0,
+    "ETC_CHAT_CONNECT_TIMEOUT": 2.0,
+    "ETC_CHAT_FIRST_TOKEN_TIMEOUT": 10.0,
+    "ETC_CHAT_TOTAL_TIMEOUT": 30.0,
+}
+#: The settings the chat reads for the fine-tuned model's server (docs/models.md, docs/site.md).
+FINETUNED_SETTINGS = (
+    "ETC_FINETUNED_BASE_URL",
+    "ETC_FINETUNED_MODEL",
+    "ETC_FINETUNED_API_KEY",
+    "ETC_FINETUNED_QUANTIZATION",
+    "ETC_FINETUNED_ADAPTER",
+)
+#: The chat's rate limits (per visitor; per metered model for everyone together).
+RATE_SETTINGS = ("ETC_CHAT_PER_MINUTE", "ETC_CHAT_MODEL_PER_MINUTE", "ETC_CHAT_MODEL_PER_DAY")
+#: The key setting that goes with each model server setting (for the operator's messages).
+KEY_SETTINGS = {"ETC_FINETUNED_BASE_URL": "ETC_FINETUNED_API_KEY"}
+#: The backend (an LLM provider) that serves the fine-tuned model: vLLM speaks OpenAI's API.
+FINETUNED_BACKEND = "openai"
+#: The fine-tuned model's name on its server when ``ETC_FINETUNED_MODEL`` is unset.
+FINETUNED_MODEL = "etc-swallow-8b-sft"
+#: What a visitor reads about a model whose server is not answering now.
+OFFLINE = "offline right now (its server is not answering; checked again every minute)"
+
+
+def server_limit(name: str) -> float:
+    """The seconds of ``name`` (a key of :data:`SERVER_LIMITS`): its setting, else the default;
+    a value that is not a positive number is a ``ConfigError`` naming the setting."""
+    from etclib.errors import ConfigError
+
+    raw = setting(name)
+    if raw in (None, ""):
+        return SERVER_LIMITS[name]
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise ConfigError(f"{name}={raw!r}: give a number of seconds greater than 0.")
+    return value
 
 
 @dataclass(frozen=True)
@@ -68,6 +134,14 @@ class Choice:
     usable: bool
     reason: str
     options: dict[str, Any] = field(default_factory=dict)
+    #: each prediction costs (a hosted or served LLM): held to the per-model budget
+    metered: bool = False
+    #: its model server did not answer the last probe (visitors read :data:`OFFLINE`)
+    offline: bool = False
+    #: the setting that names its model server (for the operator's messages), or ""
+    server_setting: str = ""
+    #: what is served (:func:`model_card`), or None
+    card: dict[str, Any] | None = None
 
 
 def _chat_options(name: str) -> dict[str, Any]:
@@ -78,7 +152,192 @@ def _chat_options(name: str) -> dict[str, Any]:
         takes = options_of(name)
     except (EtcError, ImportError):
         return {}
-    return {k: v for k, v in CHAT_OPTIONS.items() if k in takes}
+    wanted = {
+        **CHAT_OPTIONS,
+        "timeout": server_limit("ETC_CHAT_FIRST_TOKEN_TIMEOUT"),
+        "connect_timeout": server_limit("ETC_CHAT_CONNECT_TIMEOUT"),
+    }
+    return {k: v for k, v in wanted.items() if k in takes}
+
+
+# --- model servers: probed, offline or not -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """One probe's answer: whether the server answered, and the models it listed."""
+
+    online: bool
+    models: tuple[dict[str, Any], ...] = ()
+    #: for the operator: what failed, naming the setting (never shown to visitors)
+    problem: str = ""
+
+    def ids(self) -> list[str]:
+        return [str(m.get("id")) for m in self.models]
+
+
+class ServerProbe:
+    """``GET /v1/models`` on each model server, remembered for ``ETC_CHAT_PROBE_INTERVAL``
+    seconds (``clock`` is ``time.monotonic``; tests give their own)."""
+
+    def __init__(self, clock: Any = None) -> None:
+        import threading
+
+        self.clock = clock or time.monotonic
+        self.probes = 0
+        self._seen: dict[tuple[str, str], tuple[float, ServerState]] = {}
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
+    def state(
+        self,
+        base_url: str,
+        api_key: str | None,
+        setting_name: str,
+        provider: str = FINETUNED_BACKEND,
+    ) -> ServerState:
+        """The server's state, probed now unless a probe younger than the interval is known;
+        ``provider``: the registered LLM provider whose API the server speaks."""
+        key = (base_url, api_key or "")
+        with self._lock:
+            known = self._seen.get(key)
+            if known and self.clock() - known[0] < server_limit("ETC_CHAT_PROBE_INTERVAL"):
+                return known[1]
+        state = self._probe(base_url, api_key, setting_name, provider)
+        with self._lock:
+            before = self._seen.get(key)
+            self._seen[key] = (self.clock(), state)
+        if not state.online and (before is None or before[1].online):
+            _log.warning("chat model server offline: %s", state.problem)
+        return state
+
+    def _probe(
+        self, base_url: str, api_key: str | None, setting_name: str, provider: str
+    ) -> ServerState:
+        from etclib.llm import classify, providers
+
+        self.probes += 1
+        timeout = server_limit("ETC_CHAT_PROBE_TIMEOUT")
+        try:
+            models = providers.get(provider).served_models(base_url, api_key, timeout=timeout)
+        except Exception as exc:  # noqa: BLE001 - any failure means offline, classified
+            fault = classify(exc)
+            check = (
+                f"Check the key for it ({_key_setting(setting_name)})"
+                if fault.kind == "auth"
+                else f"Check {setting_name} and that the server is running"
+            )
+            return ServerState(
+                False,
+                problem=(
+                    f"the model server at {setting_name} did not answer GET /v1/models within "
+                    f"{timeout:g} s: {fault.public}. {check}."
+                ),
+            )
+        return ServerState(True, tuple(models))
+
+
+#: The probe the site uses (one per server process).
+PROBE = ServerProbe()
+
+
+def _key_setting(setting_name: str) -> str:
+    """The setting that holds the key for the server at ``setting_name``."""
+    from etclib.llm import providers
+
+    keys = dict(KEY_SETTINGS)
+    for spec in providers.specs():
+        if spec.base_url_setting and spec.key_settings:
+            keys.setdefault(spec.base_url_setting, spec.key_settings[0])
+    return keys.get(setting_name, "its API key")
+
+
+def model_card(model: str, state: ServerState) -> dict[str, Any]:
+    """What the fine-tuned choice serves: the model and its base as the server reports them
+    (vLLM's ``/v1/models``: ``parent`` is the base of a LoRA module), the quantisation the
+    operator declares (``ETC_FINETUNED_QUANTIZATION``), and the adapter the operator declares
+    (``ETC_FINETUNED_ADAPTER``: the served adapter folder, read for its hash, its base and its
+    training quantisation by :func:`etclib.finetune.adapter_fingerprint`). ``same_weights`` says
+    whether that is the evaluated model (the adapter on the base and quantisation it was trained
+    with): True, False, or None when not known."""
+    from etclib.finetune import adapter_fingerprint
+
+    row = next((m for m in state.models if m.get("id") == model), {})
+    card: dict[str, Any] = {
+        "model": model,
+        "base": row.get("parent") or None,
+        "quantization": setting("ETC_FINETUNED_QUANTIZATION") or None,
+        "adapter_sha256": None,
+        "trained_base": None,
+        "trained_quantization": None,
+    }
+    folder = setting("ETC_FINETUNED_ADAPTER")
+    if folder:
+        try:
+            card.update(adapter_fingerprint(folder))
+        except EtcError as exc:
+            _log.warning("chat model card: %s", exc)
+    checks = []
+    if card["base"] and card["trained_base"]:
+        checks.append(card["base"] == card["trained_base"])
+    if card["quantization"] and card["trained_quantization"]:
+        checks.append(_is_nf4(card["quantization"]) == _is_nf4(card["trained_quantization"]))
+    card["same_weights"] = False if not all(checks) else True if len(checks) == 2 else None
+    return card
+
+
+def _is_nf4(text: str) -> bool:
+    low = text.lower()
+    return "nf4" in low or "bitsandbytes" in low or "4-bit" in low or "4bit" in low
+
+
+#: Where the fine-tuned model's card is shown: the chat page with the model picked (the board's
+#: fine-tuned baseline row links here).
+CARD_LINK = "chat?model=finetuned"
+
+
+def links_to_card(submission: Mapping[str, Any]) -> bool:
+    """Whether a board entry is the fine-tuned Swallow baseline whose served weights the chat's
+    model card describes (the paper's reported row, or a baseline of that model)."""
+    return (
+        submission.get("setting") == "fine-tuned"
+        and submission.get("kind") in ("reported", "baseline")
+        and "swallow" in str(submission.get("name", "")).lower()
+    )
+
+
+CARD_NOTE = (
+    "The chat serves this model on a GPU server when the site has one: see which base, "
+    f"quantisation and adapter it serves, and whether they are these weights, on [its model card]"
+    f"({CARD_LINK})."
+)
+
+
+def card_lines(card: dict[str, Any]) -> list[str]:
+    """The model card as the page shows it (no server address)."""
+    unknown = "not stated by the operator"
+    lines = [
+        f"Served model: {card['model']}",
+        f"Base (as the server reports it): {card['base'] or 'not reported'}",
+        f"Quantisation served: {card['quantization'] or unknown}",
+        f"Adapter SHA-256: {card['adapter_sha256'] or unknown}",
+    ]
+    if card.get("trained_base"):
+        lines.append(
+            f"Trained on: {card['trained_base']} ({card['trained_quantization'] or 'bf16'})"
+        )
+    same = card.get("same_weights")
+    lines.append(
+        "These are the evaluated weights (adapter on its training base and quantisation)."
+        if same
+        else "Not the evaluated weights: the served base or quantisation differs from training."
+        if same is False
+        else "Whether these are the evaluated weights is not known (see docs/models.md)."
+    )
+    return lines
 
 
 def _label(name: str, description: str) -> str:
@@ -99,25 +358,73 @@ def _label(name: str, description: str) -> str:
 
 def _finetuned() -> Choice:
     url = setting("ETC_FINETUNED_BASE_URL")
-    model = setting("ETC_FINETUNED_MODEL") or "etc-swallow-8b-sft"
+    model = setting("ETC_FINETUNED_MODEL") or FINETUNED_MODEL
     label = "Fine-tuned Llama-3.1-Swallow-8B (GPU server)"
     if not url:
         return Choice(
             "finetuned",
             label,
-            "openai",
+            FINETUNED_BACKEND,
             True,
             False,
             "set ETC_FINETUNED_BASE_URL (the vLLM server's /v1 URL) and ETC_FINETUNED_MODEL",
         )
+    api_key = setting("ETC_FINETUNED_API_KEY") or "EMPTY"
+    where = "ETC_FINETUNED_BASE_URL"
+    state = PROBE.state(url, api_key, where)
+    if state.online and model not in state.ids():
+        state = ServerState(
+            False,
+            state.models,
+            f"the model server at {where} answers but does not serve ETC_FINETUNED_MODEL="
+            f"{model!r} (it serves: {', '.join(state.ids()) or 'nothing'}); set "
+            "ETC_FINETUNED_MODEL to its --lora-modules name",
+        )
+    if not state.online:
+        return Choice(
+            "finetuned", label, FINETUNED_BACKEND, True, False, state.problem, offline=True
+        )
     options = {
-        **_chat_options("openai"),
+        **_chat_options(FINETUNED_BACKEND),
         "model": model,
         "base_url": url,
-        "api_key": setting("ETC_FINETUNED_API_KEY") or "EMPTY",
+        "api_key": api_key,
     }
     # (the server's URL stays private: the reason can reach the page)
-    return Choice("finetuned", label, "openai", True, True, f"ready ({model})", options)
+    return Choice(
+        "finetuned",
+        label,
+        FINETUNED_BACKEND,
+        True,
+        True,
+        f"ready ({model})",
+        options,
+        metered=True,
+        server_setting=where,
+        card=model_card(model, state),
+    )
+
+
+def _probed(c: Choice) -> Choice:
+    """``c`` (a provider's backend pointed at a self-hosted server by the provider's endpoint
+    setting, e.g. ``openai`` by ``OPENAI_BASE_URL``) offline when that server does not answer
+    its probe; providers whose servers list no models (:attr:`ProviderSpec.lists_models`) are
+    not probed."""
+    import dataclasses
+
+    from etclib.llm import providers
+
+    if c.key not in providers.REGISTRY or not c.usable:
+        return c
+    spec = providers.get(c.key)
+    url = spec.base_url()
+    if not url or not spec.lists_models:
+        return c
+    where = spec.base_url_setting
+    state = PROBE.state(url, spec.api_key(), where, spec.name)
+    if not state.online:
+        return dataclasses.replace(c, usable=False, reason=state.problem, offline=True)
+    return dataclasses.replace(c, server_setting=where)
 
 
 def choices() -> list[Choice]:
@@ -132,23 +439,26 @@ def choices() -> list[Choice]:
         try:
             cls = backend_class(name)
         except Exception:  # a broken backend is listed as unusable, with backend_status's reason
-            prompted = False
+            prompted, metered = False, False
         else:
             if not cls.in_chat:
                 continue
-            prompted = cls.uses_prompt
+            prompted, metered = cls.uses_prompt, cls.metered
         out.append(
-            Choice(
-                name,
-                _label(name, status.description),
-                name,
-                prompted,
-                status.usable,
-                status.reason,
-                _chat_options(name),
+            _probed(
+                Choice(
+                    name,
+                    _label(name, status.description),
+                    name,
+                    prompted,
+                    status.usable,
+                    status.reason,
+                    _chat_options(name),
+                    metered,
+                )
             )
         )
-        if name == DEFAULT_BACKEND and "openai" in REGISTRY:
+        if name == DEFAULT_BACKEND and FINETUNED_BACKEND in REGISTRY:
             out.append(_finetuned())
     return out
 
@@ -169,10 +479,16 @@ def available(options: Sequence[Choice]) -> tuple[list[Choice], list[Choice]]:
 
 def unavailable_note(unusable: Sequence[Choice]) -> str | None:
     """The visitor's line about the models this site does not offer (None when it offers all)."""
-    if not unusable:
-        return None
-    names = "; ".join(c.label for c in unusable)
-    return f"Also in the benchmark but {UNAVAILABLE}: {names}."
+    notes = []
+    offline = [c for c in unusable if c.offline]
+    absent = [c for c in unusable if not c.offline]
+    if offline:
+        notes.append(f"{OFFLINE[0].upper()}{OFFLINE[1:]}: {'; '.join(c.label for c in offline)}.")
+    if absent:
+        notes.append(
+            f"Also in the benchmark but {UNAVAILABLE}: {'; '.join(c.label for c in absent)}."
+        )
+    return " ".join(notes) or None
 
 
 def make_backend(key: str) -> Any:
@@ -199,13 +515,14 @@ def submit(
     """Add ``text`` to ``lines`` as the next speaker's utterance, awaiting its prediction, and
     spend one prediction of ``limiter``; or return why not (changing nothing)."""
     if not picked.usable:
-        return f"{picked.label} is {UNAVAILABLE}. Choose another model."
+        why = OFFLINE if picked.offline else UNAVAILABLE
+        return f"{picked.label} is {why}. Choose another model."
     problem = utterance_problem(text, len(lines))
     if problem:
         return problem
     wait = limiter.take()
     if wait:
-        return rate_message(wait, limiter.limit)
+        return limiter.message(wait)
     lines.append({"who": next_speaker(lines), "text": text, "pending": True})
     return None
 
@@ -253,6 +570,98 @@ class RateLimiter:
             self.events.append(self.clock())
         return wait
 
+    def message(self, wait: float) -> str:
+        """The visitor's line for a refusal that must wait ``wait`` seconds."""
+        return rate_message(wait, self.limit)
+
+
+def _budget(name: str, default: int) -> int:
+    raw = setting(name)
+    if raw is None or not str(raw).strip():
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(f"{name}={raw!r} must be a whole number of predictions, 0 or more.")
+    return value
+
+
+def rate_per_minute() -> int:
+    """Predictions per minute per visitor (``ETC_CHAT_PER_MINUTE``, default
+    :data:`RATE_PER_MINUTE`; 0 switches the chat off)."""
+    return _budget("ETC_CHAT_PER_MINUTE", RATE_PER_MINUTE)
+
+
+def model_budget() -> list[tuple[int, float, str]]:
+    """Each metered model's budget for everyone together: (predictions, window in seconds,
+    how the window reads) from ``ETC_CHAT_MODEL_PER_MINUTE`` and ``ETC_CHAT_MODEL_PER_DAY``."""
+    return [
+        (_budget("ETC_CHAT_MODEL_PER_MINUTE", DEFAULT_MODEL_PER_MINUTE), RATE_WINDOW_S, "minute"),
+        (_budget("ETC_CHAT_MODEL_PER_DAY", DEFAULT_MODEL_PER_DAY), DAY_S, "day"),
+    ]
+
+
+#: The counts of :func:`_take` while the board's database cannot be used (this process only).
+_MEMORY: dict[tuple[str, str, int, float], RateLimiter] = {}
+
+
+def _take(bucket: str, key: str, limit: int, window: float) -> float:
+    """:func:`leaderboard.limits.take`; in this process's memory when the board is down (the
+    chat does not need the board, so it stays up, limited all the same)."""
+    from leaderboard import LeaderboardError, limits
+
+    try:
+        return limits.take(bucket, key, limit, window)
+    except LeaderboardError as exc:
+        _log.warning("chat limits counted in memory: the board is unavailable (%s)", exc)
+        return _MEMORY.setdefault((bucket, key, limit, window), RateLimiter(limit, window)).take()
+
+
+class VisitorLimiter:
+    """The chat's limits counted in the board's database (:mod:`leaderboard.limits`), so they
+    hold across reloads, sessions and replicas: :func:`rate_per_minute` predictions per minute
+    for the visitor ``key`` (:func:`views.identity.limit_key`), and for a metered ``picked``
+    model the :func:`model_budget` of everyone together."""
+
+    def __init__(self, key: str = "", picked: Choice | None = None, limit: int | None = None):
+        self.key = key
+        self.picked = picked
+        self.limit = rate_per_minute() if limit is None else limit
+        #: this session's predictions (times); the count that limits is the database's
+        self.events: list[float] = []
+        self._refusal = ""
+
+    def aim(self, key: str, picked: Choice) -> VisitorLimiter:
+        """Count for visitor ``key`` and model ``picked`` from now on (each page run)."""
+        self.key, self.picked = key, picked
+        return self
+
+    def take(self) -> float:
+        """Count one prediction and return 0; else the seconds to wait, counting nothing for
+        the limit that refused (:meth:`message` then says which)."""
+        wait = _take("chat", self.key, self.limit, RATE_WINDOW_S)
+        if wait:
+            self._refusal = rate_message(wait, self.limit)
+            return wait
+        if self.picked is not None and self.picked.metered:
+            for budget, window, unit in model_budget():
+                wait = _take(f"chat-model:{self.picked.key}:{unit}", "all", budget, window)
+                if wait:
+                    self._refusal = (
+                        f"{self.picked.label} has answered its {budget} predictions per {unit} "
+                        f"for all visitors together, the site's budget for it. Try again in "
+                        f"{max(1, round(wait))} s, or choose another model."
+                    )
+                    return wait
+        self.events.append(time.monotonic())
+        return 0.0
+
+    def message(self, wait: float) -> str:
+        """The visitor's line for the last refusal."""
+        return self._refusal or rate_message(wait, self.limit)
+
 
 def rate_message(wait: float, limit: int = RATE_PER_MINUTE) -> str:
     return (
@@ -285,16 +694,28 @@ def conversation_item(lines: Sequence[tuple[str, str]]) -> Item:
 
 
 def stream_prediction(
-    backend: Any, item: Item, k: int = 0, pool: Sequence[Item] | None = None
+    backend: Any,
+    item: Item,
+    k: int = 0,
+    pool: Sequence[Item] | None = None,
+    picked: Choice | None = None,
 ) -> Iterator[str]:
     """The backend's transcription for ``item`` as text chunks; errors become ``BackendError``.
 
-    ``EtcError`` passes through; any other exception from a backend (a broken connection half
-    way) is turned into a ``BackendError`` with its class name, never a traceback.
+    The whole answer, retries included, must come within ``ETC_CHAT_TOTAL_TIMEOUT`` seconds
+    (the chunks are read in a helper thread, so a server that hangs or trickles cannot hold the
+    visitor longer). A model service's failure (:class:`~etclib.errors.ServiceError`) reaches
+    the visitor as :func:`visitor_failure`'s words and the operator's log with the setting of
+    ``picked``'s server; other ``EtcError`` pass through; any other exception from a backend (a
+    broken connection half way) is a ``BackendError`` with its class name, never a traceback.
     """
+    from etclib.errors import ServiceError
+
     examples = shots(item, k, pool) if getattr(backend, "uses_prompt", False) else []
     try:
-        yield from backend.stream(item, examples)
+        yield from _within(backend.stream(item, examples), server_limit("ETC_CHAT_TOTAL_TIMEOUT"))
+    except ServiceError as exc:
+        raise visitor_failure(exc, backend, picked) from None
     except EtcError:
         raise
     except Exception as exc:  # noqa: BLE001 - a backend's own failure, reported to the visitor
@@ -310,6 +731,69 @@ def stream_prediction(
             f"The {getattr(backend, 'name', 'model')} backend failed ({exc.__class__.__name__}); "
             f"the operator has been told (ref {ref})."
         ) from None
+
+
+def visitor_failure(exc: Any, backend: Any, picked: Choice | None) -> BackendError:
+    """The visitor's message for a model service's failure ``exc`` (what failed in etclib's
+    words, what to do, the reference), logged for the operator with the setting to check."""
+    from etclib.errors import EmptyAnswerError
+    from etclib.llm.retry import Fault
+
+    if isinstance(exc, EmptyAnswerError):
+        return BackendError(str(exc))
+    label = picked.label if picked else f"The {getattr(backend, 'name', 'model')} model"
+    where = picked.server_setting if picked and picked.server_setting else ""
+    check = f"check {where} and that its server is running" if where else "see the detail"
+    _log.error(
+        "chat model %s failed (ref %s, %s): %s; %s. Detail: %s",
+        picked.key if picked else getattr(backend, "name", "?"),
+        exc.ref,
+        exc.kind,
+        Fault(exc.kind, exc.status).public,
+        check,
+        exc.detail,
+    )
+    return BackendError(
+        f"{label} did not answer: {Fault(exc.kind, exc.status).public}. Try again in a minute "
+        f"or choose another model (ref {exc.ref})."
+    )
+
+
+def _within(chunks: Iterator[str], total: float) -> Iterator[str]:
+    """``chunks``, read in a helper thread; a ``BackendServiceError`` (kind ``timeout``) when
+    they are not all read within ``total`` seconds. The helper ends when the client's own read
+    timeout ends the abandoned request."""
+    import queue
+    import threading
+
+    from etclib.errors import BackendServiceError
+
+    box: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for c in chunks:
+                box.put(("chunk", c))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
+            box.put(("error", exc))
+        else:
+            box.put(("end", None))
+
+    threading.Thread(target=pump, daemon=True, name="chat-stream").start()
+    deadline = time.monotonic() + total
+    while True:
+        try:
+            what, value = box.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise BackendServiceError(
+                f"the answer took longer than {total:g} s", kind="timeout"
+            ) from None
+        if what == "chunk":
+            yield value
+        elif what == "error":
+            raise value
+        else:
+            return
 
 
 def replay_dialogue(dialogue_id: int) -> list[Item]:

@@ -14,16 +14,56 @@ wrap a step in :func:`shown_errors`::
 
 Nothing else is caught: a bug still surfaces as Streamlit's exception (details hidden by
 ``client.showErrorDetails``).
+
+The leaderboard's storage errors (``leaderboard.StorageError``: a damaged, missing or
+unwritable database, an unreachable server) are the operator's to fix and name the server's
+paths and the engine's detail: a page shows :data:`BOARD_UNAVAILABLE` instead, and the full
+message goes to the server log (:func:`board_unavailable`). Only the pages that need the board
+show it (Home's board part, Leaderboard, Submit); the others do not open the board.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from etclib.errors import EtcError
 
 from .text import escape_markdown
+
+if TYPE_CHECKING:  # imported when needed: a page run on its own has pages/ first on sys.path,
+    # where pages/leaderboard.py would shadow the package at import time
+    from leaderboard.errors import StorageError
+
+log = logging.getLogger("views.errors")
+
+#: What a visitor reads when the leaderboard's database cannot be used.
+BOARD_UNAVAILABLE = (
+    "The leaderboard is unavailable right now: its database cannot be used. The site's operator "
+    "has been told (the details are in the server's log). The other pages work as usual."
+)
+_LOGGED: set[str] = set()
+
+
+def _storage_error(exc: BaseException) -> bool:
+    from leaderboard.errors import StorageError
+
+    return isinstance(exc, StorageError)
+
+
+def board_unavailable(exc: StorageError, *, show: bool = True) -> None:
+    """Log a storage error for the operator (once per distinct message in this process) and,
+    when ``show``, tell the visitor :data:`BOARD_UNAVAILABLE` (no path, no engine detail)."""
+    text = str(exc)
+    if text not in _LOGGED:
+        _LOGGED.add(text)
+        log.error("The leaderboard database cannot be used: %s", text)
+    if show:
+        import streamlit as st
+
+        st.error(BOARD_UNAVAILABLE)
 
 
 def show_error(message: object, prefix: str = "") -> None:
@@ -44,7 +84,10 @@ def shown_errors(prefix: str = "", *, stop: bool = False) -> Iterator[None]:
     try:
         yield
     except EtcError as exc:
-        show_error(exc, prefix)
+        if _storage_error(exc):
+            board_unavailable(exc)
+        else:
+            show_error(exc, prefix)
         if stop:
             import streamlit as st
 

@@ -128,9 +128,19 @@ def _parse(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | 
     elif text.count(":") == 1:  # v4:port
         text = text.split(":", 1)[0]
     try:
-        return ipaddress.ip_address(text)
+        ip = ipaddress.ip_address(text)
     except ValueError:
         return None
+    # An IPv4 client of a server listening on "::" arrives as ::ffff:a.b.c.d: the same host as
+    # a.b.c.d for ETC_TRUSTED_PROXIES and for the quota.
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return mapped if mapped is not None else ip
+
+
+def _canonical(text: str) -> str:
+    """One spelling per address (``::ffff:1.2.3.4`` and ``1.2.3.4:5678`` are ``1.2.3.4``)."""
+    ip = _parse(text)
+    return str(ip) if ip is not None else text
 
 
 def _within(addr: str | None, networks: Sequence[Network]) -> bool:
@@ -192,11 +202,11 @@ def network_address(
     if chain and _same(reported, pick):
         # the server replaced its peer (a host it trusts, now unknown which) by ``pick``
         peer_trusted = any(n.overlaps(t) for n in server for t in trusted if n.version == t.version)
-        return _walk(chain, trusted) if peer_trusted else SAME_HOST
+        return _canonical(_walk(chain, trusted)) if peer_trusted else SAME_HOST
     peer = reported or "127.0.0.1"
     if chain and _within(peer, trusted):
-        return _walk(chain, trusted)
-    return peer
+        return _canonical(_walk(chain, trusted))
+    return _canonical(peer)
 
 
 def _same(reported: str | None, entry: str | None) -> bool:
@@ -228,8 +238,6 @@ def current_visitor() -> Visitor | None:
     address; None when a provider is configured and nobody is signed in."""
     import streamlit as st
 
-    from leaderboard import settings
-
     if login_configured():
         user = st.user
         if not user.get("is_logged_in"):
@@ -244,7 +252,26 @@ def current_visitor() -> Visitor | None:
             account_name(user) or subject,
             issuer,
         )
+    return address_visitor()
+
+
+def address_visitor() -> Visitor:
+    """The visitor as their network address (see the module docstring)."""
+    import streamlit as st
+
+    from leaderboard import settings
+
     headers = st.context.headers
     forwarded = headers.get_all("X-Forwarded-For") if headers is not None else []
-    address = network_address(st.context.ip_address, forwarded, settings.trusted_proxies())
+    reported = st.context.ip_address
+    if not isinstance(reported, str):  # no client address known (e.g. a test's mock session)
+        reported = None
+    address = network_address(reported, forwarded, settings.trusted_proxies())
     return Visitor("address", submitter_key("address", address))
+
+
+def limit_key() -> str:
+    """What every per-visitor limit counts by (admin guesses, chat predictions), like the
+    upload quota: the signed-in account, else (nobody signed in, or no login provider) the
+    network address. A reload or a new browser session keeps it."""
+    return (current_visitor() or address_visitor()).key

@@ -1,7 +1,7 @@
 """The judge-versus-human page's tables: the studies' results as the page shows them.
 
-The studies themselves are computed by ``etclib.labeljudge``, ``etclib.annotation`` and
-``etclib.ratings``; this module only formats their tables (κ and r with two decimals, intervals
+The studies themselves are computed by ``etclib.studies.labeljudge``, ``etclib.studies.annotation`` and
+``etclib.studies.ratings``; this module only formats their tables (κ and r with two decimals, intervals
 as ``value [low, high]``, rates as percentages) and picks the columns shown. Figures are in
 :mod:`views.charts`.
 """
@@ -47,7 +47,7 @@ DEFINITIONS = """
 
 def auto_per_stratum() -> int:
     """Decisions per (judge label, side) of Study 2's automatic sample, as configured."""
-    from etclib.annotation import auto_sample_settings
+    from etclib.studies.annotation import auto_sample_settings
 
     return auto_sample_settings()[0]
 

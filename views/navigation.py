@@ -58,3 +58,23 @@ def ensure_app_navigation() -> None:
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def link_to(
+    path: str, label: str, icon: str | None = None, query_params: dict[str, str] | None = None
+) -> None:
+    """A link to another page of the site: ``st.page_link`` when the navigation knows the page
+    (the site run through ``streamlit_app.py``), else a plain Markdown link to its URL path (a
+    page script run on its own, as in a page's own test); ``query_params`` ride along."""
+    from urllib.parse import urlencode
+
+    import streamlit as st
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.page_link(path, label=label, icon=icon, query_params=query_params)
+    except StreamlitAPIException:
+        url = path.rsplit("/", 1)[-1].removesuffix(".py")
+        if query_params:
+            url += "?" + urlencode(query_params)
+        st.markdown(f"[{label}]({url})")

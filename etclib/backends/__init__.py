@@ -21,13 +21,13 @@ names (with "Did you mean") before anything heavy is loaded, and each backend ch
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from .. import registry as names
 from ..errors import BackendError, ConfigError, EtcError
 from ..llm import providers as _llm_providers
 from .base import Backend, Progress
@@ -100,18 +100,11 @@ def register(name: str, module: str, track: str | None = None) -> None:
             f"Backend name {name!r} is not valid: use lower-case letters, digits, '-' and '_', "
             "starting with a letter."
         )
-    reg = registry(track)
-    if reg.get(name, module) != module:
-        raise ConfigError(
-            f"Backend {name!r} is already registered (from {reg[name]}); choose another name."
-        )
-    reg[name] = module
+    names.add(registry(track), name, module, kind="backend")
 
 
 def _unknown(kind: str, name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    return f"Unknown {kind} {name!r}.{hint} Available: {', '.join(known)}."
+    return names.unknown(kind, name, known, cutoff=0.5)
 
 
 def backend_class(name: str, track: str | None = None) -> type[Backend]:
@@ -151,8 +144,7 @@ def get_backend(name: str, *, track: str | None = None, **options: Any) -> Backe
     for key in given:
         if key not in known:
             takes = ", ".join(known) or "no options"
-            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = names.suggest(key, known, cutoff=0.5)
             raise ConfigError(f"Backend {name!r} has no option {key!r}.{hint} It takes: {takes}.")
     return cls(**given)
 

@@ -79,6 +79,7 @@ class APIBackend(Backend):
     """A backend that calls a hosted chat model; subclasses say how to send and read."""
 
     uses_prompt = True
+    metered = True
     #: the registered LLM provider (for hints and the capability table)
     provider: ClassVar[str] = ""
 
@@ -244,7 +245,10 @@ class HostedBackend(APIBackend):
     ``max_new_tokens`` (default: the spec's), ``thinking``, ``batch_size`` (requests in flight,
     default 8), ``retries`` (on 429, 5xx and 529, timeouts, dropped connections; default 4),
     ``retry_wait`` (seconds before the first retry, doubled each time, jittered; a longer
-    Retry-After wins; default 1), ``timeout``.
+    Retry-After wins; default 1), ``timeout`` (seconds to wait for each read: for a streamed
+    answer, the first token and every gap after it), ``connect_timeout`` (seconds to open the
+    connection; default ``timeout``), ``base_url`` and ``api_key`` (another server than the
+    provider's endpoint setting, e.g. the fine-tuned model's vLLM server for the chat page).
     """
 
     spec: ClassVar[ProviderSpec]
@@ -261,6 +265,7 @@ class HostedBackend(APIBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        connect_timeout: float | None = None,
     ) -> None:
         """Build the client now; ``BackendError`` if no key is configured."""
         spec = self.spec
@@ -286,7 +291,12 @@ class HostedBackend(APIBackend):
             )
         self.endpoint = base_url or spec.endpoint()
         try:
-            self.client = spec.client(timeout=float(timeout), base_url=base_url, api_key=api_key)
+            self.client = spec.client(
+                timeout=float(timeout),
+                base_url=base_url,
+                api_key=api_key,
+                connect_timeout=None if connect_timeout is None else float(connect_timeout),
+            )
         except ConfigError as exc:
             raise BackendError(f"The {self.name} backend is not configured: {exc}") from None
 

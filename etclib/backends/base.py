@@ -40,6 +40,9 @@ class Backend(abc.ABC):
     in_chat: ClassVar[bool] = True
     #: The track it predicts for (:mod:`etclib.tracks`): transcriptions, or label sets ("erc").
     track: ClassVar[str] = "transcription"
+    #: Whether each call costs money or a served model's time (a hosted or self-hosted LLM API):
+    #: the site's chat holds such a model to a budget for everyone together.
+    metered: ClassVar[bool] = False
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:

@@ -5,7 +5,7 @@ for the last speaker's categories as ``{"labels": [...]}`` (Japanese or English 
 prompts add k solved train examples with their aggregated labels. Calls go through the
 transcription track's API backends (one per registered LLM provider: the same clients, keys,
 retries and capability table, :mod:`etclib.llm`); answers are read like the label judge's
-(:func:`etclib.labeljudge.parse_labels`). An unusable answer is an error naming the item.
+(:func:`etclib.studies.labeljudge.parse_labels`). An unusable answer is an error naming the item.
 
 Options: ``provider`` (a registered LLM provider, default ``openai``), ``model``,
 ``batch_size`` (requests in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key``.
@@ -13,55 +13,23 @@ Options: ``provider`` (a registered LLM provider, default ``openai``), ``model``
 
 from __future__ import annotations
 
-import hashlib
 import json
-import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from string import Template
 from typing import Any
 
 from .. import llm
 from ..errors import BackendError, ConfigError, JudgeError
 from ..registry import unknown
-from ..task import Item, render_dialogue
+from ..task import Item, PromptTemplate, prompt_template, render_dialogue
 from ._api import concurrent_map
 from .base import CategoryBackend, Progress, Shots, shots_for
 
 PROVIDERS = llm.PROVIDERS
 
 
-@dataclass(frozen=True)
-class ClassifyPrompt:
-    name: str
-    version: int
-    system: str
-    instruction: Template
-    examples_header: str
-    example: Template
-    digest: str
-
-    @property
-    def signature(self) -> str:
-        return f"{self.name}-v{self.version}-{self.digest[:8]}"
-
-
-@cache
-def prompt() -> ClassifyPrompt:
-    text = resources.files("etclib.prompts").joinpath("erc_classify.toml").read_text("utf-8")
-    raw = tomllib.loads(text)
-    body = "\x00".join(raw[k] for k in ("system", "instruction", "examples_header", "example"))
-    return ClassifyPrompt(
-        raw["name"],
-        int(raw["version"]),
-        raw["system"],
-        Template(raw["instruction"]),
-        raw["examples_header"],
-        Template(raw["example"]),
-        hashlib.sha256(body.encode()).hexdigest(),
-    )
+def prompt() -> PromptTemplate:
+    """The ERC classifier's few-shot prompt (``etclib/prompts/erc_classify.toml``)."""
+    return prompt_template("erc_classify")
 
 
 def build_messages(item: Item, shots: Sequence[Item] = ()) -> list[dict[str, str]]:
@@ -93,6 +61,7 @@ class LLMLabelsBackend(CategoryBackend):
     description = "An LLM (any registered provider) names the categories, zero- or k-shot."
     uses_prompt = True
     in_chat = True
+    metered = True
 
     def __init__(
         self,
@@ -133,7 +102,7 @@ class LLMLabelsBackend(CategoryBackend):
         return False, "; or ".join(llm.providers.get(p).availability_help for p in PROVIDERS)
 
     def _ask(self, job: tuple[Item, list[dict[str, str]]]) -> tuple[str, ...]:
-        from ..labeljudge import parse_labels
+        from ..studies.labeljudge import parse_labels
 
         item, messages = job
         answer = self.api.complete(messages)  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ import importlib
 import sys
 from typing import Any
 
-from .. import __version__
+from .. import __version__, registry
 from ..errors import EtcError
 
 #: name -> module, imported only when that command runs (keeps `etclib --help` fast).
@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "validate": "etclib.cli.validate",
     "template": "etclib.cli.template",
     "score": "etclib.cli.score",
+    "compare": "etclib.cli.compare",
     "predict": "etclib.cli.predict",
     "train": "etclib.cli.train",
     "download": "etclib.cli.download",
@@ -32,8 +33,18 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def _summary(doc: str | None) -> str:
-    return (doc or "").strip().splitlines()[0] if doc else ""
+def summary(doc: str | None) -> str:
+    """A command's one-line help: the first sentence of its docstring's first paragraph,
+    whole (its lines joined; never cut where the source wraps)."""
+    import re
+
+    paragraph = (doc or "").strip().split("\n\n")[0]
+    text = " ".join(line.strip() for line in paragraph.splitlines())
+    end = re.search(r"[.!?](?=\s+[A-Z(`]|\s*$)", text)
+    return text[: end.end()] if end else text
+
+
+_summary = summary
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -63,7 +74,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
-    only = command if command in COMMANDS else None
+    if command is not None and command not in COMMANDS:
+        print(f"etclib: error: {registry.unknown('command', command, COMMANDS)}", file=sys.stderr)
+        return 2
+    only = command
     parser = build_parser(only) if only else build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):

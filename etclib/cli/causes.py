@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import add_data_argument, add_json_argument, provider_names
+from . import add_data_argument, add_json_argument, labelling, provider_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,20 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("label", "export"),
         help="label (default): ask the LLM; export: write the stored labels as JSONL",
     )
-    parser.add_argument("--provider", choices=provider_names(), help="LLM provider (label)")
-    parser.add_argument("--model", metavar="NAME", help="model name, e.g. gemini-2.5-flash")
+    labelling.add_arguments(parser, required=False)
     parser.add_argument(
         "--split",
         default="test",
         choices=("train", "valid", "test", "all", "sample"),
         help="items to label (default: test, 1,010 items; sample: the people's sample)",
-    )
-    parser.add_argument(
-        "--temperature", type=float, default=0.0, help="decoding temperature (default 0)"
-    )
-    parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
-    parser.add_argument(
-        "--limit", type=int, metavar="N", help="label only the first N items (trial run)"
     )
     parser.add_argument("--out", metavar="FILE", help="export: the file to write")
     parser.add_argument(
@@ -70,22 +62,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--run", metavar="ID", help="export --format reccon --source llm: the run (default newest)"
     )
-    parser.add_argument(
-        "--db", metavar="FILE|URL", help="studies database (default: $ETC_STUDIES_DB)"
-    )
     add_data_argument(parser)
     add_json_argument(parser)
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..causes import LICENCE, export_jsonl
     from ..errors import ConfigError
+    from ..studies.causes import LICENCE, export_jsonl
 
     if not args.out:
         raise ConfigError("etclib causes export needs --out FILE (.jsonl, or .json for reccon).")
     if args.format == "reccon":
-        from ..causes import export_reccon
         from ..corpus import load_corpus
+        from ..studies.causes import export_reccon
 
         got = export_reccon(
             args.out, load_corpus(args.data), source=args.source, run_id=args.run, db=args.db
@@ -114,45 +103,20 @@ def run(args: argparse.Namespace) -> int:
         return _export(args)
     if not args.provider or not args.model:
         raise ConfigError(
-            "etclib causes needs --provider gemini|openai and --model NAME "
+            f"etclib causes needs --provider {'|'.join(provider_names())} and --model NAME "
             "(e.g. --provider gemini --model gemini-2.5-flash)."
         )
-    from ..causes import CAUSE_TYPES, RECCON_SHARES, label_causes, type_distribution
     from ..corpus import load_corpus
+    from ..studies.causes import CAUSE_TYPES, RECCON_SHARES, label_causes, type_distribution
 
     corpus = load_corpus(args.data)
-    result = label_causes(
-        corpus,
-        args.provider,
-        args.model,
-        split=args.split,
-        temperature=args.temperature,
-        workers=args.workers,
-        limit=args.limit,
-        db=args.db,
-    )
+    result = label_causes(corpus, args.provider, args.model, **labelling.options(args))
     dist = type_distribution("llm", run_id=result.run_id, db=args.db)
     if args.json:
-        out = {
-            "run_id": result.run_id,
-            "signature": result.signature,
-            "split": result.split,
-            "items": result.n_items,
-            "labelled": result.n_labelled,
-            "failed": result.n_failed,
-            "cached": result.n_cached,
-            "distribution": dist,
-            "reccon": RECCON_SHARES,
-        }
+        out = {**labelling.fields(result), "distribution": dist, "reccon": RECCON_SHARES}
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
-    print(f"run {result.run_id}: {result.signature}")
-    print(
-        f"{result.n_labelled} of {result.n_items} items labelled "
-        f"({result.n_cached} from cache, {result.n_failed} unusable answers)"
-    )
-    for err in result.errors:
-        print(f"  unusable: {err}")
+    labelling.report(result, "items")
     if dist:
         print()
         print("cause type        this run (per item)  this run (labels)  RECCON-DD  RECCON-IE")

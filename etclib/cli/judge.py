@@ -151,7 +151,7 @@ def _check(args: argparse.Namespace, settings) -> int:
 
 def _calibrate(args: argparse.Namespace, settings) -> int:
     from ..corpus import load_corpus
-    from ..judge_calibration import calibrate, format_report, store
+    from ..studies.judge_calibration import calibrate, format_report, store
 
     corpus = load_corpus(args.data)
     predictions = None
@@ -181,7 +181,7 @@ def _calibrate(args: argparse.Namespace, settings) -> int:
             f"studies database (ETC_STUDIES_DB), judge calibration {report['run_id']}"
         )
     if args.json:
-        from ..judge_calibration import json_safe
+        from ..studies.judge_calibration import json_safe
 
         print(json.dumps(json_safe(report), ensure_ascii=False, indent=1))
     else:

@@ -19,14 +19,11 @@ import argparse
 import json
 import math
 
-from . import add_data_argument, add_json_argument, provider_names
+from . import add_data_argument, add_json_argument, labelling
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--provider", required=True, choices=provider_names(), help="LLM provider")
-    parser.add_argument(
-        "--model", required=True, metavar="NAME", help="model name, e.g. gemini-2.5-flash"
-    )
+    labelling.add_arguments(parser, required=True)
     parser.add_argument(
         "--split",
         default="test",
@@ -34,20 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which transcriptions to label (default: test, 1,010 items)",
     )
     parser.add_argument(
-        "--temperature", type=float, default=0.0, help="decoding temperature (default 0)"
-    )
-    parser.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
-    parser.add_argument(
-        "--limit", type=int, metavar="N", help="label only the first N items (trial run)"
-    )
-    parser.add_argument(
         "--resamples",
         type=int,
         default=1000,
         help="bootstrap resamples for intervals (default 1000)",
-    )
-    parser.add_argument(
-        "--db", metavar="FILE|URL", help="studies database (default: $ETC_STUDIES_DB)"
     )
     add_data_argument(parser)
     add_json_argument(parser)
@@ -59,40 +46,17 @@ def _fmt(x: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
-    from ..labeljudge import judge_labels, label_study
+    from ..studies.labeljudge import judge_labels, label_study
 
     corpus = load_corpus(args.data)
-    result = judge_labels(
-        corpus,
-        args.provider,
-        args.model,
-        split=args.split,
-        temperature=args.temperature,
-        workers=args.workers,
-        limit=args.limit,
-        db=args.db,
-    )
+    result = judge_labels(corpus, args.provider, args.model, **labelling.options(args))
     study = label_study(corpus, run_id=result.run_id, n_resamples=args.resamples, db=args.db)
     if args.json:
-        out = {
-            "run_id": result.run_id,
-            "signature": result.signature,
-            "split": result.split,
-            "items": result.n_items,
-            "labelled": result.n_labelled,
-            "failed": result.n_failed,
-            "cached": result.n_cached,
-            "categories": json.loads(study.table.to_json(orient="records", force_ascii=False)),
-        }
+        categories = json.loads(study.table.to_json(orient="records", force_ascii=False))
+        out = {**labelling.fields(result), "categories": categories}
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
-    print(f"run {result.run_id}: {result.signature}")
-    print(
-        f"{result.n_labelled} of {result.n_items} transcriptions labelled "
-        f"({result.n_cached} from cache, {result.n_failed} unusable answers)"
-    )
-    for err in result.errors:
-        print(f"  unusable: {err}")
+    labelling.report(result, "transcriptions")
     print()
     print(
         "category   judge-vs-majority [95% CI]     judge-vs-pairs  human-vs-others  "

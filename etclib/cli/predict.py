@@ -49,6 +49,7 @@ from ..backends import (
 )
 from ..corpus import SPLITS, Corpus, load_corpus
 from ..errors import ConfigError, PredictionsError, Problem
+from ..llm.models import OPENAI_DEFAULT_MODEL
 from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, label_values, read_predictions
 from ..task import Item, Key, choose_shots
 from ..task import items as split_items
@@ -77,7 +78,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--split", default="test", choices=SPLITS, help="split to predict (default: test)"
     )
     parser.add_argument(
-        "--model", metavar="M", help="model name, hub id or folder (hf, openai, gemini)"
+        "--model",
+        metavar="M",
+        help="model name, hub id or folder (hf, openai, gemini; openai's default: "
+        f"{OPENAI_DEFAULT_MODEL})",
     )
     parser.add_argument("--adapter", metavar="A", help="LoRA adapter folder or hub id (hf)")
     parser.add_argument(
@@ -253,7 +257,7 @@ def plan(
 def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
     """``--check``: answer ``n`` items for real and report (see the module docstring)."""
     from ..errors import EmptyAnswerError, ServiceError, UnsupportedSettingError
-    from ..llm.models import price
+    from ..judge import pricing
 
     todo, shots = plan(corpus, args.split, args.shots, args.seed, None)
     backend = make_backend(args, corpus)
@@ -279,10 +283,13 @@ def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
     if usage is not None and usage.calls:
         tokens_in = usage.input_tokens / usage.calls
         tokens_out = usage.output_tokens / usage.calls
-        p = price(getattr(backend, "model", ""))
-        cost = None
-        if p is not None:
-            cost = round(len(todo) * (tokens_in * p[0] + tokens_out * p[1]) / 1e6, 2)
+        model = getattr(backend, "model", "")
+        cached_in = usage.cached_tokens / usage.calls
+        cost = pricing.cost_usd(
+            model, len(todo) * tokens_in, len(todo) * tokens_out, len(todo) * cached_in
+        )
+        cost = None if cost is None else round(cost, 2)
+        answered = usage.output_tokens > 0 or any(answers)
         report.update(
             calls=usage.calls,
             retries=usage.retries,
@@ -291,8 +298,10 @@ def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
             output_tokens_per_call=round(tokens_out, 1),
             estimate={"items": len(todo), "calls": len(todo), "cost_usd": cost},
         )
+        if not answered:
+            report["estimate"] = {"items": len(todo), "cost_usd": None, "why": pricing.NO_ESTIMATE}
     else:
-        report["estimate"] = {"items": len(todo), "calls": 0, "cost_usd": None}
+        report["estimate"] = {"items": len(todo), "cost_usd": None, "why": pricing.NO_ESTIMATE}
     report["ok"] = not report["problems"] and len(answers) == min(n, len(todo))
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
@@ -301,14 +310,19 @@ def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
     print(f"  {report['answered']} items answered, {report['latency_s']:.2f} s per item")
     if "calls" in report:
         est = report["estimate"]
-        cost = "unknown price" if est["cost_usd"] is None else f"about ${est['cost_usd']:.2f}"
         print(
             f"  served: {', '.join(report['served_models']) or '(not reported)'}; "
             f"{report['calls']} calls, {report['retries']} retries; per call "
             f"{report['input_tokens_per_call']:.0f} input + "
             f"{report['output_tokens_per_call']:.0f} output tokens"
         )
-        print(f"  whole {args.split} split ({est['items']} items): {est['calls']} calls, {cost}")
+        if est.get("why"):
+            print(f"  whole {args.split} split ({est['items']} items): {est['why']}")
+        else:
+            cost = pricing.cost_text(est["cost_usd"])
+            print(
+                f"  whole {args.split} split ({est['items']} items): {est['calls']} calls, {cost}"
+            )
     for p in report["problems"]:
         print(f"  problem: {p}")
     print("  OK" if report["ok"] else "  NOT OK: fix the problems above before a full run")

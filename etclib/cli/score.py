@@ -123,6 +123,43 @@ def _positive(text: str) -> int:
     return value
 
 
+def table(headers: list[str], rows: list[list[str]], indent: int = 0) -> str:
+    """An aligned text table: the first column left-aligned, the others right-aligned (numbers)."""
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+
+    def line(cells: list[str]) -> str:
+        out = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return " " * indent + "  ".join(out).rstrip()
+
+    return "\n".join([line(headers), *(line(r) for r in rows)])
+
+
+def breakdown_text(result) -> str:
+    """Every breakdown of ``result`` (role, category, turn: what ``--json`` holds), one aligned
+    table each: subset, items, then the track's summary scores (the metrics' ``summary``
+    facts)."""
+    from ..metrics import facts
+
+    keys = [f.key for f in facts(list(result.metrics)) if f.summary and f.key in result.scores]
+    out = []
+    for group, subsets in result.breakdown().items():
+        out.append(f"breakdown by {group}:")
+        rows = []
+        for name, vals in subsets.items():
+            cells = [name, str(vals["n_items"])]
+            for k in keys:
+                v = vals.get(k)
+                cells.append("-" if not isinstance(v, float) else _text(v))
+            rows.append(cells)
+        out.append(table([group, "items", *keys], rows, indent=2))
+    if any(cell == "n/a" for line in out for cell in line.split()):
+        out.append(
+            "  (n/a: undefined on the subset; a category with no gold and no predicted label"
+        )
+        out.append("   there is left out of its macro-F1)")
+    return "\n".join(out)
+
+
 def _num(x: float) -> float | None:
     return None if x != x else x
 
@@ -174,22 +211,17 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return finish()
     print(f"{args.file}: {result.n_items} items of the {result.split} split ({result.track} track)")
+    rows = []
     for k, v in result.scores.items():
-        line = f"  {k:<14} {_text(v):>8}" if isinstance(v, float) else f"  {k:<14} {v}"
-        if k in intervals:
-            lo, hi = intervals[k]
-            line += f"  [{lo:.2f}, {hi:.2f}]"
-        print(line)
+        cells = [k, _text(v) if isinstance(v, float) else str(v)]
+        if intervals:
+            lo, hi = intervals.get(k, (None, None))
+            cells.append("" if lo is None else f"[{lo:.2f}, {hi:.2f}]")
+        rows.append(cells)
+    headers = ["metric", "score"] + (["95% interval"] if intervals else [])
+    print(table(headers, rows, indent=2))
     if args.ci:
         print(f"  (95% paired bootstrap intervals: {args.resamples} resamples, seed {args.seed})")
-    print("role breakdown:")
-    for role, vals in result.breakdown()["role"].items():
-        shown = ", ".join(
-            f"{k} {_text(v)}" for k, v in vals.items() if k != "n_items" and isinstance(v, float)
-        )
-        print(f"  {role:<9} n={vals['n_items']:<5} {shown}")
-    if any(v != v for vals in result.breakdown()["role"].values() for v in vals.values()):
-        print("  (n/a: undefined on the subset; a category with no gold and no predicted label")
-        print("   there is left out of its macro-F1)")
+    print(breakdown_text(result))
     print(f"signature: {signature_string(result.signature)}")
     return finish()

@@ -39,8 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import config, studiesdb
+    from .. import config
     from ..errors import StoreError
+    from ..studies import db as studiesdb
 
     source = args.source or config.studies_db()
     report = studiesdb.migrate(source, args.to, replace=args.replace)

@@ -43,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
                 json.dumps(
                     {
                         "valid": False,
-                        "problems": [{"line": p.line, "message": p.message} for p in exc.problems],
+                        "problems": [
+                            {"line": p.line, "until": p.until or p.line, "message": p.message}
+                            for p in exc.problems
+                        ],
                     },
                     ensure_ascii=False,
                     indent=2,

@@ -9,7 +9,7 @@
 - :mod:`.pricing`: approximate prices for the run's cost estimate;
 - :mod:`.runner`: bounded-concurrency asyncio runs with retries, dedupe and usage counts.
 
-The metric itself is :mod:`etclib.metrics.judge`; :mod:`etclib.judge_calibration` compares a
+The metric itself is :mod:`etclib.metrics.judge`; :mod:`etclib.studies.judge_calibration` compares a
 judge with the paper's (``etclib judge calibrate``). The label judge of the judge-vs-human study
-(:mod:`etclib.labeljudge`) asks its questions through the same providers, runner and cache.
+(:mod:`etclib.studies.labeljudge`) asks its questions through the same providers, runner and cache.
 """

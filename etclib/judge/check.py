@@ -22,7 +22,7 @@ from typing import Any
 
 from ..corpus import Corpus
 from ..errors import EtcError, ServiceError, UnsupportedSettingError
-from ..llm.models import price
+from . import pricing
 from .cache import AnswerCache
 from .runner import Judge, JudgeSettings, judge_items, run_sync
 
@@ -84,15 +84,38 @@ def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, 
         finally:
             cache.close()
     errors = [r.error for r in results if r.error]
+    answered = len(results) - len(errors)
     calls = max(usage.calls, 1)
     per_item = usage.calls / n
     est_calls = round(per_item * len(test))
     tokens_in = usage.input_tokens / calls
     tokens_out = usage.output_tokens / calls
-    p = price(settings.model)
-    cost = None
-    if p is not None:
-        cost = round(est_calls * (tokens_in * p[0] + tokens_out * p[1]) / 1_000_000, 2)
+    cached_in = usage.cached_tokens / calls
+    cost = pricing.cost_usd(
+        settings.model, est_calls * tokens_in, est_calls * tokens_out, est_calls * cached_in
+    )
+    estimate: dict[str, Any] = {
+        "split": "test",
+        "items": len(test),
+        "calls": est_calls,
+        "input_tokens": round(est_calls * tokens_in),
+        "cached_input_tokens": round(est_calls * cached_in),
+        "output_tokens": round(est_calls * tokens_out),
+        "cost_usd": None if cost is None else round(cost, 2),
+        "note": "first submission with an empty cache; later ones reuse the references' "
+        "decompositions (about a quarter fewer calls)",
+    }
+    if not answered:  # nothing to measure: an estimate from zero tokens would read $0.00
+        estimate = {
+            "split": "test",
+            "items": len(test),
+            "cost_usd": None,
+            "why": pricing.NO_ESTIMATE,
+        }
+    else:
+        daily = pricing.daily_limit_note(settings.provider, settings.model, est_calls)
+        if daily:
+            estimate["daily_limit"] = daily
     report.update(
         served_models=sorted(usage.model_versions),
         signature=settings.signature(usage.model_versions),
@@ -106,16 +129,7 @@ def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, 
         reasoning_tokens_per_call=round(usage.reasoning_tokens / calls, 1),
         max_output_tokens=usage.max_output_tokens,
         cut_answers=usage.cut_answers,
-        estimate={
-            "split": "test",
-            "items": len(test),
-            "calls": est_calls,
-            "input_tokens": round(est_calls * tokens_in),
-            "output_tokens": round(est_calls * tokens_out),
-            "cost_usd": cost,
-            "note": "first submission with an empty cache; later ones reuse the references' "
-            "decompositions (about a quarter fewer calls)",
-        },
+        estimate=estimate,
     )
     report["problems"] += [f"item error: {e}" for e in errors]
     if usage.retries:
@@ -149,7 +163,14 @@ def format_report(report: dict[str, Any]) -> str:
     ]
     if "calls" in report:
         est = report["estimate"]
-        cost = "unknown price" if est["cost_usd"] is None else f"about ${est['cost_usd']:.2f}"
+        if est.get("why"):
+            full = f"  full test split ({est['items']} items): {est['why']}"
+        else:
+            full = (
+                f"  full test split ({est['items']} items): about {est['calls']} calls, "
+                f"{est['input_tokens']:,} input (of which {est['cached_input_tokens']:,} cached) "
+                f"+ {est['output_tokens']:,} output tokens, {pricing.cost_text(est['cost_usd'])}"
+            )
         lines += [
             f"  served: {', '.join(report['served_models']) or '(not reported)'}",
             f"  {report['items']} items: {report['calls']} calls, {report['retries']} retries, "
@@ -158,10 +179,11 @@ def format_report(report: dict[str, Any]) -> str:
             f"input + {report['output_tokens_per_call']:.0f} output tokens (of which "
             f"{report['reasoning_tokens_per_call']:.0f} reasoning); most in one call "
             f"{report['max_output_tokens']} of the {report['max_tokens']}-token limit",
-            f"  full test split ({est['items']} items): about {est['calls']} calls, "
-            f"{est['input_tokens']:,} input + {est['output_tokens']:,} output tokens, {cost}",
+            full,
             f"  signature: {report['signature']}",
         ]
+        if est.get("daily_limit"):
+            lines.append(f"  daily limit: {est['daily_limit']}")
     lines += [f"  note: {n}" for n in report["notes"]]
     lines += [f"  problem: {p}" for p in report["problems"]]
     lines.append("  OK" if report["ok"] else "  NOT OK: fix the problems above before a full run")

@@ -1,19 +1,62 @@
-"""Approximate list prices of judge models, for the cost estimate a run reports.
+"""Approximate list prices of judge models and the providers' daily request limits, for the
+estimate a pre-flight check (``etclib judge check``, ``etclib predict --check``) reports.
 
-Prices are US dollars per million tokens (input, output), standard paid tier, taken from the
-providers' public price pages in 2025; they change, and discounts (batch, cached input) and
+Prices are US dollars per million tokens (input, output, cached input), standard paid tier,
+from the providers' public price pages (read 2025-11); they change, and batch discounts and
 long-context surcharges are ignored. Treat the estimate as an order of magnitude. They live in
 the capability table (:data:`etclib.llm.models.MODELS`), beside what each model accepts, so a
-priced model always has known settings (GPT-5 gets no temperature, and so on). A model not in
-the table (self-hosted, new families) gets no estimate.
+priced model always has known settings. Cached input tokens (the provider's prompt cache, as
+each answer reports them) are billed at the cached-input price. A model not in the table
+(self-hosted, new families) gets no estimate, and a check in which no call answered gets none
+either (:data:`NO_ESTIMATE`): an estimate from zero tokens would read "$0.00".
+
+Daily request limits (:data:`DAILY_REQUESTS`, from each provider spec's ``daily_requests``) are
+per project and per model, by the key's tier (``ETC_JUDGE_TIER``: ``free``, ``tier1``; unset,
+the free tier's limit is checked and named as such). Google's Gemini API limits requests per day
+on its free tier and tier 1 (:data:`DAILY_LIMITS_SOURCE`, read :data:`DAILY_LIMITS_READ`; Google
+changes them without notice, as it did in December 2025); OpenAI's paid tiers limit requests and
+tokens per minute, not per day, so OpenAI models have no row. When a full run needs more calls than the limit, the
+estimate says so and how many days it would take.
 """
 
 from __future__ import annotations
 
+import math
+
+from ..config import setting
 from ..llm import models
 
 #: model name prefix -> (USD per 1M input tokens, USD per 1M output tokens). Longest prefix wins.
 PRICES: dict[str, tuple[float, float]] = {m.prefix: m.price for m in models.MODELS if m.price}
+
+#: What the estimate says when no call of the check answered.
+NO_ESTIMATE = "no answer, no estimate"
+
+
+def _daily_rows() -> dict[tuple[str, str, str], int]:
+    from ..llm import providers
+
+    return {
+        (spec.name, prefix, tier): n
+        for spec in providers.specs()
+        for (prefix, tier), n in spec.daily_requests.items()
+    }
+
+
+def _daily_source(provider: str | None = None) -> tuple[str, str]:
+    from ..llm import providers
+
+    specs = [providers.get(provider)] if provider in providers.REGISTRY else providers.specs()
+    found = [s.daily_limits_source for s in specs if s.daily_requests and s.daily_limits_source[0]]
+    return found[0] if found else ("the provider's rate-limit page", "")
+
+
+#: (provider, model prefix, tier) -> requests per day (per project), from the provider specs'
+#: ``daily_requests`` (:mod:`etclib.llm.providers`). Longest prefix wins.
+DAILY_REQUESTS: dict[tuple[str, str, str], int] = _daily_rows()
+#: where the documented limits were read (page, date)
+DAILY_LIMITS_SOURCE, DAILY_LIMITS_READ = _daily_source()
+TIERS = ("free", "tier1")
 
 
 def price(model: str) -> tuple[float, float] | None:
@@ -21,9 +64,59 @@ def price(model: str) -> tuple[float, float] | None:
     return models.price(model)
 
 
-def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
-    """Estimated cost in USD, or None when the model's price is unknown."""
-    p = price(model)
-    if p is None:
+def cost_usd(
+    model: str, input_tokens: float, output_tokens: float, cached_tokens: float = 0
+) -> float | None:
+    """Estimated cost in USD (``cached_tokens`` of the input at the cached-input price), or
+    None when the model's price is unknown."""
+    value = models.cost(model, input_tokens, output_tokens, cached_tokens)
+    return None if value is None else round(value, 6)
+
+
+def cost_text(cost: float | None, answered: bool = True) -> str:
+    """``about $1.23``, ``unknown price``, or :data:`NO_ESTIMATE` when nothing answered."""
+    if not answered:
+        return NO_ESTIMATE
+    return "unknown price" if cost is None else f"about ${cost:.2f}"
+
+
+def key_tier() -> str | None:
+    """The key's tier from ``ETC_JUDGE_TIER`` (None when unset)."""
+    from ..errors import ConfigError
+
+    tier = (setting("ETC_JUDGE_TIER") or "").strip().lower()
+    if not tier:
         return None
-    return round((input_tokens * p[0] + output_tokens * p[1]) / 1_000_000, 6)
+    if tier not in TIERS:
+        raise ConfigError(f"ETC_JUDGE_TIER={tier!r}: one of {', '.join(TIERS)}.")
+    return tier
+
+
+def daily_limit(provider: str, model: str, tier: str) -> int | None:
+    """Requests per day for ``model`` on ``tier``, or None when none is documented."""
+    name = model.removeprefix("models/")
+    rows = [
+        (prefix, n)
+        for (p, prefix, t), n in DAILY_REQUESTS.items()
+        if p == provider and t == tier and name.startswith(prefix)
+    ]
+    return max(rows, key=lambda r: len(r[0]))[1] if rows else None
+
+
+def daily_limit_note(provider: str, model: str, calls: int, tier: str | None = None) -> str | None:
+    """The estimate's line when ``calls`` exceed the daily request limit of the key's tier
+    (``tier``, else :func:`key_tier`, else the free tier), or None."""
+    named = tier or key_tier()
+    checked = named or "free"
+    limit = daily_limit(provider, model, checked)
+    if limit is None or calls <= limit:
+        return None
+    days = math.ceil(calls / limit)
+    which = f"the {checked} tier" if named else "the free tier (ETC_JUDGE_TIER unset)"
+    page, read = _daily_source(provider)
+    return (
+        f"a full run (about {calls:,} calls) exceeds {which}'s daily limit of {limit:,} requests "
+        f"for {model} ({page}{', read ' + read if read else ''}): it would stop at the "
+        f"quota and take {days} days of resumed runs; use a paid key"
+        + ("" if named else ", and set ETC_JUDGE_TIER to its tier")
+    )

@@ -3,8 +3,8 @@
 A provider turns ``(kind, messages)`` into a *request*: a plain JSON-able dict holding
 everything sent (model, messages, decoding settings, structured-output settings). ``kind`` names
 the answer's JSON schema in :data:`SCHEMAS`: ``decompose`` and ``entail`` for the scoring judge,
-``labels`` for the label judge (:mod:`etclib.labeljudge`), ``causes`` for the cause layer
-(:mod:`etclib.causes`). The runner hashes that dict into the
+``labels`` for the label judge (:mod:`etclib.studies.labeljudge`), ``causes`` for the cause layer
+(:mod:`etclib.studies.causes`). The runner hashes that dict into the
 cache key and hands it back to :meth:`complete`. Providers do not retry; the SDK clients are
 built with their retries off, and the runner retries with :mod:`etclib.llm.retry`.
 
@@ -14,9 +14,11 @@ accepts: temperature 0 where it takes one (none for GPT-5 / o-series, 1.0 for Ge
 thinking setting set explicitly (Gemini 2.5 Flash: budget 0), see :meth:`Provider.decoding`.
 
 Every registered provider (:mod:`etclib.llm.providers`) can judge: :class:`SpecProvider`
-asks the provider's spec how a JSON answer is requested (Gemini: ``response_mime_type`` and a
-``response_schema``; OpenAI: ``response_format`` ``json_schema``, or what
-``ETC_JUDGE_OPENAI_FORMAT`` says), how a reply is read and how the client is closed.
+asks the provider's spec how a JSON answer is requested (Gemini: ``response_mime_type`` and the
+same JSON Schema as ``response_json_schema``, no conversion to Gemini's own ``Schema`` form, key
+order kept; OpenAI: ``response_format`` ``json_schema`` (strict), or what
+``ETC_JUDGE_OPENAI_FORMAT`` says; Anthropic: ``output_config.format``), how a reply is read and
+how the client is closed.
 
 Every request carries a token limit (:func:`default_max_tokens`, or ``judge_max_tokens``):
 room for a judge answer (:data:`ANSWER_TOKENS`) plus, for a model that thinks, room for its
@@ -88,7 +90,7 @@ def default_max_tokens(decoding: Decoding) -> int:
     return ANSWER_TOKENS + THINKING_TOKENS.get(str(value), OPEN_THINKING_TOKENS)
 
 
-#: JSON Schemas of the answers, by kind (OpenAI form; a spec derives its own from it).
+#: JSON Schemas of the answers, by kind (OpenAI form; each spec sends it in its own field).
 SCHEMAS: dict[str, dict[str, Any]] = {
     "decompose": {
         "type": "object",
@@ -111,7 +113,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["labels"],
         "additionalProperties": False,
     },
-    # the cause layer (etclib.causes): utterance numbers of the dialogue so far, [] for latent
+    # the cause layer (etclib.studies.causes): utterance numbers of the dialogue so far, [] for latent
     "causes": {
         "type": "object",
         "properties": {

@@ -8,7 +8,7 @@
 
 Both are built on :meth:`Judge.ask`, which asks any structured question (messages, a schema kind
 from :data:`~etclib.judge.providers.SCHEMAS`, a parser); the label judge
-(:mod:`etclib.labeljudge`) asks its ``labels`` questions through it. Every request goes through
+(:mod:`etclib.studies.labeljudge`) asks its ``labels`` questions through it. Every request goes through
 the same path: the in-run memo (identical requests within a run are asked once, including
 requests still in flight), then the persistent :class:`AnswerCache`, then the provider; the
 first asker of an uncached question claims it in the cache (:meth:`AnswerCache.once`), so other
@@ -248,7 +248,7 @@ def classify(exc: BaseException, where: str = "") -> tuple[str, str, Fault]:
         action = "quota"
     elif fault.kind == "empty" and fault.what == "output_limit":
         action = "cut"  # no text: thinking took the whole limit
-    elif fault.kind in ("auth", "not_found", "unsupported"):
+    elif fault.kind in ("auth", "not_found", "unsupported", "sdk"):
         action = "fatal"
     elif fault.kind == "connect":
         action = "connect"
@@ -679,125 +679,3 @@ def warm(settings: JudgeSettings | None = None) -> None:
             pass
 
     run_sync(enter)
-
-
-def labelling_run(
-    provider: str,
-    model: str,
-    items: Sequence[Any],
-    *,
-    limit: int | None,
-    sign: Callable[[], str],
-    workers: int,
-    attempts: int,
-    backoff: float,
-    thinking: Any,
-) -> tuple[list[Any], str, JudgeSettings]:
-    """The checks and settings an LLM labelling study (emotion categories, causes) starts with:
-    the items to ask about (the first ``limit`` for a trial run), the run's signature
-    (``sign()``, marked with the limit) and the judge settings that ask."""
-    from ..llm import PROVIDERS
-
-    if provider not in PROVIDERS:
-        raise ConfigError(unknown("provider", provider, sorted(PROVIDERS)))
-    if not model.strip():
-        raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
-    items = list(items)
-    if limit is not None:
-        if limit < 1:
-            raise ConfigError(f"--limit must be at least 1, got {limit}.")
-        items = items[:limit]
-    try:
-        sig = sign()
-    except ConfigError as exc:
-        raise ConfigError(f"--thinking: {exc}") from None
-    if limit is not None:
-        sig += f"|limit:{limit}"
-    settings = JudgeSettings(
-        provider=provider,
-        model=model,
-        concurrency=max(1, workers),
-        max_attempts=max(1, attempts),
-        backoff=backoff,
-        thinking=thinking,
-    )
-    return items, sig, settings
-
-
-@dataclass(frozen=True)
-class LabellingRun:
-    """A stored LLM labelling run (emotion categories, causes): what was asked (``signature``)
-    and how it went."""
-
-    run_id: str
-    signature: str
-    provider: str
-    model: str
-    split: str
-    n_items: int
-    n_labelled: int
-    n_failed: int
-    n_cached: int = 0
-    errors: tuple[str, ...] = field(default=())
-
-    def record(self, prompt: Any, temperature: float, created_at: Any) -> list[Any]:
-        """The run's row as both studies' run tables store it (``label_runs``, ``cause_runs``)."""
-        from .. import __version__
-
-        return [
-            self.run_id,
-            self.signature,
-            self.provider,
-            self.model,
-            prompt.name,
-            prompt.version,
-            prompt.digest,
-            float(temperature),
-            self.split,
-            self.n_items,
-            self.n_labelled,
-            self.n_failed,
-            __version__,
-            created_at,
-        ]
-
-
-def finished_run(
-    answers: Sequence[Any],
-    usable: Callable[[Any], bool],
-    *,
-    who: str,
-    what: str,
-    signature: str,
-    provider: str,
-    model: str,
-    split: str,
-) -> LabellingRun:
-    """The summary of a labelling study's answers (``usable``: the answer could be parsed);
-    :class:`JudgeError` when none was usable, so nothing is stored."""
-    failed = [a for a in answers if not usable(a)]
-    n_labelled = len(answers) - len(failed)
-    if not n_labelled:
-        first = failed[0].error if failed else "no items"
-        raise JudgeError(
-            f"The {who} labelled none of {len(answers)} {what} ({first}). Nothing was stored; "
-            "check the model name, the endpoint and the key."
-        )
-    return LabellingRun(
-        run_id=_run_id(signature, split),
-        signature=signature,
-        provider=provider,
-        model=model,
-        split=split,
-        n_items=len(answers),
-        n_labelled=n_labelled,
-        n_failed=len(failed),
-        n_cached=sum(a.cached for a in answers),
-        errors=tuple(a.error for a in failed[:5]),
-    )
-
-
-def _run_id(signature: str, split: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(f"{signature}|split:{split}".encode()).hexdigest()[:12]

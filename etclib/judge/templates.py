@@ -9,22 +9,21 @@ stays selectable so that older scores can be reproduced and compared. Each file 
 ``version`` (bumped on every change), ``system`` (with ``$examples``), ``user`` (the per-request
 message), ``examples_header``, ``example`` (one block per worked example, ``$number`` and
 ``$output`` plus the example's own fields) and ``[[examples]]``. A template's
-:attr:`PromptTemplate.tag` (kind, version and the first 8 hex digits of a hash of its content)
+:attr:`JudgePrompt.tag` (kind, version and the first 8 hex digits of a hash of its content)
 is part of the judge's signature and cache keys, so two sets never share an answer.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from string import Template
 from typing import Any
 
+from .. import prompts as prompts_
 from ..errors import JudgeError
 
 KINDS: tuple[str, ...] = ("decompose", "entail")
@@ -36,7 +35,7 @@ _REQUIRED = ("name", "kind", "version", "system", "user", "examples_header", "ex
 
 
 @dataclass(frozen=True)
-class PromptTemplate:
+class JudgePrompt:
     """One loaded prompt template; :meth:`messages` renders a request."""
 
     kind: str
@@ -112,18 +111,19 @@ def check_set(name: str | None) -> str:
 
 
 @cache
-def load(kind: str, prompts: str = DEFAULT_SET) -> PromptTemplate:
+def load(kind: str, prompts: str = DEFAULT_SET) -> JudgePrompt:
     """The template for ``kind`` (``"decompose"`` or ``"entail"``) of the set ``prompts``,
     read once per process."""
     if kind not in KINDS:
         raise JudgeError(f"Unknown judge prompt {kind!r}. Available: {', '.join(KINDS)}.")
     prompts = check_set(prompts)
-    ref = resources.files("etclib.judge") / "prompts" / f"{kind}_{prompts}.toml"
-    where = f"etclib/judge/prompts/{kind}_{prompts}.toml"
-    try:
-        data = tomllib.loads(ref.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise JudgeError(f"{where}: cannot read the judge prompt ({exc}).") from exc
+    p = prompts_.load(
+        f"judge/prompts/{kind}_{prompts}.toml",
+        required=_REQUIRED,
+        what="judge prompt",
+        error=JudgeError,
+    )
+    where, data = p.where, dict(p.data)
     _check(kind, where, data)
     if f"v{data['version']}" != prompts:
         raise JudgeError(f"{where}: holds version {data['version']}, not the set's {prompts}.")
@@ -137,14 +137,13 @@ def load(kind: str, prompts: str = DEFAULT_SET) -> PromptTemplate:
     ]
     examples = data["examples_header"] + "".join(blocks) if blocks else ""
     system = Template(data["system"]).substitute(examples=examples).rstrip() + "\n"
-    canonical = json.dumps(data, ensure_ascii=False, sort_keys=True).encode("utf-8")
-    return PromptTemplate(
+    return JudgePrompt(
         kind=kind,
         name=data["name"],
         version=data["version"],
         system=system,
         user=data["user"],
-        digest=hashlib.sha256(canonical).hexdigest(),
+        digest=p.digest,
         n_examples=len(blocks),
     )
 

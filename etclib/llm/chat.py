@@ -59,7 +59,7 @@ class Reply:
     finish_reason: str | None = None
     #: output tokens spent on thinking / hidden reasoning (part of ``output_tokens``)
     reasoning_tokens: int = 0
-    #: input tokens read from the provider's prompt cache (part of ``input_tokens``)
+    #: input tokens served from the provider's prompt cache (part of ``input_tokens``)
     cached_tokens: int = 0
 
     #: set by a codec whose finish reasons are not in :data:`CUT_REASONS`: whether the token
@@ -137,13 +137,23 @@ def gemini_request(
 
 
 def gemini_config(config: dict[str, Any]) -> Any:
-    """A plain config dict (from :func:`gemini_request`) as ``types.GenerateContentConfig``."""
+    """A plain config dict (from :func:`gemini_request`) as ``types.GenerateContentConfig``;
+    ``DependencyError`` "upgrade google-genai to >= X" when the installed SDK is too old to take
+    a field (:mod:`etclib.llm.sdk`)."""
     from google.genai import types
 
     config = dict(config)
-    if isinstance(config.get("response_schema"), dict):
-        config["response_schema"] = types.Schema.model_validate(config["response_schema"])
-    return types.GenerateContentConfig(**config)
+    try:
+        if isinstance(config.get("response_schema"), dict):
+            config["response_schema"] = types.Schema.model_validate(config["response_schema"])
+        return types.GenerateContentConfig(**config)
+    except ValueError as exc:  # pydantic's ValidationError: the SDK refused a field client-side
+        from .sdk import too_old
+
+        old = too_old("google-genai", exc)
+        if old is None:
+            raise
+        raise old from exc
 
 
 # --- replies -------------------------------------------------------------------------------------
@@ -154,14 +164,12 @@ def openai_reply(resp: Any) -> Reply:
     usage = getattr(resp, "usage", None)
     served = getattr(resp, "model", None)
     details = getattr(usage, "completion_tokens_details", None) if usage else None
-    prompt_details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    prompt = getattr(usage, "prompt_tokens_details", None) if usage else None
     tokens = {
         "input_tokens": (getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
         "output_tokens": (getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
         "reasoning_tokens": (getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
-        "cached_tokens": (getattr(prompt_details, "cached_tokens", 0) or 0)
-        if prompt_details
-        else 0,
+        "cached_tokens": (getattr(prompt, "cached_tokens", 0) or 0) if prompt else 0,
     }
     if not getattr(resp, "choices", None):
         raise empty_answer(
@@ -241,11 +249,9 @@ def gemini_reply(resp: Any) -> Reply:
     text = gemini_text(resp)
     tokens_in, tokens_out = gemini_tokens(resp)
     served = getattr(resp, "model_version", None)
+    reply = Reply(text, tokens_in, tokens_out, served, gemini_finish(resp), gemini_thoughts(resp))
     meta = getattr(resp, "usage_metadata", None)
-    cached = (getattr(meta, "cached_content_token_count", 0) or 0) if meta is not None else 0
-    reply = Reply(
-        text, tokens_in, tokens_out, served, gemini_finish(resp), gemini_thoughts(resp), cached
-    )
+    reply.cached_tokens = (getattr(meta, "cached_content_token_count", 0) or 0) if meta else 0
     if not text.strip():
         reason, detail = gemini_empty_reason(resp)
         raise empty_answer(reason, f"model {served}: {detail}", reply)
@@ -267,10 +273,10 @@ class Usage:
     failed_requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    #: of ``input_tokens``, those served from the provider's prompt cache (a lower price)
+    cached_tokens: int = 0
     #: of ``output_tokens``, those spent on thinking / hidden reasoning
     reasoning_tokens: int = 0
-    #: of ``input_tokens``, those read from the provider's prompt cache
-    cached_tokens: int = 0
     #: the most output tokens (thinking included) one call took
     max_output_tokens: int = 0
     #: answers cut by the token limit (each asked again once with twice the limit)
@@ -302,24 +308,22 @@ class Usage:
                 self.empty_answers[empty] += 1
 
     def report(self, model: str) -> dict[str, Any]:
-        """``calls, cache_hits, retries, input_tokens, cached_input_tokens, output_tokens,
-        reasoning_tokens, cut_answers, cost_usd`` (None = unknown price; cache discounts are
-        ignored). Tokens count only calls made in this run, not answers from etclib's cache;
-        ``cached_input_tokens`` (read from the provider's prompt cache) are part of
+        """``calls, cache_hits, retries, input_tokens, output_tokens, cached_tokens,
+        reasoning_tokens, cut_answers, cost_usd`` (None = unknown price; cached input tokens at
+        the cached-input price). Tokens count only calls made in this run, not answers from
+        etclib's cache; ``cached_tokens`` (read from the provider's prompt cache) are part of
         ``input_tokens``, ``reasoning_tokens`` part of ``output_tokens``."""
-        from .models import price
+        from .models import cost as priced
 
-        p = price(model)
-        cost = None
-        if p is not None:
-            cost = round((self.input_tokens * p[0] + self.output_tokens * p[1]) / 1_000_000, 6)
+        cost = priced(model, self.input_tokens, self.output_tokens, self.cached_tokens)
+        cost = None if cost is None else round(cost, 6)
         return {
             "calls": self.calls,
             "cache_hits": self.cache_hits,
             "retries": self.retries,
             "input_tokens": self.input_tokens,
-            "cached_input_tokens": self.cached_tokens,
             "output_tokens": self.output_tokens,
+            "cached_tokens": self.cached_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "cut_answers": self.cut_answers,
             "cost_usd": cost,

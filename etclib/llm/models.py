@@ -7,7 +7,7 @@ Models differ in what a request may carry, and a wrong setting is a 400 from the
 - **token limit**: ``max_tokens`` for the classic chat models, ``max_completion_tokens`` for
   GPT-5 and the o-series (which refuse ``max_tokens``), ``max_output_tokens`` for Gemini.
 - **structured output**: JSON-schema answers (OpenAI ``response_format``, Gemini
-  ``response_schema``).
+  ``response_json_schema``, Anthropic ``output_config.format``).
 - **thinking**: ``budget`` (Gemini 2.5: ``thinking_config.thinking_budget``, tokens; 0 turns
   it off where the model allows), ``level`` (Gemini 3: ``thinking_level``), ``effort``
   (OpenAI reasoning models: ``reasoning_effort``), or ``none``.
@@ -29,8 +29,12 @@ If such a model refuses a setting, the call fails with
 :class:`~etclib.errors.UnsupportedSettingError` naming it (``etclib judge check`` and
 ``etclib predict --check`` find this with three calls); add the model's family to
 :data:`MODELS` (one line in the provider's spec, :mod:`etclib.llm.providers`) to use it.
-Prices (USD per 1M input / output tokens, list prices of 2025, standard tier) live in the same
-rows, so every priced model has known capabilities.
+Prices (USD per 1M input / output / cached input tokens, list prices of 2025, standard tier:
+https://openai.com/api/pricing, https://ai.google.dev/gemini-api/docs/pricing and
+https://www.anthropic.com/pricing, read 2025-11) live in the same rows, so every priced model
+has known capabilities. Cached input is the provider's price for prompt tokens it served from
+its prompt cache (OpenAI's automatic caching of prompts over 1,024 tokens, Gemini's implicit
+caching, Anthropic's cache reads), reported per call and billed at that price by :func:`cost`.
 """
 
 from __future__ import annotations
@@ -61,9 +65,16 @@ class ModelInfo:
     #: smallest budget the model accepts (``budget`` models)
     thinking_min: int = 0
     price: tuple[float, float] | None = None
+    #: USD per 1M cached input tokens (None: billed as ordinary input)
+    cached_input: float | None = None
     #: False for :func:`default_info`'s guess
     known: bool = True
 
+
+#: The OpenAI model etclib uses when none is named (the ``openai`` provider's backend model,
+#: the chat's label, the docs): GPT-4.1 pinned to the snapshot of the paper's baseline. Named
+#: here only; everything else reads it.
+OPENAI_DEFAULT_MODEL = "gpt-4.1-2025-04-14"
 
 #: The capability table, filled by the provider registry (:mod:`etclib.llm.providers`) from
 #: each provider spec's ``models``; longest prefix wins. Read it as :data:`MODELS`.
@@ -114,11 +125,39 @@ def info(provider: str, model: str) -> ModelInfo:
     return max(rows, key=lambda m: len(m.prefix))
 
 
-def price(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per 1M tokens for ``model`` (any provider), or None."""
+def _priced(model: str) -> ModelInfo | None:
     name = model.removeprefix("models/")
     rows = [m for m in _ROWS if m.price and name.startswith(m.prefix)]
-    return max(rows, key=lambda m: len(m.prefix)).price if rows else None
+    return max(rows, key=lambda m: len(m.prefix)) if rows else None
+
+
+def price(model: str) -> tuple[float, float] | None:
+    """(input, output) USD per 1M tokens for ``model`` (any provider), or None."""
+    row = _priced(model)
+    return row.price if row else None
+
+
+def cached_price(model: str) -> float | None:
+    """USD per 1M cached input tokens for ``model``: the table's, else its input price (no
+    discount known), else None (no price)."""
+    row = _priced(model)
+    if row is None or row.price is None:
+        return None
+    return row.cached_input if row.cached_input is not None else row.price[0]
+
+
+def cost(
+    model: str, input_tokens: float, output_tokens: float, cached_tokens: float = 0
+) -> float | None:
+    """USD for ``input_tokens`` (of which ``cached_tokens`` served from the provider's prompt
+    cache, billed at :func:`cached_price`) and ``output_tokens``; None when the price is unknown."""
+    p = price(model)
+    if p is None:
+        return None
+    cached = min(max(cached_tokens, 0), input_tokens)
+    return (
+        (input_tokens - cached) * p[0] + cached * (cached_price(model) or 0) + output_tokens * p[1]
+    ) / 1_000_000
 
 
 @dataclass(frozen=True)

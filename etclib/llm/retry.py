@@ -23,9 +23,14 @@ not_found  404 (unknown model or endpoint)                       no
 unsupported 400 naming a setting the model refuses               no
 bad_request other 400s and 4xx                                   no
 empty      an empty answer (no text, output spent on thinking)   no
+sdk        the installed SDK refused a field (etclib.llm.sdk)    no
 blocked    a safety block or a refusal                           no
 other      anything else                                         no
 ========== ==================================================== =========
+
+The server may say whether to retry: OpenAI's ``x-should-retry: true`` / ``false`` header (the
+rule the openai SDK itself follows) overrides the table's "transient" for that call
+(:attr:`Fault.should_retry`), except for a used-up quota, which no retry cures.
 
 Retry delays (:meth:`RetryPolicy.delay`): exponential back-off with full jitter (``backoff``
 seconds doubled per attempt, drawn from the upper half, capped at ``backoff_max``), or the
@@ -52,7 +57,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..errors import EmptyAnswerError, ServiceError
+from ..errors import DependencyError, EmptyAnswerError, ServiceError
 from ..redact import redact
 
 T = TypeVar("T")
@@ -77,6 +82,7 @@ _PUBLIC = {
     "empty": "the model returned an empty answer",
     "blocked": "the model declined to answer",
     "other": "the call to the model service failed",
+    "sdk": "the installed provider SDK is too old for this request",
 }
 
 
@@ -88,12 +94,17 @@ class Fault:
     status: int | None = None
     detail: str = ""
     retry_after: float | None = None
+    #: the server's ``x-should-retry`` header (True / False), or None when it sent none
+    should_retry: bool | None = None
     #: the refused setting (``unsupported``), the empty answer's reason, or the quota that
     #: ran out (``quota``: OpenAI's ``insufficient_quota``, a Gemini ``quotaId``)
     what: str | None = None
 
     @property
     def transient(self) -> bool:
+        """Worth a retry: the server's ``x-should-retry`` when it sent one, else by kind."""
+        if self.should_retry is not None and self.kind != "quota":
+            return self.should_retry
         return self.kind in TRANSIENT
 
     @property
@@ -103,6 +114,8 @@ class Fault:
         text = _PUBLIC[self.kind]
         if self.kind == "unsupported" and self.what:
             text = f"the model does not accept the setting {self.what!r}"
+        if self.kind == "sdk" and self.what:
+            text = f"{text}: {self.what}"
         if self.kind in ("empty", "blocked") and self.what:
             from .chat import REASON_TEXT
 
@@ -223,13 +236,37 @@ def _refused_setting(exc: BaseException, body: Any) -> str | None:
     return match.group(1) if match else None
 
 
+def should_retry(exc: BaseException) -> bool | None:
+    """The server's ``x-should-retry`` header (``true`` / ``false``), or None."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    try:
+        value = headers.get("x-should-retry") if headers is not None else None
+    except AttributeError:
+        return None
+    if value is None:
+        return None
+    value = str(value).strip().lower()
+    return True if value == "true" else False if value == "false" else None
+
+
 def classify(exc: BaseException, *, where: str = "") -> Fault:
-    """The :class:`Fault` for ``exc``; ``where`` (an endpoint) is prefixed to the detail."""
+    """The :class:`Fault` for ``exc``; ``where`` (an endpoint) is prefixed to the detail; the
+    server's ``x-should-retry`` is kept in :attr:`Fault.should_retry`."""
+    import dataclasses
+
+    fault = _classify(exc, where=where)
+    hint = should_retry(exc)
+    return fault if hint is None else dataclasses.replace(fault, should_retry=hint)
+
+
+def _classify(exc: BaseException, *, where: str = "") -> Fault:
     detail = redact(f"{where + ': ' if where else ''}{exc.__class__.__name__}: {exc}")
     if isinstance(exc, EmptyAnswerError):
         return Fault(exc.kind, detail=exc.detail or detail, what=exc.reason)
     if isinstance(exc, ServiceError):
         return Fault(exc.kind, exc.status, exc.detail or detail)
+    if isinstance(exc, DependencyError) and getattr(exc, "upgrade", None):
+        return Fault("sdk", detail=str(exc), what=exc.upgrade)  # type: ignore[attr-defined]
     names = _names(exc)
     status = _status(exc)
     if isinstance(exc, asyncio.TimeoutError | TimeoutError) or names & {

@@ -25,6 +25,9 @@ A metric module defines:
 - ``score(predictions, references, **options) -> dict[str, float]``: the pure one-call form;
 - optionally ``TOKENS = True`` when it scores etclib's MeCab tokens (the tokenizer then joins
   the run's signature);
+- optionally ``FAMILY``: what kind of measure it is, one of :data:`FAMILIES` (``lexical``:
+  n-gram overlap; ``similarity``: embedding similarity; ``judge``: an LLM judge's decisions;
+  ``classification``: predicted categories against labels); every fact carries it;
 - optionally ``TRACK``: the track it scores (:mod:`etclib.tracks`; ``"transcription"`` when
   absent). ``predictions`` are then that track's values (label tuples on ``"erc"``) and
   ``references`` what the track compares them with; ``ctx.labels`` always holds the items'
@@ -38,7 +41,6 @@ the transcription track).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from dataclasses import dataclass, field, replace
 from types import ModuleType
@@ -46,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import tracks
+from .. import registry, tracks
 from ..errors import MetricError
 from ..tokenize import TokenCache
 
@@ -66,6 +68,8 @@ RANK_ORDER: tuple[str, ...] = tracks.TRANSCRIPTION.rank_order
 TrackName = str | tracks.Track | None
 
 UNITS = ("×100", "count")
+#: What kind of measure a metric is (a module's optional ``FAMILY``).
+FAMILIES = ("lexical", "similarity", "judge", "classification")
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,22 @@ class Fact:
     stage: str = ""
     #: the track it scores (the module's ``TRACK``); filled by the registry
     track: str = ""
+    #: what kind of measure it is (the module's ``FAMILY``, one of :data:`FAMILIES`; "" when
+    #: the module names none); filled by the registry
+    family: str = ""
+
+    @property
+    def arrow(self) -> str:
+        """``"↑"`` (higher is better) or ``"↓"``; blank for a count (not a score)."""
+        if self.unit == "count":
+            return ""
+        return "↑" if self.higher_is_better else "↓"
+
+    @property
+    def heading(self) -> str:
+        """How a column of this key is headed for a reader: ``"ROUGE-L ↑"`` (label and
+        direction), never the internal key."""
+        return f"{self.label} {self.arrow}".strip()
 
 
 @dataclass
@@ -152,9 +172,7 @@ def parse_metrics(
     out: list[str] = []
     for n in names:
         if n not in METRICS:
-            close = difflib.get_close_matches(n, METRICS, n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise MetricError(f"Unknown metric '{n}'.{hint} Available: {available}.")
+            raise MetricError(registry.unknown("metric", n, METRICS, available=groups(t)))
         other = track_of(n)
         if other != t.name:
             raise MetricError(
@@ -168,11 +186,7 @@ def parse_metrics(
 
 def get(name: str) -> ModuleType:
     """The module of metric group ``name`` (imported on first use)."""
-    if name not in METRICS:
-        close = difflib.get_close_matches(name, METRICS, n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise MetricError(f"Unknown metric '{name}'.{hint} Available: {', '.join(METRICS)}.")
-    module = METRICS[name]
+    module = registry.lookup(METRICS, name, kind="metric", error=MetricError)
     return importlib.import_module(module) if isinstance(module, str) else module
 
 
@@ -184,13 +198,10 @@ def register(name: str, module: ModuleType | str, *, replace_existing: bool = Fa
 
     ``module`` is a module object or a dotted path. Its interface and facts are checked now:
     a missing attribute, a key another group already produces, or an unknown unit is refused
-    with a :class:`MetricError` that says which.
+    with a :class:`MetricError` that says which; so is a name registered to another module
+    (the registries' one collision rule, :func:`etclib.registry.add`) unless
+    ``replace_existing``.
     """
-    if name in METRICS and not replace_existing:
-        raise MetricError(
-            f"A metric group named {name!r} is already registered; pick another name or pass "
-            "replace_existing=True."
-        )
     mod = importlib.import_module(module) if isinstance(module, str) else module
     tracks.get(getattr(mod, "TRACK", None))  # an unknown track is refused with its name
     missing = [a for a in _REQUIRED if not hasattr(mod, a)]
@@ -198,6 +209,10 @@ def register(name: str, module: ModuleType | str, *, replace_existing: bool = Fa
         raise MetricError(
             f"Metric module {mod.__name__!r} lacks {', '.join(missing)}; see "
             "etclib/metrics/__init__.py for the interface a metric module defines."
+        )
+    if getattr(mod, "FAMILY", FAMILIES[0]) not in FAMILIES:
+        raise MetricError(
+            f"Metric {name!r}: unknown FAMILY {mod.FAMILY!r} (use one of: {', '.join(FAMILIES)})."
         )
     taken = {f.key: f.group for g in METRICS if g != name for f in _facts_of(g)}
     for fact in mod.FACTS:
@@ -211,7 +226,10 @@ def register(name: str, module: ModuleType | str, *, replace_existing: bool = Fa
                 f"Metric {name!r}, key {fact.key!r}: unknown unit {fact.unit!r} "
                 f"(use one of: {', '.join(UNITS)})."
             )
-    METRICS[name] = module
+    if replace_existing:
+        METRICS[name] = module
+    else:
+        registry.add(METRICS, name, module, kind="metric group", error=MetricError)
     _facts_of.cache_clear()
 
 
@@ -239,7 +257,10 @@ def _cache(fn):
 def _facts_of(name: str) -> tuple[Fact, ...]:
     mod = get(name)
     track = getattr(mod, "TRACK", tracks.DEFAULT_TRACK)
-    return tuple(replace(f, group=name, stage=mod.STAGE, track=track) for f in mod.FACTS)
+    family = getattr(mod, "FAMILY", "")
+    return tuple(
+        replace(f, group=name, stage=mod.STAGE, track=track, family=family) for f in mod.FACTS
+    )
 
 
 def facts(names: list[str] | tuple[str, ...] | None = None, track: TrackName = None) -> list[Fact]:
@@ -264,9 +285,16 @@ def fact(key: str) -> Fact:
         if f.key == key:
             return f
     known = [f.key for f in facts(list(METRICS))]
-    close = difflib.get_close_matches(key, known, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    raise MetricError(f"Unknown metric key '{key}'.{hint} Available: {', '.join(known)}.")
+    raise MetricError(registry.unknown("metric key", key, known))
+
+
+def heading(key: str) -> str:
+    """A column heading for result key ``key`` (:attr:`Fact.heading`, e.g. ``"ROUGE-L ↑"``);
+    the key itself when no registered metric produces it."""
+    try:
+        return fact(key).heading
+    except MetricError:
+        return key
 
 
 def stages(track: TrackName = None) -> dict[str, tuple[str, ...]]:

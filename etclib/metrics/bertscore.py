@@ -8,11 +8,21 @@ The model and layer are configurable and part of the signature:
   (default: bert-score's tuned layer for known models, e.g. 9 for mBERT; else the last layer).
 
 No IDF weighting and no baseline rescaling (bert-score ships no Japanese baseline).
+
+A hub model that is not in the local Hugging Face cache (``try_to_load_from_cache``) is not
+waited for when it cannot be downloaded: with ``HF_HUB_OFFLINE=1`` (or
+``TRANSFORMERS_OFFLINE=1``) no connection is tried at all, and otherwise one connection to the
+hub (``HF_ENDPOINT``) is tried for :data:`HUB_PROBE_TIMEOUT` seconds; either way the error names
+the model and the command that caches it (:func:`_not_cached`), instead of the libraries'
+retries. Load errors carry their whole cause.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +31,7 @@ from ..errors import DependencyError, MetricError
 from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
 STAGE = "bertscore"
+FAMILY = "similarity"
 FACTS = (
     Fact(
         "bertscore",
@@ -31,6 +42,9 @@ FACTS = (
 )
 KEYS = tuple(f.key for f in FACTS)
 DEFAULT_MODEL = "bert-base-multilingual-cased"
+#: seconds one connection to the hub may take before a model that is not cached is given up
+HUB_PROBE_TIMEOUT = 2.0
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def _settings(ctx: Context | None) -> tuple[str, int | None, int]:
@@ -55,6 +69,7 @@ def _scorer(model: str, layer: int | None):
         raise DependencyError(
             f"BERTScore needs the '{exc.name}' package: pip install bert-score torch"
         ) from None
+    _ensure_available(model)
     if layer is None:
         layer = model2layers.get(model)
     if layer is None:
@@ -76,9 +91,77 @@ def _scorer(model: str, layer: int | None):
     return scorer, layer
 
 
+def _offline() -> bool:
+    """``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set (read now, not at import)."""
+    return any(
+        (os.environ.get(name) or "").strip().upper() in ("1", "ON", "YES", "TRUE")
+        for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
+
+
+def _hub_cache() -> Path:
+    """The Hugging Face hub cache folder, from the environment as it is now."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]) / "hub"
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def cached(model: str) -> bool:
+    """Whether hub model ``model`` has its ``config.json`` in the local cache (no network)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(model, "config.json", cache_dir=_hub_cache())
+    return isinstance(found, str)
+
+
+def _hub_endpoint() -> str:
+    from huggingface_hub import constants
+
+    return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+
+
+def _hub_reachable(endpoint: str, timeout: float = HUB_PROBE_TIMEOUT) -> str | None:
+    """None when a TCP connection to ``endpoint`` opens within ``timeout`` s, else why not."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _ensure_available(model: str) -> None:
+    """Fail fast, with the fix, when hub model ``model`` is neither cached nor downloadable."""
+    if Path(model).exists() or not _HUB_ID.match(model) or cached(model):
+        return
+    if _offline():
+        raise _not_cached(model, "HF_HUB_OFFLINE is set, so nothing is downloaded")
+    endpoint = _hub_endpoint()
+    why = _hub_reachable(endpoint)
+    if why is not None:
+        raise _not_cached(model, f"the hub ({endpoint}) cannot be reached: {why}")
+
+
+def _not_cached(model: str, why: str) -> MetricError:
+    return MetricError(
+        f"The BERTScore model {model!r} is not in the local Hugging Face cache "
+        f"({_hub_cache()}) and {why}. Cache it on a machine with network: "
+        f"hf download {model} (with the same HF_HOME), or set ETC_BERTSCORE_MODEL / "
+        "--bertscore-model to a local model folder."
+    )
+
+
 def _load_error(model: str, exc: Exception) -> MetricError:
     return MetricError(
-        f"Cannot load the BERTScore model {model!r} ({type(exc).__name__}: {str(exc)[:200]}). "
+        f"Cannot load the BERTScore model {model!r} ({type(exc).__name__}: {exc}). "
         "Set --bertscore-model or ETC_BERTSCORE_MODEL to a local model folder or a hub id "
         "that this machine can download, and --bertscore-layer / ETC_BERTSCORE_LAYER if it is "
         "not a model bert-score knows."

@@ -18,6 +18,7 @@ from . import Context, Fact, MetricData
 
 MAX_ORDER = 4
 STAGE = "lexical"
+FAMILY = "lexical"
 TOKENS = True
 FACTS = tuple(
     Fact(

@@ -21,6 +21,7 @@ from ..errors import MetricError
 from . import Context, Fact, MetricData, erc
 
 STAGE = "lexical"
+FAMILY = "classification"
 TOKENS = True
 FACTS = (
     Fact(

@@ -42,6 +42,7 @@ from ..corpus import CATEGORIES
 from . import Context, Fact, MetricData
 
 STAGE = "lexical"  # the offline first stage: cheap, every submission has it
+FAMILY = "classification"
 TRACK = "erc"
 N = len(CATEGORIES)
 #: the six non-neutral categories' columns (micro_f1_no_neutral)

@@ -2,7 +2,7 @@
 
 The reference row "a person" (:func:`etclib.erc.human_ceiling`) scores each of the three
 annotators against the majority of the *other two* (a category is theirs when both chose it,
-``neutral`` alone when none is: :func:`etclib.labeljudge.pair_consensus`), then averages over the
+``neutral`` alone when none is: :func:`etclib.categories.pair_consensus`), then averages over the
 three. That is a stricter reference than the 2-of-3 aggregated label a system is scored
 against. Here a system gets the same references: its predictions are scored with every ERC
 measure of :mod:`etclib.metrics.erc` against each of the three leave-one-annotator-out
@@ -24,6 +24,7 @@ from . import Context, Fact, MetricData
 from . import erc as erc_metric
 
 STAGE = "lexical"
+FAMILY = "classification"
 TRACK = "erc"
 #: the ERC measures scored against the leave-one-annotator-out references
 MEASURES = (
@@ -64,8 +65,7 @@ def signature(ctx: Context | None = None, data: MetricData | None = None) -> dic
 def references(corpus, keys) -> np.ndarray:
     """Items x 3 x 7 booleans: for annotator ``i``, the consensus of the other two (both chose
     the category; ``neutral`` alone when they share none), as label-set indicator rows."""
-    from ..categories import from_indicator, indicator
-    from ..labeljudge import pair_consensus
+    from ..categories import from_indicator, indicator, pair_consensus
 
     votes = []
     for d, t, r in keys:

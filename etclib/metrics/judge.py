@@ -40,6 +40,7 @@ from ..judge.runner import Judge, JudgeSettings, judge_items, run_sync
 from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
 STAGE = "judge"
+FAMILY = "judge"
 FACTS = (
     Fact(
         "precision",

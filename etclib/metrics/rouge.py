@@ -14,6 +14,7 @@ from .. import tokenize
 from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
 STAGE = "lexical"
+FAMILY = "lexical"
 TOKENS = True
 FACTS = (
     Fact(

@@ -4,7 +4,10 @@ It speaks three protocols on one random port, each answered from the same ``resp
 
 - OpenAI Chat Completions: ``POST /v1/chat/completions`` (JSON reply, or Server-Sent Events
   chunks ending in ``data: [DONE]`` when the body has ``"stream": true``; a usage chunk is sent
-  when ``stream_options.include_usage`` is true). ``GET /v1/models`` lists ``models``.
+  when ``stream_options.include_usage`` is true). ``GET /v1/models`` lists ``models`` (with
+  ``model_fields[name]`` added to a model's entry, as vLLM adds ``root`` and ``parent``; 401
+  without ``api_key`` when one is set); set
+  ``models_fault`` to ``"hang"`` or a status to fail it; ``model_probes`` counts them.
 - Gemini: ``POST /{version}/models/{model}:generateContent`` and
   ``POST /{version}/models/{model}:streamGenerateContent?alt=sse``.
 - Anthropic Messages: ``POST /v1/messages`` (a ``message`` object, or with ``"stream": true``
@@ -87,11 +90,19 @@ API:
   ``"anthropic-stream"``, or ``"openai*"`` / ``"gemini*"`` / ``"anthropic*"`` for both forms; ``answered=True`` counts only requests answered normally;
   ``counts()`` is a Counter by kind; ``reset()`` clears the log and the concurrency peak.
 - ``max_in_flight``: the highest number of requests handled at the same time.
+- ``gather`` (0: off): hold every request until that many have been in flight together (or
+  ``gather_timeout`` seconds passed, a guard against a hang), then answer them all: a client
+  that really sends N calls at once makes ``max_in_flight == N`` on any machine, where a
+  ``latency`` only makes the overlap likely. ``reset()`` starts a new gathering.
 - Token usage in answers: prompt tokens = characters of the request text, completion tokens =
   characters of the reply (so tests can predict them), plus ``reasoning_tokens`` (default 0)
   reported as OpenAI's ``completion_tokens_details.reasoning_tokens`` (counted in
   ``completion_tokens``, as OpenAI counts them), Gemini's ``thoughtsTokenCount`` and
-  Anthropic's ``output_tokens_details.thinking_tokens`` (counted in ``output_tokens``).
+  Anthropic's ``output_tokens_details.thinking_tokens`` (counted in ``output_tokens``), and
+  ``cached_tokens`` (default 0, at most the prompt's) reported as OpenAI's
+  ``prompt_tokens_details.cached_tokens`` and Gemini's ``cachedContentTokenCount`` (both part
+  of the prompt tokens, as the services count them; Anthropic's cache reads come from its
+  prompt cache below).
 """
 
 from __future__ import annotations
@@ -205,15 +216,31 @@ class FakeLLMServer:
         self.reasoning_models = reasoning_models
         self.retry_delay = retry_delay
         self.snapshots = dict(snapshots or {})
+        #: extra fields of a model in ``GET /v1/models`` (vLLM's ``root``, ``parent``)
+        self.model_fields: dict[str, dict[str, Any]] = {}
+        #: ``"hang"`` or an HTTP status for every ``GET /v1/models``; None answers it
+        self.models_fault: str | int | None = None
+        #: ``GET /v1/models`` requests received
+        self.model_probes = 0
+        #: whether ``GET /v1/models`` checks ``api_key`` (as vLLM and OpenAI do); False lets a
+        #: test's probe pass so that the generation meets the 401
+        self.models_check_key = True
         #: thinking / reasoning tokens reported with every answer
         self.reasoning_tokens = 0
         #: Anthropic prompt cache: the system texts marked ``cache_control`` seen so far
         self.prompt_cache: set[str] = set()
+        #: prompt tokens reported as served from the prompt cache with every plain answer
+        self.cached_tokens = 0
+        #: headers added to every OpenAI error answer (``x-should-retry``, ``retry-after-ms``)
+        self.error_headers: dict[str, str] = {}
         self.requests: list[FakeRequest] = []
         self.max_in_flight = 0
+        self.gather = 0
+        self.gather_timeout = 30.0
         self._in_flight = 0
         self._faults: collections.deque[tuple[str | int, Callable | None]] = collections.deque()
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -238,6 +265,8 @@ class FakeLLMServer:
     def stop(self) -> None:
         """Stop serving; hanging handlers are released."""
         self._stopping.set()
+        with self._arrived:
+            self._arrived.notify_all()  # release requests held by ``gather``
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -349,6 +378,16 @@ class FakeLLMServer:
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            self._arrived.notify_all()
+
+    def _gather(self) -> None:
+        """With ``gather`` set: wait until that many requests have been in flight together."""
+        with self._arrived:
+            if self.gather:
+                self._arrived.wait_for(
+                    lambda: self.max_in_flight >= self.gather or self._stopping.is_set(),
+                    timeout=self.gather_timeout,
+                )
 
     def _leave(self) -> None:
         with self._lock:
@@ -528,6 +567,8 @@ class _Handler(BaseHTTPRequestHandler):
                     "code": None,
                 }
             }
+        if kind.startswith("openai") and self.fake.error_headers:
+            headers = {**self.fake.error_headers, **(headers or {})}
         self._send_json(status, body, headers)
 
     def _break_stream(self) -> None:
@@ -543,8 +584,24 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
         path = urlsplit(self.path).path
         if path.rstrip("/") == "/v1/models":
+            self.fake.model_probes += 1
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+            if self.fake.models_check_key and self.fake.api_key not in (None, key):
+                self._error("openai", 401, "Unauthorized")  # as vLLM's --api-key and OpenAI do
+                return
+            if self.fake.models_fault == "hang":
+                self.fake._sleep(self.fake.hang_seconds)
+            elif isinstance(self.fake.models_fault, int):
+                self._error("openai", self.fake.models_fault, "models route failed")
+                return
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                {
+                    "id": m,
+                    "object": "model",
+                    "created": 0,
+                    "owned_by": "fake",
+                    **self.fake.model_fields.get(m, {}),
+                }
                 for m in self.fake.models
             ]
             self._send_json(200, {"object": "list", "data": data})
@@ -594,6 +651,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, fake: FakeLLMServer, req: FakeRequest, key: str) -> None:
         fault = fake._record(req)
+        fake._gather()
         if fake.api_key is not None and key != fake.api_key:
             req.fault = 401
             # echoes the key it got, as some servers do: the leak tests rely on it
@@ -655,8 +713,17 @@ class _Handler(BaseHTTPRequestHandler):
         if req.kind.startswith("anthropic"):
             self._anthropic(fake, req, served, reply, "max_tokens" if fault == "length" else None)
             return
-        if (fault == "length" or fake.reasoning_tokens) and not req.stream:
-            self._send_json(200, _full_reply(req, served, reply, fake.reasoning_tokens, fault))
+        if (fault == "length" or fake.reasoning_tokens or fake.cached_tokens) and not req.stream:
+            body = _full_reply(req, served, reply, fake.reasoning_tokens, fault)
+            cached = min(fake.cached_tokens, prompt_tokens)
+            if req.kind.startswith("gemini"):
+                body["usageMetadata"]["cachedContentTokenCount"] = cached
+            else:
+                body["usage"]["prompt_tokens_details"] = {
+                    "cached_tokens": cached,
+                    "audio_tokens": 0,
+                }
+            self._send_json(200, body)
             return
         if req.kind == "openai":
             self._send_json(200, _openai_reply(served, reply, prompt_tokens, completion_tokens))

@@ -43,14 +43,21 @@ def specs() -> list[ProviderSpec]:
 
 
 def _install() -> None:
-    """Hand every spec's model rows to the capability table and its secret names to
-    redaction (both sit below this package and cannot import it)."""
-    from ... import redact
-    from .. import models
-
+    """Hand every spec's model rows to the capability table, its secret names to redaction
+    and its SDK floor to :mod:`etclib.llm.sdk` (all sit below this package and cannot import
+    it)."""
     for spec in specs():
-        models.install(spec.name, spec.models, spec.token_param, spec.unknown_model)
-        redact.add_secret_settings(spec.secret_settings)
+        _install_one(spec)
+
+
+def _install_one(spec: ProviderSpec) -> None:
+    from ... import redact
+    from .. import models, sdk
+
+    models.install(spec.name, spec.models, spec.token_param, spec.unknown_model)
+    redact.add_secret_settings(spec.secret_settings)
+    if spec.sdk_floor is not None and spec.package:
+        sdk.install(spec.package, *spec.sdk_floor)
 
 
 _install()
@@ -59,10 +66,5 @@ _install()
 def register(name: str, target: ProviderSpec | str) -> None:
     """Add a provider from outside etclib (a plugin, a test): same collision rule as the
     library's own; its rows and secret names are installed at once."""
-    from ... import redact
-    from .. import models
-
     REGISTRY.register(name, target)
-    spec = REGISTRY.get(name)
-    models.install(spec.name, spec.models, spec.token_param, spec.unknown_model)
-    redact.add_secret_settings(spec.secret_settings)
+    _install_one(REGISTRY.get(name))

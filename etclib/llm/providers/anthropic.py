@@ -14,7 +14,7 @@ is ``claude-haiku-4-5``). Install with ``pip install anthropic`` (2.x; or ``etcl
 - The judge: its long fixed prompt (the system message, the same for every item of a kind) is
   sent as a text block with ``cache_control: {"type": "ephemeral"}``, so that after the first
   request it is read from Anthropic's prompt cache (``usage.cache_read_input_tokens``, counted
-  as ``cached_input_tokens``); a prompt shorter than the model's cache minimum is simply not
+  as ``cached_tokens``, billed at the cached-input price); a prompt shorter than the model's cache minimum is simply not
   cached. The answer's JSON schema goes in ``output_config.format`` (structured outputs); a
   model whose row says ``structured=False`` gets only the prompt's own request for JSON.
 - Replies: the text blocks of ``content`` (thinking blocks left out); ``stop_reason``
@@ -36,7 +36,7 @@ from typing import Any
 from .. import chat
 from ..chat import Reply
 from ..models import ModelInfo
-from .base import DEFAULT_TIMEOUT, ProviderSpec
+from .base import DEFAULT_TIMEOUT, ProviderSpec, http_timeout
 
 #: ``max_tokens`` when the caller sets none (the API requires one)
 DEFAULT_MAX_TOKENS = 1024
@@ -87,6 +87,7 @@ class AnthropicSpec(ProviderSpec):
     label = "Anthropic Claude"
     description = "Anthropic Claude (Messages API), temperature 0, streaming."
     package = "anthropic"
+    sdk_floor = ("2.0", "output_config structured outputs (API version 2026-10-21)")
     key_settings = ("ANTHROPIC_API_KEY",)
     base_url_setting = "ANTHROPIC_BASE_URL"
     default_endpoint = "https://api.anthropic.com"
@@ -99,13 +100,35 @@ class AnthropicSpec(ProviderSpec):
     #: Claude takes no sampling settings: API version 2026-10-21 (the one the ``anthropic``
     #: 2.x SDKs send) refuses ``temperature`` / ``top_p`` / ``top_k`` with a 400, even at their
     #: defaults, and the SDK has no such arguments. Thinking is a ``budget`` (0: disabled).
-    #: Prices: USD per 1M input / output tokens, list prices (cache reads and writes ignored);
+    #: Prices: USD per 1M input / output / cache-read input tokens, list prices (cache writes
+    #: billed as ordinary input);
     #: the ``claude`` row is the family's fallback (thinking as the server decides, no price).
     models = (
         ModelInfo("claude", "anthropic", thinking="budget", **_CLAUDE),
-        ModelInfo("claude-haiku-4-5", "anthropic", price=(1.00, 5.00), **_OFF, **_CLAUDE),
-        ModelInfo("claude-sonnet-4-5", "anthropic", price=(3.00, 15.00), **_OFF, **_CLAUDE),
-        ModelInfo("claude-opus-4-5", "anthropic", price=(5.00, 25.00), **_OFF, **_CLAUDE),
+        ModelInfo(
+            "claude-haiku-4-5",
+            "anthropic",
+            price=(1.00, 5.00),
+            cached_input=0.10,
+            **_OFF,
+            **_CLAUDE,
+        ),
+        ModelInfo(
+            "claude-sonnet-4-5",
+            "anthropic",
+            price=(3.00, 15.00),
+            cached_input=0.30,
+            **_OFF,
+            **_CLAUDE,
+        ),
+        ModelInfo(
+            "claude-opus-4-5",
+            "anthropic",
+            price=(5.00, 25.00),
+            cached_input=0.50,
+            **_OFF,
+            **_CLAUDE,
+        ),
     )
     hints = {
         "auth": "Check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL).",
@@ -133,6 +156,7 @@ class AnthropicSpec(ProviderSpec):
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         base_url: str | None = None,
+        connect_timeout: float | None = None,
     ) -> Any:
         key = self.require_key(api_key)
         try:
@@ -143,7 +167,7 @@ class AnthropicSpec(ProviderSpec):
         return cls(
             api_key=key,
             base_url=base_url or self.base_url() or None,
-            timeout=timeout,
+            timeout=http_timeout(timeout, connect_timeout),
             max_retries=0,
         )
 

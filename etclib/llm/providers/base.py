@@ -25,6 +25,16 @@ from ..models import Decoding, ModelInfo
 DEFAULT_TIMEOUT = 60.0
 
 
+def http_timeout(timeout: float, connect_timeout: float | None = None) -> Any:
+    """``timeout`` seconds for each read, ``connect_timeout`` (default the same) to connect:
+    an ``httpx.Timeout`` when they differ (the openai and anthropic SDKs take either)."""
+    if connect_timeout is None:
+        return timeout
+    import httpx
+
+    return httpx.Timeout(float(timeout), connect=float(connect_timeout))
+
+
 class ProviderSpec:
     """One provider; subclasses set the facts and write the codec methods."""
 
@@ -36,6 +46,8 @@ class ProviderSpec:
     description: ClassVar[str] = ""
     #: the pip package of its SDK
     package: ClassVar[str] = ""
+    #: the lowest version of that SDK etclib works with, and what needs it (:mod:`etclib.llm.sdk`)
+    sdk_floor: ClassVar[tuple[str, str] | None] = None
     #: settings that may hold the key, first set wins; all of them are secrets
     key_settings: ClassVar[tuple[str, ...]] = ()
     #: other settings whose values are secrets
@@ -61,9 +73,17 @@ class ProviderSpec:
         "a quota of the model service",
         "the provider's usage and billing pages",
     )
+    #: documented requests per day, by (model prefix, key tier), per project and model (the
+    #: judge's pre-flight estimate, :mod:`etclib.judge.pricing`), and where they were read
+    #: (page, date); empty where the provider limits per minute only
+    daily_requests: ClassVar[dict[tuple[str, str], int]] = {}
+    daily_limits_source: ClassVar[tuple[str, str]] = ("", "")
     #: what to set, for a missing key (ConfigError text) and for the site's model picker
     key_help: ClassVar[str] = ""
     availability_help: ClassVar[str] = ""
+    #: whether :meth:`served_models` can ask a server of it which models it serves (the chat
+    #: probes such servers when the provider's endpoint setting points at one)
+    lists_models: ClassVar[bool] = False
 
     # -- settings ---------------------------------------------------------------------------
     @property
@@ -118,9 +138,19 @@ class ProviderSpec:
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         base_url: str | None = None,
+        connect_timeout: float | None = None,
     ) -> Any:
-        """An SDK client with its own retries off (callers own retry policy)."""
+        """An SDK client with its own retries off (callers own retry policy); ``timeout`` is
+        each read's limit, ``connect_timeout`` the connection's (default ``timeout``) where
+        the SDK tells them apart."""
         raise NotImplementedError
+
+    def served_models(
+        self, base_url: str, api_key: str | None = None, timeout: float = 2.0
+    ) -> list[dict[str, Any]]:
+        """The models a server of this provider at ``base_url`` serves, each as the server
+        describes it (one attempt, ``timeout`` seconds); only where :attr:`lists_models`."""
+        raise NotImplementedError(f"{self.label} servers are not asked for their models")
 
     async def aclose(self, client: Any) -> None:
         await client.close()

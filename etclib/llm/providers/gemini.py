@@ -2,8 +2,9 @@
 
 Settings: ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``); ``ETC_GEMINI_BASE_URL`` overrides the
 endpoint (a proxy, or the loopback fake server in tests). The system message becomes the
-``system_instruction``; the judge asks for JSON with ``response_mime_type`` and a
-``response_schema``. A 429 whose ``google.rpc.QuotaFailure`` names a per-day quota
+``system_instruction``; the judge asks for JSON with ``response_mime_type`` and the answer's
+JSON Schema as ``response_json_schema`` (as google-genai takes it; no conversion to Gemini's own
+``Schema`` form). A 429 whose ``google.rpc.QuotaFailure`` names a per-day quota
 (``GenerateRequestsPerDayPerProjectPerModel-FreeTier``) is a used-up quota; a per-minute one
 stays a rate limit (its ``RetryInfo`` delay is honoured).
 
@@ -41,25 +42,12 @@ from .base import DEFAULT_TIMEOUT, ProviderSpec
 _GEMINI = dict(token_param="max_output_tokens")
 
 
-def response_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """OpenAPI-subset schema as Gemini's ``response_schema`` takes it (ordered properties)."""
-    out: dict[str, Any] = {"type": schema["type"].upper()}
-    if "enum" in schema:
-        out["enum"] = list(schema["enum"])
-    if "items" in schema:
-        out["items"] = response_schema(schema["items"])
-    if "properties" in schema:
-        out["properties"] = {k: response_schema(v) for k, v in schema["properties"].items()}
-        out["required"] = list(schema.get("required", []))
-        out["property_ordering"] = list(schema["properties"])
-    return out
-
-
 class GeminiSpec(ProviderSpec):
     name = "gemini"
     description = "Google Gemini (google-genai), temperature 0, streaming."
     label = "Google Gemini"
     package = "google-genai"
+    sdk_floor = ("1.51", "ThinkingConfig.thinking_level for Gemini 3")
     key_settings = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     base_url_setting = "ETC_GEMINI_BASE_URL"
     default_endpoint = "https://generativelanguage.googleapis.com"
@@ -77,6 +65,7 @@ class GeminiSpec(ProviderSpec):
             thinking="level",
             thinking_default="low",
             price=(2.00, 12.00),
+            cached_input=0.2,
             **_GEMINI,
         ),
         ModelInfo(
@@ -86,6 +75,7 @@ class GeminiSpec(ProviderSpec):
             thinking_default=128,
             thinking_min=128,
             price=(1.25, 10.00),
+            cached_input=0.125,
             **_GEMINI,
         ),
         ModelInfo(
@@ -94,6 +84,7 @@ class GeminiSpec(ProviderSpec):
             thinking="budget",
             thinking_default=0,
             price=(0.10, 0.40),
+            cached_input=0.01,
             **_GEMINI,
         ),
         ModelInfo(
@@ -102,10 +93,11 @@ class GeminiSpec(ProviderSpec):
             thinking="budget",
             thinking_default=0,
             price=(0.30, 2.50),
+            cached_input=0.03,
             **_GEMINI,
         ),
         ModelInfo("gemini-2.0-flash-lite", "gemini", price=(0.075, 0.30), **_GEMINI),
-        ModelInfo("gemini-2.0-flash", "gemini", price=(0.10, 0.40), **_GEMINI),
+        ModelInfo("gemini-2.0-flash", "gemini", price=(0.10, 0.40), cached_input=0.025, **_GEMINI),
     )
     hints = {
         "auth": "Check GEMINI_API_KEY (or GOOGLE_API_KEY) and its permissions.",
@@ -118,6 +110,18 @@ class GeminiSpec(ProviderSpec):
         "the daily request quota",
         "https://aistudio.google.com/usage (limits: https://ai.google.dev/gemini-api/docs/rate-limits)",
     )
+    #: Google's free tier and tier 1 (changed without notice, as in December 2025)
+    daily_requests = {
+        ("gemini-2.5-pro", "free"): 100,
+        ("gemini-2.5-flash", "free"): 250,
+        ("gemini-2.5-flash-lite", "free"): 1000,
+        ("gemini-2.0-flash", "free"): 200,
+        ("gemini-2.0-flash-lite", "free"): 200,
+        ("gemini-2.5-pro", "tier1"): 10_000,
+        ("gemini-2.5-flash", "tier1"): 10_000,
+        ("gemini-2.5-flash-lite", "tier1"): 10_000,
+    }
+    daily_limits_source = ("https://ai.google.dev/gemini-api/docs/rate-limits", "2025-11")
     key_help = (
         "No Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment or "
         "in .streamlit/secrets.toml; get one at https://aistudio.google.com/apikey."
@@ -131,9 +135,11 @@ class GeminiSpec(ProviderSpec):
         timeout: float = DEFAULT_TIMEOUT,
         api_key: str | None = None,
         base_url: str | None = None,
+        connect_timeout: float | None = None,
     ) -> Any:
         """A ``google.genai.Client`` (its ``.aio`` is the async client) making one attempt per
-        request."""
+        request; google-genai has one timeout for the whole request (``connect_timeout`` is not
+        told apart)."""
         key = self.require_key(api_key)
         try:
             from google import genai
@@ -148,8 +154,8 @@ class GeminiSpec(ProviderSpec):
         return genai.Client(api_key=key, vertexai=False, http_options=options)
 
     async def aclose(self, client: Any) -> None:
-        """``client.aio.aclose()`` exists from google-genai 1.39 (the floor in
-        requirements.txt); with an older SDK the transport is released when collected."""
+        """``client.aio.aclose()`` exists from google-genai 1.39 (below the floor in
+        etclib.llm.sdk); with an older SDK the transport is released when collected."""
         close = getattr(getattr(client, "aio", None), "aclose", None)
         if close is not None:
             await close()
@@ -159,7 +165,9 @@ class GeminiSpec(ProviderSpec):
 
     def json_request(self, req, kind, schema, fmt) -> dict[str, Any]:
         req["config"]["response_mime_type"] = "application/json"
-        req["config"]["response_schema"] = response_schema(schema)
+        # google-genai takes a JSON Schema as it is (response_json_schema): the OpenAI form,
+        # key order kept (``reasoning`` before ``label``)
+        req["config"]["response_json_schema"] = schema
         return req
 
     def token_limit(self, req: dict[str, Any]) -> int | None:

@@ -41,13 +41,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__, reference, studiesdb
-from .corpus import Corpus
-from .errors import JudgeError
-from .judge.parse import SUPPORTED
-from .judge.runner import Judge, JudgeSettings, RequestFailed, gather_items, judge_items, run_sync
-from .metrics.judge import item_prf
-from .task import items
+from .. import __version__, reference
+from ..corpus import Corpus
+from ..errors import JudgeError
+from ..judge.parse import SUPPORTED
+from ..judge.runner import Judge, JudgeSettings, RequestFailed, gather_items, judge_items, run_sync
+from ..metrics.judge import item_prf
+from ..task import items
+from . import db as studiesdb
 
 #: The checks' bounds: a reference against itself scores at least this F1 (x100) ...
 SELF_MIN = 90.0
@@ -63,7 +64,9 @@ DEFAULT_PAIRS = 20
 DEFAULT_SEED = 0
 SPLIT = "test"
 
-_SCHEMA = """
+_SCHEMA = studiesdb.register(
+    "calibration",
+    """
 CREATE TABLE IF NOT EXISTS judge_calibrations (
     run_id VARCHAR PRIMARY KEY,
     signature VARCHAR NOT NULL,
@@ -84,7 +87,8 @@ CREATE TABLE IF NOT EXISTS judge_calibrations (
     etclib_version VARCHAR NOT NULL,
     created_at TIMESTAMP NOT NULL
 );
-"""
+""",
+)
 
 
 # --- the paper's figures ---------------------------------------------------------------------
@@ -226,7 +230,7 @@ def calibrate(
         "problems": [],
     }
     if check:
-        from .judge.check import preflight
+        from ..judge.check import preflight
 
         pre = preflight(settings, corpus, n=1)
         if not pre["ok"]:

@@ -1,6 +1,6 @@
 """Study 1 of docs/judge_vs_human.md: an LLM labels transcriptions with ETC's seven categories.
 
-``etclib judge-labels`` asks an LLM (OpenAI or Gemini) to label each emotion transcription of a
+``etclib judge-labels`` asks an LLM (any registered provider, :mod:`etclib.llm.providers`) to label each emotion transcription of a
 split with the categories the three annotators used (multi-label), with the versioned prompt
 ``etclib/prompts/label_judge.toml``. The questions go through the scoring judge's machinery
 (:mod:`etclib.judge`): its providers (structured output with the ``labels`` schema), its
@@ -32,89 +32,49 @@ Without a run, only the human columns are filled (the yardstick alone).
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import math
 import re
-import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
-from string import Template
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from . import __version__, llm, studiesdb
+from ..categories import ANNOTATORS, pair_consensus
+from ..corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, SPLITS, Corpus, Utterance
+from ..errors import JudgeError, TaskError
+from . import db as studiesdb
+from . import labelling
 from .agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
     confusion_matrix,
     kappa_with_ci,
 )
-from .annotation import connect_studies
-from .corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, SPLITS, Corpus, Utterance
-from .errors import JudgeError, TaskError
-from .judge import providers, runner
-from .judge.parse import AnswerParseError
-from .llm.models import Decoding
 
 PROMPT_NAME = "label_judge"
-PROVIDERS: tuple[str, ...] = llm.PROVIDERS
-ANNOTATORS = 3
-#: Called with one message list, returns the model's reply text.
-Ask = Callable[[list[dict[str, str]]], str]
 
 
 # --- prompt ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class LabelPrompt:
+class LabelPrompt(labelling.ChatPrompt):
     """The versioned label-judge prompt (``etclib/prompts/label_judge.toml``)."""
-
-    name: str
-    version: int
-    system: str
-    instruction: Template
-    digest: str
-
-    @property
-    def signature(self) -> str:
-        return f"{self.name}-v{self.version}-{self.digest[:8]}"
 
     def messages(self, transcription: str) -> list[dict[str, str]]:
         """Chat messages (system, user) asking for the labels of one transcription."""
-        user = self.instruction.substitute(transcription=transcription)
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+        return self.chat(transcription=transcription)
 
 
 @lru_cache(maxsize=1)
 def load_prompt() -> LabelPrompt:
     """Load and check ``etclib/prompts/label_judge.toml``."""
-    try:
-        text = resources.files("etclib.prompts").joinpath(f"{PROMPT_NAME}.toml").read_text("utf-8")
-    except FileNotFoundError:
-        raise TaskError(
-            f"The label-judge prompt etclib/prompts/{PROMPT_NAME}.toml is missing."
-        ) from None
-    try:
-        raw = tomllib.loads(text)
-        system, instruction = raw["system"], raw["instruction"]
-        name, version = raw["name"], int(raw["version"])
-    except (tomllib.TOMLDecodeError, KeyError, ValueError) as exc:
-        raise TaskError(
-            f"etclib/prompts/{PROMPT_NAME}.toml is invalid ({exc}): it needs name, version, "
-            "system and instruction."
-        ) from None
-    if "$transcription" not in instruction:
-        raise TaskError(f"etclib/prompts/{PROMPT_NAME}.toml: instruction lacks $transcription.")
-    digest = hashlib.sha256(f"{system}\x00{instruction}".encode()).hexdigest()
-    return LabelPrompt(name, version, system, Template(instruction), digest)
+    return labelling.load_prompt(PROMPT_NAME, ("transcription",), "label-judge", LabelPrompt)
 
 
 # --- answers -------------------------------------------------------------------------------
@@ -156,122 +116,13 @@ def parse_labels(text: str) -> tuple[str, ...]:
     return normalise(keys)
 
 
-# --- calling the LLM -------------------------------------------------------------------------
-
-
-class _AskProvider:
-    """A judge provider that answers through a plain ``ask(messages) -> text`` function."""
-
-    endpoint = "ask()"
-
-    def __init__(self, name: str, model: str, ask: Ask):
-        self.name = name
-        self.model = model
-        self._ask = ask
-
-    def decoding(self, temperature: float = providers.TEMPERATURE) -> Decoding:
-        return llm.decoding(self.name, self.model, temperature=temperature)
-
-    def request(
-        self,
-        kind: str,
-        messages: list[dict[str, str]],
-        *,
-        temperature: float = providers.TEMPERATURE,
-    ) -> dict[str, Any]:
-        # "client" keeps these answers apart from the real provider's in the cache
-        return {
-            "client": "ask",
-            "model": self.model,
-            "messages": messages,
-            "temperature": temperature,
-        }
-
-    async def complete(self, request: dict[str, Any]) -> providers.Reply:
-        return providers.Reply(await asyncio.to_thread(self._ask, request["messages"]))
-
-    async def aclose(self) -> None:
-        pass
-
-
-def _make_provider(settings: runner.JudgeSettings, ask: Ask | None) -> providers.Provider:
-    """The judge provider (a missing key raises ConfigError), or one that calls ``ask``."""
-    if ask is not None:
-        return _AskProvider(settings.provider, settings.model, ask)
-    return providers.build(
-        settings.provider, settings.model, timeout=settings.timeout, thinking=settings.thinking
-    )
-
-
-def _parse_answer(text: str) -> list[str]:
-    try:
-        return list(parse_labels(text))
-    except JudgeError as exc:
-        raise AnswerParseError(str(exc)) from None  # the runner retries it
-
-
-@dataclass(frozen=True)
-class _Labelled:
-    key: tuple[int, int, str]
-    labels: tuple[str, ...] | None
-    raw: str
-    cached: bool
-    error: str = ""
-
-
-async def _label_all(
-    items: list[Utterance],
-    prompt: LabelPrompt,
-    temperature: float,
-    settings: runner.JudgeSettings,
-    ask: Ask | None,
-) -> list[_Labelled]:
-    """Ask for the labels of every item through the judge runner, in item order."""
-    provider = _make_provider(settings, ask)
-    try:
-        async with runner.Judge(settings, provider=provider, model_option="--model") as judge:
-
-            async def one(u: Utterance) -> _Labelled:
-                try:
-                    answer = await judge.ask(
-                        "labels",
-                        prompt.signature,
-                        prompt.messages(u.transcription),
-                        _parse_answer,
-                        temperature=float(temperature),
-                        fields={"text": u.transcription},
-                    )
-                except runner.RequestFailed as exc:
-                    return _Labelled(u.key, None, exc.raw, cached=False, error=str(exc))
-                return _Labelled(u.key, tuple(answer.value), answer.raw, answer.cached)
-
-            return await runner.gather_items(
-                judge, [one(u) for u in items], desc=f"judge-labels {settings.model}"
-            )
-    finally:
-        await provider.aclose()
-
-
 # --- runs ------------------------------------------------------------------------------------
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS label_runs (
-    run_id VARCHAR PRIMARY KEY,
-    signature VARCHAR NOT NULL,
-    provider VARCHAR NOT NULL,
-    model VARCHAR NOT NULL,
-    prompt VARCHAR NOT NULL,
-    prompt_version INTEGER NOT NULL,
-    prompt_hash VARCHAR NOT NULL,
-    temperature DOUBLE PRECISION NOT NULL,
-    split VARCHAR NOT NULL,
-    n_items INTEGER NOT NULL,
-    n_labelled INTEGER NOT NULL,
-    n_failed INTEGER NOT NULL,
-    etclib_version VARCHAR NOT NULL,
-    created_at TIMESTAMP NOT NULL
-);
+_SCHEMA = studiesdb.register(
+    "labeljudge",
+    labelling.runs_table("label_runs")
+    + """
 CREATE TABLE IF NOT EXISTS label_judgements (
     run_id VARCHAR NOT NULL,
     dialogue_id INTEGER NOT NULL,
@@ -281,23 +132,32 @@ CREATE TABLE IF NOT EXISTS label_judgements (
     raw VARCHAR NOT NULL,
     PRIMARY KEY (run_id, dialogue_id, turn, role)
 );
-"""
-
+""",
+)
+STUDY = labelling.Study(
+    kind="labels",
+    name="labeljudge",
+    command="judge-labels",
+    who="judge",
+    what="transcriptions",
+    schema=_SCHEMA,
+    runs="label_runs",
+    answers="label_judgements",
+    of_run="run_id = ?",
+)
 
 #: A stored judge-labels run: what was asked (``signature``) and how it went.
-LabelRun = runner.LabellingRun
+LabelRun = labelling.LabellingRun
 
 
-def signature(
-    provider: str, model: str, prompt: LabelPrompt, temperature: float, thinking: Any = None
-) -> str:
-    """What a run's labels depend on, sacrebleu style: the decoding settings as sent
-    (``temperature:default`` for a model that takes none, the thinking setting)."""
-    sent = llm.decoding(provider, model, temperature=temperature, thinking=thinking)
-    return (
-        f"labeljudge|provider:{provider}|model:{model}|prompt:{prompt.signature}"
-        f"|{sent.signature()}|etclib:{__version__}"
-    )
+def _questions(items: list[Utterance]) -> list[labelling.Question]:
+    prompt = load_prompt()
+    return [
+        labelling.Question(
+            u.key, prompt.messages(u.transcription), parse_labels, {"text": u.transcription}
+        )
+        for u in items
+    ]
 
 
 def _utterances(corpus: Corpus, split: str) -> list[Utterance]:
@@ -314,21 +174,13 @@ def judge_labels(
     model: str,
     *,
     split: str = "test",
-    temperature: float = 0.0,
-    thinking: Any = None,
-    workers: int = 8,
-    limit: int | None = None,
-    attempts: int = 3,
-    backoff: float = 1.0,
-    ask: Ask | None = None,
     db: str | Path | None = None,
+    **options: Any,
 ) -> LabelRun:
     """Label every transcription of ``split`` with the LLM judge and store the run.
 
-    ``thinking`` is the thinking setting (None: the capability table's, see
-    :mod:`etclib.llm.models`). ``limit`` labels only the first N items (a trial run; its
-    signature says so). ``ask``
-    replaces the provider's client (tests, other endpoints). Questions go through
+    ``options`` are those of :class:`etclib.studies.labelling.Options` (``temperature``,
+    ``thinking``, ``workers``, ``limit``, ``attempts``, ``backoff``, ``ask``). Questions go through
     :meth:`etclib.judge.runner.Judge.ask`: at most ``workers`` calls at a time, answers cached
     in the judge's answer cache. Unusable answers, timeouts, 429 and 5xx are retried (``attempts``
     attempts in all, back-off from ``backoff`` seconds) and then stored as unlabelled; a bad key
@@ -336,57 +188,30 @@ def judge_labels(
     stored and JudgeError says why. A run with the same signature and split replaces the old one.
     """
     prompt = load_prompt()
-    items, sig, settings = runner.labelling_run(
-        provider,
-        model,
-        _utterances(corpus, split),
-        limit=limit,
-        sign=lambda: signature(provider, model, prompt, temperature, thinking),
-        workers=workers,
-        attempts=attempts,
-        backoff=backoff,
-        thinking=thinking,
+    opts = labelling.Options(**options)
+    run, answers = STUDY.label(
+        _questions, _utterances(corpus, split), prompt, provider, model, split, opts
     )
-    answers = runner.run_sync(lambda: _label_all(items, prompt, temperature, settings, ask))
-    run = runner.finished_run(
-        answers,
-        lambda a: a.labels is not None,
-        who="judge",
-        what="transcriptions",
-        signature=sig,
-        provider=provider,
-        model=model,
-        split=split,
-    )
-    run_id = run.run_id
     rows = pd.DataFrame(
         [
             {
-                "run_id": run_id,
+                "run_id": run.run_id,
                 "dialogue_id": a.key[0],
                 "turn": a.key[1],
                 "role": a.key[2],
-                "labels": ",".join(a.labels) if a.labels is not None else None,
+                "labels": ",".join(a.value) if a.value is not None else None,
                 "raw": a.raw,
             }
             for a in answers
         ]
     )
-    with connect_studies(db) as con, con.transaction():
-        con.schema("labeljudge", _SCHEMA)
-        con.execute("DELETE FROM label_judgements WHERE run_id = ?", [run_id])
-        con.execute("DELETE FROM label_runs WHERE run_id = ?", [run_id])
-        con.execute(
-            "INSERT INTO label_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            run.record(prompt, temperature, studiesdb.now()),
-        )
-        con.insert("label_judgements", rows)
+    STUDY.store(run, prompt, opts.temperature, rows, db)
     return run
 
 
 def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:
     """Stored runs, newest first (one row per run, with its signature and counts)."""
-    with connect_studies(db, read_only=True) as con:
+    with studiesdb.connect(db, read_only=True) as con:
         con.schema("labeljudge", _SCHEMA)
         return con.frame("SELECT * FROM label_runs ORDER BY created_at DESC, run_id")
 
@@ -395,7 +220,7 @@ def run_labels(
     run_id: str, *, db: str | Path | None = None
 ) -> dict[tuple[int, int, str], tuple[str, ...]]:
     """The labels of a stored run by item key (unusable answers left out)."""
-    with connect_studies(db, read_only=True) as con:
+    with studiesdb.connect(db, read_only=True) as con:
         con.schema("labeljudge", _SCHEMA)
         known = con.execute("SELECT 1 FROM label_runs WHERE run_id = ?", [run_id]).fetchone()
         if not known:
@@ -430,17 +255,6 @@ class LabelStudy:
     yardstick: pd.DataFrame
     confusion: pd.DataFrame | None
     binary: dict[str, pd.DataFrame]
-
-
-def pair_consensus(votes: np.ndarray) -> list[np.ndarray]:
-    """For annotator i: the category is chosen by the other two only when both chose it.
-
-    ``votes``: items x annotators (one category), or items x annotators x categories."""
-    others = [[j for j in range(ANNOTATORS) if j != i] for i in range(ANNOTATORS)]
-    return [votes[:, a] & votes[:, b] for a, b in others]
-
-
-_pair_consensus = pair_consensus
 
 
 def label_study(
@@ -492,7 +306,7 @@ def label_study(
     for c in CATEGORIES:
         votes = np.array([[c in a for a in u.annotations] for u in utterances], dtype=bool)
         majority = np.array([c in u.label for u in utterances], dtype=bool)
-        consensus = _pair_consensus(votes)
+        consensus = pair_consensus(votes)
         per_annotator = []
         for i in range(ANNOTATORS):
             k, lo, hi = with_ci(votes[:, i], consensus[i])

@@ -25,8 +25,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import Problem, RatingsError
 from .agreement import pearson
-from .errors import Problem, RatingsError
 
 COLUMNS: tuple[str, ...] = ("item", "system", "metric", "rater_kind", "rater_id", "score")
 RATER_KINDS: tuple[str, ...] = ("llm", "human")
@@ -273,7 +273,7 @@ def _note(c) -> str:
 
 def reference_dir() -> Path:
     """Folder of published reference figures (:func:`etclib.reference.reference_dir`)."""
-    from .reference import reference_dir as folder
+    from ..reference import reference_dir as folder
 
     return folder()
 

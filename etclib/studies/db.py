@@ -1,9 +1,10 @@
 """The judge-vs-human studies database on either engine: a DuckDB file or a PostgreSQL server.
 
 ``ETC_STUDIES_DB`` (:func:`etclib.config.studies_db`) is a file path (DuckDB, the default
-``data/studies.duckdb``) or a ``postgresql://`` URL (docs/deploy.md). The studies
-(:mod:`etclib.annotation`, :mod:`etclib.labeljudge`, :mod:`etclib.causes`,
-:mod:`etclib.judge_calibration`) write their SQL once,
+``data/studies.duckdb``) or a ``postgresql://`` URL (docs/deploy.md). Each study of
+:mod:`etclib.studies` registers its tables here when it is imported (:func:`register`); this
+module imports none of them (an import-linter contract keeps it so). The studies write their
+SQL once,
 in the subset both engines read the same way: ``?`` placeholders, ``INSERT ... ON CONFLICT``,
 ``CAST(? AS VARCHAR) IS NULL`` for optional filters, times passed as parameters. What differs
 between the engines is here, behind :class:`StudiesConnection`:
@@ -26,7 +27,6 @@ process's pool: committed when the block ends, rolled back when it raises.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -37,8 +37,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import config, serverdb
-from .errors import StoreError
+from .. import config, duckfile, registry, serverdb
+from ..duckfile import not_duckdb
+from ..errors import StoreError
 
 
 def now() -> datetime:
@@ -182,10 +183,16 @@ def connect(
     try:
         with _opening:
             if read_only and not path.exists():
-                raw = duckdb.connect(":memory:")
+                raw = duckfile.connect(":memory:")
             else:
+                reason = not_duckdb(path)
+                if reason:
+                    raise StoreError(
+                        f"Cannot open the studies database {path}: {reason}. Check "
+                        "ETC_STUDIES_DB, or move the file aside to start a new database."
+                    )
                 path.parent.mkdir(parents=True, exist_ok=True)
-                raw = duckdb.connect(str(path))
+                raw = duckfile.connect(path)
     except (duckdb.Error, OSError) as exc:
         raise StoreError(
             f"Cannot open the studies database {path}: {exc}. Check ETC_STUDIES_DB and that no "
@@ -219,21 +226,25 @@ def _server(url: str) -> Iterator[StudiesConnection]:
 
 # --- moving a DuckDB file into PostgreSQL ----------------------------------------------------
 
-#: The studies and the modules whose ``_SCHEMA`` creates their tables (no foreign keys: any
-#: order copies).
-STUDIES: dict[str, str] = {
-    "annotation": "etclib.annotation",
-    "labeljudge": "etclib.labeljudge",
-    "causes": "etclib.causes",
-    "calibration": "etclib.judge_calibration",
-}
+#: Study name -> its ``CREATE TABLE IF NOT EXISTS`` statements, filled by :func:`register` as
+#: each study module is imported (importing :mod:`etclib.studies` imports them all). No
+#: foreign keys between studies: any order copies.
+_SCHEMAS: dict[str, str] = {}
 #: Rows fetched from the source at a time.
 CHUNK = 50_000
 
 
+def register(name: str, ddl: str) -> str:
+    """Declare study ``name``'s tables (``CREATE TABLE IF NOT EXISTS`` statements); returns
+    ``ddl``. A second registration of a name with other statements is an error (the
+    registries' one collision rule, :func:`etclib.registry.add`: two studies would share one
+    schema name on PostgreSQL)."""
+    return registry.add(_SCHEMAS, name, ddl, kind="study", error=StoreError)
+
+
 def schemas() -> dict[str, str]:
-    """Study name -> its ``CREATE TABLE IF NOT EXISTS`` statements."""
-    return {name: importlib.import_module(mod)._SCHEMA for name, mod in STUDIES.items()}
+    """Study name -> its ``CREATE TABLE IF NOT EXISTS`` statements (every registered study)."""
+    return dict(_SCHEMAS)
 
 
 def tables() -> dict[str, str]:

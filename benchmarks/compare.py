@@ -1,0 +1,182 @@
+"""Render time of the comparison page for two 1,010-item entries with every lexical metric
+(BLEU-1..4, ROUGE-1/2/L, category F1) and their intervals and tests, in Debian's Chromium
+driven by Playwright. Targets: cold <= 3 s, warm <= 1 s.
+
+Two computed baselines (constant, copy) are lexically scored into a throw-away leaderboard
+database on the real corpus before the server starts (the board's real settings: 1,000
+bootstrap resamples; the comparison adds 10,000 randomization trials). A render is done when
+the page's title is drawn, its script is idle and the metric table and the item count are on
+the page. *Cold*: the first visit of the comparison URL after the server started, the server
+warmed by one visit to the Leaderboard (a warm server as a visitor meets it; the comparison
+itself not computed yet). *Warm*: the visitor's way there in a running session, as
+``benchmarks/site.py`` measures warm renders (no page reload): on the Leaderboard with entry B
+chosen, a click on "Compare with the one above" until the comparison is drawn (median of
+``--runs``). A fresh session's direct visit of the URL (a page load) is printed beside it.
+Printed beside them: the in-process figures of ``leaderboard.compare.compare`` (first call and
+cached) and of ``etclib.compare`` on the two predictions files.
+
+Run:  .venv/bin/python benchmarks/compare.py [--runs 5]
+Needs the real corpus (ETC_DATA_DIR) and /usr/bin/chromium (apt-get install chromium).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.serve import chromium, running_site, wait_rendered  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+TARGETS = {"cold": 3.0, "warm": 1.0}
+
+SEED = """
+import json
+import leaderboard as lb
+lb.seed_baselines(reported=False, backends=("constant", "copy"), erc_backends=())
+lb.process_jobs()
+board = lb.ranking()
+print(json.dumps(list(board["id"])))
+"""
+
+IN_PROCESS = """
+import json, sys, time
+import leaderboard as lb
+from etclib.corpus import load_corpus
+from leaderboard import compare as lbc
+a, b = sys.argv[1], sys.argv[2]
+load_corpus(); lb.open_db()
+t = time.perf_counter(); c = lbc.compare(a, b); c.per_item(); first = time.perf_counter() - t
+t = time.perf_counter(); lbc.compare(a, b).per_item(); cached = time.perf_counter() - t
+db = lb.open_db()
+files = []
+for sid in (a, b):
+    rows = db.query("SELECT dialogue_id, turn, role, prediction FROM predictions "
+                    "WHERE submission_id = ? ORDER BY item_index", [sid])
+    path = f"{sys.argv[3]}/{sid}.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for d, tn, r, p in rows:
+            rec = {"dialogue_id": d, "turn": tn, "role": r, "prediction": p}
+            f.write(json.dumps(rec, ensure_ascii=False) + "\\n")
+    files.append(path)
+import etclib
+t = time.perf_counter()
+etclib.compare(files[0], files[1], list(c.modules))
+offline = time.perf_counter() - t
+print(json.dumps({"metrics": len(c.metrics), "first": first, "cached": cached,
+                  "offline": offline}))
+"""
+
+
+READY = ("95% interval", "of 1,010 items")
+
+
+def render(context, url: str, ready: tuple[str, ...] = READY) -> float:
+    page = context.new_page()
+    try:
+        start = time.perf_counter()
+        page.goto(url)
+        wait_rendered(page, timeout=120)
+        for text in ready:
+            page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
+        wait_rendered(page, timeout=120)
+        return time.perf_counter() - start
+    finally:
+        page.close()
+
+
+def from_the_board(context, url: str, b: str) -> float:
+    """Leaderboard with B chosen (untimed), then click "Compare with the one above" (timed)."""
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/leaderboard?submission={b}")
+        wait_rendered(page, timeout=120)
+        link = page.get_by_role("link", name="Compare with the one above")
+        link.wait_for(timeout=120_000)
+        start = time.perf_counter()
+        link.click()
+        page.get_by_role("heading", name="Compare two entries").wait_for(timeout=120_000)
+        for text in READY:
+            page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
+        wait_rendered(page, timeout=120)
+        return time.perf_counter() - start
+    finally:
+        page.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="warm visits (default 5)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="etc-bench-compare-") as tmp:
+        base = Path(tmp)
+        env = {
+            "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
+            "ETC_STUDIES_DB": str(base / "studies.duckdb"),
+            "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
+            "ETC_PROGRESS": "0",
+            "ETC_JUDGE_PROVIDER": "",
+            "HF_HUB_OFFLINE": "1",
+        }
+        run_env = {**os.environ, **env}
+        t = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-c", SEED],
+            cwd=REPO,
+            env=run_env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        ).stdout
+        ids = json.loads(out.strip().splitlines()[-1])
+        a, b = ids[0], ids[1]
+        print(f"board: {len(ids)} entries scored in {time.perf_counter() - t:.1f} s; A={a} B={b}")
+        got = json.loads(
+            subprocess.run(
+                [sys.executable, "-c", IN_PROCESS, a, b, tmp],
+                cwd=REPO,
+                env=run_env,
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        print(
+            f"in process: leaderboard.compare first {got['first']:.2f} s, cached "
+            f"{got['cached'] * 1000:.0f} ms ({got['metrics']} metric keys, per-item rows "
+            f"included); etclib.compare on the two files (scoring both) {got['offline']:.2f} s"
+        )
+        with running_site(env) as url, chromium() as context:
+            render(context, f"{url}/leaderboard", ())  # the server warmed, the pair not compared
+            target = f"{url}/compare?track=transcription&a={a}&b={b}"
+            cold = render(context, target)
+            warm = [from_the_board(context, url, b) for _ in range(args.runs)]
+            direct = [render(context, target) for _ in range(args.runs)]
+        median = statistics.median(warm)
+        for name, value in (("cold", cold), ("warm", median)):
+            verdict = "ok" if value <= TARGETS[name] else "OVER TARGET"
+            print(
+                f"comparison page {name}: {value:.2f} s (target <= {TARGETS[name]:.0f} s) {verdict}"
+            )
+        print(f"warm runs (board -> comparison): {', '.join(f'{w:.2f}' for w in warm)} s")
+        print(
+            f"direct visits of the URL in fresh sessions (page loads): median "
+            f"{statistics.median(direct):.2f} s ({', '.join(f'{w:.2f}' for w in direct)})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Compare two predictions files: B − A on every metric, its interval, a paired test, a verdict.
+
+Both files must be of the same split and track. For each metric key: the difference B − A, its
+paired bootstrap 95% interval over items (the leaderboard's resamples: 1,000, seed 20260 by
+default), the p-value of the paired approximate-randomization test (sacrebleu's, on the
+metric's per-item statistics: for a mean over items, the paired permutation test), and the
+verdict "A better" / "no significant difference" / "B better" at alpha 0.05. --json prints
+{"a", "b", "signature", "n_items", "metrics": {key: {a, b, difference, interval, p_value,
+verdict}}}, the shape `python -m leaderboard compare --json` prints for stored entries.
+--per-item writes one JSON line per item: both predictions, the reference, each item score of
+A and B and their difference.
+
+Example:
+  etclib compare baseline.jsonl mine.jsonl
+  etclib compare baseline.jsonl mine.jsonl --metrics bleu,rouge --json
+  etclib compare a.jsonl b.jsonl --per-item items.jsonl --trials 10000 --resamples 1000
+  etclib compare a_labels.jsonl b_labels.jsonl --track erc
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import add_data_argument, add_json_argument, add_track_argument, provider_names
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..comparison import ALPHA, DEFAULT_TRIALS
+    from ..metrics import METRICS
+    from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from .score import _positive
+
+    parser.add_argument("a", help="predictions file of system A (.jsonl or .csv)")
+    parser.add_argument("b", help="predictions file of system B, compared with A (B − A)")
+    parser.add_argument("--split", default="test", choices=("train", "valid", "test"))
+    parser.add_argument(
+        "--metrics",
+        default=None,
+        help=f"comma-separated metric groups (default: the track's; available: "
+        f"{', '.join(METRICS)})",
+    )
+    add_track_argument(parser, detect=True)
+    parser.add_argument(
+        "--resamples",
+        type=_positive,
+        default=DEFAULT_RESAMPLES,
+        help=f"bootstrap resamples of the interval (default {DEFAULT_RESAMPLES})",
+    )
+    parser.add_argument(
+        "--trials",
+        type=_positive,
+        default=DEFAULT_TRIALS,
+        help=f"approximate-randomization trials of the test (default {DEFAULT_TRIALS})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of both (default {DEFAULT_SEED})"
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=ALPHA, help=f"significance level (default {ALPHA})"
+    )
+    parser.add_argument(
+        "--per-item", metavar="OUT", help="write one JSON line per item with both systems' scores"
+    )
+    parser.add_argument(
+        "--bertscore-model", help="BERTScore model: hub id or folder ($ETC_BERTSCORE_MODEL)"
+    )
+    parser.add_argument(
+        "--bertscore-layer", type=int, help="BERTScore layer ($ETC_BERTSCORE_LAYER)"
+    )
+    judge = parser.add_argument_group("LLM judge (--metrics judge; see docs/judge.md)")
+    judge.add_argument(
+        "--judge-provider", choices=provider_names(), help="judge API ($ETC_JUDGE_PROVIDER)"
+    )
+    judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
+    judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
+    add_data_argument(parser)
+    add_json_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..comparison import compare, format_text, write_per_item
+    from ..corpus import load_corpus
+    from ..errors import TaskError
+    from ..predictions import detect_file_track, read_predictions
+    from .score import options
+
+    track = args.track or detect_file_track(args.a) or detect_file_track(args.b)
+    corpus = load_corpus(args.data)
+    systems = []
+    for path in (args.a, args.b):
+        preds = read_predictions(path, split=args.split, corpus=corpus, track=track)
+        for w in preds.warnings:
+            print(f"warning: {path}: {w}", file=sys.stderr)
+        if preds.track != (track or preds.track):
+            raise TaskError(f"{path} is of the {preds.track} track, not {track}.")
+        track = preds.track
+        systems.append(preds)
+    result = compare(
+        systems[0],
+        systems[1],
+        args.metrics,
+        split=args.split,
+        corpus=corpus,
+        options=options(args),
+        track=track,
+        resamples=args.resamples,
+        seed=args.seed,
+        trials=args.trials,
+        alpha=args.alpha,
+        names=(Path(args.a).name, Path(args.b).name),
+    )
+    result.a["source"], result.b["source"] = args.a, args.b
+    if args.per_item:
+        write_per_item(result, args.per_item)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(format_text(result))
+    return 0

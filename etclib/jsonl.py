@@ -1,0 +1,29 @@
+"""JSON Lines as every reader splits them: one record per line, whatever its text holds.
+
+``json.dumps(..., ensure_ascii=False)`` leaves U+2028, U+2029 and U+0085 raw, and
+``str.splitlines()`` (and so many readers: Python's ``io`` in text mode, editors, JavaScript
+before ES2019) breaks a line there: a per-item file read that way had more lines than records.
+:func:`dumps_line` escapes them (``\\u2028``: the same JSON value), and every JSONL writer of the
+project uses it.
+
+>>> dumps_line({"prediction": "a\\u2028b"})
+'{"prediction": "a\\\\u2028b"}'
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: Characters that ``str.splitlines()`` breaks on and JSON may hold raw inside a string.
+_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"}
+
+
+def dumps_line(obj: Any, **kwargs: Any) -> str:
+    """``obj`` as one JSON line (no newline at the end), UTF-8 text kept readable, the
+    characters other readers break lines on escaped."""
+    text = json.dumps(obj, ensure_ascii=False, **kwargs)
+    for ch, escaped in _LINE_BREAKS.items():
+        if ch in text:
+            text = text.replace(ch, escaped)
+    return text

@@ -1,0 +1,81 @@
+"""The provider SDK versions etclib needs, in one table, and the error for an SDK that is too old.
+
+:data:`FLOORS` is the lowest version of each SDK that takes every request field etclib sends
+(each provider spec's ``sdk_floor``, :mod:`etclib.llm.providers`); ``requirements.txt`` and ``pyproject.toml`` (extra ``api``) carry the same floors, and
+``tests/test_sdk_floors.py`` checks both files and the installed versions against this table.
+
+- **google-genai 1.51**: ``ThinkingConfig.thinking_level`` (Gemini 3's thinking setting) came in
+  1.51.0 (2025-11-18, "Add generate_content_config.thinking_level" in the SDK's CHANGELOG.md);
+  an older SDK refuses the field client-side with a pydantic ``ValidationError``.
+- **openai 1.100**: ``reasoning_effort="minimal"`` and ``max_completion_tokens`` for GPT-5
+  (1.99), ``stream_options``, ``client.with_options`` and ``models.list``.
+- **anthropic 2.0**: the Messages API version that takes ``output_config`` (structured outputs)
+  and refuses sampling settings.
+
+An SDK's own validation error for a request etclib built is reported by
+:func:`too_old` as :class:`~etclib.errors.DependencyError` "upgrade google-genai to >= 1.51"
+when the installed version is below the floor (the cause); otherwise it is left as it is.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from ..errors import DependencyError
+
+#: package -> (lowest version etclib works with, what needs it), filled by the provider registry
+#: (:mod:`etclib.llm.providers`) from each spec's ``package`` and ``sdk_floor``.
+FLOORS: dict[str, tuple[str, str]] = {}
+
+
+def install(package: str, floor: str, needs: str) -> None:
+    """Add ``package``'s floor (the provider registry calls this for every spec)."""
+    FLOORS[package] = (floor, needs)
+
+
+def _key(version: str) -> tuple[int, ...]:
+    out = []
+    for part in version.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit()) if not part.isdigit() else part
+        if not part.isdigit():
+            out.append(int(digits or 0))
+            break
+        out.append(int(part))
+    return tuple(out)
+
+
+def installed(package: str) -> str | None:
+    """The installed version of ``package``, or None."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def below_floor(package: str, version: str | None = None) -> bool:
+    """Whether ``version`` (default: the installed one) is below ``package``'s floor."""
+    version = version if version is not None else installed(package)
+    if version is None:
+        return False
+    return _key(version) < _key(FLOORS[package][0])
+
+
+def upgrade_hint(package: str) -> str:
+    """``upgrade google-genai to >= 1.51 (pip install -U 'google-genai>=1.51')``."""
+    floor = FLOORS[package][0]
+    return f"upgrade {package} to >= {floor} (pip install -U '{package}>={floor}')"
+
+
+def too_old(package: str, exc: BaseException, version: str | None = None) -> DependencyError | None:
+    """The error to raise for the SDK's own validation error ``exc`` when the installed
+    ``package`` is below its floor (the likely cause), else None. The full cause is kept."""
+    version = version if version is not None else installed(package)
+    if not below_floor(package, version):
+        return None
+    floor, needs = FLOORS[package]
+    err = DependencyError(
+        f"{package} {version} refused a request etclib built ({needs} needs {package} >= "
+        f"{floor}): {upgrade_hint(package)}. Cause: {type(exc).__name__}: {exc}"
+    )
+    err.upgrade = upgrade_hint(package)  # type: ignore[attr-defined]
+    return err

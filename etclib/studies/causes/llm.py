@@ -1,0 +1,201 @@
+"""An LLM labels the causes of items (RECCON's question), through :mod:`..labelling`."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ...corpus import ROLE_LETTER, SPLITS, Corpus, Dialogue, Utterance
+from ...errors import JudgeError, TaskError
+from .. import db as studiesdb
+from .. import labelling
+from .human import sample_keys
+from .store import SCHEMA, _Db, _join, _split
+from .typology import Key, cause_type
+
+PROMPT_NAME = "causes"
+
+
+# --- prompt ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CausePrompt(labelling.ChatPrompt):
+    """The versioned cause prompt (``etclib/prompts/causes.toml``)."""
+
+    def messages(self, dialogue: Dialogue, target: Utterance) -> list[dict[str, str]]:
+        """Chat messages (system, user) asking for the causes of one item."""
+        lines = [
+            f"[{u.position}] {u.letter}: {u.text}"
+            for u in dialogue.utterances
+            if u.position <= target.position
+        ]
+        user = self.instruction.substitute(
+            dialogue="\n".join(lines),
+            target=target.position,
+            letter=ROLE_LETTER[target.role],
+            transcription=target.transcription,
+        )
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+
+
+@lru_cache(maxsize=1)
+def load_prompt() -> CausePrompt:
+    """Load and check ``etclib/prompts/causes.toml``."""
+    slots = ("dialogue", "target", "letter", "transcription")
+    return labelling.load_prompt(PROMPT_NAME, slots, "cause", CausePrompt)
+
+
+def parse_causes(text: str, target: int) -> tuple[int, ...]:
+    """The cause positions in an answer ``{"reasoning": ..., "causes": [1, 3]}``.
+
+    Code fences and text around the object are ignored; duplicates collapse; ``[]`` means the
+    cause is not in the dialogue. Raises JudgeError for an unusable answer (no object, no list of
+    integers, a number outside 1..``target``).
+    """
+    match = re.search(r"\{.*\}", text or "", flags=re.S)
+    if not match:
+        raise JudgeError(f"The answer has no JSON object: {text[:80]!r}.")
+    try:
+        obj = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        raise JudgeError(f"The answer is not valid JSON ({exc.msg}): {text[:80]!r}.") from None
+    causes = obj.get("causes") if isinstance(obj, dict) else None
+    if not isinstance(causes, list) or not all(
+        isinstance(x, int) and not isinstance(x, bool) for x in causes
+    ):
+        raise JudgeError(f'The answer lacks a "causes" list of integers: {text[:80]!r}.')
+    bad = [x for x in causes if not 1 <= x <= target]
+    if bad:
+        raise JudgeError(
+            f"The answer names utterance {bad[0]}, outside 1..{target} (the dialogue so far)."
+        )
+    return tuple(sorted(set(causes)))
+
+
+# --- LLM labelling -----------------------------------------------------------------------------
+
+#: A stored LLM cause run: what was asked (``signature``) and how it went.
+CauseRun = labelling.LabellingRun
+STUDY = labelling.Study(
+    kind="causes",
+    name="causes",
+    command="causes",
+    who="LLM",
+    what="items",
+    schema=SCHEMA,
+    runs="cause_runs",
+    answers="cause_labels",
+    of_run="source = 'llm' AND source_id = ?",
+)
+
+
+def _questions(items: list[tuple[Dialogue, Utterance]]) -> list[labelling.Question]:
+    prompt = load_prompt()
+    return [
+        labelling.Question(
+            u.key,
+            prompt.messages(d, u),
+            lambda text, target=u.position: parse_causes(text, target),
+            {"item": list(u.key), "transcription": u.transcription},
+        )
+        for d, u in items
+    ]
+
+
+def _items(corpus: Corpus, split: str, db: str | Path | None) -> list[tuple[Dialogue, Utterance]]:
+    if split == "sample":
+        keys = sample_keys(db=db)
+        if not keys:
+            raise TaskError("The cause sample is empty: an admin draws it first (draw_sample).")
+        return [(corpus.by_id[k[0]], _utterance(corpus, k)) for k in keys]
+    if split == "all":
+        dialogues = list(corpus.dialogues)
+    elif split in SPLITS:
+        dialogues = corpus.split(split)
+    else:
+        raise TaskError(f"Unknown split {split!r}. Available: {', '.join(SPLITS)}, all, sample.")
+    return [(d, u) for d in dialogues for u in d.utterances]
+
+
+def _utterance(corpus: Corpus, key: Key) -> Utterance:
+    d = corpus.by_id.get(int(key[0]))
+    match = [u for u in (d.utterances if d else ()) if (u.turn, u.role) == (key[1], key[2])]
+    if not match:
+        raise TaskError(f"No item {key[0]}/{key[1]}/{key[2]} in the corpus.")
+    return match[0]
+
+
+def label_causes(
+    corpus: Corpus,
+    provider: str,
+    model: str,
+    *,
+    split: str = "test",
+    db: str | Path | None = None,
+    **options: Any,
+) -> CauseRun:
+    """Ask an LLM for the cause utterances of every item of ``split`` and store the run.
+
+    ``split`` is ``train`` / ``valid`` / ``test`` / ``all``, or ``sample`` (the items people
+    label). ``options`` are those of :class:`etclib.studies.labelling.Options` (``temperature``,
+    ``thinking``, ``workers``, ``limit``, ``attempts``, ``backoff``, ``ask``). Questions go through
+    :meth:`etclib.judge.runner.Judge.ask` with the ``causes`` schema: at most ``workers`` calls
+    at a time, each answer stored in the judge's answer cache as it arrives, so a rerun, or a run
+    resumed after a crash or Ctrl-C, asks only what was not answered. Unusable answers are retried
+    (``attempts`` in all) and then stored as unlabelled; a bad key or unknown model stops the run
+    with JudgeError and stores nothing. A run with the same signature and split replaces the old.
+    """
+    prompt = load_prompt()
+    opts = labelling.Options(**options)
+    run, answers = STUDY.label(
+        _questions, _items(corpus, split, db), prompt, provider, model, split, opts
+    )
+    rows = pd.DataFrame(
+        [
+            {
+                "source": "llm",
+                "source_id": run.run_id,
+                "dialogue_id": a.key[0],
+                "turn": a.key[1],
+                "role": a.key[2],
+                "causes": None if a.value is None else _join(a.value),
+                "cause_type": None if a.value is None else cause_type(a.key, a.value),
+                "raw": a.raw,
+            }
+            for a in answers
+        ]
+    )
+    rows["labelled_at"] = studiesdb.now()
+    STUDY.store(run, prompt, opts.temperature, rows, db)
+    return run
+
+
+def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:
+    """Stored LLM cause runs, newest first."""
+    with _Db(db, read_only=True) as con:
+        return con.frame("SELECT * FROM cause_runs ORDER BY created_at DESC, run_id")
+
+
+def _latest_run(db: str | Path | None) -> str | None:
+    runs = list_runs(db=db)
+    return None if runs.empty else str(runs.iloc[0]["run_id"])
+
+
+def run_causes(run_id: str, *, db: str | Path | None = None) -> dict[Key, tuple[int, ...]]:
+    """The cause positions of a stored LLM run by item key (unusable answers left out)."""
+    with _Db(db, read_only=True) as con:
+        if not con.execute("SELECT 1 FROM cause_runs WHERE run_id = ?", [run_id]).fetchone():
+            raise JudgeError(f"No cause run {run_id!r}: see `etclib causes` or list_runs().")
+        rows = con.execute(
+            "SELECT dialogue_id, turn, role, causes FROM cause_labels "
+            "WHERE source = 'llm' AND source_id = ? AND causes IS NOT NULL",
+            [run_id],
+        ).fetchall()
+    return {(d, t, r): _split(c) for d, t, r, c in rows}

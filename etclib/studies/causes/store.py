@@ -1,0 +1,60 @@
+"""The cause layer's tables in the studies database."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import db as studiesdb
+from .. import labelling
+
+SCHEMA = studiesdb.register(
+    "causes",
+    labelling.runs_table("cause_runs")
+    + """
+CREATE TABLE IF NOT EXISTS cause_labels (
+    source VARCHAR NOT NULL,
+    source_id VARCHAR NOT NULL,
+    dialogue_id INTEGER NOT NULL,
+    turn INTEGER NOT NULL,
+    role VARCHAR NOT NULL,
+    causes VARCHAR,
+    cause_type VARCHAR,
+    raw VARCHAR NOT NULL,
+    labelled_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (source, source_id, dialogue_id, turn, role)
+);
+CREATE TABLE IF NOT EXISTS cause_sample (
+    dialogue_id INTEGER NOT NULL,
+    turn INTEGER NOT NULL,
+    role VARCHAR NOT NULL,
+    split VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    PRIMARY KEY (dialogue_id, turn, role)
+);
+""",
+)
+
+
+class _Db:
+    """``with _Db(db) as con``: the studies database with the cause tables."""
+
+    def __init__(self, db: str | Path | None, read_only: bool = False):
+        self._cm = studiesdb.connect(db, read_only=read_only)
+
+    def __enter__(self):
+        con = self._cm.__enter__()
+        con.schema("causes", SCHEMA)
+        return con
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
+
+
+def _join(pos: Sequence[int]) -> str:
+    return ",".join(str(p) for p in pos)
+
+
+def _split(text: str | None) -> tuple[int, ...]:
+    return tuple(int(x) for x in (text or "").split(",") if x)

@@ -1,0 +1,449 @@
+"""An LLM labels study items: what the label judge (:mod:`.labeljudge`) and the cause layer
+(:mod:`.causes`) share.
+
+Each study keeps its own prompt (a versioned TOML file under ``etclib/prompts/``), its answer
+parser and its result table; this module runs the rest once for both:
+
+- :func:`load_prompt`: read and check a chat prompt (name, version, system, instruction with
+  the study's ``$slots``), hashed for the signature;
+- :func:`start`: the checks and settings a run starts with (provider, model, ``--limit``, the
+  signature marked with the limit);
+- :func:`ask_all`: one question per item through the scoring judge's machinery
+  (:class:`etclib.judge.runner.Judge`: bounded concurrency, retries, the answer cache), an
+  unusable answer kept as unlabelled;
+- :func:`finished_run` and :meth:`Study.store`: the run's summary (:class:`LabellingRun`) and
+  its rows in the studies database, in one transaction, replacing a run of the same signature;
+- :func:`runs_table`: the run table both studies keep (``label_runs``, ``cause_runs``);
+- :class:`Study`: what differs between the two studies' runs, and :meth:`Study.label`, a whole
+  run from the items to the summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import pandas as pd
+
+from .. import __version__, llm, prompts
+from ..errors import ConfigError, JudgeError
+from ..judge import providers, runner
+from ..judge.parse import AnswerParseError
+from ..llm.models import Decoding
+from ..registry import unknown
+from . import db as studiesdb
+
+#: Called with one message list, returns the model's reply text.
+Ask = Callable[[list[dict[str, str]]], str]
+Key = tuple[int, int, str]
+
+
+# --- prompt ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChatPrompt:
+    """A versioned chat prompt (``etclib/prompts/<name>.toml``): system text and instruction."""
+
+    name: str
+    version: int
+    system: str
+    instruction: Template
+    digest: str
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}-v{self.version}-{self.digest[:8]}"
+
+    def chat(self, **slots: Any) -> list[dict[str, str]]:
+        """Chat messages (system, user) with the instruction's ``$slots`` filled in."""
+        user = self.instruction.substitute(**slots)
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+
+
+def load_prompt(name: str, slots: Sequence[str], what: str, kind: type[ChatPrompt]) -> Any:
+    """Load and check ``etclib/prompts/<name>.toml`` (:func:`etclib.prompts.load`) as a
+    ``kind``; ``what`` names it in the message when it is missing, ``slots`` are the ``$names``
+    its instruction must hold."""
+    p = prompts.load(
+        f"prompts/{name}.toml",
+        slots={"instruction": slots},
+        hashed=("system", "instruction"),
+        what=f"{what} prompt",
+    )
+    return kind(p.name, p.version, p.data["system"], p.template("instruction"), p.digest)
+
+
+def signature(
+    study: str, provider: str, model: str, prompt: ChatPrompt, temperature: float, thinking: Any
+) -> str:
+    """What a run's labels depend on, sacrebleu style: provider, model, prompt (name, version,
+    hash), the decoding settings as sent (``temperature:default`` for a model that takes none,
+    the thinking setting), etclib's version."""
+    sent = llm.decoding(provider, model, temperature=temperature, thinking=thinking)
+    return (
+        f"{study}|provider:{provider}|model:{model}|prompt:{prompt.signature}"
+        f"|{sent.signature()}|etclib:{__version__}"
+    )
+
+
+# --- calling the LLM ---------------------------------------------------------------------------
+
+
+class _AskProvider:
+    """A judge provider that answers through a plain ``ask(messages) -> text`` function."""
+
+    endpoint = "ask()"
+
+    def __init__(self, name: str, model: str, ask: Ask):
+        self.name = name
+        self.model = model
+        self._ask = ask
+
+    def decoding(self, temperature: float = providers.TEMPERATURE) -> Decoding:
+        return llm.decoding(self.name, self.model, temperature=temperature)
+
+    def request(
+        self,
+        kind: str,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float = providers.TEMPERATURE,
+    ) -> dict[str, Any]:
+        # "client" keeps these answers apart from the real provider's in the cache
+        return {
+            "client": "ask",
+            "model": self.model,
+            "messages": messages,
+            "temperature": temperature,
+        }
+
+    async def complete(self, request: dict[str, Any]) -> providers.Reply:
+        return providers.Reply(await asyncio.to_thread(self._ask, request["messages"]))
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _make_provider(settings: runner.JudgeSettings, ask: Ask | None) -> providers.Provider:
+    """The judge provider (a missing key raises ConfigError), or one that calls ``ask``."""
+    if ask is not None:
+        return _AskProvider(settings.provider, settings.model, ask)
+    # any registered provider (etclib.llm.providers): its spec builds the request and reads
+    # the reply; an unknown name or a missing key raises ConfigError
+    return providers.build(
+        settings.provider, settings.model, timeout=settings.timeout, thinking=settings.thinking
+    )
+
+
+@dataclass(frozen=True)
+class Question:
+    """One item to ask about: its messages, the parser of an answer (raising JudgeError for an
+    unusable one), and the fields the answer cache records beside it."""
+
+    key: Key
+    messages: list[dict[str, str]]
+    parse: Callable[[str], Any]
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One item's answer: ``value`` the parsed answer, None when it was unusable."""
+
+    key: Key
+    value: Any
+    raw: str
+    cached: bool
+    error: str = ""
+
+
+def _retried(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse_or_retry(text: str) -> Any:
+        try:
+            return parse(text)
+        except JudgeError as exc:
+            raise AnswerParseError(str(exc)) from None  # the runner retries it
+
+    return parse_or_retry
+
+
+async def ask_all(
+    questions: Sequence[Question],
+    kind: str,
+    prompt: ChatPrompt,
+    temperature: float,
+    settings: runner.JudgeSettings,
+    ask: Ask | None,
+    *,
+    desc: str,
+) -> list[Labelled]:
+    """Ask every question through the judge runner (``kind``: the answer schema of
+    :data:`etclib.judge.providers.SCHEMAS`), answers in question order."""
+    provider = _make_provider(settings, ask)
+    try:
+        async with runner.Judge(settings, provider=provider, model_option="--model") as judge:
+
+            async def one(q: Question) -> Labelled:
+                try:
+                    answer = await judge.ask(
+                        kind,
+                        prompt.signature,
+                        q.messages,
+                        _retried(q.parse),
+                        temperature=float(temperature),
+                        fields=q.fields,
+                    )
+                except runner.RequestFailed as exc:
+                    return Labelled(q.key, None, exc.raw, cached=False, error=str(exc))
+                return Labelled(q.key, answer.value, answer.raw, answer.cached)
+
+            return await runner.gather_items(judge, [one(q) for q in questions], desc=desc)
+    finally:
+        await provider.aclose()
+
+
+# --- runs --------------------------------------------------------------------------------------
+
+
+def runs_table(table: str) -> str:
+    """The ``CREATE TABLE`` statement of a study's run table (one row per LLM run)."""
+    return f"""
+CREATE TABLE IF NOT EXISTS {table} (
+    run_id VARCHAR PRIMARY KEY,
+    signature VARCHAR NOT NULL,
+    provider VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    prompt VARCHAR NOT NULL,
+    prompt_version INTEGER NOT NULL,
+    prompt_hash VARCHAR NOT NULL,
+    temperature DOUBLE PRECISION NOT NULL,
+    split VARCHAR NOT NULL,
+    n_items INTEGER NOT NULL,
+    n_labelled INTEGER NOT NULL,
+    n_failed INTEGER NOT NULL,
+    etclib_version VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);"""
+
+
+@dataclass(frozen=True)
+class LabellingRun:
+    """A stored LLM labelling run (emotion categories, causes): what was asked (``signature``)
+    and how it went."""
+
+    run_id: str
+    signature: str
+    provider: str
+    model: str
+    split: str
+    n_items: int
+    n_labelled: int
+    n_failed: int
+    n_cached: int = 0
+    errors: tuple[str, ...] = field(default=())
+
+    def record(self, prompt: Any, temperature: float, created_at: Any) -> list[Any]:
+        """The run's row as both studies' run tables store it (``label_runs``, ``cause_runs``)."""
+        return [
+            self.run_id,
+            self.signature,
+            self.provider,
+            self.model,
+            prompt.name,
+            prompt.version,
+            prompt.digest,
+            float(temperature),
+            self.split,
+            self.n_items,
+            self.n_labelled,
+            self.n_failed,
+            __version__,
+            created_at,
+        ]
+
+
+@dataclass(frozen=True)
+class Start:
+    """What a run starts with: the items to ask about, the signature, the judge settings."""
+
+    items: list[Any]
+    signature: str
+    settings: runner.JudgeSettings
+
+
+def start(
+    provider: str,
+    model: str,
+    items: Sequence[Any],
+    *,
+    limit: int | None,
+    sign: Callable[[], str],
+    workers: int,
+    attempts: int,
+    backoff: float,
+    thinking: Any,
+) -> Start:
+    """The checks and settings an LLM labelling run starts with: the items to ask about (the
+    first ``limit`` for a trial run), the run's signature (``sign()``, marked with the limit)
+    and the judge settings that ask."""
+    if provider not in llm.providers.REGISTRY:
+        raise ConfigError(unknown("provider", provider, llm.providers.names()))
+    if not model.strip():
+        raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
+    items = list(items)
+    if limit is not None:
+        if limit < 1:
+            raise ConfigError(f"--limit must be at least 1, got {limit}.")
+        items = items[:limit]
+    try:
+        sig = sign()
+    except ConfigError as exc:
+        raise ConfigError(f"--thinking: {exc}") from None
+    if limit is not None:
+        sig += f"|limit:{limit}"
+    settings = runner.JudgeSettings(
+        provider=provider,
+        model=model,
+        concurrency=max(1, workers),
+        max_attempts=max(1, attempts),
+        backoff=backoff,
+        thinking=thinking,
+    )
+    return Start(items, sig, settings)
+
+
+def finished_run(
+    answers: Sequence[Labelled],
+    *,
+    who: str,
+    what: str,
+    signature: str,
+    provider: str,
+    model: str,
+    split: str,
+) -> LabellingRun:
+    """The summary of a run's answers; :class:`JudgeError` when none was usable, so nothing
+    is stored."""
+    failed = [a for a in answers if a.value is None]
+    n_labelled = len(answers) - len(failed)
+    if not n_labelled:
+        first = failed[0].error if failed else "no items"
+        raise JudgeError(
+            f"The {who} labelled none of {len(answers)} {what} ({first}). Nothing was stored; "
+            "check the model name, the endpoint and the key."
+        )
+    return LabellingRun(
+        run_id=hashlib.sha256(f"{signature}|split:{split}".encode()).hexdigest()[:12],
+        signature=signature,
+        provider=provider,
+        model=model,
+        split=split,
+        n_items=len(answers),
+        n_labelled=n_labelled,
+        n_failed=len(failed),
+        n_cached=sum(a.cached for a in answers),
+        errors=tuple(a.error for a in failed[:5]),
+    )
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a run asks: the decoding ``temperature``; ``thinking``, the thinking setting (None:
+    the capability table's, see :mod:`etclib.llm.models`); at most ``workers`` calls at a time;
+    ``limit``: the first N items only (a trial run; its signature says so); ``attempts`` per
+    item in all, back-off from ``backoff`` seconds; ``ask`` replaces the provider's client
+    (tests, other endpoints)."""
+
+    temperature: float = 0.0
+    thinking: Any = None
+    workers: int = 8
+    limit: int | None = None
+    attempts: int = 3
+    backoff: float = 1.0
+    ask: Ask | None = None
+
+
+@dataclass(frozen=True)
+class Study:
+    """What differs between the labelling studies' runs: the answer schema ``kind`` of
+    :data:`etclib.judge.providers.SCHEMAS`, the signature's first field, the progress bar's
+    name, the words of the "labelled none" error, and where runs are stored: the schema the
+    study registered, its run table, its answer table and the condition that picks one run's
+    answers there (one ``?``: the run id)."""
+
+    kind: str
+    name: str
+    command: str
+    who: str
+    what: str
+    schema: str
+    runs: str
+    answers: str
+    of_run: str
+
+    def store(
+        self,
+        run: LabellingRun,
+        prompt: ChatPrompt,
+        temperature: float,
+        rows: pd.DataFrame,
+        db: str | Path | None,
+    ) -> None:
+        """Store a run and its answer rows in one transaction, replacing a run with its id."""
+        with studiesdb.connect(db) as con, con.transaction():
+            con.schema(self.name, self.schema)
+            con.execute(f"DELETE FROM {self.answers} WHERE {self.of_run}", [run.run_id])
+            con.execute(f"DELETE FROM {self.runs} WHERE run_id = ?", [run.run_id])
+            con.execute(
+                f"INSERT INTO {self.runs} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                run.record(prompt, temperature, studiesdb.now()),
+            )
+            con.insert(self.answers, rows)
+
+    def label(
+        self,
+        questions_of: Callable[[list[Any]], list[Question]],
+        items: Sequence[Any],
+        prompt: ChatPrompt,
+        provider: str,
+        model: str,
+        split: str,
+        options: Options,
+    ) -> tuple[LabellingRun, list[Labelled]]:
+        """A whole run, short of storing it: check the settings, ask one question per item
+        (``questions_of`` makes them from the items kept), sum the answers up."""
+        o = options
+        begun = start(
+            provider,
+            model,
+            items,
+            limit=o.limit,
+            sign=lambda: signature(self.name, provider, model, prompt, o.temperature, o.thinking),
+            workers=o.workers,
+            attempts=o.attempts,
+            backoff=o.backoff,
+            thinking=o.thinking,
+        )
+        questions = questions_of(begun.items)
+        desc = f"{self.command} {model}"
+        answers = runner.run_sync(
+            lambda: ask_all(
+                questions, self.kind, prompt, o.temperature, begun.settings, o.ask, desc=desc
+            )
+        )
+        run = finished_run(
+            answers,
+            who=self.who,
+            what=self.what,
+            signature=begun.signature,
+            provider=provider,
+            model=model,
+            split=split,
+        )
+        return run, answers

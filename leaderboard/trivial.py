@@ -1,0 +1,227 @@
+"""Trivial entries: the floors each board is read against, and the badge rules, in one place.
+
+*Floors* are the computed baselines that know nothing of the item they answer (one fixed
+sentence, the utterance copied, the most frequent label set, a draw from the label
+distribution): each track's board draws them as dashed lines and flags an entry scoring below
+its :data:`FLAG_FLOOR`. Retrieval is not one: it reads the dialogue and returns what similar
+training contexts got, a real (if simple) method, so it is marked "baseline" but is not a floor.
+
+The badge of a row (:func:`badge`) says what it is: "✅ reproduced" (a submission this site
+scored), "baseline" / "baseline (floor)" (computed by this project), "📄 reported" (the paper's
+number) or "⚠ trivial" (a submission whose predictions :func:`detect` recognises as trivial; it
+is never called "reproduced").
+
+Detection (:func:`reasons`) reads each entry's stored predictions, so it holds for every
+submission, old or new, whatever its name. A submission is *trivial* when, in this order:
+
+- it is constant or near-constant: at most :data:`MAX_DISTINCT` distinct predictions over its
+  items (transcriptions: 5 texts for 1,010 items; categories: 1 label set, "all one label"),
+  or one prediction on at least :data:`TOP_SHARE` (90%) of its items;
+- it copies the target utterance as its prediction on at least :data:`COPY_SHARE` (50%) of
+  its items (transcriptions);
+- it equals a baseline entry of the same board on at least :data:`BASELINE_SHARE` (90%) of
+  its items (a byte-identical file is refused at submission already, as a duplicate).
+
+docs/leaderboard.md ("Trivial entries") states the same thresholds for readers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: track -> trivial baseline backend -> why it is a floor
+FLOORS: dict[str, dict[str, str]] = {
+    "transcription": {
+        "constant": "one fixed sentence (the training set's medoid transcription) for every item",
+        "copy": "the utterance itself, copied as its transcription",
+    },
+    "erc": {
+        "majority": "the training set's most frequent label set (neutral) for every item",
+        "prior": "a label set drawn from the training distribution, blind to the item",
+    },
+}
+#: track -> the floor an entry is flagged against when it scores below it on the ranking metric
+FLAG_FLOOR: dict[str, str] = {"transcription": "constant", "erc": "majority"}
+#: every track's floors together (backend names are unique across tracks)
+TRIVIAL_BASELINES: dict[str, str] = {k: v for floors in FLOORS.values() for k, v in floors.items()}
+
+
+def floors(track: str | None = None) -> dict[str, str]:
+    """The floors of ``track`` (default: transcription)."""
+    return FLOORS.get(track or "transcription", {})
+
+
+def flag_floor(track: str | None = None) -> str:
+    """The floor of ``track`` an entry is flagged against."""
+    return FLAG_FLOOR.get(track or "transcription", "")
+
+
+def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
+    """What a row is, in words (never a medal or a check mark on a baseline or a trivial
+    entry): see the module's docstring."""
+    kind = str(kind)
+    if kind == "baseline":
+        return "baseline (floor)" if str(baseline) in TRIVIAL_BASELINES else "baseline"
+    if kind == "submission" and trivial:
+        return "⚠ trivial"
+    return {"submission": "✅ reproduced", "reported": "📄 reported"}.get(kind, kind)
+
+
+# --- detection -----------------------------------------------------------------------------------
+
+#: track -> the most distinct predictions a constant or near-constant file has
+MAX_DISTINCT: dict[str, int] = {"transcription": 5, "erc": 1}
+#: one prediction on at least this share of the items: near-constant
+TOP_SHARE = 0.9
+#: the utterance itself as the prediction on at least this share of the items: a copy
+COPY_SHARE = 0.5
+#: the same prediction as one baseline entry on at least this share of the items
+BASELINE_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the rules read of one entry's predictions (computed once per content)."""
+
+    n: int
+    distinct: int
+    top: str
+    top_share: float
+    copy_share: float
+    #: per item (in item order), a code of its prediction: equal predictions, equal codes
+    codes: np.ndarray
+
+
+#: content_sha256 (the predictions' identity) -> profile; a submission's predictions never change
+_PROFILES: OrderedDict[str, Profile] = OrderedDict()
+_KEEP = 2048
+
+
+def _code(text: str) -> int:
+    """A stable 64-bit code of a text (equal texts, equal codes, in any process)."""
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+    )
+
+
+def profile(predictions: list[str], utterances: list[str]) -> Profile:
+    """The profile of ``predictions`` (stored form: a label set is ``"joy;surprise"``), item by
+    item against the items' ``utterances``."""
+    preds = [p.strip() for p in predictions]
+    counts = Counter(preds)
+    top, top_n = counts.most_common(1)[0] if counts else ("", 0)
+    copies = sum(1 for p, u in zip(preds, utterances) if p and p == u.strip())
+    n = len(preds)
+    codes = {text: _code(text) for text in counts}
+    return Profile(
+        n=n,
+        distinct=len(counts),
+        top=top,
+        top_share=top_n / n if n else 0.0,
+        copy_share=copies / n if n else 0.0,
+        codes=np.array([codes[p] for p in preds], dtype=np.int64),
+    )
+
+
+def _profiles(db: Any, ids: list[str], split: str) -> dict[str, Profile]:
+    if not ids:
+        return {}
+    marks = ", ".join("?" for _ in ids)
+    keys = {
+        sid: sha or sid
+        for sid, sha in db.query(
+            f"SELECT id, content_sha256 FROM submissions WHERE id IN ({marks})", ids
+        )
+    }
+    missing = [sid for sid in ids if keys.get(sid) not in _PROFILES]
+    if missing:
+        from etclib.corpus import load_corpus
+        from etclib.task import items
+
+        utterances = [it.utterance for it in items(load_corpus(), split)]
+        frame = db.query_df(
+            "SELECT submission_id, item_index, prediction FROM predictions WHERE submission_id "
+            f"IN ({', '.join('?' for _ in missing)}) ORDER BY submission_id, item_index",
+            missing,
+        )
+        for sid, rows in frame.groupby("submission_id"):
+            texts = rows["prediction"].fillna("").astype(str).tolist()
+            index = rows["item_index"].astype(int).tolist()
+            targets = [utterances[i] if 0 <= i < len(utterances) else "" for i in index]
+            _PROFILES[keys[str(sid)]] = profile(texts, targets)
+            while len(_PROFILES) > _KEEP:
+                _PROFILES.popitem(last=False)
+    return {sid: _PROFILES[keys[sid]] for sid in ids if keys.get(sid) in _PROFILES}
+
+
+def _quote(text: str, track: str) -> str:
+    if track == "erc":
+        return "(" + ", ".join(text.split(";")) + ")" if text else "(none)"
+    return "“" + (text if len(text) <= 30 else text[:29] + "…") + "”"
+
+
+def reason(p: Profile, track: str, baselines: dict[str, Profile] | None = None) -> str:
+    """Why a profile is trivial, in words (blank when it is not): the first rule that holds."""
+    what = "label set" if track == "erc" else "text"
+    if p.n == 0:
+        return ""
+    if p.distinct == 1:
+        return f"one {what} {_quote(p.top, track)} for every item"
+    if p.distinct <= MAX_DISTINCT.get(track, 1):
+        return f"near-constant: {p.distinct} distinct {what}s for {p.n:,} items"
+    if p.top_share >= TOP_SHARE:
+        return f"near-constant: one {what} {_quote(p.top, track)} on {p.top_share:.0%} of items"
+    if track != "erc" and p.copy_share >= COPY_SHARE:
+        return f"the utterance itself copied on {p.copy_share:.0%} of items"
+    for name, b in (baselines or {}).items():
+        if b.n == p.n:
+            share = float(np.mean(p.codes == b.codes))
+            if share >= BASELINE_SHARE:
+                return f"the same as the baseline “{name}” on {share:.0%} of items"
+    return ""
+
+
+def reasons(db: Any, entries: pd.DataFrame, track: str | None, split: str = "test") -> list[str]:
+    """Each row of ``entries`` (``id``, ``kind``, ``name``) -> why it is trivial (blank when it
+    is not, and always for baselines and reported rows: they say what they are)."""
+    track = track or "transcription"
+    if entries.empty:
+        return []
+    ids = [str(i) for i in entries["id"]]
+    got = _profiles(db, ids, split)
+    kinds = dict(zip(ids, entries["kind"]))
+    names = dict(zip(ids, entries["name"]))
+    baselines = {names[sid]: got[sid] for sid in ids if kinds[sid] == "baseline" and sid in got}
+    return [
+        reason(got[sid], track, baselines) if kinds[sid] == "submission" and sid in got else ""
+        for sid in ids
+    ]
+
+
+def ranking_warning(frame: pd.DataFrame) -> str | None:
+    """A warning when a trivial submission ranks above a real entry (one that is neither
+    trivial nor a floor), naming them with their reasons; None otherwise. ``frame`` is a
+    ranking, best first, with ``trivial`` and ``baseline`` columns."""
+    if frame.empty or "trivial" not in frame.columns:
+        return None
+    flagged = frame["trivial"].fillna("").astype(str) != ""
+    floor = frame.get("baseline", pd.Series([""] * len(frame))).isin(list(TRIVIAL_BASELINES))
+    real = ~flagged & ~floor & frame["rank"].astype(int).gt(0)
+    if not real.any():
+        return None
+    last_real = int(np.flatnonzero(real.to_numpy())[-1])
+    above = frame.iloc[:last_real][flagged.iloc[:last_real].to_numpy()]
+    if above.empty:
+        return None
+    names = "; ".join(f"{n} ({r})" for n, r in zip(above["name"], above["trivial"]))
+    return (
+        f"{len(above)} trivial {'entry ranks' if len(above) == 1 else 'entries rank'} above "
+        f"entries that predict something real: {names}. Trivial output is badged ⚠ trivial; "
+        "read the ranking below it."
+    )

@@ -1,0 +1,224 @@
+"""Compare two entries: B − A on every metric with intervals and verdicts; where each one wins."""
+
+import streamlit as st
+
+import leaderboard as lb
+from leaderboard import compare as lbc
+from views import cause_layer
+from views import compare as cv
+from views.board import database_key
+from views.errors import shown_errors
+from views.navigation import ensure_app_navigation
+from views.text import escape_markdown
+
+ensure_app_navigation()
+
+
+@st.cache_data(ttl=30, show_spinner=False, max_entries=16)
+def _cause_types(database: str, version: str, a: str, b: str, key: str):
+    # Cause labels change as annotators answer: kept 30 s only (as the Leaderboard does).
+    frame = _tables(database, version, a, b, key)[0]
+    return cv.cause_outcomes(frame, cause_layer.item_cause_types(frame), key)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _tables(database: str, version: str, a: str, b: str, key: str):
+    # The per-item tables of one pair and per-item key, built once per board version (the
+    # comparison itself is cached by the leaderboard); never changed by the page.
+    c = lbc.compare(a, b)
+    return cv.items_frame(c, key), cv.outcome_tables(c, key)
+
+
+st.title("Compare two entries")
+st.caption(
+    "B − A on every metric both entries were scored with (same signature), its paired "
+    "bootstrap 95% interval over items (the board's resamples and seed), the p-value of a "
+    "paired approximate-randomization test (sacrebleu's; for a mean over items the paired "
+    "permutation test) and the verdict at α = 0.05. Nothing is re-scored: the stored per-item "
+    "scores are compared. The URL names the pair, so it can be shared."
+)
+
+track_names = lb.tracks()
+asked_a, asked_b = st.query_params.get("a"), st.query_params.get("b")
+asked_track = st.query_params.get("track")
+if asked_track not in track_names and asked_a:
+    with shown_errors():
+        asked_track = lb.status(asked_a)["track"]
+track = st.segmented_control(
+    "Track",
+    list(track_names),
+    default=asked_track if asked_track in track_names else next(iter(track_names)),
+    format_func=lambda t: track_names[t],
+    key="cmp_track",
+) or next(iter(track_names))
+
+with shown_errors(stop=True):
+    version = lb.board_version()
+    ranking = lb.ranking(track=track)
+ids = {sid: cv.entry_label(name, sid) for sid, name in zip(ranking["id"], ranking["name"])}
+if len(ids) < 2:
+    st.info("Two scored entries on this track are needed for a comparison.")
+    st.stop()
+for key, asked in (("cmp_a", asked_a), ("cmp_b", asked_b)):
+    if asked in ids and key not in st.session_state:
+        st.session_state[key] = asked
+left, right = st.columns(2)
+a = left.selectbox(
+    "A (the reference side)",
+    list(ids),
+    key="cmp_a",
+    index=None,
+    format_func=ids.get,
+    placeholder="Choose entry A",
+)
+b = right.selectbox(
+    "B (compared with A: B − A)",
+    list(ids),
+    key="cmp_b",
+    index=None,
+    format_func=ids.get,
+    placeholder="Choose entry B",
+)
+if a is None or b is None:
+    st.info("Choose two entries; the Leaderboard's entry detail links here too.")
+    st.stop()
+st.query_params.update({"track": track, "a": a, "b": b})
+
+with shown_errors(stop=True), st.spinner("Comparing…"):
+    c = lbc.compare(a, b)
+
+# names are visitors' text: escaped, never Markdown or HTML
+st.markdown(f"**A**: {escape_markdown(ids[a])}  \n**B**: {escape_markdown(ids[b])}")
+if "not compared" in c.signature:
+    st.warning(f"Not compared: {c.signature['not compared']}.")
+table = cv.metric_table(c)
+st.dataframe(
+    table,
+    hide_index=True,
+    width="stretch",
+    height=min(36 + 35 * len(table), 36 + 35 * 30),  # every metric row, up to 30
+    key="cmp_metrics",
+    column_config={
+        "A": st.column_config.NumberColumn(format="%.2f"),
+        "B": st.column_config.NumberColumn(format="%.2f"),
+        "B − A": st.column_config.NumberColumn(format="%+.2f"),
+        "p": st.column_config.NumberColumn(format="%.4f"),
+    },
+)
+st.caption(
+    f"{c.n_items:,} items; {c.resamples:,} bootstrap resamples (seed {c.seed}), "
+    f"{c.trials:,} randomization trials."
+)
+with st.expander("Signature"):
+    st.json(c.signature)
+
+keys = cv.item_keys(c)
+if not keys:
+    st.stop()
+key = st.selectbox("Per-item score", keys, key="cmp_item_key", format_func=cv.item_key_label)
+# Two views; only the open one runs and draws (Plotly's script costs a browser about two CPU
+# seconds on a page load: the chart is drawn when its tab is opened).
+tab_counts, tab_chart = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun")
+if tab_counts.open:
+    with tab_counts:
+        st.markdown(f"**Items where each one wins** (on {cv.item_key_label(key)})")
+        tables = dict(_tables(database_key(), version, a, b, key)[1])
+        with shown_errors("The cause types cannot be read: "):
+            tables["cause type"] = _cause_types(database_key(), version, a, b, key)
+        for col, (name, table) in zip(st.columns(len(tables)), tables.items()):
+            col.dataframe(table, hide_index=True, width="stretch", key=f"cmp_wtl_{name}")
+        st.caption(
+            "Cause type of each item (docs/causes.md): the human majority, else the newest LLM "
+            "run, else the lexical proxy."
+        )
+if tab_chart.open:
+    with tab_chart:
+        st.plotly_chart(cv.difference_chart(c, key), key="cmp_chart")
+
+st.subheader("Items")
+f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
+cats = f1.multiselect("Category", cv.categories(), key="cmp_f_category", placeholder="any")
+turns = f2.multiselect("Turn", [1, 2, 3, 4, 5], key="cmp_f_turn", placeholder="any")
+roles = f3.multiselect("Role", cv.roles(), key="cmp_f_role", placeholder="any")
+order = f4.selectbox("Order", list(cv.ORDERS), key="cmp_f_order")
+differ = (
+    st.toggle("Only items whose label sets differ", key="cmp_f_differ")
+    if track != "transcription"
+    else False
+)
+frame = _tables(database_key(), version, a, b, key)[0]
+shown = cv.filter_items(
+    frame, categories=cats, turns=turns, roles=roles, order=order, differ_only=differ
+)
+st.caption(f"{len(shown):,} of {len(frame):,} items. Select a row to see its dialogue.")
+event = st.dataframe(
+    shown.drop(columns=["item"]),
+    hide_index=True,
+    width="stretch",
+    key="cmp_items",
+    on_select="rerun",
+    selection_mode="single-row",
+    column_config={
+        "reference": st.column_config.TextColumn(width="medium"),
+        "prediction A": st.column_config.TextColumn(width="medium"),
+        "prediction B": st.column_config.TextColumn(width="medium"),
+    },
+)
+picked = event.selection.rows if event is not None else []
+if len(shown):
+    i = int(shown["item"].iloc[picked[0] if picked and picked[0] < len(shown) else 0])
+    st.markdown(
+        f"**Dialogue context** of the {'selected' if picked else 'first'} item "
+        f"({cv.item_title(c, i)})"
+    )
+    st.text("\n".join(cv.context_lines(c, i)))
+    row = c.per_item()[i]
+    st.dataframe(
+        {
+            "": ["reference", "A", "B"],
+            "text": [
+                row["reference"],
+                cv.text_of(row["prediction_a"]),
+                cv.text_of(row["prediction_b"]),
+            ],
+        },
+        hide_index=True,
+        width="stretch",
+        key="cmp_item_texts",
+    )
+    units = cv.judge_units(c, i)
+    if units:
+        st.markdown("**The judge's units and decisions for this item**")
+        cols = st.columns(len(units))
+        for col, (title, table) in zip(cols, units.items()):
+            col.caption(title)
+            col.text(cv.units_text(table))
+    elif "judge" not in c.modules:
+        st.caption("No judge scores for both entries: no unit-level decisions to show.")
+
+st.subheader("Export")
+e1, e2, e3 = st.columns(3)
+e1.download_button(
+    "Metric table (CSV)",
+    lbc.export_csv(c, "metrics"),
+    f"etc_compare_{a}_{b}_metrics.csv",
+    "text/csv",
+    key="cmp_dl_metrics",
+    on_click="ignore",
+)
+e2.download_button(
+    "Item table (CSV)",
+    lambda: lbc.export_csv(c, "items"),
+    f"etc_compare_{a}_{b}_items.csv",
+    "text/csv",
+    key="cmp_dl_items",
+    on_click="ignore",
+)
+e3.download_button(
+    "Comparison (JSON)",
+    lambda: lbc.export_json(c),
+    f"etc_compare_{a}_{b}.json",
+    "application/json",
+    key="cmp_dl_json",
+    on_click="ignore",
+)

@@ -1,0 +1,306 @@
+"""Tables and figures of the comparison page (pages/compare.py) and the Leaderboard's pairwise
+matrix, from a :class:`etclib.comparison.Comparison` (``leaderboard.compare.compare``).
+
+Pure functions of plain data: the page only shows what they return. Texts and names from
+visitors stay plain text (dataframes, ``st.text``); chart labels are escaped
+(:func:`views.charts.label_text`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from etclib import metrics as registry
+from etclib.comparison import A_BETTER, B_BETTER, Comparison, outcome, win_tie_loss
+from etclib.corpus import CATEGORIES, ROLES
+
+from .charts import label_text
+
+#: how the item table can be ordered: label -> (sort on the difference, ascending)
+ORDERS = {
+    "where B wins most": False,
+    "where A wins most": True,
+    "item order": None,
+}
+VERDICT_MARKS = {A_BETTER: "◀ A better", B_BETTER: "B better ▶"}
+BREAKDOWNS = ("role", "category", "turn")
+#: the page's two views of the per-item differences (tabs)
+VIEWS = ("Where each one wins", "Distribution of the differences")
+
+
+def _num(v: Any) -> float:
+    return float("nan") if v is None else float(v)
+
+
+def metric_table(c: Comparison) -> pd.DataFrame:
+    """One row per compared metric key: label, A, B, B − A, the interval, p and the verdict."""
+    rows = []
+    for key, m in c.metrics.items():
+        lo, hi = m.interval
+        rows.append(
+            {
+                "metric": registry.fact(key).label,
+                "key": key,
+                "A": m.a,
+                "B": m.b,
+                "B − A": m.difference,
+                "95% interval": "–" if math.isnan(_num(lo)) else f"[{lo:+.2f}, {hi:+.2f}]",
+                "p": m.p_value,
+                "verdict": VERDICT_MARKS.get(m.verdict, m.verdict),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def item_keys(c: Comparison) -> list[str]:
+    """The per-item score keys to choose from, the primary one (win/tie/loss) first."""
+    keys = c.item_keys()
+    first = c.primary_item_key()
+    return ([first] if first else []) + [k for k in keys if k != first]
+
+
+def item_key_label(key: str) -> str:
+    try:
+        return f"{registry.fact(key).label} ({key})"
+    except Exception:  # noqa: BLE001 - a per-item key that is no metric key (n_units)
+        return key
+
+
+def items_frame(c: Comparison, key: str) -> pd.DataFrame:
+    """One row per item: its index, key, label, the reference, both predictions and the item
+    scores of ``key`` for A and B with B − A (labels joined by ", " on the ERC track)."""
+    rows = []
+    for i, r in enumerate(c.per_item()):
+        row = {
+            "item": i,
+            "dialogue_id": r["dialogue_id"],
+            "turn": r["turn"],
+            "role": r["role"],
+            "label": ", ".join(r["label"]),
+            "B − A": r.get(f"{key}_diff"),
+            f"{key} A": r.get(f"{key}_a"),
+            f"{key} B": r.get(f"{key}_b"),
+            "reference": r["reference"],
+            "prediction A": text_of(r["prediction_a"]),
+            "prediction B": text_of(r["prediction_b"]),
+        }
+        if "labels_differ" in r:
+            row["label sets differ"] = r["labels_differ"]
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    for col in (f"{key} A", f"{key} B", "B − A"):
+        if col in frame:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    return frame
+
+
+def text_of(value: Any) -> str:
+    return ", ".join(value) if isinstance(value, (list, tuple)) else str(value)
+
+
+def filter_items(
+    frame: pd.DataFrame,
+    *,
+    categories: list[str] | None = None,
+    turns: list[int] | None = None,
+    roles: list[str] | None = None,
+    order: str = "where B wins most",
+    differ_only: bool = False,
+) -> pd.DataFrame:
+    """The rows of :func:`items_frame` whose label has any of ``categories``, whose turn is in
+    ``turns`` and role in ``roles`` (each: all when empty), ordered by ``order``
+    (:data:`ORDERS`); ``differ_only``: the items whose label sets differ (ERC)."""
+    out = frame
+    if categories:
+        wanted = set(categories)
+        out = out[out["label"].map(lambda s: bool(wanted & set(s.split(", "))))]
+    if turns:
+        out = out[out["turn"].isin([int(t) for t in turns])]
+    if roles:
+        out = out[out["role"].isin(roles)]
+    if differ_only and "label sets differ" in out:
+        out = out[out["label sets differ"]]
+    ascending = ORDERS.get(order)
+    if ascending is not None and "B − A" in out:
+        out = out.sort_values("B − A", ascending=ascending, na_position="last", kind="stable")
+    return out.reset_index(drop=True)
+
+
+def outcome_tables(c: Comparison, key: str) -> dict[str, pd.DataFrame]:
+    """Breakdown (role, category, turn) -> a table of subsets with "B wins", "tie", "A wins"
+    (and "no score" when some items have none) on the per-item difference of ``key``."""
+    counts = win_tie_loss(c, key)
+    out = {}
+    for name in BREAKDOWNS:
+        frame = pd.DataFrame.from_dict(counts[name], orient="index")
+        frame.index.name = name
+        frame = frame.rename(columns={"undefined": "no score"})
+        if not frame["no score"].any():
+            frame = frame.drop(columns=["no score"])
+        out[name] = frame.reset_index()
+    return out
+
+
+def cause_outcomes(frame: pd.DataFrame, types: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Win/tie/loss by emotion-cause type: the rows of :func:`items_frame` joined with
+    ``views.cause_layer.item_cause_types`` (``dialogue_id, turn, role, cause_type``); one row
+    per cause type with "B wins", "tie", "A wins" on the per-item difference of ``key``."""
+    cols = ["dialogue_id", "turn", "role"]
+    if frame.empty or types.empty:
+        return pd.DataFrame(columns=["cause type", "B wins", "tie", "A wins"])
+    try:
+        higher = registry.fact(key).higher_is_better
+    except Exception:  # noqa: BLE001 - a per-item key that is no metric key
+        higher = True
+    joined = frame[cols + ["B − A"]].merge(types[cols + ["cause_type"]], on=cols, how="left")
+    joined["cause type"] = joined["cause_type"].fillna("unknown")
+    joined["outcome"] = [outcome(None if pd.isna(d) else float(d), higher) for d in joined["B − A"]]
+    table = pd.crosstab(joined["cause type"], joined["outcome"])
+    for k in ("B wins", "tie", "A wins"):
+        if k not in table:
+            table[k] = 0
+    return table[["B wins", "tie", "A wins"]].reset_index()
+
+
+def difference_chart(c: Comparison, key: str) -> Any:
+    """A histogram of the per-item difference B − A of ``key`` with a line at 0."""
+    import plotly.graph_objects as go
+
+    values = [r.get(f"{key}_diff") for r in c.per_item()]
+    values = [v for v in values if v is not None]
+    fig = go.Figure()
+    fig.add_histogram(x=values, nbinsx=41, marker_color="#2563eb", name="items")
+    fig.add_vline(x=0, line_dash="dash", line_color="#6b7280")
+    fig.update_layout(
+        title=f"Per-item {label_text(item_key_label(key))}: B − A over {len(values)} items",
+        xaxis_title="B − A (×100)",
+        yaxis_title="items",
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        height=340,
+        showlegend=False,
+    )
+    return fig
+
+
+def context_lines(c: Comparison, i: int) -> list[str]:
+    """The dialogue up to item ``i``'s utterance, one ``A: ...`` line per utterance."""
+    return [f"{line.letter}: {line.text}" for line in c.items[i].context]
+
+
+def item_title(c: Comparison, i: int) -> str:
+    it = c.items[i]
+    return f"dialogue {it.dialogue_id}, turn {it.turn}, {it.role}"
+
+
+def has_judge(c: Comparison) -> bool:
+    """Whether both entries' judge decisions are there (a judge comparison with details)."""
+    return "judge" in c.modules and all(
+        d.get("judge") is not None and d["judge"].details is not None for d in (c.data_a, c.data_b)
+    )
+
+
+def judge_units(c: Comparison, i: int) -> dict[str, pd.DataFrame]:
+    """Item ``i``'s judge decisions: "A's units" and "B's units" (each unit and whether the
+    reference supports it: the precision side), "reference units" (each reference unit and the
+    decision against A and against B: the recall side). Empty when not judged."""
+    if not has_judge(c):
+        return {}
+    da = c.data_a["judge"].details[i] or {}
+    db = c.data_b["judge"].details[i] or {}
+
+    def side(d: dict[str, Any]) -> pd.DataFrame:
+        units, labels = d.get("units") or [], d.get("unit_labels") or []
+        if d.get("error"):
+            return pd.DataFrame({"unit": [f"(judge failed: {d['error']})"], "decision": [""]})
+        return pd.DataFrame({"unit": units, "decision": (labels + [""] * len(units))[: len(units)]})
+
+    refs = da.get("ref_units") or db.get("ref_units") or []
+
+    def against(d: dict[str, Any]) -> list[str]:
+        labels = d.get("ref_unit_labels") or []
+        same = (d.get("ref_units") or []) == refs
+        return (labels + [""] * len(refs))[: len(refs)] if same else [""] * len(refs)
+
+    return {
+        "A's units (decision: supported by the reference?)": side(da),
+        "B's units (decision: supported by the reference?)": side(db),
+        "reference units (decision: supported by A / by B?)": pd.DataFrame(
+            {"unit": refs, "against A": against(da), "against B": against(db)}
+        ),
+    }
+
+
+def units_text(table: pd.DataFrame) -> str:
+    """One line per unit of a :func:`judge_units` table: its decision(s), then the unit."""
+    if table.empty:
+        return "(no units)"
+    lines = []
+    for row in table.to_dict("records"):
+        unit = row.pop("unit")
+        decided = " · ".join(f"{k}: {v}" if k != "decision" else str(v) for k, v in row.items())
+        lines.append(f"[{decided}] {unit}")
+    return "\n".join(lines)
+
+
+# --- the Leaderboard's pairwise matrix ------------------------------------------------------
+
+PAIR_CODES = {"better": 1, "no significant difference": 0, "same": 0, "worse": -1}
+
+
+def pairwise_figure(matrix: pd.DataFrame) -> Any:
+    """A heat map of :func:`leaderboard.compare.pairwise`: row entry against column entry,
+    green where the row is significantly better, red where worse, grey otherwise; each cell
+    says the verdict, row − column and the p-value."""
+    import plotly.graph_objects as go
+
+    order = matrix.attrs.get("order", [])
+    names = matrix.attrs.get("names", {})
+    labels = [f"{n + 1}. {label_text(names.get(i, i))[:28]}" for n, i in enumerate(order)]
+    pos = {sid: n for n, sid in enumerate(order)}
+    z = [[0] * len(order) for _ in order]
+    text = [[""] * len(order) for _ in order]
+    for r in matrix.itertuples():
+        a, b = pos[r.a_id], pos[r.b_id]
+        z[a][b] = PAIR_CODES.get(r.verdict, 0)
+        text[a][b] = (
+            "–"
+            if r.verdict == "same"
+            else f"{r.verdict}<br>Δ {r.difference:+.2f}, p {r.p_value:.4f}"
+        )
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=labels,
+            y=labels,
+            text=text,
+            texttemplate="%{text}",
+            hovertemplate="row %{y}<br>column %{x}<br>%{text}<extra></extra>",
+            zmin=-1,
+            zmax=1,
+            colorscale=[[0, "#dc2626"], [0.5, "#e5e7eb"], [1, "#16a34a"]],
+            showscale=False,
+        )
+    )
+    fig.update_layout(
+        title=f"Row entry against column entry on {matrix.attrs.get('metric', '')} "
+        "(Δ: row − column; paired approximate randomization, α = 0.05)",
+        yaxis={"autorange": "reversed"},
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        height=120 + 48 * len(order),
+    )
+    return fig
+
+
+def entry_label(name: Any, sid: str) -> str:
+    return f"{name}  ({sid})"
+
+
+def categories() -> list[str]:
+    return list(CATEGORIES)
+
+
+def roles() -> list[str]:
+    return list(ROLES)

@@ -1,0 +1,79 @@
+"""The Submit page's check of an upload, cached for every visitor, bounded in bytes and time.
+
+A page reruns on every widget change, so the check of the file on the page (the parse and the
+coverage check, :func:`views.board.validate_upload`) is kept: one entry per file content and
+name, shared by all sessions. A refusal lists at most ``etclib.predictions.MAX_PROBLEMS``
+problems, and the cache holds at most :data:`MAX_BYTES` (each entry's pickled size) for at most
+:data:`TTL_S` seconds, least recently used first out, so crafted refused uploads cannot make it
+grow without bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import threading
+import time
+from collections import OrderedDict
+
+from .board import Validation, validate_upload
+
+#: The most bytes the cached checks may hold together (pickled).
+MAX_BYTES = 8_000_000
+#: How long a check is kept, in seconds.
+TTL_S = 600.0
+
+_LOCK = threading.Lock()
+#: key -> (stored at, size in bytes, the check), least recently used first
+_ENTRIES: OrderedDict[str, tuple[float, int, Validation]] = OrderedDict()
+
+
+def size_of(check: Validation) -> int:
+    """The bytes an entry counts for: the check pickled."""
+    return len(pickle.dumps(check, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def held_bytes() -> int:
+    """Bytes the cache holds now."""
+    with _LOCK:
+        return sum(size for _, size, _ in _ENTRIES.values())
+
+
+def entries() -> int:
+    """Checks the cache holds now."""
+    with _LOCK:
+        return len(_ENTRIES)
+
+
+def clear() -> None:
+    """Forget every cached check."""
+    with _LOCK:
+        _ENTRIES.clear()
+
+
+def _evict(at: float) -> None:
+    for key in [k for k, (stored, _, _) in _ENTRIES.items() if at - stored > TTL_S]:
+        del _ENTRIES[key]
+    total = sum(size for _, size, _ in _ENTRIES.values())
+    while _ENTRIES and total > MAX_BYTES:
+        _, (_, size, _) = _ENTRIES.popitem(last=False)
+        total -= size
+
+
+def checked(data: bytes, name: str) -> Validation:
+    """The check of upload ``data`` named ``name``: from the cache, or made and cached."""
+    key = hashlib.sha256(data).hexdigest() + "\0" + name
+    at = time.monotonic()
+    with _LOCK:
+        hit = _ENTRIES.get(key)
+        if hit is not None and at - hit[0] <= TTL_S:
+            _ENTRIES.move_to_end(key)
+            return hit[2]
+    check = validate_upload(data, name)
+    size = size_of(check)
+    with _LOCK:
+        if size <= MAX_BYTES:
+            _ENTRIES[key] = (at, size, check)
+            _ENTRIES.move_to_end(key)
+        _evict(at)
+    return check
