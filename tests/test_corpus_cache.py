@@ -16,7 +16,6 @@ from etclib.predictions import dumps_jsonl
 from etclib.scoring import score
 from etclib.task import items
 
-
 _PARSE = corpus_mod._load  # a fresh parse, whatever the tests count
 
 
