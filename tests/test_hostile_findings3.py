@@ -311,9 +311,8 @@ def test_a_sqlite_file_as_the_board_is_named_and_nothing_is_installed(tmp_path, 
 
 
 def test_a_sqlite_file_as_the_studies_database_is_named(tmp_path, monkeypatch):
-    from etclib.studies.db import connect
-
     from etclib.errors import StoreError
+    from etclib.studies.db import connect
 
     path = tmp_path / "studies.duckdb"
     path.write_bytes(SQLITE_HEADER)
