@@ -138,6 +138,8 @@ format: install
 
 benchmarks: prepare
 	$(BIN)/python benchmarks/score_lexical.py
+	$(BIN)/python benchmarks/score_lexical.py --processes 5
+	$(BIN)/python benchmarks/worker_warm.py
 	$(BIN)/python benchmarks/store.py
 	$(BIN)/python benchmarks/retrieval.py
 	$(BIN)/python benchmarks/leaderboard.py

@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 from . import config
@@ -43,11 +43,13 @@ BIG_FIVE: tuple[str, ...] = (
 TURNS_PER_DIALOGUE = 5
 
 
+@cache
 def aggregate_label(annotations: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
     """SPEC's aggregated label: categories chosen by at least 2 of 3 annotators, else neutral.
 
     Neutral is never combined with another category: if no non-neutral category reaches two
-    votes, the label is ``("neutral",)`` whatever the neutral votes are.
+    votes, the label is ``("neutral",)`` whatever the neutral votes are. (Memoised: a corpus
+    has a few hundred distinct annotation triples and every scoring run asks for each label.)
     """
     votes = {c: sum(c in a for a in annotations) for c in CATEGORIES if c != "neutral"}
     chosen = tuple(c for c in CATEGORIES if c != "neutral" and votes[c] >= 2)
@@ -284,23 +286,107 @@ def check_root(root: Path) -> Path:
 
 
 def load_corpus(root: str | os.PathLike | None = None) -> Corpus:
-    """Load and check the whole corpus (about 0.3 s).
+    """Load and check the whole corpus.
 
-    Cached per folder: a later call only compares the files' names, sizes and modification
-    times (a few ms) and re-reads the corpus when one of them changed.
+    Cached per folder, in memory and on disk: a later call (in this process or another) only
+    compares the files' names, sizes and modification times (a few ms) and re-reads the corpus
+    when one of them changed. On disk the parsed, checked corpus is kept as one JSON file under
+    ``etclib.config.cache_dir()/corpus``, named by a hash of the folder, those file facts and
+    :data:`PARSED_VERSION` (reading it takes about a sixth of parsing and checking the 997
+    files); a damaged or unwritable cache only costs the full parse.
     """
     path = check_root(config.data_dir(root).resolve())
     fingerprint = _fingerprint(path)
     hit = _CACHE.get(str(path))
     if hit is not None and hit[0] == fingerprint:
         return hit[1]
-    corpus = _load(path, content_hash(path))
+    saved = _parsed_path(path, fingerprint)
+    corpus = _read_parsed(path, saved)
+    if corpus is None:
+        corpus = _load(path, content_hash(path))
+        _write_parsed(corpus, saved)
     _CACHE.clear()
     _CACHE[str(path)] = (fingerprint, corpus)
     return corpus
 
 
 _CACHE: dict[str, tuple[tuple[tuple[str, int, int], ...], Corpus]] = {}
+
+#: Bump when the parsed form or the checks change: cached corpora of other versions are ignored.
+PARSED_VERSION = 1
+
+
+def _parsed_path(root: Path, fingerprint: tuple[tuple[str, int, int], ...]) -> Path:
+    folder = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    key = json.dumps([PARSED_VERSION, str(root), fingerprint]).encode()
+    return config.cache_dir() / "corpus" / f"{folder}-{hashlib.sha256(key).hexdigest()[:24]}.json"
+
+
+def _write_parsed(corpus: Corpus, path: Path) -> None:
+    """Save ``corpus`` as compact JSON at ``path`` (and remove this folder's older ones)."""
+    from .files import write_atomic
+
+    data = {
+        "version": PARSED_VERSION,
+        "content_hash": corpus.content_hash,
+        "questionnaire": corpus.questionnaire,
+        "participants": {k: [p.scores, p.responses] for k, p in corpus.participants.items()},
+        "dialogues": [
+            [
+                d.dialogue_id,
+                d.file,
+                d.split,
+                d.dialogue_emotion,
+                d.speaker_id,
+                d.listener_id,
+                [
+                    [u.turn, u.role, u.participant_id, u.text, u.transcription, u.annotations]
+                    for u in d.utterances
+                ],
+            ]
+            for d in corpus.dialogues
+        ],
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, lambda f: f.write(json.dumps(data, ensure_ascii=False).encode()))
+        prefix = path.name.split("-")[0] + "-"
+        for old in path.parent.glob(prefix + "*.json"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only cache only costs parsing again next time
+
+
+def _read_parsed(root: Path, path: Path) -> Corpus | None:
+    """The corpus saved by :func:`_write_parsed`, or None when absent, damaged or of another
+    version."""
+    try:
+        raw = json.loads(path.read_bytes().decode("utf-8"))
+        if raw["version"] != PARSED_VERSION:
+            return None
+        participants = {
+            k: Participant(k, dict(scores), dict(responses))
+            for k, (scores, responses) in raw["participants"].items()
+        }
+        dialogues = tuple(
+            Dialogue(
+                dialogue_id=did,
+                file=file,
+                split=split,
+                dialogue_emotion=emotion,
+                speaker_id=speaker,
+                listener_id=listener,
+                utterances=tuple(
+                    Utterance(did, turn, role, pid, text, trans, tuple(map(tuple, ann)))
+                    for turn, role, pid, text, trans, ann in utterances
+                ),
+            )
+            for did, file, split, emotion, speaker, listener, utterances in raw["dialogues"]
+        )
+        return Corpus(root, dialogues, participants, raw["questionnaire"], raw["content_hash"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _load(path: Path, digest: str) -> Corpus:

@@ -79,7 +79,12 @@ def items(corpus: Corpus, split: str = "test") -> list[Item]:
     """Every item of a split, ordered by dialogue, turn, then speaker before listener."""
     if split not in SPLITS:
         raise TaskError(f"Unknown split {split!r}. Available: {', '.join(SPLITS)}.")
-    return [it for d in corpus.split(split) for it in dialogue_items(d)]
+    # built once per corpus object (reading a file and scoring it both ask), kept on the frozen
+    # corpus as functools.cached_property keeps its values; the items are immutable
+    memo = corpus.__dict__.setdefault("_items", {})
+    if split not in memo:
+        memo[split] = tuple(it for d in corpus.split(split) for it in dialogue_items(d))
+    return list(memo[split])
 
 
 def chat_item(lines: list[tuple[str, str]]) -> Item:

@@ -12,9 +12,10 @@ time a board needs them, and kept
   a site replica beside the worker that scored the row reads them instead.
 
 The key is the content (SHA-256 of the metric group, the per-item arrays' names, dtypes,
-shapes and bytes, and the resamples' items, count and seed), so a replaced database, a
-re-scored entry or other bootstrap settings can never get another row's values. A file that
-cannot be read is recomputed (and rewritten); nothing here is the only copy of anything.
+shapes and bytes, the resamples' items, count and seed, and the code that turns them into
+scores: :func:`definition`), so a replaced database, a re-scored entry, other bootstrap
+settings or a changed metric can never get another row's values. A file that cannot be read
+is recomputed (and rewritten); nothing here is the only copy of anything.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -57,12 +60,55 @@ def ranking_keys(group: str) -> list[str]:
     return [f.key for f in metrics.get(group).FACTS if f.ranking]
 
 
+def definition_modules(group: str | ModuleType) -> list[ModuleType]:
+    """The modules whose code a row's resampled scores come from: the group's metric module,
+    the modules of its own package it uses (``category`` scores with ``erc``'s
+    ``from_statistics``), recursively, and :mod:`etclib.significance`."""
+    found: dict[str, ModuleType] = {}
+    todo = [metrics.get(group) if isinstance(group, str) else group]
+    while todo:
+        module = todo.pop()
+        if module.__name__ in found:
+            continue
+        found[module.__name__] = module
+        package = module.__package__ or ""
+        todo.extend(
+            v
+            for v in vars(module).values()
+            if isinstance(v, ModuleType) and package and v.__name__.startswith(package + ".")
+        )
+    found.setdefault(significance.__name__, significance)
+    return [found[name] for name in sorted(found)]
+
+
+def definition(group: str) -> str:
+    """SHA-256 of the source of :func:`definition_modules` (read once per process and module):
+    a metric whose code changed (e.g. how an absent category counts) never reads the values
+    its former code kept, in this process's memory or on disk."""
+    return _definition(metrics.get(group))
+
+
+@lru_cache(maxsize=64)
+def _definition(metric: ModuleType) -> str:
+    h = hashlib.sha256()
+    for module in definition_modules(metric):
+        h.update(f"{module.__name__}\0".encode())
+        path = getattr(module, "__file__", None)
+        try:
+            h.update(Path(path).read_bytes() if path else b"")
+        except OSError:  # no source to read (a frozen or generated module): its name only
+            pass
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 def content_key(group: str, arrays: Mapping[str, np.ndarray], res: significance.Resamples) -> str:
     """SHA-256 of what a row's resampled scores depend on (see the module's text), the
     group's ranking keys included (the rows of its file, in that order)."""
     h = hashlib.sha256()
     keys = ",".join(ranking_keys(group))
-    h.update(f"{group}\0{keys}\0{res.n_items}\0{len(res)}\0{res.seed}\0".encode())
+    h.update(f"{group}\0{definition(group)}\0{keys}\0".encode())
+    h.update(f"{res.n_items}\0{len(res)}\0{res.seed}\0".encode())
     for name in sorted(arrays):
         arr = np.ascontiguousarray(arrays[name])
         h.update(f"{name}\0{arr.dtype.str}\0{arr.shape}\0".encode())

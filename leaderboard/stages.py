@@ -121,22 +121,33 @@ def stage_options(stage: str) -> dict[str, Any]:
 
 
 def warm(track: str | None = None) -> list[str]:
-    """Pay the one-time costs of the stages that run for a new submission of ``track`` with the
-    current settings (those whose :class:`Rule` has a ``warm``); the stages warmed.
+    """Pay the one-time costs of the stages that run for a new submission of ``track`` (every
+    track when None: a worker runs them all) with the current settings; the stages warmed.
 
-    A failure is logged, not raised: the stage's first job then fails with the same cause in
-    its own words.
+    A stage is warmed through its metric groups' own ``warm`` (etclib's registry,
+    :func:`etclib.metrics.warm`: the lexical stage loads the corpus, MeCab, sacrebleu,
+    rouge-score with nltk, and the category classifier) and its :class:`Rule`'s ``warm`` (the
+    judge's client and cache). A failure is logged, not raised: the stage's first job then fails
+    with the same cause in its own words.
     """
+    plan: dict[str, list[str]] = {}
+    for t in [track] if track else tracks.names():
+        for stage in configured_stages(t):
+            names = plan.setdefault(stage, [])
+            names += [g for g in groups(stage, t) if g not in names]
     done = []
-    for stage in configured_stages(track):
+    for stage, names in plan.items():
         r = rule(stage)
-        if r.warm is None:
-            continue
         try:
-            r.warm()
+            warmed = metrics.warm(names)
+            if r.warm is not None:
+                r.warm()
+            elif not warmed:
+                continue  # nothing to pay in advance
         except Exception as exc:  # noqa: BLE001 - the job reports it properly
             log.warning("warming the %s stage failed: %s", stage, redact(str(exc)))
             continue
+        log.info("warmed the %s stage (%s)", stage, ", ".join(warmed) or "its rule")
         done.append(stage)
     return done
 

@@ -4,6 +4,7 @@ empties: the ranking a visitor gets is the same as one computed from scratch."""
 
 from __future__ import annotations
 
+import tempfile
 import time
 
 import numpy as np
@@ -54,9 +55,11 @@ def counting(monkeypatch) -> list[int]:
 
 
 def from_scratch() -> pd.DataFrame:
-    """The board ranked with nothing kept: no cache folder, nothing in memory."""
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(samples, "folder", lambda: samples.Path("/nonexistent/etc-bootstrap"))
+    """The board ranked with nothing kept: an empty cache folder of its own, removed after
+    (not a fixed path: written there as root, it kept one run's values for the next run's
+    "from scratch"), nothing in memory."""
+    with tempfile.TemporaryDirectory() as empty, pytest.MonkeyPatch.context() as m:
+        m.setattr(samples, "folder", lambda: samples.Path(empty, "bootstrap"))
         samples.forget()
         lb.close_all()
         return lb.ranking()
@@ -84,6 +87,21 @@ def test_scoring_keeps_each_rows_resamples_and_a_new_process_reads_them(tiny, mo
     pd.testing.assert_frame_equal(first, from_scratch())
 
 
+def test_kept_values_are_keyed_by_the_metrics_code(tiny, monkeypatch):
+    # category_f1 is erc's macro-F1 (erc.from_statistics): a change to erc's code must not
+    # read the values category rows kept under the former code
+    assert [m.__name__ for m in samples.definition_modules("category")] == [
+        "etclib.metrics.category",
+        "etclib.metrics.erc",
+        "etclib.significance",
+    ]
+    arrays = {"pred": np.eye(7, dtype=np.uint8), "gold": np.eye(7, dtype=np.uint8)}
+    res = samples.draw(7)
+    before = samples.content_key("category", arrays, res)
+    monkeypatch.setattr(samples, "definition", lambda group: "other code")
+    assert samples.content_key("category", arrays, res) != before
+
+
 def test_one_new_entry_resamples_that_entry_only(tiny, monkeypatch):
     two_entries(tiny)
     lb.ranking()
@@ -105,9 +123,18 @@ def test_a_damaged_file_is_recomputed_and_rewritten(tiny, monkeypatch):
     files[1].write_bytes(files[1].read_bytes()[:-80])  # cut short
     samples.forget()
     lb.close_all()
-    calls = counting(monkeypatch)
+    resampled: list[str] = []  # the content key of each row resampled from scratch
+    real = significance.resampled_many
+
+    def spy(scored, res):
+        resampled.extend(samples.content_key(g, data.arrays, res) for g, data in scored)
+        return real(scored, res)
+
+    monkeypatch.setattr(significance, "resampled_many", spy)
     pd.testing.assert_frame_equal(lb.ranking(), first)
-    assert sum(calls) == 2
+    # the rows of the damaged files only (two entries' rows with the same content share a
+    # file, so a damaged file can stand for more than one row)
+    assert resampled and set(resampled) == {path.stem for path in files[:2]}
     for path in files[:2]:
         assert np.load(path, allow_pickle=False).ndim == 2
 

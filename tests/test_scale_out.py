@@ -85,7 +85,8 @@ def test_three_workers_share_a_judge_backlog_and_decompose_each_reference_once(
         assert r["score_rows_per_signature"] == [1]
         assert r["ref_decompositions"] == r["distinct_refs"] == r["distinct_refs_decomposed"]
     logs = sorted(tmp_path.glob("judge*/judge*.log"))
-    assert len(logs) == 4 and all("warmed: judge" in p.read_text() for p in logs)  # before claims
+    # each worker warmed both its stages before its first claim
+    assert len(logs) == 4 and all("warmed: lexical, judge" in p.read_text() for p in logs)
     one, three = runs
     assert one["calls"] == three["calls"]  # the same work, shared the same way
     assert one["max_in_flight"] == JUDGE_CONCURRENCY  # one worker, one job at a time

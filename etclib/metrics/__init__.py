@@ -25,6 +25,8 @@ A metric module defines:
 - ``score(predictions, references, **options) -> dict[str, float]``: the pure one-call form;
 - optionally ``TOKENS = True`` when it scores etclib's MeCab tokens (the tokenizer then joins
   the run's signature);
+- optionally ``warm(ctx)``: pays its one-time costs (imports, tokenizer, a trained model) so that
+  a scoring worker's first job does not (:func:`warm`; ``ctx.corpus`` is the corpus scored);
 - optionally ``FAMILY``: what kind of measure it is, one of :data:`FAMILIES` (``lexical``:
   n-gram overlap; ``similarity``: embedding similarity; ``judge``: an LLM judge's decisions;
   ``classification``: predicted categories against labels); every fact carries it;
@@ -383,6 +385,26 @@ def resampled_mean(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """:func:`subset_mean` on every resample at once: ``weights`` is resamples x items (how
     often each item was drawn); NaN items are left out; NaN where none is left."""
     return means_from_statistics(weights @ mean_statistics(values), ["x"])["x"]
+
+
+def warm(names: list[str] | tuple[str, ...], corpus: Any = None) -> list[str]:
+    """Call the optional ``warm(ctx)`` of each metric group of ``names`` (a worker does it before
+    its first claim); the groups warmed. ``ctx.corpus`` is ``corpus``, else the corpus of
+    ``ETC_DATA_DIR``, loaded once a group has a ``warm`` (the scoring run reads it too). An
+    error is raised (the caller decides what it costs)."""
+    ctx = Context(corpus=corpus)
+    done = []
+    for name in names:
+        fn = getattr(get(name), "warm", None)
+        if fn is None:
+            continue
+        if ctx.corpus is None:
+            from ..corpus import load_corpus
+
+            ctx.corpus = load_corpus()
+        fn(ctx)
+        done.append(name)
+    return done
 
 
 def signature_of(

@@ -44,6 +44,13 @@ def _bleu(order: int, sentence: bool = False):
     return bleu
 
 
+def warm(ctx: Context) -> None:
+    """sacrebleu, its BLEU objects and MeCab with its dictionary, loaded."""
+    ctx.tokens(["準備"])
+    for n in range(1, MAX_ORDER + 1):
+        _bleu(n), _bleu(n, True)
+
+
 def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
     sig = _bleu(MAX_ORDER).get_signature().format(short=True)
     return {

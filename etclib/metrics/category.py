@@ -39,6 +39,12 @@ def _model(ctx: Context | None) -> classifier.Classifier:
     return classifier.cached(corpus, "transcription")
 
 
+def warm(ctx: Context) -> None:
+    """The corpus and its classifier (read from the cache, else trained) and scikit-learn,
+    loaded; one text classified."""
+    _model(ctx).predict_texts(["準備"], ctx.tokens)
+
+
 def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
     if data is not None and "classifier" in data.extra:
         sig = data.extra["classifier"]

@@ -35,8 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from ..judge.parse import SUPPORTED
-from ..judge.runner import Judge, JudgeSettings, judge_items, run_sync
 from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
 
 STAGE = "judge"
@@ -105,6 +103,8 @@ SCALED = tuple(f.key for f in FACTS if f.unit == "×100")
 def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
     """``{"judge": "provider:..|model:..|temperature:0|thinking:..|prompts:..|etclib-judge"}``,
     with ``|served:SNAPSHOT`` when ``data`` (a finished run) says which snapshots answered."""
+    from ..judge.runner import JudgeSettings
+
     settings = JudgeSettings.resolve(ctx.get if ctx is not None else None)
     served = data.extra.get("judge_model_versions", ()) if data is not None else ()
     return {"judge": settings.signature(served)}
@@ -126,6 +126,10 @@ def item_prf(
 
 def compute(predictions: list[str], references: list[str], ctx: Context) -> MetricData:
     """Judge every item (concurrently, cached); per-item arrays, details and run usage."""
+    # imported here: listing the metrics (every `etclib score`) need not load the judge's stack
+    from ..judge.parse import SUPPORTED
+    from ..judge.runner import Judge, JudgeSettings, judge_items, run_sync
+
     settings = JudgeSettings.resolve(ctx.get)
 
     async def run():

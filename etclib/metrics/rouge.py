@@ -49,6 +49,12 @@ def _scorer():
     return rouge_scorer.RougeScorer(list(KEYS), use_stemmer=False, tokenizer=_Whitespace())
 
 
+def warm(ctx: Context) -> None:
+    """rouge-score (and the nltk it imports) and MeCab, loaded; one item scored."""
+    tokens = ctx.tokens(["準備"])
+    _scorer().score(tokens[0], tokens[0])
+
+
 def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
     from importlib.metadata import version
 
