@@ -50,7 +50,7 @@ def signature(ctx: Context | None = None, data: MetricData | None = None) -> dic
         sig = data.extra["classifier"]
     else:
         sig = _model(ctx).signature
-    return {"category": f"{sig}|macro-f1:7-categories|zero_division:0"}
+    return {"category": f"{sig}|macro-f1:7-categories|zero_division:0|absent-category:n/a"}
 
 
 def compute(predictions: list[str], references: list, ctx: Context) -> MetricData:
