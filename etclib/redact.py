@@ -2,9 +2,11 @@
 
 :func:`redact` is the one place that decides what a secret looks like. It removes
 
-- every configured secret value: the settings named in :data:`SECRET_SETTINGS` (API keys, the
-  admin token, the Hub token), read with :func:`etclib.config.setting`, plus any ``secrets``
-  the caller passes;
+- every configured secret value: the settings named in :data:`SECRET_SETTINGS` (the admin
+  token, the Hub token, the fine-tuned server's key) and every LLM provider's key settings
+  (each spec's ``secret_settings``, added by the provider registry :mod:`etclib.llm.providers`
+  when it loads, through :func:`add_secret_settings`), read with
+  :func:`etclib.config.setting`, plus any ``secrets`` the caller passes;
 - anything shaped like a credential, whatever its value: ``Bearer <token>`` and
   ``Authorization: ...`` headers, OpenAI-style keys (``sk-...``), Google API keys
   (``AIza...``), Hugging Face tokens (``hf_...``), GitHub tokens (``ghp_...``), and the value of
@@ -27,15 +29,14 @@ MASK = "[REDACTED]"
 #: Settings whose values are secrets (values shorter than :data:`MIN_SECRET` are not secrets:
 #: ``OPENAI_API_KEY=EMPTY`` for a server that checks none).
 SECRET_SETTINGS: tuple[str, ...] = (
-    "OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
     "ETC_FINETUNED_API_KEY",
     "ETC_ADMIN_TOKEN",
     "HF_TOKEN",
     "HUGGING_FACE_HUB_TOKEN",
 )
 MIN_SECRET = 6
+#: Secret settings added at run time: the LLM providers' keys (see :func:`add_secret_settings`).
+_ADDED: list[str] = []
 
 _PATTERNS = [
     # the token after "Bearer" first, then whatever follows a credential header's name
@@ -49,10 +50,22 @@ _PATTERNS = [
 ]
 
 
+def add_secret_settings(names: Iterable[str]) -> None:
+    """Treat the values of settings ``names`` as secrets too (the provider registry calls this
+    with each provider's key settings; this module cannot import the registry, which sits
+    above it)."""
+    _ADDED.extend(n for n in names if n not in SECRET_SETTINGS and n not in _ADDED)
+
+
+def secret_settings() -> tuple[str, ...]:
+    """Every setting whose value is redacted: :data:`SECRET_SETTINGS` and those added."""
+    return (*SECRET_SETTINGS, *_ADDED)
+
+
 def configured_secrets() -> list[str]:
-    """The values of :data:`SECRET_SETTINGS` that are set (and long enough to be secrets)."""
+    """The values of :func:`secret_settings` that are set (and long enough to be secrets)."""
     out = []
-    for name in SECRET_SETTINGS:
+    for name in secret_settings():
         value = setting(name)
         if value and len(value) >= MIN_SECRET:
             out.append(value)

@@ -1,21 +1,26 @@
 """Name -> thing registries: one collision rule and one "Did you mean" for every kind.
 
-etclib keeps its kinds (metrics, backends, tracks, CLI commands, ...) in plain dicts, each
-beside its code; these helpers are what every such dict shares, after lm-evaluation-harness's
-``Registry``:
+A thing that comes in kinds (metrics, backends, tracks, LLM providers, CLI commands, ...) is
+registered by name. These helpers are what every such registry shares, after
+lm-evaluation-harness's ``Registry``:
 
 - :func:`add`: register ``name``; the same name again with another thing is an error naming
   both (registering the same thing twice is harmless: a module imported twice);
 - :func:`lookup`: the thing of ``name``, or an error that says what was wrong and what to do
   (:func:`unknown`: "Unknown metric 'blue'. Did you mean 'bleu'? Available: bleu, rouge.");
-- :func:`suggest`: the " Did you mean 'x'?" part alone, for a message of another form.
+- :func:`suggest`: the " Did you mean 'x'?" part alone, for a message of another form;
+- :class:`Registry`: the same rules for a registry of its own (the LLM providers), whose
+  entries may be lazy ``"package.module:attribute"`` strings, imported on first use.
+
+Most kinds keep a plain dict beside their code and call :func:`add` / :func:`lookup` on it.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, MutableMapping
-from typing import Any, TypeVar
+import importlib
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from typing import Any, Generic, TypeVar
 
 from .errors import ConfigError, EtcError
 
@@ -68,10 +73,63 @@ def add(
     """Register ``thing`` as ``name``; another thing already registered as ``name`` is an
     ``error`` (the one collision rule), the same thing again is accepted. Returns ``thing``."""
     known = registry.get(name, thing)
-    if known != thing:
+    if known is not thing and known != thing:
         raise error(
             f"{kind[:1].upper()}{kind[1:]} {name!r} is already registered (from {known}); "
             "choose another name."
         )
     registry[name] = thing
     return thing
+
+
+class Registry(Generic[T]):
+    """Names -> things (or ``"module:attribute"`` strings, loaded on first :meth:`get`), in
+    registration order, under :func:`add`'s collision rule and :func:`lookup`'s message.
+    ``error`` is the exception class for unknown names and collisions."""
+
+    def __init__(
+        self,
+        kind: str,
+        entries: Mapping[str, T | str] | None = None,
+        *,
+        error: type[EtcError] = ConfigError,
+    ) -> None:
+        self.kind = kind
+        self.error = error
+        self._entries: dict[str, T | str] = {}
+        self._loaded: dict[str, T] = {}
+        for name, target in (entries or {}).items():
+            self.register(name, target)
+
+    def register(self, name: str, target: T | str) -> None:
+        """Add ``name``; the same target again is a no-op, another target is refused."""
+        add(self._entries, name, target, kind=self.kind, error=self.error)
+
+    def get(self, name: str) -> T:
+        """The thing registered as ``name`` (loaded if lazy); ``error`` with a suggestion."""
+        if name in self._loaded:
+            return self._loaded[name]
+        target = lookup(self._entries, name, kind=self.kind, error=self.error)
+        if isinstance(target, str):
+            module, _, attr = target.partition(":")
+            target = getattr(importlib.import_module(module), attr)
+        self._loaded[name] = target  # type: ignore[assignment]
+        return target  # type: ignore[return-value]
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def items(self) -> list[tuple[str, T]]:
+        return [(name, self.get(name)) for name in self._entries]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {self.names()!r})"

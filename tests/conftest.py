@@ -51,14 +51,14 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ETC_PROGRESS", "0")
-    for var in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "ETC_GEMINI_BASE_URL",
-        "ETC_ADMIN_TOKEN",
-    ):
+    from etclib.llm import providers
+
+    provider_settings = [
+        name
+        for spec in providers.specs()
+        for name in (*spec.secret_settings, spec.base_url_setting, spec.model_setting)
+    ]
+    for var in (*provider_settings, "ETC_ADMIN_TOKEN"):
         monkeypatch.delenv(var, raising=False)
     if REAL_CORPUS is not None:
         monkeypatch.setenv("ETC_DATA_DIR", str(REAL_CORPUS))

@@ -52,7 +52,7 @@ def test_unknown_backend_suggests(name, suggestion):
     with pytest.raises(BackendError) as exc:
         get_backend(name)
     assert f"Did you mean {suggestion!r}?" in str(exc.value)
-    assert "Available: retrieval, constant, copy, hf, openai, gemini." in str(exc.value)
+    assert f"Available: {', '.join(REGISTRY)}." in str(exc.value)
 
 
 def test_unknown_backend_without_close_match():
@@ -101,6 +101,7 @@ def test_configured_backends_without_anything(tmp_path, monkeypatch):
 def test_configured_backends_from_secrets_file(tmp_path, monkeypatch, tiny_corpus):
     (tmp_path / "secrets.toml").write_text(
         'OPENAI_API_KEY = "sk-test"\nETC_OPENAI_MODEL = "my-lora"\nGEMINI_API_KEY = "g"\n'
+        'ANTHROPIC_API_KEY = "sk-ant-test"\n'
         f'ETC_HF_MODEL = "some/model"\nETC_DATA_DIR = "{tiny_corpus}"\n',
         encoding="utf-8",
     )

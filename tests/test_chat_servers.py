@@ -80,7 +80,7 @@ def test_a_probe_that_hangs_is_cut_by_its_timeout(served, probe, monkeypatch):
 
 
 def test_the_probe_gets_two_seconds_by_default(served, probe, monkeypatch):
-    from etclib.backends import openai as backend
+    from etclib.llm.providers import openai as backend
     from views import chat
 
     seen = []

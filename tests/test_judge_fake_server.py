@@ -25,14 +25,14 @@ def server():
 def openai_client(server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
-    return llm.openai_client(timeout=5)
+    return llm.client("openai", timeout=5)
 
 
 @pytest.fixture
 def gemini_client(server, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", "k")
     monkeypatch.setenv("ETC_GEMINI_BASE_URL", server.gemini_base_url)
-    return llm.gemini_client(timeout=5)
+    return llm.client("gemini", timeout=5)
 
 
 MESSAGES = [{"role": "system", "content": "指示"}, {"role": "user", "content": "こんにちは"}]
@@ -88,8 +88,8 @@ def test_faults_reach_the_sdks(
 ):
     server.hang_seconds = 3
     if fault == "hang":
-        openai_client = llm.openai_client(timeout=0.3)
-        gemini_client = llm.gemini_client(timeout=0.3)
+        openai_client = llm.client("openai", timeout=0.3)
+        gemini_client = llm.client("gemini", timeout=0.3)
     server.inject(fault, times=2)
     with pytest.raises(Exception) as info:
         openai_client.chat.completions.create(model="m", messages=MESSAGES)
@@ -123,7 +123,7 @@ def test_api_key_is_checked(server, openai_client, monkeypatch):
     with pytest.raises(Exception) as info:
         openai_client.chat.completions.create(model="m", messages=MESSAGES)
     assert type(info.value).__name__ == "AuthenticationError"
-    right = llm.openai_client(api_key="right")
+    right = llm.client("openai", api_key="right")
     assert right.chat.completions.create(model="m", messages=MESSAGES).choices
 
 
@@ -133,7 +133,7 @@ def test_latency_and_parallel_requests(server, monkeypatch):
     server.gather = 12  # every request is held until all 12 are in flight
 
     async def main():
-        client = llm.openai_client(async_=True, timeout=5)
+        client = llm.client("openai", async_=True, timeout=5)
         try:
             return await asyncio.gather(
                 *(
@@ -156,15 +156,15 @@ def test_latency_and_parallel_requests(server, monkeypatch):
 def test_llm_configuration_helpers(monkeypatch):
     from etclib.errors import ConfigError
 
-    assert llm.configured_providers() == {"openai": False, "gemini": False}
+    assert llm.configured_providers() == {"openai": False, "gemini": False, "anthropic": False}
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        llm.openai_client()
+        llm.client("openai")
     with pytest.raises(ConfigError, match="GEMINI_API_KEY"):
-        llm.gemini_client()
+        llm.client("gemini")
     monkeypatch.setenv("GOOGLE_API_KEY", "g")
-    assert llm.configured("gemini") and llm.gemini_api_key() == "g"
+    assert llm.configured("gemini") and llm.providers.get("gemini").api_key() == "g"
     monkeypatch.setenv("GEMINI_API_KEY", "preferred")
-    assert llm.gemini_api_key() == "preferred"
+    assert llm.providers.get("gemini").api_key() == "preferred"
     with pytest.raises(ConfigError, match="Unknown LLM provider"):
         llm.configured("claude")
 
@@ -175,7 +175,7 @@ def test_llm_settings_from_secrets_file(tmp_path, monkeypatch):
     secrets = tmp_path / "secrets.toml"  # conftest points ETC_SECRETS_FILE here
     secrets.write_text('OPENAI_API_KEY = "from-secrets"\nOPENAI_BASE_URL = "http://x/v1"\n')
     config._secrets.cache_clear()
-    assert llm.configured("openai") and llm.openai_api_key() == "from-secrets"
-    client = llm.openai_client()
+    assert llm.configured("openai") and llm.providers.get("openai").api_key() == "from-secrets"
+    client = llm.client("openai")
     assert client.api_key == "from-secrets" and str(client.base_url) == "http://x/v1/"
     assert client.max_retries == 0

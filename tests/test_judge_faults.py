@@ -220,15 +220,23 @@ def test_concurrency_bound_is_respected(judge_env):  # noqa: F811
 
 
 def test_usage_counts_tokens_and_cost(judge_env, monkeypatch):  # noqa: F811
-    model = "gemini-2.5-flash" if judge_env.provider == "gemini" else "gpt-4.1-mini"
-    price_in, price_out = (0.30, 2.50) if judge_env.provider == "gemini" else (0.40, 1.60)
+    # (model, USD per 1M input, output and cached input tokens)
+    model, price_in, price_out, price_cached = {
+        "gemini": ("gemini-2.5-flash", 0.30, 2.50, 0.03),
+        "anthropic": ("claude-haiku-4-5", 1.00, 5.00, 0.10),
+    }.get(judge_env.provider, ("gpt-4.1-mini", 0.40, 1.60, 0.10))
     _, _, usage = _run(judge_env, judge_model=model)
-    # the fake server bills one token per character of the request and of the reply
+    # the fake server bills one token per character of the request and of the reply; of the
+    # input, Claude's prompt cache serves the fixed prompt after its first sight
     reqs = judge_env.server.requests
     tokens_in = sum(len(r.text) for r in reqs)
     tokens_out = sum(len(r.reply) for r in reqs)
     assert (usage["input_tokens"], usage["output_tokens"]) == (tokens_in, tokens_out)
-    expected = (tokens_in * price_in + tokens_out * price_out) / 1e6
+    cached = usage["cached_tokens"]
+    assert (cached > 0) is (judge_env.provider == "anthropic")
+    expected = (
+        (tokens_in - cached) * price_in + cached * price_cached + tokens_out * price_out
+    ) / 1e6
     assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)  # rounded to micro-dollars
     _, _, unknown = _run(judge_env, judge_model="my-own-model")
     assert unknown["cost_usd"] is None

@@ -25,11 +25,16 @@ from tests.fakes.llm_server import FakeRequest
 
 FAIL = "失敗する予測"
 #: the fault a used-up quota is, by provider
-EXHAUSTED = {"openai": "insufficient_quota", "gemini": "daily_quota"}
+EXHAUSTED = {
+    "openai": "insufficient_quota",
+    "gemini": "daily_quota",
+    "anthropic": "insufficient_quota",
+}
 #: what the quota message names, by provider: the quota and the page to check it on
 QUOTA_WORDS = {
     "openai": ("billing quota", "insufficient_quota", "platform.openai.com"),
     "gemini": ("daily request quota", "PerDay", "aistudio.google.com/usage"),
+    "anthropic": ("credit balance", "credit_balance_too_low", "console.anthropic.com"),
 }
 
 

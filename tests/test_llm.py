@@ -214,8 +214,8 @@ def test_aclose_works_with_old_and_new_google_genai():
     class Old:  # google-genai < 1.39: client.aio has no aclose
         aio = object()
 
-    asyncio.run(llm.aclose_gemini(New()))
-    asyncio.run(llm.aclose_gemini(Old()))
+    asyncio.run(llm.providers.get("gemini").aclose(New()))
+    asyncio.run(llm.providers.get("gemini").aclose(Old()))
     assert closed == [True]
 
 

@@ -19,7 +19,27 @@ LIST_PRICES = {
     "gpt-4.1-mini": (0.40, 1.60, 0.10),
     "gpt-4.1": (2.00, 8.00, 0.50),
     "gpt-5-mini": (0.25, 2.00, 0.025),
+    "claude-haiku-4-5": (1.00, 5.00, 0.10),
 }
+#: the model each provider's judge is priced at here
+PRICED_MODEL = {"gemini": "gemini-2.5-flash", "anthropic": "claude-haiku-4-5"}
+
+
+def _cached(reqs, fixed: int) -> int:
+    """Prompt tokens the fake server reported as read from the provider's prompt cache:
+    ``fixed`` of each request's prompt, or (Anthropic) the ``cache_control`` system text from
+    its second sight on (the fake's prompt cache)."""
+    seen: set[str] = set()
+    total = 0
+    for r in reqs:
+        if not r.kind.startswith("anthropic"):
+            total += min(fixed, len(r.text))
+            continue
+        for block in r.body.get("system") or []:
+            if isinstance(block, dict) and block.get("cache_control"):
+                total += len(block["text"]) if block["text"] in seen else 0
+                seen.add(block["text"])
+    return total
 
 
 @pytest.mark.parametrize(("model", "prices"), sorted(LIST_PRICES.items()))
@@ -41,14 +61,14 @@ def test_a_model_without_price_has_no_cost():
 
 
 def test_the_judge_counts_cached_tokens_and_prices_them(judge_env):  # noqa: F811
-    model = "gemini-2.5-flash" if judge_env.provider == "gemini" else "gpt-4.1-mini"
+    model = PRICED_MODEL.get(judge_env.provider, "gpt-4.1-mini")
     p_in, p_out, p_cached = LIST_PRICES[model]
     judge_env.server.cached_tokens = 5
     preds, refs = ["相手に共感した。"] * 2, ["相手の話に共感して嬉しかった。", "驚いた。"]
     usage = J.compute(preds, refs, judge_env.ctx(judge_model=model)).extra["judge_usage"]
     reqs = judge_env.server.requests
     tokens_in = sum(len(r.text) for r in reqs)
-    cached = sum(min(5, len(r.text)) for r in reqs)
+    cached = _cached(reqs, 5)
     tokens_out = sum(len(r.reply) for r in reqs)
     assert (usage["input_tokens"], usage["cached_tokens"]) == (tokens_in, cached)
     expected = ((tokens_in - cached) * p_in + cached * p_cached + tokens_out * p_out) / 1e6

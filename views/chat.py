@@ -97,10 +97,9 @@ FINETUNED_SETTINGS = (
 #: The chat's rate limits (per visitor; per metered model for everyone together).
 RATE_SETTINGS = ("ETC_CHAT_PER_MINUTE", "ETC_CHAT_MODEL_PER_MINUTE", "ETC_CHAT_MODEL_PER_DAY")
 #: The key setting that goes with each model server setting (for the operator's messages).
-KEY_SETTINGS = {
-    "ETC_FINETUNED_BASE_URL": "ETC_FINETUNED_API_KEY",
-    "OPENAI_BASE_URL": "OPENAI_API_KEY",
-}
+KEY_SETTINGS = {"ETC_FINETUNED_BASE_URL": "ETC_FINETUNED_API_KEY"}
+#: The backend (an LLM provider) that serves the fine-tuned model: vLLM speaks OpenAI's API.
+FINETUNED_BACKEND = "openai"
 #: The fine-tuned model's name on its server when ``ETC_FINETUNED_MODEL`` is unset.
 FINETUNED_MODEL = "etc-swallow-8b-sft"
 #: What a visitor reads about a model whose server is not answering now.
@@ -193,14 +192,21 @@ class ServerProbe:
         with self._lock:
             self._seen.clear()
 
-    def state(self, base_url: str, api_key: str | None, setting_name: str) -> ServerState:
-        """The server's state, probed now unless a probe younger than the interval is known."""
+    def state(
+        self,
+        base_url: str,
+        api_key: str | None,
+        setting_name: str,
+        provider: str = FINETUNED_BACKEND,
+    ) -> ServerState:
+        """The server's state, probed now unless a probe younger than the interval is known;
+        ``provider``: the registered LLM provider whose API the server speaks."""
         key = (base_url, api_key or "")
         with self._lock:
             known = self._seen.get(key)
             if known and self.clock() - known[0] < server_limit("ETC_CHAT_PROBE_INTERVAL"):
                 return known[1]
-        state = self._probe(base_url, api_key, setting_name)
+        state = self._probe(base_url, api_key, setting_name, provider)
         with self._lock:
             before = self._seen.get(key)
             self._seen[key] = (self.clock(), state)
@@ -208,18 +214,19 @@ class ServerProbe:
             _log.warning("chat model server offline: %s", state.problem)
         return state
 
-    def _probe(self, base_url: str, api_key: str | None, setting_name: str) -> ServerState:
-        from etclib.backends.openai import served_models
-        from etclib.llm import classify
+    def _probe(
+        self, base_url: str, api_key: str | None, setting_name: str, provider: str
+    ) -> ServerState:
+        from etclib.llm import classify, providers
 
         self.probes += 1
         timeout = server_limit("ETC_CHAT_PROBE_TIMEOUT")
         try:
-            models = served_models(base_url, api_key, timeout=timeout)
+            models = providers.get(provider).served_models(base_url, api_key, timeout=timeout)
         except Exception as exc:  # noqa: BLE001 - any failure means offline, classified
             fault = classify(exc)
             check = (
-                f"Check the key for it ({KEY_SETTINGS.get(setting_name, 'its API key')})"
+                f"Check the key for it ({_key_setting(setting_name)})"
                 if fault.kind == "auth"
                 else f"Check {setting_name} and that the server is running"
             )
@@ -235,6 +242,17 @@ class ServerProbe:
 
 #: The probe the site uses (one per server process).
 PROBE = ServerProbe()
+
+
+def _key_setting(setting_name: str) -> str:
+    """The setting that holds the key for the server at ``setting_name``."""
+    from etclib.llm import providers
+
+    keys = dict(KEY_SETTINGS)
+    for spec in providers.specs():
+        if spec.base_url_setting and spec.key_settings:
+            keys.setdefault(spec.base_url_setting, spec.key_settings[0])
+    return keys.get(setting_name, "its API key")
 
 
 def model_card(model: str, state: ServerState) -> dict[str, Any]:
@@ -326,14 +344,13 @@ def _label(name: str, description: str) -> str:
     """How the picker names backend ``name`` (its description for a backend unknown here)."""
     if name == "retrieval":
         return "Retrieval baseline (most similar train contexts)"
-    if name == "openai":
-        from etclib.llm.models import OPENAI_DEFAULT_MODEL
+    from etclib.llm import providers
 
-        model = setting("ETC_OPENAI_MODEL") or OPENAI_DEFAULT_MODEL
-        where = "OpenAI-compatible server" if setting("OPENAI_BASE_URL") else "OpenAI"
+    if name in providers.REGISTRY:
+        spec = providers.get(name)
+        model = setting(spec.model_setting) or spec.backend_model
+        where = f"{spec.label}-compatible server" if spec.base_url() else spec.label
         return f"{model} ({where})"
-    if name == "gemini":
-        return f"{setting('ETC_GEMINI_MODEL') or 'gemini-2.5-flash'} (Google Gemini)"
     if name == "hf":
         return "Local transformers model (in this server, GPU advised)"
     return f"{name}: {description}" if description else name
@@ -347,7 +364,7 @@ def _finetuned() -> Choice:
         return Choice(
             "finetuned",
             label,
-            "openai",
+            FINETUNED_BACKEND,
             True,
             False,
             "set ETC_FINETUNED_BASE_URL (the vLLM server's /v1 URL) and ETC_FINETUNED_MODEL",
@@ -364,9 +381,11 @@ def _finetuned() -> Choice:
             "ETC_FINETUNED_MODEL to its --lora-modules name",
         )
     if not state.online:
-        return Choice("finetuned", label, "openai", True, False, state.problem, offline=True)
+        return Choice(
+            "finetuned", label, FINETUNED_BACKEND, True, False, state.problem, offline=True
+        )
     options = {
-        **_chat_options("openai"),
+        **_chat_options(FINETUNED_BACKEND),
         "model": model,
         "base_url": url,
         "api_key": api_key,
@@ -375,7 +394,7 @@ def _finetuned() -> Choice:
     return Choice(
         "finetuned",
         label,
-        "openai",
+        FINETUNED_BACKEND,
         True,
         True,
         f"ready ({model})",
@@ -387,17 +406,25 @@ def _finetuned() -> Choice:
 
 
 def _probed(c: Choice) -> Choice:
-    """``c`` (the ``openai`` backend pointed at a self-hosted server by ``OPENAI_BASE_URL``)
-    offline when that server does not answer its probe."""
+    """``c`` (a provider's backend pointed at a self-hosted server by the provider's endpoint
+    setting, e.g. ``openai`` by ``OPENAI_BASE_URL``) offline when that server does not answer
+    its probe; providers whose servers list no models (:attr:`ProviderSpec.lists_models`) are
+    not probed."""
     import dataclasses
 
-    url = setting("OPENAI_BASE_URL")
-    if c.key != "openai" or not c.usable or not url:
+    from etclib.llm import providers
+
+    if c.key not in providers.REGISTRY or not c.usable:
         return c
-    state = PROBE.state(url, setting("OPENAI_API_KEY"), "OPENAI_BASE_URL")
+    spec = providers.get(c.key)
+    url = spec.base_url()
+    if not url or not spec.lists_models:
+        return c
+    where = spec.base_url_setting
+    state = PROBE.state(url, spec.api_key(), where, spec.name)
     if not state.online:
         return dataclasses.replace(c, usable=False, reason=state.problem, offline=True)
-    return dataclasses.replace(c, server_setting="OPENAI_BASE_URL")
+    return dataclasses.replace(c, server_setting=where)
 
 
 def choices() -> list[Choice]:
@@ -431,7 +458,7 @@ def choices() -> list[Choice]:
                 )
             )
         )
-        if name == DEFAULT_BACKEND and "openai" in REGISTRY:
+        if name == DEFAULT_BACKEND and FINETUNED_BACKEND in REGISTRY:
             out.append(_finetuned())
     return out
 

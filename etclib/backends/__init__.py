@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import registry as names
 from ..errors import BackendError, ConfigError, EtcError
+from ..llm import providers as _llm_providers
 from .base import Backend, Progress
 
 __all__ = [
@@ -49,15 +50,17 @@ __all__ = [
     "default_backend",
 ]
 
-#: name -> module defining ``BACKEND``.
+#: name -> module defining ``BACKEND`` (or ``"module:attribute"``, the class itself). Every
+#: registered LLM provider (:mod:`etclib.llm.providers`) is a backend too, of the same name:
+#: :mod:`etclib.backends.hosted`'s class for it.
 REGISTRY: dict[str, str] = {
     "retrieval": "etclib.backends.retrieval",
     "constant": "etclib.backends.constant",
     "copy": "etclib.backends.copy",
     "hf": "etclib.backends.hf",
-    "openai": "etclib.backends.openai",
-    "gemini": "etclib.backends.gemini",
 }
+for _provider in _llm_providers.names():
+    REGISTRY.setdefault(_provider, f"etclib.backends.hosted:{_provider}")
 DEFAULT_BACKEND = "retrieval"
 #: The ERC track's backends (label sets, :class:`etclib.backends.base.CategoryBackend`):
 #: name -> module defining ``BACKEND``.
@@ -115,8 +118,8 @@ def backend_class(name: str, track: str | None = None) -> type[Backend]:
         if name in other:
             msg += f" ({name!r} is a backend of the {'erc' if reg is REGISTRY else 'transcription'} track.)"
         raise BackendError(msg)
-    module = importlib.import_module(reg[name])
-    return module.BACKEND
+    module, _, attr = reg[name].partition(":")
+    return getattr(importlib.import_module(module), attr or "BACKEND")
 
 
 def options_of(name: str, track: str | None = None) -> dict[str, Any]:

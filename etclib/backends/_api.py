@@ -1,5 +1,8 @@
-"""Shared machinery of the hosted-API backends (openai, gemini): the call path on top of
-:mod:`etclib.llm`, concurrency, streaming, empty answers and usage.
+"""Shared machinery of the hosted-API backends: the call path on top of :mod:`etclib.llm`,
+concurrency, streaming, empty answers and usage. :class:`HostedBackend` is the backend of any
+registered LLM provider (:mod:`etclib.llm.providers`): the provider's spec builds its client,
+writes its requests and reads its replies and streams, so a provider needs no backend module
+of its own (:mod:`etclib.backends.hosted` names one per provider).
 
 :class:`APIBackend` builds each request with :mod:`etclib.llm.chat` (so the capability table
 decides temperature, token-limit field and thinking), sends it through
@@ -26,12 +29,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, ClassVar, TypeVar
 
 from .. import llm
-from ..errors import BackendServiceError, EmptyAnswerError
+from ..config import setting
+from ..errors import BackendError, BackendServiceError, ConfigError, EmptyAnswerError
 from ..llm.chat import Reply, Usage
 from ..llm.models import Decoding
+from ..llm.providers import ProviderSpec
 from ..llm.retry import CallFailed, Fault, RetryPolicy, call_with_retries, stream_with_retries
 from ..task import Item, build_messages
-from .base import Backend, Progress, Shots, clean, messages_for
+from .base import Backend, Progress, Shots, clean, messages_for, positive_int, retry_count
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,7 +80,7 @@ class APIBackend(Backend):
 
     uses_prompt = True
     metered = True
-    #: ``openai`` or ``gemini`` (for hints and the capability table)
+    #: the registered LLM provider (for hints and the capability table)
     provider: ClassVar[str] = ""
 
     model: str
@@ -229,3 +234,109 @@ class APIBackend(Backend):
         if self.max_new_tokens is not None:
             sig[d.info.token_param] = self.max_new_tokens
         return sig
+
+
+class HostedBackend(APIBackend):
+    """The backend of one registered LLM provider, at temperature 0 where the model takes it,
+    thinking set explicitly, with streaming; the provider's spec does the wire work.
+
+    Settings: the provider's key and endpoint settings, and its model setting
+    (``ETC_<PROVIDER>_MODEL``; the ``model`` option wins). Options: ``model``,
+    ``max_new_tokens`` (default: the spec's), ``thinking``, ``batch_size`` (requests in flight,
+    default 8), ``retries`` (on 429, 5xx and 529, timeouts, dropped connections; default 4),
+    ``retry_wait`` (seconds before the first retry, doubled each time, jittered; a longer
+    Retry-After wins; default 1), ``timeout`` (seconds to wait for each read: for a streamed
+    answer, the first token and every gap after it), ``connect_timeout`` (seconds to open the
+    connection; default ``timeout``), ``base_url`` and ``api_key`` (another server than the
+    provider's endpoint setting, e.g. the fine-tuned model's vLLM server for the chat page).
+    """
+
+    spec: ClassVar[ProviderSpec]
+
+    def __init__(
+        self,
+        model: str | None = None,
+        max_new_tokens: int | None = None,
+        batch_size: int | None = None,
+        retries: int = 4,
+        retry_wait: float = 1.0,
+        timeout: float = llm.DEFAULT_TIMEOUT,
+        thinking: int | str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        connect_timeout: float | None = None,
+    ) -> None:
+        """Build the client now; ``BackendError`` if no key is configured."""
+        spec = self.spec
+        self.model = model or setting(spec.model_setting) or spec.backend_model
+        limit = spec.backend_max_tokens if max_new_tokens is None else max_new_tokens
+        self.max_new_tokens = (
+            None if limit is None else positive_int(limit, "max_new_tokens", self.name)
+        )
+        self.batch_size = positive_int(
+            8 if batch_size is None else batch_size, "batch_size", self.name
+        )
+        self.retries = retry_count(retries, self.name)
+        self.retry_wait = float(retry_wait)
+        self.policy = RetryPolicy(attempts=self.retries + 1, backoff=self.retry_wait)
+        self.decoding = llm.decoding(
+            spec.name, self.model, temperature=0.0, thinking=thinking, where="thinking"
+        )
+        self.usage = Usage()
+        if base_url is not None and not str(base_url).startswith(("http://", "https://")):
+            raise ConfigError(
+                f"Backend {self.name!r}: option 'base_url' must be an http(s) URL, got "
+                f"{base_url!r}."
+            )
+        self.endpoint = base_url or spec.endpoint()
+        try:
+            self.client = spec.client(
+                timeout=float(timeout),
+                base_url=base_url,
+                api_key=api_key,
+                connect_timeout=None if connect_timeout is None else float(connect_timeout),
+            )
+        except ConfigError as exc:
+            raise BackendError(f"The {self.name} backend is not configured: {exc}") from None
+
+    @classmethod
+    def availability(cls) -> tuple[bool, str]:
+        spec = cls.spec
+        if not spec.configured():
+            return False, spec.availability_help
+        # the endpoint stays private: this text reaches the site's model picker
+        return True, f"ready ({setting(spec.model_setting) or spec.backend_model})"
+
+    def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        return self.spec.request(
+            self.model, messages, self.decoding, max_tokens=self.max_new_tokens
+        )
+
+    def _send(self, messages: list[dict[str, str]]) -> Reply:
+        return self.spec.send(self.client, self._request(messages))
+
+    def _open_stream(self, messages: list[dict[str, str]]) -> Iterable[Any]:
+        return self.spec.open_stream(self.client, self._request(messages))
+
+    def _chunk_text(self, chunk: Any) -> str:
+        return self.spec.chunk_text(chunk)
+
+    def _stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
+        return self.spec.stream_end(chunks)
+
+
+def hosted_backend(spec: ProviderSpec) -> type[HostedBackend]:
+    """The backend class of provider ``spec`` (named after it)."""
+    return type(
+        f"{spec.name.capitalize()}Backend",
+        (HostedBackend,),
+        {
+            "name": spec.name,
+            "provider": spec.name,
+            "spec": spec,
+            "description": spec.description
+            or f"{spec.label} ({spec.package}), temperature 0, streaming.",
+            "__doc__": HostedBackend.__doc__,
+        },
+    )

@@ -3,12 +3,12 @@
 The prompt (``etclib/prompts/erc_classify.toml``, versioned) shows the dialogue prefix and asks
 for the last speaker's categories as ``{"labels": [...]}`` (Japanese or English names); k-shot
 prompts add k solved train examples with their aggregated labels. Calls go through the
-transcription track's API backends (``openai`` or ``gemini``: the same clients, keys, retries
-and capability table, :mod:`etclib.llm`); answers are read like the label judge's
+transcription track's API backends (one per registered LLM provider: the same clients, keys,
+retries and capability table, :mod:`etclib.llm`); answers are read like the label judge's
 (:func:`etclib.studies.labeljudge.parse_labels`). An unusable answer is an error naming the item.
 
-Options: ``provider`` (``openai``, default, or ``gemini``), ``model``, ``batch_size`` (requests
-in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key`` (openai only).
+Options: ``provider`` (a registered LLM provider, default ``openai``), ``model``,
+``batch_size`` (requests in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key``.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ from typing import Any
 
 from .. import llm
 from ..errors import BackendError, ConfigError, JudgeError
+from ..registry import unknown
 from ..task import Item, PromptTemplate, prompt_template, render_dialogue
 from ._api import concurrent_map
 from .base import CategoryBackend, Progress, Shots, shots_for
 
-PROVIDERS = ("openai", "gemini")
+PROVIDERS = llm.PROVIDERS
 
 
 def prompt() -> PromptTemplate:
@@ -57,7 +58,7 @@ class LLMLabelsBackend(CategoryBackend):
     """Zero- or k-shot category classification by a hosted or self-hosted LLM."""
 
     name = "llm"
-    description = "An LLM (OpenAI-compatible or Gemini) names the categories, zero- or k-shot."
+    description = "An LLM (any registered provider) names the categories, zero- or k-shot."
     uses_prompt = True
     in_chat = True
     metered = True
@@ -76,8 +77,7 @@ class LLMLabelsBackend(CategoryBackend):
 
         if provider not in PROVIDERS:
             raise ConfigError(
-                f"Backend 'llm': option 'provider' must be one of {', '.join(PROVIDERS)}, "
-                f"got {provider!r}."
+                f"Backend 'llm': option 'provider': {unknown('provider', provider, list(PROVIDERS))}"
             )
         options: dict[str, Any] = {
             "model": model,
@@ -85,9 +85,9 @@ class LLMLabelsBackend(CategoryBackend):
             "retries": retries,
             "timeout": timeout,
             "max_new_tokens": 256,
+            "base_url": base_url,
+            "api_key": api_key,
         }
-        if provider == "openai":
-            options |= {"base_url": base_url, "api_key": api_key}
         self.provider = provider
         self.api = get_backend(provider, **options)
         self.model = self.api.model  # type: ignore[attr-defined]
@@ -99,7 +99,7 @@ class LLMLabelsBackend(CategoryBackend):
         for provider in PROVIDERS:
             if llm.configured(provider):
                 return True, f"ready ({provider} at {llm.endpoint(provider)})"
-        return False, "set OPENAI_API_KEY (and OPENAI_BASE_URL) or GEMINI_API_KEY"
+        return False, "; or ".join(llm.providers.get(p).availability_help for p in PROVIDERS)
 
     def _ask(self, job: tuple[Item, list[dict[str, str]]]) -> tuple[str, ...]:
         from ..studies.labeljudge import parse_labels

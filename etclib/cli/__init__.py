@@ -96,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def provider_names() -> tuple[str, ...]:
+    """The LLM providers a ``--provider`` option takes (the registry's names)."""
+    from ..llm.providers import names
+
+    return names()
+
+
 def add_data_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data",

@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import add_data_argument, add_json_argument, labelling
+from . import add_data_argument, add_json_argument, labelling, provider_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         return _export(args)
     if not args.provider or not args.model:
         raise ConfigError(
-            "etclib causes needs --provider gemini|openai and --model NAME "
+            f"etclib causes needs --provider {'|'.join(provider_names())} and --model NAME "
             "(e.g. --provider gemini --model gemini-2.5-flash)."
         )
     from ..corpus import load_corpus

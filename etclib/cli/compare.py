@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import add_data_argument, add_json_argument, add_track_argument
+from . import add_data_argument, add_json_argument, add_track_argument, provider_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     judge = parser.add_argument_group("LLM judge (--metrics judge; see docs/judge.md)")
     judge.add_argument(
-        "--judge-provider", choices=("gemini", "openai"), help="judge API ($ETC_JUDGE_PROVIDER)"
+        "--judge-provider", choices=provider_names(), help="judge API ($ETC_JUDGE_PROVIDER)"
     )
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
     judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")

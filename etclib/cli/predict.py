@@ -10,7 +10,7 @@ ones is refused (pass --overwrite to start again). k-shot examples come from the
 Backends: retrieval (default, CPU), constant, copy, hf, openai, gemini (docs/models.md).
 With --track erc the file holds each item's emotion categories ("labels"), and the backends are
 the ERC track's: tfidf (default; trained here on CPU in seconds), majority, prior,
-retrieval-labels, llm (--provider openai|gemini, zero- or k-shot).
+retrieval-labels, llm (--provider: a registered LLM provider, zero- or k-shot).
 
 --check is the pre-flight: it answers the first 3 items of the split for real (nothing is
 written), and prints latency, tokens per call, the served model, the settings sent, and an
@@ -53,7 +53,7 @@ from ..llm.models import OPENAI_DEFAULT_MODEL
 from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, label_values, read_predictions
 from ..task import Item, Key, choose_shots
 from ..task import items as split_items
-from . import add_data_argument, add_json_argument, add_track_argument
+from . import add_data_argument, add_json_argument, add_track_argument, provider_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,9 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"erc: {', '.join(ERC_REGISTRY)} (default: {default_backend('erc')})",
     )
     add_track_argument(parser)
-    parser.add_argument(
-        "--provider", choices=("openai", "gemini"), help="the erc llm backend's API"
-    )
+    parser.add_argument("--provider", choices=provider_names(), help="the erc llm backend's API")
     parser.add_argument(
         "--out", metavar="FILE", help="predictions file (.jsonl); required unless --check"
     )

@@ -41,7 +41,13 @@ import argparse
 import json
 import sys
 
-from . import add_data_argument, add_json_argument, add_judge_prompts_argument, add_track_argument
+from . import (
+    add_data_argument,
+    add_json_argument,
+    add_judge_prompts_argument,
+    add_track_argument,
+    provider_names,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     judge = parser.add_argument_group("LLM judge (--metrics judge; see docs/judge.md)")
     judge.add_argument(
-        "--judge-provider", choices=("gemini", "openai"), help="judge API ($ETC_JUDGE_PROVIDER)"
+        "--judge-provider", choices=provider_names(), help="judge API ($ETC_JUDGE_PROVIDER)"
     )
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
     judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")

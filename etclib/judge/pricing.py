@@ -10,12 +10,12 @@ each answer reports them) are billed at the cached-input price. A model not in t
 (self-hosted, new families) gets no estimate, and a check in which no call answered gets none
 either (:data:`NO_ESTIMATE`): an estimate from zero tokens would read "$0.00".
 
-Daily request limits (:data:`DAILY_REQUESTS`) are per project and per model, by the key's tier
-(``ETC_JUDGE_TIER``: ``free``, ``tier1``; unset, the free tier's limit is checked and named as
-such). Google's Gemini API limits requests per day on its free tier and tier 1
-(:data:`DAILY_LIMITS_SOURCE`, read :data:`DAILY_LIMITS_READ`; Google changes them without notice,
-as it did in December 2025); OpenAI's paid tiers limit requests and tokens per minute, not per
-day, so OpenAI models have no row. When a full run needs more calls than the limit, the
+Daily request limits (:data:`DAILY_REQUESTS`, from each provider spec's ``daily_requests``) are
+per project and per model, by the key's tier (``ETC_JUDGE_TIER``: ``free``, ``tier1``; unset,
+the free tier's limit is checked and named as such). Google's Gemini API limits requests per day
+on its free tier and tier 1 (:data:`DAILY_LIMITS_SOURCE`, read :data:`DAILY_LIMITS_READ`; Google
+changes them without notice, as it did in December 2025); OpenAI's paid tiers limit requests and
+tokens per minute, not per day, so OpenAI models have no row. When a full run needs more calls than the limit, the
 estimate says so and how many days it would take.
 """
 
@@ -32,19 +32,30 @@ PRICES: dict[str, tuple[float, float]] = {m.prefix: m.price for m in models.MODE
 #: What the estimate says when no call of the check answered.
 NO_ESTIMATE = "no answer, no estimate"
 
-DAILY_LIMITS_SOURCE = "https://ai.google.dev/gemini-api/docs/rate-limits"
-DAILY_LIMITS_READ = "2025-11"
-#: (provider, model prefix, tier) -> requests per day (per project). Longest prefix wins.
-DAILY_REQUESTS: dict[tuple[str, str, str], int] = {
-    ("gemini", "gemini-2.5-pro", "free"): 100,
-    ("gemini", "gemini-2.5-flash", "free"): 250,
-    ("gemini", "gemini-2.5-flash-lite", "free"): 1000,
-    ("gemini", "gemini-2.0-flash", "free"): 200,
-    ("gemini", "gemini-2.0-flash-lite", "free"): 200,
-    ("gemini", "gemini-2.5-pro", "tier1"): 10_000,
-    ("gemini", "gemini-2.5-flash", "tier1"): 10_000,
-    ("gemini", "gemini-2.5-flash-lite", "tier1"): 10_000,
-}
+
+def _daily_rows() -> dict[tuple[str, str, str], int]:
+    from ..llm import providers
+
+    return {
+        (spec.name, prefix, tier): n
+        for spec in providers.specs()
+        for (prefix, tier), n in spec.daily_requests.items()
+    }
+
+
+def _daily_source(provider: str | None = None) -> tuple[str, str]:
+    from ..llm import providers
+
+    specs = [providers.get(provider)] if provider in providers.REGISTRY else providers.specs()
+    found = [s.daily_limits_source for s in specs if s.daily_requests and s.daily_limits_source[0]]
+    return found[0] if found else ("the provider's rate-limit page", "")
+
+
+#: (provider, model prefix, tier) -> requests per day (per project), from the provider specs'
+#: ``daily_requests`` (:mod:`etclib.llm.providers`). Longest prefix wins.
+DAILY_REQUESTS: dict[tuple[str, str, str], int] = _daily_rows()
+#: where the documented limits were read (page, date)
+DAILY_LIMITS_SOURCE, DAILY_LIMITS_READ = _daily_source()
 TIERS = ("free", "tier1")
 
 
@@ -102,9 +113,10 @@ def daily_limit_note(provider: str, model: str, calls: int, tier: str | None = N
         return None
     days = math.ceil(calls / limit)
     which = f"the {checked} tier" if named else "the free tier (ETC_JUDGE_TIER unset)"
+    page, read = _daily_source(provider)
     return (
         f"a full run (about {calls:,} calls) exceeds {which}'s daily limit of {limit:,} requests "
-        f"for {model} ({DAILY_LIMITS_SOURCE}, read {DAILY_LIMITS_READ}): it would stop at the "
+        f"for {model} ({page}{', read ' + read if read else ''}): it would stop at the "
         f"quota and take {days} days of resumed runs; use a paid key"
         + ("" if named else ", and set ETC_JUDGE_TIER to its tier")
     )

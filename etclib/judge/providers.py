@@ -13,12 +13,12 @@ Requests are built by :mod:`etclib.llm.chat` from the capability table
 accepts: temperature 0 where it takes one (none for GPT-5 / o-series, 1.0 for Gemini 3), the
 thinking setting set explicitly (Gemini 2.5 Flash: budget 0), see :meth:`Provider.decoding`.
 
-- ``gemini``: google-genai ``generate_content`` with ``response_mime_type="application/json"``
-  and the same JSON Schema as ``response_json_schema`` (no conversion to Gemini's own
-  ``Schema`` form; key order is kept, so ``reasoning`` comes before ``label``).
-- ``openai``: Chat Completions with ``response_format`` ``json_schema`` (strict) by default;
-  ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for OpenAI-compatible servers that lack
-  JSON-schema support (models without structured output in the table get ``json_object``).
+Every registered provider (:mod:`etclib.llm.providers`) can judge: :class:`SpecProvider`
+asks the provider's spec how a JSON answer is requested (Gemini: ``response_mime_type`` and the
+same JSON Schema as ``response_json_schema``, no conversion to Gemini's own ``Schema`` form, key
+order kept; OpenAI: ``response_format`` ``json_schema`` (strict), or what
+``ETC_JUDGE_OPENAI_FORMAT`` says; Anthropic: ``output_config.format``), how a reply is read and
+how the client is closed.
 
 Every request carries a token limit (:func:`default_max_tokens`, or ``judge_max_tokens``):
 room for a judge answer (:data:`ANSWER_TOKENS`) plus, for a model that thinks, room for its
@@ -36,11 +36,11 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .. import llm
-from ..config import setting
 from ..errors import ConfigError, JudgeError
-from ..llm import chat
 from ..llm.chat import Reply
 from ..llm.models import Decoding
+from ..llm.providers import ProviderSpec
+from ..registry import unknown
 
 __all__ = [
     "ANSWER_TOKENS",
@@ -48,19 +48,18 @@ __all__ = [
     "DEFAULT_PROVIDER",
     "SCHEMAS",
     "TEMPERATURE",
-    "GeminiProvider",
-    "OpenAIProvider",
     "Provider",
     "Reply",
+    "SpecProvider",
+    "build",
     "default_max_tokens",
     "make_provider",
 ]
 
-#: provider -> default judge model
-DEFAULT_MODELS: dict[str, str] = {"gemini": "gemini-2.5-flash", "openai": "gpt-4.1-mini"}
+#: provider -> default judge model (from each provider's spec)
+DEFAULT_MODELS: dict[str, str] = {spec.name: spec.judge_model for spec in llm.providers.specs()}
 DEFAULT_PROVIDER = "gemini"
 TEMPERATURE = 0.0
-OPENAI_FORMATS = ("json_schema", "json_object", "none")
 
 #: Tokens a judge answer may take: a decomposition into a few units or an entailment with its
 #: short reasoning is 50-300 tokens; the rest is margin.
@@ -91,7 +90,7 @@ def default_max_tokens(decoding: Decoding) -> int:
     return ANSWER_TOKENS + THINKING_TOKENS.get(str(value), OPEN_THINKING_TOKENS)
 
 
-#: JSON Schemas of the answers, by kind (sent as they are to both providers).
+#: JSON Schemas of the answers, by kind (OpenAI form; each spec sends it in its own field).
 SCHEMAS: dict[str, dict[str, Any]] = {
     "decompose": {
         "type": "object",
@@ -149,42 +148,35 @@ class Provider(Protocol):
     # def with_token_limit(self, request, limit: int) -> dict[str, Any]
 
 
-class OpenAIProvider:
-    """Chat Completions through the ``openai`` SDK (OpenAI, vLLM, other compatible servers)."""
-
-    name = "openai"
+class SpecProvider:
+    """A judge on any registered provider: the spec builds the client, writes the request
+    (asking for a JSON answer of the kind's schema) and reads the reply."""
 
     def __init__(
         self,
+        spec: ProviderSpec,
         model: str,
         *,
         timeout: float,
-        response_format: str | None = None,
         thinking: Any = None,
         max_tokens: int | None = None,
     ):
+        self.spec = spec
+        self.name = spec.name
         self.model = model
         self.thinking = thinking
         decoding = self.decoding()  # a thinking value the model cannot take fails now
         self.max_tokens = max_tokens or default_max_tokens(decoding)
-        fmt = response_format or setting("ETC_JUDGE_OPENAI_FORMAT", "json_schema")
-        if fmt not in OPENAI_FORMATS:
-            raise ConfigError(
-                f"ETC_JUDGE_OPENAI_FORMAT={fmt!r} is not valid. Use one of "
-                f"{', '.join(OPENAI_FORMATS)}."
-            )
-        if fmt == "json_schema" and not llm.info("openai", model).structured:
-            fmt = "json_object"
-        self.response_format = fmt
-        self.client = llm.openai_client(async_=True, timeout=timeout)
+        self.response_format = spec.judge_format(model)
+        self.client = spec.client(async_=True, timeout=timeout)
 
     @property
     def endpoint(self) -> str:
-        return str(self.client.base_url)
+        return self.spec.endpoint_of(self.client)
 
     def decoding(self, temperature: float = TEMPERATURE) -> Decoding:
         return llm.decoding(
-            "openai",
+            self.name,
             self.model,
             temperature=temperature,
             thinking=self.thinking,
@@ -194,83 +186,38 @@ class OpenAIProvider:
     def request(
         self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
     ) -> dict[str, Any]:
-        decoding = self.decoding(temperature)
-        req = chat.openai_request(self.model, messages, decoding, max_tokens=self.max_tokens)
-        if self.response_format == "json_schema":
-            req["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": f"etc_{kind}", "strict": True, "schema": SCHEMAS[kind]},
-            }
-        elif self.response_format == "json_object":
-            req["response_format"] = {"type": "json_object"}
-        return req
-
-    def token_limit(self, request: dict[str, Any]) -> int | None:
-        return request.get(self.decoding().info.token_param)
-
-    def with_token_limit(self, request: dict[str, Any], limit: int) -> dict[str, Any]:
-        return {**request, self.decoding().info.token_param: limit}
-
-    async def complete(self, request: dict[str, Any]) -> Reply:
-        return chat.openai_reply(await self.client.chat.completions.create(**request))
-
-    async def aclose(self) -> None:
-        await self.client.close()
-
-
-class GeminiProvider:
-    """``generate_content`` through the ``google-genai`` SDK (Gemini Developer API)."""
-
-    name = "gemini"
-
-    def __init__(
-        self, model: str, *, timeout: float, thinking: Any = None, max_tokens: int | None = None
-    ):
-        self.model = model
-        self.thinking = thinking
-        self.max_tokens = max_tokens or default_max_tokens(self.decoding())
-        self.client = llm.gemini_client(timeout=timeout)
-
-    @property
-    def endpoint(self) -> str:
-        return llm.endpoint("gemini")
-
-    def decoding(self, temperature: float = TEMPERATURE) -> Decoding:
-        return llm.decoding(
-            "gemini",
-            self.model,
-            temperature=temperature,
-            thinking=self.thinking,
-            where="judge_thinking",
-        )
-
-    def request(
-        self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
-    ) -> dict[str, Any]:
-        req = chat.gemini_request(
+        req = self.spec.request(
             self.model, messages, self.decoding(temperature), max_tokens=self.max_tokens
         )
-        req["config"]["response_mime_type"] = "application/json"
-        # google-genai takes a JSON Schema as it is (response_json_schema): the OpenAI form
-        req["config"]["response_json_schema"] = SCHEMAS[kind]
-        return req
+        return self.spec.json_request(req, kind, SCHEMAS[kind], self.response_format)
 
     def token_limit(self, request: dict[str, Any]) -> int | None:
-        return request["config"].get("max_output_tokens")
+        return self.spec.token_limit(request)
 
     def with_token_limit(self, request: dict[str, Any], limit: int) -> dict[str, Any]:
-        return {**request, "config": {**request["config"], "max_output_tokens": limit}}
+        return self.spec.with_token_limit(request, limit)
 
     async def complete(self, request: dict[str, Any]) -> Reply:
-        resp = await self.client.aio.models.generate_content(
-            model=request["model"],
-            contents=request["contents"],
-            config=chat.gemini_config(request["config"]),
-        )
-        return chat.gemini_reply(resp)
+        return await self.spec.asend(self.client, request)
 
     async def aclose(self) -> None:
-        await llm.aclose_gemini(self.client)
+        await self.spec.aclose(self.client)
+
+
+def build(
+    name: str,
+    model: str | None = None,
+    *,
+    timeout: float,
+    thinking: Any = None,
+    max_tokens: int | None = None,
+) -> Provider:
+    """The judge on provider ``name`` (its spec's default model unless ``model``); an unknown
+    name or a missing key raises ConfigError."""
+    spec = llm.providers.get(name)
+    return SpecProvider(
+        spec, model or spec.judge_model, timeout=timeout, thinking=thinking, max_tokens=max_tokens
+    )
 
 
 def make_provider(
@@ -281,22 +228,11 @@ def make_provider(
     thinking: Any = None,
     max_tokens: int | None = None,
 ) -> Provider:
-    """Build provider ``name`` (``gemini`` or ``openai``); missing keys raise JudgeError.
-    ``max_tokens``: the token limit (None: :func:`default_max_tokens`)."""
-    if name not in DEFAULT_MODELS:
-        raise JudgeError(
-            f"Unknown judge provider {name!r}. Available: {', '.join(DEFAULT_MODELS)}."
-        )
+    """Build the judge on provider ``name`` (any registered one); an unknown name or a missing
+    key raises JudgeError. ``max_tokens``: the token limit (None: :func:`default_max_tokens`)."""
+    if name not in llm.providers.REGISTRY:
+        raise JudgeError(unknown("judge provider", name, list(llm.providers.names())))
     try:
-        if name == "openai":
-            return OpenAIProvider(
-                model or DEFAULT_MODELS[name],
-                timeout=timeout,
-                thinking=thinking,
-                max_tokens=max_tokens,
-            )
-        return GeminiProvider(
-            model or DEFAULT_MODELS[name], timeout=timeout, thinking=thinking, max_tokens=max_tokens
-        )
+        return build(name, model, timeout=timeout, thinking=thinking, max_tokens=max_tokens)
     except ConfigError as exc:
         raise JudgeError(f"The {name} judge is not configured. {exc}") from exc

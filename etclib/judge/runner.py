@@ -64,6 +64,7 @@ from ..errors import ConfigError, JudgeError, JudgeServiceError, QuotaExhaustedE
 from ..llm.chat import Usage
 from ..llm.models import Decoding
 from ..llm.retry import Fault, RetryPolicy
+from ..registry import unknown
 from . import parse, templates
 from .cache import AnswerCache, request_key
 from .providers import (
@@ -137,9 +138,7 @@ class JudgeSettings:
 
         provider = str(pick("judge_provider", "ETC_JUDGE_PROVIDER") or DEFAULT_PROVIDER)
         if provider not in DEFAULT_MODELS:
-            raise JudgeError(
-                f"Unknown judge provider {provider!r}. Available: {', '.join(DEFAULT_MODELS)}."
-            )
+            raise JudgeError(unknown("judge provider", provider, list(DEFAULT_MODELS)))
         model = str(pick("judge_model", "ETC_JUDGE_MODEL") or DEFAULT_MODELS[provider])
 
         def number(option: str, env: str, default: float, kind: type, low: float) -> Any:
@@ -516,10 +515,11 @@ class Judge:
         if fault.kind == "unsupported":
             return llm.failure(fault, provider=p.name, who=who)  # type: ignore[return-value]
         option = self.model_option
-        hint = {
-            "openai": f"check OPENAI_API_KEY, OPENAI_BASE_URL and the model name ({option})",
-            "gemini": f"check GEMINI_API_KEY, ETC_GEMINI_BASE_URL and the model name ({option})",
-        }.get(p.name, "check the provider's key, endpoint and model")
+        hint = (
+            llm.providers.get(p.name).judge_hint(option)
+            if p.name in llm.providers.REGISTRY
+            else "check the provider's key, endpoint and model"
+        )
         err = JudgeServiceError(
             f"{who} failed: {fault.public}. Stopped; {hint}.",
             detail=fault.detail,

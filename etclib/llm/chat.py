@@ -1,8 +1,8 @@
 """One chat request to OpenAI-compatible servers or Gemini: build it, read the reply, count it.
 
 The judge (:mod:`etclib.judge.providers`, structured output and caching on top) and the
-backends (:mod:`etclib.backends.openai` / ``gemini``, streaming on top) both build their
-requests here, so the capability table (:mod:`etclib.llm.models`) decides for both what a
+backends (:mod:`etclib.backends._api`, streaming on top) both build their requests through the
+provider codecs (:mod:`etclib.llm.providers`), which use these helpers, so the capability table (:mod:`etclib.llm.models`) decides for both what a
 model gets: temperature or none, ``max_tokens`` or ``max_completion_tokens``, the thinking
 setting. Replies are read here too, so both see the same :class:`Reply` (text, tokens, the
 served model snapshot, the finish reason) and the same rule for empty answers:
@@ -62,10 +62,17 @@ class Reply:
     #: input tokens served from the provider's prompt cache (part of ``input_tokens``)
     cached_tokens: int = 0
 
+    #: set by a codec whose finish reasons are not in :data:`CUT_REASONS`: whether the token
+    #: limit stopped the answer (None: judge by ``finish_reason``)
+    truncated: bool | None = None
+
     @property
     def cut(self) -> bool:
         """The answer stopped at the token limit (OpenAI ``finish_reason: "length"``, Gemini
-        ``MAX_TOKENS``): its text is a truncated answer, even when it happens to parse."""
+        ``MAX_TOKENS``, or what a codec said in ``truncated``): its text is a truncated
+        answer, even when it happens to parse."""
+        if self.truncated is not None:
+            return self.truncated
         return self.finish_reason in CUT_REASONS
 
 
@@ -303,8 +310,9 @@ class Usage:
     def report(self, model: str) -> dict[str, Any]:
         """``calls, cache_hits, retries, input_tokens, output_tokens, cached_tokens,
         reasoning_tokens, cut_answers, cost_usd`` (None = unknown price; cached input tokens at
-        the cached-input price). Tokens count only calls made in this
-        run, not cached answers; ``reasoning_tokens`` are part of ``output_tokens``."""
+        the cached-input price). Tokens count only calls made in this run, not answers from
+        etclib's cache; ``cached_tokens`` (read from the provider's prompt cache) are part of
+        ``input_tokens``, ``reasoning_tokens`` part of ``output_tokens``."""
         from .models import cost as priced
 
         cost = priced(model, self.input_tokens, self.output_tokens, self.cached_tokens)

@@ -7,7 +7,7 @@ Models differ in what a request may carry, and a wrong setting is a 400 from the
 - **token limit**: ``max_tokens`` for the classic chat models, ``max_completion_tokens`` for
   GPT-5 and the o-series (which refuse ``max_tokens``), ``max_output_tokens`` for Gemini.
 - **structured output**: JSON-schema answers (OpenAI ``response_format``, Gemini
-  ``response_schema``).
+  ``response_json_schema``, Anthropic ``output_config.format``).
 - **thinking**: ``budget`` (Gemini 2.5: ``thinking_config.thinking_budget``, tokens; 0 turns
   it off where the model allows), ``level`` (Gemini 3: ``thinking_level``), ``effort``
   (OpenAI reasoning models: ``reasoning_effort``), or ``none``.
@@ -23,16 +23,18 @@ output and add latency), the smallest budget where it cannot be turned off (Gemi
 A model is looked up by the longest matching name prefix (``models/`` ignored), so dated
 snapshots (``gpt-4.1-2025-04-14``) find their family. **Unknown models** (a vLLM server's
 model, a new family) get :func:`default_info`: a classic chat model that takes temperature 0
-and ``max_tokens``, has no thinking setting, and gets structured output as the caller asks.
+and ``max_tokens`` (the provider's spec may say otherwise: its ``token_param`` and
+``unknown_model``), has no thinking setting, and gets structured output as the caller asks.
 If such a model refuses a setting, the call fails with
 :class:`~etclib.errors.UnsupportedSettingError` naming it (``etclib judge check`` and
 ``etclib predict --check`` find this with three calls); add the model's family to
-:data:`MODELS` (one line) to use it. Prices (USD per 1M input / output / cached input tokens,
-list prices of 2025, standard tier: https://openai.com/api/pricing and
-https://ai.google.dev/gemini-api/docs/pricing, read 2025-11) live in the same rows, so every
-priced model has known capabilities. Cached input is the provider's price for prompt tokens it
-served from its prompt cache (OpenAI's automatic caching of prompts over 1,024 tokens, Gemini's
-implicit caching), reported per call and billed at that price by :func:`cost`.
+:data:`MODELS` (one line in the provider's spec, :mod:`etclib.llm.providers`) to use it.
+Prices (USD per 1M input / output / cached input tokens, list prices of 2025, standard tier:
+https://openai.com/api/pricing, https://ai.google.dev/gemini-api/docs/pricing and
+https://www.anthropic.com/pricing, read 2025-11) live in the same rows, so every priced model
+has known capabilities. Cached input is the provider's price for prompt tokens it served from
+its prompt cache (OpenAI's automatic caching of prompts over 1,024 tokens, Gemini's implicit
+caching, Anthropic's cache reads), reported per call and billed at that price by :func:`cost`.
 """
 
 from __future__ import annotations
@@ -69,80 +71,39 @@ class ModelInfo:
     known: bool = True
 
 
-#: The OpenAI model etclib uses when none is named (the ``openai`` backend, the chat's label,
-#: the docs): GPT-4.1 pinned to the snapshot of the paper's baseline. Named here only; everything
-#: else reads it.
+#: The OpenAI model etclib uses when none is named (the ``openai`` provider's backend model,
+#: the chat's label, the docs): GPT-4.1 pinned to the snapshot of the paper's baseline. Named
+#: here only; everything else reads it.
 OPENAI_DEFAULT_MODEL = "gpt-4.1-2025-04-14"
 
-_REASONING = dict(
-    temperature=False,
-    token_param="max_completion_tokens",
-    thinking="effort",
-    thinking_default="low",
-)
-_GEMINI = dict(token_param="max_output_tokens")
+#: The capability table, filled by the provider registry (:mod:`etclib.llm.providers`) from
+#: each provider spec's ``models``; longest prefix wins. Read it as :data:`MODELS`.
+_ROWS: list[ModelInfo] = []
+#: provider -> the token-limit field of a model not in the table
+_TOKEN_PARAMS: dict[str, str] = {}
+#: provider -> other fields of a model not in the table
+_UNKNOWN: dict[str, dict[str, Any]] = {}
 
-#: The capability table; longest prefix wins.
-MODELS: tuple[ModelInfo, ...] = (
-    # OpenAI classic chat models
-    ModelInfo("gpt-4.1-nano", "openai", price=(0.10, 0.40), cached_input=0.025),
-    ModelInfo("gpt-4.1-mini", "openai", price=(0.40, 1.60), cached_input=0.1),
-    ModelInfo("gpt-4.1", "openai", price=(2.00, 8.00), cached_input=0.5),
-    ModelInfo("gpt-4o-mini", "openai", price=(0.15, 0.60), cached_input=0.075),
-    ModelInfo("gpt-4o", "openai", price=(2.50, 10.00), cached_input=1.25),
-    # OpenAI reasoning models: default temperature only, max_completion_tokens
-    ModelInfo("gpt-5-nano", "openai", price=(0.05, 0.40), cached_input=0.005, **_REASONING),
-    ModelInfo("gpt-5-mini", "openai", price=(0.25, 2.00), cached_input=0.025, **_REASONING),
-    ModelInfo("gpt-5", "openai", price=(1.25, 10.00), cached_input=0.125, **_REASONING),
-    ModelInfo(
-        "o1-mini", "openai", structured=False, price=(1.10, 4.40), cached_input=0.55, **_REASONING
-    ),
-    ModelInfo("o1", "openai", price=(15.00, 60.00), cached_input=7.5, **_REASONING),
-    ModelInfo("o3-mini", "openai", price=(1.10, 4.40), cached_input=0.55, **_REASONING),
-    ModelInfo("o3", "openai", price=(2.00, 8.00), cached_input=0.5, **_REASONING),
-    ModelInfo("o4-mini", "openai", price=(1.10, 4.40), cached_input=0.275, **_REASONING),
-    # Gemini
-    ModelInfo(
-        "gemini-3",
-        "gemini",
-        fixed_temperature=1.0,
-        thinking="level",
-        thinking_default="low",
-        price=(2.00, 12.00),
-        cached_input=0.2,
-        **_GEMINI,
-    ),
-    ModelInfo(
-        "gemini-2.5-pro",
-        "gemini",
-        thinking="budget",
-        thinking_default=128,
-        thinking_min=128,
-        price=(1.25, 10.00),
-        cached_input=0.125,
-        **_GEMINI,
-    ),
-    ModelInfo(
-        "gemini-2.5-flash-lite",
-        "gemini",
-        thinking="budget",
-        thinking_default=0,
-        price=(0.10, 0.40),
-        cached_input=0.01,
-        **_GEMINI,
-    ),
-    ModelInfo(
-        "gemini-2.5-flash",
-        "gemini",
-        thinking="budget",
-        thinking_default=0,
-        price=(0.30, 2.50),
-        cached_input=0.03,
-        **_GEMINI,
-    ),
-    ModelInfo("gemini-2.0-flash-lite", "gemini", price=(0.075, 0.30), **_GEMINI),
-    ModelInfo("gemini-2.0-flash", "gemini", price=(0.10, 0.40), cached_input=0.025, **_GEMINI),
-)
+
+def install(
+    provider: str,
+    rows: tuple[ModelInfo, ...],
+    token_param: str = "max_tokens",
+    unknown: dict[str, Any] | None = None,
+) -> None:
+    """Add ``provider``'s rows (once), its token-limit field and what else a model of it not
+    in the table gets (``unknown``: :class:`ModelInfo` fields, e.g. ``temperature=False``)."""
+    _TOKEN_PARAMS[provider] = token_param
+    _UNKNOWN[provider] = dict(unknown or {})
+    known = {(m.provider, m.prefix) for m in _ROWS}
+    _ROWS.extend(m for m in rows if (m.provider, m.prefix) not in known)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MODELS":
+        return tuple(_ROWS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 THINKING_KINDS = ("none", "budget", "level", "effort")
 LEVELS = {"level": ("low", "high"), "effort": ("minimal", "low", "medium", "high")}
@@ -150,15 +111,15 @@ LEVELS = {"level": ("low", "high"), "effort": ("minimal", "low", "medium", "high
 
 def default_info(provider: str, model: str) -> ModelInfo:
     """The documented guess for a model not in :data:`MODELS` (see the module docstring)."""
-    token = "max_output_tokens" if provider == "gemini" else "max_tokens"
-    return ModelInfo(model, provider, token_param=token, known=False)
+    token = _TOKEN_PARAMS.get(provider, "max_tokens")
+    return ModelInfo(model, provider, token_param=token, known=False, **_UNKNOWN.get(provider, {}))
 
 
 def info(provider: str, model: str) -> ModelInfo:
     """The row of :data:`MODELS` for ``model`` (longest prefix of its provider), else the
     default for an unknown model."""
     name = model.removeprefix("models/")
-    rows = [m for m in MODELS if m.provider == provider and name.startswith(m.prefix)]
+    rows = [m for m in _ROWS if m.provider == provider and name.startswith(m.prefix)]
     if not rows:
         return default_info(provider, model)
     return max(rows, key=lambda m: len(m.prefix))
@@ -166,7 +127,7 @@ def info(provider: str, model: str) -> ModelInfo:
 
 def _priced(model: str) -> ModelInfo | None:
     name = model.removeprefix("models/")
-    rows = [m for m in MODELS if m.price and name.startswith(m.prefix)]
+    rows = [m for m in _ROWS if m.price and name.startswith(m.prefix)]
     return max(rows, key=lambda m: len(m.prefix)) if rows else None
 
 

@@ -1,6 +1,6 @@
 """Failures of hosted-model calls: one classification, one retry-delay rule, sync and streaming
 retry loops. The judge (async, :mod:`etclib.judge.runner`) and the backends (threads,
-:mod:`etclib.backends.openai` / ``gemini``) both use :func:`classify` and
+:mod:`etclib.backends._api`) both use :func:`classify` and
 :meth:`RetryPolicy.delay`; the backends use :func:`call_with_retries` and
 :func:`stream_with_retries` as they are.
 
@@ -15,7 +15,7 @@ timeout    no answer within the timeout                          yes
 connect    connection refused / DNS (wrong endpoint)             no
 connection connection dropped, protocol error                    yes
 rate_limit 429, 409, 408                                         yes
-quota      429 naming a used-up quota (billing, per day)         no
+quota      400/402/429 naming a used-up quota or credit           no
 server     5xx                                                   yes
 malformed  a body that is not JSON                               yes
 auth       401, 403                                              no
@@ -42,7 +42,8 @@ A 429 is a rate limit (wait and retry) unless its body says a quota is used up, 
 within a run cures: OpenAI's ``code`` / ``type`` ``insufficient_quota`` (no credit left on the
 account) and a Gemini ``google.rpc.QuotaFailure`` violation whose ``quotaId`` names a per-day
 quota (``GenerateRequestsPerDayPerProjectPerModel-FreeTier``). A Gemini per-minute violation
-(``...PerMinute...``) stays a rate limit. :func:`quota_of` reads which quota it was.
+(``...PerMinute...``) stays a rate limit. Each provider's spec reads its own error bodies
+(:meth:`etclib.llm.providers.base.ProviderSpec.quota`); :func:`quota_of` asks them all.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ T = TypeVar("T")
 
 TRANSIENT = frozenset({"timeout", "connection", "rate_limit", "server", "malformed"})
 _RATE_STATUS = {408, 409, 429}
+#: statuses a provider may use for a used-up quota or credit (each spec's ``quota`` decides)
+_QUOTA_STATUS = {400, 402, 429}
 
 _PUBLIC = {
     "timeout": "the model service did not answer in time",
@@ -201,26 +204,20 @@ def retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def quota_of(exc: BaseException) -> str | None:
-    """The used-up quota a 429 names (OpenAI ``insufficient_quota``; a Gemini per-day
-    ``quotaId``), or None for a rate limit that a wait cures (see the module docstring)."""
+def quota_of(exc: BaseException, status: int | None = None) -> str | None:
+    """The used-up quota an error names (OpenAI ``insufficient_quota``; a Gemini per-day
+    ``quotaId``; whatever each registered provider's ``quota`` reads), or None for a rate limit
+    that a wait cures (see the module docstring)."""
+    from .providers import specs
+
     body = _body(exc)
     if isinstance(body, list) and len(body) == 1:
         body = body[0]
-    codes = {getattr(exc, "code", None), getattr(exc, "type", None)}
-    if isinstance(body, dict):
-        codes |= {body.get("code"), body.get("type")}
-    if "insufficient_quota" in codes:
-        return "insufficient_quota"
-    error = body.get("error", body) if isinstance(body, dict) else None
-    details = error.get("details") if isinstance(error, dict) else None
-    for d in details if isinstance(details, list) else []:
-        if not (isinstance(d, dict) and str(d.get("@type", "")).endswith("rpc.QuotaFailure")):
-            continue
-        for v in d.get("violations") or []:
-            quota = str((v or {}).get("quotaId") or "") if isinstance(v, dict) else ""
-            if "PerDay" in quota:
-                return quota
+    status = status if status is not None else (_status(exc) or 0)
+    for spec in specs():
+        quota = spec.quota(exc, body, status)
+        if quota:
+            return quota
     return None
 
 
@@ -287,8 +284,8 @@ def _classify(exc: BaseException, *, where: str = "") -> Fault:
             return Fault("auth", status, detail)
         if status == 404:
             return Fault("not_found", status, detail)
-        if status == 429:
-            quota = quota_of(exc)
+        if status in _QUOTA_STATUS:
+            quota = quota_of(exc, status)
             if quota:
                 return Fault("quota", status, detail, what=quota)
         if status in _RATE_STATUS:

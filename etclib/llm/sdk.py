@@ -1,7 +1,7 @@
 """The provider SDK versions etclib needs, in one table, and the error for an SDK that is too old.
 
-:data:`FLOORS` is the lowest version of each SDK that takes every request field etclib sends;
-``requirements.txt`` and ``pyproject.toml`` (extra ``api``) carry the same floors, and
+:data:`FLOORS` is the lowest version of each SDK that takes every request field etclib sends
+(each provider spec's ``sdk_floor``, :mod:`etclib.llm.providers`); ``requirements.txt`` and ``pyproject.toml`` (extra ``api``) carry the same floors, and
 ``tests/test_sdk_floors.py`` checks both files and the installed versions against this table.
 
 - **google-genai 1.51**: ``ThinkingConfig.thinking_level`` (Gemini 3's thinking setting) came in
@@ -9,6 +9,8 @@
   an older SDK refuses the field client-side with a pydantic ``ValidationError``.
 - **openai 1.100**: ``reasoning_effort="minimal"`` and ``max_completion_tokens`` for GPT-5
   (1.99), ``stream_options``, ``client.with_options`` and ``models.list``.
+- **anthropic 2.0**: the Messages API version that takes ``output_config`` (structured outputs)
+  and refuses sampling settings.
 
 An SDK's own validation error for a request etclib built is reported by
 :func:`too_old` as :class:`~etclib.errors.DependencyError` "upgrade google-genai to >= 1.51"
@@ -21,11 +23,14 @@ from importlib import metadata
 
 from ..errors import DependencyError
 
-#: package -> (lowest version etclib works with, what needs it)
-FLOORS: dict[str, tuple[str, str]] = {
-    "openai": ("1.100", "reasoning_effort and max_completion_tokens for GPT-5 and o-series"),
-    "google-genai": ("1.51", "ThinkingConfig.thinking_level for Gemini 3"),
-}
+#: package -> (lowest version etclib works with, what needs it), filled by the provider registry
+#: (:mod:`etclib.llm.providers`) from each spec's ``package`` and ``sdk_floor``.
+FLOORS: dict[str, tuple[str, str]] = {}
+
+
+def install(package: str, floor: str, needs: str) -> None:
+    """Add ``package``'s floor (the provider registry calls this for every spec)."""
+    FLOORS[package] = (floor, needs)
 
 
 def _key(version: str) -> tuple[int, ...]:

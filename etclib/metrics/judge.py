@@ -20,7 +20,7 @@ An item whose requests failed after every retry is excluded from everything and 
 ``--allow-partial``, and the leaderboard does not rank it; running again asks only the failed
 items' questions (every answer received is cached).
 
-Options (``Context.get``): ``judge_provider`` (gemini | openai), ``judge_model``,
+Options (``Context.get``): ``judge_provider`` (a registered LLM provider), ``judge_model``,
 ``concurrency`` (16), ``judge_timeout`` (seconds per call, 60), ``judge_max_attempts`` (6),
 ``judge_backoff`` (first back-off in seconds, 1). Answers are cached in ``ETC_JUDGE_CACHE``
 (default ``$ETC_CACHE_DIR/judge.sqlite3``; a ``postgresql://`` URL shares it between workers);

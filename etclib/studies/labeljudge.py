@@ -1,6 +1,6 @@
 """Study 1 of docs/judge_vs_human.md: an LLM labels transcriptions with ETC's seven categories.
 
-``etclib judge-labels`` asks an LLM (OpenAI or Gemini) to label each emotion transcription of a
+``etclib judge-labels`` asks an LLM (any registered provider, :mod:`etclib.llm.providers`) to label each emotion transcription of a
 split with the categories the three annotators used (multi-label), with the versioned prompt
 ``etclib/prompts/label_judge.toml``. The questions go through the scoring judge's machinery
 (:mod:`etclib.judge`): its providers (structured output with the ``labels`` schema), its

@@ -35,6 +35,7 @@ from ..errors import ConfigError, JudgeError
 from ..judge import providers, runner
 from ..judge.parse import AnswerParseError
 from ..llm.models import Decoding
+from ..registry import unknown
 from . import db as studiesdb
 
 #: Called with one message list, returns the model's reply text.
@@ -133,12 +134,10 @@ def _make_provider(settings: runner.JudgeSettings, ask: Ask | None) -> providers
     """The judge provider (a missing key raises ConfigError), or one that calls ``ask``."""
     if ask is not None:
         return _AskProvider(settings.provider, settings.model, ask)
-    if settings.provider == "openai":
-        return providers.OpenAIProvider(
-            settings.model, timeout=settings.timeout, thinking=settings.thinking
-        )
-    return providers.GeminiProvider(
-        settings.model, timeout=settings.timeout, thinking=settings.thinking
+    # any registered provider (etclib.llm.providers): its spec builds the request and reads
+    # the reply; an unknown name or a missing key raises ConfigError
+    return providers.build(
+        settings.provider, settings.model, timeout=settings.timeout, thinking=settings.thinking
     )
 
 
@@ -293,12 +292,8 @@ def start(
     """The checks and settings an LLM labelling run starts with: the items to ask about (the
     first ``limit`` for a trial run), the run's signature (``sign()``, marked with the limit)
     and the judge settings that ask."""
-    from ..llm import PROVIDERS
-
-    if provider not in PROVIDERS:
-        raise ConfigError(
-            f"Unknown provider {provider!r}. Available: {', '.join(sorted(PROVIDERS))}."
-        )
+    if provider not in llm.providers.REGISTRY:
+        raise ConfigError(unknown("provider", provider, llm.providers.names()))
     if not model.strip():
         raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
     items = list(items)

@@ -1,8 +1,8 @@
 """Pytest fixtures for judge tests: a fake LLM server wired to one provider through the env.
 
 Import into a test module: ``from tests.fakes.judge_fixtures import judge_env  # noqa: F401``.
-``judge_env`` is parametrized over both providers, so every test that uses it runs against
-the Gemini and the OpenAI SDK. It yields a :class:`JudgeEnv`.
+``judge_env`` is parametrized over every registered provider (etclib.llm.providers), so every
+test that uses it runs against each provider's real SDK. It yields a :class:`JudgeEnv`.
 """
 
 from __future__ import annotations
@@ -13,23 +13,23 @@ from typing import Any
 
 import pytest
 
+from etclib.llm import providers
+
 from .judge_responder import ScriptedJudge
 from .llm_server import FakeLLMServer
 
-PROVIDERS = ("gemini", "openai")
+PROVIDERS = providers.names()
 FAKE_MODEL = "fake-judge"
 
 
 def point_provider_at(
     monkeypatch: pytest.MonkeyPatch, provider: str, server: FakeLLMServer, key: str = "test-key"
 ) -> None:
-    """Set the key and endpoint env vars of ``provider`` to the fake ``server``."""
-    if provider == "gemini":
-        monkeypatch.setenv("GEMINI_API_KEY", key)
-        monkeypatch.setenv("ETC_GEMINI_BASE_URL", server.gemini_base_url)
-    else:
-        monkeypatch.setenv("OPENAI_API_KEY", key)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+    """Set the key and endpoint settings of ``provider`` (its spec names them) to the fake
+    ``server`` (its ``<provider>_base_url``)."""
+    spec = providers.get(provider)
+    monkeypatch.setenv(spec.key_settings[0], key)
+    monkeypatch.setenv(spec.base_url_setting, getattr(server, f"{provider}_base_url"))
 
 
 @dataclass
@@ -47,7 +47,7 @@ class JudgeEnv:
         return Context({**self.options, **overrides})
 
     def kind(self) -> str:
-        """The fake server's request kind for this provider (``"gemini"`` / ``"openai"``)."""
+        """The fake server's request kind for this provider (its name: ``"gemini"`` ...)."""
         return self.provider
 
 

@@ -1,6 +1,6 @@
-"""A fake LLM server on 127.0.0.1 that the real OpenAI and Gemini SDKs can talk to.
+"""A fake LLM server on 127.0.0.1 that the real OpenAI, Gemini and Anthropic SDKs can talk to.
 
-It speaks two protocols on one random port, each answered from the same ``responder``:
+It speaks three protocols on one random port, each answered from the same ``responder``:
 
 - OpenAI Chat Completions: ``POST /v1/chat/completions`` (JSON reply, or Server-Sent Events
   chunks ending in ``data: [DONE]`` when the body has ``"stream": true``; a usage chunk is sent
@@ -10,6 +10,16 @@ It speaks two protocols on one random port, each answered from the same ``respon
   ``models_fault`` to ``"hang"`` or a status to fail it; ``model_probes`` counts them.
 - Gemini: ``POST /{version}/models/{model}:generateContent`` and
   ``POST /{version}/models/{model}:streamGenerateContent?alt=sse``.
+- Anthropic Messages: ``POST /v1/messages`` (a ``message`` object, or with ``"stream": true``
+  the named SSE events ``message_start``, ``content_block_start``, ``content_block_delta``
+  (``text_delta``), ``content_block_stop``, ``message_delta`` (``stop_reason``, output tokens),
+  ``message_stop``). The key is read from ``Authorization: Bearer`` (the 2.x SDKs) or
+  ``x-api-key``; as API version 2026-10-21 does, a request with ``temperature``, ``top_p`` or
+  ``top_k`` gets a 400 (unless it names version 2023-06-01). Errors have Anthropic's body (``{"type": "error", "error": {"type":
+  "rate_limit_error", "message": ...}}``). Prompt caching: a ``system`` text block with
+  ``cache_control: {"type": "ephemeral"}`` is written to the cache on first sight
+  (``usage.cache_creation_input_tokens``) and read from it afterwards
+  (``usage.cache_read_input_tokens``; ``input_tokens`` is the rest of the prompt).
 
 Usage::
 
@@ -34,7 +44,7 @@ API:
   delays every answer. With ``api_key`` set, a request without that key gets 401.
 - ``start()`` / ``stop()``, or use it as a context manager. ``url`` is ``http://127.0.0.1:PORT``;
   ``openai_base_url`` is ``url + "/v1"``; ``gemini_base_url`` is ``url`` (the SDK adds
-  ``/v1beta/models/...``).
+  ``/v1beta/models/...``); ``anthropic_base_url`` is ``url`` (the SDK adds ``/v1/messages``).
 - ``inject(fault, times=1, *, match=None)``: the next ``times`` requests (those for which
   ``match(req)`` is true, when given) get the fault instead of an answer. Faults:
   ``429``, ``500``, ``503`` (or any int: that HTTP status with the protocol's error body),
@@ -46,17 +56,23 @@ API:
   - ``"quota"``: 429 with Gemini's body, whose ``details`` hold a ``google.rpc.RetryInfo``
     with ``retryDelay`` (``retry_delay`` seconds, e.g. ``"0.3s"``), as Gemini sends for
     per-minute quotas; for OpenAI, 429 with a ``retry-after`` header of that many seconds;
+    for Anthropic, 429 ``rate_limit_error`` with that ``retry-after`` header;
+  - ``"overloaded"``: Anthropic's 529 ``overloaded_error`` with a ``retry-after`` header of
+    ``retry_delay`` seconds; for OpenAI and Gemini, a 503 with that header;
   - ``"insufficient_quota"``: OpenAI's 429 for an account without credit (body ``type`` and
     ``code`` ``insufficient_quota``, no ``retry-after``); for Gemini, the same as
-    ``"daily_quota"``;
+    ``"daily_quota"``; for Anthropic, its 400 ``invalid_request_error`` "Your credit balance
+    is too low to access the Anthropic API. ...";
   - ``"daily_quota"``: Gemini's 429 ``RESOURCE_EXHAUSTED`` whose ``QuotaFailure`` violation
     names the per-day request quota (``GenerateRequestsPerDayPerProjectPerModel-FreeTier``),
     with a RetryInfo as Gemini sends it (waiting does not help); for OpenAI, the same as
     ``"insufficient_quota"``;
   - ``"length"``: the responder's text, answered as cut by the token limit (OpenAI
-    ``finish_reason: "length"``, Gemini ``finishReason: MAX_TOKENS``), even when it parses;
+    ``finish_reason: "length"``, Gemini ``finishReason: MAX_TOKENS``, Anthropic
+    ``stop_reason: "max_tokens"``), even when it parses;
   - ``"safety"``: a blocked answer: Gemini, a candidate with ``finishReason: SAFETY``, safety
     ratings and no ``content``; OpenAI, ``finish_reason: content_filter`` and null content;
+    Anthropic, ``stop_reason: "refusal"`` and no text;
   - ``"break"``: a streaming reply that fails before its first chunk: 200, SSE headers,
     chunked transfer encoding, then the connection closes without a chunk (the SDK raises
     while reading the first event); for a plain request, the same as ``"close"``.
@@ -70,8 +86,8 @@ API:
   ``max_tokens``).
 - ``requests``: every received request as a :class:`FakeRequest` (faulted ones too, with
   ``fault`` set); ``count(kind=None, *, answered=None, where=None)`` counts them, ``kind`` one of
-  ``"openai"``, ``"openai-stream"``, ``"gemini"``, ``"gemini-stream"``, or ``"openai*"`` /
-  ``"gemini*"`` for both forms; ``answered=True`` counts only requests answered normally;
+  ``"openai"``, ``"openai-stream"``, ``"gemini"``, ``"gemini-stream"``, ``"anthropic"``,
+  ``"anthropic-stream"``, or ``"openai*"`` / ``"gemini*"`` / ``"anthropic*"`` for both forms; ``answered=True`` counts only requests answered normally;
   ``counts()`` is a Counter by kind; ``reset()`` clears the log and the concurrency peak.
 - ``max_in_flight``: the highest number of requests handled at the same time.
 - ``gather`` (0: off): hold every request until that many have been in flight together (or
@@ -81,10 +97,12 @@ API:
 - Token usage in answers: prompt tokens = characters of the request text, completion tokens =
   characters of the reply (so tests can predict them), plus ``reasoning_tokens`` (default 0)
   reported as OpenAI's ``completion_tokens_details.reasoning_tokens`` (counted in
-  ``completion_tokens``, as OpenAI counts them) and Gemini's ``thoughtsTokenCount``, and
+  ``completion_tokens``, as OpenAI counts them), Gemini's ``thoughtsTokenCount`` and
+  Anthropic's ``output_tokens_details.thinking_tokens`` (counted in ``output_tokens``), and
   ``cached_tokens`` (default 0, at most the prompt's) reported as OpenAI's
   ``prompt_tokens_details.cached_tokens`` and Gemini's ``cachedContentTokenCount`` (both part
-  of the prompt tokens, as the services count them).
+  of the prompt tokens, as the services count them; Anthropic's cache reads come from its
+  prompt cache below).
 """
 
 from __future__ import annotations
@@ -103,8 +121,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-KINDS = ("openai", "openai-stream", "gemini", "gemini-stream")
+KINDS = ("openai", "openai-stream", "gemini", "gemini-stream", "anthropic", "anthropic-stream")
 FAULTS = (
+    "overloaded",
     "hang",
     "malformed",
     "close",
@@ -158,7 +177,8 @@ class FakeRequest:
         """Decoding settings: OpenAI top-level fields, or Gemini ``generationConfig``."""
         if self.kind.startswith("gemini"):
             return dict(self.body.get("generationConfig") or {})
-        return {k: v for k, v in self.body.items() if k not in ("messages", "model")}
+        skip = ("messages", "model", "system")
+        return {k: v for k, v in self.body.items() if k not in skip}
 
 
 def _echo(req: FakeRequest) -> str:
@@ -207,6 +227,8 @@ class FakeLLMServer:
         self.models_check_key = True
         #: thinking / reasoning tokens reported with every answer
         self.reasoning_tokens = 0
+        #: Anthropic prompt cache: the system texts marked ``cache_control`` seen so far
+        self.prompt_cache: set[str] = set()
         #: prompt tokens reported as served from the prompt cache with every plain answer
         self.cached_tokens = 0
         #: headers added to every OpenAI error answer (``x-should-retry``, ``retry-after-ms``)
@@ -275,6 +297,10 @@ class FakeLLMServer:
 
     @property
     def gemini_base_url(self) -> str:
+        return self.url
+
+    @property
+    def anthropic_base_url(self) -> str:
         return self.url
 
     # -- faults and counts -----------------------------------------------------------------
@@ -399,6 +425,21 @@ def _gemini_messages(body: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
+def _anthropic_messages(body: dict[str, Any]) -> list[dict[str, str]]:
+    out = []
+    if body.get("system"):
+        out.append({"role": "system", "content": _block_text(body["system"])})
+    for m in body.get("messages") or []:
+        out.append({"role": m.get("role", "user"), "content": _block_text(m.get("content"))})
+    return out
+
+
 def _openai_messages(body: dict[str, Any]) -> list[dict[str, str]]:
     out = []
     for m in body.get("messages") or []:
@@ -436,13 +477,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _send_sse(self, events: Iterator[str]) -> None:
+        """Server-Sent Events; an event given as ``(name, data)`` gets an ``event:`` line
+        (Anthropic names its events)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
         for ev in events:
-            self.wfile.write(f"data: {ev}\n\n".encode())
+            if isinstance(ev, tuple):
+                self.wfile.write(f"event: {ev[0]}\ndata: {ev[1]}\n\n".encode())
+            else:
+                self.wfile.write(f"data: {ev}\n\n".encode())
             self.wfile.flush()
         self.close_connection = True
 
@@ -475,7 +521,23 @@ class _Handler(BaseHTTPRequestHandler):
         openai_error: dict | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        if kind.startswith("gemini"):
+        if kind.startswith("anthropic"):
+            names = {
+                400: "invalid_request_error",
+                401: "authentication_error",
+                402: "billing_error",
+                403: "permission_error",
+                404: "not_found_error",
+                413: "request_too_large",
+                429: "rate_limit_error",
+                529: "overloaded_error",
+            }
+            body = {
+                "type": "error",
+                "error": {"type": names.get(status, "api_error"), "message": message},
+            }
+            headers = {"request-id": f"req_{uuid.uuid4().hex[:12]}", **(headers or {})}
+        elif kind.startswith("gemini"):
             names = {
                 400: "INVALID_ARGUMENT",
                 401: "UNAUTHENTICATED",
@@ -558,6 +620,11 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "openai-stream" if (body or {}).get("stream") else "openai"
             model = (body or {}).get("model", "")
             key = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        elif path.rstrip("/").endswith("/v1/messages"):
+            kind = "anthropic-stream" if (body or {}).get("stream") else "anthropic"
+            model = (body or {}).get("model", "")
+            auth = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+            key = auth or self.headers.get("x-api-key") or ""
         elif ":generateContent" in path or ":streamGenerateContent" in path:
             kind = "gemini-stream" if ":streamGenerateContent" in path else "gemini"
             model = path.rsplit("/", 1)[-1].split(":", 1)[0]
@@ -569,7 +636,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(kind, 400, "request body is not a JSON object")
             return
         fake = self.fake
-        messages = _gemini_messages(body) if kind.startswith("gemini") else _openai_messages(body)
+        if kind.startswith("gemini"):
+            messages = _gemini_messages(body)
+        elif kind.startswith("anthropic"):
+            messages = _anthropic_messages(body)
+        else:
+            messages = _openai_messages(body)
         req = FakeRequest(kind, model, self.path, body, dict(self.headers.items()), messages)
         fake._enter()
         try:
@@ -591,6 +663,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake._sleep(fake.latency)
         if req.kind.startswith("openai") and self._refuse_reasoning(fake, req):
             return
+        if req.kind.startswith("anthropic") and self._refuse_sampling(req):
+            return
         if fault == "close" or (fault == "break" and not req.stream):
             self._drop()
             return
@@ -599,6 +673,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault == "quota":
             self._quota(fake, req)
+            return
+        if fault == "overloaded":
+            anthropic = req.kind.startswith("anthropic")
+            self._error(
+                req.kind,
+                529 if anthropic else 503,
+                "Overloaded" if anthropic else "The service is overloaded (fake server)",
+                headers={"retry-after": f"{fake.retry_delay:g}"},
+            )
             return
         if fault in ("insufficient_quota", "daily_quota"):
             self._exhausted(fake, req)
@@ -627,6 +710,9 @@ class _Handler(BaseHTTPRequestHandler):
         req.reply = reply
         served = fake.snapshots.get(req.model, req.model)
         prompt_tokens, completion_tokens = len(req.text), len(reply)
+        if req.kind.startswith("anthropic"):
+            self._anthropic(fake, req, served, reply, "max_tokens" if fault == "length" else None)
+            return
         if (fault == "length" or fake.reasoning_tokens or fake.cached_tokens) and not req.stream:
             body = _full_reply(req, served, reply, fake.reasoning_tokens, fault)
             cached = min(fake.cached_tokens, prompt_tokens)
@@ -648,6 +734,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, _gemini_reply(served, reply, prompt_tokens, completion_tokens))
         else:
             self._send_sse(_gemini_chunks(served, reply, prompt_tokens, completion_tokens))
+
+    def _refuse_sampling(self, req: FakeRequest) -> bool:
+        """Anthropic API version 2026-10-21 refuses sampling settings, even at their
+        defaults (the 2.x SDKs send that version and have no such arguments)."""
+        version = req.headers.get("anthropic-version") or req.headers.get("Anthropic-Version")
+        for name in ("temperature", "top_p", "top_k"):
+            if name in req.body and version != "2023-06-01":
+                req.fault = 400
+                self._error(req.kind, 400, f"{name}: Extra inputs are not permitted")
+                return True
+        return False
 
     def _refuse_reasoning(self, fake: FakeLLMServer, req: FakeRequest) -> bool:
         """OpenAI's 400s for a reasoning model (GPT-5, o-series), bodies as the API sends them."""
@@ -686,8 +783,27 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         return False
 
+    def _anthropic(
+        self, fake: FakeLLMServer, req: FakeRequest, model: str, text: str, stop: str | None
+    ) -> None:
+        """A Messages API answer (plain or streamed) with its prompt-cache usage."""
+        usage = _anthropic_usage(fake, req, len(text))
+        stop = stop or ("end_turn" if text or req.fault != "safety" else "refusal")
+        if not req.stream:
+            self._send_json(200, _anthropic_reply(model, text, stop, usage))
+            return
+        self._send_sse(_anthropic_events(model, text, stop, usage))
+
     def _quota(self, fake: FakeLLMServer, req: FakeRequest) -> None:
         delay = f"{fake.retry_delay:g}s"
+        if req.kind.startswith("anthropic"):
+            message = (
+                "This request would exceed the rate limit for your organization of 50 "
+                "requests per minute. For details, refer to: "
+                "https://docs.claude.com/en/api/rate-limits."
+            )
+            self._error(req.kind, 429, message, headers={"retry-after": f"{fake.retry_delay:g}"})
+            return
         if req.kind.startswith("gemini"):
             details = [
                 {
@@ -735,7 +851,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _exhausted(self, fake: FakeLLMServer, req: FakeRequest) -> None:
         """A used-up quota, as each API answers it: OpenAI's ``insufficient_quota`` 429 (no
-        retry-after), Gemini's 429 naming the per-day request quota."""
+        retry-after), Gemini's 429 naming the per-day request quota, Anthropic's 400 for an
+        organisation whose credit balance is used up."""
+        if req.kind.startswith("anthropic"):
+            message = (
+                "Your credit balance is too low to access the Anthropic API. Please go to "
+                "Plans & Billing to upgrade or purchase credits."
+            )
+            self._error(req.kind, 400, message)
+            return
         if req.kind.startswith("gemini"):
             details = [
                 {
@@ -781,6 +905,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _safety(self, req: FakeRequest) -> None:
         req.reply = ""
         p = len(req.text)
+        if req.kind.startswith("anthropic"):
+            self._anthropic(self.fake, req, req.model, "", "refusal")
+            return
         if req.kind.startswith("gemini"):
             cand = {
                 "finishReason": "SAFETY",
@@ -877,6 +1004,77 @@ def _openai_chunks(model: str, text: str, p: int, c: int, usage: bool) -> Iterat
             }
         )
     yield "[DONE]"
+
+
+def _anthropic_usage(fake: FakeLLMServer, req: FakeRequest, c: int) -> dict[str, int]:
+    """Tokens as characters; a ``cache_control`` system block is written, then read."""
+    cached = written = 0
+    system = req.body.get("system")
+    for block in system if isinstance(system, list) else []:
+        if isinstance(block, dict) and (block.get("cache_control") or {}).get("type") == (
+            "ephemeral"
+        ):
+            text = str(block.get("text", ""))
+            with fake._lock:
+                seen = text in fake.prompt_cache
+                fake.prompt_cache.add(text)
+            if seen:
+                cached += len(text)
+            else:
+                written += len(text)
+    return {
+        "input_tokens": len(req.text) - cached - written,
+        "output_tokens": c + fake.reasoning_tokens,
+        "output_tokens_details": {"thinking_tokens": fake.reasoning_tokens},
+        "cache_creation_input_tokens": written,
+        "cache_read_input_tokens": cached,
+    }
+
+
+def _anthropic_message(model: str, stop: str | None, usage: dict[str, int]) -> dict[str, Any]:
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def _anthropic_reply(model: str, text: str, stop: str, usage: dict[str, int]) -> dict[str, Any]:
+    body = _anthropic_message(model, stop, usage)
+    if text:
+        body["content"] = [{"type": "text", "text": text}]
+    return body
+
+
+def _anthropic_events(
+    model: str, text: str, stop: str, usage: dict[str, int]
+) -> Iterator[tuple[str, str]]:
+    def ev(name: str, **data: Any) -> tuple[str, str]:
+        return name, json.dumps({"type": name, **data}, ensure_ascii=False)
+
+    yield ev(
+        "message_start", message=_anthropic_message(model, None, {**usage, "output_tokens": 1})
+    )
+    if text:
+        yield ev("content_block_start", index=0, content_block={"type": "text", "text": ""})
+        yield ev("ping")
+        for piece in _pieces(text):
+            yield ev("content_block_delta", index=0, delta={"type": "text_delta", "text": piece})
+        yield ev("content_block_stop", index=0)
+    yield ev(
+        "message_delta",
+        delta={"stop_reason": stop, "stop_sequence": None},
+        usage={
+            "output_tokens": usage["output_tokens"],
+            "output_tokens_details": usage["output_tokens_details"],
+        },
+    )
+    yield ev("message_stop")
 
 
 def _gemini_usage(p: int, c: int) -> dict[str, int]:

@@ -1,0 +1,70 @@
+"""The LLM providers, registered by name: one module per provider exporting one ``SPEC``
+(:class:`~.base.ProviderSpec`: settings, default models, capability and price rows, client
+factory, request/reply codec, error classification, hints).
+
+Everything that needs a provider reads this registry: the judge, the hosted-API backends, the
+studies' LLM labelling, the CLI's ``--provider`` choices, the chat page's labels, redaction
+(every spec's :attr:`~.base.ProviderSpec.secret_settings`) and the capability table
+(:mod:`etclib.llm.models`). Adding a provider is one module and one line in :data:`REGISTRY`.
+Spec modules import no SDK, so the registry loads them all at import: their model rows and
+secret names are installed at once.
+"""
+
+from __future__ import annotations
+
+from ...registry import Registry
+from .base import DEFAULT_TIMEOUT, ProviderSpec
+
+__all__ = ["DEFAULT_TIMEOUT", "REGISTRY", "ProviderSpec", "get", "names", "register", "specs"]
+
+#: name -> ``"module:SPEC"``; the first is the default judge provider's neighbour in listings
+REGISTRY: Registry[ProviderSpec] = Registry(
+    "LLM provider",
+    {
+        "openai": "etclib.llm.providers.openai:SPEC",
+        "gemini": "etclib.llm.providers.gemini:SPEC",
+        "anthropic": "etclib.llm.providers.anthropic:SPEC",
+    },
+)
+
+
+def get(name: str) -> ProviderSpec:
+    """The spec of provider ``name``; ConfigError with "Did you mean" otherwise."""
+    return REGISTRY.get(name)
+
+
+def names() -> tuple[str, ...]:
+    """The registered provider names, in registration order."""
+    return tuple(REGISTRY.names())
+
+
+def specs() -> list[ProviderSpec]:
+    return [spec for _, spec in REGISTRY.items()]
+
+
+def _install() -> None:
+    """Hand every spec's model rows to the capability table, its secret names to redaction
+    and its SDK floor to :mod:`etclib.llm.sdk` (all sit below this package and cannot import
+    it)."""
+    for spec in specs():
+        _install_one(spec)
+
+
+def _install_one(spec: ProviderSpec) -> None:
+    from ... import redact
+    from .. import models, sdk
+
+    models.install(spec.name, spec.models, spec.token_param, spec.unknown_model)
+    redact.add_secret_settings(spec.secret_settings)
+    if spec.sdk_floor is not None and spec.package:
+        sdk.install(spec.package, *spec.sdk_floor)
+
+
+_install()
+
+
+def register(name: str, target: ProviderSpec | str) -> None:
+    """Add a provider from outside etclib (a plugin, a test): same collision rule as the
+    library's own; its rows and secret names are installed at once."""
+    REGISTRY.register(name, target)
+    _install_one(REGISTRY.get(name))

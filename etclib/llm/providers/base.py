@@ -1,0 +1,211 @@
+"""What one LLM provider is: :class:`ProviderSpec`, the one object a provider module exports.
+
+A spec holds the provider's facts (name, label, the settings that hold its key and endpoint,
+default models, its capability and price rows, hints) and its codec: how a client is built,
+how a chat request (and a JSON answer for the judge) is written, how a reply, a stream and an
+error are read. The judge (:mod:`etclib.judge.providers`), the backends
+(:mod:`etclib.backends._api`), the studies, the CLI, the chat page and redaction all read
+specs through the registry (:mod:`etclib.llm.providers`) and never name a provider.
+
+Spec modules import no SDK at import time: :meth:`ProviderSpec.client` imports it and raises
+:class:`~etclib.errors.DependencyError` naming the package when it is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from ...config import setting
+from ...errors import ConfigError, DependencyError
+from ..chat import Reply
+from ..models import Decoding, ModelInfo
+
+#: Default per-request timeout in seconds.
+DEFAULT_TIMEOUT = 60.0
+
+
+def http_timeout(timeout: float, connect_timeout: float | None = None) -> Any:
+    """``timeout`` seconds for each read, ``connect_timeout`` (default the same) to connect:
+    an ``httpx.Timeout`` when they differ (the openai and anthropic SDKs take either)."""
+    if connect_timeout is None:
+        return timeout
+    import httpx
+
+    return httpx.Timeout(float(timeout), connect=float(connect_timeout))
+
+
+class ProviderSpec:
+    """One provider; subclasses set the facts and write the codec methods."""
+
+    #: registry name (``openai``), used in options, signatures and the CLI
+    name: ClassVar[str] = ""
+    #: how people call it (``OpenAI``)
+    label: ClassVar[str] = ""
+    #: the backend's one-line description (the site's model picker)
+    description: ClassVar[str] = ""
+    #: the pip package of its SDK
+    package: ClassVar[str] = ""
+    #: the lowest version of that SDK etclib works with, and what needs it (:mod:`etclib.llm.sdk`)
+    sdk_floor: ClassVar[tuple[str, str] | None] = None
+    #: settings that may hold the key, first set wins; all of them are secrets
+    key_settings: ClassVar[tuple[str, ...]] = ()
+    #: other settings whose values are secrets
+    extra_secrets: ClassVar[tuple[str, ...]] = ()
+    #: the setting that overrides the endpoint, and the endpoint without it
+    base_url_setting: ClassVar[str] = ""
+    default_endpoint: ClassVar[str] = ""
+    #: the judge's default model; the backend's default model and the setting that changes it
+    judge_model: ClassVar[str] = ""
+    backend_model: ClassVar[str] = ""
+    model_setting: ClassVar[str] = ""
+    #: the backend's default token limit (None: the model's own)
+    backend_max_tokens: ClassVar[int | None] = 512
+    #: the token-limit field of a model not in :attr:`models`, and its other fields
+    token_param: ClassVar[str] = "max_tokens"
+    unknown_model: ClassVar[dict[str, Any]] = {}
+    #: capability and price rows (:class:`~etclib.llm.models.ModelInfo`)
+    models: ClassVar[tuple[ModelInfo, ...]] = ()
+    #: what to check, by fault kind (names of settings only, never values)
+    hints: ClassVar[dict[str, str]] = {}
+    #: a used-up quota: (what ran out, in words; the pages to check it)
+    quota_pages: ClassVar[tuple[str, str]] = (
+        "a quota of the model service",
+        "the provider's usage and billing pages",
+    )
+    #: documented requests per day, by (model prefix, key tier), per project and model (the
+    #: judge's pre-flight estimate, :mod:`etclib.judge.pricing`), and where they were read
+    #: (page, date); empty where the provider limits per minute only
+    daily_requests: ClassVar[dict[tuple[str, str], int]] = {}
+    daily_limits_source: ClassVar[tuple[str, str]] = ("", "")
+    #: what to set, for a missing key (ConfigError text) and for the site's model picker
+    key_help: ClassVar[str] = ""
+    availability_help: ClassVar[str] = ""
+    #: whether :meth:`served_models` can ask a server of it which models it serves (the chat
+    #: probes such servers when the provider's endpoint setting points at one)
+    lists_models: ClassVar[bool] = False
+
+    # -- settings ---------------------------------------------------------------------------
+    @property
+    def secret_settings(self) -> tuple[str, ...]:
+        """Every setting whose value is a secret (redacted from logs and errors)."""
+        return (*self.key_settings, *self.extra_secrets)
+
+    def api_key(self) -> str | None:
+        for name in self.key_settings:
+            value = setting(name)
+            if value:
+                return value
+        return None
+
+    def base_url(self) -> str | None:
+        return setting(self.base_url_setting) if self.base_url_setting else None
+
+    def configured(self) -> bool:
+        return bool(self.api_key())
+
+    def endpoint(self) -> str:
+        """Where requests go, for messages."""
+        return self.base_url() or self.default_endpoint
+
+    def endpoint_of(self, client: Any) -> str:
+        """Where ``client``'s requests go."""
+        return self.endpoint()
+
+    def require_key(self, api_key: str | None) -> str:
+        key = api_key or self.api_key()
+        if not key:
+            raise ConfigError(self.key_help)
+        return key
+
+    def missing_sdk(self, exc: ImportError) -> DependencyError:
+        return DependencyError(
+            f"The {self.label} provider needs the {self.package!r} package: "
+            f"pip install {self.package}"
+        )
+
+    def judge_hint(self, option: str) -> str:
+        """What to check when the judge's calls fail for good."""
+        return (
+            f"check {self.key_settings[0]}, {self.base_url_setting} and the model name ({option})"
+        )
+
+    # -- codec ------------------------------------------------------------------------------
+    def client(
+        self,
+        *,
+        async_: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        connect_timeout: float | None = None,
+    ) -> Any:
+        """An SDK client with its own retries off (callers own retry policy); ``timeout`` is
+        each read's limit, ``connect_timeout`` the connection's (default ``timeout``) where
+        the SDK tells them apart."""
+        raise NotImplementedError
+
+    def served_models(
+        self, base_url: str, api_key: str | None = None, timeout: float = 2.0
+    ) -> list[dict[str, Any]]:
+        """The models a server of this provider at ``base_url`` serves, each as the server
+        describes it (one attempt, ``timeout`` seconds); only where :attr:`lists_models`."""
+        raise NotImplementedError(f"{self.label} servers are not asked for their models")
+
+    async def aclose(self, client: Any) -> None:
+        await client.close()
+
+    def request(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        decoding: Decoding,
+        *,
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """A chat request as a plain JSON-able dict (hashed into the judge's cache key)."""
+        raise NotImplementedError
+
+    def judge_format(self, model: str) -> str:
+        """How JSON answers are asked of ``model`` (checked when the judge starts)."""
+        return "json_schema"
+
+    def json_request(
+        self, req: dict[str, Any], kind: str, schema: dict[str, Any], fmt: str
+    ) -> dict[str, Any]:
+        """``req`` asking for a JSON answer of ``schema`` (named ``kind``), the judge's form;
+        may also mark the long fixed prompt for caching."""
+        return req
+
+    def token_limit(self, req: dict[str, Any]) -> int | None:
+        return req.get(self.token_param)
+
+    def with_token_limit(self, req: dict[str, Any], limit: int) -> dict[str, Any]:
+        return {**req, self.token_param: limit}
+
+    def send(self, client: Any, req: dict[str, Any]) -> Reply:
+        """One synchronous call; EmptyAnswerError for no text."""
+        raise NotImplementedError
+
+    async def asend(self, client: Any, req: dict[str, Any]) -> Reply:
+        """One call on an async client; EmptyAnswerError for no text."""
+        raise NotImplementedError
+
+    def open_stream(self, client: Any, req: dict[str, Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def chunk_text(self, chunk: Any) -> str:
+        raise NotImplementedError
+
+    def stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
+        """From a stream's chunks: their usage as a Reply, and the empty-answer reason if it
+        had no text (None: ``empty``)."""
+        raise NotImplementedError
+
+    # -- errors -----------------------------------------------------------------------------
+    def quota(self, exc: BaseException, body: Any, status: int) -> str | None:
+        """The used-up quota an error names (no wait within a run cures it), else None."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<provider {self.name}>"

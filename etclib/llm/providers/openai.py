@@ -1,0 +1,232 @@
+"""OpenAI and OpenAI-compatible servers (vLLM): Chat Completions through the ``openai`` SDK.
+
+Settings: ``OPENAI_API_KEY`` (a self-hosted server that checks none needs ``EMPTY``),
+``OPENAI_BASE_URL`` (the SDK's own names). The judge asks for JSON with ``response_format``
+``json_schema`` (strict) by default; ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for
+servers without JSON-schema support (models without structured output get ``json_object``).
+A 429 whose ``code`` / ``type`` is ``insufficient_quota`` (no credit left) is a used-up quota.
+
+As the ``openai`` backend (:class:`etclib.backends._api.HostedBackend`):
+GPT-4.1 through the OpenAI API (the paper's baseline, pinned to the snapshot the paper used,
+:data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`), or a vLLM server that serves the fine-tuned adapter under its own model
+name (docs/models.md). Streaming for the chat page. What a model gets follows the capability
+table (:mod:`etclib.llm.models`): GPT-5 and o-series models get no ``temperature`` (they take
+only their default), ``max_completion_tokens`` and ``reasoning_effort``; others temperature 0
+and ``max_tokens``. The model the server says it served (``resp.model``) is counted in
+``usage.model_versions`` and reported by ``etclib predict`` as ``served_models``.
+
+Settings (environment or ``.streamlit/secrets.toml``):
+
+- ``OPENAI_API_KEY``: the key; a self-hosted server that checks none needs ``EMPTY``.
+- ``OPENAI_BASE_URL``: the server's ``/v1`` URL (default: api.openai.com).
+- ``ETC_OPENAI_MODEL``: the model name (default :data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`);
+  the ``model`` option wins.
+
+Options: ``model``, ``base_url`` and ``api_key`` (another server than ``OPENAI_BASE_URL``, e.g.
+the fine-tuned model's vLLM server for the chat page), ``max_new_tokens`` (the model's token
+limit field, default 512), ``thinking`` (reasoning effort for reasoning models: the table's
+default, ``default`` to send none), ``batch_size`` (requests in flight, default 8), ``retries``
+(on 429, 5xx, timeouts, dropped connections; default 4), ``retry_wait`` (seconds before the
+first retry, doubled each time, jittered; a longer Retry-After wins; default 1), ``timeout``
+(seconds to wait for each read: for a streamed answer, the first token and every gap after it),
+``connect_timeout`` (seconds to open the connection; default ``timeout``).
+
+:func:`served_models` asks a server which models it serves (``GET /v1/models``, one attempt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ...config import setting
+from .. import chat
+from ..chat import Reply
+from ..models import OPENAI_DEFAULT_MODEL, ModelInfo
+from .base import DEFAULT_TIMEOUT, ProviderSpec, http_timeout
+
+FORMATS = ("json_schema", "json_object", "none")
+_REASONING = dict(
+    temperature=False,
+    token_param="max_completion_tokens",
+    thinking="effort",
+    thinking_default="low",
+)
+
+
+class OpenAISpec(ProviderSpec):
+    name = "openai"
+    description = "OpenAI or OpenAI-compatible server (vLLM), temperature 0, streaming."
+    label = "OpenAI"
+    package = "openai"
+    sdk_floor = ("1.100", "reasoning_effort and max_completion_tokens for GPT-5 and o-series")
+    key_settings = ("OPENAI_API_KEY",)
+    base_url_setting = "OPENAI_BASE_URL"
+    default_endpoint = "https://api.openai.com/v1"
+    judge_model = "gpt-4.1-mini"
+    backend_model = OPENAI_DEFAULT_MODEL
+    model_setting = "ETC_OPENAI_MODEL"
+    backend_max_tokens = 512
+    token_param = "max_tokens"
+    models = (
+        # classic chat models
+        ModelInfo("gpt-4.1-nano", "openai", price=(0.10, 0.40), cached_input=0.025),
+        ModelInfo("gpt-4.1-mini", "openai", price=(0.40, 1.60), cached_input=0.1),
+        ModelInfo("gpt-4.1", "openai", price=(2.00, 8.00), cached_input=0.5),
+        ModelInfo("gpt-4o-mini", "openai", price=(0.15, 0.60), cached_input=0.075),
+        ModelInfo("gpt-4o", "openai", price=(2.50, 10.00), cached_input=1.25),
+        # reasoning models: default temperature only, max_completion_tokens
+        ModelInfo("gpt-5-nano", "openai", price=(0.05, 0.40), cached_input=0.005, **_REASONING),
+        ModelInfo("gpt-5-mini", "openai", price=(0.25, 2.00), cached_input=0.025, **_REASONING),
+        ModelInfo("gpt-5", "openai", price=(1.25, 10.00), cached_input=0.125, **_REASONING),
+        ModelInfo(
+            "o1-mini",
+            "openai",
+            structured=False,
+            price=(1.10, 4.40),
+            cached_input=0.55,
+            **_REASONING,
+        ),
+        ModelInfo("o1", "openai", price=(15.00, 60.00), cached_input=7.5, **_REASONING),
+        ModelInfo("o3-mini", "openai", price=(1.10, 4.40), cached_input=0.55, **_REASONING),
+        ModelInfo("o3", "openai", price=(2.00, 8.00), cached_input=0.5, **_REASONING),
+        ModelInfo("o4-mini", "openai", price=(1.10, 4.40), cached_input=0.275, **_REASONING),
+    )
+    hints = {
+        "auth": "Check OPENAI_API_KEY (and OPENAI_BASE_URL).",
+        "connect": "Check OPENAI_BASE_URL and that the server is running.",
+        "not_found": "Check the model name against the server's model list.",
+        "bad_request": "Check the request settings and the model name.",
+        "rate_limit": "Wait and try again, or send fewer requests at a time.",
+    }
+    quota_pages = (
+        "the account's billing quota (no credit left)",
+        "https://platform.openai.com/settings/organization/billing/overview and "
+        "https://platform.openai.com/usage",
+    )
+    key_help = (
+        "No OpenAI API key: set OPENAI_API_KEY in the environment or in "
+        ".streamlit/secrets.toml (for a self-hosted OpenAI-compatible server that checks "
+        "no key, set OPENAI_API_KEY=EMPTY and OPENAI_BASE_URL to its /v1 URL)."
+    )
+    availability_help = (
+        "set OPENAI_API_KEY (EMPTY for a vLLM server) and, for a server other than "
+        "OpenAI's, OPENAI_BASE_URL and ETC_OPENAI_MODEL"
+    )
+    lists_models = True
+
+    def client(
+        self,
+        *,
+        async_: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        connect_timeout: float | None = None,
+    ) -> Any:
+        key = self.require_key(api_key)
+        try:
+            import openai
+        except ImportError as exc:
+            raise self.missing_sdk(exc) from exc
+        cls = openai.AsyncOpenAI if async_ else openai.OpenAI
+        return cls(
+            api_key=key,
+            base_url=base_url or self.base_url() or None,
+            timeout=http_timeout(timeout, connect_timeout),
+            max_retries=0,
+        )
+
+    def served_models(
+        self, base_url: str, api_key: str | None = None, timeout: float = 2.0
+    ) -> list[dict[str, Any]]:
+        return served_models(base_url, api_key, timeout=timeout)
+
+    def endpoint_of(self, client: Any) -> str:
+        return str(client.base_url)
+
+    def request(self, model, messages, decoding, *, max_tokens=None) -> dict[str, Any]:
+        return chat.openai_request(model, messages, decoding, max_tokens=max_tokens)
+
+    def judge_format(self, model: str) -> str:
+        from ...errors import ConfigError
+        from ..models import info
+
+        fmt = setting("ETC_JUDGE_OPENAI_FORMAT", "json_schema")
+        if fmt not in FORMATS:
+            raise ConfigError(
+                f"ETC_JUDGE_OPENAI_FORMAT={fmt!r} is not valid. Use one of {', '.join(FORMATS)}."
+            )
+        if fmt == "json_schema" and not info(self.name, model).structured:
+            fmt = "json_object"
+        return fmt
+
+    def json_request(self, req, kind, schema, fmt) -> dict[str, Any]:
+        if fmt == "json_schema":
+            req["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": f"etc_{kind}", "strict": True, "schema": schema},
+            }
+        elif fmt == "json_object":
+            req["response_format"] = {"type": "json_object"}
+        return req
+
+    def token_limit(self, req: dict[str, Any]) -> int | None:
+        return req.get("max_completion_tokens", req.get("max_tokens"))
+
+    def with_token_limit(self, req: dict[str, Any], limit: int) -> dict[str, Any]:
+        field = "max_completion_tokens" if "max_completion_tokens" in req else "max_tokens"
+        return {**req, field: limit}
+
+    def send(self, client: Any, req: dict[str, Any]) -> Reply:
+        return chat.openai_reply(client.chat.completions.create(**req))
+
+    async def asend(self, client: Any, req: dict[str, Any]) -> Reply:
+        return chat.openai_reply(await client.chat.completions.create(**req))
+
+    def open_stream(self, client: Any, req: dict[str, Any]) -> Iterable[Any]:
+        return client.chat.completions.create(
+            **req, stream=True, stream_options={"include_usage": True}
+        )
+
+    def chunk_text(self, chunk: Any) -> str:
+        return chat.openai_chunk_text(chunk)
+
+    def stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
+        usage = next((c.usage for c in reversed(chunks) if getattr(c, "usage", None)), None)
+        finish = next((c.choices[0].finish_reason for c in reversed(chunks) if c.choices), None)
+        reply = Reply(
+            "",
+            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            output_tokens=(usage.completion_tokens or 0) if usage else 0,
+            model_version=getattr(chunks[-1], "model", None) if chunks else None,
+        )
+        return reply, {"content_filter": "safety", "length": "output_limit"}.get(finish or "")
+
+    def quota(self, exc: BaseException, body: Any, status: int) -> str | None:
+        codes = {getattr(exc, "code", None), getattr(exc, "type", None)}
+        if isinstance(body, dict):
+            codes |= {body.get("code"), body.get("type")}
+        return "insufficient_quota" if status == 429 and "insufficient_quota" in codes else None
+
+
+def served_models(
+    base_url: str, api_key: str | None = None, timeout: float = 2.0
+) -> list[dict[str, Any]]:
+    """The models an OpenAI-compatible server at ``base_url`` serves (``GET {base_url}/models``),
+    each as the server describes it (vLLM adds ``root``, ``parent`` and ``max_model_len``).
+
+    One attempt, ``timeout`` seconds for the connection and for the answer; the SDK's exception
+    (``openai.APIConnectionError``, ``APITimeoutError``, ``APIStatusError``) is raised as it is,
+    for :func:`etclib.llm.classify`. The chat page probes its model servers with it, and reads
+    vLLM's extra fields (``root``, ``parent``: the adapter's path and its base) for the model
+    card.
+    """
+    client = SPEC.client(timeout=float(timeout), base_url=base_url, api_key=api_key or "EMPTY")
+    try:
+        return [m.model_dump() for m in client.models.list().data]
+    finally:
+        client.close()
+
+
+SPEC = OpenAISpec()

@@ -1,0 +1,80 @@
+"""The provider registry (etclib.llm.providers): one registered unit per provider, and every
+consumer (judge, backends, studies, CLI, redaction, capability table) reads it."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from etclib import redact as R
+from etclib.backends import REGISTRY as BACKENDS
+from etclib.backends import backend_class
+from etclib.errors import ConfigError, JudgeError
+from etclib.judge import providers as judge_providers
+from etclib.llm import models, providers
+from etclib.registry import Registry
+
+NAMES = providers.names()
+
+
+def test_registry_rules():
+    reg: Registry[int] = Registry("widget", {"alpha": 1, "beta": 2})
+    reg.register("alpha", 1)  # the same target again: a no-op
+    with pytest.raises(ConfigError, match="already registered"):
+        reg.register("alpha", 3)
+    with pytest.raises(ConfigError, match="Unknown widget 'alpah'. Did you mean 'alpha'\\?"):
+        reg.get("alpah")
+    assert reg.names() == ["alpha", "beta"] and "beta" in reg and len(reg) == 2
+    lazy: Registry[object] = Registry("thing", {"registry": "etclib.registry:Registry"})
+    assert lazy.get("registry") is Registry
+
+
+def test_unknown_provider_says_did_you_mean():
+    with pytest.raises(ConfigError, match="Did you mean 'gemini'"):
+        providers.get("gemni")
+    with pytest.raises(JudgeError, match="Did you mean 'openai'"):
+        judge_providers.make_provider("opneai", timeout=1)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_provider_secret_is_redacted(name, monkeypatch):
+    spec = providers.get(name)
+    assert spec.key_settings, f"{name} names no key setting"
+    for setting in spec.secret_settings:
+        secret = f"s3cret-{name}-{setting}-value"
+        monkeypatch.setenv(setting, secret)
+        assert setting in R.secret_settings()
+        out = R.redact(f"the server said: key {secret} is wrong")
+        assert secret not in out and R.MASK in out
+        monkeypatch.delenv(setting)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_provider_is_a_judge_a_backend_and_a_cli_choice(name):
+    spec = providers.get(name)
+    assert judge_providers.DEFAULT_MODELS[name] == spec.judge_model
+    assert name in BACKENDS and backend_class(name).provider == name
+    assert all(m.provider == name for m in spec.models)
+    assert {m.prefix for m in spec.models} <= {m.prefix for m in models.MODELS}
+    from etclib.cli import judge as cli_judge
+    from etclib.cli import judge_labels as cli_labels
+
+    parser = argparse.ArgumentParser()
+    cli_judge.add_arguments(parser)
+    assert parser.parse_args(["decompose", "x", "--provider", name]).provider == name
+    parser = argparse.ArgumentParser()
+    cli_labels.add_arguments(parser)
+    action = next(a for a in parser._actions if "--provider" in a.option_strings)
+    assert tuple(action.choices) == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_missing_key_says_which_setting(name, monkeypatch):
+    spec = providers.get(name)
+    for setting in spec.key_settings:
+        monkeypatch.delenv(setting, raising=False)
+    monkeypatch.setenv("ETC_SECRETS_FILE", "/nonexistent/secrets.toml")
+    with pytest.raises(JudgeError, match=spec.key_settings[0]):
+        judge_providers.make_provider(name, timeout=1)
+    assert not spec.configured()
