@@ -182,7 +182,7 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
             f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n',
             encoding="utf-8",
         )
-        shutil.copytree(warm_cache, tmp_path / "cache")  # the index and classifiers, built once
+        shutil.copytree(warm_cache, tmp_path / "cache", dirs_exist_ok=True)  # index, classifiers
         env = {
             "HOME": str(home),
             "ETC_DATA_DIR": str(REAL_CORPUS),

@@ -192,7 +192,7 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path, warm_cache):
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
-    shutil.copytree(warm_cache, tmp_path / "cache")  # the index and classifiers, built once
+    shutil.copytree(warm_cache, tmp_path / "cache", dirs_exist_ok=True)  # index, classifiers
     with FakeLLMServer(api_key="the-right-key") as server:
         server.models_check_key = False  # the chat's probe passes: its generation meets the 401
         env = {
