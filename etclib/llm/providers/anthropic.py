@@ -36,7 +36,7 @@ from typing import Any
 from .. import chat
 from ..chat import Reply
 from ..models import ModelInfo
-from .base import DEFAULT_TIMEOUT, ProviderSpec, http_timeout
+from .base import ProviderSpec
 
 #: ``max_tokens`` when the caller sets none (the API requires one)
 DEFAULT_MAX_TOKENS = 1024
@@ -87,6 +87,7 @@ class AnthropicSpec(ProviderSpec):
     label = "Anthropic Claude"
     description = "Anthropic Claude (Messages API), temperature 0, streaming."
     package = "anthropic"
+    sdk_classes = ("anthropic", "Anthropic", "AsyncAnthropic")
     sdk_floor = ("2.0", "output_config structured outputs (API version 2026-10-21)")
     key_settings = ("ANTHROPIC_API_KEY",)
     base_url_setting = "ANTHROPIC_BASE_URL"
@@ -148,28 +149,6 @@ class AnthropicSpec(ProviderSpec):
         ".streamlit/secrets.toml; get one at https://console.anthropic.com/settings/keys."
     )
     availability_help = "set ANTHROPIC_API_KEY, and optionally ETC_ANTHROPIC_MODEL"
-
-    def client(
-        self,
-        *,
-        async_: bool = False,
-        timeout: float = DEFAULT_TIMEOUT,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        connect_timeout: float | None = None,
-    ) -> Any:
-        key = self.require_key(api_key)
-        try:
-            import anthropic
-        except ImportError as exc:
-            raise self.missing_sdk(exc) from exc
-        cls = anthropic.AsyncAnthropic if async_ else anthropic.Anthropic
-        return cls(
-            api_key=key,
-            base_url=base_url or self.base_url() or None,
-            timeout=http_timeout(timeout, connect_timeout),
-            max_retries=0,
-        )
 
     def endpoint_of(self, client: Any) -> str:
         return str(client.base_url)

@@ -13,6 +13,7 @@ Spec modules import no SDK at import time: :meth:`ProviderSpec.client` imports i
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -46,6 +47,8 @@ class ProviderSpec:
     description: ClassVar[str] = ""
     #: the pip package of its SDK
     package: ClassVar[str] = ""
+    #: (module, client class, async client class) that :meth:`client` builds, or None
+    sdk_classes: ClassVar[tuple[str, str, str] | None] = None
     #: the lowest version of that SDK etclib works with, and what needs it (:mod:`etclib.llm.sdk`)
     sdk_floor: ClassVar[tuple[str, str] | None] = None
     #: settings that may hold the key, first set wins; all of them are secrets
@@ -142,8 +145,24 @@ class ProviderSpec:
     ) -> Any:
         """An SDK client with its own retries off (callers own retry policy); ``timeout`` is
         each read's limit, ``connect_timeout`` the connection's (default ``timeout``) where
-        the SDK tells them apart."""
-        raise NotImplementedError
+        the SDK tells them apart. Built from :attr:`sdk_classes` for the SDKs whose clients
+        take ``api_key``, ``base_url``, ``timeout`` and ``max_retries`` (OpenAI's, Anthropic's);
+        a provider whose SDK differs overrides this."""
+        if self.sdk_classes is None:
+            raise NotImplementedError
+        module, sync_name, async_name = self.sdk_classes
+        key = self.require_key(api_key)
+        try:
+            sdk = importlib.import_module(module)
+        except ImportError as exc:
+            raise self.missing_sdk(exc) from exc
+        cls = getattr(sdk, async_name if async_ else sync_name)
+        return cls(
+            api_key=key,
+            base_url=base_url or self.base_url() or None,
+            timeout=http_timeout(timeout, connect_timeout),
+            max_retries=0,
+        )
 
     def served_models(
         self, base_url: str, api_key: str | None = None, timeout: float = 2.0

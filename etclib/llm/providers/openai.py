@@ -43,7 +43,7 @@ from ...config import setting
 from .. import chat
 from ..chat import Reply
 from ..models import OPENAI_DEFAULT_MODEL, ModelInfo
-from .base import DEFAULT_TIMEOUT, ProviderSpec, http_timeout
+from .base import ProviderSpec
 
 FORMATS = ("json_schema", "json_object", "none")
 _REASONING = dict(
@@ -59,6 +59,7 @@ class OpenAISpec(ProviderSpec):
     description = "OpenAI or OpenAI-compatible server (vLLM), temperature 0, streaming."
     label = "OpenAI"
     package = "openai"
+    sdk_classes = ("openai", "OpenAI", "AsyncOpenAI")
     sdk_floor = ("1.100", "reasoning_effort and max_completion_tokens for GPT-5 and o-series")
     key_settings = ("OPENAI_API_KEY",)
     base_url_setting = "OPENAI_BASE_URL"
@@ -114,28 +115,6 @@ class OpenAISpec(ProviderSpec):
         "OpenAI's, OPENAI_BASE_URL and ETC_OPENAI_MODEL"
     )
     lists_models = True
-
-    def client(
-        self,
-        *,
-        async_: bool = False,
-        timeout: float = DEFAULT_TIMEOUT,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        connect_timeout: float | None = None,
-    ) -> Any:
-        key = self.require_key(api_key)
-        try:
-            import openai
-        except ImportError as exc:
-            raise self.missing_sdk(exc) from exc
-        cls = openai.AsyncOpenAI if async_ else openai.OpenAI
-        return cls(
-            api_key=key,
-            base_url=base_url or self.base_url() or None,
-            timeout=http_timeout(timeout, connect_timeout),
-            max_retries=0,
-        )
 
     def served_models(
         self, base_url: str, api_key: str | None = None, timeout: float = 2.0
