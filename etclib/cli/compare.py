@@ -24,7 +24,8 @@ import json
 import sys
 from pathlib import Path
 
-from . import add_data_argument, add_json_argument, add_track_argument, provider_names
+from . import add_data_argument, add_json_argument, add_track_argument
+from .score import add_metric_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,18 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--per-item", metavar="OUT", help="write one JSON line per item with both systems' scores"
     )
-    parser.add_argument(
-        "--bertscore-model", help="BERTScore model: hub id or folder ($ETC_BERTSCORE_MODEL)"
-    )
-    parser.add_argument(
-        "--bertscore-layer", type=int, help="BERTScore layer ($ETC_BERTSCORE_LAYER)"
-    )
-    judge = parser.add_argument_group("LLM judge (--metrics judge; see docs/judge.md)")
-    judge.add_argument(
-        "--judge-provider", choices=provider_names(), help="judge API ($ETC_JUDGE_PROVIDER)"
-    )
-    judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
-    judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
+    add_metric_options(parser)
     add_data_argument(parser)
     add_json_argument(parser)
 

@@ -78,6 +78,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--per-item", metavar="OUT", help="write one JSON line per item with its scores"
     )
+    judge = add_metric_options(parser)
+    judge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="exit 0 even when some items' judge requests failed (scores over the judged items)",
+    )
+    add_data_argument(parser)
+    add_json_argument(parser)
+
+
+def add_metric_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The metric options a scoring command takes (BERTScore, the LLM judge; read back by
+    :func:`options`); returns the judge's argument group for a command's own judge flags."""
     parser.add_argument(
         "--bertscore-model", help="BERTScore model: hub id or folder ($ETC_BERTSCORE_MODEL)"
     )
@@ -91,13 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
     judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
     add_judge_prompts_argument(judge)
-    judge.add_argument(
-        "--allow-partial",
-        action="store_true",
-        help="exit 0 even when some items' judge requests failed (scores over the judged items)",
-    )
-    add_data_argument(parser)
-    add_json_argument(parser)
+    return judge
 
 
 def options(args: argparse.Namespace) -> dict:
