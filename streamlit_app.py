@@ -1,7 +1,7 @@
 """The ETC site's entry point: the page list, the navigation, and what every page needs.
 
 Streamlit runs this script first on every run of every page (docs/site.md). It declares the pages
-of ``pages/`` with ``st.navigation``, starts the leaderboard's scoring workers once per server and
+of ``site_pages/`` with ``st.navigation``, starts the leaderboard's scoring workers once per server and
 database, and hands the page list to :mod:`views.navigation`, where Home reads it for its links.
 """
 
@@ -19,33 +19,48 @@ ROOT = Path(__file__).parent
 
 #: The site's pages in navigation order: script, title, icon, and Home's line about it.
 SITE_PAGES = (
-    SitePage("pages/home.py", "Home", "🏠", "The task, an example, and the current top systems."),
     SitePage(
-        "pages/chat.py",
+        "site_pages/home.py", "Home", "🏠", "The task, an example, and the current top systems."
+    ),
+    SitePage(
+        "site_pages/chat.py",
         "Chat",
         "💬",
         "Write a dialogue and see each author's predicted transcription.",
     ),
-    SitePage("pages/corpus.py", "Corpus", "📚", "Search the 997 dialogues and their statistics."),
     SitePage(
-        "pages/leaderboard.py", "Leaderboard", "🏆", "Rankings with intervals, charts and details."
+        "site_pages/corpus.py", "Corpus", "📚", "Search the 997 dialogues and their statistics."
     ),
     SitePage(
-        "pages/compare.py", "Compare", "🆚", "Two entries side by side: which is better, and where."
+        "site_pages/leaderboard.py",
+        "Leaderboard",
+        "🏆",
+        "Rankings with intervals, charts and details.",
     ),
     SitePage(
-        "pages/submit.py", "Submit", "📤", "Upload test-split predictions and get them scored."
+        "site_pages/compare.py",
+        "Compare",
+        "🆚",
+        "Two entries side by side: which is better, and where.",
     ),
     SitePage(
-        "pages/judge_vs_human.py",
+        "site_pages/submit.py", "Submit", "📤", "Upload test-split predictions and get them scored."
+    ),
+    SitePage(
+        "site_pages/judge_vs_human.py",
         "Judge vs Human",
         "⚖️",
         "How well the LLM judge agrees with human raters.",
     ),
     SitePage(
-        "pages/causes.py", "Causes", "🧭", "Which utterances each transcribed state comes from."
+        "site_pages/causes.py",
+        "Causes",
+        "🧭",
+        "Which utterances each transcribed state comes from.",
     ),
-    SitePage("pages/about.py", "About", "ℹ️", "Licences, how scores are computed, how to cite."),
+    SitePage(
+        "site_pages/about.py", "About", "ℹ️", "Licences, how scores are computed, how to cite."
+    ),
 )
 
 
@@ -74,7 +89,7 @@ else:
 pages = declare_pages(p for p in SITE_PAGES if (ROOT / p.path).is_file())
 st.navigation(
     [
-        st.Page(p.path, title=p.title, icon=p.icon, default=(p.path == "pages/home.py"))
+        st.Page(p.path, title=p.title, icon=p.icon, default=(p.path == "site_pages/home.py"))
         for p in pages
     ]
 ).run()

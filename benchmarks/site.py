@@ -379,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     pages = [
         p
         for p in PAGE_PATHS
-        if p != "judge_vs_human" or (root / "pages/judge_vs_human.py").is_file()
+        if p != "judge_vs_human" or (root / "site_pages/judge_vs_human.py").is_file()
     ]
     views: dict[str, str] = {}
     with contextlib.ExitStack() as stack:

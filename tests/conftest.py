@@ -31,8 +31,8 @@ needs_corpus = pytest.mark.corpus
 def _leaderboard_package():
     """Import the leaderboard package before any page runs, as a served site does
     (streamlit_app.py, at the repository root, imports it first): AppTest runs a page file with
-    pages/ first on sys.path, where ``import leaderboard`` (the chat's and the admin forms'
-    per-visitor limits, views/chat.py, views/admin.py) would find pages/leaderboard.py."""
+    site_pages/ first on sys.path, where ``import leaderboard`` (the chat's and the admin forms'
+    per-visitor limits, views/chat.py, views/admin.py) would find site_pages/leaderboard.py."""
     import leaderboard  # noqa: F401
 
 

@@ -40,8 +40,8 @@ def _pages():
     from views.judge_vs_human import TABS
 
     return [
-        ("pages/causes.py", None, "causes_code", "where a transcribed state comes from"),
-        ("pages/judge_vs_human.py", ("jvh_tab", TABS[1]), "jvh_code", "checks its LLM judge"),
+        ("site_pages/causes.py", None, "causes_code", "where a transcribed state comes from"),
+        ("site_pages/judge_vs_human.py", ("jvh_tab", TABS[1]), "jvh_code", "checks its LLM judge"),
     ]
 
 
@@ -54,7 +54,7 @@ def test_without_annotators_the_page_says_why_and_what_instead(case):
     assert "the benchmark's maintainers give to the people taking part" in text
     assert "nobody can annotate here" in text
     assert box not in [t.key for t in at.text_input]  # no box that no code can open
-    if page == "pages/causes.py":
+    if page == "site_pages/causes.py":
         links = [link.proto.page for link in at.get("page_link")]
         assert any(p.endswith("judge_vs_human.py") or p == "judge_vs_human" for p in links), links
     else:

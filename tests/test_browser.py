@@ -112,7 +112,7 @@ def test_first_visit_to_a_page_gets_the_site_navigation(site, page):
     open_page(page, site, "corpus")
     nav = page.get_by_test_id("stSidebarNav")
     nav.get_by_text(
-        "Judge vs Human" if (REPO / "pages/judge_vs_human.py").is_file() else "About"
+        "Judge vs Human" if (REPO / "site_pages/judge_vs_human.py").is_file() else "About"
     ).wait_for()
     assert nav.get_by_text("streamlit app").count() == 0
     wide = page.get_by_test_id("stMainBlockContainer").bounding_box()["width"]
@@ -133,7 +133,7 @@ def test_every_page_opens(site, page):
             page.get_by_text("GPT-4.1", exact=False).first.wait_for(timeout=30_000)
             idle(page)
         shot(page, "chat_empty" if name == "chat" else name)  # chat.png: with a dialogue
-    if (REPO / "pages" / "judge_vs_human.py").is_file():
+    if (REPO / "site_pages" / "judge_vs_human.py").is_file():
         from tests.serve import wait_rendered
 
         page.goto(f"{site}/judge_vs_human")

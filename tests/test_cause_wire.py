@@ -78,7 +78,7 @@ def test_corpus_page_filters_and_marks(corpus):
     from views import cause_layer
 
     key = _labelled(corpus)
-    at = AppTest.from_file(str(REPO / "pages" / "corpus.py"), default_timeout=120)
+    at = AppTest.from_file(str(REPO / "site_pages" / "corpus.py"), default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     at.selectbox(key="corpus_cause_type").set_value("no-context").run()

@@ -11,7 +11,7 @@ from tests.conftest import REPO, needs_corpus
 from tests.fakes.cause_responder import ScriptedCauses
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
-PAGE = str(REPO / "pages" / "causes.py")
+PAGE = str(REPO / "site_pages" / "causes.py")
 ADMIN = "page-admin-token-of-24-characters-or-more"
 pytestmark = [needs_corpus, pytest.mark.usefixtures("studies_db")]
 

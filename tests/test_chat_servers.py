@@ -315,7 +315,7 @@ def test_the_chat_page_opens_the_card_it_is_linked_to(served, probe, monkeypatch
     monkeypatch.setenv("ETC_FINETUNED_QUANTIZATION", "bitsandbytes 4-bit NF4")
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
     at.query_params["model"] = "finetuned"
-    at.switch_page("pages/chat.py").run()
+    at.switch_page("site_pages/chat.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="chat_model").value == "finetuned"
     card = next(e for e in at.expander if e.label == "Which weights are served")

@@ -1,4 +1,4 @@
-"""The comparison page (pages/compare.py) and the Leaderboard's links and pairwise matrix, with
+"""The comparison page (site_pages/compare.py) and the Leaderboard's links and pairwise matrix, with
 ``streamlit.testing.v1.AppTest`` on a board of the tiny corpus: the page shows the numbers of
 ``leaderboard compare`` for the pair in its URL, filters items by category and turn, and shows
 the judge's unit decisions of both entries."""
@@ -66,7 +66,7 @@ def page(a: str | None, b: str | None) -> AppTest:
     if b:
         at.query_params["b"] = b
     at.run()
-    at.switch_page("pages/compare.py").run()
+    at.switch_page("site_pages/compare.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -142,7 +142,7 @@ def test_leaderboard_links_here_and_draws_the_pairwise_matrix(judged_board):
     second = board["id"].iloc[1]
     at.query_params["submission"] = second
     at.run()
-    at.switch_page("pages/leaderboard.py").run()
+    at.switch_page("site_pages/leaderboard.py").run()
     assert not at.exception, [e.value for e in at.exception]
     links = [link.proto for link in at.page_link if link.proto.page.endswith("compare")]
     assert links and links[0].label == "Compare with the one above"

@@ -8,7 +8,7 @@ from pathlib import Path
 from etclib.llm.models import OPENAI_DEFAULT_MODEL
 
 REPO = Path(__file__).resolve().parent.parent
-CODE = ("etclib", "leaderboard", "views", "pages")
+CODE = ("etclib", "leaderboard", "views", "site_pages")
 
 
 def test_the_default_is_written_once_in_the_code():

@@ -90,7 +90,7 @@ def test_chat_shows_the_erc_baselines_categories_under_each_utterance(corpus):
     from views import chat
 
     assert chat.erc_backend_name() == "tfidf"  # the ERC track's default, which reads dialogues
-    at = AppTest.from_file(str(REPO / "pages" / "chat.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO / "site_pages" / "chat.py"), default_timeout=300)
     at.run()
     assert not at.exception, at.exception
     lines = [("A", "昨日、ずっと行きたかった大学に合格したんだ！"), ("B", "すごい！おめでとう！")]
@@ -115,7 +115,7 @@ def test_chat_replay_shows_categories_beside_the_annotators_label(corpus):
     from etclib.backends import get_backend
     from etclib.task import dialogue_items
 
-    at = AppTest.from_file(str(REPO / "pages" / "chat.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO / "site_pages" / "chat.py"), default_timeout=300)
     at.run()
     at.radio(key="chat_mode").set_value("Replay a corpus dialogue").run()
     did = int(at.selectbox(key="chat_replay_id").value)
@@ -139,7 +139,7 @@ def test_corpus_page_shows_the_classifiers_confusion(corpus):
 
     from etclib.categories import indicator
 
-    at = AppTest.from_file(str(REPO / "pages" / "corpus.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO / "site_pages" / "corpus.py"), default_timeout=300)
     at.run()
     assert not at.exception, at.exception
     at.session_state["corpus_view"] = "Category classifier"
@@ -168,7 +168,7 @@ def test_leaderboard_page_shows_like_for_like_and_na_breakdowns(corpus):
     data = dumps_jsonl([(it.key, p) for it, p in zip(its, pred)], "erc").encode()
     receipt = lb.submit(data, {"name": "all neutral"}, file_name="erc.jsonl")
     lb.process_jobs()
-    at = AppTest.from_file(str(REPO / "pages" / "leaderboard.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO / "site_pages" / "leaderboard.py"), default_timeout=300)
     at.query_params["track"] = "erc"
     at.run()
     assert not at.exception, at.exception

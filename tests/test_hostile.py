@@ -388,7 +388,7 @@ def test_submit_page_shows_line_messages(tiny, case):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
-    at.switch_page("pages/submit.py").run()
+    at.switch_page("site_pages/submit.py").run()
     at.file_uploader(key="submit_file").upload(case.name, case.make(tiny)).run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("was refused" in e.value for e in at.error)
@@ -582,7 +582,7 @@ def test_leaderboard_entry_title_is_not_a_link(tiny, monkeypatch):
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
     at.query_params["submission"] = receipt.id
     at.run()
-    at.switch_page("pages/leaderboard.py").run()
+    at.switch_page("site_pages/leaderboard.py").run()
     assert not at.exception, [e.value for e in at.exception]
     markdown = [m.value for m in at.markdown if "phish" in m.value]
     assert markdown, "the entry's title is shown"
@@ -654,7 +654,7 @@ def test_docs_and_page_state_the_limit_as_one_figure():
         text = (REPO / doc).read_text(encoding="utf-8")
         assert figure in text, doc
         assert "MiB" not in text and "11 MB" not in text and "11MB" not in text, doc
-    page = (REPO / "pages" / "submit.py").read_text(encoding="utf-8")
+    page = (REPO / "site_pages" / "submit.py").read_text(encoding="utf-8")
     assert "MAX_FILE_BYTES // 10**6} MB" in page and "MiB" not in page
 
 

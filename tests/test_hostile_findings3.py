@@ -128,7 +128,7 @@ def test_admin_guesses_from_new_sessions_are_refused_after_the_limit(tiny, monke
     monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN_TOKEN)
     errors = []
     for n in range(admintoken.MAX_FAILURES + 2):
-        at = new_session("pages/leaderboard.py")  # each guess from a reloaded page
+        at = new_session("site_pages/leaderboard.py")  # each guess from a reloaded page
         at.text_input(key="lb_admin_token").set_value(f"guess-{n:030d}")
         at.button(key="lb_admin_rerun").click().run()
         errors.append(at.error[-1].value if at.error else "")
@@ -140,7 +140,7 @@ def test_admin_guesses_from_new_sessions_are_refused_after_the_limit(tiny, monke
     assert len(rows) == limit and {r[0] for r in rows} == {"admin-failure"}
     assert all(len(r[1]) == 64 for r in rows)
     # even the right token waits, in yet another session
-    at = new_session("pages/leaderboard.py")
+    at = new_session("site_pages/leaderboard.py")
     at.text_input(key="lb_admin_token").set_value(ADMIN_TOKEN)
     at.button(key="lb_admin_rerun").click().run()
     assert "Too many wrong admin tokens" in at.error[-1].value
@@ -162,7 +162,7 @@ def chat_server(tiny_corpus, monkeypatch):
 
 
 def chat_once(text: str):
-    at = new_session("pages/chat.py")
+    at = new_session("site_pages/chat.py")
     at.selectbox(key="chat_model").set_value("openai").run()
     at.chat_input(key="chat_input").set_value(text).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -255,7 +255,7 @@ def test_many_crafted_refused_uploads_leave_the_cache_under_its_bound(tiny, monk
 
     upload_check.clear()
     monkeypatch.setattr(upload_check, "MAX_BYTES", 400_000)
-    at = new_session("pages/submit.py")
+    at = new_session("site_pages/submit.py")
     sizes = []
     for n in range(8):
         at.file_uploader(key="submit_file").upload(f"crafted{n}.jsonl", unknown_items(5000, n))
@@ -351,7 +351,7 @@ def test_no_module_opens_duckdb_but_through_duckfile():
 
     offenders = [
         str(p.relative_to(REPO))
-        for folder in ("etclib", "leaderboard", "views", "pages")
+        for folder in ("etclib", "leaderboard", "views", "site_pages")
         for p in (REPO / folder).rglob("*.py")
         if "duckdb.connect(" in p.read_text(encoding="utf-8") and p.name != "duckfile.py"
     ]
@@ -384,7 +384,9 @@ def page_text(at) -> str:
     return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts))
 
 
-@pytest.mark.parametrize("page", ["pages/chat.py", "pages/corpus.py", "pages/about.py"])
+@pytest.mark.parametrize(
+    "page", ["site_pages/chat.py", "site_pages/corpus.py", "site_pages/about.py"]
+)
 def test_pages_that_do_not_need_the_board_work_with_a_damaged_one(damaged_board, page, caplog):
     at = new_session(page)
     assert not at.error, [e.value for e in at.error]
@@ -394,13 +396,15 @@ def test_pages_that_do_not_need_the_board_work_with_a_damaged_one(damaged_board,
 
 
 def test_chat_works_with_a_damaged_board(damaged_board):
-    at = new_session("pages/chat.py")
+    at = new_session("site_pages/chat.py")
     at.chat_input(key="chat_input").set_value("こんにちは").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert [t.value for t in at.text] == ["A: こんにちは"]
 
 
-@pytest.mark.parametrize("page", ["pages/leaderboard.py", "pages/submit.py", "pages/home.py"])
+@pytest.mark.parametrize(
+    "page", ["site_pages/leaderboard.py", "site_pages/submit.py", "site_pages/home.py"]
+)
 def test_board_pages_say_unavailable_without_server_details(
     damaged_board, page, caplog, monkeypatch
 ):
@@ -494,7 +498,7 @@ BIDI = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "evil\u202elmsj.exe" shows as "evilex
 def test_bidi_controls_are_stripped_from_file_names_on_the_page_and_in_the_history(tiny):
     name = f"evil{BIDI}lnosj\u200b.jsonl"
     # the Submit page's message, for a refused file
-    at = new_session("pages/submit.py")
+    at = new_session("site_pages/submit.py")
     at.file_uploader(key="submit_file").upload(name, b'{"dialogue_id": 1}\n').run()
     shown = " ".join(e.value for e in at.error)
     assert "was refused" in shown and BIDI not in shown and "\u200b" not in shown

@@ -214,7 +214,7 @@ def test_the_leaderboard_page_reruns_failed_jobs(tiny, monkeypatch):
     fail_next(monkeypatch)
     lb.close_all()
     monkeypatch.setenv("ETC_LB_WORKERS", "1")
-    at = AppTest.from_file(str(REPO / "pages" / "leaderboard.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(REPO / "site_pages" / "leaderboard.py"), default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     at.text_input(key="lb_admin_token").set_value(TOKEN)
     at.button(key="lb_admin_rerun").click().run()
@@ -645,7 +645,7 @@ def test_every_page_shows_the_storage_message(tiny, tmp_path, monkeypatch):
     # The pages that read or write the board. (The entry point stops every page on a served site;
     # inside one pytest process an earlier AppTest can leave Streamlit's page manager running a
     # switched-to page without the entry point, so the board pages check the storage themselves.)
-    for page in ("pages/home.py", "pages/leaderboard.py", "pages/submit.py"):
+    for page in ("site_pages/home.py", "site_pages/leaderboard.py", "site_pages/submit.py"):
         at.switch_page(page).run()
         assert not at.exception, (page, [e.value for e in at.exception])
         shown = [e.value for e in at.error]
@@ -717,7 +717,7 @@ def test_the_judge_vs_human_admin_form_is_rate_limited(monkeypatch):
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
     from views.judge_vs_human import TABS
 
-    at = AppTest.from_file(str(REPO / "pages" / "judge_vs_human.py"), default_timeout=90).run()
+    at = AppTest.from_file(str(REPO / "site_pages" / "judge_vs_human.py"), default_timeout=90).run()
     assert not at.exception, [e.value for e in at.exception]
     at.session_state["jvh_tab"] = TABS[1]  # Study 2 holds the admin form; only the open tab runs
     at.run()

@@ -179,7 +179,7 @@ def test_the_judge_vs_human_page_shows_a_stored_calibration(
     report = json.loads(capsys.readouterr().out)
 
     st.cache_data.clear()
-    at = AppTest.from_file(str(REPO / "pages" / "judge_vs_human.py"), default_timeout=90)
+    at = AppTest.from_file(str(REPO / "site_pages" / "judge_vs_human.py"), default_timeout=90)
     at.run()
     at.session_state["jvh_tab"] = TABS[3]
     at.run()

@@ -78,7 +78,7 @@ def submit_page(sid: str) -> str:
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
     at.session_state["submit_ids"] = [sid]
     at.run()
-    at.switch_page("pages/submit.py").run()
+    at.switch_page("site_pages/submit.py").run()
     assert not at.exception, [e.value for e in at.exception]
     parts = [m.value for m in at.markdown] + [t.value for t in at.text]
     parts += [w.value for w in at.warning]

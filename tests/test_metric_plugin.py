@@ -174,7 +174,7 @@ def test_about_page_lists_it(toy):
     assert rows["exact"]["metric"] == "Exact match" and rows["exact"]["stage"] == "exactness"
     assert rows["exact_chars"]["unit"] == "count" and rows["exact_chars"]["ranking"] == "no"
 
-    at = AppTest.from_file(str(REPO / "pages" / "about.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(REPO / "site_pages" / "about.py"), default_timeout=60).run()
     assert not at.exception
     table = next(df for df in at.dataframe if "definition" in df.value.columns)
     assert "exact" in set(table.value["key"])

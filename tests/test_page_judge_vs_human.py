@@ -15,7 +15,7 @@ from tests.conftest import REPO, needs_corpus
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 from views.judge_vs_human import LABEL_VIEWS
 
-PAGE = str(REPO / "pages" / "judge_vs_human.py")
+PAGE = str(REPO / "site_pages" / "judge_vs_human.py")
 ADMIN = "page-admin-token-0123456789abc"
 
 

@@ -75,7 +75,7 @@ def test_submit_page_shows_the_grouped_problem_in_the_page(corpus):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
-    at.switch_page("pages/submit.py").run()
+    at.switch_page("site_pages/submit.py").run()
     at.file_uploader(key="submit_file").upload("wrong.jsonl", wrong_keys_file(corpus)).run()
     assert not at.exception, [e.value for e in at.exception]
     errors = [e.value.replace("\\", "") for e in at.error]

@@ -132,9 +132,9 @@ def predictions_file(corpus, fmt: str = "jsonl", tag: str = "") -> bytes:
 
 
 def test_the_page_list_is_the_sites_and_names_every_page_script():
-    """The smoke tests walk the site's own page list; every script in pages/ is on it."""
-    assert sorted(PAGES) == sorted(str(p.relative_to(REPO)) for p in REPO.glob("pages/*.py"))
-    assert PAGES[0] == "pages/home.py"
+    """The smoke tests walk the site's own page list; every script in site_pages/ is on it."""
+    assert sorted(PAGES) == sorted(str(p.relative_to(REPO)) for p in REPO.glob("site_pages/*.py"))
+    assert PAGES[0] == "site_pages/home.py"
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -160,7 +160,7 @@ def test_pages_load_with_secrets(tmp_path):
         at.switch_page(page).run()
         assert_clean(at)
         assert not at.error, (page, [e.value for e in at.error])
-    at.switch_page("pages/chat.py").run()
+    at.switch_page("site_pages/chat.py").run()
     labels = at.selectbox(key="chat_model").options
     assert any("Gemini" in o for o in labels)
     # nothing listens at 127.0.0.1:9: both servers are named offline, not offered
@@ -168,7 +168,7 @@ def test_pages_load_with_secrets(tmp_path):
     shown = plain(texts(at))
     assert "Offline right now" in shown and "Fine-tuned" in shown
     # Secrets are never shown.
-    at.switch_page("pages/about.py").run()
+    at.switch_page("site_pages/about.py").run()
     assert "sk-test" not in texts(at) and "admin-secret-token-0123456789" not in texts(at)
 
 
@@ -190,7 +190,7 @@ def test_scoring_workers_start_once_from_the_entry_point(monkeypatch):
     calls = []
     real = lb.start_workers
     monkeypatch.setattr(lb, "start_workers", lambda *a, **k: calls.append(1) or real(*a, **k))
-    at = app("pages/about.py")
+    at = app("site_pages/about.py")
     for page in PAGES:
         at.switch_page(page).run()
         assert_clean(at)
@@ -210,7 +210,7 @@ def test_home_links_are_the_entry_points_page_list():
     expected = [
         (path, title, icon)
         for path, title, icon, _ in declared
-        if path != "pages/home.py" and (REPO / path).is_file()
+        if path != "site_pages/home.py" and (REPO / path).is_file()
     ]
     at = app()
     got = [(link.proto.page, link.proto.label, link.proto.icon) for link in at.page_link]
@@ -228,7 +228,7 @@ def test_chat_with_retrieval_predicts_for_each_author(corpus):
     from etclib.task import chat_item
 
     lines = [("A", "昨日、友達に裏切られて本当に悲しかったです。"), ("B", "それは辛かったですね。")]
-    at = app("pages/chat.py")
+    at = app("site_pages/chat.py")
     assert at.selectbox(key="chat_model").value == "retrieval"
     for who, text in lines:
         box = at.chat_input(key="chat_input")
@@ -250,7 +250,7 @@ def test_chat_with_retrieval_predicts_for_each_author(corpus):
 def test_chat_limits(corpus):
     from views import chat
 
-    at = app("pages/chat.py")
+    at = app("site_pages/chat.py")
     at.session_state["chat_limiter"] = chat.RateLimiter(limit=1)
     at.chat_input(key="chat_input").set_value("こんにちは").run()
     at.chat_input(key="chat_input").set_value("もう一度").run()
@@ -274,7 +274,7 @@ def test_chat_overlong_utterance_is_refused_with_a_message_and_kept():
     the server says what is wrong; nothing is spent, the text goes back into the box."""
     from views import chat
 
-    at = app("pages/chat.py")
+    at = app("site_pages/chat.py")
     box = at.chat_input(key="chat_input")
     assert not box.proto.max_chars
     text = "あ" * (chat.MAX_UTTERANCE_CHARS + 100)
@@ -286,7 +286,7 @@ def test_chat_overlong_utterance_is_refused_with_a_message_and_kept():
 
 
 def test_chat_speaker_comes_from_the_conversation_and_input_waits_for_the_prediction(corpus):
-    at = app("pages/chat.py")
+    at = app("site_pages/chat.py")
     assert at.chat_input(key="chat_input").proto.submit_mode == 1  # "disable" while a run goes on
     for i in range(4):
         at.chat_input(key="chat_input").set_value(f"発話{i}").run()
@@ -328,7 +328,7 @@ def test_rate_limiter_window():
 def test_chat_lists_unavailable_models_apart_in_visitor_words():
     from views import chat
 
-    at = app("pages/chat.py")
+    at = app("site_pages/chat.py")
     usable, unusable = chat.available(chat.choices())
     assert unusable, "without secrets some chat models are unavailable"
     labels = at.selectbox(key="chat_model").options
@@ -371,7 +371,7 @@ def test_chat_streams_from_an_openai_compatible_server(tmp_path):
 
     with FakeLLMServer(lambda req: "相手の話に共感して、**嬉しく**なりました。") as server:
         write_secrets(tmp_path, OPENAI_API_KEY="test", OPENAI_BASE_URL=server.openai_base_url)
-        at = app("pages/chat.py")
+        at = app("site_pages/chat.py")
         at.selectbox(key="chat_model").set_value("openai").run()
         at.select_slider(key="chat_shots").set_value(2).run()
         at.chat_input(key="chat_input").set_value("旅行に行ってきました！").run()
@@ -389,7 +389,7 @@ def test_chat_backend_failure_is_a_message(tmp_path):
     with FakeLLMServer() as server:
         server.inject(500, times=5)
         write_secrets(tmp_path, OPENAI_API_KEY="test", OPENAI_BASE_URL=server.openai_base_url)
-        at = app("pages/chat.py")
+        at = app("site_pages/chat.py")
         at.selectbox(key="chat_model").set_value("openai").run()
         at.chat_input(key="chat_input").set_value("こんにちは").run()
     assert_clean(at)
@@ -397,7 +397,7 @@ def test_chat_backend_failure_is_a_message(tmp_path):
 
 
 def test_chat_replay_shows_prediction_beside_own_transcription(corpus):
-    at = app("pages/chat.py")
+    at = app("site_pages/chat.py")
     at.radio(key="chat_mode").set_value("Replay a corpus dialogue").run()
     did = at.selectbox(key="chat_replay_id").value
     dialogue = corpus.by_id[did]
@@ -427,7 +427,7 @@ def literal_count(corpus, needle: str) -> int:
     ["%", "_", "'; DROP TABLE utterances; --", "<script>alert(1)</script>", "\\", "嬉しい", "100%"],
 )
 def test_corpus_search_is_literal_and_safe(corpus, query):
-    at = app("pages/corpus.py")
+    at = app("site_pages/corpus.py")
     at.text_input(key="corpus_text").set_value(query).run()
     assert_clean(at)
     assert f"**{literal_count(corpus, query):,}** matching utterances" in texts(at)
@@ -436,7 +436,7 @@ def test_corpus_search_is_literal_and_safe(corpus, query):
 
 
 def test_corpus_filters_pages_and_dialogue_view(corpus):
-    at = app("pages/corpus.py")
+    at = app("site_pages/corpus.py")
     at.selectbox(key="corpus_split").set_value("test").run()
     at.selectbox(key="corpus_role").set_value("listener").run()
     at.multiselect(key="corpus_categories").set_value(["joy"]).run()
@@ -476,7 +476,7 @@ def test_corpus_filters_pages_and_dialogue_view(corpus):
 
 def test_corpus_result_row_selection_opens_its_dialogue(corpus):
     """A selected result row opens its dialogue (the browser test clicks a real row)."""
-    at = app("pages/corpus.py")
+    at = app("site_pages/corpus.py")
     at.selectbox(key="corpus_split").set_value("test").run()
     table = next(d for d in at.dataframe if d.key and d.key.startswith("corpus_results"))
     shown = table.value
@@ -497,7 +497,7 @@ def test_corpus_statistics_show_overall_prevalence_as_etclib_stats(corpus):
     from etclib import stats, store
     from etclib.corpus import CATEGORIES
 
-    at = app("pages/corpus.py")
+    at = app("site_pages/corpus.py")
     at.segmented_control(key="corpus_view").set_value("Statistics").run()
     assert_clean(at)
     table = shown_table(at, "category", "speaker", "listener", "all", "kappa")
@@ -519,7 +519,7 @@ def test_corpus_statistics_show_overall_prevalence_as_etclib_stats(corpus):
 def test_corpus_overlong_search_gets_a_message():
     from views import corpus as cq
 
-    at = app("pages/corpus.py")
+    at = app("site_pages/corpus.py")
     at.text_input(key="corpus_text").set_value("あ" * 10_000).run()
     assert_clean(at)
     assert f"10,000 characters; the limit is {cq.MAX_QUERY_CHARS}" in texts(at)
@@ -527,7 +527,7 @@ def test_corpus_overlong_search_gets_a_message():
 
 
 def test_corpus_big_five_filter(corpus):
-    at = app("pages/corpus.py")
+    at = app("site_pages/corpus.py")
     at.slider(key="corpus_b5_extraversion").set_value((12, 14)).run()
     assert_clean(at)
     expected = sum(
@@ -539,7 +539,7 @@ def test_corpus_big_five_filter(corpus):
 
 
 def test_corpus_statistics_charts():
-    at = app("pages/corpus.py")
+    at = app("site_pages/corpus.py")
     assert not at.get("plotly_chart")  # charts are drawn only in the Statistics view
     at.segmented_control(key="corpus_view").set_value("Statistics").run()
     assert_clean(at)
@@ -571,7 +571,7 @@ def wait_until_final(at: AppTest, timeout: float = 60) -> str:
 
 
 def test_submit_valid_file_is_scored_and_linked(corpus):
-    at = app("pages/submit.py")
+    at = app("site_pages/submit.py")
     assert {b.proto.label for b in at.get("download_button")} == {
         "Template (JSON Lines)",
         "Template (CSV)",
@@ -610,7 +610,7 @@ def test_submit_valid_file_is_scored_and_linked(corpus):
     ],
 )
 def test_submit_broken_files_show_line_errors(corpus, name, make, problem):
-    at = app("pages/submit.py")
+    at = app("site_pages/submit.py")
     at.file_uploader(key="submit_file").upload(name, make(predictions_file(corpus))).run()
     assert_clean(at)
     assert any("was refused" in e.value for e in at.error)
@@ -624,7 +624,7 @@ def test_submit_broken_files_show_line_errors(corpus, name, make, problem):
 
 
 def test_submit_csv_and_refused_details(corpus):
-    at = app("pages/submit.py")
+    at = app("site_pages/submit.py")
     at.file_uploader(key="submit_file").upload("p.csv", predictions_file(corpus, "csv")).run()
     assert "valid, 1,010 predictions (csv)" in plain(texts(at))
     fill_metadata(at, "CSV system", model_url="javascript:alert(1)")
@@ -639,7 +639,7 @@ def test_submit_csv_and_refused_details(corpus):
 
 
 def test_leaderboard_empty_database():
-    at = app("pages/leaderboard.py")
+    at = app("site_pages/leaderboard.py")
     assert_clean(at)
     assert "No scored entry yet" in texts(at)
     assert not at.get("plotly_chart")
@@ -661,7 +661,7 @@ def populated(corpus):
 def test_leaderboard_populated(populated):
     import leaderboard as lb
 
-    at = app("pages/leaderboard.py")
+    at = app("site_pages/leaderboard.py")
     assert_clean(at)
     board = lb.ranking()
     table = shown_table(at, "rank_band", "name")
@@ -699,7 +699,7 @@ def test_leaderboard_detail_view(populated, corpus):
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
     at.query_params["submission"] = populated
     at.run()
-    at.switch_page("pages/leaderboard.py").run()
+    at.switch_page("site_pages/leaderboard.py").run()
     assert_clean(at)
     assert at.selectbox(key="lb_detail").value == populated
     assert r"\<img src\=x onerror\=window\.\_\_x\=1\>" in texts(at)  # escaped, never HTML
@@ -715,7 +715,7 @@ def test_leaderboard_detail_view(populated, corpus):
 
 
 def test_leaderboard_builds_an_entrys_detail_when_one_is_chosen(populated):
-    at = app("pages/leaderboard.py")
+    at = app("site_pages/leaderboard.py")
     assert_clean(at)
     assert at.selectbox(key="lb_detail").value is None  # a visit builds no entry's detail
     assert not [d for d in at.dataframe if "prediction" in d.value.columns]
@@ -747,7 +747,7 @@ def test_home_shows_top_of_leaderboard(populated):
 
 
 def test_upload_file_name_is_shown_literally(corpus):
-    at = app("pages/submit.py")
+    at = app("site_pages/submit.py")
     name = "[x](https://evil.example)**b**.jsonl"
     at.file_uploader(key="submit_file").upload(name, predictions_file(corpus)).run()
     assert_clean(at)

@@ -87,7 +87,7 @@ def _score_with_judge(judge_env, tiny_corpus, monkeypatch) -> str:
 def _page() -> AppTest:
     from views.judge_vs_human import TABS
 
-    at = AppTest.from_file(str(REPO / "pages" / "judge_vs_human.py"), default_timeout=90)
+    at = AppTest.from_file(str(REPO / "site_pages" / "judge_vs_human.py"), default_timeout=90)
     at.session_state["jvh_tab"] = TABS[1]
     at.run()
     assert not at.exception, at.exception

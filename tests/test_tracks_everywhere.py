@@ -88,7 +88,7 @@ def test_leaderboard_page_exports_and_floors_on_the_categories_track(boards):
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
     at.query_params["track"] = "erc"
     at.run()
-    at.switch_page("pages/leaderboard.py").run()
+    at.switch_page("site_pages/leaderboard.py").run()
     assert not at.exception, [e.value for e in at.exception]
     files = {b.proto.label: b for b in at.get("download_button")}
     assert "Board (CSV)" in files and "Published results (CSV)" not in files

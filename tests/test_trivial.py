@@ -145,7 +145,7 @@ def test_home_and_leaderboard_pages_show_the_badge_and_warning(tiny_corpus, monk
     row = top.set_index("name").loc["Constant upload"]
     assert row["kind"] == "⚠ trivial" and row["flag"].startswith("⚠ trivial: one text")
     assert any("1 trivial entry ranks above" in w.value for w in at.warning)
-    at.switch_page("pages/leaderboard.py").run()
+    at.switch_page("site_pages/leaderboard.py").run()
     assert not at.exception, [e.value for e in at.exception]
     table = next(d.value for d in at.dataframe if "rank_band" in d.value.columns)
     assert table.set_index("name").loc["Constant upload", "kind"] == "⚠ trivial"

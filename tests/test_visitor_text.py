@@ -143,7 +143,7 @@ def test_readme_and_site_doc_list_every_page():
     from tests.conftest import REPO
 
     source = (REPO / "streamlit_app.py").read_text(encoding="utf-8")
-    titles = re.findall(r'SitePage\(\s*"pages/\w+\.py",\s*"([^"]+)"', source)
+    titles = re.findall(r'SitePage\(\s*"site_pages/\w+\.py",\s*"([^"]+)"', source)
     assert len(titles) == 9 and {"Causes", "Compare"} <= set(titles)
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     site = (REPO / "docs" / "site.md").read_text(encoding="utf-8")
@@ -163,7 +163,7 @@ def test_submit_page_states_the_upload_limit_as_one_figure():
     from tests.conftest import REPO
 
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
-    at.switch_page("pages/submit.py").run()
+    at.switch_page("site_pages/submit.py").run()
     assert not at.exception
     box = at.file_uploader(key="submit_file")
     mb = MAX_FILE_BYTES // 10**6

@@ -9,7 +9,7 @@ visitor can read instead, rather than showing a code box that no code can open.
 from __future__ import annotations
 
 #: The Judge vs Human page, where a visitor reads how the judge agrees with people.
-JUDGE_VS_HUMAN = "pages/judge_vs_human.py"
+JUDGE_VS_HUMAN = "site_pages/judge_vs_human.py"
 
 #: study -> what a person does when annotating it, and what their answers are for
 PURPOSE: dict[str, str] = {

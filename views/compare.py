@@ -1,4 +1,4 @@
-"""Tables and figures of the comparison page (pages/compare.py) and the Leaderboard's pairwise
+"""Tables and figures of the comparison page (site_pages/compare.py) and the Leaderboard's pairwise
 matrix, from a :class:`etclib.comparison.Comparison` (``leaderboard.compare.compare``).
 
 Pure functions of plain data: the page only shows what they return. Texts and names from

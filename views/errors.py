@@ -33,8 +33,8 @@ from etclib.errors import EtcError
 
 from .text import escape_markdown
 
-if TYPE_CHECKING:  # imported when needed: a page run on its own has pages/ first on sys.path,
-    # where pages/leaderboard.py would shadow the package at import time
+if TYPE_CHECKING:  # imported when needed: a page run on its own has site_pages/ first on sys.path,
+    # where site_pages/leaderboard.py would shadow the package at import time
     from leaderboard.errors import StorageError
 
 log = logging.getLogger("views.errors")

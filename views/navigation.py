@@ -1,16 +1,12 @@
-"""The site's page list as ``streamlit_app.py`` declares it, and the first-visit quirk.
+"""The site's page list as ``streamlit_app.py`` declares it, and links between pages.
 
 ``streamlit_app.py`` owns the page list (``SITE_PAGES``) and passes it to :func:`declare_pages`
 on every run; Home reads it back with :func:`declared_pages` to link to every page, without
 importing the entry point.
 
-Streamlit keeps its older multipage mode for an app with a ``pages/`` folder beside the main
-script until some session has called ``st.navigation``: until then a visitor who opens
-``/submit`` first gets ``pages/submit.py`` run on its own (no page config, a sidebar listing
-file names). :func:`ensure_app_navigation`, called at the top of each page, sees a page run
-before the main script ever declared the pages, switches the legacy mode off and reruns, so the
-main script declares the pages and runs the one asked for (both modes name a page by its URL
-path).
+The page scripts live in ``site_pages/``, not ``pages/``: a folder named ``pages/`` beside the main
+script switches Streamlit's legacy multipage mode on (a visitor opening ``/submit`` first would get
+the script run on its own, without the navigation).
 """
 
 from __future__ import annotations
@@ -43,21 +39,6 @@ def declare_pages(pages: Iterable[SitePage]) -> tuple[SitePage, ...]:
 def declared_pages() -> tuple[SitePage, ...]:
     """The site's pages in navigation order (none if the entry point has not run yet)."""
     return _declared or ()
-
-
-def ensure_app_navigation() -> None:
-    """Rerun through ``streamlit_app.py`` when a page runs before the main script ever did."""
-    if _declared is not None:
-        return
-    import streamlit as st
-
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a Streamlit without the legacy mode
-        return
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
 
 
 def link_to(

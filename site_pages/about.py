@@ -4,9 +4,6 @@ import streamlit as st
 
 from views.about import board_state, metric_signatures, metric_table, ranking_rule
 from views.errors import shown_errors
-from views.navigation import ensure_app_navigation
-
-ensure_app_navigation()
 
 CITATION = """\
 @inproceedings{tanaka-etal-2026-etcdataset,

@@ -17,9 +17,6 @@ from views import annotators, charts
 from views import judge_vs_human as jvh
 from views.admin import admin_session
 from views.errors import shown_errors
-from views.navigation import ensure_app_navigation
-
-ensure_app_navigation()
 
 RESAMPLES = 300  # bootstrap resamples for the site's intervals (the CLI uses 1000)
 

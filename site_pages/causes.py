@@ -15,9 +15,7 @@ from views import annotators, charts
 from views import causes as cv
 from views.errors import shown_errors
 from views.judge_vs_human import NONE_RUN, number
-from views.navigation import ensure_app_navigation, link_to
-
-ensure_app_navigation()
+from views.navigation import link_to
 
 
 @st.cache_resource(show_spinner=False)

@@ -8,10 +8,7 @@ from views import cause_layer, chat
 from views.dialogue import utterance_message
 from views.errors import show_error, shown_errors
 from views.identity import limit_key
-from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
-
-ensure_app_navigation()
 
 st.title("Chat with an emotion transcriber")
 st.caption(

@@ -7,10 +7,7 @@ from etclib.predictions import MAX_FILE_BYTES
 from leaderboard import settings as lb_settings
 from views import board, identity, upload_check
 from views.errors import shown_errors
-from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
-
-ensure_app_navigation()
 
 st.title("Submit predictions")
 with shown_errors(stop=True):  # a damaged or unwritable board: "unavailable", before any form
@@ -244,7 +241,7 @@ if state["submit_ids"]:
             )
         if s["status"] in ("scored", "partially scored", "incomplete"):
             st.page_link(
-                "pages/leaderboard.py",
+                "site_pages/leaderboard.py",
                 label="Open its detail view on the leaderboard",
                 icon="🏆",
                 query_params={"submission": current, "track": s.get("track", "transcription")},

@@ -7,10 +7,7 @@ from views import cause_layer, charts, corpus_stats, corpus_store
 from views import corpus as cq
 from views.dialogue import show_dialogue
 from views.errors import shown_errors
-from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
-
-ensure_app_navigation()
 
 st.title("The ETC corpus")
 st.caption(

@@ -10,10 +10,8 @@ from views import board, cause_layer, charts, chat
 from views import compare as compare_view
 from views.admin import admin_session
 from views.errors import shown_errors
-from views.navigation import ensure_app_navigation, link_to
+from views.navigation import link_to
 from views.text import escape_markdown
-
-ensure_app_navigation()
 
 st.title("Leaderboard")
 
@@ -249,7 +247,7 @@ if sid is not None:
     above = order[order.index(sid) - 1] if sid in order and order.index(sid) > 0 else None
     link = {"track": track, "a": above or sid, "b": sid} if above else {"track": track, "a": sid}
     link_to(
-        "pages/compare.py",
+        "site_pages/compare.py",
         "Compare with the one above" if above else "Compare with another entry",
         icon="🆚",
         query_params=link,

@@ -13,10 +13,8 @@ from views.board import (
 )
 from views.dialogue import show_dialogue
 from views.errors import shown_errors
-from views.navigation import declared_pages, ensure_app_navigation
+from views.navigation import declared_pages
 from views.text import escape_markdown
-
-ensure_app_navigation()
 
 st.title("Emotion Transcription in Conversation")
 st.markdown(
@@ -110,6 +108,6 @@ with right:
             )
     st.subheader("Explore")
     for page in declared_pages():  # as streamlit_app.py declared them
-        if page.path != "pages/home.py":
+        if page.path != "site_pages/home.py":
             st.page_link(page.path, label=page.title, icon=page.icon, help=page.blurb)
             st.caption(page.blurb)

@@ -8,10 +8,7 @@ from views import cause_layer
 from views import compare as cv
 from views.board import database_key
 from views.errors import shown_errors
-from views.navigation import ensure_app_navigation
 from views.text import escape_markdown
-
-ensure_app_navigation()
 
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=16)
