@@ -32,9 +32,7 @@ Without a run, only the human columns are filled (the yardstick alone).
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,8 +43,8 @@ import numpy as np
 import pandas as pd
 
 from ..categories import ANNOTATORS, pair_consensus
-from ..corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, SPLITS, Corpus, Utterance
-from ..errors import JudgeError, TaskError
+from ..corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, Corpus, Utterance
+from ..errors import JudgeError
 from . import db as studiesdb
 from . import labelling
 from .agreement import (
@@ -92,15 +90,7 @@ def parse_labels(text: str) -> tuple[str, ...]:
     Labels may be Japanese (喜び) or English keys (joy); code fences and text around the object
     are ignored. An empty list means neutral. Raises JudgeError for an unusable answer.
     """
-    match = re.search(r"\{.*\}", text or "", flags=re.S)
-    if not match:
-        raise JudgeError(f"The judge's answer has no JSON object: {text[:80]!r}.")
-    try:
-        obj = json.loads(match.group(0))
-    except json.JSONDecodeError as exc:
-        raise JudgeError(
-            f"The judge's answer is not valid JSON ({exc.msg}): {text[:80]!r}."
-        ) from None
+    obj = labelling.answer_object(text, "The judge's answer")
     labels = obj.get("labels") if isinstance(obj, dict) else None
     if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
         raise JudgeError(f'The judge\'s answer lacks a "labels" list of strings: {text[:80]!r}.')
@@ -161,11 +151,7 @@ def _questions(items: list[Utterance]) -> list[labelling.Question]:
 
 
 def _utterances(corpus: Corpus, split: str) -> list[Utterance]:
-    if split == "all":
-        return list(corpus.utterances)
-    if split not in SPLITS:
-        raise TaskError(f"Unknown split {split!r}. Available: {', '.join(SPLITS)}, all.")
-    return [u for d in corpus.split(split) for u in d.utterances]
+    return [u for d in labelling.dialogues_of(corpus, split) for u in d.utterances]
 
 
 def judge_labels(
@@ -187,52 +173,32 @@ def judge_labels(
     or unknown model stops the run with JudgeError. If no item could be labelled, nothing is
     stored and JudgeError says why. A run with the same signature and split replaces the old one.
     """
-    prompt = load_prompt()
-    opts = labelling.Options(**options)
-    run, answers = STUDY.label(
-        _questions, _utterances(corpus, split), prompt, provider, model, split, opts
-    )
-    rows = pd.DataFrame(
-        [
-            {
-                "run_id": run.run_id,
-                "dialogue_id": a.key[0],
-                "turn": a.key[1],
-                "role": a.key[2],
-                "labels": ",".join(a.value) if a.value is not None else None,
-                "raw": a.raw,
-            }
-            for a in answers
-        ]
-    )
-    STUDY.store(run, prompt, opts.temperature, rows, db)
-    return run
+
+    def row(run: LabelRun, a: labelling.Labelled) -> dict[str, Any]:
+        return {
+            "run_id": run.run_id,
+            "dialogue_id": a.key[0],
+            "turn": a.key[1],
+            "role": a.key[2],
+            "labels": ",".join(a.value) if a.value is not None else None,
+            "raw": a.raw,
+        }
+
+    items = _utterances(corpus, split)
+    return STUDY.run(_questions, items, load_prompt(), provider, model, split, options, row, db)
 
 
 def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:
     """Stored runs, newest first (one row per run, with its signature and counts)."""
-    with studiesdb.connect(db, read_only=True) as con:
-        con.schema("labeljudge", _SCHEMA)
-        return con.frame("SELECT * FROM label_runs ORDER BY created_at DESC, run_id")
+    return STUDY.list_runs(db)
 
 
 def run_labels(
     run_id: str, *, db: str | Path | None = None
 ) -> dict[tuple[int, int, str], tuple[str, ...]]:
     """The labels of a stored run by item key (unusable answers left out)."""
-    with studiesdb.connect(db, read_only=True) as con:
-        con.schema("labeljudge", _SCHEMA)
-        known = con.execute("SELECT 1 FROM label_runs WHERE run_id = ?", [run_id]).fetchone()
-        if not known:
-            raise JudgeError(
-                f"No judge-labels run {run_id!r}: see `etclib judge-labels` or list_runs()."
-            )
-        rows = con.execute(
-            "SELECT dialogue_id, turn, role, labels FROM label_judgements "
-            "WHERE run_id = ? AND labels IS NOT NULL",
-            [run_id],
-        ).fetchall()
-    return {(d, t, r): tuple(x for x in labels.split(",") if x) for d, t, r, labels in rows}
+    answers = STUDY.answers_of(run_id, "labels", db)
+    return {key: tuple(x for x in labels.split(",") if x) for key, labels in answers}
 
 
 # --- comparison ------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +33,8 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__, llm, prompts
-from ..errors import ConfigError, JudgeError
+from ..corpus import SPLITS, Corpus, Dialogue
+from ..errors import ConfigError, JudgeError, TaskError
 from ..judge import providers, runner
 from ..judge.parse import AnswerParseError
 from ..llm.models import Decoding
@@ -406,6 +409,48 @@ class Study:
             )
             con.insert(self.answers, rows)
 
+    def run(
+        self,
+        questions_of: Callable[[list[Any]], list[Question]],
+        items: Sequence[Any],
+        prompt: ChatPrompt,
+        provider: str,
+        model: str,
+        split: str,
+        options: dict[str, Any],
+        row: Callable[[LabellingRun, Labelled], dict[str, Any]],
+        db: str | Path | None,
+    ) -> LabellingRun:
+        """A whole run: :meth:`label`, one answer-table row per answer (``row``), :meth:`store`."""
+        opts = Options(**options)
+        run, answers = self.label(questions_of, items, prompt, provider, model, split, opts)
+        rows = pd.DataFrame([row(run, a) for a in answers])
+        self.store(run, prompt, opts.temperature, rows, db)
+        return run
+
+    def list_runs(self, db: str | Path | None) -> pd.DataFrame:
+        """The stored runs, newest first (one row per run, with its signature and counts)."""
+        with studiesdb.connect(db, read_only=True) as con:
+            con.schema(self.name, self.schema)
+            return con.frame(f"SELECT * FROM {self.runs} ORDER BY created_at DESC, run_id")
+
+    def answers_of(
+        self, run_id: str, column: str, db: str | Path | None
+    ) -> list[tuple[tuple[int, int, str], str]]:
+        """A stored run's usable answers: (item key, the answer table's ``column``) pairs."""
+        with studiesdb.connect(db, read_only=True) as con:
+            con.schema(self.name, self.schema)
+            if not con.execute(f"SELECT 1 FROM {self.runs} WHERE run_id = ?", [run_id]).fetchone():
+                raise JudgeError(
+                    f"No {self.command} run {run_id!r}: see `etclib {self.command}` or list_runs()."
+                )
+            rows = con.execute(
+                f"SELECT dialogue_id, turn, role, {column} FROM {self.answers} "
+                f"WHERE {self.of_run} AND {column} IS NOT NULL",
+                [run_id],
+            ).fetchall()
+        return [((d, t, r), value) for d, t, r, value in rows]
+
     def label(
         self,
         questions_of: Callable[[list[Any]], list[Question]],
@@ -447,3 +492,26 @@ class Study:
             split=split,
         )
         return run, answers
+
+
+def dialogues_of(corpus: Corpus, split: str, *, also: Sequence[str] = ()) -> list[Dialogue]:
+    """The dialogues of ``split`` (a corpus split, or ``all``) for a labelling run; ``also`` names
+    the study's own extra choices (handled by the caller) for the message of an unknown split."""
+    if split == "all":
+        return list(corpus.dialogues)
+    if split not in SPLITS:
+        choices = ", ".join((*SPLITS, "all", *also))
+        raise TaskError(f"Unknown split {split!r}. Available: {choices}.")
+    return corpus.split(split)
+
+
+def answer_object(text: str | None, who: str = "The answer") -> Any:
+    """The JSON object in a labelling answer (code fences and text around it ignored); JudgeError
+    naming ``who`` when there is none or it is not valid JSON."""
+    match = re.search(r"\{.*\}", text or "", flags=re.S)
+    if not match:
+        raise JudgeError(f"{who} has no JSON object: {(text or '')[:80]!r}.")
+    try:
+        return json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        raise JudgeError(f"{who} is not valid JSON ({exc.msg}): {text[:80]!r}.") from None

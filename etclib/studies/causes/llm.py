@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -11,12 +9,12 @@ from typing import Any
 
 import pandas as pd
 
-from ...corpus import ROLE_LETTER, SPLITS, Corpus, Dialogue, Utterance
+from ...corpus import ROLE_LETTER, Corpus, Dialogue, Utterance
 from ...errors import JudgeError, TaskError
 from .. import db as studiesdb
 from .. import labelling
 from .human import sample_keys
-from .store import SCHEMA, _Db, _join, _split
+from .store import SCHEMA, _join, _split
 from .typology import Key, cause_type
 
 PROMPT_NAME = "causes"
@@ -59,13 +57,7 @@ def parse_causes(text: str, target: int) -> tuple[int, ...]:
     cause is not in the dialogue. Raises JudgeError for an unusable answer (no object, no list of
     integers, a number outside 1..``target``).
     """
-    match = re.search(r"\{.*\}", text or "", flags=re.S)
-    if not match:
-        raise JudgeError(f"The answer has no JSON object: {text[:80]!r}.")
-    try:
-        obj = json.loads(match.group(0))
-    except json.JSONDecodeError as exc:
-        raise JudgeError(f"The answer is not valid JSON ({exc.msg}): {text[:80]!r}.") from None
+    obj = labelling.answer_object(text)
     causes = obj.get("causes") if isinstance(obj, dict) else None
     if not isinstance(causes, list) or not all(
         isinstance(x, int) and not isinstance(x, bool) for x in causes
@@ -115,13 +107,11 @@ def _items(corpus: Corpus, split: str, db: str | Path | None) -> list[tuple[Dial
         if not keys:
             raise TaskError("The cause sample is empty: an admin draws it first (draw_sample).")
         return [(corpus.by_id[k[0]], _utterance(corpus, k)) for k in keys]
-    if split == "all":
-        dialogues = list(corpus.dialogues)
-    elif split in SPLITS:
-        dialogues = corpus.split(split)
-    else:
-        raise TaskError(f"Unknown split {split!r}. Available: {', '.join(SPLITS)}, all, sample.")
-    return [(d, u) for d in dialogues for u in d.utterances]
+    return [
+        (d, u)
+        for d in labelling.dialogues_of(corpus, split, also=("sample",))
+        for u in d.utterances
+    ]
 
 
 def _utterance(corpus: Corpus, key: Key) -> Utterance:
@@ -152,35 +142,29 @@ def label_causes(
     (``attempts`` in all) and then stored as unlabelled; a bad key or unknown model stops the run
     with JudgeError and stores nothing. A run with the same signature and split replaces the old.
     """
-    prompt = load_prompt()
-    opts = labelling.Options(**options)
-    run, answers = STUDY.label(
-        _questions, _items(corpus, split, db), prompt, provider, model, split, opts
-    )
-    rows = pd.DataFrame(
-        [
-            {
-                "source": "llm",
-                "source_id": run.run_id,
-                "dialogue_id": a.key[0],
-                "turn": a.key[1],
-                "role": a.key[2],
-                "causes": None if a.value is None else _join(a.value),
-                "cause_type": None if a.value is None else cause_type(a.key, a.value),
-                "raw": a.raw,
-            }
-            for a in answers
-        ]
-    )
-    rows["labelled_at"] = studiesdb.now()
-    STUDY.store(run, prompt, opts.temperature, rows, db)
-    return run
+    now = studiesdb.now()
+
+    def row(run: CauseRun, a: labelling.Labelled) -> dict[str, Any]:
+        causes = a.value
+        return {
+            "source": "llm",
+            "source_id": run.run_id,
+            "dialogue_id": a.key[0],
+            "turn": a.key[1],
+            "role": a.key[2],
+            "causes": None if causes is None else _join(causes),
+            "cause_type": None if causes is None else cause_type(a.key, causes),
+            "raw": a.raw,
+            "labelled_at": now,
+        }
+
+    items = _items(corpus, split, db)
+    return STUDY.run(_questions, items, load_prompt(), provider, model, split, options, row, db)
 
 
 def list_runs(*, db: str | Path | None = None) -> pd.DataFrame:
     """Stored LLM cause runs, newest first."""
-    with _Db(db, read_only=True) as con:
-        return con.frame("SELECT * FROM cause_runs ORDER BY created_at DESC, run_id")
+    return STUDY.list_runs(db)
 
 
 def _latest_run(db: str | Path | None) -> str | None:
@@ -190,12 +174,4 @@ def _latest_run(db: str | Path | None) -> str | None:
 
 def run_causes(run_id: str, *, db: str | Path | None = None) -> dict[Key, tuple[int, ...]]:
     """The cause positions of a stored LLM run by item key (unusable answers left out)."""
-    with _Db(db, read_only=True) as con:
-        if not con.execute("SELECT 1 FROM cause_runs WHERE run_id = ?", [run_id]).fetchone():
-            raise JudgeError(f"No cause run {run_id!r}: see `etclib causes` or list_runs().")
-        rows = con.execute(
-            "SELECT dialogue_id, turn, role, causes FROM cause_labels "
-            "WHERE source = 'llm' AND source_id = ? AND causes IS NOT NULL",
-            [run_id],
-        ).fetchall()
-    return {(d, t, r): _split(c) for d, t, r, c in rows}
+    return {key: _split(c) for key, c in STUDY.answers_of(run_id, "causes", db)}
