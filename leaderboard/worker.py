@@ -38,6 +38,10 @@ row and drops a result that another worker stored first. An error of the loop
 itself (not of a job: e.g. the database failing) is retried with a growing pause; after
 :data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason in ``WorkerPool.failure``.
 
+Study 2 (:func:`leaderboard.scoring.feed_study`) is given a judge stage's decisions after its
+result is committed, and only when this worker stored it: a result dropped because another
+worker stored the job first, or an incomplete one, feeds nothing.
+
 A job passes the named fault points of :mod:`leaderboard.faultpoints` (after its claim, after
 its compute, and at each step of storing it), where a crash test may have its process SIGKILLed.
 """
@@ -69,7 +73,7 @@ from .queue import (
     next_ready_in,
     pending_jobs,
 )
-from .scoring import compute, store_result
+from .scoring import compute, feed_study, store_result
 from .statuses import refresh_status
 
 __all__ = [
@@ -127,7 +131,7 @@ def run_job(db: Database, job: Job) -> bool:
             # another worker ran it too (its lease had expired) and stored it first
             log.warning("job %s was stored by another worker; this result is dropped", job.id)
             return True
-        store_result(cur, job, result)
+        stored = store_result(cur, job, result)
         fault_point("after_store")
         cur.execute(
             "UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?", [now(), job.id]
@@ -143,6 +147,8 @@ def run_job(db: Database, job: Job) -> bool:
     fault_point("after_commit")
     db.invalidate()
     db.notify_jobs()
+    if stored:  # Study 2 gets the decisions of a stored result only, once it is committed
+        feed_study(job.submission_id, result)
     return True
 
 
