@@ -31,8 +31,9 @@ from etclib.comparison import Comparison
 from etclib.metrics import MetricData
 
 from . import settings
-from .board import _chosen_for, _items, _submission, ranking
+from .board import ranking
 from .db import Database, resolve
+from .entry import _chosen_for, _items, _submission
 from .errors import LeaderboardError
 from .export import safe_cell
 from .scoring import load_arrays
