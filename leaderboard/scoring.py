@@ -6,10 +6,11 @@ Each metric group of the job's stage (:mod:`leaderboard.stages`) gets one new ``
 intervals are recomputed from the database without re-scoring), and one ``item_scores`` row per
 item.
 
-After the worker stored a stage whose metric stores the LLM judge's unit decisions (its per-item details hold
-``units`` / ``unit_labels`` and ``ref_units`` / ``ref_unit_labels``), :func:`feed_study` hands
-them to Study 2 (``etclib.studies.annotation.feed``): every decision is stored and a seeded sample,
-balanced over the judge's labels and the precision / recall sides, enters the annotation pool.
+After the worker stored a stage whose metric stores the LLM judge's unit decisions (its
+per-item details hold ``units`` / ``unit_labels`` and ``ref_units`` / ``ref_unit_labels``),
+:func:`feed_study` hands them to Study 2 (``etclib.studies.annotation.feed``): every decision
+is stored and a seeded sample, balanced over the judge's labels and the precision / recall
+sides, enters the annotation pool.
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ itself (not of a job: e.g. the database failing) is retried with a growing pause
 
 Study 2 (:func:`leaderboard.scoring.feed_study`) is given a judge stage's decisions after its
 result is committed, and only when this worker stored it: a result dropped because another
-worker stored the job first, or an incomplete one, feeds nothing.
+worker stored the job first, or an incomplete one, feeds nothing. A process that dies between
+the commit and the feed leaves those decisions out of the study; ``admin rescore`` of the stage
+feeds them (their ids are stable, so nothing is stored twice).
 
 A job passes the named fault points of :mod:`leaderboard.faultpoints` (after its claim, after
 its compute, and at each step of storing it), where a crash test may have its process SIGKILLed.
@@ -148,7 +150,10 @@ def run_job(db: Database, job: Job) -> bool:
     db.invalidate()
     db.notify_jobs()
     if stored:  # Study 2 gets the decisions of a stored result only, once it is committed
-        feed_study(job.submission_id, result)
+        try:
+            feed_study(job.submission_id, result)
+        except Exception:  # noqa: BLE001 - the score is stored: a study's failure is logged
+            log.exception("job %s: Study 2 was not fed (the score is stored)", job.id)
     return True
 
 

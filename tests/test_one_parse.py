@@ -28,6 +28,7 @@ from etclib.task import items as split_items
 from leaderboard import queue, worker
 from leaderboard.db import open_db
 from tests.conftest import REPO
+from tests.test_hostile import CASES as HOSTILE
 from views import upload_check
 
 META = {"name": "Once", "setting": "zero-shot", "saw_test": "no"}
@@ -218,3 +219,53 @@ def test_study2_is_fed_after_the_result_is_stored_and_not_for_a_dropped_duplicat
     assert worker.run_job(db, job)
     assert fed == [groups]
     assert db.query("SELECT count(*) FROM scores WHERE submission_id = ?", [sid])[0][0] == groups
+
+
+def test_a_study2_failure_after_the_store_leaves_the_job_scored(tiny, monkeypatch):
+    def broken(submission_id, result):
+        raise RuntimeError("the studies database went away")
+
+    monkeypatch.setattr(worker, "feed_study", broken)
+    _, data, _ = _file(tiny, "transcription")
+    sid = lb.submit(data, META, file_name="preds.jsonl").id
+    assert lb.process_jobs() == 1
+    assert lb.status(sid)["status"] == "scored"
+    assert open_db().query("SELECT count(*) FROM jobs WHERE status <> 'done'")[0][0] == 0
+
+
+@pytest.mark.parametrize("case", HOSTILE, ids=[c.id for c in HOSTILE])
+def test_the_pages_check_gives_the_verdict_of_the_site_upload_check(tiny, case):
+    """The page checks an upload with ``upload_check.validate`` (which keeps the validated
+    predictions); every crafted file of tests/test_hostile.py gets the verdict, problems and
+    count that ``views.board.validate_upload`` gives it, and an accepted one its predictions."""
+    from views.board import validate_upload
+
+    data = case.make([it.key for it in tiny])
+    got, site = upload_check.validate(data, case.name), validate_upload(data, case.name)
+    assert (got.ok, got.items, got.format, got.track) == (
+        site.ok,
+        site.items,
+        site.format,
+        site.track,
+    )
+    assert (got.problems, got.problem_count, got.warnings) == (
+        site.problems,
+        site.problem_count,
+        site.warnings,
+    )
+    if got.ok:
+        assert got.predictions is not None and len(got.predictions) == len(tiny)
+        for key, value in case.expect.items():
+            assert got.predictions.by_key[key] == value
+    else:
+        assert got.predictions is None
+
+
+def test_the_pages_check_never_raises(tiny, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(predictions, "read_predictions", broken)
+    check = upload_check.validate(b"{}\n", "p.jsonl")
+    assert not check.ok and check.predictions is None
+    assert check.problems and "a bug" not in check.problems[0].message
