@@ -19,7 +19,8 @@ The output folder holds the adapter (``adapter_config.json``, ``adapter_model.sa
 the tokenizer, ``training_config.json`` (every setting, resolved, with library versions, prompt
 signature and corpus hash), ``loss.json`` and ``loss.csv`` (the loss curve, rewritten at every
 log so an interrupted run keeps it) and ``checkpoints/``. Running the same command again after an
-interruption resumes from the last checkpoint.
+interruption resumes from the last checkpoint. Pushing the adapter to the Hub and identifying an
+adapter folder are :mod:`etclib.adapter`'s (re-exported here).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import csv
 import dataclasses
 import json
 import math
-import os
 import platform
 import shutil
 import warnings
@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, config
+from .adapter import adapter_fingerprint as adapter_fingerprint  # re-exported: views/chat.py
+from .adapter import push_adapter
 from .corpus import Corpus, load_corpus
 from .errors import ConfigError, DependencyError, TrainError
 from .task import Item, build_messages, prompt_template
@@ -679,68 +681,3 @@ def train(cfg: TrainConfig, corpus: Corpus | None = None, overwrite: bool = Fals
         resumed_from=resume,
         pushed_to=pushed,
     )
-
-
-def push_adapter(folder: Path, repo: str, private: bool = True) -> str:
-    """Upload the adapter folder (not its checkpoints) to the Hub repo ``repo``; return its URL."""
-    try:
-        from huggingface_hub import HfApi
-    except ImportError:
-        raise DependencyError(
-            "Pushing to the Hub needs huggingface-hub: `pip install huggingface-hub`."
-        ) from None
-    token = config.setting("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
-    api = HfApi(token=token)
-    try:
-        api.create_repo(repo_id=repo, private=private, exist_ok=True)
-        api.upload_folder(
-            repo_id=repo,
-            folder_path=str(folder),
-            ignore_patterns=["checkpoints/*", "checkpoints/**"],
-            commit_message="Upload ETC LoRA adapter (etclib train)",
-        )
-    except Exception as exc:  # network, auth and hub errors alike: say what to check
-        raise TrainError(
-            f"Pushing {folder} to the Hub repo {repo!r} failed: {exc}. The adapter is saved "
-            "locally; check HF_TOKEN (write access) and the repo name, then retry with "
-            f'`hf upload {repo} {folder} . --private --exclude "checkpoints/*"`.'
-        ) from None
-    return f"https://huggingface.co/{repo}"
-
-
-def adapter_fingerprint(folder: str | Path) -> dict[str, Any]:
-    """What identifies an adapter folder that ``etclib train`` wrote: ``adapter_sha256`` (of
-    ``adapter_model.safetensors``, else ``adapter_model.bin``), ``trained_base``
-    (``adapter_config.json``'s ``base_model_name_or_path``) and ``trained_quantization``
-    (``training_config.json``'s, ``"bf16"`` for a base that was not quantised). A missing file
-    leaves its field None; a missing folder is a ``ConfigError``."""
-    import hashlib
-
-    root = Path(folder)
-    if not root.is_dir():
-        raise ConfigError(f"Adapter folder {str(root)!r} does not exist (ETC_FINETUNED_ADAPTER).")
-    out: dict[str, Any] = {
-        "adapter_sha256": None,
-        "trained_base": None,
-        "trained_quantization": None,
-    }
-    for name in ("adapter_model.safetensors", "adapter_model.bin"):
-        weights = root / name
-        if weights.is_file():
-            digest = hashlib.sha256()
-            with weights.open("rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-            out["adapter_sha256"] = digest.hexdigest()
-            break
-    try:
-        adapter = json.loads((root / "adapter_config.json").read_text(encoding="utf-8"))
-        out["trained_base"] = adapter.get("base_model_name_or_path")
-    except (OSError, ValueError):
-        pass
-    try:
-        record = json.loads((root / "training_config.json").read_text(encoding="utf-8"))
-        out["trained_quantization"] = record.get("resolved", {}).get("quantization") or "bf16"
-    except (OSError, ValueError):
-        pass
-    return out

@@ -101,6 +101,8 @@ class Predictions:
     warnings: list[str] = field(default_factory=list)
     #: the track (:mod:`etclib.tracks`); ``by_key`` holds strings, or label tuples on "erc"
     track: str = tracks.DEFAULT_TRACK
+    #: the file's size in bytes (0 when it was not read from a file)
+    size: int = 0
 
     def __len__(self) -> int:
         return len(self.by_key)
@@ -598,7 +600,7 @@ def read_predictions(
     if empty:
         warnings.append(f"{empty} predictions are empty; they score 0.")
     sha = hashlib.sha256(data).hexdigest()
-    return Predictions(split, by_key, sha, fmt, name, warnings, t.name)
+    return Predictions(split, by_key, sha, fmt, name, warnings, t.name, len(data))
 
 
 # --- writing --------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ registry (:mod:`etclib.metrics`) lists each track's metrics; backends do the sam
   categories per item (:mod:`etclib.categories`), scored against the aggregated label.
 
 Adding a track: one :class:`Track` in :data:`TRACKS`, its metric modules (``TRACK = name``) and,
-if its field is of a new kind, that kind's reader in :mod:`etclib.predictions`.
+if its field is of a new kind, that kind's reader in :mod:`etclib.predictions` and its stored
+form in :data:`CODECS` (:meth:`Track.encode` / :meth:`Track.decode`, the one place a
+prediction changes form between a validated file and the leaderboard's rows).
 """
 
 from __future__ import annotations
@@ -21,8 +23,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import registry
-from .categories import LABEL_SET_VERSION
+from .categories import CSV_SEPARATOR, LABEL_SET_VERSION, format_label_set
 from .errors import TaskError
+
+
+def _text_decode(stored: str | None) -> str:
+    return "" if stored is None else stored
+
+
+def _labels_decode(stored: str | None) -> tuple[str, ...]:
+    return tuple(p for p in (stored or "").split(CSV_SEPARATOR) if p)
+
+
+#: a field kind -> (encode, decode): a validated prediction to the one text the leaderboard
+#: stores per item, and back. Label sets are stored in their CSV form, ``joy;surprise`` (the
+#: form boards have always held, so no stored row needs rewriting).
+CODECS: dict[str, tuple[Any, Any]] = {
+    "text": (str, _text_decode),
+    "labels": (format_label_set, _labels_decode),
+}
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,16 @@ class Track:
     def reference_of(self, item: Any) -> Any:
         """What ``item``'s prediction is compared with."""
         return getattr(item, self.reference)
+
+    def encode(self, value: Any) -> str:
+        """A validated prediction (a string, or a label tuple) as stored: one text per item."""
+        return CODECS[self.kind][0](value)
+
+    def decode(self, stored: str | None) -> Any:
+        """What :meth:`encode` stored, back as the prediction it was (no validation: a stored
+        prediction was validated on its way in; the leaderboard checks a whole submission
+        against its content hash instead)."""
+        return CODECS[self.kind][1](stored)
 
     @property
     def signature(self) -> str:

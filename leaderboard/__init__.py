@@ -77,7 +77,7 @@ Modules, bottom up (no cycles; tests/test_leaderboard_structure.py checks it): `
 ``engine`` (the few SQL differences between DuckDB and PostgreSQL); ``statuses`` (a
 submission's status from its jobs); ``db`` (the file or server, migrations, resuming);
 ``queue`` (jobs); ``scoring`` (run a job, store its ``ScoreResult``); ``submit``; ``board``,
-``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (an embedded board into
+``entry`` (one entry's status and detail), ``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (an embedded board into
 PostgreSQL).
 
 Command line: ``python -m leaderboard --help``.
@@ -91,18 +91,16 @@ from .board import (
     RANK_ORDER,
     TRIVIAL_BASELINES,
     board_version,
-    detail,
     metric_columns,
     other_scores,
-    per_item,
     ranking,
     ranking_rule,
     reference_rows,
     reported,
-    status,
     tracks,
 )
 from .db import Database, close_all, open_db
+from .entry import detail, per_item, status
 from .errors import (
     AdminError,
     DatabaseCorruptError,

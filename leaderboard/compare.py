@@ -31,8 +31,9 @@ from etclib.comparison import Comparison
 from etclib.metrics import MetricData
 
 from . import settings
-from .board import _chosen_for, _items, _submission, ranking
+from .board import ranking
 from .db import Database, resolve
+from .entry import _chosen_for, _items, _submission
 from .errors import LeaderboardError
 from .export import safe_cell
 from .scoring import load_arrays
@@ -51,14 +52,13 @@ def _entry(db: Database, submission_id: str) -> dict[str, Any]:
     return rec
 
 
-def _predictions(db: Database, submission_id: str, labels: bool) -> list[Any]:
+def _predictions(db: Database, submission_id: str, track: tracks.Track) -> list[Any]:
+    """A stored submission's predictions in item order, decoded by its track."""
     rows = db.query(
         "SELECT prediction FROM predictions WHERE submission_id = ? ORDER BY item_index",
         [submission_id],
     )
-    if labels:
-        return [tuple(p for p in (r[0] or "").split(CSV_SEPARATOR) if p) for r in rows]
-    return [r[0] for r in rows]
+    return [track.decode(r[0]) for r in rows]
 
 
 def _item_rows(
@@ -159,9 +159,9 @@ def _compare(db: Database, id_a: str, id_b: str, wanted, trials: int) -> Compari
     if differing:
         signature["not compared"] = ", ".join(differing) + " (different signatures)"
     items = _items(rec_a["split"])
-    labels = tracks.get(track_a).kind == "labels"
-    preds_a = _predictions(db, rec_a["id"], labels)
-    preds_b = _predictions(db, rec_b["id"], labels)
+    track = tracks.get(track_a)
+    preds_a = _predictions(db, rec_a["id"], track)
+    preds_b = _predictions(db, rec_b["id"], track)
     if not (len(items) == len(preds_a) == len(preds_b) == n):
         raise LeaderboardError(
             f"The stored items of {rec_a['id']} ({len(preds_a)}) and {rec_b['id']} "

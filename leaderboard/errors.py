@@ -23,6 +23,7 @@ __all__ = [
     "DatabaseUnwritableError",
     "DatabaseServerError",
     "WorkerStoppedError",
+    "StoredPredictionsError",
     "Problem",
 ]
 
@@ -92,6 +93,21 @@ class AdminError(LeaderboardError):
 
 class ReferenceDataError(LeaderboardError):
     """The published reference results (paper_baselines.json) cannot be found or read."""
+
+
+class StoredPredictionsError(LeaderboardError):
+    """A stored submission's predictions no longer match the content hash they were stored
+    with: its rows were changed or lost after it was accepted."""
+
+    def __init__(self, submission_id: str, found: int, expected: int) -> None:
+        self.submission_id = submission_id
+        super().__init__(
+            f"The stored predictions of submission {submission_id} do not match what was "
+            f"accepted ({found:,} rows stored, the split has {expected:,} items, and their "
+            "content hash differs): the board's rows were changed after it was submitted. "
+            "Restore the board from a backup, or delete the entry and submit the file again; "
+            "it was not scored."
+        )
 
 
 class StorageError(LeaderboardError):

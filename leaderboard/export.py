@@ -29,10 +29,10 @@ import pandas as pd
 from etclib.redact import redact
 
 from . import settings
-from .board import per_item as per_item_frame
 from .board import ranking, reported
 from .clock import now
 from .db import Database, resolve
+from .entry import per_item as per_item_frame
 from .errors import LeaderboardError
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")

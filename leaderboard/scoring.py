@@ -6,10 +6,11 @@ Each metric group of the job's stage (:mod:`leaderboard.stages`) gets one new ``
 intervals are recomputed from the database without re-scoring), and one ``item_scores`` row per
 item.
 
-After a stage whose metric stores the LLM judge's unit decisions (its per-item details hold
-``units`` / ``unit_labels`` and ``ref_units`` / ``ref_unit_labels``), :func:`feed_study` hands
-them to Study 2 (``etclib.studies.annotation.feed``): every decision is stored and a seeded sample,
-balanced over the judge's labels and the precision / recall sides, enters the annotation pool.
+After the worker stored a stage whose metric stores the LLM judge's unit decisions (its
+per-item details hold ``units`` / ``unit_labels`` and ``ref_units`` / ``ref_unit_labels``),
+:func:`feed_study` hands them to Study 2 (``etclib.studies.annotation.feed``): every decision
+is stored and a seeded sample, balanced over the judge's labels and the precision / recall
+sides, enters the annotation pool.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from . import stages
 from .clock import now
 from .db import Database
 from .engine import insert_frame
+from .errors import NotFoundError, StoredPredictionsError
 from .queue import Job
 
 __all__ = ["Job", "compute", "dumps", "feed_study", "finite", "load_arrays", "store_result"]
@@ -60,37 +62,67 @@ def group_signature(signature: dict[str, str], group: str, groups: list[str]) ->
     return json.dumps(sig, ensure_ascii=False, sort_keys=True)
 
 
-def load_predictions(db: Database, submission_id: str) -> tuple[str, dict[tuple, str]]:
-    """A stored submission's split and predictions (key -> text; on the ERC track the label
-    set as ``joy;surprise``)."""
+def load_predictions(db: Database, submission_id: str):
+    """A stored submission's predictions, as the ``etclib.predictions.Predictions`` it was
+    stored from: each value decoded by its track (:meth:`etclib.tracks.Track.decode`).
+
+    A stored submission was validated on its way in, so it is not validated again; its rows
+    are checked against the content hash they were stored with (:func:`content_sha256`), and a
+    mismatch (rows changed or lost since) is a :class:`StoredPredictionsError`, never a score.
+    """
+    from etclib import tracks
+    from etclib.corpus import load_corpus
+    from etclib.predictions import Predictions
+    from etclib.task import items as split_items
+
+    from .submit import content_sha256
+
     cur = db.cursor()
-    split = cur.execute("SELECT split FROM submissions WHERE id = ?", [submission_id]).fetchone()[0]
+    row = cur.execute(
+        "SELECT split, track, content_sha256, file_sha256, file_format, file_name, file_bytes "
+        "FROM submissions WHERE id = ?",
+        [submission_id],
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"No submission {submission_id!r}; it may have been deleted.")
+    split, track_name, content, file_sha, fmt, name, size = row
+    track = tracks.get(track_name or tracks.DEFAULT_TRACK)
     rows = cur.execute(
         "SELECT dialogue_id, turn, role, prediction FROM predictions "
         "WHERE submission_id = ? ORDER BY item_index",
         [submission_id],
     ).fetchall()
-    return split, {(d, t, r): p for d, t, r, p in rows}
+    by_key = {(d, t, r): track.decode(p) for d, t, r, p in rows}
+    preds = Predictions(
+        split, by_key, file_sha or "", fmt or "", name or "", [], track.name, size or 0
+    )
+    order = split_items(load_corpus(), split)
+    if content and (
+        len(by_key) != len(order)
+        or any(it.key not in by_key for it in order)
+        or content_sha256(preds, order) != content
+    ):
+        raise StoredPredictionsError(submission_id, len(rows), len(order))
+    return preds
 
 
 def compute(db: Database, job: Job):
-    """Run the job's metrics (outside the write lock); an etclib ``ScoreResult``."""
+    """Run the job's metrics (outside the write lock) on the stored predictions; an etclib
+    ``ScoreResult``. Study 2 is fed by the worker once the result is stored
+    (:func:`feed_study`), not here: a result dropped as another worker's duplicate feeds
+    nothing."""
     from etclib.corpus import load_corpus
     from etclib.scoring import score
 
-    split, by_key = load_predictions(db, job.submission_id)
-    track = stages.track_of(db.cursor(), job.submission_id)
+    preds = load_predictions(db, job.submission_id)
     corpus = load_corpus()
-    metrics = list(stages.groups(stages.check(job.stage), track))
+    metrics = list(stages.groups(stages.check(job.stage), preds.track))
     lock = stages.lock(job.stage)
-    run = dict(corpus=corpus, options=job.options, track=track)
+    run = dict(corpus=corpus, options=job.options)
     if lock is None:
-        result = score(by_key, split, metrics, **run)
-    else:
-        with lock:
-            result = score(by_key, split, metrics, **run)
-    feed_study(job.submission_id, result)
-    return result
+        return score(preds, preds.split, metrics, **run)
+    with lock:
+        return score(preds, preds.split, metrics, **run)
 
 
 def feed_study(submission_id: str, result) -> dict[str, int]:

@@ -4,6 +4,9 @@
 >>> receipt.id, receipt.duplicate, receipt.status                                       # doctest: +SKIP
 ('3f9c0a1b2d4e', False, 'queued')
 
+``submit`` takes a predictions file (a path, bytes or a binary file object), read and validated
+here once, or an ``etclib.predictions.Predictions`` validated already (the Submit page's check
+of the upload), stored as it is: a file is parsed once between its upload and its stored rows.
 A refused file or refused details store nothing and use no quota. The same predictions
 submitted again (in any format or order: see :func:`content_sha256`) return the existing
 submission. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per submitter per UTC day,
@@ -20,7 +23,7 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from etclib.errors import PredictionsError, Problem
 
@@ -31,6 +34,9 @@ from .engine import insert_frame, serialize
 from .errors import LimitError, SubmissionError
 from .metadata import Metadata
 from .queue import enqueue, queue_position, waiting_submissions
+
+if TYPE_CHECKING:
+    from etclib.predictions import Predictions
 
 KINDS: tuple[str, ...] = ("submission", "baseline", "reported")
 
@@ -77,13 +83,46 @@ def read_source(file: FileSource, file_name: str | None = None) -> tuple[bytes, 
     return bytes(data), file_name or Path(str(getattr(file, "name", "") or "predictions")).name
 
 
+def validated(
+    file: FileSource | Predictions,
+    *,
+    file_name: str | None = None,
+    split: str = "test",
+    track: str | None = None,
+) -> Predictions:
+    """``file`` read and validated once (its track detected from its fields unless given), or,
+    when it is a validated ``Predictions`` already, that object itself after checking that it is
+    for ``split`` (and ``track`` when given); :class:`SubmissionError` with etclib's problems."""
+    from etclib.corpus import load_corpus
+    from etclib.predictions import Predictions, detect_track, read_predictions
+
+    if isinstance(file, Predictions):
+        wrong = [
+            f"the {what} {got!r}, not {want!r}"
+            for what, got, want in (("split", file.split, split), ("track", file.track, track))
+            if want is not None and got != want
+        ]
+        if wrong:
+            raise SubmissionError(
+                f"{file.name}: the predictions were checked for {' and '.join(wrong)}; check "
+                "the file again for this split and track. Nothing was stored."
+            )
+        return file
+    data, name = read_source(file, file_name)
+    track = track or detect_track(data, name)
+    try:
+        return read_predictions(data, split=split, corpus=load_corpus(), name=name, track=track)
+    except PredictionsError as exc:
+        raise SubmissionError(str(exc), exc.problems) from None
+
+
 def submitter_hash(key: str) -> str:
     """How a submitter key is stored (the key itself is not kept)."""
     return hashlib.sha256(key.strip().lower().encode("utf-8")).hexdigest()[:32]
 
 
 def submit(
-    file: FileSource,
+    file: FileSource | Predictions,
     metadata: dict[str, Any] | Metadata,
     *,
     submitter: str | None = None,
@@ -104,28 +143,22 @@ def submit(
     verified account the board shows beside the team name (with ``issuer``, the identity
     provider that verified it); give it only for an account a login provider vouched for.
 
+    ``file``: a path, bytes or a binary file object, read and validated here; or a validated
+    ``etclib.predictions.Predictions`` (:func:`validated`), stored without reading it again.
     ``track`` (``etclib.tracks``): transcription or erc; by default detected from the file's
     fields (:func:`etclib.predictions.detect_track`).
 
     Raises :class:`MetadataError` (bad details), :class:`SubmissionError` (a refused file, with
     etclib's line-level ``problems``), :class:`LimitError` (daily or queue limit).
     """
-    from etclib.corpus import load_corpus
-    from etclib.predictions import detect_track, read_predictions
-
     meta = Metadata.from_dict(metadata)
-    data, name = read_source(file, file_name)
-    track = track or detect_track(data, name)
-    try:
-        preds = read_predictions(data, split=split, corpus=load_corpus(), name=name, track=track)
-    except PredictionsError as exc:
-        raise SubmissionError(str(exc), exc.problems) from None
+    preds = validated(file, file_name=file_name, split=split, track=track)
     key = (submitter or meta.contact or meta.name).strip()
     return store_submission(
         resolve(db),
         preds,
         meta,
-        file_bytes=len(data),
+        file_bytes=preds.size,
         kind="submission",
         submitter_key=submitter_hash(key),
         account=(account or "").strip() or None,
@@ -176,20 +209,18 @@ def store_submission(
     """Store a validated ``etclib.predictions.Predictions`` and queue its first stage."""
     import pandas as pd
 
-    from etclib.categories import format_label_set
+    from etclib import tracks
     from etclib.corpus import load_corpus
     from etclib.task import items as split_items
 
     corpus = load_corpus()
     order = split_items(corpus, preds.split)
     track = getattr(preds, "track", "transcription")
-
-    def stored(value):  # a label set is stored as "joy;surprise"
-        return value if isinstance(value, str) else format_label_set(value)
+    encode = tracks.get(track).encode  # the one place a prediction takes its stored form
 
     frame = pd.DataFrame(
         [
-            (i, it.dialogue_id, it.turn, it.role, stored(preds.by_key[it.key]))
+            (i, it.dialogue_id, it.turn, it.role, encode(preds.by_key[it.key]))
             for i, it in enumerate(order)
         ],
         columns=["item_index", "dialogue_id", "turn", "role", "prediction"],

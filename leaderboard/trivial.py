@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from etclib import tracks
+
 #: track -> trivial baseline backend -> why it is a floor
 FLOORS: dict[str, dict[str, str]] = {
     "transcription": {
@@ -161,8 +163,10 @@ def _profiles(db: Any, ids: list[str], split: str) -> dict[str, Profile]:
 
 
 def _quote(text: str, track: str) -> str:
-    if track == "erc":
-        return "(" + ", ".join(text.split(";")) + ")" if text else "(none)"
+    """A stored prediction (the most frequent one) as a reason quotes it."""
+    if tracks.get(track).kind == "labels":
+        labels = tracks.get(track).decode(text)
+        return "(" + ", ".join(labels) + ")" if labels else "(none)"
     return "“" + (text if len(text) <= 30 else text[:29] + "…") + "”"
 
 

@@ -38,6 +38,12 @@ row and drops a result that another worker stored first. An error of the loop
 itself (not of a job: e.g. the database failing) is retried with a growing pause; after
 :data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason in ``WorkerPool.failure``.
 
+Study 2 (:func:`leaderboard.scoring.feed_study`) is given a judge stage's decisions after its
+result is committed, and only when this worker stored it: a result dropped because another
+worker stored the job first, or an incomplete one, feeds nothing. A process that dies between
+the commit and the feed leaves those decisions out of the study; ``admin rescore`` of the stage
+feeds them (their ids are stable, so nothing is stored twice).
+
 A job passes the named fault points of :mod:`leaderboard.faultpoints` (after its claim, after
 its compute, and at each step of storing it), where a crash test may have its process SIGKILLed.
 """
@@ -69,7 +75,7 @@ from .queue import (
     next_ready_in,
     pending_jobs,
 )
-from .scoring import compute, store_result
+from .scoring import compute, feed_study, store_result
 from .statuses import refresh_status
 
 __all__ = [
@@ -127,7 +133,7 @@ def run_job(db: Database, job: Job) -> bool:
             # another worker ran it too (its lease had expired) and stored it first
             log.warning("job %s was stored by another worker; this result is dropped", job.id)
             return True
-        store_result(cur, job, result)
+        stored = store_result(cur, job, result)
         fault_point("after_store")
         cur.execute(
             "UPDATE jobs SET status = 'done', finished_at = ? WHERE id = ?", [now(), job.id]
@@ -143,6 +149,11 @@ def run_job(db: Database, job: Job) -> bool:
     fault_point("after_commit")
     db.invalidate()
     db.notify_jobs()
+    if stored:  # Study 2 gets the decisions of a stored result only, once it is committed
+        try:
+            feed_study(job.submission_id, result)
+        except Exception:  # noqa: BLE001 - the score is stored: a study's failure is logged
+            log.exception("job %s: Study 2 was not fed (the score is stored)", job.id)
     return True
 
 

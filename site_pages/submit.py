@@ -164,7 +164,7 @@ with st.form("submit_form", clear_on_submit=False, enter_to_submit=False):
         "Submit for scoring", type="primary", disabled=not (check and check.ok and visitor)
     )
 
-if sent and upload is not None and visitor is not None:
+if sent and check is not None and check.predictions is not None and visitor is not None:
     meta = {
         "name": name,
         "team": team,
@@ -179,9 +179,8 @@ if sent and upload is not None and visitor is not None:
     with shown_errors():  # a refusal other than the two below: its message
         try:
             receipt = lb.submit(
-                upload.getvalue(),
+                check.predictions,  # validated above: stored without reading the file again
                 meta,
-                file_name=upload.name,
                 submitter=visitor.key,
                 account=visitor.account,
                 issuer=visitor.issuer,

@@ -12,6 +12,7 @@ ABOVE_DB = (
     "scoring",
     "submit",
     "board",
+    "entry",
     "worker",
     "admin",
     "baselines",

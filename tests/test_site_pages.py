@@ -2,7 +2,8 @@
 
 The corpus store and the retrieval index are built once per session (under pytest's tmp dir);
 each test has its own leaderboard database and secrets file (conftest's isolation fixture).
-Expected numbers come from the corpus records themselves, not from the site's queries.
+Expected numbers come from the corpus records themselves, not from the site's queries. The chat
+page's tests are tests/test_site_chat.py; the shared fixtures and helpers, tests/site_apptest.py.
 """
 
 from __future__ import annotations
@@ -11,122 +12,27 @@ import json
 import time
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO, needs_corpus
-from tests.serve import site_pages
+from tests.site_apptest import (  # noqa: F401 - fixtures, found by name
+    PAGES,
+    XSS_NAME,
+    _site,
+    app,
+    assert_clean,
+    corpus_fixture,
+    plain,
+    predictions_file,
+    send_button,
+    shared_dirs,
+    shown_table,
+    texts,
+    write_secrets,
+)
 from views.board import VIEWS
 
 pytestmark = [needs_corpus]
-
-#: Every page the site declares (streamlit_app.py's SITE_PAGES), not a list kept here.
-PAGES = [path for path, _ in site_pages()]
-XSS_NAME = "<img src=x onerror=window.__x=1>"
-
-
-@pytest.fixture(scope="session")
-def shared_dirs(tmp_path_factory):
-    return tmp_path_factory.mktemp("site-shared")
-
-
-@pytest.fixture(autouse=True)
-def _site(_isolated, shared_dirs, monkeypatch):
-    """Share the corpus store and caches across tests; fresh Streamlit caches and leaderboard."""
-    monkeypatch.setenv("ETC_STORE_DB", str(shared_dirs / "etc.duckdb"))
-    monkeypatch.setenv("ETC_CACHE_DIR", str(shared_dirs / "cache"))
-    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "100")
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    import leaderboard as lb
-
-    try:
-        lb.stop_workers()
-    finally:
-        lb.close_all()
-
-
-@pytest.fixture
-def corpus():
-    from etclib.corpus import load_corpus
-
-    return load_corpus()
-
-
-def app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
-    if page:
-        at.switch_page(page).run()
-    return at
-
-
-def assert_clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def texts(at: AppTest) -> str:
-    """Everything shown as markdown, captions, text, alerts, in one string."""
-    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
-    parts += [t.value for t in at.text] + [e.value for e in at.error]
-    parts += [w.value for w in at.warning] + [i.value for i in at.info]
-    parts += [s.value for s in at.success] + [h.value for h in at.subheader]
-    return "\n".join(str(p) for p in parts)
-
-
-def plain(text: str) -> str:
-    """Markdown source as a reader sees it: backslash escapes removed."""
-    import re
-
-    return re.sub(r"\\(.)", r"\1", text)
-
-
-def shown_table(at: AppTest, *columns: str):
-    """The first table shown with all these columns (read-only tables carry no key in AppTest)."""
-    for d in at.dataframe:
-        value = d.value
-        if all(c in value.columns for c in columns):
-            return value
-    raise AssertionError(f"no table with columns {columns}")
-
-
-def send_button(at: AppTest):
-    """The submit form's button (AppTest keys form buttons by form and label)."""
-    return next(b for b in at.button if b.proto.label == "Submit for scoring")
-
-
-def write_secrets(tmp_path, **values: str) -> None:
-    from etclib import config
-
-    lines = [f"{k} = {json.dumps(v)}" for k, v in values.items()]
-    (tmp_path / "secrets.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    config._secrets.cache_clear()
-
-
-def predictions_file(corpus, fmt: str = "jsonl", tag: str = "") -> bytes:
-    """A valid test-split file: one made-up prediction per item (distinct from the baselines)."""
-    from etclib.task import items
-
-    rows = [
-        {
-            "dialogue_id": it.dialogue_id,
-            "turn": it.turn,
-            "role": it.role,
-            "prediction": f"{it.utterance[:8]}と思った{tag}",
-        }
-        for it in items(corpus, "test")
-    ]
-    if fmt == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
-    import csv
-    import io
-
-    out = io.StringIO()
-    w = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return out.getvalue().encode()
-
 
 # --- every page ----------------------------------------------------------------------------------
 
@@ -217,201 +123,6 @@ def test_home_links_are_the_entry_points_page_list():
     assert [(page.rsplit("/", 1)[-1], label, icon) for page, label, icon in got] == [
         (path.rsplit("/", 1)[-1].removesuffix(".py"), title, icon) for path, title, icon in expected
     ]
-
-
-# --- chat ----------------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_chat_with_retrieval_predicts_for_each_author(corpus):
-    from etclib.backends import get_backend
-    from etclib.task import chat_item
-
-    lines = [("A", "昨日、友達に裏切られて本当に悲しかったです。"), ("B", "それは辛かったですね。")]
-    at = app("site_pages/chat.py")
-    assert at.selectbox(key="chat_model").value == "retrieval"
-    for who, text in lines:
-        box = at.chat_input(key="chat_input")
-        assert box.proto.placeholder == f"Write {who}'s utterance in Japanese…"
-        box.set_value(text).run()
-        assert_clean(at)
-    backend = get_backend("retrieval")
-    expected = [
-        backend.predict([chat_item(lines[:1])])[0],
-        backend.predict([chat_item(lines)])[0],
-    ]
-    shown = [m.value for m in at.markdown]
-    from views.text import escape_markdown
-
-    assert [escape_markdown(e) for e in expected] == shown[-2:]
-    assert [t.value for t in at.text] == [f"{w}: {t}" for w, t in lines]
-
-
-def test_chat_limits(corpus):
-    from views import chat
-
-    at = app("site_pages/chat.py")
-    at.session_state["chat_limiter"] = chat.RateLimiter(limit=1)
-    at.chat_input(key="chat_input").set_value("こんにちは").run()
-    at.chat_input(key="chat_input").set_value("もう一度").run()
-    assert_clean(at)
-    assert "1 predictions in the last minute" in plain(texts(at))
-    assert len(at.text) == 1  # the refused utterance was not added...
-    box = at.chat_input(key="chat_input")
-    assert box.proto.set_value and box.proto.value == "もう一度"  # ...but is back in the box
-    assert "back in the box" in plain(texts(at))
-    at.session_state["chat_lines"] = [
-        {"who": "AB"[i % 2], "text": f"発話{i}", "prediction": "x", "model": "m"}
-        for i in range(chat.MAX_LINES)
-    ]
-    at.run()
-    assert at.chat_input(key="chat_input").proto.disabled
-    assert f"{chat.MAX_LINES} utterances" in texts(at)
-
-
-def test_chat_overlong_utterance_is_refused_with_a_message_and_kept():
-    """The browser would silently refuse a paste over ``max_chars``, so the input sets none and
-    the server says what is wrong; nothing is spent, the text goes back into the box."""
-    from views import chat
-
-    at = app("site_pages/chat.py")
-    box = at.chat_input(key="chat_input")
-    assert not box.proto.max_chars
-    text = "あ" * (chat.MAX_UTTERANCE_CHARS + 100)
-    box.set_value(text).run()
-    assert_clean(at)
-    assert f"{len(text)} characters; the limit is {chat.MAX_UTTERANCE_CHARS}" in plain(texts(at))
-    assert not at.text and not at.session_state["chat_limiter"].events
-    assert at.chat_input(key="chat_input").proto.value == text
-
-
-def test_chat_speaker_comes_from_the_conversation_and_input_waits_for_the_prediction(corpus):
-    at = app("site_pages/chat.py")
-    assert at.chat_input(key="chat_input").proto.submit_mode == 1  # "disable" while a run goes on
-    for i in range(4):
-        at.chat_input(key="chat_input").set_value(f"発話{i}").run()
-    assert [t.value for t in at.text] == [f"{'ABAB'[i]}: 発話{i}" for i in range(4)]
-    assert [ln["who"] for ln in at.session_state["chat_lines"]] == list("ABAB")
-
-
-@pytest.mark.parametrize(
-    ("text", "lines", "expected"),
-    [
-        ("", 0, "empty"),
-        ("   ", 0, "empty"),
-        ("あ" * 301, 0, "301 characters"),
-        ("あ" * 300, 0, None),
-        ("ok", 10, "10 utterances"),
-        ("ok", 9, None),
-    ],
-)
-def test_utterance_problem(text, lines, expected):
-    from views.chat import utterance_problem
-
-    got = utterance_problem(text, lines)
-    assert (got is None) if expected is None else (expected in got)
-
-
-def test_rate_limiter_window():
-    from views.chat import RateLimiter
-
-    now = [0.0]
-    lim = RateLimiter(limit=2, window=60, clock=lambda: now[0])
-    assert lim.take() == 0 and lim.take() == 0
-    assert lim.take() == pytest.approx(60)
-    now[0] = 59.0
-    assert lim.take() == pytest.approx(1)
-    now[0] = 60.0
-    assert lim.take() == 0
-
-
-def test_chat_lists_unavailable_models_apart_in_visitor_words():
-    from views import chat
-
-    at = app("site_pages/chat.py")
-    usable, unusable = chat.available(chat.choices())
-    assert unusable, "without secrets some chat models are unavailable"
-    labels = at.selectbox(key="chat_model").options
-    assert labels == [c.label for c in usable]
-    shown = plain(texts(at))
-    for c in unusable:
-        assert c.label not in labels and c.label in shown
-    assert "not available on this site" in shown
-    # Operator details (settings to set) stay in docs/site.md.
-    for word in ("ETC_", "GEMINI_API_KEY", "OPENAI_API_KEY", "not configured"):
-        assert word not in shown
-
-
-@pytest.mark.parametrize("key", ["gemini", "openai", "finetuned"])
-def test_an_unavailable_model_cannot_spend_an_utterance(key):
-    from views import chat
-
-    picked = chat.choice(key)
-    assert not picked.usable
-    lines: list = []
-    limiter = chat.RateLimiter()
-    message = chat.submit(lines, "こんにちは", picked, limiter)
-    assert "not available on this site" in message
-    assert lines == [] and limiter.events == []
-
-
-@pytest.mark.parametrize(("before", "expected"), [(0, "A"), (1, "B"), (2, "A"), (9, "B")])
-def test_next_speaker_alternates_from_the_conversation(before, expected):
-    from views import chat
-
-    lines = [{"who": "AB"[i % 2], "text": "x"} for i in range(before)]
-    assert chat.next_speaker(lines) == expected
-    retrieval = chat.choice("retrieval")
-    assert chat.submit(lines, "はい", retrieval, chat.RateLimiter()) is None
-    assert lines[-1] == {"who": expected, "text": "はい", "pending": True}
-
-
-def test_chat_streams_from_an_openai_compatible_server(tmp_path):
-    from tests.fakes import FakeLLMServer
-
-    with FakeLLMServer(lambda req: "相手の話に共感して、**嬉しく**なりました。") as server:
-        write_secrets(tmp_path, OPENAI_API_KEY="test", OPENAI_BASE_URL=server.openai_base_url)
-        at = app("site_pages/chat.py")
-        at.selectbox(key="chat_model").set_value("openai").run()
-        at.select_slider(key="chat_shots").set_value(2).run()
-        at.chat_input(key="chat_input").set_value("旅行に行ってきました！").run()
-        assert_clean(at)
-        assert server.count("openai-stream") == 1
-        prompt = server.requests[-1].text
-        assert "旅行に行ってきました！" in prompt
-    # Model output is shown literally (Markdown escaped), never as formatting.
-    assert r"相手の話に共感して、\*\*嬉しく\*\*なりました。" in [m.value for m in at.markdown]
-
-
-def test_chat_backend_failure_is_a_message(tmp_path):
-    from tests.fakes import FakeLLMServer
-
-    with FakeLLMServer() as server:
-        server.inject(500, times=5)
-        write_secrets(tmp_path, OPENAI_API_KEY="test", OPENAI_BASE_URL=server.openai_base_url)
-        at = app("site_pages/chat.py")
-        at.selectbox(key="chat_model").set_value("openai").run()
-        at.chat_input(key="chat_input").set_value("こんにちは").run()
-    assert_clean(at)
-    assert at.error and "500" in at.error[0].value
-
-
-def test_chat_replay_shows_prediction_beside_own_transcription(corpus):
-    at = app("site_pages/chat.py")
-    at.radio(key="chat_mode").set_value("Replay a corpus dialogue").run()
-    did = at.selectbox(key="chat_replay_id").value
-    dialogue = corpus.by_id[did]
-    assert dialogue.split in ("test", "valid")
-    at.button(key="chat_replay_next").click().run()
-    at.button(key="chat_replay_next").click().run()
-    assert_clean(at)
-    shown = texts(at)
-    from views.text import escape_markdown
-
-    for u in dialogue.utterances[:2]:
-        assert f"{u.letter}: {u.text}" in shown
-        assert escape_markdown(u.transcription) in shown
-    assert "Utterance 2 of 10" in shown
 
 
 # --- corpus --------------------------------------------------------------------------------------

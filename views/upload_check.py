@@ -1,8 +1,10 @@
 """The Submit page's check of an upload, cached for every visitor, bounded in bytes and time.
 
-A page reruns on every widget change, so the check of the file on the page (the parse and the
-coverage check, :func:`views.board.validate_upload`) is kept: one entry per file content and
-name, shared by all sessions. A refusal lists at most ``etclib.predictions.MAX_PROBLEMS``
+The upload is read and validated once, here (:func:`validate`: etclib's parse and coverage
+check): an accepted check carries the validated ``etclib.predictions.Predictions``, which the
+page hands to ``leaderboard.submit`` as it is, so the file is not read again on its way to
+storage. A page reruns on every widget change, so the check is kept: one entry per file content
+and name, shared by all sessions (the cached predictions are never changed by their users). A refusal lists at most ``etclib.predictions.MAX_PROBLEMS``
 problems, and the cache holds at most :data:`MAX_BYTES` (each entry's pickled size) for at most
 :data:`TTL_S` seconds, least recently used first out, so crafted refused uploads cannot make it
 grow without bound.
@@ -11,12 +13,20 @@ grow without bound.
 from __future__ import annotations
 
 import hashlib
+import logging
 import pickle
+import secrets
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 
-from .board import Validation, validate_upload
+from etclib.errors import EtcError, PredictionsError, Problem
+from etclib.predictions import Predictions
+
+from .board import Validation
+
+_log = logging.getLogger(__name__)
 
 #: The most bytes the cached checks may hold together (pickled).
 MAX_BYTES = 8_000_000
@@ -25,7 +35,57 @@ TTL_S = 600.0
 
 _LOCK = threading.Lock()
 #: key -> (stored at, size in bytes, the check), least recently used first
-_ENTRIES: OrderedDict[str, tuple[float, int, Validation]] = OrderedDict()
+_ENTRIES: OrderedDict[str, tuple[float, int, Checked]] = OrderedDict()
+
+
+@dataclass
+class Checked(Validation):
+    """The Submit page's check of an upload; when ``ok``, the validated ``predictions``."""
+
+    predictions: Predictions | None = None
+
+
+def validate(data: bytes, name: str, split: str = "test", track: str | None = None) -> Checked:
+    """Read and validate an upload with etclib's reader, once; any refusal becomes line-level
+    problems. The track is detected from the file's fields unless given.
+
+    Nothing raises out of here: a page shows the problems, never Streamlit's error page. An
+    unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
+    """
+    from etclib.predictions import detect_track, read_predictions, shown_name
+
+    name = shown_name(name)
+    try:
+        track = track or detect_track(data, name) or "transcription"
+        preds = read_predictions(data, split=split, name=name, track=track)
+    except PredictionsError as exc:
+        return Checked(
+            False,
+            name,
+            problems=list(exc.problems),
+            message=str(exc),
+            track=str(track),
+            problem_count=exc.total,
+        )
+    except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
+        return Checked(False, name, problems=[Problem(0, str(exc))], message=str(exc))
+    except Exception:
+        ref = secrets.token_hex(4)
+        _log.exception("checking the upload %r failed (reference %s)", name, ref)
+        message = (
+            f"the file could not be checked because of an error on our side (reference {ref}); "
+            "it was logged. Nothing was stored; please report it with the reference."
+        )
+        return Checked(False, name, problems=[Problem(0, message)], message=message)
+    return Checked(
+        True,
+        name,
+        len(preds),
+        preds.format,
+        list(preds.warnings),
+        track=preds.track,
+        predictions=preds,
+    )
 
 
 def size_of(check: Validation) -> int:
@@ -60,7 +120,7 @@ def _evict(at: float) -> None:
         total -= size
 
 
-def checked(data: bytes, name: str) -> Validation:
+def checked(data: bytes, name: str) -> Checked:
     """The check of upload ``data`` named ``name``: from the cache, or made and cached."""
     key = hashlib.sha256(data).hexdigest() + "\0" + name
     at = time.monotonic()
@@ -69,7 +129,7 @@ def checked(data: bytes, name: str) -> Validation:
         if hit is not None and at - hit[0] <= TTL_S:
             _ENTRIES.move_to_end(key)
             return hit[2]
-    check = validate_upload(data, name)
+    check = validate(data, name)
     size = size_of(check)
     with _LOCK:
         if size <= MAX_BYTES:

@@ -1,0 +1,264 @@
+"""One entry of the board: its status, its detail (scores under the board's current
+signatures, breakdowns, history) and its per-item frame. The ranking it sits in is
+:mod:`leaderboard.board`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from etclib import metrics
+
+from . import samples, trivial
+from .board import PUBLIC_FIELDS, _entries, _score_rows, current_signatures
+from .db import Database, resolve
+from .errors import NotFoundError
+from .queue import queue_position
+from .scoring import load_arrays
+from .statuses import failed_metrics, job_summary, pending_metrics
+
+
+def _submission(db: Database, submission_id: str, include_deleted: bool = False) -> dict[str, Any]:
+    cur = db.cursor()
+    res = cur.execute(
+        "SELECT s.*, coalesce(a.account, '') AS account FROM submissions s "
+        "LEFT JOIN submission_accounts a ON a.submission_id = s.id WHERE s.id = ?",
+        [str(submission_id)],
+    )
+    row = res.fetchone()
+    if row is None:
+        raise NotFoundError(
+            f"No submission {submission_id!r}. Check the id in your receipt "
+            "(python -m leaderboard status ID)."
+        )
+    rec = dict(zip([d[0] for d in res.description], row))
+    if rec["visibility"] == "deleted" and not include_deleted:
+        raise NotFoundError(f"Submission {submission_id!r} was removed by the moderators.")
+    return rec
+
+
+def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
+    """Where a submission stands: status, message, pending, failed and incomplete metrics
+    (metric group -> reason: ``judge incomplete: K of N items failed (first reasons ...)``),
+    history."""
+    db = resolve(db)
+    rec = _submission(db, submission_id)
+    cur = db.cursor()
+    summary = job_summary(cur, rec["id"])
+    pending, failed = summary.pending, summary.failed
+    track = rec.get("track") or "transcription"
+    history = [
+        {"at": at, "status": st, "message": msg or ""}
+        for at, st, msg in cur.execute(
+            "SELECT happened_at, status, message FROM status_history WHERE submission_id = ? "
+            "ORDER BY happened_at, rowid",
+            [rec["id"]],
+        ).fetchall()
+    ]
+    return {
+        "id": rec["id"],
+        "name": rec["name"],
+        "kind": rec["kind"],
+        "created_at": rec["created_at"],
+        "visibility": rec["visibility"],
+        "status": rec["status"],
+        "message": rec["status_message"] or "",
+        "pending": pending_metrics(pending, track),
+        "failed_metrics": failed_metrics(failed, track),
+        "incomplete_metrics": failed_metrics(summary.incomplete, track),
+        "track": track,
+        "queue_position": queue_position(cur, rec["id"]),
+        "warnings": json.loads(rec["warnings"] or "[]"),
+        "history": history,
+    }
+
+
+def _items(split: str):
+    from etclib.corpus import load_corpus
+    from etclib.task import items
+
+    return items(load_corpus(), split)
+
+
+def _chosen_for(db: Database, submission_id: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The submission's score rows to show (current signature when it has one, else newest)."""
+    rec_split, rec_track = db.query(
+        "SELECT split, track FROM submissions WHERE id = ?", [submission_id]
+    )[0]
+    entries = _entries(db, True, rec_split, rec_track)
+    board_rows = _score_rows(db, list(entries["id"]))
+    sigs = current_signatures(board_rows) if not board_rows.empty else {}
+    rows = _score_rows(db, [submission_id])
+    if rows.empty:
+        return rows, sigs
+    rows = rows[rows["metric_group"] != "reported"].copy()
+    rows["current"] = rows["signature"] == rows["metric_group"].map(sigs)
+    chosen = rows.sort_values(["current", "id"]).groupby("metric_group").tail(1)
+    return chosen, sigs
+
+
+def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
+    """Everything public about one submission.
+
+    Keys: ``submission`` (public fields; never the contact), ``status`` (as :func:`status`),
+    ``scores`` (group -> ``{"scores", "intervals", "signature", "current", "created_at"}``),
+    ``breakdown`` (``role`` / ``category`` / ``turn`` -> subset -> metrics with ``n_items``),
+    ``verbosity`` (``pred_chars``, ``ref_chars``, ``units_mean``, ``ref_units_mean``,
+    ``precision``, ``recall``; none on the categories track), ``trivial`` (why its predictions
+    are trivial, :mod:`leaderboard.trivial`; blank when they are not), ``history`` (every score row: group, signature, time), and for
+    published rows ``reported`` (the paper's numbers).
+    """
+    db = resolve(db)
+    rec = _submission(db, submission_id)
+    out: dict[str, Any] = {
+        "submission": {k: rec[k] for k in PUBLIC_FIELDS}
+        | {"visibility": rec["visibility"], "track": rec.get("track") or "transcription"},
+        "status": status(rec["id"], db=db),
+    }
+    if rec["kind"] == "reported":
+        rows = db.query(
+            "SELECT scores, signature FROM scores WHERE submission_id = ? ORDER BY id DESC LIMIT 1",
+            [rec["id"]],
+        )
+        out["reported"] = json.loads(rows[0][0]) if rows else {}
+        out["scores"], out["breakdown"], out["verbosity"], out["history"] = {}, {}, {}, []
+        return out
+    out["trivial"] = trivial_reason(db, rec)
+    chosen, _ = _chosen_for(db, rec["id"])
+    scores: dict[str, Any] = {}
+    breakdown: dict[str, dict[str, dict[str, Any]]] = {}
+    if not chosen.empty:
+        arrays = load_arrays(db, [int(i) for i in chosen["id"]])
+        full = db.query_df(
+            f"SELECT id, extras, breakdown FROM scores WHERE id IN ({', '.join('?' for _ in chosen['id'])})",
+            [int(i) for i in chosen["id"]],
+        ).set_index("id")
+        for row in chosen.itertuples():
+            got = (
+                samples.resampled_rows([(row.metric_group, arrays[int(row.id)])], int(row.n_items))[
+                    0
+                ]
+                if row.metric_group in metrics.METRICS
+                else {}
+            )
+            intervals = {key: bounds for key, (_, bounds) in got.items()}
+            scores[row.metric_group] = {
+                "scores": json.loads(row.scores),
+                "intervals": intervals,
+                "extras": json.loads(full.loc[row.id, "extras"] or "{}"),
+                "signature": json.loads(row.signature),
+                "current": bool(row.current),
+                "created_at": row.created_at,
+            }
+            for name, subsets in json.loads(full.loc[row.id, "breakdown"] or "{}").items():
+                for sub, values in subsets.items():
+                    breakdown.setdefault(name, {}).setdefault(sub, {}).update(values)
+    out["scores"] = scores
+    out["breakdown"] = breakdown
+    out["history"] = _history(db, rec["id"])
+    if (rec.get("track") or "transcription") != "transcription":
+        out["verbosity"] = {}  # lengths and units are the transcription track's fields
+        return out
+    preds = db.query(
+        "SELECT avg(length(prediction)) FROM predictions WHERE submission_id = ?", [rec["id"]]
+    )[0][0]
+    refs = [it.reference for it in _items(rec["split"])]
+    judge = scores.get("judge", {}).get("scores", {})
+    out["verbosity"] = {
+        "pred_chars": float(preds) if preds is not None else None,
+        "ref_chars": float(np.mean([len(r) for r in refs])) if refs else None,
+        "units_mean": judge.get("units_mean"),
+        "units_sd": judge.get("units_sd"),
+        "ref_units_mean": judge.get("ref_units_mean"),
+        "precision": judge.get("precision"),
+        "recall": judge.get("recall"),
+    }
+    return out
+
+
+def trivial_reason(db: Database, rec: dict[str, Any]) -> str:
+    """Why the submission ``rec`` is trivial (:mod:`leaderboard.trivial`; blank when not)."""
+    if rec["kind"] != "submission":
+        return ""
+    track = rec.get("track") or "transcription"
+    entries = _entries(db, True, rec["split"], track)
+    public_baseline = (entries["kind"] == "baseline") & (entries["visibility"] == "public")
+    entries = entries[public_baseline | (entries["id"] == rec["id"])]
+    if rec["id"] not in set(entries["id"]):
+        return ""
+    got = dict(zip(entries["id"], trivial.reasons(db, entries, track, rec["split"])))
+    return got.get(rec["id"], "")
+
+
+def _history(db: Database, submission_id: str) -> list[dict[str, Any]]:
+    """Every score row of a submission: id, group, signature, time."""
+    return [
+        {"score_id": int(i), "metric_group": g, "signature": json.loads(s), "created_at": t}
+        for i, g, s, t in db.query(
+            "SELECT id, metric_group, signature, created_at FROM scores WHERE submission_id = ? "
+            "ORDER BY id",
+            [submission_id],
+        )
+    ]
+
+
+def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
+    """One row per item: key, label, reference, prediction, and each metric's item scores.
+
+    Judge columns (when judged) are etclib's item scores and details, as etclib names them
+    (currently ``precision``, ``recall``, ``f1``, ``n_units``, ``n_ref_units``, and the details
+    ``units`` / ``ref_units`` (unit texts), ``unit_labels`` / ``ref_unit_labels``, ``error``).
+    A detail whose name clashes with a score column is prefixed with its metric group.
+    """
+    db = resolve(db)
+    rec = _submission(db, submission_id)
+    preds = db.query_df(
+        "SELECT item_index, dialogue_id, turn, role, prediction FROM predictions "
+        "WHERE submission_id = ? ORDER BY item_index",
+        [rec["id"]],
+    )
+    items = {it.key: it for it in _items(rec["split"])}
+    preds.insert(
+        4,
+        "label",
+        [
+            ", ".join(items[(d, t, r)].label) if (d, t, r) in items else ""
+            for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
+        ],
+    )
+    if (rec.get("track") or "transcription") == "transcription":
+        # the participant's transcription and the prediction's length: that track's fields
+        preds.insert(
+            5,
+            "reference",
+            [
+                items[(d, t, r)].reference if (d, t, r) in items else ""
+                for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
+            ],
+        )
+        preds["pred_chars"] = preds["prediction"].str.len()
+    if rec["kind"] == "reported":
+        return preds
+    chosen, _ = _chosen_for(db, rec["id"])
+    for row in chosen.sort_values("id").itertuples():
+        got = db.query(
+            "SELECT item_index, scores, details FROM item_scores WHERE score_id = ? "
+            "ORDER BY item_index",
+            [int(row.id)],
+        )
+        columns: dict[str, list[Any]] = {}
+        for n, (_, scores, details) in enumerate(got):
+            values = json.loads(scores or "{}")
+            if details:
+                for k, v in json.loads(details).items():
+                    clash = k in values or k in preds.columns
+                    values[f"{row.metric_group}_{k}" if clash else k] = v
+            for k, v in values.items():
+                columns.setdefault(k, [None] * len(got))[n] = v
+        for k, v in columns.items():
+            if len(v) == len(preds):
+                preds[k] = v
+    return preds

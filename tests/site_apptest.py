@@ -1,0 +1,122 @@
+"""What the AppTest files of the site share (tests/test_site_pages.py, tests/test_site_chat.py):
+the corpus store and caches built once per session, a fresh leaderboard per test, and helpers
+that read what a page shows. Each test file imports the fixtures (``corpus_fixture`` provides
+``corpus``), so that pytest finds them there."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import REPO
+from tests.serve import site_pages
+
+#: Every page the site declares (streamlit_app.py's SITE_PAGES), not a list kept here.
+PAGES = [path for path, _ in site_pages()]
+XSS_NAME = "<img src=x onerror=window.__x=1>"
+
+
+@pytest.fixture(scope="session")
+def shared_dirs(tmp_path_factory):
+    return tmp_path_factory.mktemp("site-shared")
+
+
+@pytest.fixture(autouse=True)
+def _site(_isolated, shared_dirs, monkeypatch):
+    """Share the corpus store and caches across tests; fresh Streamlit caches and leaderboard."""
+    monkeypatch.setenv("ETC_STORE_DB", str(shared_dirs / "etc.duckdb"))
+    monkeypatch.setenv("ETC_CACHE_DIR", str(shared_dirs / "cache"))
+    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "100")
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    import leaderboard as lb
+
+    try:
+        lb.stop_workers()
+    finally:
+        lb.close_all()
+
+
+@pytest.fixture(name="corpus")
+def corpus_fixture():
+    from etclib.corpus import load_corpus
+
+    return load_corpus()
+
+
+def app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def texts(at: AppTest) -> str:
+    """Everything shown as markdown, captions, text, alerts, in one string."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [t.value for t in at.text] + [e.value for e in at.error]
+    parts += [w.value for w in at.warning] + [i.value for i in at.info]
+    parts += [s.value for s in at.success] + [h.value for h in at.subheader]
+    return "\n".join(str(p) for p in parts)
+
+
+def plain(text: str) -> str:
+    """Markdown source as a reader sees it: backslash escapes removed."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def shown_table(at: AppTest, *columns: str):
+    """The first table shown with all these columns (read-only tables carry no key in AppTest)."""
+    for d in at.dataframe:
+        value = d.value
+        if all(c in value.columns for c in columns):
+            return value
+    raise AssertionError(f"no table with columns {columns}")
+
+
+def send_button(at: AppTest):
+    """The submit form's button (AppTest keys form buttons by form and label)."""
+    return next(b for b in at.button if b.proto.label == "Submit for scoring")
+
+
+def write_secrets(tmp_path, **values: str) -> None:
+    from etclib import config
+
+    lines = [f"{k} = {json.dumps(v)}" for k, v in values.items()]
+    (tmp_path / "secrets.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config._secrets.cache_clear()
+
+
+def predictions_file(corpus, fmt: str = "jsonl", tag: str = "") -> bytes:
+    """A valid test-split file: one made-up prediction per item (distinct from the baselines)."""
+    from etclib.task import items
+
+    rows = [
+        {
+            "dialogue_id": it.dialogue_id,
+            "turn": it.turn,
+            "role": it.role,
+            "prediction": f"{it.utterance[:8]}と思った{tag}",
+        }
+        for it in items(corpus, "test")
+    ]
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue().encode()
