@@ -156,6 +156,19 @@ def _compared_keys(module: ModuleType) -> list[str]:
 CHUNK = 2000  # trials x items of float at a time
 
 
+def _trial_products(pos: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``pos @ matrix`` (trials x columns), taken ``CHUNK`` trials at a time through one reused
+    float buffer (a fresh float copy of each chunk cost more to allocate than the product).
+    The chunks are always the same, so the products are too, to the last bit."""
+    out = np.empty((len(pos), matrix.shape[1]))
+    buffer = np.empty((min(CHUNK, len(pos)), pos.shape[1]))
+    for start in range(0, len(pos), CHUNK):
+        chunk = buffer[: len(pos[start : start + CHUNK])]
+        np.copyto(chunk, pos[start : start + CHUNK])
+        out[start : start + len(chunk)] = chunk @ matrix
+    return out
+
+
 def _has_statistics(module: ModuleType) -> bool:
     return hasattr(module, "statistics") and hasattr(module, "from_statistics")
 
@@ -180,14 +193,8 @@ def _ar_statistics_many(
             out[n] = _ar_by_swapping(*scored[n][:3], pos, scored[n][3])
     if blocks:
         delta = np.hstack([b[0] for b in blocks])
-        # the products chunk by chunk (one float buffer for the trials' choices, reused), then
         # each metric's scores once over all trials: its Python work is paid once, not per chunk
-        moved = np.empty((len(pos), delta.shape[1]))
-        buffer = np.empty((min(CHUNK, len(pos)), pos.shape[1]))
-        for start in range(0, len(pos), CHUNK):
-            chunk = buffer[: len(pos[start : start + CHUNK])]
-            np.copyto(chunk, pos[start : start + CHUNK])
-            moved[start : start + len(chunk)] = chunk @ delta
+        moved = _trial_products(pos, delta)
         for k, (n, (lo, hi)) in enumerate(where.items()):
             module, _, _, keys = scored[n]
             _, tot_a, tot_b = blocks[k]
@@ -326,20 +333,19 @@ def pairwise(
     totals = [s.sum(axis=0) for s in stats]
     width = stats[0].shape[1] if stats else 0
     stacked = np.hstack(stats) if stats else np.zeros((n_items, 0))
-    trial_stats: dict[tuple[int, int], list[np.ndarray]] = {}
-    for start in range(0, len(pos), CHUNK):
-        products = pos[start : start + CHUNK].astype(float) @ stacked
-        for i in range(len(datas)):
-            for j in range(i + 1, len(datas)):
-                moved = products[:, i * width : (i + 1) * width]
-                moved = moved - products[:, j * width : (j + 1) * width]
-                got_a = _scores_from_sums(module, totals[j] + moved, [key])[key]
-                got_b = _scores_from_sums(module, totals[i] - moved, [key])[key]
-                trial_stats.setdefault((i, j), []).append(np.abs(got_a - got_b))
+    products = _trial_products(pos, stacked)
+    trial_stats: dict[tuple[int, int], np.ndarray] = {}
+    for i in range(len(datas)):
+        for j in range(i + 1, len(datas)):
+            moved = products[:, i * width : (i + 1) * width]
+            moved = moved - products[:, j * width : (j + 1) * width]
+            got_a = _scores_from_sums(module, totals[j] + moved, [key])[key]
+            got_b = _scores_from_sums(module, totals[i] - moved, [key])[key]
+            trial_stats[(i, j)] = np.abs(got_a - got_b)
     out = {}
-    for (i, j), parts in trial_stats.items():
+    for (i, j), stats_ij in trial_stats.items():
         diff = points[j] - points[i]
-        p = p_value(abs(diff), np.concatenate(parts))
+        p = p_value(abs(diff), stats_ij)
         out[(i, j)] = MetricComparison(
             key,
             fact.group,
