@@ -13,7 +13,11 @@ itself not computed yet). *Warm*: the visitor's way there in a running session, 
 chosen, a click on "Compare with the one above" until the comparison is drawn (median of
 ``--runs``). A fresh session's direct visit of the URL (a page load) is printed beside it.
 Printed beside them: the in-process figures of ``leaderboard.compare.compare`` (first call and
-cached) and of ``etclib.compare`` on the two predictions files.
+cached; wall and CPU seconds) and of ``etclib.compare`` on the two predictions files.
+
+On a shared machine the wall-clock figures grow with the load: beside each render the server's
+CPU seconds (user + system, all threads: ``benchmarks.site.cpu_seconds``) are printed, which do
+not, and the load averages before and after the run.
 
 Run:  .venv/bin/python benchmarks/compare.py [--runs 5]
 Needs the real corpus (ETC_DATA_DIR) and /usr/bin/chromium (apt-get install chromium).
@@ -33,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.site import cpu_seconds, load, server_pid  # noqa: E402
 from tests.serve import chromium, running_site, wait_rendered  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,7 +59,9 @@ from etclib.corpus import load_corpus
 from leaderboard import compare as lbc
 a, b = sys.argv[1], sys.argv[2]
 load_corpus(); lb.open_db()
-t = time.perf_counter(); c = lbc.compare(a, b); c.per_item(); first = time.perf_counter() - t
+t, p = time.perf_counter(), time.process_time()
+c = lbc.compare(a, b); c.per_item()
+first, first_cpu = time.perf_counter() - t, time.process_time() - p
 t = time.perf_counter(); lbc.compare(a, b).per_item(); cached = time.perf_counter() - t
 db = lb.open_db()
 files = []
@@ -71,43 +78,47 @@ import etclib
 t = time.perf_counter()
 etclib.compare(files[0], files[1], list(c.modules))
 offline = time.perf_counter() - t
-print(json.dumps({"metrics": len(c.metrics), "first": first, "cached": cached,
-                  "offline": offline}))
+print(json.dumps({"metrics": len(c.metrics), "first": first, "first_cpu": first_cpu,
+                  "cached": cached, "offline": offline}))
 """
 
 
 READY = ("95% interval", "of 1,010 items")
 
 
-def render(context, url: str, ready: tuple[str, ...] = READY) -> float:
+def render(context, url: str, ready: tuple[str, ...] = READY, pid: int | None = None):
+    """(wall seconds, the server's CPU seconds) of one visit of ``url`` in a new page."""
     page = context.new_page()
     try:
+        cpu0 = cpu_seconds(pid)
         start = time.perf_counter()
         page.goto(url)
         wait_rendered(page, timeout=120)
         for text in ready:
             page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
         wait_rendered(page, timeout=120)
-        return time.perf_counter() - start
+        return time.perf_counter() - start, cpu_seconds(pid) - cpu0
     finally:
         page.close()
 
 
-def from_the_board(context, url: str, b: str) -> float:
-    """Leaderboard with B chosen (untimed), then click "Compare with the one above" (timed)."""
+def from_the_board(context, url: str, b: str, pid: int | None = None):
+    """Leaderboard with B chosen (untimed), then click "Compare with the one above" (timed):
+    (wall seconds, the server's CPU seconds)."""
     page = context.new_page()
     try:
         page.goto(f"{url}/leaderboard?submission={b}")
         wait_rendered(page, timeout=120)
         link = page.get_by_role("link", name="Compare with the one above")
         link.wait_for(timeout=120_000)
+        cpu0 = cpu_seconds(pid)
         start = time.perf_counter()
         link.click()
         page.get_by_role("heading", name="Compare two entries").wait_for(timeout=120_000)
         for text in READY:
             page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
         wait_rendered(page, timeout=120)
-        return time.perf_counter() - start
+        return time.perf_counter() - start, cpu_seconds(pid) - cpu0
     finally:
         page.close()
 
@@ -116,6 +127,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="warm visits (default 5)")
     args = parser.parse_args()
+    print(f"load average at the start: {load()}")
     with tempfile.TemporaryDirectory(prefix="etc-bench-compare-") as tmp:
         base = Path(tmp)
         env = {
@@ -154,27 +166,37 @@ def main() -> int:
             .splitlines()[-1]
         )
         print(
-            f"in process: leaderboard.compare first {got['first']:.2f} s, cached "
+            f"in process: leaderboard.compare first {got['first']:.2f} s "
+            f"(CPU {got['first_cpu']:.2f} s), cached "
             f"{got['cached'] * 1000:.0f} ms ({got['metrics']} metric keys, per-item rows "
             f"included); etclib.compare on the two files (scoring both) {got['offline']:.2f} s"
         )
         with running_site(env) as url, chromium() as context:
-            render(context, f"{url}/leaderboard", ())  # the server warmed, the pair not compared
+            pid = server_pid(url)
+            # the server warmed, the pair not compared
+            render(context, f"{url}/leaderboard", (), pid)
             target = f"{url}/compare?track=transcription&a={a}&b={b}"
-            cold = render(context, target)
-            warm = [from_the_board(context, url, b) for _ in range(args.runs)]
-            direct = [render(context, target) for _ in range(args.runs)]
-        median = statistics.median(warm)
-        for name, value in (("cold", cold), ("warm", median)):
+            cold, cold_cpu = render(context, target, pid=pid)
+            warm = [from_the_board(context, url, b, pid) for _ in range(args.runs)]
+            direct = [render(context, target, pid=pid) for _ in range(args.runs)]
+        median = statistics.median(w for w, _ in warm)
+        median_cpu = statistics.median(c for _, c in warm)
+        for name, value, cpu in (("cold", cold, cold_cpu), ("warm", median, median_cpu)):
             verdict = "ok" if value <= TARGETS[name] else "OVER TARGET"
             print(
-                f"comparison page {name}: {value:.2f} s (target <= {TARGETS[name]:.0f} s) {verdict}"
+                f"comparison page {name}: {value:.2f} s (target <= {TARGETS[name]:.0f} s) "
+                f"{verdict}; server CPU {cpu:.2f} s"
             )
-        print(f"warm runs (board -> comparison): {', '.join(f'{w:.2f}' for w in warm)} s")
+        print(
+            "warm runs (board -> comparison): "
+            + ", ".join(f"{w:.2f} s (CPU {c:.2f})" for w, c in warm)
+        )
         print(
             f"direct visits of the URL in fresh sessions (page loads): median "
-            f"{statistics.median(direct):.2f} s ({', '.join(f'{w:.2f}' for w in direct)})"
+            f"{statistics.median(w for w, _ in direct):.2f} s "
+            f"({', '.join(f'{w:.2f}' for w, _ in direct)})"
         )
+    print(f"load average at the end: {load()}")
     return 0
 
 

@@ -7,41 +7,21 @@ never hides the function behind a module of the same name).
 >>> c.metrics["rougeL"].difference, c.metrics["rougeL"].verdict          # doctest: +SKIP
 (3.12, 'B better')
 
-For every ranking key of the metric groups compared (and, for a group whose
-``from_statistics`` takes ``everything``, its other ×100 keys: the ERC track's per-category
-precision, recall and F1):
-
-- ``difference``: B − A of the scores as ``etclib score`` reports them;
-- ``interval``: the paired bootstrap 95% interval of B − A over items: the board's resamples
-  (:func:`etclib.significance.draw`, same count and seed, the same for both systems), each
-  system's score on each resample from :func:`etclib.significance.resampled_many` (the function
-  behind the board's intervals and rank bands), the percentile interval of the differences;
-- ``p_value``: paired approximate randomization as sacrebleu does it
-  (``sacrebleu.significance._paired_ar_test``: ``default_rng(seed).integers(2, size=(trials,
-  items), dtype=bool)`` picks, per trial, which system each item's statistics go to; the
-  statistic is |A − B| of the two pseudo-systems' scores; p = (c + 1) / (trials + 1)), run on the
-  metric's own per-item sufficient statistics, so it serves every metric of the registry. For a
-  corpus-level metric (BLEU, macro-F1) this is sacrebleu's test; for a mean over items it is the
-  paired permutation (sign-flip) test of the item differences. One deliberate difference: c
-  counts the trials whose statistic is *at least* the observed one (sacrebleu counts those
-  strictly above, which gives two identical systems p = 1/(trials + 1), "significant": see
-  jhclark/multeval#5); where no trial ties the observed value both give the same p;
-- ``verdict``: "A better" / "no significant difference" / "B better" at ``alpha`` (0.05):
-  significant when p < alpha; which side by the metric's direction
-  (:attr:`etclib.metrics.Fact.higher_is_better`).
-
-The signature adds ``compare``: resamples, seed, trials, alpha. Per item (:meth:`Comparison.
-per_item`): both predictions, the reference, each metric's item scores for A and B and B − A.
+The numbers (B − A, the paired bootstrap interval, the paired approximate-randomization
+p-value and the verdict of every compared metric key) come from :mod:`etclib.paired`, whose
+public names are importable from here too; this module builds the :class:`Comparison` of two
+systems (their files, ``ScoreResult`` objects or, through :func:`compare_data`, stored
+per-item data) and what is read from it per item. The signature adds ``compare``: resamples,
+seed, trials, alpha. Per item (:meth:`Comparison.per_item`): both predictions, the reference,
+each metric's item scores for A and B and B − A; win/tie/loss counts (:func:`win_tie_loss`).
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -52,44 +32,51 @@ from . import significance, tracks
 from .corpus import CATEGORIES, ROLES
 from .errors import MetricError, TaskError
 from .metrics import MetricData
+from .paired import (  # re-exported: the statistics are part of this module's interface
+    A_BETTER,
+    ALPHA,
+    B_BETTER,
+    DEFAULT_TRIALS,
+    NO_DIFFERENCE,
+    TEST,
+    TIE_TOLERANCE,
+    VERDICTS,
+    MetricComparison,
+    _finite,
+    compare_metrics,
+    compare_signature,
+    p_value,
+    pairwise,
+    randomization,
+    verdict,
+)
 from .task import Item
 
-#: sacrebleu's default number of approximate-randomization trials
-DEFAULT_TRIALS = 10000
-ALPHA = significance.ALPHA
-A_BETTER, NO_DIFFERENCE, B_BETTER = "A better", "no significant difference", "B better"
-VERDICTS = (A_BETTER, NO_DIFFERENCE, B_BETTER)
-#: the name of the test in the signature and the JSON
-TEST = "paired approximate randomization (sacrebleu's; ties count as at least as extreme)"
-#: relative tolerance under which a trial's statistic counts as equal to the observed one
-TIE_TOLERANCE = 1e-9
-
-
-@dataclass(frozen=True)
-class MetricComparison:
-    """One metric key compared: the scores, B − A, its interval, the test and the verdict."""
-
-    key: str
-    group: str
-    a: float
-    b: float
-    difference: float
-    interval: tuple[float, float]
-    p_value: float
-    verdict: str
-    ranking: bool = True
-
-    def to_json(self) -> dict[str, Any]:
-        return _finite(
-            {
-                "a": self.a,
-                "b": self.b,
-                "difference": self.difference,
-                "interval": list(self.interval),
-                "p_value": self.p_value,
-                "verdict": self.verdict,
-            }
-        )
+__all__ = [
+    "A_BETTER",
+    "ALPHA",
+    "B_BETTER",
+    "DEFAULT_TRIALS",
+    "NO_DIFFERENCE",
+    "TEST",
+    "TIE_TOLERANCE",
+    "VERDICTS",
+    "Comparison",
+    "MetricComparison",
+    "check_signatures",
+    "compare",
+    "compare_data",
+    "compare_metrics",
+    "compare_signature",
+    "format_text",
+    "outcome",
+    "p_value",
+    "pairwise",
+    "randomization",
+    "verdict",
+    "win_tie_loss",
+    "write_per_item",
+]
 
 
 @dataclass
@@ -184,282 +171,6 @@ class Comparison:
                 )
             )
         return rows
-
-
-def _finite(obj):
-    """JSON has no NaN: undefined numbers become None; numpy scalars plain numbers."""
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
-
-
-# --- the statistics -------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=4)
-def randomization(
-    n_items: int, trials: int = DEFAULT_TRIALS, seed: int = significance.DEFAULT_SEED
-):
-    """Which system each item's statistics go to in each trial (trials x items, bool): the
-    draw of sacrebleu's ``_paired_ar_test`` (True: pseudo-system A takes A's). Cached."""
-    rng = np.random.default_rng(seed)
-    pos = rng.integers(2, size=(trials, n_items), dtype=bool)
-    pos.setflags(write=False)
-    return pos
-
-
-def p_value(observed: float, trial_stats: np.ndarray) -> float:
-    """(trials whose statistic is at least ``observed``, + 1) / (trials + 1); NaN trials are
-    counted as not extreme; NaN when ``observed`` is NaN."""
-    if observed != observed:
-        return float("nan")
-    t = np.asarray(trial_stats, dtype=float)
-    tol = TIE_TOLERANCE * max(1.0, abs(observed))
-    c = int(np.count_nonzero(t >= observed - tol))
-    return (c + 1) / (len(t) + 1)
-
-
-def verdict(difference: float, p: float, alpha: float = ALPHA, higher_is_better: bool = True):
-    """ "A better", "B better" (p < alpha, on the metric's better side) or "no significant
-    difference"."""
-    if p != p or difference != difference or difference == 0 or p >= alpha:
-        return NO_DIFFERENCE
-    return B_BETTER if (difference > 0) == higher_is_better else A_BETTER
-
-
-def _takes_everything(module: ModuleType) -> bool:
-    fn = getattr(module, "from_statistics", None)
-    return fn is not None and "everything" in inspect.signature(fn).parameters
-
-
-def _scores_from_sums(module: ModuleType, sums: np.ndarray, keys: list[str]) -> dict:
-    if _takes_everything(module):
-        got = module.from_statistics(sums, everything=True)
-    else:
-        got = module.from_statistics(sums)
-    return {k: np.asarray(got[k], dtype=float) for k in keys}
-
-
-def _compared_keys(module: ModuleType) -> list[str]:
-    """The ranking keys of a group, then (when its ``from_statistics`` takes ``everything``) its
-    other ×100 keys."""
-    keys = [f.key for f in module.FACTS if f.ranking]
-    if _takes_everything(module):
-        keys += [f.key for f in module.FACTS if not f.ranking and f.unit == "×100"]
-    return keys
-
-
-CHUNK = 2000  # trials x items of float at a time
-
-
-def _has_statistics(module: ModuleType) -> bool:
-    return hasattr(module, "statistics") and hasattr(module, "from_statistics")
-
-
-def _ar_statistics_many(
-    scored: list[tuple[ModuleType, MetricData, MetricData, list[str]]], pos: np.ndarray
-) -> list[dict[str, np.ndarray]]:
-    """For each (module, A's data, B's data, keys): per key, |A − B| of the two
-    pseudo-systems of every trial. The metrics with per-item statistics share one matrix
-    product per chunk of trials: pseudo-A = B's totals + pos @ (A − B), pseudo-B = A's totals
-    − pos @ (A − B)."""
-    out: list[dict[str, np.ndarray] | None] = [None] * len(scored)
-    blocks, where = [], {}
-    for n, (module, da, db, _) in enumerate(scored):
-        if _has_statistics(module):
-            sa = np.asarray(module.statistics(da), dtype=float)
-            sb = np.asarray(module.statistics(db), dtype=float)
-            start = sum(b[0].shape[1] for b in blocks)
-            where[n] = (start, start + sa.shape[1])
-            blocks.append((sa - sb, sa.sum(axis=0), sb.sum(axis=0)))
-        else:
-            out[n] = _ar_by_swapping(*scored[n][:3], pos, scored[n][3])
-    if blocks:
-        delta = np.hstack([b[0] for b in blocks])
-        parts: dict[int, dict[str, list[np.ndarray]]] = {n: {} for n in where}
-        for start in range(0, len(pos), CHUNK):
-            moved = pos[start : start + CHUNK].astype(float) @ delta
-            for k, (n, (lo, hi)) in enumerate(where.items()):
-                module, _, _, keys = scored[n]
-                _, tot_a, tot_b = blocks[k]
-                got_a = _scores_from_sums(module, tot_b + moved[:, lo:hi], keys)
-                got_b = _scores_from_sums(module, tot_a - moved[:, lo:hi], keys)
-                for key in keys:
-                    parts[n].setdefault(key, []).append(np.abs(got_a[key] - got_b[key]))
-        for n, got in parts.items():
-            out[n] = {k: np.concatenate(v) for k, v in got.items()}
-    return [o or {} for o in out]
-
-
-def _ar_statistics(
-    module: ModuleType, da: MetricData, db: MetricData, pos: np.ndarray, keys: list[str]
-) -> dict[str, np.ndarray]:
-    """Per key, |A − B| of the two pseudo-systems of every trial (one metric group)."""
-    return _ar_statistics_many([(module, da, db, keys)], pos)[0]
-
-
-def _ar_by_swapping(
-    module: ModuleType, da: MetricData, db: MetricData, pos: np.ndarray, keys: list[str]
-) -> dict[str, np.ndarray]:
-    """A metric without statistics: swap the per-item arrays and aggregate each trial (slow,
-    but any metric)."""
-    out: dict[str, list[float]] = {k: [] for k in keys}
-    for row in pos:
-        arrays_a, arrays_b = {}, {}
-        for name, arr_a in da.arrays.items():
-            arr_b = db.arrays[name]
-            pick = row.reshape((-1,) + (1,) * (arr_a.ndim - 1))
-            arrays_a[name] = np.where(pick, arr_a, arr_b)
-            arrays_b[name] = np.where(pick, arr_b, arr_a)
-        ga = module.aggregate(MetricData(arrays_a))
-        gb = module.aggregate(MetricData(arrays_b))
-        for k in keys:
-            out[k].append(abs(ga[k] - gb[k]))
-    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
-
-
-def compare_metrics(
-    modules: dict[str, ModuleType],
-    data_a: dict[str, MetricData],
-    data_b: dict[str, MetricData],
-    n_items: int,
-    *,
-    resamples: int = significance.DEFAULT_RESAMPLES,
-    seed: int = significance.DEFAULT_SEED,
-    trials: int = DEFAULT_TRIALS,
-    alpha: float = ALPHA,
-    keys: list[str] | None = None,
-) -> dict[str, MetricComparison]:
-    """Metric key -> :class:`MetricComparison`, for per-item data of two systems on the same
-    ``n_items`` items (each group's ``MetricData`` as ``compute`` returned it or as the
-    leaderboard stored it). ``keys``: only these metric keys (default: every compared key)."""
-    res = significance.draw(n_items, resamples, seed)
-    pos = randomization(n_items, trials, seed)
-    plans = []
-    for group, module in modules.items():
-        da, db = data_a[group], data_b[group]
-        for name, d in (("A", da), ("B", db)):
-            if len(d) != n_items:
-                raise MetricError(
-                    f"System {name}'s {group} data covers {len(d)} items, not {n_items}; "
-                    "compare two systems scored on the same items."
-                )
-        wanted = [k for k in _compared_keys(module) if keys is None or k in keys]
-        if wanted:
-            plans.append((group, module, da, db, wanted))
-    trial_stats = _ar_statistics_many([(m, da, db, w) for _, m, da, db, w in plans], pos)
-    out: dict[str, MetricComparison] = {}
-    for (group, module, da, db, wanted), trials_of in zip(plans, trial_stats):
-        ranked = [f.key for f in module.FACTS if f.ranking]
-        samples_a, samples_b = significance.resampled_many([(module, da), (module, db)], res)
-        extra = [k for k in wanted if k not in ranked]
-        if extra:
-            sums_a = res.weights @ np.asarray(module.statistics(da), dtype=float)
-            sums_b = res.weights @ np.asarray(module.statistics(db), dtype=float)
-            samples_a.update(_scores_from_sums(module, sums_a, extra))
-            samples_b.update(_scores_from_sums(module, sums_b, extra))
-        point_a, point_b = module.aggregate(da), module.aggregate(db)
-        for key in wanted:
-            fact = registry.fact(key)
-            a, b = float(point_a[key]), float(point_b[key])
-            diff = b - a
-            lo, hi = significance.interval(samples_b[key] - samples_a[key], alpha)
-            p = p_value(abs(diff), trials_of[key])
-            out[key] = MetricComparison(
-                key,
-                group,
-                a,
-                b,
-                diff,
-                (lo, hi),
-                p,
-                verdict(diff, p, alpha, fact.higher_is_better),
-                fact.ranking,
-            )
-    return out
-
-
-def pairwise(
-    module: ModuleType,
-    datas: list[MetricData],
-    key: str,
-    n_items: int,
-    *,
-    resamples: int = significance.DEFAULT_RESAMPLES,
-    seed: int = significance.DEFAULT_SEED,
-    trials: int = DEFAULT_TRIALS,
-    alpha: float = ALPHA,
-) -> dict[tuple[int, int], MetricComparison]:
-    """:func:`compare_metrics` of every pair ``(i, j)``, ``i < j`` (A = ``datas[i]``, B =
-    ``datas[j]``) on one ranking ``key`` of ``module``, at the cost of one system per entry:
-    each entry's resampled scores and its statistics' product with the trials are computed
-    once, and a pair's differ only by subtraction (a module without per-item statistics is
-    compared pair by pair)."""
-    if not _has_statistics(module):
-        return {
-            (i, j): compare_metrics(
-                {"m": module},
-                {"m": datas[i]},
-                {"m": datas[j]},
-                n_items,
-                resamples=resamples,
-                seed=seed,
-                trials=trials,
-                alpha=alpha,
-                keys=[key],
-            )[key]
-            for i in range(len(datas))
-            for j in range(i + 1, len(datas))
-        }
-    fact = registry.fact(key)
-    res = significance.draw(n_items, resamples, seed)
-    pos = randomization(n_items, trials, seed)
-    samples = [s[key] for s in significance.resampled_many([(module, d) for d in datas], res)]
-    points = [float(module.aggregate(d)[key]) for d in datas]
-    stats = [np.asarray(module.statistics(d), dtype=float) for d in datas]
-    totals = [s.sum(axis=0) for s in stats]
-    width = stats[0].shape[1] if stats else 0
-    stacked = np.hstack(stats) if stats else np.zeros((n_items, 0))
-    trial_stats: dict[tuple[int, int], list[np.ndarray]] = {}
-    for start in range(0, len(pos), CHUNK):
-        products = pos[start : start + CHUNK].astype(float) @ stacked
-        for i in range(len(datas)):
-            for j in range(i + 1, len(datas)):
-                moved = products[:, i * width : (i + 1) * width]
-                moved = moved - products[:, j * width : (j + 1) * width]
-                got_a = _scores_from_sums(module, totals[j] + moved, [key])[key]
-                got_b = _scores_from_sums(module, totals[i] - moved, [key])[key]
-                trial_stats.setdefault((i, j), []).append(np.abs(got_a - got_b))
-    out = {}
-    for (i, j), parts in trial_stats.items():
-        diff = points[j] - points[i]
-        p = p_value(abs(diff), np.concatenate(parts))
-        out[(i, j)] = MetricComparison(
-            key,
-            fact.group,
-            points[i],
-            points[j],
-            diff,
-            significance.interval(samples[j] - samples[i], alpha),
-            p,
-            verdict(diff, p, alpha, fact.higher_is_better),
-            fact.ranking,
-        )
-    return out
-
-
-def compare_signature(resamples: int, seed: int, trials: int, alpha: float) -> str:
-    """The ``compare`` entry of a comparison's signature."""
-    return (
-        f"bootstrap:{resamples}|seed:{seed}|interval:percentile-{round((1 - alpha) * 100)}"
-        f"|test:paired-ar|trials:{trials}|ties:at-least|alpha:{alpha:g}"
-    )
 
 
 def compare_data(
@@ -631,25 +342,52 @@ def check_signatures(sig_a: dict[str, str], sig_b: dict[str, str], groups: list[
 # --- per item ---------------------------------------------------------------------------------
 
 
-def _number(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
+#: a per-item value that is no score (a text or a list: a judge error, unit lists)
+_TEXT = object()
+_NUMBERS = (int, float, np.number)
 
 
-def _scalar(v: Any) -> bool:
-    return v is None or (not isinstance(v, bool) and isinstance(v, (int, float, np.number)))
+def _numbers(scores: dict[str, Any]) -> dict[str, Any]:
+    """One item's scores as finite floats, None (undefined: None, NaN, infinite) or
+    :data:`_TEXT` (not a number, booleans included); one pass, no call per value."""
+    out: dict[str, Any] = {}
+    for k, v in scores.items():
+        if v is None:
+            out[k] = None
+        elif type(v) is float:
+            out[k] = v if math.isfinite(v) else None
+        elif isinstance(v, bool) or not isinstance(v, _NUMBERS):
+            out[k] = _TEXT
+        else:
+            v = float(v)
+            out[k] = v if math.isfinite(v) else None
+    return out
 
 
-def _item_scores(known, module, data, group: str, i: int) -> dict[str, Any]:
-    if known is not None and group in known and len(known[group]) > i:
-        return known[group][i]
-    return module.item_scores(data[group], i)
+def _group_numbers(known, module, data, group: str, n: int) -> list[dict[str, Any]]:
+    """:func:`_numbers` of every item's scores of ``group``: the stored ones when known,
+    else the module's ``item_scores``."""
+    stored = known.get(group) if known is not None else None
+    return [
+        _numbers(
+            stored[i]
+            if stored is not None and len(stored) > i
+            else module.item_scores(data[group], i)
+        )
+        for i in range(n)
+    ]
 
 
 def _per_item_rows(c: Comparison) -> list[dict[str, Any]]:
     erc = tracks.get(c.track).kind == "labels"
+    n = len(c.items)
+    groups = [
+        (
+            _group_numbers(c.item_scores_a, module, c.data_a, group, n),
+            _group_numbers(c.item_scores_b, module, c.data_b, group, n),
+        )
+        for group, module in c.modules.items()
+    ]
     rows = []
     for i, it in enumerate(c.items):
         pa, pb = c.predictions_a[i], c.predictions_b[i]
@@ -664,13 +402,12 @@ def _per_item_rows(c: Comparison) -> list[dict[str, Any]]:
         }
         if erc:
             row["labels_differ"] = set(pa) != set(pb)
-        for group, module in c.modules.items():
-            sa = _item_scores(c.item_scores_a, module, c.data_a, group, i)
-            sb = _item_scores(c.item_scores_b, module, c.data_b, group, i)
-            for k in dict.fromkeys([*sa, *sb]):
-                if k in row or not all(_scalar(s.get(k)) for s in (sa, sb)):
+        for numbers_a, numbers_b in groups:
+            na, nb = numbers_a[i], numbers_b[i]
+            for k in dict.fromkeys([*na, *nb]):
+                va, vb = na.get(k), nb.get(k)
+                if k in row or va is _TEXT or vb is _TEXT:
                     continue  # a text or list (a judge error, unit lists): not a score
-                va, vb = _number(sa.get(k)), _number(sb.get(k))
                 row[f"{k}_a"] = va
                 row[f"{k}_b"] = vb
                 row[f"{k}_diff"] = None if va is None or vb is None else vb - va

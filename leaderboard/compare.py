@@ -72,13 +72,16 @@ def _item_rows(
     )
     scores: list[dict[str, Any]] = [{} for _ in range(n_items)]
     details: list[dict[str, Any]] = [{} for _ in range(n_items)]
+    kept = [r for r in rows if 0 <= int(r[0]) < n_items]
+    # one JSON document for all rows: a thousand json.loads calls cost more than the parsing
+    got_scores = json.loads("[" + ",".join(r[1] or "{}" for r in kept) + "]")
+    got_details = json.loads("[" + ",".join(r[2] or "null" for r in kept) + "]")
     any_details = False
-    for i, item_scores, item_details in rows:
-        if 0 <= int(i) < n_items:
-            scores[int(i)] = json.loads(item_scores or "{}")
-            if item_details:
-                details[int(i)] = json.loads(item_details)
-                any_details = True
+    for (i, _, stored), item_scores, item_details in zip(kept, got_scores, got_details):
+        scores[int(i)] = item_scores
+        if stored:  # a row without details keeps {}
+            details[int(i)] = item_details
+            any_details = True
     return (scores if len(rows) == n_items else None), (details if any_details else None)
 
 

@@ -210,7 +210,7 @@ def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
 
     Judge columns (when judged) are etclib's item scores and details, as etclib names them
     (currently ``precision``, ``recall``, ``f1``, ``n_units``, ``n_ref_units``, and the details
-    ``units`` / ``ref_units`` (unit texts), ``unit_labels`` / ``ref_unit_labels``, ``error``).
+    that :mod:`etclib.metrics.judge` lists: unit texts, their labels and reasons, ``error``).
     A detail whose name clashes with a score column is prefixed with its metric group.
     """
     db = resolve(db)

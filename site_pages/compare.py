@@ -186,6 +186,12 @@ if len(shown):
     units = cv.judge_units(c, i)
     if units:
         st.markdown("**The judge's units and decisions for this item**")
+        if cv.unexplained(units):
+            st.caption(
+                f"{cv.unexplained(units)} of these decisions were stored without the judge's "
+                "reasoning (scored before the reasons were kept, or the judge gave none): "
+                "they are shown alone."
+            )
         cols = st.columns(len(units))
         for col, (title, table) in zip(cols, units.items()):
             col.caption(title)

@@ -152,6 +152,7 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     body = page.locator("body").inner_text()
     assert "[Not Supported] 犬が好きです。" in body
     assert "against A: Supported · against B: Not Supported" in body
+    assert "why: 表面の内容を比較した。" in body  # the scripted judge's reasoning, per decision
     page.get_by_text("The judge's units and decisions", exact=False).scroll_into_view_if_needed()
     shot(page, "judge_units")
 

@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from etclib import comparison
+from etclib import comparison, paired
 from etclib.cli import main
 from etclib.comparison import A_BETTER, B_BETTER, NO_DIFFERENCE, compare, compare_data
 from etclib.metrics import MetricData, bleu, erc, judge, rouge
@@ -191,7 +191,7 @@ def test_bleu_on_hand_made_texts_matches_sacrebleu(order):
     theirs = sacrebleu_ar_p(a, b, refs, order)
     # sacrebleu counts trials strictly above the observed |difference|; we count ties too.
     # With 8 items (256 assignments) ties happen: ours is sacrebleu's plus the tied trials.
-    stats = comparison._ar_statistics(
+    stats = paired._ar_statistics(
         bleu, da, db, comparison.randomization(len(HAND), TRIALS, SEED), [f"bleu{order}"]
     )[f"bleu{order}"]
     ties = np.count_nonzero(np.isclose(stats, abs(got.difference), rtol=1e-9, atol=1e-9))

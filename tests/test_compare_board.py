@@ -20,8 +20,8 @@ from leaderboard import samples
 from leaderboard.__main__ import main as lb_main
 from leaderboard.errors import LeaderboardError
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
-from tests.fakes.judge_responder import ScriptedJudge
 from tests.fakes.llm_server import FakeLLMServer
+from tests.reasoning_judge import ReasoningJudge, reason, strip_reasons
 
 TRIALS = 1000
 
@@ -154,7 +154,7 @@ def test_erc_entries_compare_per_category(tiny):
 
 @pytest.fixture
 def judged(tiny, monkeypatch):
-    responder = ScriptedJudge()
+    responder = ReasoningJudge()
     with FakeLLMServer(responder, hang_seconds=10.0) as server:
         point_provider_at(monkeypatch, "gemini", server)
         monkeypatch.setenv("ETC_JUDGE_PROVIDER", "gemini")
@@ -178,3 +178,35 @@ def test_judge_decisions_of_both_entries_are_compared(judged):
     row = c.per_item()[0]
     assert row["f1_a"] == 0 and row["f1_b"] == 100.0 and row["f1_diff"] == 100.0
     assert c.primary_item_key() == "f1"
+
+
+def test_the_judges_reasoning_is_stored_beside_each_decision(judged):
+    tiny, (ida, pa), (idb, pb) = judged
+    c = lbc.compare(ida, idb, trials=TRIALS)
+    for name, data, preds in (("A", c.data_a, pa), ("B", c.data_b, pb)):
+        for i, it in enumerate(tiny):
+            d = data["judge"].details[i]
+            assert d["error"] is None and d["units"] and d["ref_units"], (name, i, d)
+            # each unit of the prediction was checked against the reference, and each unit
+            # of the reference against the prediction: the reason names that unit and target
+            assert d["unit_reasons"] == [reason(u, it.reference.strip()) for u in d["units"]]
+            assert d["ref_unit_reasons"] == [
+                reason(u, preds[it.key].strip()) for u in d["ref_units"]
+            ]
+    first = c.data_a["judge"].details[0]
+    assert first["unit_reasons"] == [
+        f"「犬が好きです。」を「{tiny[0].reference.strip()}」と比べた。"
+    ]
+
+
+def test_stored_decisions_without_reasoning_still_compare(judged):
+    tiny, (ida, _), (idb, _) = judged
+    before = lbc.compare(ida, idb, trials=TRIALS)
+    assert strip_reasons(ida) == len(tiny)
+    c = lbc.compare(ida, idb, trials=TRIALS)
+    d = c.data_a["judge"].details[0]
+    assert "unit_reasons" not in d and d["unit_labels"] == ["Not Supported"]
+    assert "unit_reasons" in c.data_b["judge"].details[0]
+    for key, m in c.metrics.items():
+        o = before.metrics[key]
+        assert (m.a, m.b, m.difference, m.p_value) == (o.a, o.b, o.difference, o.p_value)

@@ -20,8 +20,9 @@ from etclib.task import items as split_items
 from leaderboard import compare as lbc
 from leaderboard import samples
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
-from tests.fakes.judge_responder import ScriptedJudge
+from tests.fakes.judge_responder import sentences
 from tests.fakes.llm_server import FakeLLMServer
+from tests.reasoning_judge import ReasoningJudge, reason, strip_reasons
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,7 +45,7 @@ def judged_board(tiny_corpus, monkeypatch):
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "100")
     its = split_items(load_corpus(tiny_corpus), "test")
-    with FakeLLMServer(ScriptedJudge(), hang_seconds=10.0) as server:
+    with FakeLLMServer(ReasoningJudge(), hang_seconds=10.0) as server:
         point_provider_at(monkeypatch, "gemini", server)
         monkeypatch.setenv("ETC_JUDGE_PROVIDER", "gemini")
         monkeypatch.setenv("ETC_JUDGE_MODEL", FAKE_MODEL)
@@ -99,18 +100,57 @@ def test_the_url_names_the_pair_and_the_numbers_are_leaderboard_compares(judged_
     # the judge's units of both entries and of the reference, for the first item
     shown_text = "\n".join(str(x.value) for x in at.caption)
     assert "A's units" in shown_text and "reference units" in shown_text
+    assert "without the judge's reasoning" not in shown_text
     shown_units = "\n".join(t.value for t in at.text)
     assert "[Not Supported] 犬が好きです。" in shown_units  # A's unit against the reference
     assert "[against A: Not Supported · against B: Supported]" in shown_units
+    # each decision with the judge's reasoning for it, under its unit
+    item = first_item(at, its)
+    ref = item.reference.strip()
+    assert (
+        f"[Not Supported] 犬が好きです。\n    why: {reason('犬が好きです。', ref)}" in shown_units
+    )
+    for u in sentences(ref):
+        assert (
+            f"[against A: Not Supported · against B: Supported] {u}\n"
+            f"    why (against A): {reason(u, '犬が好きです。')}\n"
+            f"    why (against B): {reason(u, ref)}"
+        ) in shown_units
     # the dialogue context of the first item of the table is shown as plain text
+    context = "\n".join(t.value for t in at.text)
+    assert all(f"{line.letter}: {line.text}" in context for line in item.context)
+
+
+def first_item(at: AppTest, its):
+    """The item of the first row of the item table (the one whose details are shown)."""
     top = table(at, "prediction A", "turn").iloc[0]
-    item = next(
+    return next(
         it
         for it in its
         if (it.dialogue_id, it.turn, it.role) == (top.dialogue_id, top.turn, top.role)
     )
-    context = "\n".join(t.value for t in at.text)
-    assert all(f"{line.letter}: {line.text}" in context for line in item.context)
+
+
+def test_decisions_stored_without_reasoning_are_shown_alone(judged_board):
+    its, (ida, idb) = judged_board
+    assert strip_reasons(ida) == len(its)  # A's rows as stored before the reasons were kept
+    at = page(ida, idb)
+    item = first_item(at, its)
+    ref = item.reference.strip()
+    shown_units = "\n".join(t.value for t in at.text)
+    # A's decisions alone, B's with their reasoning
+    assert "[Not Supported] 犬が好きです。\n" in shown_units + "\n"
+    assert "why: 「犬が好きです。」" not in shown_units
+    for u in sentences(ref):
+        assert (
+            f"[against A: Not Supported · against B: Supported] {u}\n"
+            f"    why (against B): {reason(u, ref)}"
+        ) in shown_units
+    assert f"    why: {reason(sentences(ref)[0], ref)}" in shown_units  # B's own unit
+    # A's one unit and its decisions on each reference unit have no reasoning
+    n = 1 + len(sentences(ref))
+    shown_text = "\n".join(str(x.value) for x in at.caption)
+    assert f"{n} of these decisions were stored without the judge's reasoning" in shown_text
 
 
 def test_items_filter_by_category_and_turn(judged_board):

@@ -125,11 +125,14 @@ def test_unit_counts_and_details(scripted):
     assert list(data.arrays["ref_units"]) == [1, 0, 2, 3, 1, 1]
     assert np.isnan(data.arrays["f1"][1]) and data.arrays["f1"][2] == 0.0
     d = data.details[0]
+    why = "表面の内容を比較した。"  # the scripted judge's reasoning for every decision
     assert d == {
         "units": UNITS["予測一"],
         "unit_labels": [S, N],
+        "unit_reasons": [why, why],
         "ref_units": UNITS["参照一"],
         "ref_unit_labels": [N],
+        "ref_unit_reasons": [why],
         "error": None,
     }
     # nothing is asked where a side has no unit

@@ -202,46 +202,90 @@ def has_judge(c: Comparison) -> bool:
     )
 
 
+def _fit(values: Any, n: int) -> list[str]:
+    """``values`` as ``n`` strings: cut, or padded with '' (a list stored shorter or absent)."""
+    got = [str(v) for v in values or []]
+    return (got + [""] * n)[:n]
+
+
 def judge_units(c: Comparison, i: int) -> dict[str, pd.DataFrame]:
-    """Item ``i``'s judge decisions: "A's units" and "B's units" (each unit and whether the
-    reference supports it: the precision side), "reference units" (each reference unit and the
-    decision against A and against B: the recall side). Empty when not judged."""
+    """Item ``i``'s judge decisions, each with the judge's reasoning for it: "A's units" and
+    "B's units" (each unit, whether the reference supports it, why: the precision side),
+    "reference units" (each reference unit, the decision against A and against B, and why:
+    the recall side). Rows stored before the reasons were kept have '' reasoning. Empty when
+    not judged."""
     if not has_judge(c):
         return {}
     da = c.data_a["judge"].details[i] or {}
     db = c.data_b["judge"].details[i] or {}
 
     def side(d: dict[str, Any]) -> pd.DataFrame:
-        units, labels = d.get("units") or [], d.get("unit_labels") or []
         if d.get("error"):
-            return pd.DataFrame({"unit": [f"(judge failed: {d['error']})"], "decision": [""]})
-        return pd.DataFrame({"unit": units, "decision": (labels + [""] * len(units))[: len(units)]})
+            failed = f"(judge failed: {d['error']})"
+            return pd.DataFrame({"unit": [failed], "decision": [""], "reasoning": [""]})
+        units = d.get("units") or []
+        return pd.DataFrame(
+            {
+                "unit": units,
+                "decision": _fit(d.get("unit_labels"), len(units)),
+                "reasoning": _fit(d.get("unit_reasons"), len(units)),
+            }
+        )
 
     refs = da.get("ref_units") or db.get("ref_units") or []
 
-    def against(d: dict[str, Any]) -> list[str]:
-        labels = d.get("ref_unit_labels") or []
+    def against(d: dict[str, Any], key: str) -> list[str]:
         same = (d.get("ref_units") or []) == refs
-        return (labels + [""] * len(refs))[: len(refs)] if same else [""] * len(refs)
+        return _fit(d.get(key) if same else None, len(refs))
 
     return {
         "A's units (decision: supported by the reference?)": side(da),
         "B's units (decision: supported by the reference?)": side(db),
         "reference units (decision: supported by A / by B?)": pd.DataFrame(
-            {"unit": refs, "against A": against(da), "against B": against(db)}
+            {
+                "unit": refs,
+                "against A": against(da, "ref_unit_labels"),
+                "reasoning A": against(da, "ref_unit_reasons"),
+                "against B": against(db, "ref_unit_labels"),
+                "reasoning B": against(db, "ref_unit_reasons"),
+            }
         ),
     }
 
 
+def _is_reason(column: str) -> bool:
+    return column.startswith("reasoning")
+
+
+def unexplained(units: dict[str, pd.DataFrame]) -> int:
+    """How many decisions of :func:`judge_units` come without the judge's reasoning (rows
+    scored before the reasons were kept, or a judge that gave none)."""
+    n = 0
+    for table in units.values():
+        for col in table:
+            why = "reasoning" + col.removeprefix("against").removeprefix("decision")
+            if not _is_reason(col) and col != "unit" and why in table:
+                n += int(((table[col] != "") & (table[why] == "")).sum())
+    return n
+
+
 def units_text(table: pd.DataFrame) -> str:
-    """One line per unit of a :func:`judge_units` table: its decision(s), then the unit."""
+    """One line per unit of a :func:`judge_units` table: its decision(s), then the unit; under
+    it, one indented line per decision with the judge's reasoning for it (when stored)."""
     if table.empty:
         return "(no units)"
     lines = []
     for row in table.to_dict("records"):
         unit = row.pop("unit")
-        decided = " · ".join(f"{k}: {v}" if k != "decision" else str(v) for k, v in row.items())
+        decisions = {k: v for k, v in row.items() if not _is_reason(k)}
+        decided = " · ".join(
+            f"{k}: {v}" if k != "decision" else str(v) for k, v in decisions.items()
+        )
         lines.append(f"[{decided}] {unit}")
+        for k, v in row.items():
+            if _is_reason(k) and v:
+                side = k.removeprefix("reasoning").strip()
+                lines.append(f"    why{f' (against {side})' if side else ''}: {v}")
     return "\n".join(lines)
 
 

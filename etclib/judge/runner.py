@@ -566,20 +566,25 @@ class _Slot:
 
 @dataclass
 class ItemResult:
-    """One item's judge data (labels align with units; empty when nothing was asked)."""
+    """One item's judge data (labels and reasons align with units; empty when nothing was
+    asked). A reason is the judge's ``reasoning`` for that decision ('' when it gave none)."""
 
     units: list[str] = field(default_factory=list)
     unit_labels: list[str] = field(default_factory=list)
     ref_units: list[str] = field(default_factory=list)
     ref_unit_labels: list[str] = field(default_factory=list)
     error: str | None = None
+    unit_reasons: list[str] = field(default_factory=list)
+    ref_unit_reasons: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "units": self.units,
             "unit_labels": self.unit_labels,
+            "unit_reasons": self.unit_reasons,
             "ref_units": self.ref_units,
             "ref_unit_labels": self.ref_unit_labels,
+            "ref_unit_reasons": self.ref_unit_reasons,
             "error": self.error,
         }
 
@@ -597,9 +602,10 @@ async def judge_item(judge: Judge, prediction: str, reference: str) -> ItemResul
                 *(judge.entail(u, reference) for u in out.units),
                 *(judge.entail(u, prediction) for u in out.ref_units),
             )
-            names = [label for label, _ in labels]
-            out.unit_labels = names[: len(out.units)]
-            out.ref_unit_labels = names[len(out.units) :]
+            n = len(out.units)
+            names, reasons = [label for label, _ in labels], [why for _, why in labels]
+            out.unit_labels, out.ref_unit_labels = names[:n], names[n:]
+            out.unit_reasons, out.ref_unit_reasons = reasons[:n], reasons[n:]
     except RequestFailed as exc:
         out.error = str(exc)
     return out

@@ -18,7 +18,11 @@ An item whose requests failed after every retry is excluded from everything and 
 ``extra["judge_errors"]``; its reason is in ``details[i]["error"]``. Such a run is
 *incomplete* (:func:`incomplete` words it): ``etclib score`` exits 10 unless
 ``--allow-partial``, and the leaderboard does not rank it; running again asks only the failed
-items' questions (every answer received is cached).
+items' questions (every answer received is cached). Per item, ``details[i]`` holds both
+decompositions and every decision: ``units`` / ``unit_labels`` / ``unit_reasons`` (the
+prediction's units judged against the reference) and ``ref_units`` / ``ref_unit_labels`` /
+``ref_unit_reasons`` (the reference's units judged against the prediction); a reason is the
+judge's ``reasoning`` for that decision, '' when its answer had none.
 
 Options (``Context.get``): ``judge_provider`` (a registered LLM provider), ``judge_model``,
 ``concurrency`` (16), ``judge_timeout`` (seconds per call, 60), ``judge_max_attempts`` (6),
