@@ -2,9 +2,11 @@
 # Both create .venv when it is missing and install everything from requirements.txt.
 # With an environment that already has everything (another checkout's, say), skip the install:
 #   make -o /path/to/venv/.installed run VENV=/path/to/venv
-# (tests/test_fresh_clone.py serves a fresh clone so). The recipes run this checkout's code, not
-# the code a shared venv's editable install points at: `python -m` and `streamlit run` put this
-# folder first on the import path.
+# (tests/test_fresh_clone.py serves a fresh clone so). `make test` installs in a sub-make, beside
+# apt-get (system-packages), where -o does not reach: there VENV=/path/to/venv alone skips the
+# install when that venv's .installed is newer than requirements.txt and pyproject.toml.
+# The recipes run this checkout's code, not the code a shared venv's editable install points
+# at: `python -m` and `streamlit run` put this folder first on the import path.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -18,14 +20,14 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
 export ETC_DATA_DIR
 
-.PHONY: install run test test-fast test-unit chromium postgres lint format prepare benchmarks clean
+.PHONY: install run test test-fast test-unit system-packages chromium postgres lint format prepare benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_PIN)"
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install -q --index-url $(TORCH_INDEX) "$(TORCH_PIN)")
 	$(BIN)/python -m pip install -q -r requirements.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $@
@@ -46,38 +48,37 @@ prepare: install
 run: prepare
 	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true
 
-# Debian's Chromium (and CJK/emoji fonts for legible screenshots) for tests/test_browser.py:
-# installed when missing and permitted (root or passwordless sudo); otherwise the browser
-# tests skip with the reason. Opt out: make test CHROMIUM=0
+# Debian's packages for the tests, each installed when missing and permitted (root or
+# passwordless sudo), all in one apt-get call; otherwise the tests that need one skip with the
+# reason. Chromium (and CJK/emoji fonts for legible screenshots) for the browser tests
+# (opt out: make test CHROMIUM=0); PostgreSQL's server binaries for the tests that run the
+# leaderboard, the judge cache and the studies on a real server (tests/pgserver.py starts a
+# throw-away cluster on loopback; opt out: make test POSTGRES=0). `make test` runs this beside
+# the venv's install (two jobs): apt-get downloads while pip unpacks.
 CHROMIUM ?= 1
 CHROMIUM_BIN ?= /usr/bin/chromium
+POSTGRES ?= 1
+NEED_CHROMIUM = $(if $(filter 1,$(CHROMIUM)),$(if $(wildcard $(CHROMIUM_BIN)),,chromium fonts-noto-cjk fonts-noto-color-emoji))
+NEED_POSTGRES = $(if $(filter 1,$(POSTGRES)),$(if $(wildcard /usr/lib/postgresql/*/bin/pg_ctl)$(shell command -v pg_ctl),,postgresql))
+SYSTEM_PACKAGES = $(strip $(NEED_CHROMIUM) $(NEED_POSTGRES))
+
+system-packages:
+	@if [ -n "$(SYSTEM_PACKAGES)" ] && command -v apt-get >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else \
+	    echo "$(SYSTEM_PACKAGES) missing and installing needs root: the tests that need them will skip."; \
+	    exit 0; fi; \
+	  echo "Installing Debian's $(SYSTEM_PACKAGES) for the browser and server-database tests"; \
+	  { $$SUDO apt-get update -qq && \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      $(SYSTEM_PACKAGES); } \
+	  || echo "Could not install $(SYSTEM_PACKAGES): the tests that need them will skip."; \
+	fi
 
 chromium:
-	@if [ "$(CHROMIUM)" = 1 ] && [ ! -x "$(CHROMIUM_BIN)" ] && command -v apt-get >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else \
-	    echo "Chromium is missing and installing it needs root: the browser tests will skip."; exit 0; fi; \
-	  echo "Installing Debian's Chromium and CJK/emoji fonts for the browser tests"; \
-	  { $$SUDO apt-get update -qq && \
-	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk fonts-noto-color-emoji; } \
-	  || echo "Could not install Chromium: the browser tests will skip."; \
-	fi
-
-# Debian's PostgreSQL server binaries for the tests that run the leaderboard, the judge cache and
-# the studies on a real server (tests/pgserver.py starts a throw-away cluster on loopback):
-# installed when missing and permitted; otherwise those tests skip with the reason.
-# Opt out: make test POSTGRES=0
-POSTGRES ?= 1
+	@$(MAKE) --no-print-directory system-packages POSTGRES=0
 
 postgres:
-	@if [ "$(POSTGRES)" = 1 ] && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && \
-	    ! command -v pg_ctl >/dev/null && command -v apt-get >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; else \
-	    echo "PostgreSQL is missing and installing it needs root: the server tests will skip."; exit 0; fi; \
-	  echo "Installing Debian's PostgreSQL server for the server-database tests"; \
-	  { $$SUDO apt-get update -qq && \
-	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql; } \
-	  || echo "Could not install PostgreSQL: the server tests will skip."; \
-	fi
+	@$(MAKE) --no-print-directory system-packages CHROMIUM=0
 
 # The tests run in two passes: most of them on TEST_JOBS pytest-xdist workers (one per core by
 # default; each module's tests on one worker, so that its served site or trained model is set up
@@ -89,7 +90,8 @@ PYTEST_PARALLEL = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-l
 # The serial pass collects only the files that hold serial tests (every file when this fails).
 SERIAL_FILES = $(shell $(BIN)/python -c "from tests.conftest import SERIAL; print(*SERIAL)")
 
-test: install chromium postgres
+test:
+	@$(MAKE) --no-print-directory -j2 install system-packages
 	@status=0; \
 	echo '$(PYTEST_PARALLEL) -m "not serial"'; \
 	$(PYTEST_PARALLEL) -m "not serial" || status=$$?; \

@@ -158,6 +158,55 @@ def warm_cache(tmp_path_factory) -> Path:
     return cache
 
 
+#: Seeds and scores a board as `make prepare` leaves it: the paper's reported rows and every
+#: computed baseline of both tracks (leaderboard.baselines), scored by the worker.
+SEEDED_BOARD_SCRIPT = "import leaderboard as lb; lb.seed_baselines(); lb.process_jobs()"
+
+
+@pytest.fixture(scope="session")
+def seeded_board(tmp_path_factory, warm_cache) -> Path:
+    """A leaderboard database (DuckDB file) holding the reported rows and every computed
+    baseline, scored, built once per run (shared by the xdist workers of one run, under a lock,
+    with the site environment of tests/serve.site_env): the browser tests whose site needs
+    that board copy it (:func:`copy_board`) instead of seeding and scoring the same baselines
+    again for every served site. Read-only: copy it."""
+    import fcntl
+    import subprocess
+    import sys
+
+    from tests.serve import site_env
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # this run's folder, shared by its workers
+    base = root / "seeded-board"
+    with open(root / "seeded-board.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (root / "seeded-board.done").exists():
+            env = site_env(base, REAL_CORPUS, cache=warm_cache)
+            subprocess.run(
+                [sys.executable, "-c", SEEDED_BOARD_SCRIPT],
+                cwd=REPO,
+                env={**os.environ, **env},
+                check=True,
+                timeout=600,
+            )
+            (root / "seeded-board.done").touch()
+    return base / "leaderboard.duckdb"
+
+
+def copy_board(board: Path, dest: Path) -> Path:
+    """Copy the DuckDB file ``board`` (and its write-ahead log, if one was left) to ``dest``."""
+    import shutil
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(board, dest)
+    wal = Path(f"{board}.wal")
+    if wal.exists():
+        shutil.copyfile(wal, Path(f"{dest}.wal"))
+    return dest
+
+
 @pytest.fixture
 def warmed(_isolated, warm_cache):
     """This test's own cache folder (ETC_CACHE_DIR, under tmp_path) starts as a copy of
@@ -255,10 +304,11 @@ SERIAL = {
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Give each test its tier markers (tests/tiers.py: ``postgres``, ``corpus``, ``subprocess``
-    from what it uses; before ``-m`` deselects), mark the :data:`SERIAL` tests ``serial``, and put the modules that drive a browser first,
-    then those that hold a slow test, each group's larger modules first: `make test` hands whole
-    modules to its workers (``--dist loadfile``, so a module's served site or trained model is set
-    up once), and a long module left for the end would run alone while the other worker idles."""
+    from what it uses; before ``-m`` deselects), mark the :data:`SERIAL` tests ``serial``, and
+    put the modules that take longest first (their tests' :func:`expected_seconds` summed):
+    `make test` hands whole modules to its workers (``--dist loadfile``, so a module's served
+    site or trained model is set up once), and a long module left for the end would run alone
+    while the other worker idles."""
     tiers.mark(items, corpus_present=REAL_CORPUS is not None)
     seen = {module: set() for module in SERIAL}
     for item in items:
@@ -278,22 +328,32 @@ def pytest_collection_modifyitems(config, items):
                 "update the list."
             )
 
-    sizes: dict[str, int] = {}
-    browser: set[str] = set()
-    slow: set[str] = set()
+    cost: dict[str, float] = {}
     for item in items:
         module = item.nodeid.split("::", 1)[0]
-        sizes[module] = sizes.get(module, 0) + 1
-        if item.get_closest_marker("browser") is not None:
-            browser.add(module)
-        if item.get_closest_marker("slow") is not None:
-            slow.add(module)
+        cost[module] = cost.get(module, 0.0) + expected_seconds(item)
 
-    def order(item) -> tuple[bool, bool, int]:
-        module = item.nodeid.split("::", 1)[0]
-        return module not in browser, module not in slow, -sizes[module]
+    def order(item) -> float:
+        return -cost[item.nodeid.split("::", 1)[0]]
 
     items.sort(key=order)  # stable: each module's tests stay together and in their order
+
+
+#: A test's rough cost in seconds on a quiet two-core machine, by its heaviest tier marker
+#: (tests/tiers.py): a browser test (a served site, Chromium: setup and clicks), a slow one
+#: (the scoring worker, a tiny model), one that starts a process or a server, one that reads
+#: the real corpus, and the rest (the unit tier: about 0.1 s each). Only the order of the
+#: modules depends on it: longest first, so that the last module a worker takes is short.
+EXPECTED_SECONDS = {"browser": 30.0, "slow": 5.0, "subprocess": 2.0, "postgres": 1.0, "corpus": 1.0}
+UNIT_SECONDS = 0.1
+
+
+def expected_seconds(item) -> float:
+    """The rough cost of ``item`` (:data:`EXPECTED_SECONDS`)."""
+    for marker, seconds in EXPECTED_SECONDS.items():
+        if item.get_closest_marker(marker) is not None:
+            return seconds
+    return UNIT_SECONDS
 
 
 # --- the unit tier: its guard and its time budget (`make test-unit`) ----------------------------

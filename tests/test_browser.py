@@ -7,10 +7,8 @@ Screenshots of every page go to test-output/screenshots/ (gitignored).
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,28 +38,18 @@ def _need_chromium() -> None:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, warm_cache):
-    """A running site with the computed baselines scored, on a free port of 127.0.0.1."""
+def site(tmp_path_factory, warm_cache, seeded_board):
+    """A running site with the reported rows and the computed baselines scored (a copy of the
+    run's ``seeded_board``), on a free port of 127.0.0.1."""
     _need_chromium()
+    from tests.conftest import copy_board
     from tests.serve import running_site, site_env
 
     base = tmp_path_factory.mktemp("browser-site")
     # the chat race test sends 100 utterances in about a minute from one address (the limit
     # counts per visitor, not per session)
     env = site_env(base, REAL_CORPUS, cache=warm_cache, ETC_CHAT_PER_MINUTE="1000")
-    # Seed and score the baselines before the server holds the leaderboard database.
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import leaderboard as lb; lb.seed_baselines(backends=('retrieval', 'copy'));"
-            " lb.process_jobs()",
-        ],
-        cwd=REPO,
-        env={**os.environ, **env},
-        check=True,
-        timeout=180,
-    )
+    copy_board(seeded_board, Path(env["ETC_LEADERBOARD_DB"]))
     with running_site(env, log=base / "server.log") as url:
         yield url
 

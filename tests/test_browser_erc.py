@@ -10,9 +10,7 @@ Debian's Chromium driven by Playwright against `streamlit run` (tests/serve.py);
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,25 +24,17 @@ NAME = "ERC browser entry"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, warm_cache):
+def site(tmp_path_factory, warm_cache, seeded_board):
+    """The site on a copy of the run's ``seeded_board``: its categories baselines, scored, are
+    the rows an uploaded ERC file is compared with."""
+    from tests.conftest import copy_board
     from tests.serve import CHROMIUM, running_site, site_env
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
     base = tmp_path_factory.mktemp("browser-erc")
     env = site_env(base, REAL_CORPUS, cache=warm_cache)
-    subprocess.run(  # one categories baseline, scored, so the board has a row to compare with
-        [
-            sys.executable,
-            "-c",
-            "import leaderboard as lb; lb.seed_baselines(reported=False, backends=(),"
-            " erc_backends=('majority',)); lb.process_jobs()",
-        ],
-        cwd=REPO,
-        env={**os.environ, **env},
-        check=True,
-        timeout=300,
-    )
+    copy_board(seeded_board, Path(env["ETC_LEADERBOARD_DB"]))
     with running_site(env, log=base / "server.log") as url:
         yield url
 

@@ -5,6 +5,11 @@ corpus comes from ``ETC_DATA_DIR`` alone and the published rows from the copy sh
 `make run` prepares everything there (``etclib db``, ``python -m leaderboard seed-baselines``)
 and serves the clone with ``streamlit run``; the clone's databases are its defaults under
 ``data/`` (inside the temporary folder), caches and HOME are the test's (tests/conftest.py).
+The test's cache starts warm (conftest ``warmed``: the run's retrieval index and category
+classifiers, keyed by the corpus's hash, as a machine that ran the site before has them; they
+live outside the clone): what is under test is the clone's own preparation and serving, and
+building those caches cold is tested where they are built (tests/test_backends.py,
+tests/test_erc.py), not again here.
 The install step is skipped with ``make -o VENV/.installed ... VENV=<this venv>``: it would run
 ``pip install -e .`` and repoint the shared venv's editable install at the clone.
 
@@ -143,7 +148,7 @@ def _child_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_fresh_clone_make_run_serves_the_board(tmp_path):
+def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
     from leaderboard.baselines import COMPUTED
     from leaderboard.board import TRIVIAL_BASELINES
     from tests.serve import CHROMIUM, chromium, free_port, wait_healthy, wait_rendered
