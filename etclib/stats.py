@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from .agreement import fleiss_kappa
 from .corpus import CATEGORIES, ROLES
-from .studies.agreement import fleiss_kappa
 
 RATERS = 3
 
