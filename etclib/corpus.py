@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
@@ -173,8 +174,9 @@ class Corpus:
         return tuple(sorted((d for n in SPLITS for d in self._split(n)), key=lambda d: d.file))
 
     @cached_property
-    def by_id(self) -> dict[int, Dialogue]:
-        return {d.dialogue_id: d for d in self.dialogues}
+    def by_id(self) -> Mapping[int, Dialogue]:
+        """Dialogues by id; looking one up builds its split only (:class:`_ById`)."""
+        return _ById(self)
 
     @cached_property
     def utterances(self) -> list[Utterance]:
@@ -183,6 +185,30 @@ class Corpus:
     @cached_property
     def split_of(self) -> dict[int, str]:
         return {d.dialogue_id: d.split for d in self.dialogues}
+
+
+class _ById(Mapping):
+    """A corpus's dialogues by id, in file order; a lookup builds the dialogue's split only (its
+    split is known from the cache's meta), so the test split's lookups never build the train
+    split."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._corpus = corpus
+        self._index: dict[str, dict[int, Dialogue]] = {}
+
+    def __getitem__(self, dialogue_id: int) -> Dialogue:
+        split = self._corpus.split_of[dialogue_id]
+        index = self._index.get(split)
+        if index is None:
+            index = {d.dialogue_id: d for d in self._corpus._split(split)}
+            self._index[split] = index
+        return index[dialogue_id]
+
+    def __iter__(self):
+        return iter(self._corpus.split_of)
+
+    def __len__(self) -> int:
+        return len(self._corpus.split_of)
 
 
 # --- loading --------------------------------------------------------------------------------

@@ -164,3 +164,16 @@ def test_items_are_built_once_per_corpus_and_handed_out_as_new_lists(tiny_corpus
     assert a == b and a is not b and a[0] is b[0]
     a.clear()
     assert items(corpus, "test") == b
+
+
+def test_a_lookup_by_id_builds_that_dialogues_split_only(tiny_corpus, parses, parts_read):
+    load_corpus(tiny_corpus)
+    corpus_mod._CACHE.clear()
+    cached = load_corpus(tiny_corpus)
+    parsed = fresh(tiny_corpus)
+    test_id = parsed.split("test")[0].dialogue_id
+    assert cached.by_id[test_id] == parsed.by_id[test_id]
+    assert cached.by_id.get(-1) is None and -1 not in cached.by_id
+    assert parts_read == ["test"]
+    assert list(cached.by_id) == list(parsed.by_id) == [d.dialogue_id for d in parsed.dialogues]
+    assert dict(cached.by_id) == dict(parsed.by_id)
