@@ -210,8 +210,8 @@ def connect(path: str | os.PathLike | None = None, data: str | os.PathLike | Non
 
     The freshness check reads the stored file facts through the connection this process keeps
     (opening a DuckDB file costs more than the check): one open per process and store while
-    the corpus is unchanged. A connection that has gone stale (the store rebuilt, here or by
-    another process) is replaced by one on the fresh file.
+    the corpus is unchanged. When the store is not fresh, :func:`ensure` checks or rebuilds it
+    (a rebuild closes the kept connection, and the next one opens the new file).
     """
     import duckdb
 
@@ -221,12 +221,13 @@ def connect(path: str | os.PathLike | None = None, data: str | os.PathLike | Non
         con = _connections.get(str(db))
         if con is None and db.exists() and not not_duckdb(db):
             with contextlib.suppress(duckdb.Error):
-                con = _connections[str(db)] = duckfile.connect(db, read_only=True)
-        if con is not None and _fresh(_meta_of(con), "fingerprint", quick):
+                first = duckfile.connect(db, read_only=True)
+                if _fresh(_meta_of(first), "fingerprint", quick):
+                    _connections[str(db)] = first
+                    return first.cursor()
+                first.close()  # no one else has it: ensure() may record the facts or rebuild
+        elif con is not None and _fresh(_meta_of(con), "fingerprint", quick):
             return con.cursor()
-        # dropped, not closed (other threads may hold its cursors): ensure() records the new
-        # file facts only when this process keeps no connection on the store
-        _connections.pop(str(db), None)
     ensure(path, data)
     with _lock:
         con = _connections.get(str(db))
