@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
@@ -104,22 +105,78 @@ class Participant:
     responses: dict[str, str]
 
 
-@dataclass(frozen=True)
 class Corpus:
-    root: Path
-    dialogues: tuple[Dialogue, ...]
-    participants: dict[str, Participant]
-    questionnaire: dict[str, str]
-    content_hash: str
+    """The corpus: its dialogues by split, the participants and the questionnaire.
+
+    A corpus read from the parsed-corpus cache builds a split's dialogues when first asked for
+    (:meth:`split`), so scoring the test split never reads or builds the train split's 8,000
+    utterances; :attr:`dialogues`, :attr:`by_id` and :attr:`utterances` build every split.
+    Equal corpora compare equal however they were loaded.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        dialogues: tuple[Dialogue, ...] | None,
+        participants: dict[str, Participant],
+        questionnaire: dict[str, str],
+        content_hash: str,
+        *,
+        split_of: dict[int, str] | None = None,
+        parts: Path | None = None,
+    ) -> None:
+        self.root = root
+        self.participants = participants
+        self.questionnaire = questionnaire
+        self.content_hash = content_hash
+        #: split name -> its dialogues in file order, filled from ``dialogues`` or on demand
+        self._splits: dict[str, tuple[Dialogue, ...]] = {}
+        if dialogues is not None:
+            self.__dict__["dialogues"] = dialogues
+            for name in SPLITS:
+                self._splits[name] = tuple(d for d in dialogues if d.split == name)
+        elif split_of is None or parts is None:
+            raise TypeError("Corpus: give either dialogues, or split_of and parts")
+        else:
+            self.__dict__["split_of"] = split_of
+        self._parts = parts
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Corpus):
+            return NotImplemented
+        return (
+            self.root == other.root
+            and self.content_hash == other.content_hash
+            and self.participants == other.participants
+            and self.questionnaire == other.questionnaire
+            and self.dialogues == other.dialogues
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable caches inside; as the dataclass was
+
+    def __repr__(self) -> str:
+        return f"Corpus(root={str(self.root)!r}, content_hash={self.content_hash[:12]!r})"
 
     def split(self, name: str) -> list[Dialogue]:
         if name not in SPLITS:
             raise DataError(f"Unknown split {name!r}. Available: {', '.join(SPLITS)}.")
-        return [d for d in self.dialogues if d.split == name]
+        return list(self._split(name))
+
+    def _split(self, name: str) -> tuple[Dialogue, ...]:
+        got = self._splits.get(name)
+        if got is None:
+            got = self._splits[name] = _read_part(self, name)
+        return got
 
     @cached_property
-    def by_id(self) -> dict[int, Dialogue]:
-        return {d.dialogue_id: d for d in self.dialogues}
+    def dialogues(self) -> tuple[Dialogue, ...]:
+        """Every dialogue, in file-name order (as the files are read)."""
+        return tuple(sorted((d for n in SPLITS for d in self._split(n)), key=lambda d: d.file))
+
+    @cached_property
+    def by_id(self) -> Mapping[int, Dialogue]:
+        """Dialogues by id; looking one up builds its split only (:class:`_ById`)."""
+        return _ById(self)
 
     @cached_property
     def utterances(self) -> list[Utterance]:
@@ -128,6 +185,30 @@ class Corpus:
     @cached_property
     def split_of(self) -> dict[int, str]:
         return {d.dialogue_id: d.split for d in self.dialogues}
+
+
+class _ById(Mapping):
+    """A corpus's dialogues by id, in file order; a lookup builds the dialogue's split only (its
+    split is known from the cache's meta), so the test split's lookups never build the train
+    split."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._corpus = corpus
+        self._index: dict[str, dict[int, Dialogue]] = {}
+
+    def __getitem__(self, dialogue_id: int) -> Dialogue:
+        split = self._corpus.split_of[dialogue_id]
+        index = self._index.get(split)
+        if index is None:
+            index = {d.dialogue_id: d for d in self._corpus._split(split)}
+            self._index[split] = index
+        return index[dialogue_id]
+
+    def __iter__(self):
+        return iter(self._corpus.split_of)
+
+    def __len__(self) -> int:
+        return len(self._corpus.split_of)
 
 
 # --- loading --------------------------------------------------------------------------------
@@ -266,14 +347,26 @@ def content_hash(root: Path) -> str:
 
 
 def _fingerprint(root: Path) -> tuple[tuple[str, int, int], ...]:
-    """Names, sizes and modification times: a cheap check that no file changed since loading."""
+    """Names, sizes and modification times: a cheap check that no file changed since loading.
+
+    Every file's, whichever split is later asked for: the content hash that signs each score
+    covers them all. (One ``scandir`` of dialogues/: the same facts as stat-ing :func:`_files`.)
+    """
     out = []
-    for f in _files(root):
+    for f in (root / "split.json", root / "personality_traits.json"):
         try:
             st = f.stat()
         except FileNotFoundError:
             raise DataError(f"{f}: missing.") from None
         out.append((f.name, st.st_size, st.st_mtime_ns))
+    with os.scandir(root / "dialogues") as entries:
+        found = sorted((e.name, e) for e in entries if e.name.endswith(".json"))
+    for name, entry in found:
+        try:
+            st = entry.stat()
+        except FileNotFoundError:
+            raise DataError(f"{root / 'dialogues' / name}: missing.") from None
+        out.append((name, st.st_size, st.st_mtime_ns))
     return tuple(out)
 
 
@@ -288,14 +381,16 @@ def check_root(root: Path) -> Path:
 
 
 def load_corpus(root: str | os.PathLike | None = None) -> Corpus:
-    """Load and check the whole corpus.
+    """Load and check the corpus.
 
     Cached per folder, in memory and on disk: a later call (in this process or another) only
     compares the files' names, sizes and modification times (a few ms) and re-reads the corpus
-    when one of them changed. On disk the parsed, checked corpus is kept as one JSON file under
-    ``etclib.config.cache_dir()/corpus``, named by a hash of the folder, those file facts and
-    :data:`PARSED_VERSION` (reading it takes about a sixth of parsing and checking the 997
-    files); a damaged or unwritable cache only costs the full parse.
+    when one of them changed. On disk the parsed, checked corpus is kept under
+    ``etclib.config.cache_dir()/corpus`` in a folder named by a hash of the corpus folder, those
+    file facts and :data:`PARSED_VERSION`: ``meta.json`` (content hash, participants,
+    questionnaire, each dialogue's split) and one file per split, read when that split is first
+    asked for (scoring the test split reads a tenth of the corpus). A damaged or unwritable
+    cache only costs the full parse.
     """
     path = check_root(config.data_dir(root).resolve())
     fingerprint = _fingerprint(path)
@@ -315,63 +410,102 @@ def load_corpus(root: str | os.PathLike | None = None) -> Corpus:
 _CACHE: dict[str, tuple[tuple[tuple[str, int, int], ...], Corpus]] = {}
 
 #: Bump when the parsed form or the checks change: cached corpora of other versions are ignored.
-PARSED_VERSION = 1
+PARSED_VERSION = 2
 
 
 def _parsed_path(root: Path, fingerprint: tuple[tuple[str, int, int], ...]) -> Path:
+    """The cache folder of this corpus folder in this state (``<folder hash>-<state hash>``)."""
     folder = hashlib.sha256(str(root).encode()).hexdigest()[:12]
     key = json.dumps([PARSED_VERSION, str(root), fingerprint]).encode()
-    return config.cache_dir() / "corpus" / f"{folder}-{hashlib.sha256(key).hexdigest()[:24]}.json"
+    return config.cache_dir() / "corpus" / f"{folder}-{hashlib.sha256(key).hexdigest()[:24]}"
 
 
-def _write_parsed(corpus: Corpus, path: Path) -> None:
-    """Save ``corpus`` as compact JSON at ``path`` (and remove this folder's older ones)."""
+def _write_parsed(corpus: Corpus, folder: Path) -> None:
+    """Save ``corpus`` as compact JSON in ``folder``: the splits first, ``meta.json`` last (a
+    folder without it is never read), then remove this corpus folder's older states."""
+    import shutil
+
     from .files import write_atomic
 
-    data = {
-        "version": PARSED_VERSION,
-        "content_hash": corpus.content_hash,
-        "questionnaire": corpus.questionnaire,
-        "participants": {k: [p.scores, p.responses] for k, p in corpus.participants.items()},
-        "dialogues": [
-            [
-                d.dialogue_id,
-                d.file,
-                d.split,
-                d.dialogue_emotion,
-                d.speaker_id,
-                d.listener_id,
-                [
-                    [u.turn, u.role, u.participant_id, u.text, u.transcription, u.annotations]
-                    for u in d.utterances
-                ],
-            ]
-            for d in corpus.dialogues
-        ],
-    }
+    def put(name: str, data) -> None:
+        text = json.dumps(data, ensure_ascii=False).encode()
+        write_atomic(folder / name, lambda f: f.write(text))
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, lambda f: f.write(json.dumps(data, ensure_ascii=False).encode()))
-        prefix = path.name.split("-")[0] + "-"
-        for old in path.parent.glob(prefix + "*.json"):
-            if old != path:
-                old.unlink(missing_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        for split in SPLITS:
+            put(f"{split}.json", [_dialogue_row(d) for d in corpus.split(split)])
+        put(
+            "meta.json",
+            {
+                "version": PARSED_VERSION,
+                "content_hash": corpus.content_hash,
+                "questionnaire": corpus.questionnaire,
+                "participants": {
+                    k: [p.scores, p.responses] for k, p in corpus.participants.items()
+                },
+                "split_of": [[d.dialogue_id, d.split] for d in corpus.dialogues],
+            },
+        )
+        prefix = folder.name.split("-")[0] + "-"
+        for old in folder.parent.glob(prefix + "*"):
+            if old != folder:
+                if old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
+                else:  # a version-1 cache file
+                    old.unlink(missing_ok=True)
     except OSError:
         pass  # a read-only cache only costs parsing again next time
 
 
-def _read_parsed(root: Path, path: Path) -> Corpus | None:
-    """The corpus saved by :func:`_write_parsed`, or None when absent, damaged or of another
-    version."""
+def _dialogue_row(d: Dialogue) -> list:
+    return [
+        d.dialogue_id,
+        d.file,
+        d.dialogue_emotion,
+        d.speaker_id,
+        d.listener_id,
+        [
+            [u.turn, u.role, u.participant_id, u.text, u.transcription, u.annotations]
+            for u in d.utterances
+        ],
+    ]
+
+
+def _read_parsed(root: Path, folder: Path) -> Corpus | None:
+    """The corpus saved by :func:`_write_parsed` (its splits not read yet), or None when absent,
+    damaged or of another version."""
     try:
-        raw = json.loads(path.read_bytes().decode("utf-8"))
+        raw = json.loads((folder / "meta.json").read_bytes().decode("utf-8"))
         if raw["version"] != PARSED_VERSION:
             return None
         participants = {
             k: Participant(k, dict(scores), dict(responses))
             for k, (scores, responses) in raw["participants"].items()
         }
-        dialogues = tuple(
+        split_of = {int(did): str(split) for did, split in raw["split_of"]}
+        if not set(split_of.values()) <= set(SPLITS):
+            return None
+        return Corpus(
+            root,
+            None,
+            participants,
+            dict(raw["questionnaire"]),
+            str(raw["content_hash"]),
+            split_of=split_of,
+            parts=folder,
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _read_part(corpus: Corpus, split: str) -> tuple[Dialogue, ...]:
+    """``split``'s dialogues from the cache folder a corpus was read from; when that file is
+    damaged or gone (another process replaced the cache), the corpus files are parsed again
+    and the split taken from them."""
+    try:
+        rows = json.loads((corpus._parts / f"{split}.json").read_bytes().decode("utf-8"))
+        out = tuple(
             Dialogue(
                 dialogue_id=did,
                 file=file,
@@ -384,11 +518,15 @@ def _read_parsed(root: Path, path: Path) -> Corpus | None:
                     for turn, role, pid, text, trans, ann in utterances
                 ),
             )
-            for did, file, split, emotion, speaker, listener, utterances in raw["dialogues"]
+            for did, file, emotion, speaker, listener, utterances in rows
         )
-        return Corpus(root, dialogues, participants, raw["questionnaire"], raw["content_hash"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        if sorted(d.dialogue_id for d in out) == sorted(
+            did for did, s in corpus.split_of.items() if s == split
+        ):
+            return out
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return tuple(_load(corpus.root, corpus.content_hash).split(split))
 
 
 def _load(path: Path, digest: str) -> Corpus:

@@ -39,7 +39,8 @@ def annotator_sets(corpus: Corpus, split: str = "test") -> list[tuple[list, list
     order."""
     from .categories import ANNOTATORS, pair_consensus
 
-    utterances = [_utterance(corpus, it.key) for it in split_items(corpus, split)]
+    by_key = {u.key: u for d in corpus.split(split) for u in d.utterances}  # this split only
+    utterances = [by_key[it.key] for it in split_items(corpus, split)]
     votes = np.stack([indicator(u.annotations) for u in utterances])  # items x raters x cats
     if votes.shape[1] != ANNOTATORS:
         raise ValueError(f"expected {ANNOTATORS} annotators, found {votes.shape[1]}")
@@ -48,11 +49,6 @@ def annotator_sets(corpus: Corpus, split: str = "test") -> list[tuple[list, list
         own = [from_indicator(row) for row in votes[:, i, :]]
         out.append((own, [from_indicator(row) for row in others]))
     return out
-
-
-def _utterance(corpus: Corpus, key):
-    d = corpus.by_id[key[0]]
-    return next(u for u in d.utterances if u.key == key)
 
 
 def human_ceiling(corpus: Corpus, split: str = "test") -> pd.DataFrame:

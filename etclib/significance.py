@@ -101,6 +101,9 @@ def resampled_many(
     out = []
     for n, (module, (_, data)) in enumerate(zip(modules, scored)):
         ranked = [f.key for f in module.FACTS if f.ranking]
+        if not ranked:  # nothing to resample (e.g. erc_loo): no aggregate per resample
+            out.append({})
+            continue
         if n in where:
             a, b = where[n]
             got = module.from_statistics(sums[:, a:b])

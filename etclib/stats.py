@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from .agreement import fleiss_kappa
 from .corpus import CATEGORIES, ROLES
-from .studies.agreement import fleiss_kappa
 
 RATERS = 3
 
@@ -53,10 +53,11 @@ def compute(con) -> dict[str, Any]:
         out[key] = {"all": row[0], "speaker": row[1], "listener": row[2]}
     cols = ", ".join(f'"{c}"' for c in CATEGORIES)
     votes = ", ".join(f"votes_{c}" for c in CATEGORIES)
-    rows = con.execute(f"SELECT role, {cols}, {votes} FROM utterances").fetchall()
-    role = np.array([r[0] for r in rows])
-    label = np.array([r[1 : 1 + len(CATEGORIES)] for r in rows], dtype=bool)
-    vote = np.array([r[1 + len(CATEGORIES) :] for r in rows], dtype=int)
+    # column arrays straight from DuckDB (fetchnumpy): no Python tuple per utterance
+    got = con.execute(f"SELECT role, {cols}, {votes} FROM utterances").fetchnumpy()
+    role = np.asarray(got["role"]).astype(str)
+    label = np.column_stack([np.asarray(got[c], dtype=bool) for c in CATEGORIES])
+    vote = np.column_stack([np.asarray(got[f"votes_{c}"], dtype=int) for c in CATEGORIES])
     labels = {}
     for j, c in enumerate(CATEGORIES):
         entry = {r: float(label[role == r, j].mean() * 100) for r in ROLES}

@@ -206,10 +206,29 @@ def ensure(path: str | os.PathLike | None = None, data: str | os.PathLike | None
 
 
 def connect(path: str | os.PathLike | None = None, data: str | os.PathLike | None = None):
-    """A read-only cursor on a fresh store (built first when needed); safe to use per thread."""
+    """A read-only cursor on a fresh store (built first when needed); safe to use per thread.
+
+    The freshness check reads the stored file facts through the connection this process keeps
+    (opening a DuckDB file costs more than the check): one open per process and store while
+    the corpus is unchanged. When the store is not fresh, :func:`ensure` checks or rebuilds it
+    (a rebuild closes the kept connection, and the next one opens the new file).
+    """
     import duckdb
 
-    db = ensure(path, data)
+    db = config.store_path(path).resolve()
+    quick = _quick_fingerprint(check_root(config.data_dir(data).resolve()))
+    with _lock:
+        con = _connections.get(str(db))
+        if con is None and db.exists() and not not_duckdb(db):
+            with contextlib.suppress(duckdb.Error):
+                first = duckfile.connect(db, read_only=True)
+                if _fresh(_meta_of(first), "fingerprint", quick):
+                    _connections[str(db)] = first
+                    return first.cursor()
+                first.close()  # no one else has it: ensure() may record the facts or rebuild
+        elif con is not None and _fresh(_meta_of(con), "fingerprint", quick):
+            return con.cursor()
+    ensure(path, data)
     with _lock:
         con = _connections.get(str(db))
         if con is None:
@@ -219,6 +238,15 @@ def connect(path: str | os.PathLike | None = None, data: str | os.PathLike | Non
                 raise StoreError(f"Cannot open the corpus store {db}: {exc}") from exc
             _connections[str(db)] = con
     return con.cursor()
+
+
+def _meta_of(con) -> dict[str, str] | None:
+    import duckdb
+
+    try:
+        return dict(con.cursor().execute("SELECT key, value FROM meta").fetchall())
+    except duckdb.Error:
+        return None
 
 
 # --- queries for the corpus browser ----------------------------------------------------------

@@ -181,6 +181,12 @@ def resampled_rows(rows: list[tuple[str, Mapping[str, np.ndarray]]], n_items: in
     keys = [content_key(group, arrays, res) for group, arrays in rows]
     out: list[Row | None] = []
     for (group, _), key in zip(rows, keys):
+        if not ranking_keys(group):
+            # nothing ranks on it (erc_loo: like-for-like figures beside the board): no
+            # interval to compute, and resampling it only to keep nothing cost every cold board
+            # one aggregate per resample
+            out.append({})
+            continue
         row = _recall(key)
         if row is None:
             row = _read(key, ranking_keys(group), len(res))

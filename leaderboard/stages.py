@@ -126,8 +126,8 @@ def warm(track: str | None = None) -> list[str]:
 
     A stage is warmed through its metric groups' own ``warm`` (etclib's registry,
     :func:`etclib.metrics.warm`: the lexical stage loads the corpus, MeCab, sacrebleu,
-    rouge-score with nltk, and the category classifier) and its :class:`Rule`'s ``warm`` (the
-    judge's client and cache). A failure is logged, not raised: the stage's first job then fails
+    rouge-score with nltk, and the category classifier; the BERTScore stage torch and its
+    model) and its :class:`Rule`'s ``warm`` (the judge's client and cache). A failure is logged, not raised: the stage's first job then fails
     with the same cause in its own words.
     """
     plan: dict[str, list[str]] = {}

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from etclib.studies.agreement import (
+from etclib.agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
     bootstrap_ci,

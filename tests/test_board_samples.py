@@ -225,3 +225,34 @@ def test_a_second_caller_waits_for_the_board_being_ranked_instead_of_ranking_it_
     db.invalidate()
     assert db.cached(("k2",), lambda: "stale", generation) == "stale"
     assert db.cached(("k2",), lambda: "fresh") == "fresh"
+
+
+def test_the_erc_board_in_a_new_process_resamples_nothing(tiny, monkeypatch):
+    # erc_loo ranks nothing (its like-for-like figures sit beside the board): before, every
+    # process resampled it again for each ERC entry, one aggregate per resample, and kept nothing
+    data = dumps_jsonl(((it.key, ("neutral",)) for it in tiny), track="erc").encode("utf-8")
+    lb.submit(data, {"name": "all neutral"})
+    lb.process_jobs()
+    first = lb.ranking(track="erc")
+    samples.forget()
+    lb.close_all()
+    calls = counting(monkeypatch)
+    aggregates = []
+    from etclib.metrics import erc_loo
+
+    real = erc_loo.aggregate
+    monkeypatch.setattr(erc_loo, "aggregate", lambda *a, **k: aggregates.append(1) or real(*a, **k))
+    again = lb.ranking(track="erc")
+    assert calls == [] and aggregates == []
+    pd.testing.assert_frame_equal(again, first)
+    samples.forget()
+    lb.close_all()
+    pd.testing.assert_frame_equal(first, from_scratch_erc())
+
+
+def from_scratch_erc() -> pd.DataFrame:
+    with tempfile.TemporaryDirectory() as empty, pytest.MonkeyPatch.context() as m:
+        m.setattr(samples, "folder", lambda: samples.Path(empty, "bootstrap"))
+        samples.forget()
+        lb.close_all()
+        return lb.ranking(track="erc")

@@ -1,5 +1,6 @@
-"""The parsed corpus cached on disk (issue #28 item 5): a later process reads one JSON file
-instead of parsing and checking every dialogue file, and a changed corpus file is parsed again.
+"""The parsed corpus cached on disk (issue #28 item 5): a later process reads the cached parse
+instead of parsing and checking every dialogue file, only the splits it asks for, and a changed
+corpus file is parsed again.
 
 Equality is against a fresh parse (``etclib.corpus._load``), never against the cache itself.
 """
@@ -12,6 +13,7 @@ import pytest
 
 from etclib import corpus as corpus_mod
 from etclib.corpus import content_hash, load_corpus
+from etclib.errors import PredictionsError
 from etclib.predictions import dumps_jsonl
 from etclib.scoring import score
 from etclib.task import items
@@ -38,8 +40,23 @@ def parses(monkeypatch):
     return calls
 
 
+@pytest.fixture
+def parts_read(monkeypatch):
+    """The splits read from the cache's per-split files, in order."""
+    calls = []
+    read = corpus_mod._read_part
+
+    def counted(corpus, split):
+        calls.append(split)
+        return read(corpus, split)
+
+    monkeypatch.setattr(corpus_mod, "_read_part", counted)
+    return calls
+
+
 def cached_files(tmp_path):
-    return sorted((tmp_path / "cache" / "corpus").glob("*.json"))
+    """The cache's states of the corpus (one folder each), by their ``meta.json``."""
+    return sorted((tmp_path / "cache" / "corpus").glob("*/meta.json"))
 
 
 def test_a_second_process_reads_the_cached_corpus_equal_to_a_fresh_parse(
@@ -80,6 +97,52 @@ def test_a_damaged_or_foreign_cache_file_costs_a_parse_only(tiny_corpus, tmp_pat
     assert len(parses) == 2
 
 
+@pytest.mark.parametrize("damage", [None, b"", b"[1, 2]", b"[]"])
+def test_a_damaged_or_missing_split_file_costs_a_parse_only(tiny_corpus, tmp_path, parses, damage):
+    load_corpus(tiny_corpus)
+    part = cached_files(tmp_path)[0].parent / "test.json"
+    if damage is None:
+        part.unlink()
+    else:
+        part.write_bytes(damage)
+    corpus_mod._CACHE.clear()
+    again = load_corpus(tiny_corpus)
+    assert len(parses) == 1  # meta.json was fine
+    assert again.split("test") == fresh(tiny_corpus).split("test")
+    assert len(parses) == 2  # the test split's file was not: parsed again
+    assert again == fresh(tiny_corpus)
+
+
+def test_scoring_the_test_split_reads_only_its_part_of_the_cache(tiny_corpus, parses, parts_read):
+    load_corpus(tiny_corpus)
+    corpus_mod._CACHE.clear()  # as a new process
+    cached = load_corpus(tiny_corpus)
+    its = items(fresh(tiny_corpus), "test")
+    assert len(its) > 0 and len(fresh(tiny_corpus).split("train")) > 0
+    preds = {it.key: it.reference for it in its}
+    path = tiny_corpus.parent / "preds.jsonl"
+    path.write_text(dumps_jsonl(preds.items()), encoding="utf-8")
+    result = score(path, corpus=cached, metrics="bleu,rouge", split="test")
+    assert result.n_items == len(its)
+    assert parts_read == ["test"] and len(parses) == 1
+    assert cached.split("train") == fresh(tiny_corpus).split("train")  # read when asked for
+    assert parts_read == ["test", "train"]
+
+
+def test_a_file_of_another_split_is_refused_naming_it_without_reading_that_split(
+    tiny_corpus, parses, parts_read
+):
+    load_corpus(tiny_corpus)
+    corpus_mod._CACHE.clear()
+    cached = load_corpus(tiny_corpus)
+    valid = items(fresh(tiny_corpus), "valid")
+    path = tiny_corpus.parent / "preds.jsonl"
+    path.write_text(dumps_jsonl((it.key, "はい") for it in valid), encoding="utf-8")
+    with pytest.raises(PredictionsError, match="belongs to the valid split, not test"):
+        score(path, corpus=cached, metrics="bleu")
+    assert parts_read == ["test"]
+
+
 def test_scores_are_identical_with_and_without_the_cache(tiny_corpus, parses):
     load_corpus(tiny_corpus)
     corpus_mod._CACHE.clear()
@@ -101,3 +164,16 @@ def test_items_are_built_once_per_corpus_and_handed_out_as_new_lists(tiny_corpus
     assert a == b and a is not b and a[0] is b[0]
     a.clear()
     assert items(corpus, "test") == b
+
+
+def test_a_lookup_by_id_builds_that_dialogues_split_only(tiny_corpus, parses, parts_read):
+    load_corpus(tiny_corpus)
+    corpus_mod._CACHE.clear()
+    cached = load_corpus(tiny_corpus)
+    parsed = fresh(tiny_corpus)
+    test_id = parsed.split("test")[0].dialogue_id
+    assert cached.by_id[test_id] == parsed.by_id[test_id]
+    assert cached.by_id.get(-1) is None and -1 not in cached.by_id
+    assert parts_read == ["test"]
+    assert list(cached.by_id) == list(parsed.by_id) == [d.dialogue_id for d in parsed.dialogues]
+    assert dict(cached.by_id) == dict(parsed.by_id)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from etclib import stats, store
-from etclib.studies.agreement import fleiss_kappa
+from etclib.agreement import fleiss_kappa
 from tests.conftest import REAL_CORPUS, needs_corpus
 
 JA = {

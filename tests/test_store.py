@@ -86,3 +86,27 @@ def test_dialogue_view(con):
     assert len(d["participants"]) == 2
     assert store.dialogue(con, 12345) is None
     assert store.dialogue_ids(con, "test") == [7, 8]
+
+
+def test_connect_opens_the_store_once_per_process_and_follows_a_rebuild(
+    tiny_corpus, tmp_path, monkeypatch
+):
+    db = tmp_path / "s.duckdb"
+    store.ensure(db, tiny_corpus)
+    store._connections.pop(str(db.resolve()), None)  # as a new process
+    opened = []
+    real = store.duckfile.connect
+    monkeypatch.setattr(
+        store.duckfile, "connect", lambda path, **kw: opened.append(kw) or real(path, **kw)
+    )
+    for _ in range(3):
+        cur = store.connect(db, tiny_corpus)
+        assert cur.execute("SELECT count(*) FROM utterances").fetchone()[0] == 80
+    assert opened == [{"read_only": True}]  # one open, its meta read through it
+    path = tiny_corpus / "dialogues" / "0007.json"
+    d = json.loads(path.read_text(encoding="utf-8"))
+    d["dialogue"][0]["utterance"] = "変更された発話です"
+    path.write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
+    cur = store.connect(db, tiny_corpus)  # the corpus changed: rebuilt, and a fresh connection
+    assert store.search(cur, store.Filters(text="変更された"))[1] == 1
+    assert store.search(store.connect(db, tiny_corpus), store.Filters(text="変更された"))[1] == 1

@@ -80,3 +80,35 @@ def test_a_failed_lexical_warm_up_is_logged_and_warms_nothing(probe, tmp_path):
     got, log = probe(ETC_JUDGE_PROVIDER="", ETC_DATA_DIR=str(tmp_path / "no-corpus"))
     assert got["warmed"] == []
     assert "warming the lexical stage failed: No ETC corpus at" in log
+
+
+BERT_PROBE = """
+import json, sys
+from leaderboard import stages
+from etclib.metrics import bertscore
+warmed = stages.warm()
+print(json.dumps({"warmed": warmed, "models_loaded": bertscore._scorer.cache_info().currsize,
+                  "torch": "torch" in sys.modules}))
+"""
+
+
+def test_a_bertscore_worker_warm_up_loads_its_model(tiny_corpus, tmp_path_factory):
+    pytest.importorskip("bert_score")
+    from tests.data.tiny_models import make_tiny_bert
+
+    model = make_tiny_bert(tmp_path_factory.mktemp("bert"))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "ETC_DATA_DIR": str(tiny_corpus),
+        "ETC_JUDGE_PROVIDER": "",
+        "ETC_BERTSCORE_MODEL": str(model),
+        "ETC_BERTSCORE_LAYER": "2",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", BERT_PROBE], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["warmed"] == ["lexical", "bertscore"]
+    assert got["models_loaded"] == 1 and got["torch"]

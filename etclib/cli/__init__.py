@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .. import __version__, registry
@@ -101,6 +102,37 @@ def provider_names() -> tuple[str, ...]:
     from ..llm.providers import names
 
     return names()
+
+
+class LazyChoices(Sequence):
+    """An option's choices read from a registry when argparse first needs them: to check a
+    value given on the command line, or to write ``--help`` and a refusal. A command run
+    without the option never imports the registry (the LLM stack, for ``--judge-provider``:
+    ``etclib score --metrics bleu,rouge`` has no use for it)."""
+
+    def __init__(self, names: Callable[[], Iterable[str]]) -> None:
+        self._load = names
+        self._names: tuple[str, ...] | None = None
+
+    def _all(self) -> tuple[str, ...]:
+        if self._names is None:
+            self._names = tuple(self._load())
+        return self._names
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def add_provider_argument(parser: Any, *flags: str, **kwargs: Any) -> argparse.Action:
+    """``--provider``-like option on a parser or group taking a registered LLM provider's name;
+    shown and checked as ``choices=provider_names()`` would be, the registry read only when
+    needed. (Set after ``add_argument``, which formats the choices once to check them.)"""
+    action = parser.add_argument(*flags, **kwargs)
+    action.choices = LazyChoices(provider_names)
+    return action
 
 
 def add_data_argument(parser: argparse.ArgumentParser) -> None:

@@ -37,7 +37,7 @@ from . import (
     add_data_argument,
     add_json_argument,
     add_judge_prompts_argument,
-    provider_names,
+    add_provider_argument,
 )
 
 
@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cal.add_argument("--no-store", action="store_true", help="do not store the result")
     add_data_argument(cal)
     for p in (dec, ent, chk, cal):
-        p.add_argument("--provider", choices=provider_names(), help="judge provider")
+        add_provider_argument(p, "--provider", help="judge provider")
         p.add_argument("--model", help="judge model (default: gemini-2.5-flash / gpt-4.1-mini)")
         p.add_argument("--timeout", type=float, help="seconds per call (default 60)")
         p.add_argument(

@@ -10,11 +10,9 @@ from typing import Any
 def add_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
     """The options of an LLM labelling run (``judge-labels``, ``causes``): provider, model,
     temperature, workers, ``--limit`` and the studies database."""
-    from . import provider_names
+    from . import add_provider_argument
 
-    parser.add_argument(
-        "--provider", required=required, choices=provider_names(), help="LLM provider"
-    )
+    add_provider_argument(parser, "--provider", required=required, help="LLM provider")
     parser.add_argument(
         "--model", required=required, metavar="NAME", help="model name, e.g. gemini-2.5-flash"
     )

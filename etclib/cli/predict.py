@@ -53,7 +53,12 @@ from ..llm.models import OPENAI_DEFAULT_MODEL
 from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, label_values, read_predictions
 from ..task import Item, Key, choose_shots
 from ..task import items as split_items
-from . import add_data_argument, add_json_argument, add_track_argument, provider_names
+from . import (
+    add_data_argument,
+    add_json_argument,
+    add_provider_argument,
+    add_track_argument,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"erc: {', '.join(ERC_REGISTRY)} (default: {default_backend('erc')})",
     )
     add_track_argument(parser)
-    parser.add_argument("--provider", choices=provider_names(), help="the erc llm backend's API")
+    add_provider_argument(parser, "--provider", help="the erc llm backend's API")
     parser.add_argument(
         "--out", metavar="FILE", help="predictions file (.jsonl); required unless --check"
     )

@@ -45,8 +45,8 @@ from . import (
     add_data_argument,
     add_json_argument,
     add_judge_prompts_argument,
+    add_provider_argument,
     add_track_argument,
-    provider_names,
 )
 
 
@@ -98,9 +98,7 @@ def add_metric_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGro
         "--bertscore-layer", type=int, help="BERTScore layer ($ETC_BERTSCORE_LAYER)"
     )
     judge = parser.add_argument_group("LLM judge (--metrics judge; see docs/judge.md)")
-    judge.add_argument(
-        "--judge-provider", choices=provider_names(), help="judge API ($ETC_JUDGE_PROVIDER)"
-    )
+    add_provider_argument(judge, "--judge-provider", help="judge API ($ETC_JUDGE_PROVIDER)")
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
     judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
     add_judge_prompts_argument(judge)

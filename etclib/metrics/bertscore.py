@@ -179,6 +179,13 @@ def signature(ctx: Context | None = None, data: MetricData | None = None) -> dic
     }
 
 
+def warm(ctx: Context) -> None:
+    """torch, bert-score and the configured model (hub cache or folder), loaded: what the
+    stage's first job would otherwise load."""
+    model, layer, _ = _settings(ctx)
+    _scorer(model, layer)
+
+
 def compute(predictions: list[str], references: list[str], ctx: Context) -> MetricData:
     model, layer, batch = _settings(ctx)
     scorer, _ = _scorer(model, layer)

@@ -3,8 +3,9 @@
 - :mod:`.db`: the studies database (a DuckDB file or PostgreSQL), where each study registers
   its tables (:func:`.db.register`); it imports none of the studies (an import-linter contract);
 - :mod:`.codes`: the annotator codes people answer with;
-- :mod:`.agreement`: the agreement statistics (Cohen's and Fleiss' kappa, Krippendorff's alpha,
-  bootstrap intervals, Pearson's r);
+- :mod:`etclib.agreement` (outside this package: the corpus statistics use it too, and
+  importing this package imports every study): the agreement statistics (Cohen's and Fleiss'
+  kappa, Krippendorff's alpha, bootstrap intervals, Pearson's r);
 - :mod:`.labelling`: an LLM labels study items (what :mod:`.labeljudge` and :mod:`.causes`
   share: prompt loading, the run body, the run tables);
 - the studies: :mod:`.labeljudge` (Study 1: an LLM labels the transcriptions), :mod:`.annotation`

@@ -42,17 +42,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..categories import ANNOTATORS, pair_consensus
-from ..corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, Corpus, Utterance
-from ..errors import JudgeError
-from . import db as studiesdb
-from . import labelling
-from .agreement import (
+from ..agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
     confusion_matrix,
     kappa_with_ci,
 )
+from ..categories import ANNOTATORS, pair_consensus
+from ..corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, Corpus, Utterance
+from ..errors import JudgeError
+from . import db as studiesdb
+from . import labelling
 
 PROMPT_NAME = "label_judge"
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import pandas as pd
 
+from ..agreement import pearson
 from ..errors import Problem, RatingsError
-from .agreement import pearson
 
 COLUMNS: tuple[str, ...] = ("item", "system", "metric", "rater_kind", "rater_id", "score")
 RATER_KINDS: tuple[str, ...] = ("llm", "human")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..agreement import confusion_matrix, fleiss_kappa, kappa_with_ci, krippendorff_alpha
+from ...agreement import confusion_matrix, fleiss_kappa, kappa_with_ci, krippendorff_alpha
 from .answers import _DECISION_COLUMNS
 from .store import _TIE_ORDER, LABELS, SIDES, _db, _frame
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...agreement import cohen_kappa, confusion_matrix, fleiss_kappa, krippendorff_alpha
 from ...corpus import Corpus
-from ..agreement import cohen_kappa, confusion_matrix, fleiss_kappa, krippendorff_alpha
 from .human import ANNOTATORS_PER_ITEM, human_answers
 from .llm import _utterance, run_causes
 from .proxy import partner_reference
