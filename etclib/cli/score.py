@@ -104,6 +104,22 @@ def add_metric_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGro
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
     judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
     add_judge_prompts_argument(judge)
+    judge.add_argument(
+        "--batch",
+        dest="judge_batch",
+        action="store_true",
+        default=None,
+        help="send the uncached judge questions through the provider's batch interface first "
+        "(half price, answers within 24 h; a stopped run resumes the same batch) "
+        "($ETC_JUDGE_BATCH)",
+    )
+    judge.add_argument(
+        "--service-tier",
+        dest="judge_service_tier",
+        metavar="TIER",
+        help="OpenAI service tier for online judge calls: flex (cheaper, slower; o3, o4-mini, "
+        "GPT-5 only) ($ETC_JUDGE_SERVICE_TIER)",
+    )
     return judge
 
 
@@ -116,6 +132,8 @@ def options(args: argparse.Namespace) -> dict:
         "judge_model",
         "concurrency",
         "judge_prompts",
+        "judge_batch",
+        "judge_service_tier",
     )
     return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
 
