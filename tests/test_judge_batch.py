@@ -208,3 +208,48 @@ def test_a_provider_without_a_batch_interface_refuses_batch(
     assert "the Anthropic Claude judge has no batch interface" in err
     assert "--judge-provider openai or gemini" in err
     assert server.count() == 0
+
+
+@pytest.fixture
+def openai_fake(tiny_corpus, monkeypatch):
+    with FakeLLMServer(ScriptedJudge(), hang_seconds=10.0) as server:
+        point_provider_at(monkeypatch, "openai", server)
+        server.provider = "openai"
+        yield server
+
+
+def test_service_tier_flex_reaches_openai_and_shares_the_cache(
+    openai_fake, tiny_corpus, tmp_path, capsys
+):
+    preds = preds_file(tmp_path / "p.jsonl", tiny_corpus)
+    flex = ("--service-tier", "flex")
+    code, out, _ = score(openai_fake, tiny_corpus, preds, capsys, *flex, model="gpt-5-mini")
+    assert code == 0 and openai_fake.count() > 0
+    assert {r.body.get("service_tier") for r in openai_fake.requests} == {"flex"}
+    assert out["judge_run"] == {"batch": False, "service_tier": "flex"}
+    assert "judge" in out["signature"] and "flex" not in out["signature"]["judge"]
+    # the tier changes price and wait, not the answer: the same questions are cache hits
+    openai_fake.reset()
+    code, again, _ = score(openai_fake, tiny_corpus, preds, capsys, model="gpt-5-mini")
+    assert code == 0 and again["f1"] == out["f1"] and openai_fake.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "words"),
+    [
+        ("openai", "gpt-4.1-mini", "model gpt-4.1-mini does not take it (flex applies to"),
+        ("gemini", "gemini-2.5-flash", "the Google Gemini provider has no service tiers"),
+    ],
+)
+def test_service_tier_flex_is_refused_where_it_does_not_apply(
+    provider, model, words, tiny_corpus, tmp_path, capsys, monkeypatch
+):
+    preds = preds_file(tmp_path / "p.jsonl", tiny_corpus)
+    with FakeLLMServer(ScriptedJudge()) as server:
+        point_provider_at(monkeypatch, provider, server)
+        server.provider = provider
+        code, _, err = score(
+            server, tiny_corpus, preds, capsys, "--service-tier", "flex", model=model
+        )
+    assert code != 0 and words in err
+    assert server.count() == 0
