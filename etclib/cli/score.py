@@ -33,6 +33,7 @@ Example:
   etclib score preds.jsonl --metrics bertscore --bertscore-model ./my-bert --bertscore-layer 9
   etclib score preds.jsonl --metrics bleu,rouge,judge --judge-provider gemini --json
   etclib score preds.jsonl --metrics judge --judge-prompts v1     # the first prompts, to compare
+  etclib score preds.jsonl --metrics judge --batch     # half price via the batch interface
 """
 
 from __future__ import annotations
