@@ -6,7 +6,9 @@ batch items are asked online; `--service-tier flex` reaches OpenAI's online call
 
 from __future__ import annotations
 
+import collections
 import json
+import math
 import os
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 from tests.conftest import REPO
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
-from tests.fakes.judge_responder import ScriptedJudge
+from tests.fakes.judge_responder import ScriptedJudge, request_kind
 from tests.fakes.llm_server import FakeLLMServer
 
 BATCHED = ("openai", "gemini")
@@ -253,3 +255,46 @@ def test_service_tier_flex_is_refused_where_it_does_not_apply(
         )
     assert code != 0 and words in err
     assert server.count() == 0
+
+
+def test_a_large_stage_goes_as_several_jobs(fake, tiny_corpus, tmp_path, capsys, monkeypatch):
+    from etclib.llm import providers
+
+    preds = preds_file(tmp_path / "p.jsonl", tiny_corpus)
+    use_cache(monkeypatch, tmp_path, "online")
+    code, online, _ = score(fake, tiny_corpus, preds, capsys)
+    assert code == 0
+    kinds = collections.Counter(request_kind(r)[0] for r in fake.requests)
+    fake.reset()
+    use_cache(monkeypatch, tmp_path, "batch")
+    per_job = 7
+    monkeypatch.setattr(type(providers.get(fake.provider)), "batch_max_requests", per_job)
+
+    code, out, _ = score(fake, tiny_corpus, preds, capsys, "--batch")
+    assert code == 0 and out["f1"] == online["f1"] and fake.count() == 0
+    jobs = [math.ceil(kinds[k] / per_job) for k in ("decompose", "entail")]
+    assert [len(s["batch_ids"]) for s in out["judge_batch"]["stages"]] == jobs
+    assert fake.batches.count(f"{fake.provider} batches.create") == sum(jobs)
+
+
+def test_a_passing_fault_of_the_batch_interface_is_retried_a_lasting_one_stops(
+    fake, tiny_corpus, tmp_path, capsys
+):
+    preds = preds_file(tmp_path / "p.jsonl", tiny_corpus)
+    p, desk = fake.provider, fake.batches
+    desk.fail(f"{p} batches.create", 500)
+    desk.fail(f"{p} batches.get", 503, times=1)
+    code, out, _ = score(fake, tiny_corpus, preds, capsys, "--batch")
+    assert code == 0 and fake.count() == 0
+    # the refused create was asked again (2 stages, one retry), and so was the read
+    assert desk.count(f"{p} batches.create") == 3
+    assert len(out["judge_batch"]["stages"][0]["batch_ids"]) == 1
+
+    (tmp_path / "other.jsonl").write_text(
+        open(preds, encoding="utf-8").read().replace("関係のない話", "別の話"), encoding="utf-8"
+    )
+    desk.fail(f"{p} batches.create", 401)
+    code, _, err = score(fake, tiny_corpus, str(tmp_path / "other.jsonl"), capsys, "--batch")
+    assert code != 0
+    assert "batch interface failed (submit)" in err and "401" in err
+    assert fake.count() == 0  # stopped: nothing asked online either

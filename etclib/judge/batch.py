@@ -21,11 +21,14 @@ left uncached: the online pass that follows asks it as it asks any question, wit
 retries, and an item that still fails stays an item error (an incomplete run stays
 incomplete). Everything the batch answered is a cache hit for that pass: no online call.
 
-Resume: when a job is created, a small record (its id, provider, model, stage, size) is kept
-in ``judge_batches/`` beside the judge cache, named by a hash of the request set. A run that
-was stopped (killed, interrupted) and started again computes the same set, finds the record
-and reads the same job rather than creating another; the record goes once the job's answers
-are in the cache.
+A stage's requests are one job, or several where the provider's limits (``batch_max_requests``,
+``batch_max_bytes`` on its spec: Gemini takes 20 MB of inlined requests) cut them.
+
+Resume: as each job is created, a small record (the job ids so far, provider, model, stage,
+size) is kept in ``judge_batches/`` beside the judge cache, named by a hash of the request
+set. A run that was stopped (killed, interrupted) and started again computes the same set,
+finds the record and reads the same jobs rather than creating others (sending those it had
+not sent yet); the record goes once the jobs' answers are in the cache.
 
 Cost: the tokens of the batch answers priced at the model's online price and at its batch
 price (``batch_price`` in the capability table, :mod:`etclib.llm.models`; half the online
@@ -46,14 +49,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import config, faultpoints, llm
-from ..errors import JudgeError
+from ..errors import JudgeError, JudgeServiceError
 from ..llm import models
 from ..llm.providers import ProviderSpec
 from ..llm.providers.base import BatchState
 from .parse import AnswerParseError
 from .runner import AnswerCut, Judge, Question
 
-__all__ = ["BatchReport", "BatchStore", "prefill", "request_set"]
+__all__ = ["BatchReport", "BatchStore", "chunks", "prefill", "request_set"]
 
 #: the state records' folder, beside the judge cache
 FOLDER = "judge_batches"
@@ -161,6 +164,34 @@ def batch_spec(provider: str) -> ProviderSpec:
     return spec
 
 
+async def _api(judge: Judge, spec: ProviderSpec, what: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, a call of the batch interface, off the event loop; a transient fault
+    (429, 5xx, timeout, dropped connection) is retried as the online path retries it, up to
+    ``max_attempts``; any other stops the run with JudgeServiceError (a job already sent is
+    resumed by the next run)."""
+    s = judge.settings
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except Exception as exc:  # noqa: BLE001 - classified below
+            fault = llm.classify(exc, where=spec.endpoint())
+            if fault.transient and attempt < s.max_attempts:
+                await asyncio.sleep(s.policy().delay(attempt, fault.retry_after))
+                continue
+            err = JudgeServiceError(
+                f"The {spec.label} judge's batch interface failed ({what}): {fault.public}. "
+                f"Stopped; {spec.judge_hint('--judge-model')}. A batch already sent is read "
+                "again when the same command runs again.",
+                detail=fault.detail,
+                kind=fault.kind,
+                status=fault.status,
+            )
+            llm.log.warning("%s [ref %s]: %s", spec.label, err.ref, fault.detail)
+            raise err from exc
+
+
 def _note(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -205,6 +236,21 @@ async def _units(judge: Judge, text: str) -> list[str] | None:
     return None if stored is None else [str(u) for u in stored["answer"]]
 
 
+def chunks(spec: ProviderSpec, pending: dict[str, Question]) -> list[list[str]]:
+    """The keys of ``pending`` (sorted) cut into jobs the provider takes: at most
+    ``batch_max_requests`` requests and ``batch_max_bytes`` bytes of requests each."""
+    out: list[list[str]] = [[]]
+    size = 0
+    for key in sorted(pending):
+        n = len(json.dumps(pending[key].request, ensure_ascii=False).encode("utf-8"))
+        if out[-1] and (len(out[-1]) >= spec.batch_max_requests or size + n > spec.batch_max_bytes):
+            out.append([])
+            size = 0
+        out[-1].append(key)
+        size += n
+    return out
+
+
 async def _stage(
     judge: Judge,
     spec: ProviderSpec,
@@ -214,8 +260,8 @@ async def _stage(
     questions: list[Question],
     report: BatchReport,
 ) -> None:
-    """One batch job for the uncached ``questions`` (resumed from its record when one is
-    kept), waited for, its answers stored."""
+    """The batch jobs for the uncached ``questions`` (one unless the provider's limits cut
+    them; resumed from their record when one is kept), waited for, their answers stored."""
     pending: dict[str, Question] = {}
     for q in questions:
         if q.key not in pending and await judge.cache.aget(q.key) is None:
@@ -229,28 +275,55 @@ async def _stage(
     record = store.load(set_id)
     row["resumed"] = record is not None
     if record is None:
-        requests = [(key, q.request) for key, q in pending.items()]
-        name = f"etclib-judge-{stage}-{set_id[:8]}"
-        batch_id = await asyncio.to_thread(spec.batch_submit, client, model, requests, name)
         record = {
-            "batch_id": batch_id,
             "provider": spec.name,
             "model": model,
             "stage": stage,
             "requests": len(pending),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "batch_ids": [],
         }
-        store.save(set_id, record)
-        _note(f"judge batch: {stage}, {len(pending)} requests sent as {batch_id} ({spec.label})")
-        faultpoints.hit("judge_batch_submitted")
     else:
-        _note(
-            f"judge batch: {stage}, resuming {record['batch_id']} ({record['requests']} requests)"
+        ids = ", ".join(record["batch_ids"])
+        _note(f"judge batch: {stage}, resuming {ids} ({record['requests']} requests)")
+    parts = chunks(spec, pending)
+    for i, keys in enumerate(parts):
+        if i < len(record["batch_ids"]):
+            continue  # sent before the run stopped
+        requests = [(key, pending[key].request) for key in keys]
+        name = f"etclib-judge-{stage}-{set_id[:8]}-{i + 1}"
+        batch_id = await _api(
+            judge, spec, "submit", spec.batch_submit, client, model, requests, name
         )
-    row["batch_id"] = batch_id = record["batch_id"]
-    state = await _wait(judge, spec, client, batch_id, stage, len(pending))
-    row["state"] = state.state
-    answers = await asyncio.to_thread(spec.batch_answers, client, batch_id)
+        record["batch_ids"].append(batch_id)
+        store.save(set_id, record)  # before anything else: a stopped run reads this job
+        _note(f"judge batch: {stage}, {len(keys)} requests sent as {batch_id} ({spec.label})")
+        faultpoints.hit("judge_batch_submitted")
+    row["batch_ids"] = list(record["batch_ids"])
+    row["states"] = []
+    for batch_id in record["batch_ids"]:
+        state = await _wait(judge, spec, client, batch_id, stage, len(pending))
+        row["states"].append(state.state)
+        await _collect(judge, spec, client, batch_id, pending, row, report)
+        left = len(pending) - row["answered"]
+        why = f" ({state.error})" if state.error else ""
+        _note(f"judge batch: {stage} {batch_id} {state.state}{why}: {row['answered']} answered")
+    store.done(set_id)
+    _note(f"judge batch: {stage}: {left} of {len(pending)} requests left to the online pass")
+
+
+async def _collect(
+    judge: Judge,
+    spec: ProviderSpec,
+    client: Any,
+    batch_id: str,
+    pending: dict[str, Question],
+    row: dict[str, Any],
+    report: BatchReport,
+) -> None:
+    """Store a finished job's answers in the cache (parsed as online answers are); count
+    them in ``row`` and their tokens in ``report``."""
+    answers = await _api(judge, spec, "results", spec.batch_answers, client, batch_id)
     for answer in answers:
         q = pending.get(answer.key)
         if q is None:
@@ -266,13 +339,6 @@ async def _stage(
         row["answered"] += 1
         report.input_tokens += answer.reply.input_tokens
         report.output_tokens += answer.reply.output_tokens
-    store.done(set_id)
-    left = len(pending) - row["answered"]
-    why = f" ({state.error})" if state.error else ""
-    _note(
-        f"judge batch: {stage} {batch_id} {state.state}{why}: {row['answered']} answered, "
-        f"{left} left to the online pass"
-    )
 
 
 async def _wait(
@@ -282,7 +348,7 @@ async def _wait(
     of its counts) is printed."""
     last = None
     while True:
-        state = await asyncio.to_thread(spec.batch_read, client, batch_id)
+        state = await _api(judge, spec, "status", spec.batch_read, client, batch_id)
         faultpoints.hit("judge_batch_polled")
         seen = (state.state, state.answered, state.failed)
         if seen != last:

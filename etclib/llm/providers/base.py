@@ -113,6 +113,10 @@ class ProviderSpec:
     batch_label: ClassVar[str] = ""
     #: where the models' ``batch_price`` was read (page, date)
     batch_prices_source: ClassVar[tuple[str, str]] = ("", "")
+    #: the most requests, and bytes of requests, one batch job takes (larger sets are sent
+    #: as several jobs)
+    batch_max_requests: ClassVar[int] = 10_000
+    batch_max_bytes: ClassVar[int] = 20_000_000
     #: whether :meth:`served_models` can ask a server of it which models it serves (the chat
     #: probes such servers when the provider's endpoint setting points at one)
     lists_models: ClassVar[bool] = False
@@ -276,9 +280,6 @@ class ProviderSpec:
     def batch_answers(self, client: Any, batch_id: str) -> list[BatchAnswer]:
         """Every request's outcome in a finished job (those it has; expired or cancelled jobs
         may hold some or none)."""
-        raise NotImplementedError
-
-    def batch_cancel(self, client: Any, batch_id: str) -> None:
         raise NotImplementedError
 
     # -- errors -----------------------------------------------------------------------------

@@ -63,6 +63,9 @@ class GeminiSpec(ProviderSpec):
     #: batch mode bills half the standard rate
     batch_prices_source = ("https://ai.google.dev/gemini-api/docs/batch-mode", "2025-11")
     batch_label = "Gemini batch mode"
+    #: documented: inlined requests up to 20 MB per batch (some margin kept)
+    batch_max_requests = 10_000
+    batch_max_bytes = 18_000_000
     models = tuple(
         half_price(m)
         for m in (
@@ -255,9 +258,6 @@ class GeminiSpec(ProviderSpec):
             except EmptyAnswerError as exc:
                 out.append(BatchAnswer(key, error=f"empty answer ({exc})"))
         return out
-
-    def batch_cancel(self, client, batch_id) -> None:
-        client.batches.cancel(name=batch_id)
 
     def quota(self, exc: BaseException, body: Any, status: int) -> str | None:
         error = body.get("error", body) if isinstance(body, dict) else None

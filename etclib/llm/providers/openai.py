@@ -72,6 +72,9 @@ class OpenAISpec(ProviderSpec):
     #: the Batch API bills half the standard rate; flex processing bills the batch rate
     batch_prices_source = ("https://platform.openai.com/docs/guides/batch", "2025-11")
     batch_label = "the OpenAI Batch API"
+    #: documented: 50,000 requests and 200 MB per input file (some margin kept)
+    batch_max_requests = 50_000
+    batch_max_bytes = 190_000_000
     models = tuple(
         half_price(m)
         for m in (
@@ -306,9 +309,6 @@ class OpenAISpec(ProviderSpec):
                 else:
                     out.append(BatchAnswer(key, error=str((row.get("error") or {}).get("code"))))
         return out
-
-    def batch_cancel(self, client, batch_id) -> None:
-        client.batches.cancel(batch_id)
 
     def quota(self, exc: BaseException, body: Any, status: int) -> str | None:
         codes = {getattr(exc, "code", None), getattr(exc, "type", None)}

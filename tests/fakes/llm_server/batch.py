@@ -100,7 +100,15 @@ class BatchDesk:
         self.jobs: dict[str, FakeBatch] = {}
         self.items: list[FakeRequest] = []
         self.calls: collections.Counter = collections.Counter()
+        #: call name -> HTTP statuses the next calls of it get (:meth:`fail`)
+        self.faults: dict[str, collections.deque[int]] = collections.defaultdict(collections.deque)
         self._lock = threading.Lock()
+
+    def fail(self, call: str, status: int, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``call`` (``"openai batches.get"`` ...) with
+        HTTP ``status`` and the protocol's error body (the job does not move)."""
+        with self._lock:
+            self.faults[call].extend([status] * times)
 
     # -- routing ---------------------------------------------------------------------------
     def route(self, handler: Any, method: str, path: str) -> bool:
@@ -126,13 +134,20 @@ class BatchDesk:
             return False
         return True
 
+    def _faulted(self, handler: Any, call: str) -> bool:
+        """Count ``call``; answer it with a scripted fault if one is queued (True)."""
+        with self._lock:
+            self.calls[call] += 1
+            status = self.faults[call].popleft() if self.faults[call] else None
+        if status is None:
+            return False
+        self._body(handler)  # read what was sent before answering
+        handler._error(call.split()[0], status, f"injected HTTP {status} (fake batch route)")
+        return True
+
     def count(self, call: str) -> int:
         with self._lock:
             return self.calls[call]
-
-    def _note(self, call: str) -> None:
-        with self._lock:
-            self.calls[call] += 1
 
     @staticmethod
     def _body(handler: Any) -> bytes:
@@ -141,7 +156,8 @@ class BatchDesk:
 
     # -- OpenAI ----------------------------------------------------------------------------
     def _upload(self, handler: Any) -> None:
-        self._note("openai files.create")
+        if self._faulted(handler, "openai files.create"):
+            return
         raw = self._body(handler)
         ctype = handler.headers.get("Content-Type", "")
         msg = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + raw)
@@ -178,14 +194,16 @@ class BatchDesk:
         }
 
     def _content(self, handler: Any, file_id: str) -> None:
-        self._note("openai files.content")
+        if self._faulted(handler, "openai files.content"):
+            return
         if file_id not in self.files:
             handler._error("openai", 404, f"No such File object: {file_id}")
             return
         handler._send_bytes(200, self.files[file_id][1], "application/octet-stream")
 
     def _openai_create(self, handler: Any) -> None:
-        self._note("openai batches.create")
+        if self._faulted(handler, "openai batches.create"):
+            return
         body = json.loads(self._body(handler) or b"{}")
         file_id = body.get("input_file_id", "")
         if file_id not in self.files:
@@ -212,7 +230,8 @@ class BatchDesk:
         handler._send_json(200, self._openai_object(job, body))
 
     def _openai_get(self, handler: Any, batch_id: str) -> None:
-        self._note("openai batches.get")
+        if self._faulted(handler, "openai batches.get"):
+            return
         job = self.jobs.get(batch_id)
         if job is None:
             handler._error("openai", 404, f"No batch found with id '{batch_id}'.")
@@ -221,7 +240,8 @@ class BatchDesk:
         handler._send_json(200, self._openai_object(job))
 
     def _openai_cancel(self, handler: Any, batch_id: str) -> None:
-        self._note("openai batches.cancel")
+        if self._faulted(handler, "openai batches.cancel"):
+            return
         job = self.jobs.get(batch_id)
         if job is None:
             handler._error("openai", 404, f"No batch found with id '{batch_id}'.")
@@ -261,7 +281,8 @@ class BatchDesk:
 
     # -- Gemini ----------------------------------------------------------------------------
     def _gemini_create(self, handler: Any, model: str) -> None:
-        self._note("gemini batches.create")
+        if self._faulted(handler, "gemini batches.create"):
+            return
         body = json.loads(self._body(handler) or b"{}")
         batch = body.get("batch") or {}
         requests = ((batch.get("inputConfig") or {}).get("requests") or {}).get("requests") or []
@@ -273,7 +294,8 @@ class BatchDesk:
         handler._send_json(200, self._gemini_object(job, batch.get("displayName")))
 
     def _gemini_get(self, handler: Any, name: str) -> None:
-        self._note("gemini batches.get")
+        if self._faulted(handler, "gemini batches.get"):
+            return
         job = self.jobs.get(f"batches/{name}")
         if job is None:
             handler._error("gemini", 404, f"Batch batches/{name} not found.")
@@ -282,7 +304,8 @@ class BatchDesk:
         handler._send_json(200, self._gemini_object(job))
 
     def _gemini_cancel(self, handler: Any, name: str) -> None:
-        self._note("gemini batches.cancel")
+        if self._faulted(handler, "gemini batches.cancel"):
+            return
         job = self.jobs.get(f"batches/{name}")
         if job is None:
             handler._error("gemini", 404, f"Batch batches/{name} not found.")
