@@ -298,3 +298,31 @@ def test_a_passing_fault_of_the_batch_interface_is_retried_a_lasting_one_stops(
     assert code != 0
     assert "batch interface failed (submit)" in err and "401" in err
     assert fake.count() == 0  # stopped: nothing asked online either
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ("gpt-4.1-mini", (0.40 + 1.60) / 2),  # list price per 1M input + 1M output, halved
+        ("gemini-2.5-flash", (0.30 + 2.50) / 2),
+        ("gpt-5-mini-2025-08-07", (0.25 + 2.00) / 2),
+        ("claude-haiku-4-5", None),  # Anthropic: no batch interface in etclib, no batch price
+        ("my-vllm-model", None),
+    ],
+)
+def test_the_batch_price_is_half_the_list_price(model, expected):
+    from etclib.judge import pricing
+
+    got = pricing.batch_cost_usd(model, 1_000_000, 1_000_000)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+def test_judge_check_names_the_batch_figure_beside_the_online_one(openai_fake, tiny_corpus, capsys):
+    args = ["judge", "check", "--provider", "openai", "--model", "gpt-4.1-mini"]
+    args += ["--data", str(tiny_corpus)]
+    assert main([*args, "--json"]) == 0
+    est = json.loads(capsys.readouterr().out)["estimate"]
+    assert est["cost_usd"] > 0
+    assert est["batch_cost_usd"] == pytest.approx(est["cost_usd"] / 2, abs=0.01)
+    assert main(args) == 0
+    assert f"(about ${est['batch_cost_usd']:.2f} with --batch)" in capsys.readouterr().out

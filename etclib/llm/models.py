@@ -34,7 +34,10 @@ https://openai.com/api/pricing, https://ai.google.dev/gemini-api/docs/pricing an
 https://www.anthropic.com/pricing, read 2025-11) live in the same rows, so every priced model
 has known capabilities. Cached input is the provider's price for prompt tokens it served from
 its prompt cache (OpenAI's automatic caching of prompts over 1,024 tokens, Gemini's implicit
-caching, Anthropic's cache reads), reported per call and billed at that price by :func:`cost`.
+caching, Anthropic's cache reads), reported per call and billed at that price by :func:`cost`. The ``batch_price`` column is the
+price through the provider's batch interface (OpenAI's Batch API, Gemini's batch mode: half
+the online price, :func:`half_price`; the page and date on each spec's
+``batch_prices_source``), billed by :func:`batch_cost`.
 """
 
 from __future__ import annotations
