@@ -326,3 +326,22 @@ def test_judge_check_names_the_batch_figure_beside_the_online_one(openai_fake, t
     assert est["batch_cost_usd"] == pytest.approx(est["cost_usd"] / 2, abs=0.01)
     assert main(args) == 0
     assert f"(about ${est['batch_cost_usd']:.2f} with --batch)" in capsys.readouterr().out
+
+
+def test_a_batch_record_is_whole_or_refused_with_the_fix(tmp_path):
+    from etclib.errors import JudgeError
+    from etclib.judge.batch import BatchStore, request_set
+
+    store = BatchStore(tmp_path / "judge_batches")
+    set_id = request_set("openai", "gpt-4.1-mini", ["b", "a"])
+    assert set_id == request_set("openai", "gpt-4.1-mini", ["a", "b"])  # a set: order aside
+    assert set_id != request_set("openai", "gpt-4.1", ["a", "b"])
+    assert store.load(set_id) is None
+    store.save(set_id, {"batch_ids": ["batch_1"]})
+    assert store.load(set_id) == {"batch_ids": ["batch_1"]}
+    assert [p.name for p in store.folder.iterdir()] == [f"{set_id}.json"]  # no temp file left
+    (store.folder / f"{set_id}.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(JudgeError, match="cannot read the batch record .*Delete it"):
+        store.load(set_id)
+    store.done(set_id)
+    assert store.load(set_id) is None

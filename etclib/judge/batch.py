@@ -147,9 +147,6 @@ class BatchStore:
     def done(self, set_id: str) -> None:
         self._file(set_id).unlink(missing_ok=True)
 
-    def records(self) -> list[dict[str, Any]]:
-        return [json.loads(p.read_text(encoding="utf-8")) for p in self.folder.glob("*.json")]
-
 
 def batch_spec(provider: str) -> ProviderSpec:
     """The spec of ``provider`` if it has a batch interface; JudgeError naming those that do."""
