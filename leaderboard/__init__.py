@@ -85,7 +85,15 @@ Command line: ``python -m leaderboard --help``.
 
 from __future__ import annotations
 
-from .admin import admin_submissions, delete, hide, rerun_failed, rescore, unhide
+from .admin import (
+    admin_submissions,
+    delete,
+    hide,
+    rerun_failed,
+    rescore,
+    rescore_all,
+    unhide,
+)
 from .baselines import seed_baselines
 from .board import (
     RANK_ORDER,
@@ -169,6 +177,7 @@ __all__ = [
     "reported",
     "rerun_failed",
     "rescore",
+    "rescore_all",
     "seed_baselines",
     "start_workers",
     "status",

@@ -48,6 +48,9 @@ from typing import Any
 
 from etclib.errors import EtcError
 
+from .cli_admin import ADMIN_HELP, add_admin_arguments, cmd_admin
+from .cli_text import _clip, _pad, _table, _width  # noqa: F401 - shared with cli_admin
+
 SUBMIT_HELP = """Validate a predictions file, store it and queue its scoring; print the id.
 
 Example:
@@ -117,20 +120,6 @@ Example:
   python -m leaderboard compare 3f9c0a1b2d4e 9a8b7c6d5e4f
   python -m leaderboard compare 3f9c0a1b2d4e 9a8b7c6d5e4f --json --per-item items.jsonl
 """
-ADMIN_HELP = """Moderate: list, hide, unhide, delete (soft) and re-score submissions, re-run failed or incomplete jobs.
-
-Re-running takes one submission's failed or incomplete jobs, or every one without an id. An
-incomplete judge stage (some items failed after every retry: not ranked on the judge's
-metrics) is completed by `rescore ID --stage judge`: only the failed items are asked again,
-every other answer comes from the judge's cache. `list` shows every failed item's reason.
-
-Example:
-  python -m leaderboard admin list
-  python -m leaderboard admin delete 3f9c0a1b2d4e --note "duplicate of ..."
-  python -m leaderboard admin rescore 3f9c0a1b2d4e --stages lexical,judge
-  python -m leaderboard admin rescore 3f9c0a1b2d4e --stage judge --score
-  python -m leaderboard admin rerun --score
-"""
 
 
 def _fmt(value: Any, width: int = 6) -> str:
@@ -139,32 +128,6 @@ def _fmt(value: Any, width: int = 6) -> str:
     if isinstance(value, float):
         return f"{value:.2f}".rjust(width)
     return str(value).rjust(width)
-
-
-def _width(text: str) -> int:
-    """Terminal columns of ``text``: wide (CJK) characters take two."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * (width - _width(text))
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    """An aligned text table (by terminal columns: a Japanese name is as wide as it looks)."""
-    widths = [max([_width(h)] + [_width(r[i]) for r in rows]) for i, h in enumerate(headers)]
-    line = "  ".join(_pad(h, w) for h, w in zip(headers, widths))
-    out = [line.rstrip(), "  ".join("-" * w for w in widths)]
-    out += ["  ".join(_pad(c, w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    return "\n".join(out)
-
-
-def _clip(text: Any, n: int) -> str:
-    s = "" if text is None else str(text)
-    s = "".join(ch if ch.isprintable() else " " for ch in s)
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def heading(key: str) -> str:
@@ -457,54 +420,6 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_admin(args: argparse.Namespace) -> int:
-    import leaderboard as lb
-
-    token = args.token or os.environ.get("ETC_ADMIN_TOKEN")
-    if args.action == "list":
-        frame = lb.admin_submissions(token)
-        rows = [
-            [
-                str(r["id"]),
-                str(r["kind"]),
-                str(r["visibility"]),
-                str(r["status"]),
-                _clip(r["name"], 30),
-                _clip(r["contact"], 30),
-                f"{r['created_at']:%Y-%m-%d %H:%M}",
-            ]
-            for r in frame.to_dict("records")
-        ]
-        print(_table(["id", "kind", "visibility", "status", "name", "contact", "created"], rows))
-        failed = [r for r in frame.to_dict("records") if r["failure_detail"]]
-        if failed:
-            print("\nfailures, failed items and waits (provider text, redacted; admin only):")
-        for r in failed:
-            print(f"  {r['id']}  {r['failure_detail']}")
-        return 0
-    if args.action == "rerun":
-        ids = lb.rerun_failed(token, args.id, note=args.note or "")
-        print(f"re-queued {len(ids)} failed job(s)" + (f" of {args.id}" if args.id else ""))
-        if args.score and ids:
-            lb.process_jobs()
-            if args.id:
-                print(f"status: {lb.status(args.id)['status']}")
-        return 0
-    if not args.id:
-        raise SystemExit(f"admin {args.action}: give the submission id")
-    if args.action == "rescore":
-        stages = args.stages.split(",") if args.stages else None
-        ids = lb.rescore(args.id, token, stages, note=args.note or "")
-        print(f"queued {len(ids)} job(s) for {args.id}")
-        if args.score:
-            lb.process_jobs()
-            print(f"status: {lb.status(args.id)['status']}")
-        return 0
-    getattr(lb, args.action)(args.id, token, args.note or "")
-    print(f"{args.action}: {args.id} done")
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
@@ -628,19 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = add("admin", ADMIN_HELP, cmd_admin)
-    p.add_argument("action", choices=("list", "hide", "unhide", "delete", "rescore", "rerun"))
-    p.add_argument("id", nargs="?", help="the submission (rerun: optional, default all)")
-    p.add_argument("--token", help="admin token (default $ETC_ADMIN_TOKEN)")
-    p.add_argument("--note", help="reason, kept in the moderation log")
-    p.add_argument(
-        "--stages",
-        "--stage",
-        dest="stages",
-        help=f"rescore: comma-separated stages ({','.join(all_stages())})",
-    )
-    p.add_argument(
-        "--score", action="store_true", help="rescore, rerun: score now, in this process"
-    )
+    add_admin_arguments(p, all_stages())
     return parser
 
 

@@ -10,6 +10,7 @@ re-score adds new score rows next to the old ones.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
@@ -90,6 +91,7 @@ def rescore(
     note: str = "",
     *,
     db: Database | None = None,
+    batch: bool = False,
 ) -> list[int]:
     """Queue new scoring jobs for ``stages`` (default: the first stage, which queues the
     configured heavier ones when it finishes); job ids.
@@ -98,10 +100,20 @@ def rescore(
     not queued twice, but made ready now (an automatic re-run of an incomplete judge stage, or a
     job waiting for a quota, waits no longer). Re-scoring an incomplete judge stage asks only
     its failed items: every answer received before is in the judge's cache.
+
+    ``batch``: the judge stage's job sends its uncached questions through the provider's batch
+    interface first (:mod:`etclib.judge.batch`: half price, answers within 24 hours; the job
+    waits for its batches, and a job stopped meanwhile resumes them); only with the judge stage.
     """
     check_token(token, "rescore")
     db = resolve(db)
     wanted = [stage_rules.check(s) for s in (stages or [stage_rules.first()])]
+    judge_stage = "judge"
+    if batch and judge_stage not in wanted:
+        raise LeaderboardError(
+            f"--batch applies to the judge stage only; add --stage {judge_stage} "
+            f"(asked: {','.join(wanted)})."
+        )
     with db.write() as cur:
         row = cur.execute("SELECT kind FROM submissions WHERE id = ?", [submission_id]).fetchone()
         if row is None:
@@ -111,7 +123,7 @@ def rescore(
                 f"{submission_id} is a published (reported) row; it has no predictions to score."
             )
         busy = busy_stages(cur, submission_id)
-        ids = [enqueue(cur, submission_id, s) for s in wanted if s not in busy]
+        ids = [enqueue(cur, submission_id, s, _options(s, batch)) for s in wanted if s not in busy]
         for stage in busy & set(wanted):
             cur.execute(
                 "UPDATE jobs SET not_before = NULL WHERE submission_id = ? AND stage = ? "
@@ -126,6 +138,41 @@ def rescore(
     db.invalidate()
     db.notify_jobs()
     return ids
+
+
+def _options(stage: str, batch: bool) -> dict[str, Any] | None:
+    """A rescored stage's job options: the stage's own (None), with ``judge_batch`` for a
+    batch rescore of the judge."""
+    if not batch or stage != "judge":
+        return None
+    return {**stage_rules.stage_options(stage), "judge_batch": True}
+
+
+def rescore_all(
+    token: str | None,
+    stages: list[str] | None = None,
+    note: str = "",
+    *,
+    db: Database | None = None,
+    batch: bool = False,
+) -> dict[str, list[int]]:
+    """:func:`rescore` every submission that has predictions (not the published ``reported``
+    rows, not deleted ones): a board whose judge prompt changed re-scores every entry.
+    Submission id -> its new job ids."""
+    check_token(token, "rescore")
+    db = resolve(db)
+    rows = (
+        db.cursor()
+        .execute(
+            "SELECT id FROM submissions WHERE kind <> 'reported' AND visibility <> 'deleted' "
+            "ORDER BY created_at, id"
+        )
+        .fetchall()
+    )
+    return {
+        sid: rescore(sid, token, stages, note or "rescore --all", db=db, batch=batch)
+        for (sid,) in rows
+    }
 
 
 def rerun_failed(

@@ -7,21 +7,21 @@ per process over all its threads. ``ETC_FAULTPOINTS=after_compute:3`` kills a wo
 as its third job's scores are computed and before they are stored, so a crash test kills at the
 moment it names, on any machine, instead of after a sleep that a fast machine outruns.
 
+The machinery is etclib's (:mod:`etclib.faultpoints`, whose judge batch points a schedule may
+name too); this module names the worker's points and registers them.
+
 Before dying, the process writes ``faultpoint <point>:<N>`` on stderr (flushed), so the test
 sees which point fired.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
-import threading
+import os  # noqa: F401 - tests record os.kill through this module
 
-__all__ = ["ENV", "POINTS", "hit", "reset"]
+from etclib import faultpoints as _points
+from etclib.faultpoints import ENV, _schedule, hit, reset
 
-#: The setting that enables fault points (unset everywhere but in tests).
-ENV = "ETC_FAULTPOINTS"
+__all__ = ["ENV", "POINTS", "_schedule", "hit", "reset"]
 
 #: The points the worker passes, in the order of a job's life.
 POINTS = {
@@ -33,43 +33,4 @@ POINTS = {
     "after_commit": "the transaction committed: the job is done and its scores visible",
 }
 
-_lock = threading.Lock()
-_passes: dict[str, int] = {}
-
-
-def _schedule(raw: str) -> dict[str, int]:
-    """``"after_compute:3,after_claim:1"`` as {point: pass}; an unknown point or a bad count
-    raises ValueError (a test's typo must not pass silently)."""
-    out: dict[str, int] = {}
-    for part in filter(None, (p.strip() for p in raw.split(","))):
-        name, _, count = part.partition(":")
-        if name not in POINTS:
-            raise ValueError(f"Unknown fault point {name!r} in {ENV}; known: {', '.join(POINTS)}")
-        if not count.isdigit() or int(count) < 1:
-            raise ValueError(f"{ENV}: {part!r} needs a pass number >= 1, e.g. {name}:1")
-        out[name] = int(count)
-    return out
-
-
-def hit(name: str) -> None:
-    """Pass the fault point ``name``: SIGKILL this process when ``ETC_FAULTPOINTS`` schedules
-    it for this pass; otherwise (and always when the setting is unset) nothing."""
-    raw = os.environ.get(ENV)
-    if not raw:
-        return
-    wanted = _schedule(raw).get(name)
-    if wanted is None:
-        return
-    with _lock:
-        _passes[name] = _passes.get(name, 0) + 1
-        if _passes[name] != wanted:
-            return
-        sys.stderr.write(f"faultpoint {name}:{wanted}\n")
-        sys.stderr.flush()
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def reset() -> None:
-    """Forget the passes counted so far (for a test that uses fault points in its own process)."""
-    with _lock:
-        _passes.clear()
+_points.register(POINTS)

@@ -1,4 +1,4 @@
-"""The fake LLM server itself (tests/fakes/llm_server.py), driven by the real SDKs, so the
+"""The fake LLM server itself (tests/fakes/llm_server/), driven by the real SDKs, so the
 judge and backend tests that rely on it rely on something checked."""
 
 from __future__ import annotations

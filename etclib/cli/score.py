@@ -33,6 +33,7 @@ Example:
   etclib score preds.jsonl --metrics bertscore --bertscore-model ./my-bert --bertscore-layer 9
   etclib score preds.jsonl --metrics bleu,rouge,judge --judge-provider gemini --json
   etclib score preds.jsonl --metrics judge --judge-prompts v1     # the first prompts, to compare
+  etclib score preds.jsonl --metrics judge --batch     # half price via the batch interface
 """
 
 from __future__ import annotations
@@ -102,6 +103,22 @@ def add_metric_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGro
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
     judge.add_argument("--concurrency", type=int, help="parallel judge calls (default 16)")
     add_judge_prompts_argument(judge)
+    judge.add_argument(
+        "--batch",
+        dest="judge_batch",
+        action="store_true",
+        default=None,
+        help="send the uncached judge questions through the provider's batch interface first "
+        "(half price, answers within 24 h; a stopped run resumes the same batch) "
+        "($ETC_JUDGE_BATCH)",
+    )
+    judge.add_argument(
+        "--service-tier",
+        dest="judge_service_tier",
+        metavar="TIER",
+        help="OpenAI service tier for online judge calls: flex (cheaper, slower; o3, o4-mini, "
+        "GPT-5 only) ($ETC_JUDGE_SERVICE_TIER)",
+    )
     return judge
 
 
@@ -114,6 +131,8 @@ def options(args: argparse.Namespace) -> dict:
         "judge_model",
         "concurrency",
         "judge_prompts",
+        "judge_batch",
+        "judge_service_tier",
     )
     return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
 

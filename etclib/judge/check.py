@@ -102,6 +102,9 @@ def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, 
         "cached_input_tokens": round(est_calls * cached_in),
         "output_tokens": round(est_calls * tokens_out),
         "cost_usd": None if cost is None else round(cost, 2),
+        "batch_cost_usd": _rounded(
+            pricing.batch_cost_usd(settings.model, est_calls * tokens_in, est_calls * tokens_out)
+        ),
         "note": "first submission with an empty cache; later ones reuse the references' "
         "decompositions (about a quarter fewer calls)",
     }
@@ -171,6 +174,8 @@ def format_report(report: dict[str, Any]) -> str:
                 f"{est['input_tokens']:,} input (of which {est['cached_input_tokens']:,} cached) "
                 f"+ {est['output_tokens']:,} output tokens, {pricing.cost_text(est['cost_usd'])}"
             )
+            if est.get("batch_cost_usd") is not None:
+                full += f" ({pricing.cost_text(est['batch_cost_usd'])} with --batch)"
         lines += [
             f"  served: {', '.join(report['served_models']) or '(not reported)'}",
             f"  {report['items']} items: {report['calls']} calls, {report['retries']} retries, "
@@ -188,3 +193,7 @@ def format_report(report: dict[str, Any]) -> str:
     lines += [f"  problem: {p}" for p in report["problems"]]
     lines.append("  OK" if report["ok"] else "  NOT OK: fix the problems above before a full run")
     return "\n".join(lines)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)

@@ -2,8 +2,11 @@
 estimate a pre-flight check (``etclib judge check``, ``etclib predict --check``) reports.
 
 Prices are US dollars per million tokens (input, output, cached input), standard paid tier,
-from the providers' public price pages (read 2025-11); they change, and batch discounts and
-long-context surcharges are ignored. Treat the estimate as an order of magnitude. They live in
+from the providers' public price pages (read 2025-11); they change, and long-context
+surcharges are ignored. Treat the estimate as an order of magnitude. The estimate is at the
+online rate, with the batch rate beside it (:func:`batch_cost_usd`: the table's
+``batch_price``, half the online price for OpenAI's Batch API and Gemini's batch mode, as a
+``--batch`` run pays, :mod:`etclib.judge.batch`). They live in
 the capability table (:data:`etclib.llm.models.MODELS`), beside what each model accepts, so a
 priced model always has known settings. Cached input tokens (the provider's prompt cache, as
 each answer reports them) are billed at the cached-input price. A model not in the table
@@ -70,6 +73,13 @@ def cost_usd(
     """Estimated cost in USD (``cached_tokens`` of the input at the cached-input price), or
     None when the model's price is unknown."""
     value = models.cost(model, input_tokens, output_tokens, cached_tokens)
+    return None if value is None else round(value, 6)
+
+
+def batch_cost_usd(model: str, input_tokens: float, output_tokens: float) -> float | None:
+    """Estimated cost in USD through the provider's batch interface, or None when the model
+    has no batch price."""
+    value = models.batch_cost(model, input_tokens, output_tokens)
     return None if value is None else round(value, 6)
 
 

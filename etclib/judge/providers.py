@@ -160,6 +160,7 @@ class SpecProvider:
         timeout: float,
         thinking: Any = None,
         max_tokens: int | None = None,
+        service_tier: str | None = None,
     ):
         self.spec = spec
         self.name = spec.name
@@ -168,6 +169,9 @@ class SpecProvider:
         decoding = self.decoding()  # a thinking value the model cannot take fails now
         self.max_tokens = max_tokens or default_max_tokens(decoding)
         self.response_format = spec.judge_format(model)
+        #: added to each online call, outside the hashed request (OpenAI's ``service_tier``)
+        self.online = spec.online_fields(model, service_tier)
+        self.timeout = timeout
         self.client = spec.client(async_=True, timeout=timeout)
 
     @property
@@ -198,7 +202,7 @@ class SpecProvider:
         return self.spec.with_token_limit(request, limit)
 
     async def complete(self, request: dict[str, Any]) -> Reply:
-        return await self.spec.asend(self.client, request)
+        return await self.spec.asend(self.client, {**request, **self.online})
 
     async def aclose(self) -> None:
         await self.spec.aclose(self.client)
@@ -211,12 +215,18 @@ def build(
     timeout: float,
     thinking: Any = None,
     max_tokens: int | None = None,
+    service_tier: str | None = None,
 ) -> Provider:
     """The judge on provider ``name`` (its spec's default model unless ``model``); an unknown
-    name or a missing key raises ConfigError."""
+    name, a missing key or a service tier the model does not take raises ConfigError."""
     spec = llm.providers.get(name)
     return SpecProvider(
-        spec, model or spec.judge_model, timeout=timeout, thinking=thinking, max_tokens=max_tokens
+        spec,
+        model or spec.judge_model,
+        timeout=timeout,
+        thinking=thinking,
+        max_tokens=max_tokens,
+        service_tier=service_tier,
     )
 
 
@@ -227,12 +237,21 @@ def make_provider(
     timeout: float,
     thinking: Any = None,
     max_tokens: int | None = None,
+    service_tier: str | None = None,
 ) -> Provider:
     """Build the judge on provider ``name`` (any registered one); an unknown name or a missing
-    key raises JudgeError. ``max_tokens``: the token limit (None: :func:`default_max_tokens`)."""
+    key raises JudgeError. ``max_tokens``: the token limit (None: :func:`default_max_tokens`);
+    ``service_tier``: OpenAI's ``flex`` for each online call, where the model takes it."""
     if name not in llm.providers.REGISTRY:
         raise JudgeError(unknown("judge provider", name, list(llm.providers.names())))
     try:
-        return build(name, model, timeout=timeout, thinking=thinking, max_tokens=max_tokens)
+        return build(
+            name,
+            model,
+            timeout=timeout,
+            thinking=thinking,
+            max_tokens=max_tokens,
+            service_tier=service_tier,
+        )
     except ConfigError as exc:
         raise JudgeError(f"The {name} judge is not configured. {exc}") from exc

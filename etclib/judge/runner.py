@@ -59,36 +59,22 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .. import llm, progress
-from ..config import setting
-from ..errors import ConfigError, JudgeError, JudgeServiceError, QuotaExhaustedError
+from ..errors import JudgeError, JudgeServiceError, QuotaExhaustedError
 from ..llm.chat import Usage
-from ..llm.models import Decoding
-from ..llm.retry import Fault, RetryPolicy
-from ..registry import unknown
+from ..llm.retry import Fault
 from . import parse, templates
 from .cache import AnswerCache, request_key
-from .providers import (
-    DEFAULT_MODELS,
-    DEFAULT_PROVIDER,
-    TEMPERATURE,
-    Provider,
-    default_max_tokens,
-    make_provider,
-)
+from .providers import TEMPERATURE, Provider, make_provider
+from .settings import JudgeSettings
 
 T = TypeVar("T")
-
-DEFAULT_CONCURRENCY = 16
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_MAX_ATTEMPTS = 6
-DEFAULT_BACKOFF = 1.0
-DEFAULT_BACKOFF_MAX = 30.0
 
 __all__ = [
     "Answer",
     "ItemResult",
     "Judge",
     "JudgeSettings",
+    "Question",
     "RequestFailed",
     "Usage",
     "gather_items",
@@ -97,111 +83,6 @@ __all__ = [
     "run_sync",
     "warm",
 ]
-
-
-@dataclass
-class JudgeSettings:
-    """Everything that configures one judge run (see :meth:`resolve` for where each comes from)."""
-
-    provider: str = DEFAULT_PROVIDER
-    model: str = DEFAULT_MODELS[DEFAULT_PROVIDER]
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout: float = DEFAULT_TIMEOUT
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
-    backoff: float = DEFAULT_BACKOFF
-    backoff_max: float = DEFAULT_BACKOFF_MAX
-    #: thinking setting (None: the capability table's default; see etclib.llm.models)
-    thinking: Any = None
-    #: the prompt set (etclib/judge/prompts/{kind}_{set}.toml; see templates.DEFAULT_SET)
-    prompts: str = templates.DEFAULT_SET
-    #: token limit per answer, thinking included (None: providers.default_max_tokens)
-    max_tokens: int | None = None
-
-    @classmethod
-    def resolve(cls, get: Callable[[str], Any] | None = None) -> JudgeSettings:
-        """Settings from options (``get(name)``, e.g. ``Context.get``), else env, else defaults.
-
-        Options / environment: ``judge_provider`` / ``ETC_JUDGE_PROVIDER``, ``judge_model`` /
-        ``ETC_JUDGE_MODEL``, ``concurrency`` / ``ETC_JUDGE_CONCURRENCY``, ``judge_timeout`` /
-        ``ETC_JUDGE_TIMEOUT``, ``judge_max_attempts`` / ``ETC_JUDGE_MAX_ATTEMPTS``,
-        ``judge_backoff`` / ``ETC_JUDGE_BACKOFF``, ``judge_thinking`` / ``ETC_JUDGE_THINKING``
-        (a thinking budget or level, or ``default``; unset: the capability table's choice),
-        ``judge_prompts`` / ``ETC_JUDGE_PROMPTS`` (the prompt set: ``v2``, the default, or ``v1``).
-        ``judge_max_tokens`` / ``ETC_JUDGE_MAX_TOKENS`` (the token limit per answer, thinking
-        included; unset: :func:`~etclib.judge.providers.default_max_tokens`).
-        """
-        get = get or (lambda name: None)
-
-        def pick(option: str, env: str) -> Any:
-            value = get(option)
-            return value if value not in (None, "") else setting(env)
-
-        provider = str(pick("judge_provider", "ETC_JUDGE_PROVIDER") or DEFAULT_PROVIDER)
-        if provider not in DEFAULT_MODELS:
-            raise JudgeError(unknown("judge provider", provider, list(DEFAULT_MODELS)))
-        model = str(pick("judge_model", "ETC_JUDGE_MODEL") or DEFAULT_MODELS[provider])
-
-        def number(option: str, env: str, default: float, kind: type, low: float) -> Any:
-            raw = pick(option, env)
-            if raw in (None, ""):
-                return default
-            try:
-                value = kind(raw)
-            except (TypeError, ValueError):
-                raise ConfigError(f"{option} (or {env}) must be a number, not {raw!r}.") from None
-            if value < low:
-                raise ConfigError(f"{option} (or {env}) must be at least {low}, not {raw!r}.")
-            return value
-
-        return cls(
-            provider=provider,
-            model=model,
-            concurrency=number("concurrency", "ETC_JUDGE_CONCURRENCY", DEFAULT_CONCURRENCY, int, 1),
-            timeout=number("judge_timeout", "ETC_JUDGE_TIMEOUT", DEFAULT_TIMEOUT, float, 0.001),
-            max_attempts=number(
-                "judge_max_attempts", "ETC_JUDGE_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS, int, 1
-            ),
-            backoff=number("judge_backoff", "ETC_JUDGE_BACKOFF", DEFAULT_BACKOFF, float, 0),
-            backoff_max=DEFAULT_BACKOFF_MAX,
-            thinking=pick("judge_thinking", "ETC_JUDGE_THINKING") or None,
-            prompts=templates.check_set(pick("judge_prompts", "ETC_JUDGE_PROMPTS")),
-            max_tokens=number("judge_max_tokens", "ETC_JUDGE_MAX_TOKENS", 0, int, 0) or None,
-        )
-
-    def decoding(self) -> Decoding:
-        """The decoding settings the judge sends to this model (capability table); a thinking
-        value the model cannot take is a ConfigError."""
-        return llm.decoding(
-            self.provider,
-            self.model,
-            temperature=TEMPERATURE,
-            thinking=self.thinking,
-            where="judge_thinking (ETC_JUDGE_THINKING)",
-        )
-
-    def token_limit(self) -> int:
-        """The token limit each request carries (``max_tokens``, else the default for this
-        model's thinking setting)."""
-        return self.max_tokens or default_max_tokens(self.decoding())
-
-    def policy(self) -> RetryPolicy:
-        return RetryPolicy(self.max_attempts, self.backoff, self.backoff_max)
-
-    def signature(self, served: Any = ()) -> str:
-        """``provider:..|model:..|temperature:0|thinking:budget=0|prompts:..|max_tokens:1024|etclib-judge``.
-
-        ``temperature`` is the value sent, or ``default`` when the model takes none (GPT-5);
-        ``thinking`` the thinking setting sent (``none`` for models without one, ``default``
-        when left to the server); ``max_tokens`` the token limit per answer (a cut answer is
-        asked once more with twice it). ``served``: the model snapshots the provider reported
-        (``Usage.model_versions``), appended as ``|served:a,b`` when given.
-        """
-        sig = (
-            f"provider:{self.provider}|model:{self.model}|{self.decoding().signature()}"
-            f"|prompts:{templates.tags(self.prompts)}|max_tokens:{self.token_limit()}|etclib-judge"
-        )
-        served = sorted(served)
-        return sig + (f"|served:{','.join(served)}" if served else "")
 
 
 class RequestFailed(Exception):
@@ -222,6 +103,26 @@ class AnswerCut(Exception):
     def __init__(self, limit: int | None):
         super().__init__(f"answer cut at {limit} tokens" if limit else "answer cut")
         self.limit = limit
+
+
+@dataclass(frozen=True)
+class Question:
+    """One judge question, ready to send: its ``kind``, prompt ``tag``, cache ``key``, the
+    ``request`` sent, the ``fields`` the cache row shows, and the ``parser`` of its answer."""
+
+    kind: str
+    tag: str
+    key: str
+    request: dict[str, Any]
+    fields: dict[str, Any]
+    parser: Callable[[str], Any]
+
+
+#: the parser of each question kind of the scoring judge
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "decompose": parse.parse_units,
+    "entail": parse.parse_entailment,
+}
 
 
 @dataclass(frozen=True)
@@ -306,6 +207,7 @@ class Judge:
                 timeout=s.timeout,
                 thinking=s.thinking,
                 max_tokens=s.token_limit(),
+                service_tier=s.service_tier,
             )
         self._slots = asyncio.Semaphore(self.settings.concurrency)
         return self
@@ -338,6 +240,27 @@ class Judge:
     async def _template(self, kind: str, parser: Callable[[str], Any], **fields: str) -> Answer:
         prompt = self._prompts[kind]
         return await self.ask(kind, prompt.tag, prompt.messages(**fields), parser, fields=fields)
+
+    def question(self, kind: str, **fields: str) -> Question:
+        """The ``decompose`` or ``entail`` question on ``fields`` (given as :meth:`decompose`
+        and :meth:`entail` give them: texts stripped, units as they are), the same request and
+        cache key as theirs, without asking it: the batch path (:mod:`etclib.judge.batch`)
+        sends these."""
+        prompt = self._prompts[kind]
+        request = self.provider.request(kind, prompt.messages(**fields))
+        key = request_key(self.provider.name, self.provider.model, prompt.tag, request)
+        return Question(kind, prompt.tag, key, request, fields, PARSERS[kind])
+
+    async def store(self, question: Question, reply: Any) -> Any:
+        """Parse ``reply`` (an answer to ``question`` received another way: a batch) as an
+        online answer is parsed, and store it in the cache; the parsed value. A cut answer or
+        one that does not parse raises (:class:`AnswerCut`, AnswerParseError): not stored."""
+        if reply.cut:
+            raise AnswerCut(self._token_limit(question.request))
+        value = json.loads(json.dumps(question.parser(reply.text), ensure_ascii=False))
+        q = question
+        await self._store(q.kind, q.key, q.tag, q.fields, reply, value)
+        return value
 
     # -- any structured question -----------------------------------------------------------
     async def ask(

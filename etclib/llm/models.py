@@ -34,7 +34,10 @@ https://openai.com/api/pricing, https://ai.google.dev/gemini-api/docs/pricing an
 https://www.anthropic.com/pricing, read 2025-11) live in the same rows, so every priced model
 has known capabilities. Cached input is the provider's price for prompt tokens it served from
 its prompt cache (OpenAI's automatic caching of prompts over 1,024 tokens, Gemini's implicit
-caching, Anthropic's cache reads), reported per call and billed at that price by :func:`cost`.
+caching, Anthropic's cache reads), reported per call and billed at that price by :func:`cost`. The ``batch_price`` column is the
+price through the provider's batch interface (OpenAI's Batch API, Gemini's batch mode: half
+the online price, :func:`half_price`; the page and date on each spec's
+``batch_prices_source``), billed by :func:`batch_cost`.
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ class ModelInfo:
     price: tuple[float, float] | None = None
     #: USD per 1M cached input tokens (None: billed as ordinary input)
     cached_input: float | None = None
+    #: (input, output) USD per 1M tokens through the provider's batch interface (None: no
+    #: batch price known; where it was read: the provider spec's ``batch_prices_source``)
+    batch_price: tuple[float, float] | None = None
+    #: the OpenAI ``service_tier`` values besides the default the model accepts (``flex``)
+    service_tiers: tuple[str, ...] = ()
     #: False for :func:`default_info`'s guess
     known: bool = True
 
@@ -158,6 +166,25 @@ def cost(
     return (
         (input_tokens - cached) * p[0] + cached * (cached_price(model) or 0) + output_tokens * p[1]
     ) / 1_000_000
+
+
+def batch_cost(model: str, input_tokens: float, output_tokens: float) -> float | None:
+    """USD for the tokens when answered through the provider's batch interface (its
+    ``batch_price``); None when the model has no batch price."""
+    row = _priced(model)
+    if row is None or row.batch_price is None:
+        return None
+    return (input_tokens * row.batch_price[0] + output_tokens * row.batch_price[1]) / 1_000_000
+
+
+def half_price(row: ModelInfo) -> ModelInfo:
+    """``row`` with a batch price of half its price (OpenAI's Batch API and Gemini's batch mode
+    both bill 50% of the standard rate)."""
+    from dataclasses import replace
+
+    if row.price is None:
+        return row
+    return replace(row, batch_price=(row.price[0] / 2, row.price[1] / 2))
 
 
 @dataclass(frozen=True)

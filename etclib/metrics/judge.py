@@ -138,10 +138,15 @@ def compute(predictions: list[str], references: list[str], ctx: Context) -> Metr
 
     async def run():
         async with Judge(settings) as judge:
-            results = await judge_items(judge, predictions, references)
-            return results, judge.usage
+            batch = None
+            if settings.batch:  # the uncached questions through the batch interface first
+                from ..judge.batch import prefill
 
-    results, usage = run_sync(run)
+                batch = await prefill(judge, predictions, references)
+            results = await judge_items(judge, predictions, references)
+            return results, judge.usage, batch
+
+    results, usage, batch = run_sync(run)
     n = len(results)
     arrays = {k: np.full(n, np.nan) for k in ("precision", "recall", "f1", "units", "ref_units")}
     for i, res in enumerate(results):
@@ -160,7 +165,10 @@ def compute(predictions: list[str], references: list[str], ctx: Context) -> Metr
         "judge_errors": sum(res.error is not None for res in results),
         "judge_usage": usage.report(settings.model),
         "judge_model_versions": sorted(usage.model_versions),
+        "judge_run": settings.record(),
     }
+    if batch is not None:
+        extra["judge_batch"] = batch.as_dict()
     return MetricData(arrays, details=[res.as_dict() for res in results], extra=extra)
 
 

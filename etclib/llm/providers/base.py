@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...config import setting
@@ -24,6 +25,30 @@ from ..models import Decoding, ModelInfo
 
 #: Default per-request timeout in seconds.
 DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """One read of a batch job: the provider's word for its ``state``, whether it is ``done``
+    (it will not change again), its counts where the provider reports them, and ``error``:
+    why the whole job failed or gave no results ('' otherwise)."""
+
+    state: str
+    done: bool
+    total: int = 0
+    answered: int = 0
+    failed: int = 0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    """One request's outcome in a finished batch: its ``key`` (the custom id it was sent
+    with), the ``reply`` (None when it failed) or the ``error`` (etclib's words, short)."""
+
+    key: str
+    reply: Reply | None = None
+    error: str = ""
 
 
 def http_timeout(timeout: float, connect_timeout: float | None = None) -> Any:
@@ -84,6 +109,14 @@ class ProviderSpec:
     #: what to set, for a missing key (ConfigError text) and for the site's model picker
     key_help: ClassVar[str] = ""
     availability_help: ClassVar[str] = ""
+    #: the provider's batch interface, in words ('' : none; the judge's ``--batch`` is refused)
+    batch_label: ClassVar[str] = ""
+    #: where the models' ``batch_price`` was read (page, date)
+    batch_prices_source: ClassVar[tuple[str, str]] = ("", "")
+    #: the most requests, and bytes of requests, one batch job takes (larger sets are sent
+    #: as several jobs)
+    batch_max_requests: ClassVar[int] = 10_000
+    batch_max_bytes: ClassVar[int] = 20_000_000
     #: whether :meth:`served_models` can ask a server of it which models it serves (the chat
     #: probes such servers when the provider's endpoint setting points at one)
     lists_models: ClassVar[bool] = False
@@ -219,6 +252,34 @@ class ProviderSpec:
     def stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
         """From a stream's chunks: their usage as a Reply, and the empty-answer reason if it
         had no text (None: ``empty``)."""
+        raise NotImplementedError
+
+    def online_fields(self, model: str, service_tier: str | None) -> dict[str, Any]:
+        """Fields added to each online call (not to the request that is hashed into the
+        judge's cache key: they change the price and the wait, not the answer): OpenAI's
+        ``service_tier``. A tier the model (or the provider) does not take is a ConfigError."""
+        if not service_tier:
+            return {}
+        raise ConfigError(
+            f"--service-tier {service_tier}: the {self.label} provider has no service tiers; "
+            "leave the option out."
+        )
+
+    # -- batch interface (only where :attr:`batch_label` is set) -----------------------------
+    def batch_submit(
+        self, client: Any, model: str, requests: list[tuple[str, dict[str, Any]]], name: str
+    ) -> str:
+        """Send ``requests`` (custom id, request as :meth:`request` builds it) as one batch
+        job named ``name`` on a synchronous ``client``; the job's id."""
+        raise NotImplementedError(f"{self.label} has no batch interface in etclib")
+
+    def batch_read(self, client: Any, batch_id: str) -> BatchState:
+        """One read of the job's state."""
+        raise NotImplementedError
+
+    def batch_answers(self, client: Any, batch_id: str) -> list[BatchAnswer]:
+        """Every request's outcome in a finished job (those it has; expired or cancelled jobs
+        may hold some or none)."""
         raise NotImplementedError
 
     # -- errors -----------------------------------------------------------------------------

@@ -36,8 +36,11 @@ from typing import Any
 
 from .. import chat
 from ..chat import Reply
-from ..models import ModelInfo
-from .base import DEFAULT_TIMEOUT, ProviderSpec
+from ..models import ModelInfo, half_price
+from .base import DEFAULT_TIMEOUT, BatchAnswer, BatchState, ProviderSpec
+
+#: a batch job's states that do not change again (the SDK's names)
+_FINISHED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_EXPIRED", "JOB_STATE_CANCELLED")
 
 _GEMINI = dict(token_param="max_output_tokens")
 
@@ -57,47 +60,58 @@ class GeminiSpec(ProviderSpec):
     #: thinking models spend output tokens on thoughts: the model's own limit by default
     backend_max_tokens = None
     token_param = "max_output_tokens"
-    models = (
-        ModelInfo(
-            "gemini-3",
-            "gemini",
-            fixed_temperature=1.0,
-            thinking="level",
-            thinking_default="low",
-            price=(2.00, 12.00),
-            cached_input=0.2,
-            **_GEMINI,
-        ),
-        ModelInfo(
-            "gemini-2.5-pro",
-            "gemini",
-            thinking="budget",
-            thinking_default=128,
-            thinking_min=128,
-            price=(1.25, 10.00),
-            cached_input=0.125,
-            **_GEMINI,
-        ),
-        ModelInfo(
-            "gemini-2.5-flash-lite",
-            "gemini",
-            thinking="budget",
-            thinking_default=0,
-            price=(0.10, 0.40),
-            cached_input=0.01,
-            **_GEMINI,
-        ),
-        ModelInfo(
-            "gemini-2.5-flash",
-            "gemini",
-            thinking="budget",
-            thinking_default=0,
-            price=(0.30, 2.50),
-            cached_input=0.03,
-            **_GEMINI,
-        ),
-        ModelInfo("gemini-2.0-flash-lite", "gemini", price=(0.075, 0.30), **_GEMINI),
-        ModelInfo("gemini-2.0-flash", "gemini", price=(0.10, 0.40), cached_input=0.025, **_GEMINI),
+    #: batch mode bills half the standard rate
+    batch_prices_source = ("https://ai.google.dev/gemini-api/docs/batch-mode", "2025-11")
+    batch_label = "Gemini batch mode"
+    #: documented: inlined requests up to 20 MB per batch (some margin kept)
+    batch_max_requests = 10_000
+    batch_max_bytes = 18_000_000
+    models = tuple(
+        half_price(m)
+        for m in (
+            ModelInfo(
+                "gemini-3",
+                "gemini",
+                fixed_temperature=1.0,
+                thinking="level",
+                thinking_default="low",
+                price=(2.00, 12.00),
+                cached_input=0.2,
+                **_GEMINI,
+            ),
+            ModelInfo(
+                "gemini-2.5-pro",
+                "gemini",
+                thinking="budget",
+                thinking_default=128,
+                thinking_min=128,
+                price=(1.25, 10.00),
+                cached_input=0.125,
+                **_GEMINI,
+            ),
+            ModelInfo(
+                "gemini-2.5-flash-lite",
+                "gemini",
+                thinking="budget",
+                thinking_default=0,
+                price=(0.10, 0.40),
+                cached_input=0.01,
+                **_GEMINI,
+            ),
+            ModelInfo(
+                "gemini-2.5-flash",
+                "gemini",
+                thinking="budget",
+                thinking_default=0,
+                price=(0.30, 2.50),
+                cached_input=0.03,
+                **_GEMINI,
+            ),
+            ModelInfo("gemini-2.0-flash-lite", "gemini", price=(0.075, 0.30), **_GEMINI),
+            ModelInfo(
+                "gemini-2.0-flash", "gemini", price=(0.10, 0.40), cached_input=0.025, **_GEMINI
+            ),
+        )
     )
     hints = {
         "auth": "Check GEMINI_API_KEY (or GOOGLE_API_KEY) and its permissions.",
@@ -199,6 +213,51 @@ class GeminiSpec(ProviderSpec):
         tokens_in, tokens_out = chat.gemini_tokens(last)
         reply = Reply("", tokens_in, tokens_out, getattr(last, "model_version", None))
         return reply, chat.gemini_empty_reason(last)[0]
+
+    # -- batch mode: inlined requests, inlined responses in the same order ---------------------
+    def batch_submit(self, client, model, requests, name) -> str:
+        src = [
+            {
+                "contents": req["contents"],
+                "config": chat.gemini_config(req["config"]),
+                "metadata": {"key": key},
+            }
+            for key, req in requests
+        ]
+        job = client.batches.create(model=model, src=src, config={"display_name": name})
+        return str(job.name)
+
+    @staticmethod
+    def _state(job: Any) -> str:
+        state = getattr(job, "state", None)
+        return str(getattr(state, "value", state) or "")
+
+    def batch_read(self, client, batch_id) -> BatchState:
+        job = client.batches.get(name=batch_id)
+        state = self._state(job)
+        error = getattr(job, "error", None)
+        text = ""
+        if state in ("JOB_STATE_FAILED", "JOB_STATE_EXPIRED", "JOB_STATE_CANCELLED"):
+            text = getattr(error, "message", None) or f"the batch ended {state}"
+        return BatchState(state, state in _FINISHED, error=text)
+
+    def batch_answers(self, client, batch_id) -> list[BatchAnswer]:
+        from ...errors import EmptyAnswerError
+
+        job = client.batches.get(name=batch_id)
+        responses = getattr(getattr(job, "dest", None), "inlined_responses", None) or []
+        out = []
+        for item in responses:
+            key = str((item.metadata or {}).get("key"))
+            if item.error is not None or item.response is None:
+                code = getattr(item.error, "code", None)
+                out.append(BatchAnswer(key, error=f"HTTP {code}" if code else "no response"))
+                continue
+            try:
+                out.append(BatchAnswer(key, chat.gemini_reply(item.response)))
+            except EmptyAnswerError as exc:
+                out.append(BatchAnswer(key, error=f"empty answer ({exc})"))
+        return out
 
     def quota(self, exc: BaseException, body: Any, status: int) -> str | None:
         error = body.get("error", body) if isinstance(body, dict) else None

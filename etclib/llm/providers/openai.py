@@ -42,8 +42,8 @@ from typing import Any
 from ...config import setting
 from .. import chat
 from ..chat import Reply
-from ..models import OPENAI_DEFAULT_MODEL, ModelInfo
-from .base import ProviderSpec
+from ..models import OPENAI_DEFAULT_MODEL, ModelInfo, half_price
+from .base import BatchAnswer, BatchState, ProviderSpec
 
 FORMATS = ("json_schema", "json_object", "none")
 _REASONING = dict(
@@ -69,29 +69,73 @@ class OpenAISpec(ProviderSpec):
     model_setting = "ETC_OPENAI_MODEL"
     backend_max_tokens = 512
     token_param = "max_tokens"
-    models = (
-        # classic chat models
-        ModelInfo("gpt-4.1-nano", "openai", price=(0.10, 0.40), cached_input=0.025),
-        ModelInfo("gpt-4.1-mini", "openai", price=(0.40, 1.60), cached_input=0.1),
-        ModelInfo("gpt-4.1", "openai", price=(2.00, 8.00), cached_input=0.5),
-        ModelInfo("gpt-4o-mini", "openai", price=(0.15, 0.60), cached_input=0.075),
-        ModelInfo("gpt-4o", "openai", price=(2.50, 10.00), cached_input=1.25),
-        # reasoning models: default temperature only, max_completion_tokens
-        ModelInfo("gpt-5-nano", "openai", price=(0.05, 0.40), cached_input=0.005, **_REASONING),
-        ModelInfo("gpt-5-mini", "openai", price=(0.25, 2.00), cached_input=0.025, **_REASONING),
-        ModelInfo("gpt-5", "openai", price=(1.25, 10.00), cached_input=0.125, **_REASONING),
-        ModelInfo(
-            "o1-mini",
-            "openai",
-            structured=False,
-            price=(1.10, 4.40),
-            cached_input=0.55,
-            **_REASONING,
-        ),
-        ModelInfo("o1", "openai", price=(15.00, 60.00), cached_input=7.5, **_REASONING),
-        ModelInfo("o3-mini", "openai", price=(1.10, 4.40), cached_input=0.55, **_REASONING),
-        ModelInfo("o3", "openai", price=(2.00, 8.00), cached_input=0.5, **_REASONING),
-        ModelInfo("o4-mini", "openai", price=(1.10, 4.40), cached_input=0.275, **_REASONING),
+    #: the Batch API bills half the standard rate; flex processing bills the batch rate
+    batch_prices_source = ("https://platform.openai.com/docs/guides/batch", "2025-11")
+    batch_label = "the OpenAI Batch API"
+    #: documented: 50,000 requests and 200 MB per input file (some margin kept)
+    batch_max_requests = 50_000
+    batch_max_bytes = 190_000_000
+    models = tuple(
+        half_price(m)
+        for m in (
+            # classic chat models
+            ModelInfo("gpt-4.1-nano", "openai", price=(0.10, 0.40), cached_input=0.025),
+            ModelInfo("gpt-4.1-mini", "openai", price=(0.40, 1.60), cached_input=0.1),
+            ModelInfo("gpt-4.1", "openai", price=(2.00, 8.00), cached_input=0.5),
+            ModelInfo("gpt-4o-mini", "openai", price=(0.15, 0.60), cached_input=0.075),
+            ModelInfo("gpt-4o", "openai", price=(2.50, 10.00), cached_input=1.25),
+            # reasoning models: default temperature only, max_completion_tokens
+            ModelInfo(
+                "gpt-5-nano",
+                "openai",
+                service_tiers=("flex",),
+                price=(0.05, 0.40),
+                cached_input=0.005,
+                **_REASONING,
+            ),
+            ModelInfo(
+                "gpt-5-mini",
+                "openai",
+                service_tiers=("flex",),
+                price=(0.25, 2.00),
+                cached_input=0.025,
+                **_REASONING,
+            ),
+            ModelInfo(
+                "gpt-5",
+                "openai",
+                service_tiers=("flex",),
+                price=(1.25, 10.00),
+                cached_input=0.125,
+                **_REASONING,
+            ),
+            ModelInfo(
+                "o1-mini",
+                "openai",
+                structured=False,
+                price=(1.10, 4.40),
+                cached_input=0.55,
+                **_REASONING,
+            ),
+            ModelInfo("o1", "openai", price=(15.00, 60.00), cached_input=7.5, **_REASONING),
+            ModelInfo("o3-mini", "openai", price=(1.10, 4.40), cached_input=0.55, **_REASONING),
+            ModelInfo(
+                "o3",
+                "openai",
+                service_tiers=("flex",),
+                price=(2.00, 8.00),
+                cached_input=0.5,
+                **_REASONING,
+            ),
+            ModelInfo(
+                "o4-mini",
+                "openai",
+                service_tiers=("flex",),
+                price=(1.10, 4.40),
+                cached_input=0.275,
+                **_REASONING,
+            ),
+        )
     )
     hints = {
         "auth": "Check OPENAI_API_KEY (and OPENAI_BASE_URL).",
@@ -181,6 +225,90 @@ class OpenAISpec(ProviderSpec):
             model_version=getattr(chunks[-1], "model", None) if chunks else None,
         )
         return reply, {"content_filter": "safety", "length": "output_limit"}.get(finish or "")
+
+    def online_fields(self, model: str, service_tier: str | None) -> dict[str, Any]:
+        """``service_tier`` where the model takes it (flex processing: o3, o4-mini, GPT-5;
+        https://platform.openai.com/docs/guides/flex-processing)."""
+        from ...errors import ConfigError
+        from ..models import MODELS, info
+
+        if not service_tier:
+            return {}
+        if service_tier not in info(self.name, model).service_tiers:
+            takers = [m.prefix for m in MODELS if service_tier in m.service_tiers]
+            raise ConfigError(
+                f"--service-tier {service_tier}: model {model} does not take it "
+                f"({service_tier} applies to {', '.join(takers) or 'no model'}); choose one of "
+                "those with --judge-model, or leave the option out."
+            )
+        return {"service_tier": service_tier}
+
+    # -- the Batch API: a JSONL file of requests, one job, an output and an error file --------
+    def batch_submit(self, client, model, requests, name) -> str:
+        import json
+
+        lines = "".join(
+            json.dumps(
+                {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": req},
+                ensure_ascii=False,
+            )
+            + "\n"
+            for key, req in requests
+        )
+        upload = client.files.create(file=(f"{name}.jsonl", lines.encode("utf-8")), purpose="batch")
+        job = client.batches.create(
+            input_file_id=upload.id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata={"etclib": name},
+        )
+        return str(job.id)
+
+    def batch_read(self, client, batch_id) -> BatchState:
+        job = client.batches.retrieve(batch_id)
+        counts = job.request_counts
+        errors = getattr(getattr(job, "errors", None), "data", None) or []
+        error = "; ".join(f"{e.code}: {e.message}" for e in errors[:3])
+        if job.status in ("expired", "cancelled") and not error:
+            error = f"the batch {job.status}"
+        return BatchState(
+            job.status,
+            job.status in ("completed", "failed", "expired", "cancelled"),
+            total=counts.total if counts else 0,
+            answered=counts.completed if counts else 0,
+            failed=counts.failed if counts else 0,
+            error=error if job.status != "completed" else "",
+        )
+
+    def batch_answers(self, client, batch_id) -> list[BatchAnswer]:
+        import json
+
+        from openai.types.chat import ChatCompletion
+
+        from ...errors import EmptyAnswerError
+
+        job = client.batches.retrieve(batch_id)
+        out = []
+        for file_id in (job.output_file_id, job.error_file_id):
+            if not file_id:
+                continue
+            for line in client.files.content(file_id).text.splitlines():
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                key, response = str(row.get("custom_id")), row.get("response") or {}
+                if response.get("status_code") == 200:
+                    try:
+                        reply = chat.openai_reply(ChatCompletion.model_validate(response["body"]))
+                    except EmptyAnswerError as exc:
+                        out.append(BatchAnswer(key, error=f"empty answer ({exc})"))
+                        continue
+                    out.append(BatchAnswer(key, reply))
+                elif response:
+                    out.append(BatchAnswer(key, error=f"HTTP {response.get('status_code')}"))
+                else:
+                    out.append(BatchAnswer(key, error=str((row.get("error") or {}).get("code"))))
+        return out
 
     def quota(self, exc: BaseException, body: Any, status: int) -> str | None:
         codes = {getattr(exc, "code", None), getattr(exc, "type", None)}
