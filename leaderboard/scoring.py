@@ -24,7 +24,7 @@ import numpy as np
 from . import stages
 from .clock import now
 from .db import Database
-from .engine import insert_frame
+from .engine import insert_frame, next_id
 from .queue import Job
 
 __all__ = ["Job", "compute", "dumps", "feed_study", "finite", "load_arrays", "store_result"]
@@ -137,7 +137,7 @@ def store_result(cur, job: Job, result) -> list[int]:
     for group in result.metrics:
         module = result.modules[group]
         data = result.data[group]
-        score_id = cur.execute("SELECT nextval('score_ids')").fetchone()[0]
+        score_id = next_id(cur, "score_ids")
         stored = cur.execute(
             "INSERT INTO scores (id, submission_id, job_id, metric_group, signature, created_at, "
             "n_items, scores, extras, breakdown) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

@@ -213,17 +213,17 @@ def postgres_url(postgres_server):
 
 
 def pytest_generate_tests(metafunc):
-    """Tests that use ``board_engine`` run on both leaderboard engines; those marked
-    ``embedded_only`` (about the DuckDB file itself) on DuckDB alone."""
+    """Tests that use ``board_engine`` run on every leaderboard engine; those marked
+    ``embedded_only`` (about the SQLite file itself) on the embedded one alone."""
     if "board_engine" in metafunc.fixturenames:
         only = metafunc.definition.get_closest_marker("embedded_only")
-        engines = ["duckdb"] if only else ["duckdb", "postgresql"]
+        engines = ["sqlite"] if only else ["sqlite", "postgresql"]
         metafunc.parametrize("board_engine", engines, indirect=True)
 
 
 @pytest.fixture
 def board_engine(request, monkeypatch):
-    """The leaderboard's engine for this test: the embedded DuckDB file (``_isolated`` points
+    """The leaderboard's engine for this test: the embedded SQLite file (``_isolated`` points
     ETC_LEADERBOARD_DB at one under tmp_path), or a database of its own on the session's
     PostgreSQL server (skipped, with the reason, where there is none)."""
     if request.param == "postgresql":
