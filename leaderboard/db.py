@@ -339,7 +339,7 @@ def _directory_error(path: Path) -> StorageError:
     return StorageError(
         str(path),
         f"{path} is a directory, not a database file. Point ETC_LEADERBOARD_DB at a file "
-        "(e.g. data/leaderboard.duckdb), or move the directory away.",
+        "(e.g. data/leaderboard.sqlite), or move the directory away.",
     )
 
 
@@ -374,7 +374,9 @@ def _check_path(path: Path, create: bool, source: str) -> bool:
 
 
 _REGISTRY: dict[str, Database] = {}
-_REGISTRY_LOCK = threading.Lock()
+_REGISTRY_LOCK = (
+    threading.RLock()
+)  # re-entered: the upgrade opens and closes a board inside open_db
 
 
 def _key(path: Path) -> str:

@@ -102,16 +102,32 @@ def _copy(source: Path, target: Path, board: type) -> tuple[copier.MigrationRepo
     for leftover in (made, made.with_name(made.name + "-wal"), made.with_name(made.name + "-shm")):
         with contextlib.suppress(OSError):
             leftover.unlink()
+    import duckdb
+
     try:
-        old = legacy.connect(source)
-    except Exception as exc:  # noqa: BLE001 - any DuckDB failure: the file's fault
+        return _copy_checked(source, target, board, made)
+    except duckdb.Error as exc:  # the old file cannot be read: its fault
         raise StorageError(
             str(source),
             f"The leaderboard database {source} is a DuckDB board file of an earlier version, "
             f"and it cannot be read to upgrade it ({' '.join(str(exc).split())[:200]}). "
             "Nothing was changed. Restore it from a backup, or move it aside.",
         ) from None
-    new = board(made, create=True, source="the upgrade of " + str(source))
+    finally:
+        for leftover in (made.with_name(made.name + "-wal"), made.with_name(made.name + "-shm")):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+
+def _copy_checked(
+    source: Path, target: Path, board: type, made: Path
+) -> tuple[copier.MigrationReport, Path]:
+    old = legacy.connect(source)
+    try:
+        new = board(made, create=True, source="the upgrade of " + str(source))
+    except BaseException:
+        old.close()
+        raise
     report = copier.MigrationReport(str(source), str(target))
     try:
         tables = [
@@ -140,9 +156,14 @@ def _copy(source: Path, target: Path, board: type) -> tuple[copier.MigrationRepo
             n_src, sha_src = copier.table_digest(old, table, cols)
             n_dst, sha_dst = copier.table_digest(new.cursor(), table, cols)
             report.tables[table] = copier.TableCheck(n_src, n_dst, sha_src, sha_dst)
-    finally:
+    except BaseException:
         old.close()
         new.close()
+        with contextlib.suppress(OSError):
+            made.unlink()
+        raise
+    old.close()
+    new.close()
     if not report.ok:
         with contextlib.suppress(OSError):
             made.unlink()

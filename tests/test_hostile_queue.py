@@ -239,7 +239,7 @@ def _scores(target: str) -> tuple[dict[str, list], dict[str, str]]:
             rows = con.execute(sql).fetchall()
             statuses = con.execute("SELECT name, status FROM submissions").fetchall()
     else:
-        con = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+        con = sqlite3.connect(target)
         try:
             rows = con.execute(sql).fetchall()
             statuses = con.execute("SELECT name, status FROM submissions").fetchall()
