@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,7 +89,9 @@ class SQLiteDatabase(Database):
             )
             raise DatabaseCorruptError(str(path), what or "not a SQLite database")
         self._local = threading.local()
-        self._connections: list[Connection] = []
+        # weak: a thread that ends (Streamlit runs each script run in a thread of its own)
+        # drops its connection, which SQLite then closes; close() closes those still alive
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._connections_lock = threading.Lock()
         self._watch_lock = threading.Lock()
         self._seen_version: int | None = None
@@ -121,7 +124,7 @@ class SQLiteDatabase(Database):
                 con = connect(self.path)
             self._local.con = con
             with self._connections_lock:
-                self._connections.append(con)
+                self._connections.add(con)
         return con
 
     @contextlib.contextmanager
@@ -184,7 +187,7 @@ class SQLiteDatabase(Database):
 
     def _close_connections(self) -> None:
         with self._connections_lock:
-            cons, self._connections = self._connections, []
+            cons, self._connections = list(self._connections), weakref.WeakSet()
         watch = getattr(self, "_watch", None)
         for con in [*cons, *([watch] if watch is not None else [])]:
             with contextlib.suppress(Exception):
