@@ -43,7 +43,7 @@ prepare: install
 	  $(BIN)/python -m etclib download --dest data --quiet; \
 	fi
 	$(BIN)/python -m etclib db
-	$(BIN)/python -m leaderboard seed-baselines || [ $$? = 4 ]
+	$(BIN)/python -m leaderboard seed-baselines
 
 run: prepare
 	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true

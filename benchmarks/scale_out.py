@@ -30,6 +30,11 @@ in a temporary directory on a loopback port (tests/pgserver.py). Chromium: /usr/
 
 Run:  .venv/bin/python benchmarks/scale_out.py            # N=60, then the judge backlog
       .venv/bin/python benchmarks/scale_out.py --n 12 --skip-judge
+      .venv/bin/python benchmarks/scale_out.py --skip-sites --engine sqlite   # embedded board
+
+With ``--engine sqlite`` the judge backlog runs on the embedded board (a SQLite file shared by
+the worker processes; the judge cache a SQLite file, whose claims are per process, so two
+workers may decompose the same reference; the studies a DuckDB file).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -156,10 +162,25 @@ def create_board(env: dict[str, str]) -> None:
 
 
 def pg_query(url: str, sql: str, params=()) -> list[tuple]:
+    """Rows of ``sql`` (``%s`` placeholders) on the board ``url``: a PostgreSQL URL, or the path
+    of an embedded SQLite board (``--engine sqlite``), each read with its own driver."""
+    if not url.startswith("postgresql://"):
+        import sqlite3
+
+        con = sqlite3.connect(url, timeout=30)
+        try:
+            return con.execute(sql.replace("%s", "?"), list(params)).fetchall()
+        finally:
+            con.close()
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as con:
         return con.execute(sql, list(params)).fetchall()
+
+
+def _seconds(value) -> datetime:
+    """A TIMESTAMP as either driver gives it (SQLite: the board's text form)."""
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
 def stored_scores(rows) -> dict[str, dict[str, dict]]:
@@ -358,10 +379,12 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
 
     items = split_items(corpus)
     refs = {it.reference for it in items}
+    embedded = not url.startswith("postgresql://")
     env = base_env(
         corpus, work, url,
-        ETC_JUDGE_PROVIDER="openai", ETC_JUDGE_MODEL=FAKE_MODEL, ETC_JUDGE_CACHE=url,
-        ETC_STUDIES_DB=url,
+        ETC_JUDGE_PROVIDER="openai", ETC_JUDGE_MODEL=FAKE_MODEL,
+        ETC_JUDGE_CACHE=str(work / "judge.sqlite3") if embedded else url,
+        ETC_STUDIES_DB=str(work / "studies.duckdb") if embedded else url,
         OPENAI_API_KEY="test-key", OPENAI_BASE_URL=server.openai_base_url,
         ETC_JUDGE_CONCURRENCY=str(concurrency), ETC_JUDGE_BACKOFF="0.01", ETC_LB_RETRY_BACKOFF="0",
     )  # fmt: skip
@@ -416,10 +439,15 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
     ref_calls = [t for t in decomposed if t in refs]
     failed = pg_query(url, "SELECT count(*) FROM jobs WHERE status <> 'done'")[0][0]
     groups = pg_query(url, "SELECT count(*) FROM scores WHERE metric_group = 'judge'")[0][0]
-    job_s, span_s = pg_query(
-        url, "SELECT sum(extract(epoch FROM finished_at - claimed_at)), "
-        "extract(epoch FROM max(finished_at) - min(claimed_at)) FROM jobs WHERE stage = 'judge'"
-    )[0]  # fmt: skip
+    spans = [
+        (_seconds(c), _seconds(f))
+        for c, f in pg_query(
+            url, "SELECT claimed_at, finished_at FROM jobs WHERE stage = 'judge' "
+            "AND finished_at IS NOT NULL"
+        )
+    ]  # fmt: skip
+    job_s = sum((f - c).total_seconds() for c, f in spans)
+    span_s = (max(f for _, f in spans) - min(c for c, _ in spans)).total_seconds() if spans else 0
     per_stage = pg_query(
         url, "SELECT submission_id, stage, count(*) FROM jobs WHERE status = 'done' GROUP BY 1, 2"
     )
@@ -517,7 +545,8 @@ def print_judge_run(r: dict) -> None:
 def print_judge(one: dict, three: dict) -> None:
     print(f"judge backlog: {one['submissions']} submissions, fake judge at "
           f"{one['latency'] * 1000:.0f} ms, "
-          f"ETC_JUDGE_CONCURRENCY={JUDGE_CONCURRENCY}, worker --concurrency 1")  # fmt: skip
+          f"ETC_JUDGE_CONCURRENCY={JUDGE_CONCURRENCY}, worker --concurrency 1; "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")  # fmt: skip
     for r in (one, three):
         print_judge_run(r)
     print(
@@ -537,6 +566,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=60, help="files submitted through the sites")
     ap.add_argument("--skip-sites", action="store_true", help="only the judge backlog")
     ap.add_argument("--skip-judge", action="store_true", help="only the scale-out run")
+    ap.add_argument(
+        "--engine",
+        choices=("postgresql", "sqlite"),
+        default="postgresql",
+        help="the judge backlog's board: PostgreSQL (board, judge cache, studies on the server), "
+        "or the embedded SQLite board (judge cache a SQLite file, studies a DuckDB file)",
+    )
     args = ap.parse_args(argv)
     from tests.fakes.judge_responder import ScriptedJudge
     from tests.fakes.llm_server import FakeLLMServer
@@ -559,7 +595,13 @@ def main(argv: list[str] | None = None) -> int:
                 for processes in (1, 3):
                     work = root / f"judge{processes}"
                     work.mkdir()
-                    runs.append(judge_backlog(processes, server.new_database(), corpus, work, fake))
+                    board = (
+                        str(work / "leaderboard.sqlite")
+                        if args.engine == "sqlite"
+                        else server.new_database()
+                    )
+                    runs.append(judge_backlog(processes, board, corpus, work, fake))
+            print(f"judge backlog board: {args.engine}")
             print_judge(*runs)
             print(f"  scores identical (1 vs 3 workers): {runs[0]['scores'] == runs[1]['scores']}")
             ok &= (judge_ratio(*runs) >= TARGET_RATIO and runs[0]["scores"] == runs[1]["scores"]

@@ -22,15 +22,11 @@ psycopg is imported only when a URL is used; without it the error says what to i
 from __future__ import annotations
 
 import atexit
-import hashlib
-import json
 import threading
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import date, datetime
 from typing import Any
 
 from .errors import ConfigError, DependencyError
+from .storage.urls import redacted  # noqa: F401 - kept importable from here
 
 SCHEMES = ("postgresql://", "postgres://")
 _lock = threading.Lock()
@@ -40,17 +36,6 @@ _pools: dict[str, Any] = {}
 def is_url(target: object) -> bool:
     """Whether a database setting names a PostgreSQL server rather than a file."""
     return isinstance(target, str) and target.startswith(SCHEMES)
-
-
-def redacted(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def translate(sql: str, has_params: bool = True) -> str:
@@ -209,88 +194,12 @@ def close_pools() -> None:
 atexit.register(close_pools)
 
 
-# --- checking a copy -------------------------------------------------------------------------
+# --- checking a copy: etclib.storage.copier (kept importable from here) -----------------------
 
-
-def canonical(value: Any) -> Any:
-    """A value as both engines' drivers give it, written one way (JSON-safe)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return "bytes:" + bytes(value).hex()
-    return str(value)
-
-
-def rows_digest(rows: Iterable[Sequence]) -> tuple[int, str]:
-    """(rows, SHA-256) of a table's rows: each row written canonically and hashed, the row
-    hashes sorted and hashed together, so neither engine's order or collation matters."""
-    digests = sorted(
-        hashlib.sha256(
-            json.dumps([canonical(v) for v in row], ensure_ascii=False).encode()
-        ).digest()
-        for row in rows
-    )
-    total = hashlib.sha256()
-    for d in digests:
-        total.update(d)
-    return len(digests), total.hexdigest()
-
-
-@dataclass
-class TableCheck:
-    """One table compared after a copy."""
-
-    rows_source: int
-    rows_target: int
-    sha_source: str
-    sha_target: str
-
-    @property
-    def ok(self) -> bool:
-        return self.rows_source == self.rows_target and self.sha_source == self.sha_target
-
-
-@dataclass
-class MigrationReport:
-    """What a migration copied and how each table compared."""
-
-    source: str
-    target: str
-    tables: dict[str, TableCheck] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.tables.values())
-
-    @property
-    def differing(self) -> list[str]:
-        """Tables whose copy differs from the source."""
-        return [t for t, c in self.tables.items() if not c.ok]
-
-    def text(self) -> str:
-        """What the ``migrate`` commands print: the copy, each table's comparison, the verdict."""
-        out = [f"copied {self.source} -> {redacted(self.target)}", *self.lines()]
-        if self.ok:
-            out.append("every table has the same rows and checksum on both sides")
-        return "\n".join(out)
-
-    def lines(self) -> list[str]:
-        out = [f"{'table':<20} {'rows here':>10} {'rows there':>10}  sha256 (first 16)  same"]
-        for table, c in self.tables.items():
-            out.append(
-                f"{table:<20} {c.rows_source:>10} {c.rows_target:>10}  {c.sha_source[:16]}  "
-                + ("yes" if c.ok else f"NO (there: {c.sha_target[:16]})")
-            )
-        return out
-
-
-def filled_tables(cur, tables: list[str] | tuple[str, ...]) -> str:
-    """``"t1 (12), t2 (3)"``: the tables of ``tables`` that hold rows on cursor ``cur``, with
-    their counts; empty when none does (a migration's target check, run inside the
-    transaction that copies, so nothing can slip in between)."""
-    held = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
-    return ", ".join(f"{t} ({n})" for t, n in held.items() if n)
+from .storage.copier import (  # noqa: E402,F401
+    MigrationReport,
+    TableCheck,
+    canonical,
+    filled_tables,
+    rows_digest,
+)

@@ -1,12 +1,11 @@
 """The ETC leaderboard: submissions, a scoring queue, bootstrap intervals, rank bands, export.
 
-Everything lives in one embedded DuckDB file (``ETC_LEADERBOARD_DB``, default
-``data/leaderboard.duckdb``), created and migrated on first use. DuckDB allows one writing
-process: each process opens the file once (:func:`open_db`, a process-wide object with a
-cursor per thread and a lock around writes) and a second process gets
-:class:`DatabaseInUseError` naming the PID that holds it. Set to a ``postgresql://`` URL, the
-board lives on that server instead, shared by site replicas and ``python -m leaderboard worker``
-processes (docs/deploy.md).
+Everything lives in one embedded SQLite file (``ETC_LEADERBOARD_DB``, default
+``data/leaderboard.sqlite``), created and migrated on first use, shared by the processes of one
+machine (site processes, ``python -m leaderboard`` commands, ``worker`` processes); each process
+opens it once (:func:`open_db`, a process-wide object with a connection per thread). Set to a
+``postgresql://`` URL, the board lives on that server instead, shared by processes on many
+machines (docs/deploy.md). A board file of the earlier DuckDB engine is upgraded on opening.
 
 Public API (every function takes an optional ``db=`` and otherwise uses :func:`open_db`)::
 
@@ -74,7 +73,7 @@ docs/leaderboard.md.
 
 Modules, bottom up (no cycles; tests/test_leaderboard_structure.py checks it): ``settings``,
 ``errors``, ``clock``, ``metadata``; ``stages`` (what each stage computes and when it runs);
-``engine`` (the few SQL differences between DuckDB and PostgreSQL); ``statuses`` (a
+``engine`` (the few SQL differences between engines, asked of :mod:`etclib.storage`); ``statuses`` (a
 submission's status from its jobs); ``db`` (the file or server, migrations, resuming);
 ``queue`` (jobs); ``scoring`` (run a job, store its ``ScoreResult``); ``submit``; ``board``,
 ``entry`` (one entry's status and detail), ``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (an embedded board into

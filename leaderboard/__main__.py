@@ -1,9 +1,10 @@
 """The ETC leaderboard from the command line: submit, score, show, export, moderate.
 
-The database is ETC_LEADERBOARD_DB (default data/leaderboard.duckdb). Only one process may
-write that file: while the site runs (it scores submissions itself), these commands report
-"database in use by PID ..."; stop the site or use its pages. Set to a postgresql:// URL, the
-board lives on that server and any number of processes share it (docs/deploy.md). A missing database file is
+The database is ETC_LEADERBOARD_DB (default data/leaderboard.sqlite, an embedded SQLite file
+that the site, these commands and `worker` processes of one machine share while the site runs;
+a board file of the earlier DuckDB engine is upgraded in place on opening). Set to a
+postgresql:// URL, the board lives on that server and processes on any number of machines share
+it (docs/deploy.md). A missing database file is
 refused (a mistyped path must not start a new board) unless the command is given --create;
 seed-baselines creates it (that is how `make prepare` makes the board of a fresh clone).
 
@@ -184,8 +185,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from leaderboard.worker import pending_jobs
 
     db = lb.open_db()
-    if db.resumed_jobs:
-        print(f"resumed {db.resumed_jobs} job(s) left running by a stopped worker")
     # the first job of each stage would otherwise pay its imports, clients and connections
     warmed = stages.warm()
     if warmed:
@@ -400,7 +399,7 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from etclib.serverdb import is_url
+    from etclib.storage import is_url
     from leaderboard.db import open_db
     from leaderboard.errors import LeaderboardError
     from leaderboard.migrate import migrate
@@ -581,13 +580,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"leaderboard {args.command}: interrupted.", file=sys.stderr)
         return 130
     except Exception as exc:
-        from leaderboard.db import is_storage_fault, storage_error
-        from leaderboard.settings import db_target
+        from leaderboard.db import storage_fault
 
-        target = db_target()
-        if not is_storage_fault(exc) or isinstance(target, str):
+        err = storage_fault(exc)
+        if err is None:
             raise
-        print(f"leaderboard {args.command}: error: {storage_error(target, exc)}", file=sys.stderr)
+        print(f"leaderboard {args.command}: error: {err}", file=sys.stderr)
         return 7
     finally:
         from leaderboard.db import close_all

@@ -239,10 +239,14 @@ def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.Da
         "SELECT s.id, s.kind, s.created_at, s.visibility, s.status, s.status_message, s.name, "
         "s.team, s.contact, a.account, s.model_url, s.paper_url, s.setting, s.saw_test, "
         "s.file_name, s.file_sha256, s.content_sha256, s.n_items, "
-        "(SELECT string_agg(j.stage || ': ' || coalesce(j.error_detail, j.error, ''), '; ' "
-        "ORDER BY j.id) FROM jobs j WHERE j.submission_id = s.id AND (j.status IN ('failed', "
-        "'incomplete') OR (j.status = 'queued' AND j.error_detail IS NOT NULL))) "
-        "AS failure_detail "
+        + db.dialect.string_agg(
+            "j.stage || ': ' || coalesce(j.error_detail, j.error, '')",
+            "; ",
+            "j.id",
+            "FROM jobs j WHERE j.submission_id = s.id AND (j.status IN ('failed', "
+            "'incomplete') OR (j.status = 'queued' AND j.error_detail IS NOT NULL))",
+        )
+        + " AS failure_detail "
         "FROM submissions s LEFT JOIN submission_accounts a ON a.submission_id = s.id "
         "ORDER BY s.created_at DESC, s.id"
     )

@@ -25,6 +25,7 @@ from typing import Any
 from . import settings
 from .clock import now
 from .db import Database, resolve
+from .engine import next_id
 from .errors import ReferenceDataError
 from .metadata import Metadata
 
@@ -155,7 +156,7 @@ def seed_reported(
                     [sid, at, f"reported in {data['_path']}"],
                 )
                 counts["added"] += 1
-            score_id = cur.execute("SELECT nextval('score_ids')").fetchone()[0]
+            score_id = next_id(cur, "score_ids")
             cur.execute(
                 "INSERT INTO scores (id, submission_id, metric_group, signature, created_at, "
                 "scores, extras) VALUES (?, ?, 'reported', ?, ?, ?, ?)",

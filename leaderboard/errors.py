@@ -141,7 +141,7 @@ class DatabaseUnwritableError(StorageError):
             super().__init__(
                 path,
                 f"Cannot write the leaderboard database {path} (no space left on device). Free "
-                f"space on the disk that holds {folder} (the database and DuckDB's write-ahead "
+                f"space on the disk that holds {folder} (the database and its write-ahead "
                 "log grow there), or point ETC_LEADERBOARD_DB at a disk with room; nothing "
                 "was lost: the write was rolled back.",
             )
@@ -150,20 +150,20 @@ class DatabaseUnwritableError(StorageError):
             path,
             f"Cannot write the leaderboard database {path} ({reason}). This process needs "
             f"write access to the file and to its folder {folder}, where the lock file and "
-            "DuckDB's write-ahead log live: make the folder writable for the user running "
+            "its write-ahead log live: make the folder writable for the user running "
             "this command or the site (chown/chmod), or point ETC_LEADERBOARD_DB at a "
             "writable place.",
         )
 
 
 class DatabaseCorruptError(StorageError):
-    """The database file is damaged (truncated, bit flips) or not a DuckDB file at all."""
+    """The database file is damaged (truncated, bit flips) or not a leaderboard database at all."""
 
     def __init__(self, path: str, reason: str) -> None:
         reason = " ".join(reason.split())[:200]
         super().__init__(
             path,
-            f"The leaderboard database {path} is damaged or is not a DuckDB database "
+            f"The leaderboard database {path} is damaged or is not a leaderboard database "
             f"({reason}); nothing was written to it. Restore it from a backup (a copy of the "
             "file, or the board exported to the Hub), or move it aside and start a new board "
             "with `python -m leaderboard seed-baselines`.",

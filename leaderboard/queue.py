@@ -3,16 +3,11 @@
 Jobs of the first stage are claimed before heavier ones, so new submissions become visible
 quickly; within a stage, in the order they became ready.
 
-On the embedded DuckDB board (one process), a job left ``running`` by a process that died is
-queued again when the database is next opened (:mod:`leaderboard.db`), ready only after a
-backoff, and from then on it runs alone: while it runs nothing else is claimed, and it is
-claimed only when nothing else runs. A later crash is then known to be its own (and counts
-towards failing it), while crashes with several jobs in flight count against none of them.
-
-On a PostgreSQL board (many worker processes, on any machine) a worker claims a job with
-``SELECT ... FOR UPDATE SKIP LOCKED`` (two workers never get the same job, and neither waits for
-the other) and holds it under a lease: ``claimed_by`` (the worker), ``claimed_process``, and
-``heartbeat_at``, which the worker's process renews (:meth:`leaderboard.db.ServerDatabase.
+On every engine (many worker processes: on one machine with the embedded SQLite board, on any
+machine with PostgreSQL) a worker claims a job in one write transaction (two workers never get
+the same job: PostgreSQL's ``SELECT ... FOR UPDATE SKIP LOCKED``, SQLite's ``BEGIN IMMEDIATE``)
+and holds it under a lease: ``claimed_by`` (the worker), ``claimed_process``, and
+``heartbeat_at``, which the worker's process renews (:meth:`leaderboard.db.Database.
 keep_alive`). A job whose heartbeat is older than ``ETC_LB_LEASE_SECONDS`` belonged to a worker
 that died: the next claim by any worker queues it again (after the same backoff), counting the
 crash against it only when it was the only job its process ran; such a suspect job then runs
@@ -28,8 +23,8 @@ from typing import Any
 
 from . import settings, stages
 from .clock import now
-from .db import MAX_BACKOFF_SECONDS, SERVER_NOW, Database, process_name, requeue_crashed
-from .engine import for_update
+from .db import MAX_BACKOFF_SECONDS, Database, process_name, requeue_crashed
+from .engine import for_update, next_id
 from .statuses import refresh_status
 
 
@@ -45,7 +40,7 @@ class Job:
 
 def enqueue(cur, submission_id: str, stage: str, options: dict[str, Any] | None = None) -> int:
     """Queue one stage for a submission (inside a write transaction); the job id."""
-    job_id = cur.execute("SELECT nextval('job_ids')").fetchone()[0]
+    job_id = next_id(cur, "job_ids")
     opts = stages.stage_options(stage) if options is None else options
     cur.execute(
         "INSERT INTO jobs (id, submission_id, stage, status, attempts, created_at, options) "
@@ -59,40 +54,13 @@ def claim(db: Database, worker: str, process: str | None = None) -> Job | None:
     """Mark the next ready job running for ``worker`` and return it (None when none may run).
 
     A job that stopped the scorer before (``crashes > 0``) runs alone: it is claimed only when
-    no job is running (on PostgreSQL: no job of this worker's process), and nothing is claimed
+    no job of this worker's process is running, and nothing else is claimed by that process
     while it runs. ``process`` names the worker's process (default: this one's when
     ``worker`` is one of its threads, else ``worker``).
     """
     if process is None:
         process = process_name() if worker.startswith(process_name() + " ") else worker
-    if db.leases:
-        return _claim_leased(db, worker, process)
-    with db.write() as cur:
-        (suspect_running, running) = cur.execute(
-            "SELECT count(*) FILTER (WHERE crashes > 0), count(*) FROM jobs "
-            "WHERE status = 'running'"
-        ).fetchone()
-        if suspect_running:
-            return None
-        row = cur.execute(
-            "SELECT id, submission_id, stage, options, crashes FROM jobs WHERE status = 'queued' "
-            "AND (not_before IS NULL OR not_before <= ?) "
-            "ORDER BY CASE stage WHEN ? THEN 0 ELSE 1 END, coalesce(not_before, created_at), id "
-            "LIMIT 1",
-            [now(), stages.first()],
-        ).fetchone()
-        if row is None:
-            return None
-        job_id, sid, stage, options, crashes = row
-        if crashes and running:
-            return None  # let the running jobs finish; then it runs alone
-        cur.execute(
-            "UPDATE jobs SET status = 'running', claimed_at = ?, claimed_by = ?, "
-            "claimed_process = ?, attempts = attempts + 1 WHERE id = ?",
-            [now(), worker, process, job_id],
-        )
-        refresh_status(cur, sid)
-    return Job(int(job_id), sid, stage, json.loads(options or "{}"))
+    return _claim_leased(db, worker, process)
 
 
 def reclaim_expired(db: Database) -> int:
@@ -103,10 +71,9 @@ def reclaim_expired(db: Database) -> int:
     submissions' rows are locked one at a time.
     """
     lease = settings.lease_seconds()
+    old, params = db.dialect.older_than("coalesce(heartbeat_at, claimed_at)", lease)
     expired = db.query(
-        "SELECT claimed_process FROM jobs WHERE status = 'running' "
-        f"AND coalesce(heartbeat_at, claimed_at) < {SERVER_NOW} - make_interval(secs => ?)",
-        [lease],
+        f"SELECT claimed_process FROM jobs WHERE status = 'running' AND {old}", params
     )
     if not expired:
         return 0
@@ -116,12 +83,12 @@ def reclaim_expired(db: Database) -> int:
     done = 0
     while True:
         with db.write() as cur:
+            old, params = db.dialect.older_than("coalesce(heartbeat_at, claimed_at)", lease)
             row = cur.execute(
                 "SELECT id, submission_id, crashes, solo_crashes, claimed_by, claimed_process "
-                "FROM jobs WHERE status = 'running' "
-                f"AND coalesce(heartbeat_at, claimed_at) < {SERVER_NOW} - make_interval(secs => ?) "
-                "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
-                [lease],
+                f"FROM jobs WHERE status = 'running' AND {old} "
+                "ORDER BY id LIMIT 1" + db.dialect.skip_locked,
+                params,
             ).fetchone()
             if row is None:
                 return done
@@ -135,7 +102,8 @@ def reclaim_expired(db: Database) -> int:
 
 
 def _claim_leased(db: Database, worker: str, process: str) -> Job | None:
-    """:func:`claim` on PostgreSQL: re-queue expired leases, then ``FOR UPDATE SKIP LOCKED``."""
+    """:func:`claim` with leases: re-queue expired leases, then claim (skipping rows another
+    worker holds, where the engine locks rows)."""
     reclaim_expired(db)
     with db.write() as cur:
         (suspect_mine, mine) = cur.execute(
@@ -150,17 +118,18 @@ def _claim_leased(db: Database, worker: str, process: str) -> Job | None:
             "AND (not_before IS NULL OR not_before <= ?) "
             + ("AND coalesce(crashes, 0) = 0 " if mine else "")
             + "ORDER BY CASE stage WHEN ? THEN 0 ELSE 1 END, coalesce(not_before, created_at), "
-            "id LIMIT 1 FOR UPDATE SKIP LOCKED",
+            "id LIMIT 1" + db.dialect.skip_locked,
             [now(), stages.first()],
         ).fetchone()
         if row is None:
             return None
         job_id, sid, stage, options = row
+        clock, at = db.dialect.clock()
         cur.execute(
             "UPDATE jobs SET status = 'running', claimed_at = ?, claimed_by = ?, "
-            f"claimed_process = ?, heartbeat_at = {SERVER_NOW}, attempts = attempts + 1 "
+            f"claimed_process = ?, heartbeat_at = {clock}, attempts = attempts + 1 "
             "WHERE id = ?",
-            [now(), worker, process, job_id],
+            [now(), worker, process, *at, job_id],
         )
         refresh_status(cur, sid)
     db.keep_alive()

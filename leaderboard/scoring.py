@@ -25,7 +25,7 @@ import numpy as np
 from . import stages
 from .clock import now
 from .db import Database
-from .engine import insert_frame
+from .engine import insert_frame, next_id
 from .errors import NotFoundError, StoredPredictionsError
 from .queue import Job
 
@@ -169,7 +169,7 @@ def store_result(cur, job: Job, result) -> list[int]:
     for group in result.metrics:
         module = result.modules[group]
         data = result.data[group]
-        score_id = cur.execute("SELECT nextval('score_ids')").fetchone()[0]
+        score_id = next_id(cur, "score_ids")
         stored = cur.execute(
             "INSERT INTO scores (id, submission_id, job_id, metric_group, signature, created_at, "
             "n_items, scores, extras, breakdown) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

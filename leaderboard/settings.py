@@ -17,7 +17,9 @@ from etclib.errors import ConfigError
 #: Repository root (the folder holding ``leaderboard/``).
 REPO = Path(__file__).resolve().parent.parent
 
-DEFAULT_DB = Path("data") / "leaderboard.duckdb"
+DEFAULT_DB = Path("data") / "leaderboard.sqlite"
+#: The default board of the DuckDB engine's days: upgraded into DEFAULT_DB on opening.
+LEGACY_DEFAULT_DB = Path("data") / "leaderboard.duckdb"
 DEFAULT_DAILY_LIMIT = 5
 DEFAULT_GLOBAL_DAILY_LIMIT = 100
 #: OIDC claims tried in order for the account the board shows beside the team name.
@@ -40,12 +42,11 @@ _FALSE = ("0", "false", "no", "off")
 
 
 def db_target(explicit: str | os.PathLike | None = None) -> str | Path:
-    """The leaderboard database: argument, ``ETC_LEADERBOARD_DB``, or data/leaderboard.duckdb;
-    a ``postgresql://`` URL (a server, kept as text) or a file path."""
-    from etclib.serverdb import is_url
+    """The leaderboard database: argument, ``ETC_LEADERBOARD_DB``, or data/leaderboard.sqlite;
+    a server URL (kept as text) or a file path (:func:`etclib.storage.target_of`)."""
+    from etclib.storage import target_of
 
-    raw = explicit or setting("ETC_LEADERBOARD_DB") or DEFAULT_DB
-    return str(raw).strip() if is_url(str(raw).strip()) else Path(raw)
+    return target_of(explicit or setting("ETC_LEADERBOARD_DB") or DEFAULT_DB)
 
 
 def db_path(explicit: str | os.PathLike | None = None) -> Path:
@@ -141,12 +142,12 @@ def max_queue() -> int:
 
 def workers() -> int:
     """Scoring threads in the site process (``ETC_LB_WORKERS``, default 2; 0: the site scores
-    nothing, ``python -m leaderboard worker`` processes do, on a PostgreSQL board)."""
+    nothing: ``python -m leaderboard worker`` processes do)."""
     return _int("ETC_LB_WORKERS", DEFAULT_WORKERS, 0)
 
 
 def lease_seconds() -> int:
-    """On a PostgreSQL board: seconds without a heartbeat after which a running job's worker
+    """Seconds without a heartbeat after which a running job's worker
     counts as dead and the job is claimed again (``ETC_LB_LEASE_SECONDS``, default 60; a
     running worker renews its lease every third of that)."""
     return _int("ETC_LB_LEASE_SECONDS", DEFAULT_LEASE_SECONDS, 1)
@@ -169,7 +170,7 @@ def seed() -> int:
 
 
 def using_default_db() -> bool:
-    """True when no ``ETC_LEADERBOARD_DB`` is set (the board is data/leaderboard.duckdb)."""
+    """True when no ``ETC_LEADERBOARD_DB`` is set (the board is data/leaderboard.sqlite)."""
     return not setting("ETC_LEADERBOARD_DB")
 
 

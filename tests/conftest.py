@@ -45,7 +45,7 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("ETC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("ETC_STORE_DB", str(tmp_path / "etc.duckdb"))
-    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(tmp_path / "leaderboard.duckdb"))
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(tmp_path / "leaderboard.sqlite"))
     monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
     monkeypatch.setenv("ETC_SECRETS_FILE", str(tmp_path / "secrets.toml"))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
@@ -262,17 +262,17 @@ def postgres_url(postgres_server):
 
 
 def pytest_generate_tests(metafunc):
-    """Tests that use ``board_engine`` run on both leaderboard engines; those marked
-    ``embedded_only`` (about the DuckDB file itself) on DuckDB alone."""
+    """Tests that use ``board_engine`` run on every leaderboard engine; those marked
+    ``embedded_only`` (about the SQLite file itself) on the embedded one alone."""
     if "board_engine" in metafunc.fixturenames:
         only = metafunc.definition.get_closest_marker("embedded_only")
-        engines = ["duckdb"] if only else ["duckdb", "postgresql"]
+        engines = ["sqlite"] if only else ["sqlite", "postgresql"]
         metafunc.parametrize("board_engine", engines, indirect=True)
 
 
 @pytest.fixture
 def board_engine(request, monkeypatch):
-    """The leaderboard's engine for this test: the embedded DuckDB file (``_isolated`` points
+    """The leaderboard's engine for this test: the embedded SQLite file (``_isolated`` points
     ETC_LEADERBOARD_DB at one under tmp_path), or a database of its own on the session's
     PostgreSQL server (skipped, with the reason, where there is none)."""
     if request.param == "postgresql":

@@ -1,7 +1,7 @@
 """Start the site in a subprocess and drive it with Chromium: shared by the browser test and
 ``benchmarks/site.py``.
 
->>> with running_site(env={"ETC_LEADERBOARD_DB": "/tmp/lb.duckdb"}) as url:   # doctest: +SKIP
+>>> with running_site(env={"ETC_LEADERBOARD_DB": "/tmp/lb.sqlite"}) as url:   # doctest: +SKIP
 ...     with chromium() as context:
 ...         page = context.new_page()
 ...         page.goto(url)
@@ -82,7 +82,7 @@ def site_env(
         "ETC_DATA_DIR": str(corpus),
         "ETC_STORE_DB": str(base / "etc.duckdb"),
         "ETC_CACHE_DIR": str(base / "cache"),
-        "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
+        "ETC_LEADERBOARD_DB": str(base / "leaderboard.sqlite"),
         "ETC_STUDIES_DB": str(base / "studies.duckdb"),
         "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
         "ETC_LB_BOOTSTRAP": "200",

@@ -126,7 +126,7 @@ def _clone(dest: Path) -> str:
 def _child_env(tmp_path: Path) -> dict[str, str]:
     """This test's environment (caches and HOME under tmp_path) as a fresh clone would see it."""
     env = dict(os.environ)
-    # The clone's own defaults (data/etc.duckdb, data/leaderboard.duckdb, data/studies.duckdb
+    # The clone's own defaults (data/etc.duckdb, data/leaderboard.sqlite, data/studies.duckdb
     # inside the clone), its own code (no PYTHONPATH to this checkout), the shipped reference
     # rows, no outer make's flags.
     for var in (
@@ -241,7 +241,7 @@ def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
     assert "python -m etclib db" in log_text and "seed-baselines" in log_text, log_text[-2000:]
     assert f"reported rows: {len(reported)} added" in log_text, log_text[-2000:]
     # The clone's board and store are its own, inside the temporary folder.
-    assert (clone / "data" / "leaderboard.duckdb").is_file()
+    assert (clone / "data" / "leaderboard.sqlite").is_file()
     assert (clone / "data" / "etc.duckdb").is_file()
     print(
         f"fresh clone of {commit[:12]}: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items())

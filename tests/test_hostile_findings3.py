@@ -294,17 +294,25 @@ def no_extension_dirs(home) -> bool:
     return not any(p.name == "extensions" for p in home.rglob("*"))
 
 
-def test_a_sqlite_file_as_the_board_is_named_and_nothing_is_installed(tmp_path, monkeypatch):
+def test_a_foreign_file_as_the_board_is_named_and_nothing_is_installed(tmp_path, monkeypatch):
+    """The board is SQLite; a SQLite file that is no database, or a Parquet file, is named as
+    such, and nothing (no DuckDB extension) is installed on the way."""
     from leaderboard.db import open_db
 
     home = tmp_path / "home"  # HOME (tests/conftest.py): where DuckDB keeps its extensions
-    board = tmp_path / "leaderboard.duckdb"
+    parquet = tmp_path / "board.parquet"
+    parquet.write_bytes(b"PAR1" + b"\x00" * 100)
+    with pytest.raises(lb.DatabaseCorruptError) as info:
+        open_db(parquet, create=False)
+    assert "the file is a Parquet file" in str(info.value)
+    assert parquet.read_bytes() == b"PAR1" + b"\x00" * 100
+    board = tmp_path / "leaderboard.sqlite"
     board.write_bytes(SQLITE_HEADER)
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # no network: a download would fail
     with pytest.raises(lb.DatabaseCorruptError) as info:
         open_db(board, create=False)
     message = str(info.value)
-    assert "a SQLite database, not a DuckDB database" in message
+    assert "damaged or is not a leaderboard database" in message
     assert "extension" not in message.lower() and "download" not in message.lower()
     assert no_extension_dirs(home)
     assert board.read_bytes() == SQLITE_HEADER  # nothing was written to it
@@ -363,9 +371,9 @@ def test_no_module_opens_duckdb_but_through_duckfile():
 
 @pytest.fixture
 def damaged_board(tiny, tmp_path, monkeypatch):
-    """A board with a scored entry, then cut in half (DuckDB then reports a checksum or read
-    error naming the file)."""
-    path = tmp_path / "leaderboard.duckdb"
+    """A board with a scored entry, then cut in half (SQLite then finds pages missing on
+    its check)."""
+    path = tmp_path / "leaderboard.sqlite"
     data = dumps_jsonl((it.key, it.reference) for it in tiny).encode("utf-8")
     lb.submit(data, META, file_name="good.jsonl")
     lb.process_jobs()
@@ -422,7 +430,7 @@ def test_board_pages_say_unavailable_without_server_details(
         "as usual."
     ]
     assert str(damaged_board.parent) not in text and "/tmp" not in text
-    for detail in ("DuckDB", "checksum", "IO Error", "duckdb", "Restore it from a backup"):
+    for detail in ("SQLite", "sqlite", "malformed", "DuckDB", "Restore it from a backup"):
         assert detail not in text, detail
     # the operator's copy, with the path, is in the server log (once per process per message)
     logged = [r.getMessage() for r in caplog.records if r.name == "views.errors"]
@@ -535,8 +543,7 @@ def test_a_full_disk_stops_the_worker_with_one_line_and_no_chmod_advice(
     """ENOSPC met while storing a result (DuckDB's own error, raised where DuckDB raises it:
     inside the write transaction) through ``python -m leaderboard worker --once``."""
     import logging
-
-    import duckdb
+    import sqlite3
 
     from leaderboard import worker
     from leaderboard.__main__ import main
@@ -548,9 +555,7 @@ def test_a_full_disk_stops_the_worker_with_one_line_and_no_chmod_advice(
 
     def full_disk(*args, **kwargs):
         calls.append(1)
-        raise duckdb.IOException(
-            'IO Error: Could not write file "leaderboard.duckdb.wal": No space left on device'
-        )
+        raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(worker, "store_result", full_disk)
     lb.close_all()
@@ -629,9 +634,9 @@ def test_two_visitors_behind_a_same_host_proxy_get_separate_quotas(tiny_corpus, 
                 )
                 assert page.get_by_text("Daily limit reached", exact=False).count() == 0
                 page.close()
-    import duckdb
+    import sqlite3
 
-    con = duckdb.connect(env["ETC_LEADERBOARD_DB"], read_only=True)
+    con = sqlite3.connect(env["ETC_LEADERBOARD_DB"])
     try:
         keys = con.execute(
             "SELECT submitter_key, count(*) FROM submissions WHERE kind = 'submission' "

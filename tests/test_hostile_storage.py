@@ -1,24 +1,17 @@
-"""Hostile testing of the leaderboard's storage, queue and admin (issue #12, items 3, 6 and 9).
+"""Hostile testing of the leaderboard's storage and admin (issue #12, items 6 and 9).
 
-- Queue fairness: a crash counts against a job only when that job was the one running; a job
-  that stopped the scorer is retried alone, after a backoff; 32 submissions survive 18 SIGKILLs
-  of a real worker process (8 and 6 on PostgreSQL), each at a named fault point
-  (leaderboard/faultpoints.py), with scores identical to an uninterrupted run; admins re-run
-  failed jobs (library, CLI, the Leaderboard page).
-- Storage faults: a truncated, bit-flipped or zero-length file, a directory in its place, a
-  read-only folder and a missing (mistyped) path each give one clear message (the path and what
-  to do) from every command, non-zero, at once (no pause, no retry, no scoring thread); nothing
-  is written into a damaged file; the worker stops after repeated loop errors, with a growing
-  pause between them; ``worker --once`` has a timeout.
+- Storage faults: a truncated, damaged or zero-length file, a foreign file, a directory in its
+  place, a read-only folder and a missing (mistyped) path each give one clear message (the path
+  and what to do) from every command, non-zero, at once (no pause, no retry, no scoring thread);
+  nothing is written into a damaged file; the worker stops after repeated loop errors, with a
+  growing pause between them; ``worker --once`` has a timeout.
 - Admin token: shorter than 24 characters is refused at start-up; wrong tokens are rate-limited
   per session and logged.
 - Duplicates: ``content_sha256`` holds the content hash, ``file_sha256`` the file's bytes hash.
 
-Every test that uses the board runs on both engines (``board_engine``, tests/conftest.py) except
-those marked ``embedded_only``: the storage faults are about the DuckDB file itself, and the
-crash rules tested with ``die`` are those of a board whose crashed jobs are found when the file
-is opened again (on PostgreSQL a lease expires instead: tests/test_leaderboard_postgres.py). The
-SIGKILL test runs at full size (32 submissions, 18 kills) on DuckDB and smaller on PostgreSQL.
+Every test that uses the board runs on every engine (``board_engine``, tests/conftest.py) except
+those marked ``embedded_only``: the storage faults are about the SQLite file itself. The queue's
+fairness and SIGKILLs: tests/test_hostile_queue.py.
 """
 
 from __future__ import annotations
@@ -29,21 +22,20 @@ import logging
 import os
 import re
 import shutil
-import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 import leaderboard as lb
 from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
-from leaderboard import faultpoints, worker
+from leaderboard import worker
 from leaderboard.db import open_db
 from tests.conftest import REPO
 
@@ -101,248 +93,10 @@ def die(db, jobs_wanted: int) -> list:
     return claimed
 
 
-# --- item 3: queue fairness ------------------------------------------------------------------
-
-
-@pytest.mark.embedded_only  # crashed jobs found on opening the file (PostgreSQL: a lease)
-def test_jobs_in_flight_together_at_crashes_are_never_failed(tiny):
-    """F7: each crash used to add an attempt to every job in flight; 3 crashes failed them."""
-    ids = submit_many(tiny, 2)
-    for _ in range(4):
-        db = open_db()
-        running = db.query("SELECT count(*) FROM jobs WHERE status = 'running'")[0][0]
-        assert running == 0
-        # two fresh jobs at once: nobody knows which one (if any) stopped the scorer
-        with db.write() as cur:
-            cur.execute(
-                "UPDATE jobs SET status = 'running', claimed_by = 'pid 999999 t', "
-                "attempts = attempts + 1"
-            )
-        db.close()
-    open_db()
-    assert [r[2] for r in job_rows()] == ["queued", "queued"]
-    assert lb.process_jobs() == 2
-    assert {lb.status(i)["status"] for i in ids} == {"scored"}
-
-
-@pytest.mark.embedded_only  # crashed jobs found on opening the file (PostgreSQL: a lease)
-def test_a_crash_suspect_runs_alone_and_fails_only_after_crashing_alone(tiny, monkeypatch):
-    monkeypatch.setenv("ETC_LB_MAX_ATTEMPTS", "2")
-    a, b = submit_many(tiny, 2)
-    first, second = die(open_db(), 2)  # both in flight: a crash counts against neither
-    assert first is not None and second is not None
-    db = open_db()
-    suspect = worker.claim(db, "pid 999999 t")
-    assert suspect is not None
-    assert worker.claim(db, "pid 999999 t") is None  # a suspect runs alone
-    db.close()  # crash while it was the only job running: 1 of 2
-    db = open_db()
-    other = worker.claim(db, "t")
-    assert other is not None and other.id != suspect.id  # waiting longer, it goes first
-    assert worker.run_job(db, other)
-    again = worker.claim(db, "pid 999999 t")
-    assert again is not None and again.id == suspect.id
-    db.close()  # 2 of 2: this job itself stops the scorer
-    open_db()
-    failed = lb.status(suspect.submission_id)
-    assert failed["status"] == "failed"
-    assert "stopped 2 times while this job was the only one running" in failed["message"]
-    assert lb.status(other.submission_id)["status"] == "scored"
-    assert {a, b} == {suspect.submission_id, other.submission_id}
-    assert lb.process_jobs() == 0
-
-
-@pytest.mark.embedded_only  # crashed jobs found on opening the file (PostgreSQL: a lease)
-def test_a_crashed_job_waits_for_its_backoff_and_others_go_first(tiny, monkeypatch):
-    monkeypatch.setenv("ETC_LB_RETRY_BACKOFF", "30")
-    crashed = lb.submit(jsonl(tiny), META).id
-    die(open_db(), 1)
-    fresh = lb.submit(jsonl(tiny, 3), {**META, "contact": "z@x.org"}).id
-    db = open_db()
-    job = worker.claim(db, "t")
-    assert job is not None and job.submission_id == fresh
-    worker.run_job(db, job)
-    assert worker.claim(db, "t") is None  # the crashed one waits about 30 s
-    (wait,) = db.query(
-        "SELECT date_diff('second', current_timestamp::TIMESTAMP, not_before) FROM jobs "
-        "WHERE submission_id = ?",
-        [crashed],
-    )[0]
-    assert 20 <= wait <= 31
-    assert lb.status(crashed)["status"] == "queued"
-
-
-@pytest.mark.slow  # scores a job: seconds (tests/tiers.py)
-def test_a_clean_stop_does_not_count_as_a_crash(tiny):
-    sid = lb.submit(jsonl(tiny), META).id
-    db = open_db()
-    assert worker.claim(db, worker.worker_name()) is not None  # this process, then a clean stop
-    db.close()
-    (crashes,) = open_db().query("SELECT crashes FROM jobs")[0]
-    assert crashes == 0 and lb.status(sid)["status"] == "queued"
-
-
-def test_admins_rerun_failed_jobs(tiny, monkeypatch, capsys):
-    from leaderboard.__main__ import main
-
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
-    sid = lb.submit(jsonl(tiny), META).id
-    fail_next(monkeypatch)
-    assert lb.status(sid)["status"] == "failed"
-    with pytest.raises(lb.AdminError):
-        lb.rerun_failed("wrong-token-wrong-token-wrong")
-    assert lb.rerun_failed(TOKEN) and lb.status(sid)["status"] == "queued"
-    assert lb.rerun_failed(TOKEN) == []  # nothing failed any more
-    lb.process_jobs()
-    assert lb.status(sid)["status"] == "scored"
-    actions = open_db().query("SELECT action FROM moderation_log")
-    assert ("rerun",) in actions
-    # the CLI
-    other = lb.submit(jsonl(tiny, 4), {**META, "contact": "o@x.org"}).id
-    fail_next(monkeypatch)
-    lb.close_all()
-    assert main(["admin", "rerun", other, "--token", TOKEN, "--score"]) == 0
-    assert "re-queued 1 failed job(s)" in capsys.readouterr().out
-    assert lb.status(other)["status"] == "scored"
-
-
-def test_the_leaderboard_page_reruns_failed_jobs(tiny, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
-    sid = lb.submit(jsonl(tiny), META).id
-    fail_next(monkeypatch)
-    lb.close_all()
-    monkeypatch.setenv("ETC_LB_WORKERS", "1")
-    at = AppTest.from_file(str(REPO / "site_pages" / "leaderboard.py"), default_timeout=60).run()
-    assert not at.exception, [e.value for e in at.exception]
-    at.text_input(key="lb_admin_token").set_value(TOKEN)
-    at.button(key="lb_admin_rerun").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert any("Re-queued 1 failed job" in s.value for s in at.success)
-    assert lb.status(sid)["status"] in ("queued", "scoring", "scored")
-
-
 def _env(corpus_dir: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(PYTHONPATH=str(REPO), ETC_DATA_DIR=str(corpus_dir), **extra)
     return env
-
-
-def _scores(target: str) -> tuple[dict[str, list], dict[str, str]]:
-    """Submission name -> its score rows (group, scores JSON), and name -> status, read from
-    the board at ``target`` (a DuckDB file or a PostgreSQL URL) with its driver directly."""
-    sql = (
-        "SELECT s.name, c.metric_group, c.scores FROM scores c JOIN submissions s "
-        "ON s.id = c.submission_id ORDER BY s.name, c.metric_group"
-    )
-    if target.startswith("postgresql://"):
-        import psycopg
-
-        with psycopg.connect(target) as con:
-            rows = con.execute(sql).fetchall()
-            statuses = con.execute("SELECT name, status FROM submissions").fetchall()
-    else:
-        con = duckdb.connect(target, read_only=True)
-        try:
-            rows = con.execute(sql).fetchall()
-            statuses = con.execute("SELECT name, status FROM submissions").fetchall()
-        finally:
-            con.close()
-    out: dict[str, list] = {}
-    for name, group, scores in rows:
-        out.setdefault(name, []).append((group, json.loads(scores)))
-    return out, dict(statuses)
-
-
-#: (submissions, SIGKILLs) per engine: full size on the DuckDB file; smaller on PostgreSQL,
-#: where the same rule (requeue, nothing lost, scores as an uninterrupted run) holds once each
-#: dead worker's leases are aged past their end.
-SIGKILL_SIZES = {"duckdb": (32, 18), "postgresql": (8, 6)}
-
-
-def kill_schedule(kills: int) -> list[str]:
-    """The fault point (``ETC_FAULTPOINTS``) each worker process dies at, in turn: every point of
-    a job's life, at its first pass and then at its second. A process killed at pass N of a
-    point has finished at most N jobs, so while the sum of the N stays below the number of
-    submissions every process still finds a job to die on: each kill lands, on any machine."""
-    points = list(faultpoints.POINTS)
-    return [f"{points[k % len(points)]}:{1 + (k // len(points)) % 2}" for k in range(kills)]
-
-
-def age_leases(url: str) -> int:
-    """Move the leases of the running jobs (a killed worker's) an hour into the past, as if
-    their time had run out; how many. Instead of waiting ETC_LB_LEASE_SECONDS."""
-    import psycopg
-
-    with psycopg.connect(url) as con:
-        return con.execute(
-            "UPDATE jobs SET claimed_at = claimed_at - interval '1 hour', "
-            "heartbeat_at = heartbeat_at - interval '1 hour' WHERE status = 'running'"
-        ).rowcount
-
-
-@pytest.mark.slow
-def test_submissions_survive_sigkills_of_the_worker(
-    tiny, tiny_corpus, tmp_path, monkeypatch, board_engine
-):
-    """32 submissions survive 18 SIGKILLs of ``worker --once`` on DuckDB (8 and 6 on
-    PostgreSQL), each at a named fault point of a job's life (claimed, computed, storing,
-    stored, status, committed), with every score identical to an uninterrupted run."""
-    submissions, kills_wanted = SIGKILL_SIZES[board_engine]
-    schedule = kill_schedule(kills_wanted)
-    assert sum(int(s.split(":")[1]) for s in schedule) < submissions  # each kill finds a job
-    monkeypatch.setenv("ETC_LB_DAILY_LIMIT", "100")
-    monkeypatch.setenv("ETC_LB_MAX_QUEUE", "100")
-    targets = {
-        "killed": os.environ["ETC_LEADERBOARD_DB"]
-        if board_engine == "postgresql"
-        else str(tmp_path / "killed.duckdb"),
-        "calm": str(tmp_path / "calm.duckdb"),
-    }
-    for target in targets.values():
-        monkeypatch.setenv("ETC_LEADERBOARD_DB", target)
-        for n in range(submissions):
-            data = dumps_jsonl(
-                (it.key, f"{it.reference}{n}" * (k <= n % 5)) for k, it in enumerate(tiny)
-            )
-            lb.submit(data.encode(), {**META, "name": f"m{n:02d}", "contact": f"{n}@x"})
-        lb.close_all()
-    env = _env(tiny_corpus, ETC_LEADERBOARD_DB=targets["killed"], ETC_LB_WORKERS="2")
-    env["ETC_LB_RETRY_BACKOFF"] = "0"  # the backoff itself: test_a_crashed_job_waits_...
-    # These kills are the test's, not the jobs': one job can be the only one running at three
-    # kills in a row, and the poison-job rule (fail after ETC_LB_MAX_ATTEMPTS solo crashes,
-    # tested on its own) would fail it. Here nothing may be lost, so no cap.
-    env["ETC_LB_MAX_ATTEMPTS"] = "1000"
-    cmd = [sys.executable, "-m", "leaderboard", "worker", "--once", "--timeout", "120"]
-    kills = resumed = 0
-    for point in schedule:
-        proc = subprocess.run(
-            cmd, env={**env, faultpoints.ENV: point}, cwd=REPO, capture_output=True, text=True,
-            timeout=150,
-        )  # fmt: skip
-        assert proc.returncode == -signal.SIGKILL, (point, proc.stdout + proc.stderr)
-        assert f"faultpoint {point}" in proc.stderr, proc.stderr
-        kills += 1
-        resumed += sum(int(n) for n in re.findall(r"resumed (\d+) job", proc.stdout))
-        if board_engine == "postgresql":
-            age_leases(targets["killed"])  # the dead worker's jobs are claimed again at once
-    done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=150)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert kills == kills_wanted
-    if board_engine == "duckdb":  # every kill before the commit left its job to resume
-        resumed += sum(int(n) for n in re.findall(r"resumed (\d+) job", done.stdout))
-        before_commit = sum(not p.startswith("after_commit") for p in schedule)
-        assert resumed >= before_commit, (resumed, schedule)
-    env_calm = _env(tiny_corpus, ETC_LEADERBOARD_DB=targets["calm"])
-    calm = subprocess.run(cmd, env=env_calm, cwd=REPO, capture_output=True, text=True, timeout=150)
-    assert calm.returncode == 0, calm.stdout + calm.stderr
-    killed_scores, killed_status = _scores(targets["killed"])
-    calm_scores, calm_status = _scores(targets["calm"])
-    assert set(killed_status.values()) == {"scored"}, killed_status
-    assert len(killed_status) == submissions
-    assert killed_scores == calm_scores
-    assert set(calm_status.values()) == {"scored"}
 
 
 # --- item 6: storage faults --------------------------------------------------------------------
@@ -357,27 +111,23 @@ def _good_database(items, path: Path) -> Path:
 
 
 def _data_block_flip(path: Path) -> int:
-    """An offset whose flipped bit duckdb itself reports only when the data is read."""
+    """An offset in a data page (past the first) whose flipped bit SQLite reports when it checks
+    the file: a page's header (SQLite keeps no checksum of the values themselves)."""
     data = path.read_bytes()
-    for offset in range(3 * 4096 + 100, len(data), 4096):
-        trial = path.with_name("trial.duckdb")
+    size = int.from_bytes(data[16:18], "big")
+    for offset in range(size, len(data), size):
+        trial = path.with_name("trial.sqlite")
         trial.write_bytes(data[:offset] + bytes([data[offset] ^ 0x40]) + data[offset + 1 :])
+        con = sqlite3.connect(str(trial))
         try:
-            con = duckdb.connect(str(trial))
-        except duckdb.Error:
-            continue
-        try:
-            for (table,) in con.execute(
-                "SELECT table_name FROM information_schema.tables"
-            ).fetchall():
-                con.execute(f'SELECT max(hash(COLUMNS(*))) FROM "{table}"').fetchall()
-        except duckdb.Error:
+            if con.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
+                return offset
+        except sqlite3.DatabaseError:
             return offset
         finally:
             con.close()
             trial.unlink()
-            Path(str(trial) + ".wal").unlink(missing_ok=True)
-    raise AssertionError("no data block found")
+    raise AssertionError("no data page found")
 
 
 def _damage(case: str, path: Path) -> Path:
@@ -388,7 +138,7 @@ def _damage(case: str, path: Path) -> Path:
     elif case == "truncated-header":
         path.write_bytes(data[:4096])
     elif case == "bit-flipped-header":
-        path.write_bytes(data[:5000] + bytes([data[5000] ^ 0x10]) + data[5001:])
+        path.write_bytes(data[:3] + bytes([data[3] ^ 0x10]) + data[4:])
     elif case == "bit-flipped-data":
         offset = _data_block_flip(path)
         path.write_bytes(data[:offset] + bytes([data[offset] ^ 0x40]) + data[offset + 1 :])
@@ -399,18 +149,18 @@ def _damage(case: str, path: Path) -> Path:
         path.mkdir()
     elif case == "missing":
         path.unlink()
-        return path.with_name("leaderbord.duckdb")  # a typo
+        return path.with_name("leaderbord.sqlite")  # a typo
     else:  # pragma: no cover
         raise AssertionError(case)
     return path
 
 
 CASES = {
-    "truncated": "damaged or is not a DuckDB database",
-    "truncated-header": "damaged or is not a DuckDB database",
-    "bit-flipped-header": "damaged or is not a DuckDB database",
-    "bit-flipped-data": "damaged or is not a DuckDB database",
-    "zero-length": "damaged or is not a DuckDB database",
+    "truncated": "damaged or is not a leaderboard database",
+    "truncated-header": "damaged or is not a leaderboard database",
+    "bit-flipped-header": "damaged or is not a leaderboard database",
+    "bit-flipped-data": "damaged or is not a leaderboard database",
+    "zero-length": "damaged or is not a leaderboard database",
     "directory": "is a directory, not a database file",
     "missing": "No leaderboard database at",
 }
@@ -441,7 +191,7 @@ def commands(tmp_path: Path, items) -> dict[str, list[str]]:
     }
 
 
-@pytest.mark.embedded_only  # about the DuckDB file itself
+@pytest.mark.embedded_only  # about the SQLite file itself
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_command_refuses_a_damaged_or_missing_database(
     tiny, tmp_path, monkeypatch, capsys, case
@@ -449,7 +199,7 @@ def test_every_command_refuses_a_damaged_or_missing_database(
     from leaderboard.__main__ import main
 
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
-    good = _good_database(tiny, tmp_path / "lb" / "leaderboard.duckdb")
+    good = _good_database(tiny, tmp_path / "lb" / "leaderboard.sqlite")
     path = _damage(case, good)
     monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
     before = path.read_bytes() if path.is_file() else None
@@ -472,10 +222,10 @@ def test_every_command_refuses_a_damaged_or_missing_database(
         lb.close_all()
 
 
-@pytest.mark.embedded_only  # about the DuckDB file itself
+@pytest.mark.embedded_only  # about the SQLite file itself
 @pytest.mark.parametrize("case", ["truncated", "bit-flipped-data", "zero-length", "missing"])
 def test_the_worker_process_exits_at_once_on_a_bad_database(tiny, tiny_corpus, tmp_path, case):
-    path = _damage(case, _good_database(tiny, tmp_path / "leaderboard.duckdb"))
+    path = _damage(case, _good_database(tiny, tmp_path / "leaderboard.sqlite"))
     proc = subprocess.run(
         [sys.executable, "-m", "leaderboard", "worker", "--once"],
         env=_env(tiny_corpus, ETC_LEADERBOARD_DB=str(path)),
@@ -499,17 +249,16 @@ def _without_dac_override() -> list[str]:
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
 
 
-@pytest.mark.embedded_only  # about the DuckDB file itself
+@pytest.mark.embedded_only  # about the SQLite file itself
 @pytest.mark.parametrize("state", ["existing", "new"])
 def test_a_read_only_folder_gives_one_clear_message_from_every_command(
     tiny, tiny_corpus, tmp_path, state
 ):
     folder = tmp_path / "ro"
     folder.mkdir()
-    path = folder / "leaderboard.duckdb"
+    path = folder / "leaderboard.sqlite"
     if state == "existing":
         _good_database(tiny, path)
-        Path(str(path) + ".lock").unlink()
     before = sorted(p.name for p in folder.iterdir())
     folder.chmod(0o555)
     prefix = _without_dac_override()
@@ -536,11 +285,11 @@ def test_a_read_only_folder_gives_one_clear_message_from_every_command(
     assert sorted(p.name for p in folder.iterdir()) == before
 
 
-@pytest.mark.embedded_only  # about the DuckDB file itself
+@pytest.mark.embedded_only  # about the SQLite file itself
 def test_a_missing_database_is_created_only_when_asked(tiny, tmp_path, monkeypatch, capsys):
     from leaderboard.__main__ import main
 
-    path = tmp_path / "new" / "board.duckdb"
+    path = tmp_path / "new" / "board.sqlite"
     monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
     assert main(["show"]) == 7 and not path.exists()
     assert "No leaderboard database at" in capsys.readouterr().err
@@ -549,35 +298,35 @@ def test_a_missing_database_is_created_only_when_asked(tiny, tmp_path, monkeypat
     lb.close_all()
     assert main(["show"]) == 0
     with pytest.raises(lb.DatabaseMissingError):
-        open_db(tmp_path / "typo.duckdb", create=False)
+        open_db(tmp_path / "typo.sqlite", create=False)
 
 
 @pytest.mark.slow  # seeds a board: seconds (tests/tiers.py)
-@pytest.mark.embedded_only  # about the DuckDB file itself
+@pytest.mark.embedded_only  # about the SQLite file itself
 def test_seed_creates_a_missing_board(tiny, tmp_path, monkeypatch, capsys):
     """``make prepare`` on a fresh clone: seeding is how a board is made."""
     from leaderboard.__main__ import main
 
-    path = tmp_path / "fresh" / "leaderboard.duckdb"
+    path = tmp_path / "fresh" / "leaderboard.sqlite"
     monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
     argv = ["seed-baselines", "--no-reported", "--backends", "constant", "--no-score"]
     assert main(argv) == 0, capsys.readouterr().err
     assert path.is_file() and "constant: added" in capsys.readouterr().out
 
 
-@pytest.mark.embedded_only  # about the DuckDB file itself
+@pytest.mark.embedded_only  # about the SQLite file itself
 def test_submit_refuses_a_database_damaged_in_its_data(tiny, tmp_path, monkeypatch, capsys):
     """F9: submit returned 0, writing into a file with a damaged data block."""
     from leaderboard.__main__ import main
 
-    path = _damage("bit-flipped-data", _good_database(tiny, tmp_path / "leaderboard.duckdb"))
+    path = _damage("bit-flipped-data", _good_database(tiny, tmp_path / "leaderboard.sqlite"))
     monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
     before = path.read_bytes()
     preds = tmp_path / "p.jsonl"
     preds.write_bytes(jsonl(tiny, 9))
     assert main(["submit", str(preds), "--name", "Into a damaged file"]) == 7
     assert path.read_bytes() == before
-    assert not Path(str(path) + ".wal").exists()
+    assert not Path(str(path) + "-wal").exists() or not Path(str(path) + "-wal").stat().st_size
 
 
 def test_the_worker_stops_after_repeated_loop_errors(tiny, monkeypatch, capsys, caplog):
@@ -635,11 +384,11 @@ def test_worker_once_gives_up_after_its_timeout(tiny, monkeypatch, capsys):
     assert lb.status(sid)["status"] in ("queued", "failed")
 
 
-@pytest.mark.embedded_only  # about the DuckDB file itself
+@pytest.mark.embedded_only  # about the SQLite file itself
 def test_every_page_shows_the_storage_message(tiny, tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    path = _damage("truncated", _good_database(tiny, tmp_path / "leaderboard.duckdb"))
+    path = _damage("truncated", _good_database(tiny, tmp_path / "leaderboard.sqlite"))
     monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
     # The pages that read or write the board. (The entry point stops every page on a served site;

@@ -188,7 +188,7 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
             "ETC_DATA_DIR": str(REAL_CORPUS),
             "ETC_STORE_DB": str(tmp_path / "etc.duckdb"),
             "ETC_CACHE_DIR": str(tmp_path / "cache"),
-            "ETC_LEADERBOARD_DB": str(tmp_path / "leaderboard.duckdb"),
+            "ETC_LEADERBOARD_DB": str(tmp_path / "leaderboard.sqlite"),
             "ETC_SECRETS_FILE": str(home / ".streamlit" / "secrets.toml"),
             "ETC_LB_DAILY_LIMIT": "1",
             "ETC_LB_BOOTSTRAP": "50",
@@ -255,9 +255,9 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
             ], board
         log = (tmp_path / "server.log").read_text(encoding="utf-8", errors="replace")
 
-    import duckdb
+    import sqlite3
 
-    con = duckdb.connect(str(tmp_path / "leaderboard.duckdb"), read_only=True)
+    con = sqlite3.connect(tmp_path / "leaderboard.sqlite")
     rows = con.execute(
         "SELECT s.name, s.team, a.account, a.issuer FROM submissions s "
         "JOIN submission_accounts a ON a.submission_id = s.id"

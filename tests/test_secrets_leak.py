@@ -200,7 +200,7 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path, warm_cache):
             "ETC_DATA_DIR": str(REAL_CORPUS),
             "ETC_STORE_DB": str(tmp_path / "etc.duckdb"),
             "ETC_CACHE_DIR": str(tmp_path / "cache"),
-            "ETC_LEADERBOARD_DB": str(tmp_path / "leaderboard.duckdb"),
+            "ETC_LEADERBOARD_DB": str(tmp_path / "leaderboard.sqlite"),
             "ETC_SECRETS_FILE": str(tmp_path / "no-secrets.toml"),
             "ETC_LB_BOOTSTRAP": "50",
             "ETC_PROGRESS": "0",

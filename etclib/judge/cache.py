@@ -22,9 +22,12 @@ calls the model; everyone else asking the same question waits and then reads the
 the cache. The claim is process-wide (every :class:`AnswerCache` of the process, every thread
 and event loop) and, on PostgreSQL, server-wide: a session-level advisory lock on the key
 (``pg_advisory_lock(hashtextextended(key, 0))``), which the server releases by itself if the
-claiming process dies. On SQLite, processes do not see each other's claims: two processes asking
-the same uncached question at the same moment both call the model; the second answer replaces
-the first, and :attr:`AnswerCache.duplicates` counts such writes.
+claiming process dies. On SQLite the claim reaches the other processes of the machine too: an
+exclusive POSIX record lock (``lockf``) on one byte of ``<cache>.claims`` chosen by the key, which
+the kernel releases by itself if the claiming process dies (one descriptor per file and process,
+never closed: closing any descriptor of a file would drop all of the process's locks on it).
+Should two answers still be stored for one key (a key's byte shared by chance does not cause
+this: it only makes one asker wait), :attr:`AnswerCache.duplicates` counts such writes.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -118,10 +122,44 @@ def location() -> str | Path:
     return explicit if serverdb.is_url(explicit) else Path(explicit).expanduser()
 
 
+#: claims file -> this process's descriptor of it (opened once, never closed: see above)
+_claim_files: dict[str, int] = {}
+#: Bytes of a claims file that keys are spread over.
+_CLAIM_SPAN = 1 << 40
+
+
 class _Sqlite:
     """The SQLite file: one connection per thread, WAL mode, autocommit."""
 
     table = "answers"
+    #: Claims reach the other processes (a record lock per key).
+    cross_process = True
+
+    def _claims_fd(self) -> int:
+        name = str(self.path.with_name(self.path.name + ".claims").resolve())
+        with _claims_lock:
+            fd = _claim_files.get(name)
+            if fd is None:
+                fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
+                _claim_files[name] = fd
+            return fd
+
+    def try_lock(self, key: str) -> bool:
+        """Claim ``key`` for this process if no other process holds it (never waits)."""
+        import fcntl
+
+        offset = int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) % _CLAIM_SPAN
+        try:
+            fcntl.lockf(self._claims_fd(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+        except OSError:
+            return False
+        return True
+
+    def unlock(self, key: str) -> None:
+        import fcntl
+
+        offset = int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) % _CLAIM_SPAN
+        fcntl.lockf(self._claims_fd(), fcntl.LOCK_UN, 1, offset)
 
     def __init__(self, path: Path):
         self.path = path
@@ -174,6 +212,8 @@ class _Postgres:
     this cache's own (advisory locks belong to the session that took them)."""
 
     table = PG_TABLE
+
+    cross_process = True
 
     def __init__(self, url: str):
         self.url = url
@@ -272,7 +312,8 @@ class AnswerCache:
 
     @property
     def shared(self) -> bool:
-        """Whether claims reach other processes (PostgreSQL) or only this one (SQLite)."""
+        """Whether the cache is on a server (its round trips then run in a thread, off the
+        event loop); claims reach other processes on both engines."""
         return isinstance(self._db, _Postgres)
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -394,7 +435,7 @@ class AnswerCache:
                             _claimed.add(name)
                             local = True
                 if local and not server:
-                    if self.shared:
+                    if self._db.cross_process:
                         claiming = asyncio.ensure_future(self._off_loop(db.try_lock, key))
                         server = await asyncio.shield(claiming)
                         claiming = None
@@ -425,7 +466,7 @@ class AnswerCache:
                 with contextlib.suppress(Exception):
                     server = await claiming
             try:
-                if server and self.shared:
+                if server and self._db.cross_process:
                     await self._off_loop(db.unlock, key)
             finally:
                 if local:

@@ -1,0 +1,212 @@
+"""The board's schema: ordered migrations, applied on opening (:meth:`leaderboard.db.Database._migrate`).
+
+Written once in SQL every engine accepts; :meth:`etclib.storage.Dialect.ddl` turns a statement
+into the engine's (a sequence on SQLite is a row of ``sequences``; ``BLOB`` is ``BYTEA`` on
+PostgreSQL), and an ``(engine, sql)`` item runs on that engine only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from etclib.storage import Dialect
+
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (
+        1,
+        [
+            "CREATE SEQUENCE job_ids START 1",
+            "CREATE SEQUENCE score_ids START 1",
+            """CREATE TABLE submissions (
+                id VARCHAR PRIMARY KEY,
+                kind VARCHAR NOT NULL,          -- submission | baseline | reported
+                created_at TIMESTAMP NOT NULL,
+                split VARCHAR NOT NULL,
+                name VARCHAR NOT NULL,
+                team VARCHAR,
+                contact VARCHAR,                -- never shown publicly
+                submitter_key VARCHAR,          -- sha256 of the key the daily limit counts by
+                model_url VARCHAR,
+                paper_url VARCHAR,
+                description VARCHAR,
+                setting VARCHAR,
+                saw_test VARCHAR,
+                file_name VARCHAR,
+                file_sha256 VARCHAR,
+                file_format VARCHAR,
+                file_bytes BIGINT,
+                n_items INTEGER,
+                corpus_hash VARCHAR,
+                warnings VARCHAR,               -- JSON list
+                baseline_key VARCHAR,
+                visibility VARCHAR NOT NULL,    -- public | hidden | deleted
+                status VARCHAR NOT NULL,        -- latest of status_history
+                status_message VARCHAR
+            )""",
+            """CREATE TABLE predictions (
+                submission_id VARCHAR NOT NULL,
+                item_index INTEGER NOT NULL,
+                dialogue_id INTEGER NOT NULL,
+                turn INTEGER NOT NULL,
+                role VARCHAR NOT NULL,
+                prediction VARCHAR NOT NULL
+            )""",
+            """CREATE TABLE status_history (
+                submission_id VARCHAR NOT NULL,
+                happened_at TIMESTAMP NOT NULL,
+                status VARCHAR NOT NULL,
+                message VARCHAR
+            )""",
+            """CREATE TABLE jobs (
+                id BIGINT PRIMARY KEY,
+                submission_id VARCHAR NOT NULL,
+                stage VARCHAR NOT NULL,         -- lexical | bertscore | judge
+                status VARCHAR NOT NULL,        -- queued | running | done | failed
+                attempts INTEGER NOT NULL,
+                created_at TIMESTAMP NOT NULL,
+                claimed_at TIMESTAMP,
+                claimed_by VARCHAR,
+                finished_at TIMESTAMP,
+                error VARCHAR,
+                options VARCHAR                 -- JSON of metric options
+            )""",
+            """CREATE TABLE scores (
+                id BIGINT PRIMARY KEY,
+                submission_id VARCHAR NOT NULL,
+                job_id BIGINT,
+                metric_group VARCHAR NOT NULL,  -- bleu | rouge | bertscore | judge | reported
+                signature VARCHAR NOT NULL,     -- canonical JSON of the signature
+                created_at TIMESTAMP NOT NULL,
+                n_items INTEGER,
+                scores VARCHAR NOT NULL,        -- JSON: key -> value
+                extras VARCHAR,                 -- JSON: run-level extras
+                breakdown VARCHAR               -- JSON: role / category / turn
+            )""",
+            """CREATE TABLE score_arrays (
+                score_id BIGINT NOT NULL,
+                name VARCHAR NOT NULL,
+                dtype VARCHAR NOT NULL,
+                shape VARCHAR NOT NULL,
+                data BLOB NOT NULL
+            )""",
+            """CREATE TABLE item_scores (
+                score_id BIGINT NOT NULL,
+                item_index INTEGER NOT NULL,
+                scores VARCHAR,                 -- JSON: this item's scores
+                details VARCHAR                 -- JSON: e.g. judge units and labels
+            )""",
+            """CREATE TABLE moderation_log (
+                happened_at TIMESTAMP NOT NULL,
+                submission_id VARCHAR,
+                action VARCHAR NOT NULL,
+                note VARCHAR
+            )""",
+            """CREATE TABLE hub_pushes (
+                happened_at TIMESTAMP NOT NULL,
+                repo VARCHAR,
+                ok BOOLEAN NOT NULL,
+                message VARCHAR
+            )""",
+        ],
+    ),
+    (
+        4,
+        [
+            # A failed job's reason (jobs.error) is public: it becomes the submission's
+            # status_message, which the board and its exports show. The provider's text,
+            # endpoint and status (redacted) go to error_detail, read only by the admin view.
+            "ALTER TABLE jobs ADD COLUMN error_detail VARCHAR",
+            # Failures stored before this version may quote a provider: moved to the admin
+            # column, replaced by a neutral public reason (a re-score writes a fresh one).
+            "UPDATE jobs SET error_detail = error, error = 'the scoring failed; an admin can "
+            "see why and re-score it' WHERE status = 'failed' AND error IS NOT NULL",
+            "UPDATE submissions SET status_message = 'a scoring stage failed; an admin can see "
+            "why and re-score it' WHERE id IN (SELECT submission_id FROM jobs "
+            "WHERE status = 'failed')",
+            "UPDATE status_history SET message = 'a scoring stage failed; an admin can see why "
+            "and re-score it' WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.submission_id = "
+            "status_history.submission_id AND j.status = 'failed' AND j.error_detail IS NOT NULL "
+            "AND strpos(status_history.message, j.error_detail) > 0)",
+            # The account a submitter signed in with (OIDC), shown beside the team name.
+            """CREATE TABLE submission_accounts (
+                submission_id VARCHAR PRIMARY KEY,
+                account VARCHAR NOT NULL,       -- shown publicly (the claim the site shows)
+                issuer VARCHAR                  -- the identity provider that verified it
+            )""",
+        ],
+    ),
+]
+MIGRATIONS.append(
+    (
+        5,
+        [
+            # duplicates are found by content; file_sha256 is the file's bytes again
+            "ALTER TABLE submissions ADD COLUMN content_sha256 VARCHAR",
+            # queue fairness: crashes in flight, crashes alone, the backoff's end
+            "ALTER TABLE jobs ADD COLUMN crashes INTEGER DEFAULT 0",
+            "ALTER TABLE jobs ADD COLUMN solo_crashes INTEGER DEFAULT 0",
+            "ALTER TABLE jobs ADD COLUMN not_before TIMESTAMP",
+        ],
+    )
+)
+MIGRATIONS.append(
+    (
+        6,
+        [
+            # the leaderboard track (etclib.tracks): transcription, or erc (emotion categories;
+            # predictions.prediction then holds the label set as "joy;surprise")
+            "ALTER TABLE submissions ADD COLUMN track VARCHAR DEFAULT 'transcription'",
+            "UPDATE submissions SET track = 'transcription' WHERE track IS NULL",
+        ],
+    )
+)
+MIGRATIONS.append(
+    (
+        7,
+        [
+            # the lease of a running job (docs/deploy.md): the worker process holding it and
+            # its last heartbeat; on a PostgreSQL board a job whose heartbeat is older than
+            # ETC_LB_LEASE_SECONDS is claimed again (DuckDB resumes jobs on opening instead)
+            "ALTER TABLE jobs ADD COLUMN claimed_process VARCHAR",
+            "ALTER TABLE jobs ADD COLUMN heartbeat_at TIMESTAMP",
+            # a job's result is stored once, however many workers ran it (a re-claimed job
+            # whose first worker was slow, not dead): INSERT ... ON CONFLICT DO NOTHING
+            "CREATE UNIQUE INDEX scores_once ON scores (job_id, metric_group, signature)",
+            # the board orders a submission's history by DuckDB's rowid (insertion order);
+            # PostgreSQL has none: an identity column of that name keeps the same order
+            (
+                "postgresql",
+                "ALTER TABLE status_history ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY",
+            ),
+        ],
+    )
+)
+MIGRATIONS.append(
+    (
+        8,
+        [
+            # per-visitor and per-model rate limits that a reload or another replica does not
+            # reset (leaderboard.limits): one row per counted event, the key hashed
+            """CREATE TABLE limit_events (
+                bucket VARCHAR NOT NULL,        -- e.g. admin-failure, chat, chat-model:openai
+                key_hash VARCHAR NOT NULL,      -- sha256 of the visitor's key (or "all")
+                happened_at TIMESTAMP NOT NULL
+            )""",
+            "CREATE INDEX limit_events_by_key ON limit_events (bucket, key_hash, happened_at)",
+        ],
+    )
+)
+SCHEMA_VERSION = max(version for version, _ in MIGRATIONS)
+
+
+def engine_statements(statements: list, dialect: Dialect) -> Iterator[str]:
+    """A migration's statements for one engine: the shared ones (as its dialect takes them)
+    and the ``(engine, sql)`` ones of this engine."""
+    for item in statements:
+        if isinstance(item, tuple):
+            only, sql = item
+            if only != dialect.name:
+                continue
+        else:
+            sql = item
+        yield from dialect.ddl(sql)
