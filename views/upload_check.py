@@ -16,7 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from .board import Validation, validate_upload
+from .submission import Validation, validate_upload
 
 #: The most bytes the cached checks may hold together (pickled).
 MAX_BYTES = 8_000_000
