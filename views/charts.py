@@ -46,7 +46,7 @@ def title_layout(text: str, width: int = TITLE_CHARS) -> dict[str, Any]:
     lines of about ``width`` characters, with room made for it above the plot."""
     import textwrap
 
-    lines = textwrap.wrap(str(text), width, break_long_words=False) or [""]
+    lines = textwrap.wrap(str(text), width, break_long_words=False, break_on_hyphens=False) or [""]
     return {
         "text": "<br>".join(label_text(line) for line in lines),
         "automargin": True,
