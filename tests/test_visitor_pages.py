@@ -133,3 +133,18 @@ def test_doc_link_without_a_repository_is_its_words(monkeypatch):
     monkeypatch.setattr(docs, "_declared_repository", lambda: None)
     assert docs.doc_url("causes.md") is None
     assert docs.doc_link("causes.md", "how causes are annotated") == "how causes are annotated"
+
+
+def test_plotly_express_charts_take_the_wrapped_title():
+    """plotly express takes a title as a string only: the wrapped one is set on the layout."""
+    import pandas as pd
+
+    from views import charts
+
+    long = "Judge against people on every unit they both answered, per judge label"
+    heat = charts.count_heatmap(pd.DataFrame([[1, 2], [3, 4]]), long)
+    scatter = charts.identity_scatter(
+        pd.DataFrame({"a": [1, 2], "b": [2, 1], "who": ["x", "<y>"]}), "a", "b", "who", long, 1, 2
+    )
+    wrapped = "Judge against people on every unit they both<br>answered, per judge label"
+    assert heat.layout.title.text == wrapped and scatter.layout.title.text == wrapped

@@ -357,9 +357,13 @@ def count_heatmap(table: pd.DataFrame, title: str) -> Any:
         text_auto=True,
         color_continuous_scale="Blues",
         aspect="auto",
-        title=title_layout(title),
     )
-    fig.update_layout(xaxis_title=table.columns.name, yaxis_title=table.index.name, height=420)
+    fig.update_layout(
+        title=title_layout(title),
+        xaxis_title=table.columns.name,
+        yaxis_title=table.index.name,
+        height=420,
+    )
     return fig
 
 
@@ -383,9 +387,7 @@ def identity_scatter(
     for col in shown.columns:
         if shown[col].dtype == object:
             shown[col] = shown[col].map(label_text)
-    fig = px.scatter(
-        shown, x=x, y=y, color=color, hover_data=list(shown.columns), title=title_layout(title)
-    )
+    fig = px.scatter(shown, x=x, y=y, color=color, hover_data=list(shown.columns))
     fig.add_trace(
         go.Scatter(
             x=[lo, hi],
@@ -396,6 +398,9 @@ def identity_scatter(
         )
     )
     fig.update_layout(
-        xaxis_range=[lo - 0.1, hi + 0.1], yaxis_range=[lo - 0.1, hi + 0.1], height=460
+        title=title_layout(title),
+        xaxis_range=[lo - 0.1, hi + 0.1],
+        yaxis_range=[lo - 0.1, hi + 0.1],
+        height=460,
     )
     return fig
