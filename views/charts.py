@@ -41,18 +41,20 @@ def short_labels(names: Any, limit: int = LABEL_CHARS) -> list[str]:
     return [label_text(x) for x in out]
 
 
-def title_layout(text: str, width: int = TITLE_CHARS) -> dict[str, Any]:
+def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str, Any]:
     """A figure's ``layout.title``: ``text`` entity-escaped and wrapped at word boundaries into
-    lines of about ``width`` characters, with room made for it above the plot."""
+    lines of about ``width`` characters, ``gap`` pixels above the plot area, the top margin
+    growing to hold it (plotly's title automargin)."""
     import textwrap
 
     lines = textwrap.wrap(str(text), width, break_long_words=False, break_on_hyphens=False) or [""]
     return {
         "text": "<br>".join(label_text(line) for line in lines),
         "automargin": True,
-        "yref": "container",
-        "y": 0.98,
-        "yanchor": "top",
+        "yref": "paper",
+        "y": 1,
+        "yanchor": "bottom",
+        "pad": {"b": gap},
     }
 
 
@@ -232,7 +234,10 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
             font={"size": 11, "color": FLOOR_COLOR},
         )
     fig.update_layout(
-        title=title_layout(f"{heading(metric)} (×100) · dashed: trivial floors"),
+        # above the floors' names
+        title=title_layout(
+            f"{heading(metric)} (×100) · dashed: trivial floors", gap=20 + 16 * len(ordered)
+        ),
         xaxis_title=heading(metric),
         height=max(300, 36 * len(t) + 110 + 16 * len(ordered)),
         margin={"l": 10, "r": 10, "t": 60 + 16 * len(ordered), "b": 30},
