@@ -89,6 +89,9 @@ def test_submit_page_says_a_txt_file_is_refused_in_the_page(corpus):
         (["<b>bold</b>"], 40, ["&lt;b&gt;bold&lt;/b&gt;"]),  # shown as typed, never HTML
         (["日本語の長いシステム名です"], 6, ["日本語の長…"]),
         ([""], 10, [""]),
+        (["GPT-4o paper run · zero-shot (reported)"], 24, ["GPT-4o paper… (reported)"]),
+        (["short (reported)"], 24, ["short (reported)"]),
+        (["a name (with a long aside in it)"], 12, ["a name (wit…"]),  # too long to keep
     ],
 )
 def test_short_labels(names, limit, expected):

@@ -30,10 +30,16 @@ TITLE_CHARS = 44
 
 def short_labels(names: Any, limit: int = LABEL_CHARS) -> list[str]:
     """``names`` as chart labels: entity-escaped, each longer than ``limit`` characters cut with
-    "…", kept distinct (plotly merges equal category labels) by a number where cuts collide."""
+    "…" (before a closing parenthesis such as "(reported)", which is kept), kept distinct (plotly merges equal category labels) by a number where cuts collide."""
+    import re
+
     out: list[str] = []
     for name in map(str, names):
-        short = name if len(name) <= limit else name[: limit - 1].rstrip() + "…"
+        # a closing "(reported)" and the like is kept whole: the head is cut instead
+        tail = re.search(r" \([^()]*\)$", name)
+        keep = tail.group(0) if tail and len(tail.group(0)) <= limit // 2 else ""
+        head, room = name[: len(name) - len(keep)], limit - len(keep)
+        short = name if len(name) <= limit else head[: room - 1].rstrip() + "…" + keep
         label, n = short, 2
         while label in out:
             label, n = f"{short} ({n})", n + 1
