@@ -1,7 +1,9 @@
 """Every page as a visitor sees it, at a laptop's 1280×800 and a phone's 390×844 (issue #26):
 nothing wider than the window, chart labels that fit (long entry names shortened, the whole name
 on hover), tables with their key column first, and no operator text (settings, commands, file
-paths) in what the page shows, with its tabs and expanders open.
+paths) in what the page shows, in each state a visitor reaches by clicking: every expander
+open, each option of each segmented control, each tab, and on the Leaderboard an entry's detail.
+Charts seen in each state are saved to test-output/screenshots/layout/ to look at.
 
 Debian's Chromium driven by Playwright against one served site (tests/serve.py), its board
 seeded with baselines and one entry with a very long name; skipped without /usr/bin/chromium or
@@ -43,8 +45,9 @@ from etclib.task import items
 its = items(load_corpus(), "test")
 lb.seed_baselines(reported=True, backends=("copy",), erc_backends=("majority",))
 real = dumps_jsonl((it.key, it.utterance[:8] + "と思った") for it in its).encode()
-lb.submit(real, {{"name": {LONG_NAME!r}}}, file_name="real.jsonl")
+receipt = lb.submit(real, {{"name": {LONG_NAME!r}}}, file_name="real.jsonl")
 lb.process_jobs()
+print(receipt.id)
 """
 #: Visible text of the page, with every expander opened first (a closed one hides its text).
 OPEN_EXPANDERS = """() => {
@@ -93,15 +96,17 @@ def site(tmp_path_factory, warm_cache):
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
     base = tmp_path_factory.mktemp("layout-site")
     env = site_env(base, REAL_CORPUS, cache=warm_cache, ETC_REPOSITORY_URL=REPO_URL)
-    subprocess.run(
+    seeded = subprocess.run(
         [sys.executable, "-c", SEED],
         cwd=REPO,
         env={**os.environ, **env},
         check=True,
         timeout=600,
+        capture_output=True,
+        text=True,
     )
     with running_site(env, log=base / "server.log") as url:
-        yield url
+        yield url, seeded.stdout.split()[-1]  # the site, and the long-named entry's id
 
 
 def _overlap(a, b) -> bool:
@@ -203,6 +208,7 @@ def _states(page, where: str) -> tuple[list[str], int]:
 def test_every_page_fits_and_speaks_to_a_visitor(site, width, height):
     from tests.serve import PAGE_PATHS, chromium, site_pages, wait_idle, wait_rendered
 
+    url, entry = site
     IMG.mkdir(parents=True, exist_ok=True)
     problems = []
     drawn = {}  # page -> charts looked at, over its states
@@ -212,7 +218,7 @@ def test_every_page_fits_and_speaks_to_a_visitor(site, width, height):
         for script, title in site_pages():
             stem = script.rsplit("/", 1)[-1].removesuffix(".py")
             where = f"{title} at {width}×{height}"
-            page.goto(f"{site}/{PAGE_PATHS[stem]}")
+            page.goto(f"{url}/{PAGE_PATHS[stem]}")
             wait_rendered(page, timeout=180)
             wait_idle(page, timeout=120)
             page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
@@ -231,6 +237,12 @@ def test_every_page_fits_and_speaks_to_a_visitor(site, width, height):
                     problems.append(f"{where}: the table's key columns come late: {header}")
             found, charts = _states(page, where)
             problems += found
+            if stem == "leaderboard":  # and an entry's detail, with its expanders open
+                page.goto(f"{url}/{PAGE_PATHS[stem]}?submission={entry}")
+                wait_rendered(page, timeout=180)
+                page.get_by_text("By cause type").first.wait_for(timeout=60_000)
+                found, _ = _states(page, f"{where}, an entry's detail")
+                problems += found
             drawn[stem] = charts
             links |= set(page.eval_on_selector_all("a[href]", "(as) => as.map((a) => a.href)"))
     assert not problems, "\n".join(dict.fromkeys(problems))
