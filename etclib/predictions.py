@@ -47,6 +47,10 @@ CR_ONLY = (
     "the file's lines end in a carriage return (CR) alone, as on old Macs, so it reads as one "
     "line; save it with LF or CRLF line ends (any editor's 'Unix' or 'Windows' line endings)."
 )
+#: File name suffixes and the format each one is read as (any other suffix: sniffed from the text).
+SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+#: How each format is named to a person.
+FORMAT_NAMES = {"jsonl": "JSON Lines", "csv": "CSV"}
 FIELDS = ("dialogue_id", "turn", "role", "prediction")
 #: The fields that name an item (every track's file has them).
 KEY_FIELDS = FIELDS[:3]
@@ -442,11 +446,9 @@ def _parse_csv(
 
 
 def detect_format(name: str, text: str) -> str:
-    suffix = Path(name).suffix.lower()
-    if suffix in (".jsonl", ".json", ".ndjson"):
-        return "jsonl"
-    if suffix == ".csv":
-        return "csv"
+    known = SUFFIX_FORMATS.get(Path(name).suffix.lower())
+    if known:
+        return known
     return "jsonl" if text.lstrip().startswith("{") else "csv"
 
 

@@ -13,6 +13,7 @@ from etclib.jsonl import dumps_line
 from etclib.studies import annotation, causes
 from views import annotators, charts
 from views import causes as cv
+from views.docs import doc_link
 from views.errors import shown_errors
 from views.judge_vs_human import NONE_RUN, number
 from views.navigation import link_to
@@ -45,7 +46,9 @@ st.markdown(
     "and including its own, that the transcription is about, and a **cause type** derived from "
     "it: **no-context** (only the target utterance), **inter-personal** (the partner's "
     "utterances), **self-contagion** (the author's own earlier utterances), **hybrid** (both), "
-    "**latent** (not in the dialogue). See docs/causes.md."
+    "**latent** (not in the dialogue). More in "
+    + doc_link("causes.md", "how causes are defined and annotated")
+    + "."
 )
 
 DB = str(annotation.studies_path())
@@ -130,9 +133,7 @@ with tab_annotate:
                 st.caption(problem)
 
     with st.expander("Admin: issue codes, draw the sample"):
-        token = st.text_input(
-            "Admin token (ETC_ADMIN_TOKEN)", type="password", key="causes_admin_token"
-        )
+        token = st.text_input("Admin token", type="password", key="causes_admin_token")
         name = st.text_input("Annotator name (a note for you)", key="causes_admin_name")
         if st.button("Issue a code", key="causes_issue"):
             with shown_errors():
@@ -157,7 +158,9 @@ with tab_results:
         index=1 if len(names) > 1 else 0,
         format_func=names.get,
         key="causes_run",
-        help="Runs come from `etclib causes --provider gemini|openai --model NAME`.",
+        help="Runs are made by the site's operator: "
+        + doc_link("causes.md#labelling-with-an-llm", "labelling with an LLM")
+        + ".",
     )
     run = None if run_id == NONE_RUN else run_id
     if run:

@@ -7,6 +7,7 @@ from leaderboard import compare as lbc
 from views import cause_layer
 from views import compare as cv
 from views.board import database_key
+from views.docs import doc_link
 from views.errors import shown_errors
 from views.text import escape_markdown
 
@@ -125,8 +126,9 @@ if tab_counts.open:
         for col, (name, table) in zip(st.columns(len(tables)), tables.items()):
             col.dataframe(table, hide_index=True, width="stretch", key=f"cmp_wtl_{name}")
         st.caption(
-            "Cause type of each item (docs/causes.md): the human majority, else the newest LLM "
-            "run, else the lexical proxy."
+            "Cause type of each item ("
+            + doc_link("causes.md", "what a cause type is")
+            + "): the human majority, else the newest LLM run, else the lexical proxy."
         )
 if tab_chart.open:
     with tab_chart:

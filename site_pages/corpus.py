@@ -6,6 +6,7 @@ import streamlit as st
 from views import cause_layer, charts, corpus_stats, corpus_store
 from views import corpus as cq
 from views.dialogue import show_dialogue
+from views.docs import doc_link
 from views.errors import shown_errors
 from views.text import escape_markdown
 
@@ -118,7 +119,9 @@ def browse() -> None:
         index=None,
         key="corpus_cause_type",
         placeholder="any",
-        help="The emotion cause type of the utterance (docs/causes.md): the human majority "
+        help="The emotion cause type of the utterance ("
+        + doc_link("causes.md", "what a cause type is")
+        + "): the human majority "
         "where 2+ annotators marked its causes, else the newest LLM run, else the proxy "
         "(inter-personal when the transcription mentions the partner, other otherwise).",
     )

@@ -16,6 +16,7 @@ from etclib.studies import annotation, judge_calibration, labeljudge, ratings
 from views import annotators, charts
 from views import judge_vs_human as jvh
 from views.admin import admin_session
+from views.docs import doc_link
 from views.errors import shown_errors
 
 RESAMPLES = 300  # bootstrap resamples for the site's intervals (the CLI uses 1000)
@@ -82,7 +83,7 @@ if tab_labels.open:
         st.header("Study 1: emotion categories")
         st.markdown(
             "ETC's three annotators labelled every emotion transcription with seven categories "
-            "(multi-label). `etclib judge-labels` asks an LLM to do the same. Per category: Cohen's κ "
+            "(multi-label). An LLM, the judge, is asked to do the same. Per category: Cohen's κ "
             "of the judge against the human majority (≥ 2 of 3), the judge against each pair of "
             "annotators' consensus (both chose it), each annotator against the other two's consensus "
             "(the yardstick), and Fleiss' κ of the three annotators with and without the judge."
@@ -96,12 +97,16 @@ if tab_labels.open:
             list(run_names),
             format_func=run_names.get,
             key="jvh_run",
-            help="Runs come from `etclib judge-labels --provider gemini|openai --model NAME`.",
+            help="Runs are made by the site's operator: "
+            + doc_link("judge_vs_human.md#study-1-emotion-categories", "study 1")
+            + ".",
         )
         if runs.empty:
             st.info(
-                "No judge-labels run is stored yet, so only the human yardstick is shown. Start one "
-                "with `etclib judge-labels --provider gemini --model gemini-2.5-flash`."
+                "No judge run is stored yet, so only the human yardstick is shown. The site's "
+                "operator adds one ("
+                + doc_link("judge_vs_human.md#study-1-emotion-categories", "how")
+                + ")."
             )
         chosen = (
             None if run_id == jvh.NONE_RUN else runs[runs["run_id"] == run_id].iloc[0].to_dict()
@@ -307,9 +312,7 @@ if tab_units.open:
             )
 
         with st.expander("Admin: issue codes, draw a sample"):
-            token = st.text_input(
-                "Admin token (ETC_ADMIN_TOKEN)", type="password", key="jvh_admin_token"
-            )
+            token = st.text_input("Admin token", type="password", key="jvh_admin_token")
             name = st.text_input("Annotator name (a note for you)", key="jvh_admin_name")
             if st.button("Issue a code", key="jvh_issue"):
                 with shown_errors(), admin_session():
@@ -385,8 +388,12 @@ if tab_ratings.open:
             emplifai = _emplifai(str(ratings.reference_dir()))
         if emplifai is None:
             st.info(
-                "The EmplifAI reference figures were not found: set ETC_REFERENCE_DIR to the folder "
-                "holding emplifai_judge_vs_human.json."
+                "The EmplifAI reference figures are not installed on this site, so the published "
+                "comparison cannot be shown ("
+                + doc_link(
+                    "judge_vs_human.md#emplifais-published-comparison", "where they come from"
+                )
+                + ")."
             )
         else:
             st.caption(f"{emplifai.source} {emplifai.setting}")
@@ -420,7 +427,7 @@ if tab_calibration.open:
         st.header("Study 4: how this judge compares with the paper's")
         st.markdown(
             "The paper's judge (Gemini-2.5-Flash with the paper's prompts) finds **1.35 (SD 0.64)** "
-            "atomic units per test reference (Table 3). `etclib judge calibrate` decomposes the "
+            "atomic units per test reference (Table 3). A calibration run decomposes the "
             "test references with a judge and prompt set and puts its mean beside the paper's, "
             "with a verdict: close when the difference is at most 0.2 of the paper's SD, somewhat "
             "off up to 0.5, far beyond. Two checks go with it: references judged against "
@@ -431,8 +438,11 @@ if tab_calibration.open:
             runs = _calibrations(DB)
         if runs.empty:
             st.info(
-                "No calibration is stored yet. Run one with `etclib judge calibrate --provider "
-                "gemini --model gemini-2.5-flash` (add `--sample 200` for a cheaper one)."
+                "No calibration is stored yet: the site's operator runs one ("
+                + doc_link(
+                    "judge.md#how-this-judge-compares-with-the-papers-etclib-judge-calibrate", "how"
+                )
+                + ")."
             )
         else:
             names = jvh.calibration_names(runs)

@@ -9,6 +9,7 @@ from leaderboard import compare as lb_compare
 from views import board, cause_layer, charts, chat
 from views import compare as compare_view
 from views.admin import admin_session
+from views.docs import doc_link
 from views.errors import shown_errors
 from views.navigation import link_to
 from views.text import escape_markdown
@@ -207,7 +208,7 @@ else:
     )
 
 with st.expander("Admin: re-run failed jobs"):
-    token = st.text_input("Admin token (ETC_ADMIN_TOKEN)", type="password", key="lb_admin_token")
+    token = st.text_input("Admin token", type="password", key="lb_admin_token")
     if st.button("Re-run failed jobs", key="lb_admin_rerun"):
         with shown_errors(), admin_session():
             st.success(f"Re-queued {len(lb.rerun_failed(token))} failed job(s).")
@@ -272,7 +273,7 @@ if sid is not None:
                 else:
                     st.caption(
                         "Mean per-item score (×100) by the emotion cause type of the item "
-                        f"(docs/causes.md); {cause_caption}."
+                        f"({doc_link('causes.md', 'what a cause type is')}); {cause_caption}."
                     )
                     st.dataframe(
                         board.labelled(board.metric_first(by_cause, metric)),

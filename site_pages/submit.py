@@ -78,8 +78,9 @@ with shown_errors():
 
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
-    f"JSON Lines or CSV, UTF-8, at most {MAX_FILE_BYTES // 10**6} MB",
-    type=["jsonl", "json", "ndjson", "csv"],
+    f"{board.accepted_types_text()}, UTF-8, at most {MAX_FILE_BYTES // 10**6} MB",
+    # Any file: one of another type is refused by our own check, in the page (a box restricted
+    # by type would say so only in a tooltip).
     key="submit_file",
 )
 check = None
@@ -96,13 +97,15 @@ if upload is not None:
         for w in check.warnings:
             st.warning(escape_markdown(w))
     else:
-        first = f" First: {check.problems[0]}" if check.problems else ""
-        st.error(
-            escape_markdown(
-                f"{check.name} was refused: {max(check.problem_count, len(check.problems)):,} "
-                f"problem(s); fix them and upload again. Nothing was stored.{first}"
+        if len(check.problems) == 1 and not check.problems[0].line:  # about the whole file
+            said = f"{check.problems[0].message} Nothing was stored."
+        else:
+            first = f" First: {check.problems[0]}" if check.problems else ""
+            said = (
+                f"{max(check.problem_count, len(check.problems)):,} problem(s); fix them and "
+                f"upload again. Nothing was stored.{first}"
             )
-        )
+        st.error(escape_markdown(f"{check.name} was refused: {said}"))
         st.dataframe(board.problems_table(check.problems), hide_index=True, key="submit_problems")
 
 st.subheader("3. Describe the system")

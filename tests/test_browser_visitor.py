@@ -249,3 +249,28 @@ def test_wrong_keys_error_is_in_the_page_and_grouped(site, browser, tmp_path):
     grid.scroll_into_view_if_needed()
     _shot(page, "submit_wrong_keys")
     page.close()
+
+
+def test_a_txt_upload_is_refused_in_the_page_without_hovering(site, browser, tmp_path):
+    """The upload box takes any file, so a refused type is said in the page: a box restricted
+    by type would refuse it only in a tooltip, seen on hover."""
+    from tests.serve import wait_idle, wait_rendered
+
+    url, _ = site
+    path = tmp_path / "predictions.txt"  # valid predictions, under a name the page does not take
+    os.replace(_constant_file(tmp_path), path)
+    page = browser.new_page()
+    page.goto(f"{url}/submit")
+    wait_rendered(page, timeout=60)
+    page.locator('input[type="file"]').set_input_files(str(path))
+    error = page.get_by_test_id("stAlert").filter(has_text="was refused")
+    error.first.wait_for(timeout=60_000)
+    wait_idle(page, timeout=60)
+    assert error.count() == 1 and error.first.is_visible()  # in the page, no hover needed
+    said = " ".join(error.first.inner_text().split())
+    assert said.startswith("predictions.txt was refused: a .txt file is not taken here."), said
+    assert "JSON Lines (.jsonl, .json, .ndjson) or CSV (.csv)" in said
+    assert page.get_by_role("button", name="Submit for scoring").is_disabled()
+    error.first.scroll_into_view_if_needed()
+    _shot(page, "submit_txt_refused")
+    page.close()

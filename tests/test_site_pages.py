@@ -387,7 +387,9 @@ def test_leaderboard_populated(populated):
     assert len(at.get("plotly_chart")) == 1  # bars; no judge scores, so no scatter
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
     assert "error_x" in bars and len(bars["x"]) == 2
-    assert "&lt;img src=x onerror=window.__x=1&gt; · zero-shot" in bars["y"]  # no markup
+    # no markup: the whole name on hover, cut to 32 characters on the axis (views.charts)
+    assert "&lt;img src=x onerror=window.__x=1&gt; · zero-shot" in bars["customdata"]
+    assert "&lt;img src=x onerror=window.__x=1…" in bars["y"]
     reported = shown_table(at, "source")
     assert len(reported) == len(lb.reported()) == 5
     # Filters

@@ -1,4 +1,5 @@
-"""The leaderboard and submit pages' data, on top of the ``leaderboard`` package.
+"""The leaderboard pages' data, on top of the ``leaderboard`` package (the Submit page's:
+:mod:`views.submission`, its names importable from here too).
 
 Everything a visitor typed (names, teams, descriptions, predictions) stays plain text in the
 tables returned here; pages show it with ``st.dataframe`` / ``st.text`` or Markdown-escaped.
@@ -6,23 +7,24 @@ tables returned here; pages show it with ``st.dataframe`` / ``st.text`` or Markd
 
 from __future__ import annotations
 
-import csv
-import io
-import logging
 import math
-import secrets
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from etclib.errors import PredictionsError, Problem
-
-_log = logging.getLogger(__name__)
-
-#: Statuses after which a submission's status no longer changes by itself.
-#: statuses that change no more by themselves (an incomplete one only by an admin's re-score)
-FINAL_STATUSES = ("scored", "incomplete", "failed")
+from views.docs import doc_link
+from views.submission import (  # noqa: F401 - the Submit page's names, importable from here
+    FINAL_STATUSES,
+    Validation,
+    accepted_types_text,
+    history_table,
+    problems_table,
+    submission_status,
+    template_bytes,
+    upload_type_problem,
+    upload_types,
+    validate_upload,
+)
 
 
 def metric_order(track: str | None = None) -> list[str]:
@@ -63,118 +65,11 @@ VIEWS = ("Ranking table", "Charts")
 INFO_COLUMNS = ("rank", "rank_band", "name", "team", "account", "setting", "saw_test", "kind")
 
 
-# --- submitting ----------------------------------------------------------------------------------
-
-
-def template_bytes(fmt: str = "jsonl", split: str = "test", track: str | None = None) -> bytes:
-    """Every item of ``split`` with an empty prediction (an empty label list on the ERC
-    track), as JSON Lines or CSV (UTF-8)."""
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl, fields_of, template_rows
-
-    rows = template_rows(load_corpus(), split, track)
-    if fmt == "jsonl":
-        return dumps_jsonl(rows, track).encode("utf-8")
-    if fmt != "csv":
-        raise ValueError(f"unknown template format {fmt!r}: use 'jsonl' or 'csv'")
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(fields_of(track))
-    for (dialogue_id, turn, role), pred in rows:
-        w.writerow([dialogue_id, turn, role, pred if isinstance(pred, str) else ";".join(pred)])
-    return out.getvalue().encode("utf-8")
-
-
-@dataclass
-class Validation:
-    """The immediate check of an uploaded predictions file (before any metadata)."""
-
-    ok: bool
-    name: str
-    items: int = 0
-    format: str = ""
-    warnings: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    message: str = ""
-    #: the track detected from the file's fields (etclib.tracks); the default when unknown
-    track: str = "transcription"
-    #: problems found (``problems`` lists at most etclib.predictions.MAX_PROBLEMS of them)
-    problem_count: int = 0
-
-    @property
-    def track_title(self) -> str:
-        from etclib import tracks
-
-        return tracks.get(self.track).title
-
-
-def validate_upload(
-    data: bytes, name: str, split: str = "test", track: str | None = None
-) -> Validation:
-    """Check an upload with etclib's reader; any refusal becomes line-level problems. The
-    track is detected from the file's fields unless given.
-
-    Nothing raises out of here: a page shows the problems, never Streamlit's error page. An
-    unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
-    """
-    from etclib.errors import EtcError
-    from etclib.predictions import detect_track, read_predictions, shown_name
-
-    name = shown_name(name)
-    try:
-        track = track or detect_track(data, name) or "transcription"
-        preds = read_predictions(data, split=split, name=name, track=track)
-    except PredictionsError as exc:
-        return Validation(
-            False,
-            name,
-            problems=list(exc.problems),
-            message=str(exc),
-            track=str(track),
-            problem_count=exc.total,
-        )
-    except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
-        return Validation(False, name, problems=[Problem(0, str(exc))], message=str(exc))
-    except Exception:
-        ref = secrets.token_hex(4)
-        _log.exception("checking the upload %r failed (reference %s)", name, ref)
-        message = (
-            f"the file could not be checked because of an error on our side (reference {ref}); "
-            "it was logged. Nothing was stored; please report it with the reference."
-        )
-        return Validation(False, name, problems=[Problem(0, message)], message=message)
-    return Validation(True, name, len(preds), preds.format, list(preds.warnings), track=preds.track)
-
-
-def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
-    """Problems as rows ``line`` (``"3"``, a run ``"1–1010"``, blank for the whole file) and
-    ``problem``, first ``limit``."""
-    return pd.DataFrame(
-        [{"line": p.lines, "problem": p.message} for p in problems[:limit]],
-        columns=["line", "problem"],
-    )
-
-
 def database_key() -> str:
     """The leaderboard database in use (a cache key: a page caches per database)."""
     from leaderboard import settings
 
     return str(settings.db_path().resolve())
-
-
-def submission_status(submission_id: str) -> dict[str, Any]:
-    """``leaderboard.status`` of one submission, with ``final`` telling whether it can change."""
-    import leaderboard as lb
-
-    out = dict(lb.status(submission_id))
-    out["final"] = out.get("status") in FINAL_STATUSES
-    return out
-
-
-def history_table(status: dict[str, Any]) -> pd.DataFrame:
-    """A status's history as a table: at, status, message."""
-    rows = status.get("history") or []
-    return pd.DataFrame(rows, columns=["at", "status", "message"])
 
 
 # --- the board -----------------------------------------------------------------------------------
@@ -629,7 +524,7 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
 BREAKDOWN_NOTE = (
     "n/a: undefined on this subset. On the categories track, a category with no gold and no "
     "predicted label among the subset's items has no precision, recall or F1 and is left out "
-    "of the subset's macro-F1 (docs/leaderboard.md, Tracks)."
+    "of the subset's macro-F1 (" + doc_link("leaderboard.md#tracks", "the tracks") + ")."
 )
 
 

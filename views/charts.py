@@ -21,6 +21,49 @@ def label_text(text: Any) -> str:
     return html.escape(str(text), quote=False)
 
 
+#: The longest label (an entry's name) a chart writes out whole; a longer one is cut with "…"
+#: and shown whole on hover. Fits a phone's screen (390 px) beside its bar.
+LABEL_CHARS = 32
+#: A chart title's line length: longer titles wrap, so none runs off a phone's screen.
+TITLE_CHARS = 44
+
+
+def short_labels(names: Any, limit: int = LABEL_CHARS) -> list[str]:
+    """``names`` as chart labels: entity-escaped, each longer than ``limit`` characters cut with
+    "…" (before a closing parenthesis such as "(reported)", which is kept), kept distinct (plotly merges equal category labels) by a number where cuts collide."""
+    import re
+
+    out: list[str] = []
+    for name in map(str, names):
+        # a closing "(reported)" and the like is kept whole: the head is cut instead
+        tail = re.search(r" \([^()]*\)$", name)
+        keep = tail.group(0) if tail and len(tail.group(0)) <= limit // 2 else ""
+        head, room = name[: len(name) - len(keep)], limit - len(keep)
+        short = name if len(name) <= limit else head[: room - 1].rstrip() + "…" + keep
+        label, n = short, 2
+        while label in out:
+            label, n = f"{short} ({n})", n + 1
+        out.append(label)
+    return [label_text(x) for x in out]
+
+
+def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str, Any]:
+    """A figure's ``layout.title``: ``text`` entity-escaped and wrapped at word boundaries into
+    lines of about ``width`` characters, ``gap`` pixels above the plot area, the top margin
+    growing to hold it (plotly's title automargin)."""
+    import textwrap
+
+    lines = textwrap.wrap(str(text), width, break_long_words=False, break_on_hyphens=False) or [""]
+    return {
+        "text": "<br>".join(label_text(line) for line in lines),
+        "automargin": True,
+        "yref": "paper",
+        "y": 1,
+        "yanchor": "bottom",
+        "pad": {"b": gap},
+    }
+
+
 ROLE_COLORS = {"speaker": "#c2410c", "listener": "#2563eb", "all": "#6b7280"}
 _LAYOUT = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "height": 380}
 
@@ -45,7 +88,7 @@ def prevalence_chart(table: pd.DataFrame) -> Any:
             hovertemplate="%{x}: %{y:.1f}%<extra>" + str(role) + "</extra>",
         )
     fig.update_layout(
-        title="Category prevalence: speaker, listener and all (aggregated labels)",
+        title=title_layout("Category prevalence: speaker, listener and all (aggregated labels)"),
         barmode="group",
         yaxis_title="% of transcriptions",
         **_LAYOUT,
@@ -67,7 +110,9 @@ def cooccurrence_heatmap(matrix: pd.DataFrame) -> Any:
             hovertemplate="%{y} & %{x}: %{z}<extra></extra>",
         )
     )
-    fig.update_layout(title="Category co-occurrence (transcriptions with both)", **_LAYOUT)
+    fig.update_layout(
+        title=title_layout("Category co-occurrence (transcriptions with both)"), **_LAYOUT
+    )
     fig.update_yaxes(autorange="reversed")
     return fig
 
@@ -111,7 +156,9 @@ def length_histograms(lengths: pd.DataFrame) -> Any:
                 row=1,
                 col=col,
             )
-    fig.update_layout(title="Length distributions (characters)", barmode="overlay", **_LAYOUT)
+    fig.update_layout(
+        title=title_layout("Length distributions (characters)"), barmode="overlay", **_LAYOUT
+    )
     fig.update_xaxes(title_text="characters")
     return fig
 
@@ -123,7 +170,7 @@ def big_five_chart(scores: pd.DataFrame) -> Any:
     for trait in BIG_FIVE:
         fig.add_box(y=scores[trait], name=trait, boxmean=True, marker_color="#0f766e")
     fig.update_layout(
-        title=f"Big Five (TIPI-J) of the {len(scores)} participants",
+        title=title_layout(f"Big Five (TIPI-J) of the {len(scores)} participants"),
         yaxis={"range": [1, 15], "title": "score"},
         showlegend=False,
         **_LAYOUT,
@@ -168,11 +215,12 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
     fig = go.Figure(
         go.Bar(
             x=t["value"],
-            y=[label_text(n) for n in t["name"]],
+            y=short_labels(t["name"]),  # a long name cut, and whole on hover
             orientation="h",
             error_x=err,
             marker_color=colors,
-            hovertemplate="%{y}: %{x:.2f}<extra></extra>",
+            customdata=[label_text(n) for n in t["name"]],
+            hovertemplate="%{customdata}: %{x:.2f}<extra></extra>",
         )
     )
     ordered = sorted((floors or {}).items(), key=lambda kv: kv[1])
@@ -192,10 +240,14 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
             font={"size": 11, "color": FLOOR_COLOR},
         )
     fig.update_layout(
-        title=f"{heading(metric)} (×100) · dashed: trivial floors",
+        # above the floors' names
+        title=title_layout(
+            f"{heading(metric)} (×100) · dashed: trivial floors", gap=20 + 16 * len(ordered)
+        ),
         xaxis_title=heading(metric),
         height=max(300, 36 * len(t) + 110 + 16 * len(ordered)),
         margin={"l": 10, "r": 10, "t": 60 + 16 * len(ordered), "b": 30},
+        yaxis_automargin=True,
     )
     return fig
 
@@ -218,7 +270,7 @@ def precision_recall_scatter(
             x=t["recall"],
             y=t["precision"],
             mode="markers+text",
-            text=[label_text(n) for n in t["name"]],
+            text=short_labels(t["name"]),
             # a label runs away from the nearer side of the plot, so it is not cut off there
             textposition=["top right" if x <= mid else "top left" for x in t["recall"]],
             marker={
@@ -230,9 +282,9 @@ def precision_recall_scatter(
                 "opacity": 0.75,
                 "line": {"width": 1, "color": "#1f2328"},
             },
-            customdata=units,
-            hovertemplate="%{text}<br>recall %{x:.1f} · precision %{y:.1f}"
-            "<br>units %{customdata:.2f}<extra></extra>",
+            customdata=list(zip([label_text(n) for n in t["name"]], units, strict=True)),
+            hovertemplate="%{customdata[0]}<br>recall %{x:.1f} · precision %{y:.1f}"
+            "<br>units %{customdata[1]:.2f}<extra></extra>",
         )
     )
     for name, (precision, recall) in sorted((floors or {}).items()):
@@ -247,8 +299,10 @@ def precision_recall_scatter(
             annotation_font_size=11,
         )
     fig.update_layout(
-        title="Judge precision vs recall (marker size: atomic units per prediction; dashed: "
-        "trivial floors)",
+        title=title_layout(
+            "Judge precision vs recall (marker size: atomic units per prediction; dashed: "
+            "trivial floors)"
+        ),
         xaxis_title="recall",
         yaxis_title="precision",
         **_LAYOUT,
@@ -301,7 +355,7 @@ def agreement_bars(table: pd.DataFrame, with_judge: bool, title: str) -> Any:
                 "arrayminus": (table[col] - table[low]).tolist(),
             }
         fig.add_trace(go.Bar(name=name, x=table["category"], y=table[col], error_y=error))
-    fig.update_layout(barmode="group", yaxis_title="κ", height=440, title=label_text(title))
+    fig.update_layout(barmode="group", yaxis_title="κ", height=440, title=title_layout(title))
     return fig
 
 
@@ -314,9 +368,13 @@ def count_heatmap(table: pd.DataFrame, title: str) -> Any:
         text_auto=True,
         color_continuous_scale="Blues",
         aspect="auto",
-        title=label_text(title),
     )
-    fig.update_layout(xaxis_title=table.columns.name, yaxis_title=table.index.name, height=420)
+    fig.update_layout(
+        title=title_layout(title),
+        xaxis_title=table.columns.name,
+        yaxis_title=table.index.name,
+        height=420,
+    )
     return fig
 
 
@@ -340,9 +398,7 @@ def identity_scatter(
     for col in shown.columns:
         if shown[col].dtype == object:
             shown[col] = shown[col].map(label_text)
-    fig = px.scatter(
-        shown, x=x, y=y, color=color, hover_data=list(shown.columns), title=label_text(title)
-    )
+    fig = px.scatter(shown, x=x, y=y, color=color, hover_data=list(shown.columns))
     fig.add_trace(
         go.Scatter(
             x=[lo, hi],
@@ -353,6 +409,9 @@ def identity_scatter(
         )
     )
     fig.update_layout(
-        xaxis_range=[lo - 0.1, hi + 0.1], yaxis_range=[lo - 0.1, hi + 0.1], height=460
+        title=title_layout(title),
+        xaxis_range=[lo - 0.1, hi + 0.1],
+        yaxis_range=[lo - 0.1, hi + 0.1],
+        height=460,
     )
     return fig

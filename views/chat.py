@@ -10,19 +10,11 @@ seconds, so each backend gets those of :data:`CHAT_OPTIONS` it takes (hosted mod
 with the time limits of :data:`SERVER_LIMITS`. The picker's wording for the library's backends
 is in :func:`_label`; any other backend shows its own description.
 
-**Model servers** (the fine-tuned model's ``ETC_FINETUNED_BASE_URL``, and ``OPENAI_BASE_URL``
-when the ``openai`` backend is pointed at a self-hosted server) are probed with ``GET
-/v1/models`` (:data:`PROBE`: at the first page run and then at most every
-``ETC_CHAT_PROBE_INTERVAL`` seconds, ``ETC_CHAT_PROBE_TIMEOUT`` each). A server that does not
-answer, or answers without the configured model, makes its choice *offline*: named to visitors
-as offline right now, not in the picker; the operator's reason (logged, and the choice's
-``reason``) names the setting the chat reads. Every generation is bounded: the connection
-(``ETC_CHAT_CONNECT_TIMEOUT``, 2 s), the first token and every gap after it
-(``ETC_CHAT_FIRST_TOKEN_TIMEOUT``, 10 s, the client's read timeout) and the whole answer,
-retry included (``ETC_CHAT_TOTAL_TIMEOUT``, 30 s, :func:`stream_prediction`); a failure is a
-visitor message (:func:`visitor_failure`) and an operator log line naming the setting.
-The fine-tuned choice carries a model card (:func:`model_card`): the served model and base as
-the server reports them, the quantisation and the adapter's hash as the operator declares them.
+Model servers are probed, and their time limits and the fine-tuned model's card read, in
+:mod:`views.model_servers`; every generation is bounded by those limits (:func:`stream_prediction`);
+a failure is a visitor message (:func:`visitor_failure`) and an operator log line naming the
+setting. The emotion categories under each utterance come from :mod:`views.chat_categories`.
+Both modules' public names are importable from here too.
 
 Limits: :data:`MAX_UTTERANCE_CHARS` per utterance and :data:`MAX_LINES` utterances per
 conversation; :func:`rate_per_minute` predictions per minute per visitor
@@ -32,11 +24,6 @@ database, so a reload or a new session does not reset it); and for each *metered
 hosted or served LLM, ``Backend.metered``) a budget for everyone together:
 ``ETC_CHAT_MODEL_PER_MINUTE`` (default 60) and ``ETC_CHAT_MODEL_PER_DAY`` (default 1000)
 predictions (0 switches the model's chat off).
-
-Under each utterance the chat also shows the emotion categories (the ERC track) that the ERC
-track's default backend predicts (:func:`erc_backend_name`: ``tfidf``, the trained TF-IDF +
-logistic regression over the dialogue prefix, CPU, cheap per utterance); it is created once per
-server and costs no rate limit.
 
 A conversation alternates A (speaker role, who opens it) and B (listener role), as every corpus
 dialogue does: :func:`next_speaker` decides from the lines so far, never from a widget.
@@ -53,11 +40,34 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from etclib.categories import LabelSet
 from etclib.config import setting
-from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
 from etclib.errors import BackendError, ConfigError, EtcError
 from etclib.task import Item, chat_item, choose_shots, dialogue_items
+from views.chat_categories import (  # noqa: F401 - the chat page's names, importable from here
+    LABEL_SET_NOTE,
+    categories_text,
+    conversation_categories,
+    erc_backend_name,
+    erc_label,
+    erc_status,
+    make_erc_backend,
+    predict_categories,
+)
+from views.model_servers import (  # noqa: F401 - the chat page's names, importable from here
+    CARD_LINK,
+    CARD_NOTE,
+    FINETUNED_BACKEND,
+    FINETUNED_MODEL,
+    KEY_SETTINGS,
+    PROBE,
+    SERVER_LIMITS,
+    ServerProbe,
+    ServerState,
+    card_lines,
+    links_to_card,
+    model_card,
+    server_limit,
+)
 
 MAX_UTTERANCE_CHARS = 300
 MAX_LINES = 10
@@ -78,14 +88,6 @@ CHAT_OPTIONS: dict[str, Any] = {
     "max_new_tokens": 256,
     "batch_size": 1,
 }
-#: The chat's time limits on its model servers, in seconds: setting -> default (docs/site.md).
-SERVER_LIMITS: dict[str, float] = {
-    "ETC_CHAT_PROBE_INTERVAL": 60.0,
-    "ETC_CHAT_PROBE_TIMEOUT": 2.0,
-    "ETC_CHAT_CONNECT_TIMEOUT": 2.0,
-    "ETC_CHAT_FIRST_TOKEN_TIMEOUT": 10.0,
-    "ETC_CHAT_TOTAL_TIMEOUT": 30.0,
-}
 #: The settings the chat reads for the fine-tuned model's server (docs/models.md, docs/site.md).
 FINETUNED_SETTINGS = (
     "ETC_FINETUNED_BASE_URL",
@@ -96,31 +98,8 @@ FINETUNED_SETTINGS = (
 )
 #: The chat's rate limits (per visitor; per metered model for everyone together).
 RATE_SETTINGS = ("ETC_CHAT_PER_MINUTE", "ETC_CHAT_MODEL_PER_MINUTE", "ETC_CHAT_MODEL_PER_DAY")
-#: The key setting that goes with each model server setting (for the operator's messages).
-KEY_SETTINGS = {"ETC_FINETUNED_BASE_URL": "ETC_FINETUNED_API_KEY"}
-#: The backend (an LLM provider) that serves the fine-tuned model: vLLM speaks OpenAI's API.
-FINETUNED_BACKEND = "openai"
-#: The fine-tuned model's name on its server when ``ETC_FINETUNED_MODEL`` is unset.
-FINETUNED_MODEL = "etc-swallow-8b-sft"
 #: What a visitor reads about a model whose server is not answering now.
 OFFLINE = "offline right now (its server is not answering; checked again every minute)"
-
-
-def server_limit(name: str) -> float:
-    """The seconds of ``name`` (a key of :data:`SERVER_LIMITS`): its setting, else the default;
-    a value that is not a positive number is a ``ConfigError`` naming the setting."""
-    from etclib.errors import ConfigError
-
-    raw = setting(name)
-    if raw in (None, ""):
-        return SERVER_LIMITS[name]
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise ConfigError(f"{name}={raw!r}: give a number of seconds greater than 0.")
-    return value
 
 
 @dataclass(frozen=True)
@@ -158,186 +137,6 @@ def _chat_options(name: str) -> dict[str, Any]:
         "connect_timeout": server_limit("ETC_CHAT_CONNECT_TIMEOUT"),
     }
     return {k: v for k, v in wanted.items() if k in takes}
-
-
-# --- model servers: probed, offline or not -------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ServerState:
-    """One probe's answer: whether the server answered, and the models it listed."""
-
-    online: bool
-    models: tuple[dict[str, Any], ...] = ()
-    #: for the operator: what failed, naming the setting (never shown to visitors)
-    problem: str = ""
-
-    def ids(self) -> list[str]:
-        return [str(m.get("id")) for m in self.models]
-
-
-class ServerProbe:
-    """``GET /v1/models`` on each model server, remembered for ``ETC_CHAT_PROBE_INTERVAL``
-    seconds (``clock`` is ``time.monotonic``; tests give their own)."""
-
-    def __init__(self, clock: Any = None) -> None:
-        import threading
-
-        self.clock = clock or time.monotonic
-        self.probes = 0
-        self._seen: dict[tuple[str, str], tuple[float, ServerState]] = {}
-        self._lock = threading.Lock()
-
-    def clear(self) -> None:
-        with self._lock:
-            self._seen.clear()
-
-    def state(
-        self,
-        base_url: str,
-        api_key: str | None,
-        setting_name: str,
-        provider: str = FINETUNED_BACKEND,
-    ) -> ServerState:
-        """The server's state, probed now unless a probe younger than the interval is known;
-        ``provider``: the registered LLM provider whose API the server speaks."""
-        key = (base_url, api_key or "")
-        with self._lock:
-            known = self._seen.get(key)
-            if known and self.clock() - known[0] < server_limit("ETC_CHAT_PROBE_INTERVAL"):
-                return known[1]
-        state = self._probe(base_url, api_key, setting_name, provider)
-        with self._lock:
-            before = self._seen.get(key)
-            self._seen[key] = (self.clock(), state)
-        if not state.online and (before is None or before[1].online):
-            _log.warning("chat model server offline: %s", state.problem)
-        return state
-
-    def _probe(
-        self, base_url: str, api_key: str | None, setting_name: str, provider: str
-    ) -> ServerState:
-        from etclib.llm import classify, providers
-
-        self.probes += 1
-        timeout = server_limit("ETC_CHAT_PROBE_TIMEOUT")
-        try:
-            models = providers.get(provider).served_models(base_url, api_key, timeout=timeout)
-        except Exception as exc:  # noqa: BLE001 - any failure means offline, classified
-            fault = classify(exc)
-            check = (
-                f"Check the key for it ({_key_setting(setting_name)})"
-                if fault.kind == "auth"
-                else f"Check {setting_name} and that the server is running"
-            )
-            return ServerState(
-                False,
-                problem=(
-                    f"the model server at {setting_name} did not answer GET /v1/models within "
-                    f"{timeout:g} s: {fault.public}. {check}."
-                ),
-            )
-        return ServerState(True, tuple(models))
-
-
-#: The probe the site uses (one per server process).
-PROBE = ServerProbe()
-
-
-def _key_setting(setting_name: str) -> str:
-    """The setting that holds the key for the server at ``setting_name``."""
-    from etclib.llm import providers
-
-    keys = dict(KEY_SETTINGS)
-    for spec in providers.specs():
-        if spec.base_url_setting and spec.key_settings:
-            keys.setdefault(spec.base_url_setting, spec.key_settings[0])
-    return keys.get(setting_name, "its API key")
-
-
-def model_card(model: str, state: ServerState) -> dict[str, Any]:
-    """What the fine-tuned choice serves: the model and its base as the server reports them
-    (vLLM's ``/v1/models``: ``parent`` is the base of a LoRA module), the quantisation the
-    operator declares (``ETC_FINETUNED_QUANTIZATION``), and the adapter the operator declares
-    (``ETC_FINETUNED_ADAPTER``: the served adapter folder, read for its hash, its base and its
-    training quantisation by :func:`etclib.finetune.adapter_fingerprint`). ``same_weights`` says
-    whether that is the evaluated model (the adapter on the base and quantisation it was trained
-    with): True, False, or None when not known."""
-    from etclib.finetune import adapter_fingerprint
-
-    row = next((m for m in state.models if m.get("id") == model), {})
-    card: dict[str, Any] = {
-        "model": model,
-        "base": row.get("parent") or None,
-        "quantization": setting("ETC_FINETUNED_QUANTIZATION") or None,
-        "adapter_sha256": None,
-        "trained_base": None,
-        "trained_quantization": None,
-    }
-    folder = setting("ETC_FINETUNED_ADAPTER")
-    if folder:
-        try:
-            card.update(adapter_fingerprint(folder))
-        except EtcError as exc:
-            _log.warning("chat model card: %s", exc)
-    checks = []
-    if card["base"] and card["trained_base"]:
-        checks.append(card["base"] == card["trained_base"])
-    if card["quantization"] and card["trained_quantization"]:
-        checks.append(_is_nf4(card["quantization"]) == _is_nf4(card["trained_quantization"]))
-    card["same_weights"] = False if not all(checks) else True if len(checks) == 2 else None
-    return card
-
-
-def _is_nf4(text: str) -> bool:
-    low = text.lower()
-    return "nf4" in low or "bitsandbytes" in low or "4-bit" in low or "4bit" in low
-
-
-#: Where the fine-tuned model's card is shown: the chat page with the model picked (the board's
-#: fine-tuned baseline row links here).
-CARD_LINK = "chat?model=finetuned"
-
-
-def links_to_card(submission: Mapping[str, Any]) -> bool:
-    """Whether a board entry is the fine-tuned Swallow baseline whose served weights the chat's
-    model card describes (the paper's reported row, or a baseline of that model)."""
-    return (
-        submission.get("setting") == "fine-tuned"
-        and submission.get("kind") in ("reported", "baseline")
-        and "swallow" in str(submission.get("name", "")).lower()
-    )
-
-
-CARD_NOTE = (
-    "The chat serves this model on a GPU server when the site has one: see which base, "
-    f"quantisation and adapter it serves, and whether they are these weights, on [its model card]"
-    f"({CARD_LINK})."
-)
-
-
-def card_lines(card: dict[str, Any]) -> list[str]:
-    """The model card as the page shows it (no server address)."""
-    unknown = "not stated by the operator"
-    lines = [
-        f"Served model: {card['model']}",
-        f"Base (as the server reports it): {card['base'] or 'not reported'}",
-        f"Quantisation served: {card['quantization'] or unknown}",
-        f"Adapter SHA-256: {card['adapter_sha256'] or unknown}",
-    ]
-    if card.get("trained_base"):
-        lines.append(
-            f"Trained on: {card['trained_base']} ({card['trained_quantization'] or 'bf16'})"
-        )
-    same = card.get("same_weights")
-    lines.append(
-        "These are the evaluated weights (adapter on its training base and quantisation)."
-        if same
-        else "Not the evaluated weights: the served base or quantisation differs from training."
-        if same is False
-        else "Whether these are the evaluated weights is not known (see docs/models.md)."
-    )
-    return lines
 
 
 def _label(name: str, description: str) -> str:
@@ -812,92 +611,3 @@ def replay_ids(split: str = "test") -> list[int]:
     from etclib.corpus import load_corpus
 
     return [d.dialogue_id for d in load_corpus().split(split)]
-
-
-# --- emotion categories (the ERC track's baseline) ----------------------------------------------
-
-
-def erc_backend_name() -> str:
-    """The ERC backend whose categories the chat shows: the ERC track's default when it reads
-    the dialogue (``in_chat``), else the first registered ERC backend that does."""
-    from etclib.backends import ERC_REGISTRY, backend_class, default_backend
-
-    default = default_backend("erc")
-    for name in [default, *(n for n in ERC_REGISTRY if n != default)]:
-        try:
-            if backend_class(name, "erc").in_chat:
-                return name
-        except Exception:  # noqa: BLE001 - a broken backend is passed over; the next one serves
-            continue
-    return default
-
-
-def erc_status() -> Any:
-    """``etclib.backends.backend_status`` of :func:`erc_backend_name` (never raises)."""
-    from etclib.backends import backend_status
-
-    return backend_status(erc_backend_name(), "erc")
-
-
-def erc_label() -> str:
-    """How the page names the category model: ``tfidf: TF-IDF (MeCab tokens) + ...``."""
-    status = erc_status()
-    about = status.description.rstrip(".")
-    return f"{status.name}: {about}" if about else status.name
-
-
-def make_erc_backend() -> Any:
-    """Create the chat's ERC backend (trains or loads its classifier); ``BackendError`` saying
-    why when it is not usable here."""
-    from etclib.backends import get_backend
-
-    status = erc_status()
-    if not status.usable:
-        raise BackendError(
-            f"The emotion-category model ({status.name}) is not available here: {status.reason}"
-        )
-    return get_backend(status.name, track="erc")
-
-
-def predict_categories(backend: Any, items: Sequence[Item]) -> list[LabelSet]:
-    """The ERC backend's label set for each item (a replayed corpus dialogue)."""
-    return _guarded(lambda: list(backend.predict(list(items))))
-
-
-def conversation_categories(backend: Any, lines: Sequence[tuple[str, str]]) -> LabelSet:
-    """The categories predicted for the last of ``lines`` (``etclib.erc.chat_categories``)."""
-    from etclib.erc import chat_categories
-
-    return _guarded(lambda: chat_categories(list(lines), backend))
-
-
-def _guarded(call: Any) -> Any:
-    """``call()``; a failure other than ``EtcError`` becomes a ``BackendError`` with a
-    reference, as in :func:`stream_prediction`."""
-    try:
-        return call()
-    except EtcError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a backend's own failure, reported to the visitor
-        import uuid
-
-        from etclib.redact import redact
-
-        ref = uuid.uuid4().hex[:10]
-        _log.error("chat ERC backend failed (ref %s): %s", ref, redact(f"{exc!r}"))
-        raise BackendError(
-            f"The emotion-category model failed ({exc.__class__.__name__}); the operator has "
-            f"been told (ref {ref})."
-        ) from None
-
-
-def categories_text(labels: Sequence[str]) -> str:
-    """``joy (喜び), surprise (驚き)``: a label set with the corpus's Japanese names."""
-    return ", ".join(f"{c} ({CATEGORY_TO_JA[c]})" for c in labels)
-
-
-#: The label set, as the page names it once.
-LABEL_SET_NOTE = (
-    f"the corpus's {len(CATEGORIES)} categories ({', '.join(CATEGORIES)}), several at once "
-    "possible; neutral when none of the others applies"
-)

@@ -17,7 +17,7 @@ from etclib import metrics as registry
 from etclib.comparison import A_BETTER, B_BETTER, Comparison, outcome, win_tie_loss
 from etclib.corpus import CATEGORIES, ROLES
 
-from .charts import label_text
+from .charts import short_labels, title_layout
 
 #: how the item table can be ordered: label -> (sort on the difference, ascending)
 ORDERS = {
@@ -175,7 +175,7 @@ def difference_chart(c: Comparison, key: str) -> Any:
     fig.add_histogram(x=values, nbinsx=41, marker_color="#2563eb", name="items")
     fig.add_vline(x=0, line_dash="dash", line_color="#6b7280")
     fig.update_layout(
-        title=f"Per-item {label_text(item_key_label(key))}: B − A over {len(values)} items",
+        title=title_layout(f"Per-item {item_key_label(key)}: B − A over {len(values)} items"),
         xaxis_title="B − A (×100)",
         yaxis_title="items",
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
@@ -302,7 +302,10 @@ def pairwise_figure(matrix: pd.DataFrame) -> Any:
 
     order = matrix.attrs.get("order", [])
     names = matrix.attrs.get("names", {})
-    labels = [f"{n + 1}. {label_text(names.get(i, i))[:28]}" for n, i in enumerate(order)]
+    labels = [
+        f"{n + 1}. {short}"
+        for n, short in enumerate(short_labels([names.get(i, i) for i in order], 28))
+    ]
     pos = {sid: n for n, sid in enumerate(order)}
     z = [[0] * len(order) for _ in order]
     text = [[""] * len(order) for _ in order]
@@ -329,8 +332,10 @@ def pairwise_figure(matrix: pd.DataFrame) -> Any:
         )
     )
     fig.update_layout(
-        title=f"Row entry against column entry on {matrix.attrs.get('metric', '')} "
-        "(Δ: row − column; paired approximate randomization, α = 0.05)",
+        title=title_layout(
+            f"Row entry against column entry on {matrix.attrs.get('metric', '')} "
+            "(Δ: row − column; paired approximate randomization, α = 0.05)"
+        ),
         yaxis={"autorange": "reversed"},
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         height=120 + 48 * len(order),

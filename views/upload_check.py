@@ -13,20 +13,12 @@ grow without bound.
 from __future__ import annotations
 
 import hashlib
-import logging
 import pickle
-import secrets
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 
-from etclib.errors import EtcError, PredictionsError, Problem
-from etclib.predictions import Predictions
-
-from .board import Validation
-
-_log = logging.getLogger(__name__)
+from .submission import Validation, validate_upload
 
 #: The most bytes the cached checks may hold together (pickled).
 MAX_BYTES = 8_000_000
@@ -38,54 +30,10 @@ _LOCK = threading.Lock()
 _ENTRIES: OrderedDict[str, tuple[float, int, Checked]] = OrderedDict()
 
 
-@dataclass
-class Checked(Validation):
-    """The Submit page's check of an upload; when ``ok``, the validated ``predictions``."""
-
-    predictions: Predictions | None = None
-
-
-def validate(data: bytes, name: str, split: str = "test", track: str | None = None) -> Checked:
-    """Read and validate an upload with etclib's reader, once; any refusal becomes line-level
-    problems. The track is detected from the file's fields unless given.
-
-    Nothing raises out of here: a page shows the problems, never Streamlit's error page. An
-    unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
-    """
-    from etclib.predictions import detect_track, read_predictions, shown_name
-
-    name = shown_name(name)
-    try:
-        track = track or detect_track(data, name) or "transcription"
-        preds = read_predictions(data, split=split, name=name, track=track)
-    except PredictionsError as exc:
-        return Checked(
-            False,
-            name,
-            problems=list(exc.problems),
-            message=str(exc),
-            track=str(track),
-            problem_count=exc.total,
-        )
-    except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
-        return Checked(False, name, problems=[Problem(0, str(exc))], message=str(exc))
-    except Exception:
-        ref = secrets.token_hex(4)
-        _log.exception("checking the upload %r failed (reference %s)", name, ref)
-        message = (
-            f"the file could not be checked because of an error on our side (reference {ref}); "
-            "it was logged. Nothing was stored; please report it with the reference."
-        )
-        return Checked(False, name, problems=[Problem(0, message)], message=message)
-    return Checked(
-        True,
-        name,
-        len(preds),
-        preds.format,
-        list(preds.warnings),
-        track=preds.track,
-        predictions=preds,
-    )
+#: The Submit page's check of an upload (when ``ok``, with the validated ``predictions``).
+Checked = Validation
+#: Read and validate an upload once (:func:`views.submission.validate_upload`).
+validate = validate_upload
 
 
 def size_of(check: Validation) -> int:

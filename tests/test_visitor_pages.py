@@ -1,0 +1,153 @@
+"""What a visitor reads instead of operator text (issue #26): a refused file type said in the
+page, doc links to the rendered document in the repository, chart labels that fit a phone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import needs_corpus
+
+ACCEPTED = "JSON Lines (.jsonl, .json, .ndjson) or CSV (.csv)"
+
+
+@pytest.mark.parametrize(
+    ("name", "refused"),
+    [
+        ("preds.jsonl", None),
+        ("preds.json", None),
+        ("preds.ndjson", None),
+        ("preds.csv", None),
+        ("PREDS.CSV", None),
+        ("予測.jsonl", None),
+        ("notes.txt", "a .txt file is not taken here"),
+        ("preds.jsonl.txt", "a .txt file is not taken here"),
+        ("preds.xlsx", "a .xlsx file is not taken here"),
+        ("preds", "a file without a type in its name is not taken here"),
+        ("", "a file without a type in its name is not taken here"),
+    ],
+)
+def test_upload_type_problem(name, refused):
+    from views.submission import upload_type_problem
+
+    said = upload_type_problem(name)
+    if refused is None:
+        assert said is None
+    else:
+        assert said.startswith(refused) and ACCEPTED in said, said
+
+
+def test_accepted_types_in_words():
+    from views.submission import accepted_types_text, upload_types
+
+    assert accepted_types_text() == ACCEPTED
+    assert upload_types() == ["jsonl", "json", "ndjson", "csv"]
+
+
+def test_a_txt_file_is_refused_by_its_type_before_it_is_read():
+    from views.submission import validate_upload
+
+    valid = b'{"dialogue_id": 1, "turn": 1, "role": "speaker", "prediction": "x"}\n'
+    check = validate_upload(valid, "predictions.txt")
+    assert not check.ok
+    assert [(p.line, p.message[:30]) for p in check.problems] == [
+        (0, "a .txt file is not taken here.")
+    ]
+
+
+@needs_corpus
+@pytest.mark.slow  # an AppTest page run
+def test_submit_page_says_a_txt_file_is_refused_in_the_page(corpus):
+    from tests.test_site_pages import app, assert_clean, predictions_file, send_button
+
+    at = app("site_pages/submit.py")
+    at.file_uploader(key="submit_file").upload("preds.txt", predictions_file(corpus)).run()
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(r"preds\.txt was refused\: a \.txt file is not taken here\.")
+    assert r"JSON Lines \(\.jsonl, \.json, \.ndjson\) or CSV \(\.csv\)" in errors[0]
+    assert send_button(at).proto.disabled
+
+
+@pytest.mark.parametrize(
+    ("names", "limit", "expected"),
+    [
+        (["short"], 10, ["short"]),
+        (["exactly10!"], 10, ["exactly10!"]),
+        (["eleven char"], 10, ["eleven ch…"]),
+        (["a very long one", "a very long two"], 10, ["a very lo…", "a very lo… (2)"]),
+        (
+            ["a very long one", "a very long two", "a very long six"],
+            10,
+            [
+                "a very lo…",
+                "a very lo… (2)",
+                "a very lo… (3)",
+            ],
+        ),
+        (["word     spaces"], 10, ["word…"]),  # no space left before the ellipsis
+        (["<b>bold</b>"], 40, ["&lt;b&gt;bold&lt;/b&gt;"]),  # shown as typed, never HTML
+        (["日本語の長いシステム名です"], 6, ["日本語の長…"]),
+        ([""], 10, [""]),
+        (["GPT-4o paper run · zero-shot (reported)"], 24, ["GPT-4o paper… (reported)"]),
+        (["short (reported)"], 24, ["short (reported)"]),
+        (["a name (with a long aside in it)"], 12, ["a name (wit…"]),  # too long to keep
+    ],
+)
+def test_short_labels(names, limit, expected):
+    from views.charts import short_labels
+
+    assert short_labels(names, limit) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "expected"),
+    [
+        ("Short title", 44, "Short title"),
+        ("one two three four", 9, "one two<br>three<br>four"),
+        ("unbreakable-long-word here", 5, "unbreakable-long-word<br>here"),
+        ("a <b> c", 44, "a &lt;b&gt; c"),
+    ],
+)
+def test_title_layout_wraps_and_escapes(text, width, expected):
+    from views.charts import title_layout
+
+    layout = title_layout(text, width)
+    assert layout["text"] == expected
+    assert layout["automargin"] is True
+
+
+def test_doc_link_is_the_rendered_doc_in_the_repository(monkeypatch):
+    from views import docs
+
+    monkeypatch.setenv("ETC_REPOSITORY_URL", "https://example.test/org/etc/")
+    assert docs.doc_url("causes.md") == "https://example.test/org/etc/blob/main/docs/causes.md"
+    assert docs.doc_link("leaderboard.md#tracks", "the tracks") == (
+        "[the tracks](https://example.test/org/etc/blob/main/docs/leaderboard.md#tracks)"
+    )
+    with pytest.raises(ValueError, match="docs/nonesuch.md does not exist"):
+        docs.doc_url("nonesuch.md")
+
+
+def test_doc_link_without_a_repository_is_its_words(monkeypatch):
+    from views import docs
+
+    monkeypatch.delenv("ETC_REPOSITORY_URL", raising=False)
+    monkeypatch.setattr(docs, "_declared_repository", lambda: None)
+    assert docs.doc_url("causes.md") is None
+    assert docs.doc_link("causes.md", "how causes are annotated") == "how causes are annotated"
+
+
+def test_plotly_express_charts_take_the_wrapped_title():
+    """plotly express takes a title as a string only: the wrapped one is set on the layout."""
+    import pandas as pd
+
+    from views import charts
+
+    long = "Judge against people on every unit they both answered, per judge label"
+    heat = charts.count_heatmap(pd.DataFrame([[1, 2], [3, 4]]), long)
+    scatter = charts.identity_scatter(
+        pd.DataFrame({"a": [1, 2], "b": [2, 1], "who": ["x", "<y>"]}), "a", "b", "who", long, 1, 2
+    )
+    wrapped = "Judge against people on every unit they both<br>answered, per judge label"
+    assert heat.layout.title.text == wrapped and scatter.layout.title.text == wrapped

@@ -1,0 +1,106 @@
+"""The emotion categories the chat shows under each utterance (the ERC track's baseline).
+
+:func:`erc_backend_name` picks the ERC track's default backend when it reads the dialogue
+(``tfidf``: TF-IDF + logistic regression over the dialogue prefix, CPU, cheap per utterance);
+the page creates it once per server, and it costs no rate limit. A backend's own failure becomes
+a visitor message with a reference (:func:`_guarded`) and an operator log line.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from etclib.categories import LabelSet
+from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
+from etclib.errors import BackendError, EtcError
+from etclib.task import Item
+
+_log = logging.getLogger(__name__)
+
+
+def erc_backend_name() -> str:
+    """The ERC backend whose categories the chat shows: the ERC track's default when it reads
+    the dialogue (``in_chat``), else the first registered ERC backend that does."""
+    from etclib.backends import ERC_REGISTRY, backend_class, default_backend
+
+    default = default_backend("erc")
+    for name in [default, *(n for n in ERC_REGISTRY if n != default)]:
+        try:
+            if backend_class(name, "erc").in_chat:
+                return name
+        except Exception:  # noqa: BLE001 - a broken backend is passed over; the next one serves
+            continue
+    return default
+
+
+def erc_status() -> Any:
+    """``etclib.backends.backend_status`` of :func:`erc_backend_name` (never raises)."""
+    from etclib.backends import backend_status
+
+    return backend_status(erc_backend_name(), "erc")
+
+
+def erc_label() -> str:
+    """How the page names the category model: ``tfidf: TF-IDF (MeCab tokens) + ...``."""
+    status = erc_status()
+    about = status.description.rstrip(".")
+    return f"{status.name}: {about}" if about else status.name
+
+
+def make_erc_backend() -> Any:
+    """Create the chat's ERC backend (trains or loads its classifier); ``BackendError`` saying
+    why when it is not usable here."""
+    from etclib.backends import get_backend
+
+    status = erc_status()
+    if not status.usable:
+        raise BackendError(
+            f"The emotion-category model ({status.name}) is not available here: {status.reason}"
+        )
+    return get_backend(status.name, track="erc")
+
+
+def predict_categories(backend: Any, items: Sequence[Item]) -> list[LabelSet]:
+    """The ERC backend's label set for each item (a replayed corpus dialogue)."""
+    return _guarded(lambda: list(backend.predict(list(items))))
+
+
+def conversation_categories(backend: Any, lines: Sequence[tuple[str, str]]) -> LabelSet:
+    """The categories predicted for the last of ``lines`` (``etclib.erc.chat_categories``)."""
+    from etclib.erc import chat_categories
+
+    return _guarded(lambda: chat_categories(list(lines), backend))
+
+
+def _guarded(call: Any) -> Any:
+    """``call()``; a failure other than ``EtcError`` becomes a ``BackendError`` with a
+    reference, as in :func:`stream_prediction`."""
+    try:
+        return call()
+    except EtcError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a backend's own failure, reported to the visitor
+        import uuid
+
+        from etclib.redact import redact
+
+        ref = uuid.uuid4().hex[:10]
+        _log.error("chat ERC backend failed (ref %s): %s", ref, redact(f"{exc!r}"))
+        raise BackendError(
+            f"The emotion-category model failed ({exc.__class__.__name__}); the operator has "
+            f"been told (ref {ref})."
+        ) from None
+
+
+def categories_text(labels: Sequence[str]) -> str:
+    """``joy (喜び), surprise (驚き)``: a label set with the corpus's Japanese names."""
+    return ", ".join(f"{c} ({CATEGORY_TO_JA[c]})" for c in labels)
+
+
+#: The label set, as the page names it once.
+LABEL_SET_NOTE = (
+    f"the corpus's {len(CATEGORIES)} categories ({', '.join(CATEGORIES)}), several at once "
+    "possible; neutral when none of the others applies"
+)

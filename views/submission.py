@@ -1,0 +1,178 @@
+"""The Submit page's data: the template, the check of an upload, and a submission's status.
+
+An upload is checked with etclib's reader (:func:`validate_upload`); nothing raises out of it, a
+refusal is line-level problems the page shows in a table. Its type is checked first, by name
+(:func:`upload_type_problem`): the upload box takes any file, so that a refused type is said in
+the page, not only in the box's tooltip. :mod:`views.upload_check` caches the checks.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from etclib.errors import PredictionsError, Problem
+from etclib.predictions import Predictions
+
+_log = logging.getLogger(__name__)
+
+#: statuses that change no more by themselves (an incomplete one only by an admin's re-score)
+FINAL_STATUSES = ("scored", "incomplete", "failed")
+
+
+def template_bytes(fmt: str = "jsonl", split: str = "test", track: str | None = None) -> bytes:
+    """Every item of ``split`` with an empty prediction (an empty label list on the ERC
+    track), as JSON Lines or CSV (UTF-8)."""
+    from etclib.corpus import load_corpus
+    from etclib.predictions import dumps_jsonl, fields_of, template_rows
+
+    rows = template_rows(load_corpus(), split, track)
+    if fmt == "jsonl":
+        return dumps_jsonl(rows, track).encode("utf-8")
+    if fmt != "csv":
+        raise ValueError(f"unknown template format {fmt!r}: use 'jsonl' or 'csv'")
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(fields_of(track))
+    for (dialogue_id, turn, role), pred in rows:
+        w.writerow([dialogue_id, turn, role, pred if isinstance(pred, str) else ";".join(pred)])
+    return out.getvalue().encode("utf-8")
+
+
+@dataclass
+class Validation:
+    """The immediate check of an uploaded predictions file (before any metadata)."""
+
+    ok: bool
+    name: str
+    items: int = 0
+    format: str = ""
+    warnings: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    message: str = ""
+    #: the track detected from the file's fields (etclib.tracks); the default when unknown
+    track: str = "transcription"
+    #: problems found (``problems`` lists at most etclib.predictions.MAX_PROBLEMS of them)
+    problem_count: int = 0
+    #: when ``ok``, the validated predictions: they travel to ``lb.submit`` (parsed once)
+    predictions: Predictions | None = None
+
+    @property
+    def track_title(self) -> str:
+        from etclib import tracks
+
+        return tracks.get(self.track).title
+
+
+def upload_types() -> list[str]:
+    """The file name suffixes the Submit page takes, without the dot: ``jsonl``, ``csv``, ..."""
+    from etclib.predictions import SUFFIX_FORMATS
+
+    return [suffix.lstrip(".") for suffix in SUFFIX_FORMATS]
+
+
+def accepted_types_text() -> str:
+    """``JSON Lines (.jsonl, .json, .ndjson) or CSV (.csv)``: the accepted files, in words."""
+    from etclib.predictions import FORMAT_NAMES, SUFFIX_FORMATS
+
+    groups = {
+        name: ", ".join(s for s, f in SUFFIX_FORMATS.items() if f == fmt)
+        for fmt, name in FORMAT_NAMES.items()
+    }
+    return " or ".join(f"{name} ({suffixes})" for name, suffixes in groups.items())
+
+
+def upload_type_problem(name: str) -> str | None:
+    """Why a file called ``name`` is not taken (its type), or None when its suffix is one the
+    page takes. The upload box takes any file, so that this message is shown in the page:
+    a box restricted by type refuses others only in a tooltip."""
+    from pathlib import PurePath
+
+    suffix = PurePath(name).suffix.lower()
+    if suffix.lstrip(".") in upload_types():
+        return None
+    what = f"a {suffix} file" if suffix else "a file without a type in its name"
+    return (
+        f"{what} is not taken here. Upload your predictions as {accepted_types_text()}; "
+        "a file saved with another suffix can be renamed."
+    )
+
+
+def validate_upload(
+    data: bytes, name: str, split: str = "test", track: str | None = None
+) -> Validation:
+    """Check an upload with etclib's reader, once; any refusal becomes line-level problems, an
+    accepted file keeps its validated predictions. The track is detected from the file's fields
+    unless given.
+
+    Nothing raises out of here: a page shows the problems, never Streamlit's error page. An
+    unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
+    """
+    from etclib.errors import EtcError
+    from etclib.predictions import detect_track, read_predictions, shown_name
+
+    name = shown_name(name)
+    wrong_type = upload_type_problem(name)
+    if wrong_type:
+        return Validation(False, name, problems=[Problem(0, wrong_type)], message=wrong_type)
+    try:
+        track = track or detect_track(data, name) or "transcription"
+        preds = read_predictions(data, split=split, name=name, track=track)
+    except PredictionsError as exc:
+        return Validation(
+            False,
+            name,
+            problems=list(exc.problems),
+            message=str(exc),
+            track=str(track),
+            problem_count=exc.total,
+        )
+    except EtcError as exc:  # e.g. the corpus is missing: the site's problem, said plainly
+        return Validation(False, name, problems=[Problem(0, str(exc))], message=str(exc))
+    except Exception:
+        ref = secrets.token_hex(4)
+        _log.exception("checking the upload %r failed (reference %s)", name, ref)
+        message = (
+            f"the file could not be checked because of an error on our side (reference {ref}); "
+            "it was logged. Nothing was stored; please report it with the reference."
+        )
+        return Validation(False, name, problems=[Problem(0, message)], message=message)
+    return Validation(
+        True,
+        name,
+        len(preds),
+        preds.format,
+        list(preds.warnings),
+        track=preds.track,
+        predictions=preds,
+    )
+
+
+def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
+    """Problems as rows ``line`` (``"3"``, a run ``"1–1010"``, blank for the whole file) and
+    ``problem``, first ``limit``."""
+    return pd.DataFrame(
+        [{"line": p.lines, "problem": p.message} for p in problems[:limit]],
+        columns=["line", "problem"],
+    )
+
+
+def submission_status(submission_id: str) -> dict[str, Any]:
+    """``leaderboard.status`` of one submission, with ``final`` telling whether it can change."""
+    import leaderboard as lb
+
+    out = dict(lb.status(submission_id))
+    out["final"] = out.get("status") in FINAL_STATUSES
+    return out
+
+
+def history_table(status: dict[str, Any]) -> pd.DataFrame:
+    """A status's history as a table: at, status, message."""
+    rows = status.get("history") or []
+    return pd.DataFrame(rows, columns=["at", "status", "message"])
