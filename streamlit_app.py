@@ -61,6 +61,13 @@ SITE_PAGES = (
     SitePage(
         "site_pages/about.py", "About", "ℹ️", "Licences, how scores are computed, how to cite."
     ),
+    SitePage(
+        "site_pages/docs.py",
+        "Documentation",
+        "📖",
+        "The project's documents, for operators and contributors.",
+        hidden=True,
+    ),
 )
 
 
@@ -89,7 +96,13 @@ else:
 pages = declare_pages(p for p in SITE_PAGES if (ROOT / p.path).is_file())
 st.navigation(
     [
-        st.Page(p.path, title=p.title, icon=p.icon, default=(p.path == "site_pages/home.py"))
+        st.Page(
+            p.path,
+            title=p.title,
+            icon=p.icon,
+            default=(p.path == "site_pages/home.py"),
+            visibility="hidden" if p.hidden else "visible",
+        )
         for p in pages
     ]
 ).run()

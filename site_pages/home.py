@@ -108,6 +108,6 @@ with right:
             )
     st.subheader("Explore")
     for page in declared_pages():  # as streamlit_app.py declared them
-        if page.path != "site_pages/home.py":
+        if page.path != "site_pages/home.py" and not page.hidden:
             st.page_link(page.path, label=page.title, icon=page.icon, help=page.blurb)
             st.caption(page.blurb)

@@ -40,17 +40,26 @@ CHROMIUM_ARGS = (
 )
 
 
-def site_pages() -> list[tuple[str, str]]:
+def site_pages(*, hidden: bool = False) -> list[tuple[str, str]]:
     """(script, title) of each page the site declares, in navigation order: ``SITE_PAGES`` of
     streamlit_app.py, read from its source (importing it would run the site), those whose
-    script exists (as the entry point itself filters them)."""
+    script exists (as the entry point itself filters them). The visitor's pages only, unless
+    ``hidden``: then also the pages kept out of the navigation (``hidden=True``: the
+    Documentation reader, whose text is the operator's documents)."""
     import ast
 
     tree = ast.parse((REPO / "streamlit_app.py").read_text(encoding="utf-8"))
     pages = [
         (call.args[0].value, call.args[1].value)
         for call in ast.walk(tree)
-        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "SitePage"
+        if isinstance(call, ast.Call)
+        and getattr(call.func, "id", "") == "SitePage"
+        and (
+            hidden
+            or not any(
+                k.arg == "hidden" and getattr(k.value, "value", False) for k in call.keywords
+            )
+        )
     ]
     if not pages:
         raise AssertionError("streamlit_app.py declares no SitePage: has the page list moved?")
@@ -61,7 +70,7 @@ def site_pages() -> list[tuple[str, str]]:
 #: name; Home, the default page, is the root).
 PAGE_PATHS = {
     Path(path).stem: "" if Path(path).stem == "home" else Path(path).stem
-    for path, _ in site_pages()
+    for path, _ in site_pages(hidden=True)
 }
 
 

@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import REPO, needs_corpus
+from tests.serve import site_pages
 from tests.site_apptest import (  # noqa: F401 - fixtures, found by name
     PAGES,
     XSS_NAME,
@@ -39,7 +40,11 @@ pytestmark = [needs_corpus]
 
 def test_the_page_list_is_the_sites_and_names_every_page_script():
     """The smoke tests walk the site's own page list; every script in site_pages/ is on it."""
-    assert sorted(PAGES) == sorted(str(p.relative_to(REPO)) for p in REPO.glob("site_pages/*.py"))
+    everything = [path for path, _ in site_pages(hidden=True)]
+    assert sorted(everything) == sorted(
+        str(p.relative_to(REPO)) for p in REPO.glob("site_pages/*.py")
+    )
+    assert set(everything) - set(PAGES) == {"site_pages/docs.py"}  # the one hidden page
     assert PAGES[0] == "site_pages/home.py"
 
 
@@ -111,7 +116,9 @@ def test_home_links_are_the_entry_points_page_list():
     declared = [
         [a.value for a in call.args]
         for call in ast.walk(tree)
-        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "SitePage"
+        if isinstance(call, ast.Call)
+        and getattr(call.func, "id", "") == "SitePage"
+        and not call.keywords  # hidden=True: kept out of the navigation and of Home's links
     ]
     expected = [
         (path, title, icon)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import needs_corpus
+from tests.conftest import REPO, needs_corpus
 
 ACCEPTED = "JSON Lines (.jsonl, .json, .ndjson) or CSV (.csv)"
 
@@ -129,13 +129,59 @@ def test_doc_link_is_the_rendered_doc_in_the_repository(monkeypatch):
         docs.doc_url("nonesuch.md")
 
 
-def test_doc_link_without_a_repository_is_its_words(monkeypatch):
+def test_doc_link_without_a_repository_opens_the_sites_documentation_page(monkeypatch):
     from views import docs
 
     monkeypatch.delenv("ETC_REPOSITORY_URL", raising=False)
     monkeypatch.setattr(docs, "_declared_repository", lambda: None)
-    assert docs.doc_url("causes.md") is None
-    assert docs.doc_link("causes.md", "how causes are annotated") == "how causes are annotated"
+    assert docs.doc_url("causes.md") == "docs?doc=causes.md"
+    assert docs.doc_link("leaderboard.md#tracks", "the tracks") == (
+        "[the tracks](docs?doc=leaderboard.md#tracks)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("See [deploying](deploy.md).", "See [deploying](docs?doc=deploy.md)."),
+        ("[the rules](judge.md#rules-in-code)", "[the rules](docs?doc=judge.md#rules-in-code)"),
+        ("[a section](#tracks) and [web](https://example.test/a.md)", None),
+        ("The [README](../README.md) says so.", "The README says so."),
+    ],
+)
+def test_the_documentation_page_keeps_links_inside_the_site(tmp_path, monkeypatch, line, shown):
+    from views import docs
+
+    monkeypatch.delenv("ETC_REPOSITORY_URL", raising=False)
+    monkeypatch.setattr(docs, "_declared_repository", lambda: None)
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "a.png").write_bytes(b"png")
+    (tmp_path / "x.md").write_text(f"# X\n\n{line}\n\n![a chart](img/a.png)\n\nafter\n")
+    monkeypatch.setattr(docs, "DOCS", tmp_path)
+    parts = docs.rendered("x.md")
+    assert [kind for kind, _ in parts] == ["markdown", "image", "markdown"]
+    assert parts[0][1].splitlines()[-1] == (line if shown is None else shown)
+    assert parts[1][1] == (tmp_path / "img" / "a.png").resolve()
+    assert docs.doc_title("x.md") == "X"
+    with pytest.raises(ValueError, match="no document"):
+        docs.rendered("../README.md")
+
+
+def test_the_documentation_page_renders_a_doc_and_refuses_other_names():
+    from streamlit.testing.v1 import AppTest
+
+    page = str(REPO / "site_pages" / "docs.py")
+    at = AppTest.from_file(page, default_timeout=60)
+    at.query_params["doc"] = "judge.md"
+    at.run()
+    assert not at.exception
+    assert any("LLM judge" in h.value for h in at.markdown)
+    at = AppTest.from_file(page, default_timeout=60)
+    at.query_params["doc"] = "../README.md"
+    at.run()
+    assert not at.exception
+    assert "There is no document named" in at.error[0].value
+    assert any("docs?doc=site.md" in m.value for m in at.markdown)
 
 
 def test_plotly_express_charts_take_the_wrapped_title():

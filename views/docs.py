@@ -1,21 +1,27 @@
-"""Links from a page to the project's documentation, rendered where the repository is hosted.
+"""Links from a page to the project's documentation, and the site's own reader of it.
 
 A page speaks to a visitor; settings, commands and file paths live in ``docs/``. A page that
-points there writes ``doc_link("causes.md", "how causes are annotated")``: a Markdown link to
-``<repository>/blob/main/docs/causes.md``, never the bare path. The repository's address is the
-``ETC_REPOSITORY_URL`` setting, else ``Repository`` under ``[project.urls]`` in pyproject.toml;
-with neither, the link's words stay, as plain text, without a path the visitor cannot open.
+points there writes ``doc_link("causes.md", "how causes are annotated")``: a Markdown link to the
+rendered ``docs/causes.md``, never the bare path. Where the repository is hosted (the
+``ETC_REPOSITORY_URL`` setting, else ``Repository`` under ``[project.urls]`` in pyproject.toml),
+the link goes to ``<repository>/blob/main/docs/causes.md``; without one, to the site's own
+Documentation page (``site_pages/docs.py``, ``/docs?doc=causes.md``), which renders the same file
+from the checkout the site runs (:func:`rendered`), so a link always opens.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 BRANCH = "main"
+#: The URL path of the site's Documentation page (``site_pages/docs.py``).
+READER = "docs"
 
 
 @functools.cache
@@ -47,15 +53,70 @@ def doc_url(name: str) -> str | None:
     if not (DOCS / file).is_file():
         raise ValueError(f"docs/{file} does not exist: link to one of {sorted(_doc_names())}.")
     base = repository_url()
-    return f"{base}/blob/{BRANCH}/docs/{name}" if base else None
+    return f"{base}/blob/{BRANCH}/docs/{name}" if base else site_url(name)
+
+
+def site_url(name: str) -> str:
+    """The site's own Documentation page showing ``docs/<name>`` (a URL relative to the site)."""
+    file, _, anchor = name.partition("#")
+    return f"{READER}?doc={quote(file)}" + (f"#{anchor}" if anchor else "")
 
 
 def doc_link(name: str, label: str) -> str:
-    """Markdown for a link labelled ``label`` to the rendered ``docs/<name>``; ``label`` alone
-    when the repository's address is not declared."""
-    url = doc_url(name)
-    return f"[{label}]({url})" if url else label
+    """Markdown for a link labelled ``label`` to the rendered ``docs/<name>``."""
+    return f"[{label}]({doc_url(name)})"
 
 
 def _doc_names() -> list[str]:
-    return [p.name for p in DOCS.glob("*.md")]
+    return sorted(p.name for p in DOCS.glob("*.md"))
+
+
+def doc_names() -> list[str]:
+    """The documents the Documentation page can show: the ``.md`` files of ``docs/``."""
+    return _doc_names()
+
+
+def doc_title(name: str) -> str:
+    """A document's first heading (its file name when it has none)."""
+    for line in (DOCS / name).read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return name
+
+
+#: A relative link to another document (``deploy.md``, ``judge.md#rules``), an image of
+#: ``docs/img/``, or a file outside ``docs/`` (``../README.md``) in a document's Markdown.
+_DOC_LINK = re.compile(r"\]\((?!https?://|#|mailto:)([\w.-]+\.md)(#[^)\s]*)?\)")
+_IMAGE_LINE = re.compile(r"^\s*!\[([^\]]*)\]\((?!https?://)([\w./-]+)\)\s*$")
+_OUTSIDE = re.compile(r"\[([^\]]*)\]\((?!https?://|#|mailto:)(\.\./[^)\s]+)\)")
+
+
+def rendered(name: str) -> list[tuple[str, str | Path]]:
+    """``docs/<name>`` as the Documentation page shows it: ("markdown", text) and ("image",
+    path) parts in order; links to other documents lead to this page, a link to a file outside
+    ``docs/`` to the repository (its words alone where the repository is not declared).
+
+    Raises ``ValueError`` for a name that is not one of :func:`doc_names` (nothing else of the
+    checkout is read)."""
+    if name not in _doc_names():
+        raise ValueError(f"no document {name!r} in docs/")
+    base = repository_url()
+
+    def outside(m: re.Match) -> str:
+        label, target = m.group(1), m.group(2).removeprefix("../")
+        return f"[{label}]({base}/blob/{BRANCH}/{target})" if base else label
+
+    parts: list[tuple[str, str | Path]] = []
+    text: list[str] = []
+    for line in (DOCS / name).read_text(encoding="utf-8").splitlines():
+        image = _IMAGE_LINE.match(line)
+        path = (DOCS / image.group(2)).resolve() if image else None
+        if path is not None and path.is_file() and DOCS.resolve() in path.parents:
+            parts.append(("markdown", "\n".join(text)))
+            parts.append(("image", path))
+            text = []
+            continue
+        line = _DOC_LINK.sub(lambda m: f"]({site_url(m.group(1) + (m.group(2) or ''))})", line)
+        text.append(_OUTSIDE.sub(outside, line))
+    parts.append(("markdown", "\n".join(text)))
+    return [(kind, part) for kind, part in parts if kind == "image" or str(part).strip()]

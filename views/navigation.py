@@ -17,12 +17,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SitePage:
-    """One page of the site: its script, title, icon, and a line for the home page."""
+    """One page of the site: its script, title, icon, and a line for the home page; a
+    ``hidden`` page has a URL but no place in the navigation (the documentation reader)."""
 
     path: str
     title: str
     icon: str
     blurb: str
+    hidden: bool = False
 
 
 #: The pages of the last ``declare_pages`` call in this server process; None before the first.
