@@ -245,10 +245,10 @@ def kill_in_flight(url: str, workers: list[Worker], kills: int, stop: threading.
 
 
 def single_process_scores(files: list[Path], corpus: Path, work: Path) -> dict:
-    """Scores of the same files on an embedded DuckDB board, scored by one ``worker --once``."""
-    import duckdb
+    """Scores of the same files on an embedded (SQLite) board, scored by one ``worker --once``."""
+    import sqlite3
 
-    db = work / "single.duckdb"
+    db = work / "single.sqlite"
     env = base_env(corpus, work, str(db), ETC_LB_DAILY_LIMIT="1000",
                    ETC_LB_GLOBAL_DAILY_LIMIT="1000", ETC_LB_MAX_QUEUE="1000")  # fmt: skip
     code = (
@@ -263,8 +263,11 @@ def single_process_scores(files: list[Path], corpus: Path, work: Path) -> dict:
         [sys.executable, "-m", "leaderboard", "worker", "--once", "--concurrency", "1"],
         env=env, cwd=REPO, check=True, stdout=subprocess.DEVNULL,
     )  # fmt: skip
-    with duckdb.connect(str(db), read_only=True) as con:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
         return stored_scores(con.execute(SCORES_SQL).fetchall())
+    finally:
+        con.close()
 
 
 def scale_out(n: int, url: str, corpus: Path, work: Path, kills: int = 2) -> dict:

@@ -165,7 +165,7 @@ SEEDED_BOARD_SCRIPT = "import leaderboard as lb; lb.seed_baselines(); lb.process
 
 @pytest.fixture(scope="session")
 def seeded_board(tmp_path_factory, warm_cache) -> Path:
-    """A leaderboard database (DuckDB file) holding the reported rows and every computed
+    """A leaderboard database (the embedded SQLite file) holding the reported rows and every computed
     baseline, scored, built once per run (shared by the xdist workers of one run, under a lock,
     with the site environment of tests/serve.site_env): the browser tests whose site needs
     that board copy it (:func:`copy_board`) instead of seeding and scoring the same baselines
@@ -192,18 +192,21 @@ def seeded_board(tmp_path_factory, warm_cache) -> Path:
                 timeout=600,
             )
             (root / "seeded-board.done").touch()
-    return base / "leaderboard.duckdb"
+    return Path(site_env(base, REAL_CORPUS, cache=warm_cache)["ETC_LEADERBOARD_DB"])
 
 
 def copy_board(board: Path, dest: Path) -> Path:
-    """Copy the DuckDB file ``board`` (and its write-ahead log, if one was left) to ``dest``."""
-    import shutil
+    """Copy the embedded board ``board`` (a SQLite file in WAL mode) to ``dest`` with SQLite's
+    online backup, so that what a write-ahead log still holds comes along."""
+    import sqlite3
 
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(board, dest)
-    wal = Path(f"{board}.wal")
-    if wal.exists():
-        shutil.copyfile(wal, Path(f"{dest}.wal"))
+    source, target = sqlite3.connect(board), sqlite3.connect(dest)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
     return dest
 
 
