@@ -12,7 +12,6 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from . import serverdb
 from .errors import ConfigError
 
 #: Pinned commit of github.com/UEC-InabaLab/ETCDataset (see SPEC.md).
@@ -63,10 +62,9 @@ def studies_db(explicit: str | os.PathLike | None = None) -> Path | str:
     A DuckDB file path (default ``data/studies.duckdb``), or a ``postgresql://`` URL, returned
     as the string it is (docs/deploy.md).
     """
-    value = explicit or setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB
-    if serverdb.is_url(value):
-        return str(value)
-    return Path(value)
+    from .storage import target_of
+
+    return target_of(explicit or setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB)
 
 
 def studies_path(explicit: str | os.PathLike | None = None) -> Path | str:

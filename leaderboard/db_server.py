@@ -24,7 +24,7 @@ from .errors import DatabaseMissingError, DatabaseServerError, LeaderboardError
 class ServerCursor:
     """A cursor of one PostgreSQL transaction with the DuckDB cursor's small API.
 
-    ``execute(sql, params)`` takes ``?`` placeholders (:func:`etclib.serverdb.translate`) and
+    ``execute(sql, params)`` takes ``?`` placeholders (:func:`etclib.storage.server.translate`) and
     returns an object with ``fetchone``, ``fetchall`` and ``description``.
     """
 
@@ -35,7 +35,7 @@ class ServerCursor:
         self.raw = raw
 
     def execute(self, sql: str, params: list | tuple | None = None) -> _Rows:
-        from etclib.serverdb import translate
+        from etclib.storage.server import translate
 
         params = list(params) if params is not None else None
         got = self.raw.execute(translate(sql, params is not None), params)
@@ -114,7 +114,7 @@ class ServerDatabase(Database):
 
     def __init__(self, url: str, *, create: bool = True, source: str = "") -> None:
         from etclib.errors import ConfigError
-        from etclib.serverdb import connect, new_pool, redacted
+        from etclib.storage.server import connect, new_pool, redacted
 
         self.url = url
         self._init_common(redacted(url))

@@ -21,6 +21,9 @@ class Dialect:
     schemes: tuple[str, ...] = ()
     #: Whether several processes write at once (running jobs then hold leases).
     shared = True
+    #: Whether a target of this engine is a server (a URL that many machines share), rather
+    #: than a file of this machine: what ``migrate --to`` asks of its target.
+    server = False
     #: Appended to a SELECT whose rows decide a write (row locks), and its skip-locked form.
     for_update = ""
     skip_locked = ""

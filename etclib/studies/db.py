@@ -37,9 +37,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import config, duckfile, registry, serverdb
+from .. import config, duckfile, registry
 from ..duckfile import not_duckdb
 from ..errors import StoreError
+from ..storage import copier, dialect_for
+from ..storage import server as serverdb
 
 
 def now() -> datetime:
@@ -173,7 +175,7 @@ def connect(
     files. On PostgreSQL the tables are created on first use, reading or writing.
     """
     target = config.studies_db(db)
-    if serverdb.is_url(target):
+    if dialect_for(target).server:
         with _server(str(target)) as con:
             yield con
         return
@@ -267,13 +269,13 @@ def _columns(con: StudiesConnection, table: str) -> list[str]:
 
 def _digest(con: StudiesConnection, table: str, cols: list[str]) -> tuple[int, str]:
     if not cols:  # a table the source file never had: no rows
-        return serverdb.rows_digest([])
-    return serverdb.rows_digest(con.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall())
+        return copier.rows_digest([])
+    return copier.rows_digest(con.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall())
 
 
-def migrate(source: str | Path, url: str, *, replace: bool = False) -> serverdb.MigrationReport:
+def migrate(source: str | Path, url: str, *, replace: bool = False) -> copier.MigrationReport:
     """Copy every study table of the DuckDB file ``source`` into the PostgreSQL database ``url``
-    and compare each table (count and SHA-256, :func:`etclib.serverdb.rows_digest`).
+    and compare each table (count and SHA-256, :func:`etclib.copier.rows_digest`).
 
     The tables are created on the target first (the studies' own schemas); the copy is one
     transaction, so a failure leaves the target as it was. A target whose study tables hold
@@ -281,12 +283,12 @@ def migrate(source: str | Path, url: str, *, replace: bool = False) -> serverdb.
     in the same transaction. A table the file does not have (a study never run) copies as
     empty. The file is only read.
     """
-    if serverdb.is_url(source):
+    if dialect_for(source).server:
         raise StoreError(
             f"migrate copies a DuckDB studies file into PostgreSQL; the source {source!r} is a "
             "server. Give the file (--from, or ETC_STUDIES_DB) to copy."
         )
-    if not serverdb.is_url(url):
+    if not dialect_for(url).server:
         raise StoreError(
             f"--to {url!r} is not a PostgreSQL URL; give postgresql://USER:PASSWORD@HOST/DB."
         )
@@ -297,14 +299,14 @@ def migrate(source: str | Path, url: str, *, replace: bool = False) -> serverdb.
             "(or ETC_STUDIES_DB)."
         )
     where = serverdb.redacted(url)
-    report = serverdb.MigrationReport(str(path), where)
+    report = copier.MigrationReport(str(path), where)
     names = tables()
     with connect(path, read_only=True) as src:
         layout = {table: _columns(src, table) for table in names}
         with connect(url) as dst:
             for name, ddl in schemas().items():
                 dst.schema(name, ddl)
-            filled = serverdb.filled_tables(dst, names)
+            filled = copier.filled_tables(dst, names)
             if filled and not replace:
                 raise StoreError(
                     f"The studies database {where} is not empty: {filled}. Nothing was copied. "
@@ -326,5 +328,5 @@ def migrate(source: str | Path, url: str, *, replace: bool = False) -> serverdb.
             for table, cols in layout.items():
                 n_src, sha_src = _digest(src, table, cols)
                 n_dst, sha_dst = _digest(dst, table, cols)
-                report.tables[table] = serverdb.TableCheck(n_src, n_dst, sha_src, sha_dst)
+                report.tables[table] = copier.TableCheck(n_src, n_dst, sha_src, sha_dst)
     return report

@@ -4,7 +4,7 @@ Several transactions write at once: rows that decide a write are locked (``FOR U
 claim skips the rows another worker holds (``FOR UPDATE SKIP LOCKED``), checks spanning rows
 take a transaction-level advisory lock on a name (:meth:`PostgreSQL.serialize`), bulk inserts
 go through ``COPY``, and leases are measured on the server's clock (the workers' machines'
-clocks do not matter). Connections and pools: :mod:`etclib.serverdb`.
+clocks do not matter). Connections and pools: :mod:`etclib.storage.server`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class PostgreSQL(Dialect):
     name = "postgresql"
     schemes = ("postgresql://", "postgres://")
     shared = True
+    server = True
     for_update = " FOR UPDATE"
     skip_locked = " FOR UPDATE SKIP LOCKED"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,16 @@ def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
         str(path), timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False
     )
     raw.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-    mode = raw.execute("PRAGMA journal_mode = WAL").fetchone()
+    mode = None
+    for attempt in range(50):  # the switch to WAL needs a moment without other writers
+        try:
+            mode = raw.execute("PRAGMA journal_mode = WAL").fetchone()
+            break
+        except sqlite3.OperationalError:
+            if attempt == 49:
+                raw.close()
+                raise
+            time.sleep(0.05 * (attempt + 1))
     if mode and str(mode[0]).lower() != "wal":  # pragma: no cover - e.g. a network filesystem
         raw.close()
         raise sqlite3.OperationalError(f"cannot use WAL mode on {path} (journal mode {mode[0]})")
