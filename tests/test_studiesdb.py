@@ -1,4 +1,4 @@
-"""The studies database's DuckDB file under threads (a site's pages and scoring threads open it
+"""The studies database's SQLite file under threads (a site's pages and scoring threads open it
 at once)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from etclib.studies import db as studiesdb
 
 @pytest.mark.slow  # six threads open the file many times: seconds (tests/tiers.py)
 def test_threads_opening_and_closing_the_file_at_once_all_succeed(tmp_path):
-    path = tmp_path / "studies.duckdb"
+    path = tmp_path / "studies.sqlite"
     with studiesdb.connect(path) as con:
         con.raw.execute("CREATE TABLE t (x INTEGER)")
     errors: list[str] = []

@@ -83,6 +83,18 @@ class Connection:
         with self.raw.cursor() as cur:
             cur.executemany(translate(sql), rows)
 
+    def copy_rows(self, table: str, columns: list[str], rows) -> None:
+        """``COPY`` rows (tuples in the order of ``columns``) into ``table``: the postgresql
+        dialect's bulk insert (:meth:`etclib.storage.dialect.Dialect.insert_rows`)."""
+        import numpy as np
+
+        with (
+            self.raw.cursor() as cur,
+            cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row([v.item() if isinstance(v, np.generic) else v for v in row])
+
     def commit(self) -> None:
         self.raw.commit()
 

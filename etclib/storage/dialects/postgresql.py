@@ -9,7 +9,9 @@ clocks do not matter). Connections and pools: :mod:`etclib.storage.server`.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ..dialect import Dialect, _plain
@@ -28,6 +30,18 @@ class PostgreSQL(Dialect):
 
     def ddl(self, sql: str) -> list[str]:
         return [re.sub(r"\bBLOB\b", "BYTEA", sql)]
+
+    def create_schema(self, con: Any, target: Any, name: str, ddl: str) -> None:
+        # once per process, one process at a time (a race in CREATE TABLE IF NOT EXISTS can
+        # report a duplicate type), on a connection of its own
+        from ..server import ensure_schema
+
+        ensure_schema(str(target), name, "".join(self.ddl(ddl)))
+
+    @contextlib.contextmanager
+    def transaction(self, con: Any) -> Iterator[None]:
+        with con.raw.transaction():
+            yield
 
     def has_table(self, cur: Any, table: str) -> bool:
         got = cur.execute(

@@ -15,9 +15,11 @@ processes of one machine).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -129,7 +131,10 @@ def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
                 raw.close()
                 raise
             time.sleep(0.05 * (attempt + 1))
-    if mode and str(mode[0]).lower() != "wal":  # pragma: no cover - e.g. a network filesystem
+    if mode and str(mode[0]).lower() not in (
+        "wal",
+        "memory",
+    ):  # memory: ":memory:"  # pragma: no cover - e.g. a network filesystem
         raw.close()
         raise sqlite3.OperationalError(f"cannot use WAL mode on {path} (journal mode {mode[0]})")
     raw.execute("PRAGMA synchronous = NORMAL")
@@ -163,6 +168,17 @@ class SQLite(Dialect):
                 f"INSERT INTO sequences VALUES ('{m.group(1)}', {int(m.group(2)) - 1})",
             ]
         return [sql]
+
+    @contextlib.contextmanager
+    def transaction(self, con: Any) -> Iterator[None]:
+        # the write lock from the start: a read-then-write step runs one writer at a time
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
 
     def has_table(self, cur: Any, table: str) -> bool:
         got = cur.execute(
