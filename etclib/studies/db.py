@@ -105,7 +105,9 @@ class StudiesConnection:
 
     def serialize(self, name: str) -> None:
         """Hold the lock ``name`` until the current transaction ends, so that a read-then-write
-        step runs one writer at a time (call it inside :meth:`transaction`)."""
+        step runs one writer at a time, across processes: on SQLite the file's write lock,
+        taken by a transaction that ends with the ``with connect(...)`` block (committed, or
+        rolled back when it raises), as every block is one transaction on PostgreSQL."""
         self.dialect.serialize(self.raw, f"studies:{name}")
 
     def insert(self, table: str, rows: pd.DataFrame) -> int:
@@ -232,8 +234,10 @@ def _file(target: str | Path, read_only: bool) -> Iterator[StudiesConnection]:
         ) from exc
     try:
         yield StudiesConnection(con, sqlite_engine.DIALECT, str(path), path)
+        if con.raw.in_transaction:  # begun by serialize(): committed with the block
+            con.execute("COMMIT")
     finally:
-        con.close()
+        con.close()  # a transaction still open (the block raised) is rolled back
 
 
 @contextlib.contextmanager

@@ -169,8 +169,17 @@ class SQLite(Dialect):
             ]
         return [sql]
 
+    def serialize(self, cur: Any, name: str) -> None:
+        # a write transaction is already exclusive; outside one, start one (BEGIN IMMEDIATE:
+        # the file's write lock) that the caller ends, as a PostgreSQL transaction would be
+        if not cur.raw.in_transaction:
+            cur.execute("BEGIN IMMEDIATE")
+
     @contextlib.contextmanager
     def transaction(self, con: Any) -> Iterator[None]:
+        if con.raw.in_transaction:  # inside a transaction already (serialize): part of it
+            yield
+            return
         # the write lock from the start: a read-then-write step runs one writer at a time
         con.execute("BEGIN IMMEDIATE")
         try:
