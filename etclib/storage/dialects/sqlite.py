@@ -126,8 +126,9 @@ def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
         try:
             mode = raw.execute("PRAGMA journal_mode = WAL").fetchone()
             break
-        except sqlite3.OperationalError:
-            if attempt == 49:
+        except sqlite3.OperationalError as exc:
+            # only a lock is waited out; a read-only folder or a damaged file fails at once
+            if attempt == 49 or "locked" not in str(exc).lower():
                 raw.close()
                 raise
             time.sleep(0.05 * (attempt + 1))
