@@ -33,8 +33,8 @@ Run:  .venv/bin/python benchmarks/scale_out.py            # N=60, then the judge
       .venv/bin/python benchmarks/scale_out.py --skip-sites --engine sqlite   # embedded board
 
 With ``--engine sqlite`` the judge backlog runs on the embedded board (a SQLite file shared by
-the worker processes; the judge cache a SQLite file, whose claims are per process, so two
-workers may decompose the same reference; the studies a DuckDB file).
+the worker processes; the judge cache a SQLite file, whose claims reach the other processes;
+the studies a SQLite file).
 """
 
 from __future__ import annotations
@@ -571,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("postgresql", "sqlite"),
         default="postgresql",
         help="the judge backlog's board: PostgreSQL (board, judge cache, studies on the server), "
-        "or the embedded SQLite board (judge cache a SQLite file, studies a DuckDB file)",
+        "or the embedded SQLite board (judge cache a SQLite file, studies a SQLite file)",
     )
     args = ap.parse_args(argv)
     from tests.fakes.judge_responder import ScriptedJudge
