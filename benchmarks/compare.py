@@ -132,7 +132,7 @@ def main() -> int:
         base = Path(tmp)
         env = {
             "ETC_LEADERBOARD_DB": str(base / "leaderboard.duckdb"),
-            "ETC_STUDIES_DB": str(base / "studies.duckdb"),
+            "ETC_STUDIES_DB": str(base / "studies.sqlite"),
             "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
             "ETC_PROGRESS": "0",
             "ETC_JUDGE_PROVIDER": "",

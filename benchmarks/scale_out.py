@@ -33,8 +33,8 @@ Run:  .venv/bin/python benchmarks/scale_out.py            # N=60, then the judge
       .venv/bin/python benchmarks/scale_out.py --skip-sites --engine sqlite   # embedded board
 
 With ``--engine sqlite`` the judge backlog runs on the embedded board (a SQLite file shared by
-the worker processes; the judge cache a SQLite file, whose claims are per process, so two
-workers may decompose the same reference; the studies a DuckDB file).
+the worker processes; the judge cache a SQLite file, whose claims reach the other processes;
+the studies a SQLite file).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def base_env(corpus: Path, work: Path, db: str, **extra: str) -> dict[str, str]:
         ETC_DATA_DIR=str(corpus),
         ETC_CACHE_DIR=str(work / "cache"),
         ETC_STORE_DB=str(work / "etc.duckdb"),
-        ETC_STUDIES_DB=str(work / "studies.duckdb"),
+        ETC_STUDIES_DB=str(work / "studies.sqlite"),
         ETC_SECRETS_FILE=str(work / "secrets.toml"),
         ETC_LEADERBOARD_DB=db,
         ETC_LB_BOOTSTRAP="50",
@@ -387,7 +387,7 @@ def judge_backlog(processes: int, url: str, corpus: Path, work: Path, server,
         corpus, work, url,
         ETC_JUDGE_PROVIDER="openai", ETC_JUDGE_MODEL=FAKE_MODEL,
         ETC_JUDGE_CACHE=str(work / "judge.sqlite3") if embedded else url,
-        ETC_STUDIES_DB=str(work / "studies.duckdb") if embedded else url,
+        ETC_STUDIES_DB=str(work / "studies.sqlite") if embedded else url,
         OPENAI_API_KEY="test-key", OPENAI_BASE_URL=server.openai_base_url,
         ETC_JUDGE_CONCURRENCY=str(concurrency), ETC_JUDGE_BACKOFF="0.01", ETC_LB_RETRY_BACKOFF="0",
     )  # fmt: skip
@@ -574,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("postgresql", "sqlite"),
         default="postgresql",
         help="the judge backlog's board: PostgreSQL (board, judge cache, studies on the server), "
-        "or the embedded SQLite board (judge cache a SQLite file, studies a DuckDB file)",
+        "or the embedded SQLite board (judge cache a SQLite file, studies a SQLite file)",
     )
     args = ap.parse_args(argv)
     from tests.fakes.judge_responder import ScriptedJudge

@@ -67,7 +67,7 @@ def main() -> None:
             "PYTHONPATH": str(REPO),
             "ETC_CACHE_DIR": f"{tmp}/cache",
             "ETC_LEADERBOARD_DB": f"{tmp}/lb.duckdb",
-            "ETC_STUDIES_DB": f"{tmp}/studies.duckdb",
+            "ETC_STUDIES_DB": f"{tmp}/studies.sqlite",
             "ETC_LB_WORKERS": "0",
             "ETC_JUDGE_PROVIDER": "",
         }

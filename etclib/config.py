@@ -12,7 +12,6 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from . import serverdb
 from .errors import ConfigError
 
 #: Pinned commit of github.com/UEC-InabaLab/ETCDataset (see SPEC.md).
@@ -21,7 +20,10 @@ DATASET_URL = f"https://codeload.github.com/UEC-InabaLab/ETCDataset/tar.gz/{DATA
 
 DEFAULT_DATA_DIR = Path("data") / "ETCDataset" / "etc"
 DEFAULT_STORE_DB = Path("data") / "etc.duckdb"
-DEFAULT_STUDIES_DB = Path("data") / "studies.duckdb"
+DEFAULT_STUDIES_DB = Path("data") / "studies.sqlite"
+#: The default studies file of the DuckDB days: upgraded into the new default when that is
+#: missing (:mod:`etclib.studies.db`).
+LEGACY_STUDIES_DB = Path("data") / "studies.duckdb"
 
 
 @lru_cache(maxsize=4)
@@ -60,13 +62,17 @@ def store_path(explicit: str | os.PathLike | None = None) -> Path:
 def studies_db(explicit: str | os.PathLike | None = None) -> Path | str:
     """The judge-vs-human studies database: argument, ``ETC_STUDIES_DB``, or the default.
 
-    A DuckDB file path (default ``data/studies.duckdb``), or a ``postgresql://`` URL, returned
-    as the string it is (docs/deploy.md).
+    A file path (SQLite; default ``data/studies.sqlite``), or a ``postgresql://`` URL, returned
+    as the string it is (docs/deploy.md); :func:`etclib.storage.target_of` decides which.
     """
-    value = explicit or setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB
-    if serverdb.is_url(value):
-        return str(value)
-    return Path(value)
+    from .storage import target_of
+
+    return target_of(explicit or setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB)
+
+
+def using_default_studies() -> bool:
+    """Whether no setting names the studies database (the default file is used)."""
+    return not setting("ETC_STUDIES_DB")
 
 
 def studies_path(explicit: str | os.PathLike | None = None) -> Path | str:

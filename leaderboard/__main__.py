@@ -399,12 +399,12 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from etclib.storage import is_url
+    from etclib.storage import dialect_for
     from leaderboard.db import open_db
     from leaderboard.errors import LeaderboardError
     from leaderboard.migrate import migrate
 
-    if not is_url(args.to):
+    if not dialect_for(args.to).server:
         raise LeaderboardError(
             f"--to {args.to!r} is not a PostgreSQL URL; give postgresql://USER:PASSWORD@HOST/DB."
         )

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from etclib.storage import server
 from etclib.storage.dialects.postgresql import DIALECT
 
 from . import settings
@@ -21,36 +22,21 @@ from .db import Database
 from .errors import DatabaseMissingError, DatabaseServerError, LeaderboardError
 
 
-class ServerCursor:
-    """A cursor of one PostgreSQL transaction with the DuckDB cursor's small API.
+class ServerCursor(server.Connection):
+    """A cursor of one PostgreSQL transaction with the DuckDB cursor's small API (bulk
+    inserts: :meth:`etclib.storage.server.Connection.copy_rows`).
 
-    ``execute(sql, params)`` takes ``?`` placeholders (:func:`etclib.serverdb.translate`) and
+    ``execute(sql, params)`` takes ``?`` placeholders (:func:`etclib.storage.server.translate`) and
     returns an object with ``fetchone``, ``fetchall`` and ``description``.
     """
 
     dialect = DIALECT
     engine = DIALECT.name
 
-    def __init__(self, raw: Any) -> None:
-        self.raw = raw
-
     def execute(self, sql: str, params: list | tuple | None = None) -> _Rows:
-        from etclib.serverdb import translate
-
         params = list(params) if params is not None else None
-        got = self.raw.execute(translate(sql, params is not None), params)
+        got = self.raw.execute(server.translate(sql, params is not None), params)
         return _Rows(got.fetchall() if got.description else [], got.description)
-
-    def copy_rows(self, table: str, columns: list[str], rows) -> None:
-        """``COPY`` rows (tuples in the order of ``columns``) into ``table``."""
-        import numpy as np
-
-        with (
-            self.raw.cursor() as cur,
-            cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
-        ):
-            for row in rows:
-                copy.write_row([v.item() if isinstance(v, np.generic) else v for v in row])
 
 
 class _Rows:
@@ -114,7 +100,7 @@ class ServerDatabase(Database):
 
     def __init__(self, url: str, *, create: bool = True, source: str = "") -> None:
         from etclib.errors import ConfigError
-        from etclib.serverdb import connect, new_pool, redacted
+        from etclib.storage.server import connect, new_pool, redacted
 
         self.url = url
         self._init_common(redacted(url))

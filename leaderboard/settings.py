@@ -55,7 +55,7 @@ def db_path(explicit: str | os.PathLike | None = None) -> Path:
     target = db_target(explicit)
     if isinstance(target, Path):
         return target
-    from etclib.serverdb import redacted
+    from etclib.storage.urls import redacted
 
     return Path(redacted(target).replace("://", "/"))
 

@@ -46,7 +46,7 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("ETC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("ETC_STORE_DB", str(tmp_path / "etc.duckdb"))
     monkeypatch.setenv("ETC_LEADERBOARD_DB", str(tmp_path / "leaderboard.sqlite"))
-    monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
+    monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.sqlite"))
     monkeypatch.setenv("ETC_SECRETS_FILE", str(tmp_path / "secrets.toml"))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

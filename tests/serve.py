@@ -92,7 +92,7 @@ def site_env(
         "ETC_STORE_DB": str(base / "etc.duckdb"),
         "ETC_CACHE_DIR": str(base / "cache"),
         "ETC_LEADERBOARD_DB": str(base / "leaderboard.sqlite"),
-        "ETC_STUDIES_DB": str(base / "studies.duckdb"),
+        "ETC_STUDIES_DB": str(base / "studies.sqlite"),
         "ETC_SECRETS_FILE": str(base / "no-secrets.toml"),
         "ETC_LB_BOOTSTRAP": "200",
         "ETC_PROGRESS": "0",

@@ -3,7 +3,7 @@
 Import into a test module (``from tests.studies_engines import studies_db  # noqa: F401``) and
 request it, or use it for the whole module with
 ``pytestmark = pytest.mark.usefixtures("studies_db")``: each test then runs twice, once on a
-DuckDB file under tmp_path (the default engine) and once on a database of its own on the test
+SQLite file under tmp_path (the default engine) and once on a database of its own on the test
 session's real PostgreSQL server (tests/pgserver.py; skipped, with the reason, where the machine
 has no PostgreSQL). ``ETC_STUDIES_DB`` names the database; the fixture's value is the same.
 """
@@ -14,13 +14,13 @@ from collections.abc import Iterator
 
 import pytest
 
-ENGINES = ("duckdb", "postgres")
+ENGINES = ("sqlite", "postgresql")
 
 
 def use_engine(request: pytest.FixtureRequest, engine: str, monkeypatch, tmp_path) -> str:
     """Point ``ETC_STUDIES_DB`` at a fresh studies database on ``engine``; its location."""
-    if engine == "duckdb":
-        target = str(tmp_path / "studies.duckdb")
+    if engine == "sqlite":
+        target = str(tmp_path / "studies.sqlite")
     else:
         target = request.getfixturevalue("postgres_url")
         request.addfinalizer(lambda: _close(target))  # before the database is dropped
@@ -29,7 +29,7 @@ def use_engine(request: pytest.FixtureRequest, engine: str, monkeypatch, tmp_pat
 
 
 def _close(url: str) -> None:
-    from etclib import serverdb
+    from etclib.storage import server as serverdb
 
     serverdb.close_pool(url)
 

@@ -254,9 +254,9 @@ def test_reading_a_missing_file_creates_nothing(tmp_path):
     # DuckDB only: this is about the file itself (a server database has no file to create)
     assert ann.pool() == {"sampled": 0, "waiting": 0, "answers": 0, "annotators": 0}
     assert ann.submissions().empty and ann.annotators().empty
-    assert not (tmp_path / "studies.duckdb").exists()
+    assert not (tmp_path / "studies.sqlite").exists()
     ann.add_decisions(unit_rows())
-    assert (tmp_path / "studies.duckdb").is_file()
+    assert (tmp_path / "studies.sqlite").is_file()
 
 
 def test_a_wrong_server_password_is_named_without_the_password(postgres_server, monkeypatch):

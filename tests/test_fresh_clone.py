@@ -126,7 +126,7 @@ def _clone(dest: Path) -> str:
 def _child_env(tmp_path: Path) -> dict[str, str]:
     """This test's environment (caches and HOME under tmp_path) as a fresh clone would see it."""
     env = dict(os.environ)
-    # The clone's own defaults (data/etc.duckdb, data/leaderboard.sqlite, data/studies.duckdb
+    # The clone's own defaults (data/etc.duckdb, data/leaderboard.sqlite, data/studies.sqlite
     # inside the clone), its own code (no PYTHONPATH to this checkout), the shipped reference
     # rows, no outer make's flags.
     for var in (

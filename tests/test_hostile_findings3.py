@@ -318,15 +318,21 @@ def test_a_foreign_file_as_the_board_is_named_and_nothing_is_installed(tmp_path,
     assert board.read_bytes() == SQLITE_HEADER  # nothing was written to it
 
 
-def test_a_sqlite_file_as_the_studies_database_is_named(tmp_path, monkeypatch):
+def test_a_file_that_is_no_studies_database_is_named(tmp_path, monkeypatch):
     from etclib.errors import StoreError
     from etclib.studies.db import connect
 
-    path = tmp_path / "studies.duckdb"
-    path.write_bytes(SQLITE_HEADER)
-    with pytest.raises(StoreError, match="a SQLite database, not a DuckDB database"):
+    path = tmp_path / "studies.sqlite"
+    path.write_text("name,score\n", encoding="utf-8")
+    with pytest.raises(StoreError, match="does not start with SQLite's header"):
         with connect(path):
             pass
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes(SQLITE_HEADER)  # the header and nothing after it
+    with pytest.raises(StoreError, match=f"Cannot open the studies database {damaged}"):
+        with connect(damaged):
+            pass
+    assert path.read_text(encoding="utf-8") == "name,score\n"
     assert no_extension_dirs(tmp_path / "home")
 
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from etclib import serverdb
 from etclib.judge.cache import AnswerCache, _Postgres, location, request_key
 from etclib.judge.runner import Judge, JudgeSettings, judge_items, run_sync
 from etclib.metrics import Context
 from etclib.metrics import judge as J
+from etclib.storage import server as serverdb
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.judge_responder import ScriptedJudge, request_kind, sentences
 from tests.fakes.llm_server import FakeLLMServer

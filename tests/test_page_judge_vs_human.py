@@ -21,7 +21,7 @@ ADMIN = "page-admin-token-0123456789abc"
 
 @pytest.fixture(autouse=True)
 def _studies(tmp_path, monkeypatch):
-    monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.duckdb"))
+    monkeypatch.setenv("ETC_STUDIES_DB", str(tmp_path / "studies.sqlite"))
     monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
     monkeypatch.delenv("ETC_REFERENCE_DIR", raising=False)  # the figures shipped in etclib
     st.cache_data.clear()

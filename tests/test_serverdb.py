@@ -1,11 +1,11 @@
-"""etclib/serverdb.py: one query text for both engines, against a real PostgreSQL server."""
+"""etclib/storage/server.py: one query text for both engines, against a real PostgreSQL server."""
 
 from __future__ import annotations
 
 import pytest
 
-from etclib import serverdb
 from etclib.errors import ConfigError
+from etclib.storage import server as serverdb
 
 
 @pytest.mark.parametrize(
@@ -35,17 +35,22 @@ def test_translate_without_parameters_leaves_the_text():
 
 
 @pytest.mark.parametrize(
-    ("target", "expected"),
+    ("target", "engine", "server"),
     [
-        ("postgresql://u:p@h/db", True),
-        ("postgres://h/db", True),
-        ("data/leaderboard.duckdb", False),
-        ("/tmp/postgresql://x", False),
-        (None, False),
+        ("postgresql://u:p@h/db", "postgresql", True),
+        ("postgres://h/db", "postgresql", True),
+        (" postgresql://h/db", "postgresql", True),
+        ("data/leaderboard.duckdb", "sqlite", False),
+        ("data/studies.sqlite", "sqlite", False),
+        ("/tmp/postgresql://x", "sqlite", False),
+        (None, "sqlite", False),
     ],
 )
-def test_is_url(target, expected):
-    assert serverdb.is_url(target) is expected
+def test_the_storage_layer_decides_the_engine_from_the_target(target, engine, server):
+    from etclib.storage import dialect_for
+
+    assert dialect_for(target).name == engine
+    assert dialect_for(target).server is server
 
 
 def test_redacted_hides_the_password_only():

@@ -1,4 +1,4 @@
-"""``etclib studies migrate``: an embedded studies file (DuckDB) copied into PostgreSQL, every
+"""``etclib studies migrate``: an embedded studies file (SQLite) copied into PostgreSQL, every
 study table with its count and SHA-256 compared, a non-empty target refused without --replace.
 
 Runs on the test session's real PostgreSQL server (tests/pgserver.py; skipped, with the reason,
@@ -39,7 +39,7 @@ def _decisions(submission: str, n: int) -> list[dict]:
 def studies_file(tmp_path, monkeypatch):
     """A studies file with rows in every study: Study 2 through its own API (decisions, a
     sample, an annotator, an answer), the judge-labels and causes runs as their rows."""
-    path = tmp_path / "studies.duckdb"
+    path = tmp_path / "studies.sqlite"
     monkeypatch.setenv("ETC_STUDIES_DB", str(path))
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
     annotation.add_decisions(_decisions("sub-a", 24) + _decisions("sub-b", 9))
@@ -91,7 +91,7 @@ def test_migrate_copies_every_study_table_and_checks_it(studies_file, postgres_u
         con.execute("UPDATE judge_decisions SET label = 'Neutral' WHERE label = 'Supported'")
     check = report.tables["judge_decisions"]
     with studiesdb.connect(postgres_url) as con:
-        cols = studiesdb._columns(con, "judge_decisions")
+        cols = con.dialect.columns(con, "judge_decisions")
         assert studiesdb._digest(con, "judge_decisions", cols) != (
             check.rows_source,
             check.sha_source,

@@ -39,7 +39,7 @@ def _clean():
 
 
 @pytest.fixture(
-    params=[("gemini", "duckdb"), ("openai", "duckdb"), ("openai", "postgres")],
+    params=[("gemini", "sqlite"), ("openai", "sqlite"), ("openai", "postgresql")],
     ids=lambda p: "-".join(p),
 )
 def judge_env(request, monkeypatch, tmp_path):

@@ -3,7 +3,7 @@
 Labels every emotion transcription of a split (multi-label, prompt
 etclib/prompts/label_judge.toml), caches each answer in the judge's answer cache
 ($ETC_JUDGE_CACHE, default $ETC_CACHE_DIR/judge.sqlite3), stores the run in the studies database
-($ETC_STUDIES_DB: a DuckDB file, default data/studies.duckdb, or a postgresql:// URL) and prints, per category, Cohen's kappa of the judge against the human
+($ETC_STUDIES_DB: a SQLite file, default data/studies.sqlite, or a postgresql:// URL) and prints, per category, Cohen's kappa of the judge against the human
 majority beside the human yardstick (each annotator against the other two). Keys:
 OPENAI_API_KEY / GEMINI_API_KEY (environment or .streamlit/secrets.toml).
 

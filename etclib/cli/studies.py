@@ -1,8 +1,9 @@
-"""Move the judge-vs-human studies database from its DuckDB file into PostgreSQL.
+"""Move the judge-vs-human studies database from its file (SQLite, or an older DuckDB one)
+into PostgreSQL.
 
 `etclib studies migrate --to URL` copies every study table (Study 2's judge decisions,
 annotators, sample and answers; the judge-labels runs; the causes runs, labels and sample) of
-the studies file (--from, default $ETC_STUDIES_DB or data/studies.duckdb) into the PostgreSQL
+the studies file (--from, default $ETC_STUDIES_DB or data/studies.sqlite) into the PostgreSQL
 database at URL, in one transaction, then compares each table's row count and SHA-256 on both
 sides. A target whose study tables hold rows is refused unless --replace. Stop the site and
 the workers first (they hold the file open), then point ETC_STUDIES_DB at the URL.
@@ -10,7 +11,7 @@ See docs/deploy.md.
 
 Example:
   etclib studies migrate --to postgresql://etc:PASSWORD@db.example.org/etc
-  etclib studies migrate --from data/studies.duckdb --to postgresql://... --replace
+  etclib studies migrate --from data/studies.sqlite --to postgresql://... --replace
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--from",
         dest="source",
         metavar="FILE",
-        help="the DuckDB studies file (default: $ETC_STUDIES_DB, else data/studies.duckdb)",
+        help=(
+            "the studies file, SQLite or an older DuckDB one (default: $ETC_STUDIES_DB, "
+            "else data/studies.sqlite)"
+        ),
     )
     p.add_argument(
         "--replace",

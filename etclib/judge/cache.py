@@ -45,8 +45,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .. import config, serverdb
+from .. import config
 from ..errors import JudgeError
+from ..storage import dialect_for, server, target_of
+from ..storage.dialects import sqlite as sqlite_engine
 
 log = logging.getLogger("etclib.judge")
 
@@ -119,7 +121,8 @@ def location() -> str | Path:
     explicit = config.setting("ETC_JUDGE_CACHE")
     if not explicit:
         return default_path()
-    return explicit if serverdb.is_url(explicit) else Path(explicit).expanduser()
+    target = target_of(explicit)
+    return target if isinstance(target, str) else Path(target).expanduser()
 
 
 #: claims file -> this process's descriptor of it (opened once, never closed: see above)
@@ -176,17 +179,7 @@ class _Sqlite:
         if conn is not None:
             return conn
         try:
-            conn = sqlite3.connect(
-                self.path, timeout=60.0, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA busy_timeout = 60000")
-            for attempt in range(50):  # WAL switch needs a moment without other writers
-                try:
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    break
-                except sqlite3.OperationalError:
-                    time.sleep(0.05 * (attempt + 1))
-            conn.execute("PRAGMA synchronous = NORMAL")
+            conn = sqlite_engine.connect(self.path, busy_ms=60_000).raw
             conn.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise JudgeError(
@@ -218,15 +211,15 @@ class _Postgres:
     def __init__(self, url: str):
         self.url = url
         self._lock = threading.Lock()
-        self._claims: serverdb.Connection | None = None
+        self._claims: server.Connection | None = None
         try:
-            serverdb.ensure_schema(url, "judge-cache", _PG_SCHEMA)
+            server.ensure_schema(url, "judge-cache", _PG_SCHEMA)
         except Exception as exc:
             raise self._error(exc) from exc
 
     def _error(self, exc: Exception) -> JudgeError:
         return JudgeError(
-            f"The judge cache on {serverdb.redacted(self.url)} failed: {exc}".rstrip()
+            f"The judge cache on {server.redacted(self.url)} failed: {exc}".rstrip()
             + " Check ETC_JUDGE_CACHE and that the server runs (or unset ETC_JUDGE_CACHE to use "
             "the local SQLite file)."
         )
@@ -235,8 +228,8 @@ class _Postgres:
         import psycopg
 
         try:
-            with serverdb.pool(self.url).connection() as raw:
-                cur = serverdb.Connection(raw).execute(sql, list(params))
+            with server.pool(self.url).connection() as raw:
+                cur = server.Connection(raw).execute(sql, list(params))
                 return _Fetched(cur.fetchall() if cur.description else [], cur.rowcount)
         except psycopg.Error as exc:
             raise self._error(exc) from exc
@@ -254,7 +247,7 @@ class _Postgres:
         with self._lock:
             try:
                 if self._claims is None:
-                    self._claims = serverdb.connect(self.url, autocommit=True)
+                    self._claims = server.connect(self.url, autocommit=True)
                 sql = f"SELECT {function}(hashtextextended(?, 0))"
                 return bool(self._claims.execute(sql, [key]).fetchone()[0])
             except psycopg.Error as exc:
@@ -271,6 +264,10 @@ class _Postgres:
                 with contextlib.suppress(Exception):
                     self._claims.close()
                 self._claims = None
+
+
+#: Storage engine (:mod:`etclib.storage.dialects`) -> how the cache keeps its table there.
+_ENGINES: dict[str, type] = {"sqlite": _Sqlite, "postgresql": _Postgres}
 
 
 class _Fetched:
@@ -298,15 +295,22 @@ class AnswerCache:
         self.duplicates = 0  # answers stored for a key that was already stored
         self.waits = 0  # answers once() found written by another asker meanwhile
         self._counts = threading.Lock()
-        if serverdb.is_url(target):
+        self._dialect = dialect_for(target)
+        if self._dialect.name not in _ENGINES:
+            raise JudgeError(
+                f"The judge cache cannot be kept in {target} ({self._dialect.name}). Point "
+                f"ETC_JUDGE_CACHE at a file (SQLite) or a postgresql:// URL; engines: "
+                f"{', '.join(_ENGINES)}."
+            )
+        if self._dialect.server:
             self.path: Path | None = None
-            self.where = serverdb.redacted(str(target))
+            self.where = server.redacted(str(target))
             self._id = str(target)
-            self._db: _Sqlite | _Postgres = _Postgres(str(target))
+            self._db: _Sqlite | _Postgres = _ENGINES[self._dialect.name](str(target))
         else:
             self.path = Path(target)
             self.where = str(self.path)
-            self._db = _Sqlite(self.path)
+            self._db = _ENGINES[self._dialect.name](self.path)
             self._id = str(self.path.resolve())
             self._db._conn()  # create the schema now, so a bad location fails before any call
 
@@ -314,7 +318,7 @@ class AnswerCache:
     def shared(self) -> bool:
         """Whether the cache is on a server (its round trips then run in a thread, off the
         event loop); claims reach other processes on both engines."""
-        return isinstance(self._db, _Postgres)
+        return self._dialect.server
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored entry for ``key`` (``answer``, ``raw``, ``model_version``, token counts)."""

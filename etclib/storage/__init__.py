@@ -9,9 +9,13 @@ or a URL (``postgresql://``: many machines). What differs between engines lives 
 
 - :func:`dialect_for` picks the dialect of a target (the URL scheme; a plain path is SQLite);
 - :mod:`etclib.storage.copier` copies and checks tables between any two stores (every
-  ``migrate`` command and the in-place upgrade of a legacy DuckDB board use it).
+  ``migrate`` command and the in-place upgrade of a legacy DuckDB file use it);
+- :mod:`etclib.storage.upgrade` upgrades a store file of the DuckDB days (the board, the
+  studies) into SQLite in place, one function for both;
+- :mod:`etclib.storage.server` opens PostgreSQL URLs (connections and pools) for the
+  postgresql dialect.
 
-The legacy DuckDB board (:mod:`etclib.storage.dialects.duckdb`) is only read: to upgrade a board
+The legacy DuckDB engine (:mod:`etclib.storage.dialects.duckdb`) is only read: to upgrade a
 file written before the switch to SQLite, and by ``migrate`` from such a file.
 """
 

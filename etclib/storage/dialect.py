@@ -7,7 +7,8 @@ asks it (``dialect(cur).for_update``) instead of naming an engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,9 @@ class Dialect:
     schemes: tuple[str, ...] = ()
     #: Whether several processes write at once (running jobs then hold leases).
     shared = True
+    #: Whether a target of this engine is a server (a URL that many machines share), rather
+    #: than a file of this machine: what ``migrate --to`` asks of its target.
+    server = False
     #: Appended to a SELECT whose rows decide a write (row locks), and its skip-locked form.
     for_update = ""
     skip_locked = ""
@@ -31,6 +35,26 @@ class Dialect:
         """A schema statement written in the shared SQL, as this engine takes it (maybe none,
         maybe several)."""
         return [sql]
+
+    def create_schema(self, con: Any, target: Any, name: str, ddl: str) -> None:
+        """Run the ``CREATE ... IF NOT EXISTS`` statements of ``ddl`` (``;``-separated; one
+        store's schema named ``name``) on ``con``, a connection to ``target``."""
+        for statement in ddl.split(";"):
+            if statement.strip():
+                for sql in self.ddl(statement):
+                    con.execute(sql)
+
+    @contextlib.contextmanager
+    def transaction(self, con: Any) -> Iterator[None]:
+        """All statements of the block on ``con``, or none of them; a writer that reads
+        before it writes holds its :meth:`serialize` lock until the block ends."""
+        con.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
 
     def has_table(self, cur: Any, table: str) -> bool:
         raise NotImplementedError

@@ -1,6 +1,6 @@
 """The judge-vs-human studies and the cause layer: one package, each study one module.
 
-- :mod:`.db`: the studies database (a DuckDB file or PostgreSQL), where each study registers
+- :mod:`.db`: the studies database (a SQLite file or PostgreSQL), where each study registers
   its tables (:func:`.db.register`); it imports none of the studies (an import-linter contract);
 - :mod:`.codes`: the annotator codes people answer with;
 - :mod:`etclib.agreement` (outside this package: the corpus statistics use it too, and

@@ -8,7 +8,7 @@ bounded concurrency, retries and fault handling (:class:`etclib.judge.runner.Jud
 answer cache (``ETC_JUDGE_CACHE``: by default ``judge.sqlite3`` under
 ``etclib.config.cache_dir()``), keyed by provider, model, prompt hash and the full request
 (messages, temperature), so a rerun costs nothing. Each run is stored in the studies database
-(``ETC_STUDIES_DB``: a DuckDB file or a ``postgresql://`` URL) with its signature:
+(``ETC_STUDIES_DB``: a SQLite file or a ``postgresql://`` URL) with its signature:
 
 - ``label_runs``: run id, signature, provider, model, prompt name/version/hash, temperature,
   split, item counts, etclib version, time;

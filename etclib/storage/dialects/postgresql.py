@@ -4,12 +4,14 @@ Several transactions write at once: rows that decide a write are locked (``FOR U
 claim skips the rows another worker holds (``FOR UPDATE SKIP LOCKED``), checks spanning rows
 take a transaction-level advisory lock on a name (:meth:`PostgreSQL.serialize`), bulk inserts
 go through ``COPY``, and leases are measured on the server's clock (the workers' machines'
-clocks do not matter). Connections and pools: :mod:`etclib.serverdb`.
+clocks do not matter). Connections and pools: :mod:`etclib.storage.server`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ..dialect import Dialect, _plain
@@ -22,11 +24,24 @@ class PostgreSQL(Dialect):
     name = "postgresql"
     schemes = ("postgresql://", "postgres://")
     shared = True
+    server = True
     for_update = " FOR UPDATE"
     skip_locked = " FOR UPDATE SKIP LOCKED"
 
     def ddl(self, sql: str) -> list[str]:
         return [re.sub(r"\bBLOB\b", "BYTEA", sql)]
+
+    def create_schema(self, con: Any, target: Any, name: str, ddl: str) -> None:
+        # once per process, one process at a time (a race in CREATE TABLE IF NOT EXISTS can
+        # report a duplicate type), on a connection of its own
+        from ..server import ensure_schema
+
+        ensure_schema(str(target), name, "".join(self.ddl(ddl)))
+
+    @contextlib.contextmanager
+    def transaction(self, con: Any) -> Iterator[None]:
+        with con.raw.transaction():
+            yield
 
     def has_table(self, cur: Any, table: str) -> bool:
         got = cur.execute(

@@ -15,8 +15,11 @@ processes of one machine).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
+import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -118,8 +121,21 @@ def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
         str(path), timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False
     )
     raw.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-    mode = raw.execute("PRAGMA journal_mode = WAL").fetchone()
-    if mode and str(mode[0]).lower() != "wal":  # pragma: no cover - e.g. a network filesystem
+    mode = None
+    for attempt in range(50):  # the switch to WAL needs a moment without other writers
+        try:
+            mode = raw.execute("PRAGMA journal_mode = WAL").fetchone()
+            break
+        except sqlite3.OperationalError as exc:
+            # only a lock is waited out; a read-only folder or a damaged file fails at once
+            if attempt == 49 or "locked" not in str(exc).lower():
+                raw.close()
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    if mode and str(mode[0]).lower() not in (
+        "wal",
+        "memory",
+    ):  # memory: ":memory:"  # pragma: no cover - e.g. a network filesystem
         raw.close()
         raise sqlite3.OperationalError(f"cannot use WAL mode on {path} (journal mode {mode[0]})")
     raw.execute("PRAGMA synchronous = NORMAL")
@@ -153,6 +169,26 @@ class SQLite(Dialect):
                 f"INSERT INTO sequences VALUES ('{m.group(1)}', {int(m.group(2)) - 1})",
             ]
         return [sql]
+
+    def serialize(self, cur: Any, name: str) -> None:
+        # a write transaction is already exclusive; outside one, start one (BEGIN IMMEDIATE:
+        # the file's write lock) that the caller ends, as a PostgreSQL transaction would be
+        if not cur.raw.in_transaction:
+            cur.execute("BEGIN IMMEDIATE")
+
+    @contextlib.contextmanager
+    def transaction(self, con: Any) -> Iterator[None]:
+        if con.raw.in_transaction:  # inside a transaction already (serialize): part of it
+            yield
+            return
+        # the write lock from the start: a read-then-write step runs one writer at a time
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
 
     def has_table(self, cur: Any, table: str) -> bool:
         got = cur.execute(

@@ -4,8 +4,8 @@ The judge of SPEC.md decides, for one atomic unit and one target transcription, 
 Neutral / Not Supported. This module stores such decisions, lets people with an annotator code
 give their own answer to a stratified sample of them, and compares the two.
 
-Storage is the studies database (``ETC_STUDIES_DB``: a DuckDB file, default
-``data/studies.duckdb``, or a ``postgresql://`` URL; :mod:`etclib.studies.db`), shared with study 1
+Storage is the studies database (``ETC_STUDIES_DB``: a SQLite file, default
+``data/studies.sqlite``, or a ``postgresql://`` URL; :mod:`etclib.studies.db`), shared with study 1
 (:mod:`etclib.studies.labeljudge`):
 
 - ``judge_decisions``: one row per (submission, item, side, unit, target) with the judge's

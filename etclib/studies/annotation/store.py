@@ -30,7 +30,7 @@ _TIE_ORDER = ("Not Supported", "Neutral", "Supported")
 
 
 def studies_path(explicit: str | Path | None = None) -> Path | str:
-    """The studies database: a DuckDB file path or a ``postgresql://`` URL (see
+    """The studies database: a SQLite file path or a ``postgresql://`` URL (see
     ``etclib.config.studies_db``)."""
     return config.studies_db(explicit)
 
@@ -41,7 +41,7 @@ def connect_studies(
 ) -> Iterator[studiesdb.StudiesConnection]:
     """A connection to the studies database, closed on exit (:func:`etclib.studies.db.connect`).
 
-    A DuckDB file and its folder are created on first write. ``read_only`` on a file that does
+    A file and its folder are created on first write. ``read_only`` on a file that does
     not exist yet gives an in-memory database (every table empty), so reading never creates files.
     """
     with studiesdb.connect(db, read_only=read_only) as con:

@@ -27,7 +27,7 @@ type labels per utterance, one per cause: ``no-context`` whenever the target is 
 plus the type of the context part. :func:`reccon_labels` gives that list, so shares can be
 counted RECCON's way (its Table 2 shares are over type labels; see :data:`RECCON_SHARES`).
 
-**Storage** (the studies database, ``ETC_STUDIES_DB``: a DuckDB file or a ``postgresql://`` URL,
+**Storage** (the studies database, ``ETC_STUDIES_DB``: a SQLite file or a ``postgresql://`` URL,
 beside the judge-vs-human studies):
 
 - ``cause_runs``: one row per LLM run: run id, signature (provider, model, prompt name, version

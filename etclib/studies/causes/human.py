@@ -82,7 +82,7 @@ def next_item(code: str | None, *, db: str | Path | None = None) -> Key | None:
                 ON l.source = 'human' AND l.dialogue_id = s.dialogue_id
                AND l.turn = s.turn AND l.role = s.role
              GROUP BY s.dialogue_id, s.turn, s.role, s.position
-            HAVING count(l.source_id) < ? AND NOT bool_or(coalesce(l.source_id = ?, false))
+            HAVING count(l.source_id) < ? AND count(CASE WHEN l.source_id = ? THEN 1 END) = 0
              ORDER BY count(l.source_id), s.position LIMIT 1
             """,
             [ANNOTATORS_PER_ITEM, annotator],

@@ -1,20 +1,19 @@
-"""A PostgreSQL server behind the small connection API the embedded databases use.
+"""Connections to a PostgreSQL server, for the postgresql dialect
+(:mod:`etclib.storage.dialects.postgresql`), behind the small connection API the embedded
+engine has.
 
-The project's stores (the leaderboard, the judge-vs-human studies, the judge cache) are embedded
-files by default (DuckDB, SQLite). Each setting that names one (``ETC_LEADERBOARD_DB``,
-``ETC_STUDIES_DB``, ``ETC_JUDGE_CACHE``) also takes a ``postgresql://`` URL, for several site
-replicas and scoring workers on other machines sharing one database (docs/deploy.md). This module
-is the one place that knows how such a URL is opened:
+The project's stores (the leaderboard, the judge-vs-human studies, the judge cache) are SQLite
+files by default. Each setting that names one (``ETC_LEADERBOARD_DB``, ``ETC_STUDIES_DB``,
+``ETC_JUDGE_CACHE``) also takes a ``postgresql://`` URL, for several site replicas and scoring
+workers on other machines sharing one database (docs/deploy.md); which engine a setting names is
+decided by :func:`etclib.storage.dialect_for` (the URL scheme). This module is the one place that
+knows how such a URL is opened:
 
-- :func:`is_url` tells a server URL from a file path;
 - :func:`pool` gives the process's connection pool for a URL (psycopg 3 + psycopg_pool, opened
   once per URL and closed at exit);
 - :func:`connect` opens one connection whose ``execute(sql, params)`` takes the ``?``
   placeholders the embedded engines use (:func:`translate`), so a query is written once for
   both engines;
-- :func:`rows_digest`, :class:`TableCheck` and :class:`MigrationReport`: how a copy of an
-  embedded database into a server is checked, table by table (count and SHA-256), by
-  ``python -m leaderboard migrate`` and ``etclib studies migrate`` alike.
 
 psycopg is imported only when a URL is used; without it the error says what to install.
 """
@@ -25,17 +24,11 @@ import atexit
 import threading
 from typing import Any
 
-from .errors import ConfigError, DependencyError
-from .storage.urls import redacted  # noqa: F401 - kept importable from here
+from ..errors import ConfigError, DependencyError
+from .urls import redacted
 
-SCHEMES = ("postgresql://", "postgres://")
 _lock = threading.Lock()
 _pools: dict[str, Any] = {}
-
-
-def is_url(target: object) -> bool:
-    """Whether a database setting names a PostgreSQL server rather than a file."""
-    return isinstance(target, str) and target.startswith(SCHEMES)
 
 
 def translate(sql: str, has_params: bool = True) -> str:
@@ -89,6 +82,18 @@ class Connection:
     def executemany(self, sql: str, rows: list | tuple) -> None:
         with self.raw.cursor() as cur:
             cur.executemany(translate(sql), rows)
+
+    def copy_rows(self, table: str, columns: list[str], rows) -> None:
+        """``COPY`` rows (tuples in the order of ``columns``) into ``table``: the postgresql
+        dialect's bulk insert (:meth:`etclib.storage.dialect.Dialect.insert_rows`)."""
+        import numpy as np
+
+        with (
+            self.raw.cursor() as cur,
+            cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row([v.item() if isinstance(v, np.generic) else v for v in row])
 
     def commit(self) -> None:
         self.raw.commit()
@@ -192,14 +197,3 @@ def close_pools() -> None:
 
 
 atexit.register(close_pools)
-
-
-# --- checking a copy: etclib.storage.copier (kept importable from here) -----------------------
-
-from .storage.copier import (  # noqa: E402,F401
-    MigrationReport,
-    TableCheck,
-    canonical,
-    filled_tables,
-    rows_digest,
-)
