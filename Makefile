@@ -87,8 +87,10 @@ postgres:
 # tests/conftest.py lists them). Either pass failing fails the target. TEST_JOBS=0: no workers.
 TEST_JOBS ?= auto
 PYTEST_PARALLEL = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
-# The serial pass collects only the files that hold serial tests (every file when this fails).
-SERIAL_FILES = $(shell $(BIN)/python -c "from tests.conftest import SERIAL; print(*SERIAL)")
+# The serial pass collects only the files that hold serial tests (every file when this fails),
+# asked by the shell when the pass starts (make expands a recipe before its first line runs, and
+# `make test` may create the venv in that first line).
+SERIAL_FILES = $$($(BIN)/python -c "from tests.conftest import SERIAL; print(*SERIAL)")
 
 test:
 	@$(MAKE) --no-print-directory -j2 install system-packages
