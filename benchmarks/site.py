@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         url = args.url
         if not url:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="etc-bench-")))
-            env = {"ETC_LEADERBOARD_DB": str(tmp / "leaderboard.duckdb")}
+            env = {"ETC_LEADERBOARD_DB": str(tmp / "leaderboard.sqlite")}
             os.environ.update(env)
             # the last of --entries is uploaded through the site; two at least for a comparison
             a, b, *_ = seed_entries(max(args.entries - 1, 2))

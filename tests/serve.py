@@ -70,7 +70,7 @@ def site_pages(*, hidden: bool = False) -> list[tuple[str, str]]:
 #: name; Home, the default page, is the root).
 PAGE_PATHS = {
     Path(path).stem: "" if Path(path).stem == "home" else Path(path).stem
-    for path, _ in site_pages(hidden=True)
+    for path, _ in site_pages()
 }
 
 
