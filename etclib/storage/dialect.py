@@ -57,11 +57,23 @@ class Dialect:
         con.execute("COMMIT")
 
     def has_table(self, cur: Any, table: str) -> bool:
-        raise NotImplementedError
+        """Whether ``table`` exists in the current schema (the SQL standard's
+        information_schema; an engine without it overrides this)."""
+        got = cur.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
+            "AND table_schema = current_schema()",
+            [table],
+        ).fetchone()
+        return bool(got[0])
 
     def columns(self, cur: Any, table: str) -> list[str]:
-        """The columns of ``table``, in their order."""
-        raise NotImplementedError
+        """The columns of ``table``, in their order (information_schema, as above)."""
+        rows = cur.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+            "AND table_schema = current_schema() ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+        return [r[0] for r in rows]
 
     # --- writing ------------------------------------------------------------------------------
 

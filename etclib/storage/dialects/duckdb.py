@@ -66,21 +66,5 @@ class DuckDB(Dialect):
     schemes = ("duckdb:///",)
     shared = False
 
-    def has_table(self, cur: Any, table: str) -> bool:
-        got = cur.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
-            "AND table_schema = current_schema()",
-            [table],
-        ).fetchone()
-        return bool(got[0])
-
-    def columns(self, cur: Any, table: str) -> list[str]:
-        rows = cur.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-            "AND table_schema = current_schema() ORDER BY ordinal_position",
-            [table],
-        ).fetchall()
-        return [r[0] for r in rows]
-
 
 DIALECT = DuckDB()

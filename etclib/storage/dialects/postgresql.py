@@ -43,22 +43,6 @@ class PostgreSQL(Dialect):
         with con.raw.transaction():
             yield
 
-    def has_table(self, cur: Any, table: str) -> bool:
-        got = cur.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
-            "AND table_schema = current_schema()",
-            [table],
-        ).fetchone()
-        return bool(got[0])
-
-    def columns(self, cur: Any, table: str) -> list[str]:
-        rows = cur.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-            "AND table_schema = current_schema() ORDER BY ordinal_position",
-            [table],
-        ).fetchall()
-        return [r[0] for r in rows]
-
     def serialize(self, cur: Any, name: str) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(?))", [f"etc-leaderboard:{name}"])
 
