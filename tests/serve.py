@@ -19,7 +19,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -206,10 +206,49 @@ def chromium(executable: str | os.PathLike = CHROMIUM, **context_options: Any) -
             args=list(CHROMIUM_ARGS),
             **options,
         )
+        context.add_init_script(COUNT_SENDS)
         try:
             yield context
         finally:
             context.close()
+
+
+#: Installed in every page of :func:`chromium`: counts the messages the page sends on its
+#: websockets (a widget that reruns the script sends Streamlit's ``rerunScript`` at once).
+COUNT_SENDS = """(() => {
+  const send = WebSocket.prototype.send;
+  window.__etcSent = 0;
+  WebSocket.prototype.send = function (data) { window.__etcSent += 1; return send.call(this, data); };
+})()"""
+#: Before a click: the sends so far, and a watch on the app root's script state (any change of
+#: it after this point is a rerun, however quickly it ended).
+ARM_RERUN = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const watch = (window.__etcRerun = {sent: window.__etcSent, ran: false});
+  const obs = new MutationObserver(() => { watch.ran = true; obs.disconnect(); });
+  obs.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+#: After the click: did the page send anything? Two animation frames let the click's React
+#: updates and effects run (a widget sends its rerun from its own handler, within them).
+SENT_SINCE_ARMED = """() => new Promise((resolve) => requestAnimationFrame(() =>
+  requestAnimationFrame(() => resolve(window.__etcSent > window.__etcRerun.sent))))"""
+RERUN_ENDED = """() => window.__etcRerun.ran && document.querySelector('[data-testid="stApp"]')
+  .getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+def rerun_after(page: Any, click: Callable[[], Any], timeout: float = 120.0) -> bool:
+    """``click()``, then wait for the script rerun it started to end; False when the click
+    sent nothing to the server (an expander, a tab without ``on_change``: nothing reruns).
+
+    Decided by what the page sent, not by a wait for a rerun that may never come: a page of
+    :func:`chromium` counts its websocket sends (:data:`COUNT_SENDS`)."""
+    page.evaluate(ARM_RERUN)
+    click()
+    if not page.evaluate(SENT_SINCE_ARMED):
+        return False
+    page.wait_for_function(RERUN_ENDED, timeout=timeout * 1000)
+    wait_idle(page, timeout)
+    return True
 
 
 def script_state(page: Any) -> str | None:

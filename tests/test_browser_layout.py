@@ -145,27 +145,12 @@ def _operator_text(text: str, where: str) -> list[str]:
     ]
 
 
-def _rerun_after(page, click) -> None:
-    """``click()``, then wait for the rerun it starts to end (a tab with ``on_change``, a
-    segmented control, a select box all rerun the script)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    from tests.serve import wait_idle
-
-    click()
-    try:  # the rerun starts within a websocket round trip; a click that reruns nothing: none
-        page.wait_for_selector(
-            '[data-testid="stApp"][data-test-script-state="running"]', timeout=5000
-        )
-    except PlaywrightTimeout:
-        pass
-    wait_idle(page, timeout=120)
-
-
 def _states(page, where: str) -> tuple[list[str], int]:
     """What is wrong in the page's states a visitor reaches by clicking: every expander open,
     each option of each segmented control, and in each, each tab of each tab bar (its text,
     and its charts once drawn); the number of charts looked at."""
+    from tests.serve import rerun_after
+
     seen = [0]
 
     def state(name: str) -> list[str]:
@@ -189,7 +174,7 @@ def _states(page, where: str) -> tuple[list[str], int]:
             i += 1
             if one.is_visible():
                 label = one.inner_text().strip()
-                _rerun_after(page, one.click)
+                rerun_after(page, one.click)
                 found += state(f"{name}, tab {label!r}")
         return found
 
@@ -199,7 +184,7 @@ def _states(page, where: str) -> tuple[list[str], int]:
         option = options.nth(i)
         if option.is_visible() and option.get_attribute("aria-checked") != "true":
             label = option.inner_text().strip()
-            _rerun_after(page, option.click)
+            rerun_after(page, option.click)
             problems += tabs(f"{where}, {label!r}")
     return problems, seen[0]
 

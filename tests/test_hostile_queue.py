@@ -215,7 +215,7 @@ def _scores(target: str) -> tuple[dict[str, list], dict[str, str]]:
 #: (submissions, SIGKILLs) per engine: full size on the embedded file; smaller on PostgreSQL.
 #: The same rule (requeue, nothing lost, scores as an uninterrupted run) holds once each dead
 #: worker's leases are aged past their end.
-SIGKILL_SIZES = {"sqlite": (32, 18), "postgresql": (8, 6)}
+SIGKILL_SIZES = {"sqlite": (24, 12), "postgresql": (8, 6)}
 
 
 def kill_schedule(kills: int) -> list[str]:
@@ -239,7 +239,7 @@ def age_leases(target: str) -> int:
 def test_submissions_survive_sigkills_of_the_worker(
     tiny, tiny_corpus, tmp_path, monkeypatch, board_engine
 ):
-    """32 submissions survive 18 SIGKILLs of ``worker --once`` on SQLite (8 and 6 on
+    """24 submissions survive 12 SIGKILLs of ``worker --once`` on SQLite (8 and 6 on
     PostgreSQL), each at a named fault point of a job's life (claimed, computed, storing,
     stored, status, committed), with every score identical to an uninterrupted run."""
     submissions, kills_wanted = SIGKILL_SIZES[board_engine]
