@@ -13,7 +13,8 @@ comparison), the ratios, and the load average. Both must give the
 same BLEU-4 and ROUGE numbers (checked). ``--baseline-src DIR`` adds, in the same rounds, the
 `etclib score` of another checkout (e.g. ``git archive`` of an older commit): old against new on
 the same load. The corpus caches live in a throw-away ``ETC_CACHE_DIR``, filled by one untimed
-run of each checkout first.
+run of each checkout first, which also leaves Python's bytecode of etclib's modules, as any
+user's second run finds it (``PYTHONDONTWRITEBYTECODE`` is dropped from the processes' settings).
 
 Run: ETC_DATA_DIR=../shared/ETCDataset/etc .venv/bin/python benchmarks/score_lexical.py
      [--processes 7 [--baseline-src /tmp/old]]
@@ -95,6 +96,10 @@ def processes(rounds: int, baseline: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         preds = predictions_file(Path(tmp))
         env = {**os.environ, "ETC_CACHE_DIR": f"{tmp}/cache", "ETC_PROGRESS": "0"}
+        # As a user's Python does: bytecode kept after the first (untimed) run. A shell that sets
+        # PYTHONDONTWRITEBYTECODE (this project's machines do) would make every `etclib score`
+        # compile etclib's modules again (about 0.1 s of CPU), which the one-file script never pays.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
 
         score = [sys.executable, "-m", "etclib", "score", str(preds), "--metrics", "bleu,rouge"]
         commands = {"hand-written": [sys.executable, "-c", HAND, data, str(preds)]}

@@ -6,8 +6,9 @@ Every page of ``streamlit_app.py``'s navigation is timed, and the views a page s
 query parameters (:data:`VIEWS`): the comparison of two entries (``compare?track=...&a=ID&b=ID``)
 and the ERC board (``leaderboard?track=erc``). On its own server the benchmark seeds the
 throw-away board with two lexically scored transcription entries and one ERC entry for them. A
-view's *cold* is its URL's first load; its *warm* a new tab on the URL (new session, server
-caches warm: a view has no sidebar link).
+view's *cold* is its URL's first load; its *warm* the way a visitor reaches it within a session
+(a view has no sidebar link): the comparison by the Leaderboard's "Compare with the one above"
+link in the lower entry's detail, the ERC board by the Leaderboard's track control.
 
 A render is done when the page's title is drawn and Streamlit's script has finished (its
 ``data-test-script-state`` is ``notRunning``). *Cold*: the first visit to a page after the server
@@ -38,6 +39,7 @@ database. Needs /usr/bin/chromium (apt-get install chromium).
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import os
 import statistics
@@ -67,6 +69,44 @@ VIEWS = {
     "compare (a, b)": "compare?track=transcription&a={a}&b={b}",
     "leaderboard ERC": "leaderboard?track=erc",
 }
+#: What shows that the comparison is drawn (its metric table's caption, its item count).
+COMPARE_READY = ("95% interval", "of 1,010 items")
+
+
+def _comparison_by_link(context, url: str, lower: str) -> float:
+    """The Leaderboard with the lower of the two entries chosen (untimed), then a click on
+    "Compare with the one above" until the comparison is drawn: seconds."""
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/{PAGE_PATHS['leaderboard']}?submission={lower}")
+        wait_rendered(page, timeout=120)
+        link = page.get_by_role("link", name="Compare with the one above")
+        link.wait_for(timeout=120_000)
+        t0 = time.perf_counter()
+        link.click()
+        page.get_by_role("heading", name="Compare two entries").wait_for(timeout=120_000)
+        for text in COMPARE_READY:
+            page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
+        wait_rendered(page, timeout=120)
+        return time.perf_counter() - t0
+    finally:
+        page.close()
+
+
+def _erc_by_track_control(context, url: str) -> float:
+    """The Leaderboard (transcriptions, untimed), then a click on the track control's
+    "categories" until the rerun it starts has ended: seconds."""
+    page = context.new_page()
+    try:
+        page.goto(f"{url}/{PAGE_PATHS['leaderboard']}")
+        wait_rendered(page, timeout=120)
+        option = page.locator('[data-testid="stButtonGroup"] button', has_text="categories")
+        option.first.wait_for(timeout=60_000)
+        t0 = time.perf_counter()
+        assert rerun_after(page, option.first.click, timeout=60), "the track control reran nothing"
+        return time.perf_counter() - t0
+    finally:
+        page.close()
 
 
 def load() -> str:
@@ -101,7 +141,8 @@ def cpu_seconds(pid: int | None) -> float:
 
 def seed_entries(n: int) -> list[str]:
     """``n`` distinct lexically scored submissions in the leaderboard database of the settings,
-    and one ERC submission (every item ``neutral``); the transcription entries' ids."""
+    and one ERC submission (every item ``neutral``); the transcription entries' ids, in the
+    board's order (best first)."""
     import leaderboard as lb
     from benchmarks.leaderboard import _predictions
     from etclib.corpus import load_corpus
@@ -116,8 +157,9 @@ def seed_entries(n: int) -> list[str]:
     erc = dumps_jsonl(((it.key, ("neutral",)) for it in its), track="erc").encode("utf-8")
     lb.submit(erc, {"name": "bench erc", "setting": "zero-shot"})
     lb.process_jobs()
+    ranked = [sid for sid in lb.ranking(track="transcription")["id"] if sid in ids]
     lb.close_all()
-    return ids
+    return ranked  # best first, as the board ranks them
 
 
 def upload_until_scored(context, url: str, k: int, folder: Path) -> float:
@@ -276,7 +318,7 @@ def measure(
     url: str, runs: int, pages: list[str], entries: int = 0, views: dict[str, str] | None = None
 ) -> int:
     """``pages``: name -> URL path (and query); those in :data:`PAGE_PATHS` are also timed
-    warm through the sidebar, the others (views) warm as a reload."""
+    warm through the sidebar, the views of :data:`VIEWS` by their link or control."""
     views = views or {}
     slow = 0
     cold: dict[str, float] = {}
@@ -313,14 +355,20 @@ def measure(
         for _ in range(runs):
             for name, path in paths.items():
                 reload[name].append(render_time(context, f"{url}/{path}"))
+        lower = views.get("compare (a, b)", "").rsplit("&b=", 1)[-1]
         for name in views:
-            warm[name] = reload[name]
+            warm[name] = [
+                _comparison_by_link(context, url, lower)
+                if name == "compare (a, b)"
+                else _erc_by_track_control(context, url)
+                for _ in range(runs)
+            ]
         loads.append(load())
         searches = search_times(context, url)
     print(
         f"site at {url}; medians of {runs} rounds. cold: first load of the page after the "
         "server started; warm: opened from the sidebar (same session, server caches warm; a "
-        "view: a new tab on its URL); reload: a new tab on the page's URL (new session, caches "
+        "view: reached as a visitor does, by its link or control); reload: a new tab on the page's URL (new session, caches "
         f"warm; informational). Load average (1, 5, 15 min) before the cold renders, after "
         f"them, after the warm ones: {' / '.join(loads)}\n"
     )
@@ -370,6 +418,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     root = Path(__file__).resolve().parents[1]
+    # The site's code as a deployed site's second start finds it: compiled once, bytecode kept
+    # (a shell's PYTHONDONTWRITEBYTECODE, which this project's machines set, would make the
+    # server compile every module of etclib, leaderboard and views again on its first visit).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    for package in ("etclib", "leaderboard", "views"):
+        compileall.compile_dir(root / package, quiet=1)
     pages = [
         p
         for p in PAGE_PATHS
@@ -382,7 +436,8 @@ def main(argv: list[str] | None = None) -> int:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="etc-bench-")))
             env = {"ETC_LEADERBOARD_DB": str(tmp / "leaderboard.sqlite")}
             os.environ.update(env)
-            # the last of --entries is uploaded through the site; two at least for a comparison
+            # the last of --entries is uploaded through the site; two at least for a comparison:
+            # the top two (B, the second, links to the comparison with the one above it)
             a, b, *_ = seed_entries(max(args.entries - 1, 2))
             views = {name: path.format(a=a, b=b) for name, path in VIEWS.items()}
             url = stack.enter_context(running_site(env, log=tmp / "server.log"))
