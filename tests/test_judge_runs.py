@@ -188,6 +188,33 @@ def test_a_used_up_quota_stops_the_run_at_once(judge_env):  # noqa: F811
     assert info.value.exit_code == 11
 
 
+def test_a_quota_stop_keeps_the_answers_already_on_the_wire(judge_env):  # noqa: F811
+    """The calls sent before the quota ran out finish, and their answers are cached, before the
+    run returns (none reaches the service after it). The fake holds the three decompositions
+    until all three are in flight together, then answers the first with the used-up quota at
+    once and the other two half a second later: both answers are kept, and the next run asks
+    only the first question again."""
+    server, judge = judge_env.server, judge_env.responder
+    texts = [f"文{i}です。" for i in range(3)]
+    server.gather = 3
+    server.hang_seconds = 0.5  # "hang": answered normally, late
+    server.inject(EXHAUSTED[judge_env.provider], match=lambda r: texts[0] in r.user)
+    server.inject("hang", times=2, match=lambda r: texts[0] not in r.user)
+    with pytest.raises(QuotaExhaustedError):
+        J.compute(texts, texts, judge_env.ctx(concurrency=3))
+    assert server.max_in_flight == 3 and server.count() == 3
+    assert sum(judge.decompose_calls.values()) == 2
+    cache = AnswerCache()
+    assert len(cache) == 2  # both answers on the wire at the stop
+    cache.close()
+
+    server.gather = 0
+    server.reset()
+    data = J.compute(texts, texts, judge_env.ctx(concurrency=3))
+    assert data.extra["judge_errors"] == 0
+    assert judge.decompose_calls == {t: 1 for t in texts}  # the kept two not asked again
+
+
 def test_a_per_minute_rate_limit_still_backs_off(judge_env):  # noqa: F811
     judge_env.server.retry_delay = 0.01
     judge_env.server.inject("quota", times=2)
@@ -214,11 +241,11 @@ def test_a_quota_stop_exits_11_and_the_rerun_resumes(
     err = capsys.readouterr().err
     assert "quota is used up" in err and QUOTA_WORDS[judge_env.provider][2] in err
     assert server.count(answered=False) <= 2
-    # every answer received is kept (one still on the wire when the stop came may be lost)
+    # every answer received is kept: the calls on the wire when the stop came finished first
     cache = AnswerCache()
     kept = len(cache)
     cache.close()
-    assert answered() - 2 <= kept <= answered() and kept >= 4
+    assert kept == answered() >= 6
 
     server.clear_faults()
     server.reset()

@@ -190,6 +190,9 @@ class Judge:
         self._slots: asyncio.Semaphore | None = None
         self._succeeded = False
         self._fatal: JudgeError | None = None  # or UnsupportedSettingError
+        #: Calls on the wire (sent, their answer not yet stored); set when there is none.
+        self._wire = 0
+        self._wire_idle: asyncio.Event | None = None
         self._prompts = {k: templates.load(k, self.settings.prompts) for k in templates.KINDS}
 
     @property
@@ -210,6 +213,8 @@ class Judge:
                 service_tier=s.service_tier,
             )
         self._slots = asyncio.Semaphore(self.settings.concurrency)
+        self._wire_idle = asyncio.Event()
+        self._wire_idle.set()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -355,34 +360,42 @@ class Judge:
             attempt += 1
             if attempt > 1:
                 self.usage.retries += 1
-            answered = False
-            async with _Slot(self._slots, held=slot_held and attempt == 1):
-                if self._fatal is not None:  # another call already stopped the run
-                    raise self._fatal
-                reply = None
-                start = time.monotonic()
-                try:
+            answered = on_wire = False
+            try:
+                async with _Slot(self._slots, held=slot_held and attempt == 1):
+                    if self._fatal is not None:  # another call already stopped the run
+                        raise self._fatal
+                    self._wire_begin()
+                    on_wire = True
+                    reply = None
+                    start = time.monotonic()
                     try:
-                        reply = await asyncio.wait_for(self.provider.complete(request), s.timeout)
-                    except Exception as exc:
-                        reply = getattr(exc, "reply", None)  # an empty answer's tokens
+                        try:
+                            reply = await asyncio.wait_for(
+                                self.provider.complete(request), s.timeout
+                            )
+                        except Exception as exc:
+                            reply = getattr(exc, "reply", None)  # an empty answer's tokens
+                            raise
+                        finally:
+                            self.usage.add(reply, latency=time.monotonic() - start)
+                        raw = reply.text
+                        if reply.cut:  # before parsing: a cut answer that parses is still cut
+                            raise AnswerCut(self._token_limit(request))
+                        # JSON types, as a cached answer comes back
+                        value = json.loads(json.dumps(parser(reply.text), ensure_ascii=False))
+                    except asyncio.CancelledError:
                         raise
-                    finally:
-                        self.usage.add(reply, latency=time.monotonic() - start)
-                    raw = reply.text
-                    if reply.cut:  # before parsing: a cut answer that parses is still cut
-                        raise AnswerCut(self._token_limit(request))
-                    # JSON types, as a cached answer comes back
-                    value = json.loads(json.dumps(parser(reply.text), ensure_ascii=False))
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - every failure is classified below
-                    action, last, fault = classify(exc, where)
-                else:
-                    self._succeeded = answered = True
-            if answered:  # stored without holding the slot
-                await self._store(kind, key, tag, fields, reply, value)
-                return value, reply.text
+                    except Exception as exc:  # noqa: BLE001 - every failure is classified below
+                        action, last, fault = classify(exc, where)
+                    else:
+                        self._succeeded = answered = True
+                if answered:  # stored without holding the slot
+                    await self._store(kind, key, tag, fields, reply, value)
+                    return value, reply.text
+            finally:
+                if on_wire:  # answered and stored, or failed
+                    self._wire_end()
             if action == "quota":
                 if self._fatal is None:
                     self._fatal = self._quota_error(fault)
@@ -414,6 +427,30 @@ class Judge:
             raw,
             fault.detail if fault else "",
         )
+
+    def _wire_begin(self) -> None:
+        assert self._wire_idle is not None
+        self._wire += 1
+        self._wire_idle.clear()
+
+    def _wire_end(self) -> None:
+        assert self._wire_idle is not None
+        self._wire -= 1
+        if not self._wire:
+            self._wire_idle.set()
+
+    @property
+    def stopped(self) -> bool:
+        """A used-up quota or a fatal service error stopped the run: no call starts any more."""
+        return self._fatal is not None
+
+    async def settle(self) -> None:
+        """Wait until no call is on the wire: each one sent has had its answer (stored in the
+        cache) or its failure. After a stop, before the run's other tasks are cancelled, so
+        that an answer already asked for (and billed) is kept, and no request of this run
+        reaches the service after it has returned."""
+        if self._wire_idle is not None:
+            await self._wire_idle.wait()
 
     def _token_limit(self, request: dict[str, Any]) -> int | None:
         read = getattr(self.provider, "token_limit", None)
@@ -557,7 +594,8 @@ async def judge_items(
 async def gather_items(judge: Judge, items: Sequence[Awaitable[T]], *, desc: str) -> list[T]:
     """Run one coroutine per item at once (the judge's slots bound the calls), results in
     order; a progress bar counts finished items. An exception (a fatal JudgeError) cancels the
-    rest and propagates."""
+    rest and propagates; after a stop (a used-up quota, a fatal service error), once the calls
+    already on the wire have finished and their answers are stored."""
     bar = progress.counter(len(items), desc=desc)
 
     def on_done(_: asyncio.Future) -> None:
@@ -573,6 +611,8 @@ async def gather_items(judge: Judge, items: Sequence[Awaitable[T]], *, desc: str
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:
+        if judge.stopped:  # the calls already on the wire finish first (module docstring)
+            await judge.settle()
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
