@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from views import corpus_stats, example_dialogue
+from views import corpus_key, corpus_stats, example_dialogue
 from views.board import (
     database_key,
     floor_values_of,
@@ -26,13 +26,13 @@ st.markdown(
 )
 
 
-@st.cache_data(show_spinner=False)
-def _stats():
+@st.cache_data(show_spinner=False, max_entries=4)
+def _stats(corpus: str):  # corpus: the cache key (views.corpus_key)
     return corpus_stats()
 
 
-@st.cache_data(show_spinner=False)
-def _example():
+@st.cache_data(show_spinner=False, max_entries=4)
+def _example(corpus: str):
     d = example_dialogue()
     return None if d is None else {**d, "utterances": d["utterances"].to_dict("records")}
 
@@ -49,8 +49,8 @@ def _top(database: str, version: str):
 
 
 with shown_errors(stop=True):
-    stats = _stats()
-    example = _example()
+    stats = _stats(corpus_key())
+    example = _example(corpus_key())
 
 board = None
 with shown_errors():

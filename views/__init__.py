@@ -30,6 +30,15 @@ def corpus_store() -> Any:
     return store.connect()
 
 
+def corpus_key() -> str:
+    """Which corpus the pages show (its folder and its store file): the key of a page's cached
+    corpus data, so that data cached for another corpus (another ``ETC_DATA_DIR`` in this
+    process) is never shown for this one."""
+    from etclib import config
+
+    return f"{config.data_dir().resolve()}|{config.store_path().resolve()}"
+
+
 def corpus_stats() -> dict[str, Any]:
     """``etclib.stats.compute`` on the corpus store."""
     from etclib import stats
