@@ -3,7 +3,7 @@ category classifier reads the transcriptions against the annotators."""
 
 import streamlit as st
 
-from views import cause_layer, charts, corpus_stats, corpus_store
+from views import cause_layer, charts, corpus_key, corpus_stats, corpus_store
 from views import corpus as cq
 from views.dialogue import show_dialogue
 from views.docs import doc_link
@@ -17,18 +17,18 @@ st.caption(
 )
 
 
-@st.cache_data(show_spinner=False)
-def _choices() -> cq.FilterChoices:
+@st.cache_data(show_spinner=False, max_entries=4)
+def _choices(corpus: str) -> cq.FilterChoices:  # corpus: the cache key (views.corpus_key)
     return cq.filter_choices(corpus_store())
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _search(filters, page: int):
+def _search(corpus: str, filters, page: int):
     return cq.search_page(corpus_store(), filters, page)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _dialogue(dialogue_id: int):
+def _dialogue(corpus: str, dialogue_id: int):
     return cq.dialogue_view(corpus_store(), dialogue_id)
 
 
@@ -39,7 +39,7 @@ def _cause_types():
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _search_all(filters):
+def _search_all(corpus: str, filters):
     return cq.search_page(corpus_store(), filters, 1, page_size=20_000)
 
 
@@ -57,19 +57,20 @@ def _cause_sets(dialogue_id: int, targets: tuple):
 
 
 @st.cache_data(show_spinner="Loading the category classifier (trained once, in seconds)…")
-def _classifier():
+def _classifier(corpus: str):
     return cq.classifier_view()
 
 
-@st.cache_data(show_spinner=False)
-def _stats():
+@st.cache_data(show_spinner=False, max_entries=4)
+def _stats(corpus: str):
     con = corpus_store()
     return corpus_stats(), cq.utterance_lengths(con), cq.big_five_scores(con)
 
 
 state = st.session_state
+corpus = corpus_key()
 with shown_errors(stop=True):
-    choices = _choices()
+    choices = _choices(corpus)
 
 view = st.segmented_control(
     "View",
@@ -143,11 +144,12 @@ def browse() -> None:
             filters = cq.make_filters(text, split, role, emotion, categories, agreement, ranges)
             if cause_type:
                 matched = cause_layer.filter_by_keys(
-                    _search_all(filters)[0], cause_layer.keys_of_type(_cause_types(), cause_type)
+                    _search_all(corpus, filters)[0],
+                    cause_layer.keys_of_type(_cause_types(), cause_type),
                 )
                 first, total = matched.iloc[: cq.PAGE_SIZE], len(matched)
             else:
-                first, total = _search(filters, 1)
+                first, total = _search(corpus, filters, 1)
         pages = cq.page_count(total)
         st.markdown(f"**{total:,}** matching utterances")
         page = 1
@@ -159,7 +161,7 @@ def browse() -> None:
         elif cause_type:
             results = matched.iloc[(page - 1) * cq.PAGE_SIZE : page * cq.PAGE_SIZE]
         else:
-            results = _search(filters, page)[0]
+            results = _search(corpus, filters, page)[0]
         if total:
             st.caption("Select a row (the box at its left) to open its dialogue below.")
             table_key = f"corpus_results_{results_key}_{page}"
@@ -209,7 +211,7 @@ def browse() -> None:
         dialogue_id = int(results["dialogue_id"].iloc[0])
         st.caption("The first result's dialogue. Select a row above to open another.")
     if dialogue_id is not None:
-        view = _dialogue(int(dialogue_id))
+        view = _dialogue(corpus, int(dialogue_id))
         if view is None:
             st.warning(f"There is no dialogue {int(dialogue_id)} in the public corpus.")
         else:
@@ -256,7 +258,7 @@ def browse() -> None:
 
 if view == "Category classifier":
     with shown_errors(stop=True):
-        clf = _classifier()
+        clf = _classifier(corpus)
     st.subheader("The category classifier against the annotators")
     st.caption(
         "The transcription classifier of the `category` metric (TF-IDF of MeCab tokens + "
@@ -317,7 +319,7 @@ if view == "Category classifier":
     )
 elif view == "Statistics":
     with shown_errors(stop=True):
-        stats, lengths, big_five = _stats()
+        stats, lengths, big_five = _stats(corpus)
     m = st.columns(4)
     m[0].metric("Mean utterance length", f"{stats['utterance_chars']['all']:.1f} chars")
     m[1].metric("Mean transcription length", f"{stats['transcription_chars']['all']:.1f} chars")
