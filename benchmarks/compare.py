@@ -37,7 +37,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.site import cpu_seconds, load, server_pid  # noqa: E402
+from benchmarks.site import (  # noqa: E402
+    COMPARE_READY,
+    comparison_by_link,
+    cpu_seconds,
+    load,
+    server_pid,
+)
 from tests.serve import chromium, running_site, wait_rendered  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,10 +89,7 @@ print(json.dumps({"metrics": len(c.metrics), "first": first, "first_cpu": first_
 """
 
 
-READY = ("95% interval", "of 1,010 items")
-
-
-def render(context, url: str, ready: tuple[str, ...] = READY, pid: int | None = None):
+def render(context, url: str, ready: tuple[str, ...] = COMPARE_READY, pid: int | None = None):
     """(wall seconds, the server's CPU seconds) of one visit of ``url`` in a new page."""
     page = context.new_page()
     try:
@@ -95,27 +98,6 @@ def render(context, url: str, ready: tuple[str, ...] = READY, pid: int | None = 
         page.goto(url)
         wait_rendered(page, timeout=120)
         for text in ready:
-            page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
-        wait_rendered(page, timeout=120)
-        return time.perf_counter() - start, cpu_seconds(pid) - cpu0
-    finally:
-        page.close()
-
-
-def from_the_board(context, url: str, b: str, pid: int | None = None):
-    """Leaderboard with B chosen (untimed), then click "Compare with the one above" (timed):
-    (wall seconds, the server's CPU seconds)."""
-    page = context.new_page()
-    try:
-        page.goto(f"{url}/leaderboard?submission={b}")
-        wait_rendered(page, timeout=120)
-        link = page.get_by_role("link", name="Compare with the one above")
-        link.wait_for(timeout=120_000)
-        cpu0 = cpu_seconds(pid)
-        start = time.perf_counter()
-        link.click()
-        page.get_by_role("heading", name="Compare two entries").wait_for(timeout=120_000)
-        for text in READY:
             page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
         wait_rendered(page, timeout=120)
         return time.perf_counter() - start, cpu_seconds(pid) - cpu0
@@ -177,7 +159,7 @@ def main() -> int:
             render(context, f"{url}/leaderboard", (), pid)
             target = f"{url}/compare?track=transcription&a={a}&b={b}"
             cold, cold_cpu = render(context, target, pid=pid)
-            warm = [from_the_board(context, url, b, pid) for _ in range(args.runs)]
+            warm = [comparison_by_link(context, url, b, pid) for _ in range(args.runs)]
             direct = [render(context, target, pid=pid) for _ in range(args.runs)]
         median = statistics.median(w for w, _ in warm)
         median_cpu = statistics.median(c for _, c in warm)

@@ -41,12 +41,15 @@ from __future__ import annotations
 import argparse
 import compileall
 import contextlib
+import functools
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -63,32 +66,30 @@ from tests.serve import (  # noqa: E402
 
 QUERIES = ("嬉しい", "相手", "%", "悲しかった", "'; DROP TABLE utterances; --")
 TARGETS = {"cold": 2.0, "warm": 0.5, "search": 0.5, "board_first": 2.0, "board_switch": 0.5}
-#: Views of a page reached through its query parameters: name -> URL path and query, with
-#: ``{a}`` and ``{b}`` the two seeded transcription entries.
-VIEWS = {
-    "compare (a, b)": "compare?track=transcription&a={a}&b={b}",
-    "leaderboard ERC": "leaderboard?track=erc",
-}
 #: What shows that the comparison is drawn (its metric table's caption, its item count).
 COMPARE_READY = ("95% interval", "of 1,010 items")
 
 
-def _comparison_by_link(context, url: str, lower: str) -> float:
-    """The Leaderboard with the lower of the two entries chosen (untimed), then a click on
-    "Compare with the one above" until the comparison is drawn: seconds."""
+def comparison_by_link(
+    context, url: str, lower: str, pid: int | None = None
+) -> tuple[float, float]:
+    """The Leaderboard with the lower of two entries chosen (untimed), then a click on "Compare
+    with the one above" until the comparison is drawn: (wall seconds, the server's CPU seconds).
+    Also benchmarks/compare.py's warm figure."""
     page = context.new_page()
     try:
         page.goto(f"{url}/{PAGE_PATHS['leaderboard']}?submission={lower}")
         wait_rendered(page, timeout=120)
         link = page.get_by_role("link", name="Compare with the one above")
         link.wait_for(timeout=120_000)
+        cpu0 = cpu_seconds(pid)
         t0 = time.perf_counter()
         link.click()
         page.get_by_role("heading", name="Compare two entries").wait_for(timeout=120_000)
         for text in COMPARE_READY:
             page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
         wait_rendered(page, timeout=120)
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, cpu_seconds(pid) - cpu0
     finally:
         page.close()
 
@@ -107,6 +108,21 @@ def _erc_by_track_control(context, url: str) -> float:
         return time.perf_counter() - t0
     finally:
         page.close()
+
+
+#: Views of a page reached through its query parameters: name -> (URL path and query, how a
+#: visitor reaches the view within a session, timed: ``reach(context, url, a, b)`` -> seconds),
+#: with ``a`` and ``b`` the two seeded transcription entries (``b`` ranked below ``a``).
+VIEWS = {
+    "compare (a, b)": (
+        "compare?track=transcription&a={a}&b={b}",
+        lambda context, url, a, b: comparison_by_link(context, url, b)[0],
+    ),
+    "leaderboard ERC": (
+        "leaderboard?track=erc",
+        lambda context, url, a, b: _erc_by_track_control(context, url),
+    ),
+}
 
 
 def load() -> str:
@@ -315,7 +331,11 @@ def verdict(seconds: float, target: float) -> str:
 
 
 def measure(
-    url: str, runs: int, pages: list[str], entries: int = 0, views: dict[str, str] | None = None
+    url: str,
+    runs: int,
+    pages: list[str],
+    entries: int = 0,
+    views: dict[str, tuple[str, Callable[[Any, str], float]]] | None = None,
 ) -> int:
     """``pages``: name -> URL path (and query); those in :data:`PAGE_PATHS` are also timed
     warm through the sidebar, the views of :data:`VIEWS` by their link or control."""
@@ -343,7 +363,10 @@ def measure(
                 f"{switch:.2f} s ({verdict(switch, TARGETS['board_switch'] + 1e-9)}); "
                 f"server CPU {first_cpu:.2f} s and {switch_cpu:.2f} s\n"
             )
-        paths = {**{name: PAGE_PATHS[name] for name in pages}, **views}
+        paths = {
+            **{name: PAGE_PATHS[name] for name in pages},
+            **{name: path for name, (path, _) in views.items()},
+        }
         loads = [load()]
         for name, path in paths.items():
             cpu0 = cpu_seconds(pid)
@@ -355,14 +378,8 @@ def measure(
         for _ in range(runs):
             for name, path in paths.items():
                 reload[name].append(render_time(context, f"{url}/{path}"))
-        lower = views.get("compare (a, b)", "").rsplit("&b=", 1)[-1]
-        for name in views:
-            warm[name] = [
-                _comparison_by_link(context, url, lower)
-                if name == "compare (a, b)"
-                else _erc_by_track_control(context, url)
-                for _ in range(runs)
-            ]
+        for name, (_, reach) in views.items():
+            warm[name] = [reach(context, url) for _ in range(runs)]
         loads.append(load())
         searches = search_times(context, url)
     print(
@@ -429,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in PAGE_PATHS
         if p != "judge_vs_human" or (root / "site_pages/judge_vs_human.py").is_file()
     ]
-    views: dict[str, str] = {}
+    views: dict[str, tuple[str, Callable[[Any, str], float]]] = {}
     with contextlib.ExitStack() as stack:
         url = args.url
         if not url:
@@ -439,7 +456,10 @@ def main(argv: list[str] | None = None) -> int:
             # the last of --entries is uploaded through the site; two at least for a comparison:
             # the top two (B, the second, links to the comparison with the one above it)
             a, b, *_ = seed_entries(max(args.entries - 1, 2))
-            views = {name: path.format(a=a, b=b) for name, path in VIEWS.items()}
+            views = {
+                name: (path.format(a=a, b=b), functools.partial(reach, a=a, b=b))
+                for name, (path, reach) in VIEWS.items()
+            }
             url = stack.enter_context(running_site(env, log=tmp / "server.log"))
         else:
             print("(a running site: the views of VIEWS need its entries' ids; not timed)")

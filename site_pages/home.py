@@ -49,8 +49,9 @@ def _top(database: str, version: str):
 
 
 with shown_errors(stop=True):
-    stats = _stats(corpus_key())
-    example = _example(corpus_key())
+    corpus = corpus_key()
+    stats = _stats(corpus)
+    example = _example(corpus)
 
 board = None
 with shown_errors():

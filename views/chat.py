@@ -45,6 +45,7 @@ from etclib.errors import BackendError, ConfigError, EtcError
 from etclib.task import Item, chat_item, choose_shots, dialogue_items
 from views.chat_categories import (  # noqa: F401 - the chat page's names, importable from here
     LABEL_SET_NOTE,
+    backend_failure,
     categories_text,
     conversation_categories,
     erc_backend_name,
@@ -518,18 +519,8 @@ def stream_prediction(
     except EtcError:
         raise
     except Exception as exc:  # noqa: BLE001 - a backend's own failure, reported to the visitor
-        # Its text may hold a provider's answer, an endpoint or a key: logged redacted, and the
-        # visitor gets our words and the reference (etclib.errors.ServiceError's rule).
-        import uuid
-
-        from etclib.redact import redact
-
-        ref = uuid.uuid4().hex[:10]
-        _log.error("chat backend failed (ref %s): %s", ref, redact(f"{type(exc).__name__}: {exc}"))
-        raise BackendError(
-            f"The {getattr(backend, 'name', 'model')} backend failed ({exc.__class__.__name__}); "
-            f"the operator has been told (ref {ref})."
-        ) from None
+        what = f"The {getattr(backend, 'name', 'model')} backend"
+        raise backend_failure(exc, what, "chat backend", _log) from None
 
 
 def visitor_failure(exc: Any, backend: Any, picked: Choice | None) -> BackendError:

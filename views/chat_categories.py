@@ -76,22 +76,31 @@ def conversation_categories(backend: Any, lines: Sequence[tuple[str, str]]) -> L
 
 def _guarded(call: Any) -> Any:
     """``call()``; a failure other than ``EtcError`` becomes a ``BackendError`` with a
-    reference, as in :func:`stream_prediction`."""
+    reference (:func:`backend_failure`), as in ``views.chat.stream_prediction``."""
     try:
         return call()
     except EtcError:
         raise
     except Exception as exc:  # noqa: BLE001 - a backend's own failure, reported to the visitor
-        import uuid
+        raise backend_failure(exc, "The emotion-category model", "chat ERC backend") from None
 
-        from etclib.redact import redact
 
-        ref = uuid.uuid4().hex[:10]
-        _log.error("chat ERC backend failed (ref %s): %s", ref, redact(f"{exc!r}"))
-        raise BackendError(
-            f"The emotion-category model failed ({exc.__class__.__name__}); the operator has "
-            f"been told (ref {ref})."
-        ) from None
+def backend_failure(
+    exc: Exception, what: str, logged_as: str, log: logging.Logger = _log
+) -> BackendError:
+    """The visitor's error for a backend's own failure ``exc`` (not an ``EtcError``): ``what``
+    failed, with the exception's class and a reference; its text, which may hold a provider's
+    answer, an endpoint or a key, goes redacted to the operator's log (``log``) under that
+    reference (etclib.errors.ServiceError's rule)."""
+    import uuid
+
+    from etclib.redact import redact
+
+    ref = uuid.uuid4().hex[:10]
+    log.error("%s failed (ref %s): %s", logged_as, ref, redact(f"{type(exc).__name__}: {exc}"))
+    return BackendError(
+        f"{what} failed ({exc.__class__.__name__}); the operator has been told (ref {ref})."
+    )
 
 
 def categories_text(labels: Sequence[str]) -> str:

@@ -28,6 +28,8 @@ class Dialect:
     #: Appended to a SELECT whose rows decide a write (row locks), and its skip-locked form.
     for_update = ""
     skip_locked = ""
+    #: The statement that opens a :meth:`transaction`.
+    begin = "BEGIN"
 
     # --- schema -------------------------------------------------------------------------------
 
@@ -48,7 +50,7 @@ class Dialect:
     def transaction(self, con: Any) -> Iterator[None]:
         """All statements of the block on ``con``, or none of them; a writer that reads
         before it writes holds its :meth:`serialize` lock until the block ends."""
-        con.execute("BEGIN")
+        con.execute(self.begin)
         try:
             yield
         except BaseException:

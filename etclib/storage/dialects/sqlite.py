@@ -19,7 +19,6 @@ import contextlib
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -159,6 +158,8 @@ class SQLite(Dialect):
     name = "sqlite"
     schemes = ("sqlite:///",)
     shared = True
+    # the write lock from the start: a read-then-write step runs one writer at a time
+    begin = "BEGIN IMMEDIATE"
 
     def ddl(self, sql: str) -> list[str]:
         m = re.match(r"\s*CREATE SEQUENCE (\w+) START (\d+)\s*$", sql)
@@ -176,19 +177,10 @@ class SQLite(Dialect):
         if not cur.raw.in_transaction:
             cur.execute("BEGIN IMMEDIATE")
 
-    @contextlib.contextmanager
-    def transaction(self, con: Any) -> Iterator[None]:
+    def transaction(self, con: Any) -> contextlib.AbstractContextManager[None]:
         if con.raw.in_transaction:  # inside a transaction already (serialize): part of it
-            yield
-            return
-        # the write lock from the start: a read-then-write step runs one writer at a time
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("COMMIT")
+            return contextlib.nullcontext()
+        return super().transaction(con)
 
     def has_table(self, cur: Any, table: str) -> bool:
         got = cur.execute(
