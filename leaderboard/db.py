@@ -59,6 +59,8 @@ ENGINES = {
 }
 #: Longest wait before a crashed job is tried again.
 MAX_BACKOFF_SECONDS = 600
+#: Seconds a closing store waits for a lease renewal in progress (SQLite's busy timeout is 30 s).
+HEARTBEAT_JOIN_S = 40.0
 
 
 def backoff(crashes: int) -> timedelta:
@@ -215,9 +217,21 @@ class Database:
             self.jobs_changed.notify_all()
 
     def _stop_work(self) -> None:
-        """Stop this process's workers and put its running jobs back in the queue."""
+        """Stop this process's workers and its lease heartbeat, and put its running jobs back
+        in the queue.
+
+        The heartbeat is waited for: a renewal in progress ends (at most the store's busy
+        timeout) before the caller closes the connections, since closing a SQLite connection
+        that another thread is using crashes the process (the sqlite3 module frees the
+        statement under that thread's feet)."""
         for pool in list(self.pools):
             pool.stop()
+        self._stopping.set()
+        beat = self._heartbeat
+        if beat is not None and beat is not threading.current_thread():
+            beat.join(HEARTBEAT_JOIN_S)
+            if beat.is_alive():
+                log.warning("the lease heartbeat did not stop within %s s", HEARTBEAT_JOIN_S)
         with contextlib.suppress(Exception):
             self._requeue_own_jobs()
 

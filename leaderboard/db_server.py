@@ -173,7 +173,6 @@ class ServerDatabase(Database):
         if self.closed:
             return
         self._stop_work()
-        self._stopping.set()
         self.closed = True
         self._pool.close()
         self._unregister(self.url)

@@ -188,17 +188,20 @@ class SQLiteDatabase(Database):
     def _close_connections(self) -> None:
         with self._connections_lock:
             cons, self._connections = list(self._connections), weakref.WeakSet()
-        watch = getattr(self, "_watch", None)
-        for con in [*cons, *([watch] if watch is not None else [])]:
+        for con in cons:
             with contextlib.suppress(Exception):
                 con.close()
+        with self._watch_lock:  # not under a _changed_elsewhere() of another thread
+            watch = getattr(self, "_watch", None)
+            if watch is not None:
+                with contextlib.suppress(Exception):
+                    watch.close()
 
     def close(self) -> None:
         """Stop this process's workers, put its running jobs back, close its connections."""
         if self.closed:
             return
         self._stop_work()
-        self._stopping.set()
         self.closed = True
         self._close_connections()
         self._unregister(str(self.path.resolve()))

@@ -161,6 +161,77 @@ def test_a_running_workers_heartbeat_keeps_its_lease(board, monkeypatch):
     assert q("SELECT status FROM jobs") == [("done",)]
 
 
+def _blocked_in(thread: threading.Thread, function: str, gave_up: threading.Event) -> bool:
+    """Whether ``thread`` comes to wait in ``function`` (True) or gets past the point the test
+    watches (``gave_up`` set, or the thread ended: False): read from the thread's own stack."""
+    import time
+
+    deadline = time.monotonic() + 60  # only a hang fails on this clock
+    while time.monotonic() < deadline:
+        if gave_up.is_set() or not thread.is_alive():
+            return False
+        frame = sys._current_frames().get(thread.ident)
+        names = set()
+        while frame is not None:
+            names.add(frame.f_code.co_name)
+            frame = frame.f_back
+        if function in names and "join" in names:
+            return True
+        time.sleep(0.01)
+    raise AssertionError(f"{thread.name} neither waited in {function} nor went on")
+
+
+def test_closing_the_board_waits_for_a_lease_renewal_in_progress(board, monkeypatch):
+    """A board closed while its heartbeat thread renews the leases waits for that renewal
+    before its connections are closed (closing a SQLite connection that another thread was
+    using crashed a test worker: a segmentation fault in the sqlite3 module): the renewal in
+    progress completes, and only then are the process's jobs put back and the connections
+    closed."""
+    monkeypatch.setenv("ETC_LB_LEASE_SECONDS", "1")
+    lb.submit(variant(board, 0), {**META, "contact": "a@x.org"})
+    db = open_db()
+    engine = type(db)
+    beat, requeue = engine.beat, engine._requeue_own_jobs
+    inside, release, requeued = threading.Event(), threading.Event(), threading.Event()
+    outcome: list[object] = []
+
+    def held_beat(self) -> int:
+        if inside.is_set():
+            return beat(self)
+        inside.set()  # the renewal has begun; it goes on when the test says
+        release.wait(timeout=60)
+        try:
+            outcome.append(beat(self))
+        except Exception as exc:  # noqa: BLE001 - recorded for the assertion
+            outcome.append(exc)
+            raise
+        return outcome[-1]
+
+    def observed_requeue(self) -> None:
+        requeued.set()
+        requeue(self)
+
+    monkeypatch.setattr(engine, "beat", held_beat)
+    monkeypatch.setattr(engine, "_requeue_own_jobs", observed_requeue)
+    job = queue.claim(db, worker.worker_name())  # starts the heartbeat thread
+    assert job is not None
+    assert inside.wait(timeout=60)
+    closer = threading.Thread(target=db.close, name="closer")
+    closer.start()
+    try:
+        assert _blocked_in(closer, "_stop_work", requeued), (
+            "close() went on to put the jobs back and close the connections while the "
+            "heartbeat was inside a renewal"
+        )
+    finally:
+        release.set()
+        closer.join(timeout=60)
+    assert not closer.is_alive()
+    assert outcome == [1]  # the renewal completed on an open connection
+    assert requeued.is_set() and db.closed
+    assert q("SELECT status FROM jobs") == [("queued",)]  # put back by the clean close
+
+
 def test_a_late_result_of_a_reclaimed_job_is_stored_once(board, monkeypatch):
     """A worker that was slow, not dead: its job was claimed again, both finish; the result
     is stored once and the second is dropped."""
