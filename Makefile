@@ -88,35 +88,22 @@ chromium:
 postgres:
 	@$(MAKE) --no-print-directory system-packages CHROMIUM=0
 
-# The tests run in two passes: most of them on TEST_JOBS pytest-xdist workers (one per core by
-# default; each module's tests on one worker, so that its served site or trained model is set up
-# once; --dist loadgroup would be finer but does not group on pytest 9.2, xdist issue 1386), then
-# the `serial` ones alone (they bound a wall-clock time, compare throughputs or SIGKILL workers;
-# tests/conftest.py lists them). Either pass failing fails the target. TEST_JOBS=0: no workers.
+# The tests run on TEST_JOBS pytest-xdist workers (one per core by default; each module's tests
+# on one worker, so that its served site or trained model is set up once; --dist loadgroup would
+# be finer but does not group on pytest 9.2, xdist issue 1386; tests/conftest.py hands out the
+# longest modules first). TEST_JOBS=0: no workers. No test needs the machine to itself: the
+# fault tests kill at named fault points and age leases instead of waiting for them, and no
+# test bounds a wall-clock time (benchmarks/ keep the timings).
 TEST_JOBS ?= auto
 PYTEST_PARALLEL = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
-# The serial pass collects only the files that hold serial tests (every file when this fails),
-# asked by the shell when the pass starts (make expands a recipe before its first line runs, and
-# `make test` may create the venv in that first line).
-SERIAL_FILES = $$($(BIN)/python -c "from tests.conftest import SERIAL; print(*SERIAL)")
 
 test:
 	@$(MAKE) --no-print-directory -j2 install system-packages
-	@status=0; \
-	echo '$(PYTEST_PARALLEL) -m "not serial"'; \
-	$(PYTEST_PARALLEL) -m "not serial" || status=$$?; \
-	echo '$(BIN)/python -m pytest -m serial $(SERIAL_FILES)'; \
-	$(BIN)/python -m pytest -m serial $(SERIAL_FILES) || status=$$?; \
-	exit $$status
+	$(PYTEST_PARALLEL)
 
-# Everything but the real-browser tests (the same two passes).
+# Everything but the real-browser tests.
 test-fast: install
-	@status=0; \
-	echo '$(PYTEST_PARALLEL) -m "not browser and not serial"'; \
-	$(PYTEST_PARALLEL) -m "not browser and not serial" || status=$$?; \
-	echo '$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES)'; \
-	$(BIN)/python -m pytest -m "serial and not browser" $(SERIAL_FILES) || status=$$?; \
-	exit $$status
+	$(PYTEST_PARALLEL) -m "not browser"
 
 # The unit tier: every test without a tier marker (tests/tiers.py: postgres, corpus, subprocess,
 # browser, slow), from the environment that is there (no install; VENV=... names another), on

@@ -288,48 +288,17 @@ def board_engine(request, monkeypatch):
         lb.close_all()  # before the test's database is dropped
 
 
-# --- the parallel run (`make test`: pytest-xdist, then the serial pass) -------------------------
-
-#: Tests that run alone in `make test`'s second, serial pass (``-m serial``), never beside
-#: another test. A node id names a test with all its parameters. Kept here, in one place,
-#: rather than as marks in each file. The fault tests no longer need it: they kill at named
-#: fault points (leaderboard/faultpoints.py), age leases instead of waiting for them, and
-#: assert counts (calls, in-flight maxima, back-off waits) instead of wall-clock bounds, so
-#: they give the same verdict beside other tests on a loaded machine.
-SERIAL = {
-    # two sites, three workers and a browser on one PostgreSQL, with leases of 3 real seconds
-    # and SIGKILLs at observed moments (benchmarks/scale_out.py's runs): alone, so that its
-    # processes have the cores it was sized for
-    "tests/test_scale_out.py": "*",
-}
+# --- the parallel run (`make test`: pytest-xdist) ---------------------------------------------
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Give each test its tier markers (tests/tiers.py: ``postgres``, ``corpus``, ``subprocess``
-    from what it uses; before ``-m`` deselects), mark the :data:`SERIAL` tests ``serial``, and
-    put the modules that take longest first (their tests' :func:`expected_seconds` summed):
-    `make test` hands whole modules to its workers (``--dist loadfile``, so a module's served
-    site or trained model is set up once), and a long module left for the end would run alone
-    while the other worker idles."""
+    from what it uses; before ``-m`` deselects), and put the modules that take longest first
+    (their tests' :func:`expected_seconds` summed): `make test` hands whole modules to its
+    workers (``--dist loadfile``, so a module's served site or trained model is set up once),
+    and a long module left for the end would run alone while the other worker idles."""
     tiers.mark(items, corpus_present=REAL_CORPUS is not None)
-    seen = {module: set() for module in SERIAL}
-    for item in items:
-        module, _, rest = item.nodeid.partition("::")
-        names = SERIAL.get(module)
-        function = rest.split("[", 1)[0]
-        if names is not None and (names == "*" or function in names):
-            item.add_marker(pytest.mark.serial)
-            seen[module].add(function)
-    collected = {item.nodeid.split("::", 1)[0] for item in items}
-    whole = not any("::" in arg for arg in config.args)
-    for module, names in SERIAL.items():
-        stale = [] if names == "*" else sorted(set(names) - seen[module])
-        if whole and module in collected and stale:
-            raise pytest.UsageError(
-                f"tests/conftest.py SERIAL names tests that {module} no longer has: {stale}; "
-                "update the list."
-            )
 
     cost: dict[str, float] = {}
     for item in items:

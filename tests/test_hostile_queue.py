@@ -15,8 +15,6 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -38,6 +36,7 @@ from tests.hostile_board import (  # noqa: F401 - fixtures, found by name
     submit_many,
     tiny_fixture,
 )
+from tests.worker_runs import run_worker
 
 DEAD = "pid 999999 gone 0000"
 
@@ -267,23 +266,20 @@ def test_submissions_survive_sigkills_of_the_worker(
     # kills in a row, and the poison-job rule (fail after ETC_LB_MAX_ATTEMPTS solo crashes,
     # tested on its own) would fail it. Here nothing may be lost, so no cap.
     env["ETC_LB_MAX_ATTEMPTS"] = "1000"
-    cmd = [sys.executable, "-m", "leaderboard", "worker", "--once", "--timeout", "120"]
+    args = ["--once", "--timeout", "120"]  # each run its own process (tests/worker_runs.py)
     kills = 0
     for point in schedule:
-        proc = subprocess.run(
-            cmd, env={**env, faultpoints.ENV: point}, cwd=REPO, capture_output=True, text=True,
-            timeout=150,
-        )  # fmt: skip
-        assert proc.returncode == -signal.SIGKILL, (point, proc.stdout + proc.stderr)
-        assert f"faultpoint {point}" in proc.stderr, proc.stderr
+        proc = run_worker(args, {**env, faultpoints.ENV: point}, REPO, timeout=150)
+        assert proc.returncode == -signal.SIGKILL, (point, proc.output)
+        assert f"faultpoint {point}" in proc.output, proc.output
         kills += 1
         age_leases(targets["killed"])  # the dead worker's jobs are claimed again at once
-    done = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=150)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_worker(args, env, REPO, timeout=150)
+    assert done.returncode == 0, done.output
     assert kills == kills_wanted
     env_calm = _env(tiny_corpus, ETC_LEADERBOARD_DB=targets["calm"])
-    calm = subprocess.run(cmd, env=env_calm, cwd=REPO, capture_output=True, text=True, timeout=150)
-    assert calm.returncode == 0, calm.stdout + calm.stderr
+    calm = run_worker(args, env_calm, REPO, timeout=150)
+    assert calm.returncode == 0, calm.output
     killed_scores, killed_status = _scores(targets["killed"])
     calm_scores, calm_status = _scores(targets["calm"])
     assert set(killed_status.values()) == {"scored"}, killed_status
