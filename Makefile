@@ -54,7 +54,7 @@ prepare: install
 	$(BIN)/python -m leaderboard seed-baselines
 
 run: prepare
-	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT) --server.headless true
+	$(BIN)/python serve.py --server.port $(PORT) --server.headless true
 
 # Debian's packages for the tests, each installed when missing and permitted (root or
 # passwordless sudo), all in one apt-get call; otherwise the tests that need one skip with the

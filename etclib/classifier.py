@@ -52,15 +52,23 @@ THRESHOLDS = tuple(round(0.30 + 0.05 * i, 2) for i in range(9))  # 0.30 .. 0.70
 MODELLED = tuple(c for c in CATEGORIES if c != "neutral")
 
 
+MISSING_SKLEARN = "The category classifier needs scikit-learn: pip install 'scikit-learn>=1.5'."
+
+
+def sklearn_missing() -> str | None:
+    """Why the classifier cannot run here (scikit-learn is not installed), else None: found
+    without importing scikit-learn, which takes about a second (with SciPy), so that a page
+    that only lists the backends does not pay it."""
+    import importlib.util
+
+    return MISSING_SKLEARN if importlib.util.find_spec("sklearn") is None else None
+
+
 def _sklearn():
     try:
-        import sklearn  # noqa: F401
+        import sklearn
     except ImportError:
-        raise DependencyError(
-            "The category classifier needs scikit-learn: pip install 'scikit-learn>=1.5'."
-        ) from None
-    import sklearn
-
+        raise DependencyError(MISSING_SKLEARN) from None
     return sklearn
 
 

@@ -123,8 +123,8 @@ if tab_counts.open:
         tables = dict(_tables(database_key(), version, a, b, key)[1])
         with shown_errors("The cause types cannot be read: "):
             tables["cause type"] = _cause_types(database_key(), version, a, b, key)
-        for col, (name, table) in zip(st.columns(len(tables)), tables.items()):
-            col.dataframe(table, hide_index=True, width="stretch", key=f"cmp_wtl_{name}")
+        for col, table in zip(st.columns(len(tables)), tables.values()):
+            col.table(table, hide_index=True)  # a few rows: static tables draw faster
         st.caption(
             "Cause type of each item ("
             + doc_link("causes.md", "what a cause type is")
@@ -172,7 +172,7 @@ if len(shown):
     )
     st.text("\n".join(cv.context_lines(c, i)))
     row = c.per_item()[i]
-    st.dataframe(
+    st.table(
         {
             "": ["reference", "A", "B"],
             "text": [
@@ -182,8 +182,6 @@ if len(shown):
             ],
         },
         hide_index=True,
-        width="stretch",
-        key="cmp_item_texts",
     )
     units = cv.judge_units(c, i)
     if units:

@@ -135,7 +135,8 @@ def running_site(
     timeout: float = 90.0,
     address: str = "127.0.0.1",
 ) -> Iterator[str]:
-    """Run ``streamlit run streamlit_app.py`` on 127.0.0.1 (headless) and yield its URL.
+    """Serve the site as ``make run`` does (``serve.py``: ``streamlit run streamlit_app.py``) on
+    127.0.0.1 (headless) and yield its URL.
 
     ``env`` is added to this process's environment; ``log`` receives the server's output
     (discarded by default); ``address``: where it listens (``"::"``, Streamlit's default, also
@@ -144,11 +145,9 @@ def running_site(
     """
     port = port or free_port()
     url = f"http://127.0.0.1:{port}"
-    streamlit = Path(sys.executable).with_name("streamlit")
     cmd = [
-        str(streamlit) if streamlit.exists() else shutil.which("streamlit") or "streamlit",
-        "run",
-        "streamlit_app.py",
+        sys.executable,
+        "serve.py",  # `streamlit run streamlit_app.py`, the site's modules imported first
         "--server.port",
         str(port),
         "--server.address",

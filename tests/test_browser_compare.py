@@ -159,7 +159,7 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     # a click on a row of the item table shows that item's dialogue (every difference is
     # -100 here, so the table keeps the items' order)
     its = items(load_corpus(corpus), "test")
-    grid = page.get_by_test_id("stDataFrame").nth(-2)  # the item table; the last: the texts
+    grid = page.get_by_test_id("stDataFrame").last  # the item table (the texts: a static table)
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     row = 2

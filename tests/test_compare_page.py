@@ -73,8 +73,8 @@ def page(a: str | None, b: str | None) -> AppTest:
 
 
 def table(at: AppTest, *columns: str):
-    """The first table shown with all these columns (read-only tables carry no key)."""
-    for d in at.dataframe:
+    """The first table shown with all these columns (data grids, then static tables)."""
+    for d in [*at.dataframe, *at.table]:
         frame = d.value
         if all(c in frame.columns for c in columns):
             return frame

@@ -192,3 +192,36 @@ def test_leaderboard_page_shows_like_for_like_and_na_breakdowns(corpus):
     assert by_category.loc["neutral", joy] == "n/a"
     assert by_category.loc["joy", joy] == "0.00"
     assert any("left out of the subset's macro-F1" in c.value for c in at.caption)
+
+
+def test_the_chat_names_its_category_model_without_importing_scikit_learn(tmp_path):
+    """Listing the category backend (its availability) does not import scikit-learn: about a
+    second of the Chat page's first render went to that import (with SciPy) before any
+    category was asked for."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from views import chat_categories as c; label = c.erc_label(); "
+        "print(c.erc_status().usable, 'sklearn' in sys.modules, label.split(':')[0])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["True", "False", "tfidf"]
+
+
+def test_the_category_backend_is_unusable_without_scikit_learn(monkeypatch):
+    import importlib.util
+
+    from etclib import classifier
+    from etclib.backends import backend_status
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "sklearn" else find_spec(name, *a),
+    )
+    status = backend_status("tfidf", "erc")
+    assert not status.usable and status.reason == classifier.MISSING_SKLEARN

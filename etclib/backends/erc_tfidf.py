@@ -30,10 +30,9 @@ class TfidfBackend(CategoryBackend):
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
-        try:
-            classifier._sklearn()
-        except Exception as exc:  # noqa: BLE001 - reported, never raised
-            return False, str(exc)
+        missing = classifier.sklearn_missing()
+        if missing:
+            return False, missing
         return corpus_availability()
 
     def predict(

@@ -1,0 +1,33 @@
+"""serve.py, the site's launcher: Streamlit's `streamlit run streamlit_app.py` with the app's
+modules imported first (the browser tests and benchmarks/site.py serve the site through it)."""
+
+from __future__ import annotations
+
+import sys
+
+import serve
+
+
+def test_the_launcher_imports_what_the_app_imports_then_runs_streamlit(monkeypatch):
+    names = serve.app_imports()
+    assert names[:2] == ["pathlib", "streamlit"]  # streamlit_app.py's own order
+    assert {"leaderboard", "views.board", "views.navigation"} <= set(names)
+    order = []
+    real_import = serve.importlib.import_module
+
+    def recorded(name, package=None):
+        if package is None:
+            order.append(name)
+        return real_import(name, package)
+
+    monkeypatch.setattr(serve.importlib, "import_module", recorded)
+    from streamlit.web import cli
+
+    monkeypatch.setattr(cli, "main", lambda args, prog_name: order.append((args, prog_name)))
+    serve.main(["--server.port", "8599"])
+    # every module first (other imports meanwhile aside), then Streamlit's own command line
+    # with the options as given
+    seen = [x for x in order if isinstance(x, tuple) or x in names]
+    seen = [x for i, x in enumerate(seen) if x not in seen[:i]]
+    assert seen == [*names, (["run", str(serve.APP), "--server.port", "8599"], "streamlit")]
+    assert all(name in sys.modules for name in names)
