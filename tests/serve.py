@@ -267,6 +267,18 @@ def wait_idle(page: Any, timeout: float = 30.0) -> None:
     )
 
 
+def screenshot(page: Any, path: str | os.PathLike, *, full_page: bool = True) -> None:
+    """Save a screenshot of ``page`` (or of an element: ``page`` a locator) once the app's
+    script is idle, with CSS animations and transitions finished at once (Playwright's
+    ``animations="disabled"``) rather than waited out by a fixed pause. The browser tests'
+    screenshots are for a person to look at; no test reads them."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    app = page.page if hasattr(page, "page") else page  # a locator knows its page
+    wait_idle(app, timeout=60)
+    options = {"full_page": full_page} if app is page else {}
+    page.screenshot(path=str(path), animations="disabled", **options)
+
+
 def wait_rendered(page: Any, timeout: float = 30.0) -> None:
     """Wait until Streamlit has drawn a page's title and finished running its script."""
     page.wait_for_selector("h1", timeout=timeout * 1000)

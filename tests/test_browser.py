@@ -84,9 +84,9 @@ def no_exception(page) -> None:
 
 
 def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(400)  # widgets finish drawing (skeletons, transitions)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    from tests.serve import screenshot
+
+    screenshot(page, SHOTS / f"{name}.png")
 
 
 def idle(page) -> None:

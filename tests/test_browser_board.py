@@ -73,9 +73,9 @@ def _open(browser, url: str):
 
 
 def _shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(600)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    from tests.serve import screenshot
+
+    screenshot(page, SHOTS / f"{name}.png")
 
 
 def test_banner_floors_and_baseline_marks(site, browser):

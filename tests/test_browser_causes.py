@@ -81,7 +81,7 @@ def setup(tmp_path_factory, warm_cache):
 
 
 def test_annotator_marks_causes_for_three_items(setup):
-    from tests.serve import chromium, wait_idle, wait_rendered
+    from tests.serve import chromium, screenshot, wait_idle, wait_rendered
 
     url, code, keys, corpus, env, _ = setup
     with chromium(viewport={"width": 1400, "height": 1800}) as context:
@@ -104,9 +104,7 @@ def test_annotator_marks_causes_for_three_items(setup):
                 if item.position > 1:
                     page.get_by_text("[1] A:", exact=False).first.click()
             wait_idle(page, timeout=30)
-            page.wait_for_timeout(400)  # the rerun's elements finish drawing
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / f"causes_{i + 1}.png"), full_page=True)
+            screenshot(page, SHOTS / f"causes_{i + 1}.png")
             page.get_by_role("button", name="Save causes").click()
             page.get_by_text(f"Saved item {key[0]}/{key[1]}/{key[2]}", exact=False).first.wait_for(
                 timeout=30_000
@@ -136,7 +134,7 @@ def _check_highlights(page, url: str, key, marked: tuple[int, ...], i: int) -> N
     """Open ``key``'s dialogue on the corpus page, pick ``key`` as the target and check that
     exactly the utterances at ``marked`` carry a cause badge, and ``key`` the target badge."""
     from etclib.studies import causes
-    from tests.serve import wait_idle, wait_rendered
+    from tests.serve import screenshot, wait_idle, wait_rendered
     from views import cause_layer
 
     page.goto(f"{url}/corpus?corpus_dialogue={key[0]}")
@@ -165,8 +163,7 @@ def _check_highlights(page, url: str, key, marked: tuple[int, ...], i: int) -> N
         page.get_by_text("none in the dialogue", exact=False).first.wait_for(timeout=10_000)
     assert page.locator('[data-testid="stException"]').count() == 0
     messages.nth(pos - 1).scroll_into_view_if_needed()  # the target and the turns before it
-    page.wait_for_timeout(400)
-    page.screenshot(path=str(SHOTS / f"causes_corpus_{i + 1}.png"))
+    screenshot(page, SHOTS / f"causes_corpus_{i + 1}.png", full_page=False)
 
 
 def _grid_rows(table) -> dict[str, dict[str, str]]:
@@ -187,7 +184,7 @@ def test_leaderboard_breaks_a_scored_entry_down_by_cause_type(setup):
 
     from etclib.studies import causes
     from etclib.task import items
-    from tests.serve import chromium, wait_idle, wait_rendered
+    from tests.serve import chromium, screenshot, wait_idle, wait_rendered
 
     url, _, _, corpus, _, sid = setup
     with chromium(viewport={"width": 1400, "height": 2400}) as context:
@@ -234,6 +231,5 @@ def test_leaderboard_breaks_a_scored_entry_down_by_cause_type(setup):
             assert float(rows[kind]["ROUGE-L ↑"]) == pytest.approx(expected, abs=0.01)
             assert 0 <= float(rows[kind]["ROUGE-L ↑"]) <= 100
         assert page.locator('[data-testid="stException"]').count() == 0
-        page.wait_for_timeout(600)
-        expander.screenshot(path=str(SHOTS / "causes_leaderboard_breakdown.png"))
-        page.screenshot(path=str(SHOTS / "causes_leaderboard.png"), full_page=True)
+        screenshot(expander, SHOTS / "causes_leaderboard_breakdown.png")
+        screenshot(page, SHOTS / "causes_leaderboard.png")

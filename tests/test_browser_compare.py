@@ -78,9 +78,9 @@ def browser(site):
 
 
 def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(400)
-    page.screenshot(path=str(SHOTS / f"compare_{name}.png"), full_page=True)
+    from tests.serve import screenshot
+
+    screenshot(page, SHOTS / f"compare_{name}.png")
 
 
 def idle(page) -> None:

@@ -113,7 +113,7 @@ def test_erc_upload_is_scored_and_on_the_categories_board(site, tmp_path):
 
 
 def test_chat_shows_the_erc_baselines_categories(site):
-    from tests.serve import PAGE_PATHS, chromium, wait_idle, wait_rendered
+    from tests.serve import PAGE_PATHS, chromium, screenshot, wait_idle, wait_rendered
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     with chromium(viewport={"width": 1400, "height": 1400}) as context:
@@ -130,8 +130,7 @@ def test_chat_shows_the_erc_baselines_categories(site):
         shown = message.get_by_text("Predicted emotion categories", exact=False).inner_text()
         assert "tfidf" in shown and any(f"{c} (" in shown for c in CATEGORIES), shown
         assert page.locator('[data-testid="stException"]').count() == 0
-        page.wait_for_timeout(400)
-        page.screenshot(path=str(SHOTS / "chat_categories.png"), full_page=True)
+        screenshot(page, SHOTS / "chat_categories.png")
 
         page.get_by_text("Replay a corpus dialogue").click()
         wait_idle(page, timeout=60)
@@ -141,12 +140,11 @@ def test_chat_shows_the_erc_baselines_categories(site):
         message.get_by_text("Predicted emotion categories", exact=False).wait_for(timeout=60_000)
         message.get_by_text("Annotators' aggregated label", exact=False).wait_for(timeout=10_000)
         assert page.locator('[data-testid="stException"]').count() == 0
-        page.wait_for_timeout(400)
-        page.screenshot(path=str(SHOTS / "chat_replay_categories.png"), full_page=True)
+        screenshot(page, SHOTS / "chat_replay_categories.png")
 
 
 def test_corpus_shows_the_category_classifiers_confusion(site):
-    from tests.serve import PAGE_PATHS, chromium, wait_idle, wait_rendered
+    from tests.serve import PAGE_PATHS, chromium, screenshot, wait_idle, wait_rendered
 
     with chromium(viewport={"width": 1400, "height": 1200}) as context:
         page = context.new_page()
@@ -174,6 +172,4 @@ def test_corpus_shows_the_category_classifiers_confusion(site):
         page.get_by_text("Macro-F1 on test").first.wait_for()
         page.get_by_text("multi-label pair counts", exact=False).first.wait_for()
         assert page.locator('[data-testid="stException"]').count() == 0
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.wait_for_timeout(600)
-        page.screenshot(path=str(SHOTS / "corpus_classifier.png"), full_page=True)
+        screenshot(page, SHOTS / "corpus_classifier.png")

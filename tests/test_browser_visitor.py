@@ -84,9 +84,9 @@ def _open(browser, url: str):
 
 
 def _shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(600)
-    page.screenshot(path=str(SHOTS / f"visitor_{name}.png"), full_page=True)
+    from tests.serve import screenshot
+
+    screenshot(page, SHOTS / f"visitor_{name}.png")
 
 
 def _rows(grid, page) -> list[dict[str, str]]:

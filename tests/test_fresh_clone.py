@@ -87,9 +87,9 @@ def _first_grid(page, timeout: float = 60.0) -> list[dict[str, str]]:
 
 
 def _shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(600)  # charts and grids finish drawing
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    from tests.serve import screenshot
+
+    screenshot(page, SHOTS / f"{name}.png")
 
 
 def _stop(proc: subprocess.Popen) -> None:
