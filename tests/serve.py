@@ -267,6 +267,40 @@ def wait_idle(page: Any, timeout: float = 30.0) -> None:
     )
 
 
+#: The rows a data grid (``st.dataframe``, a canvas) has drawn, read from the accessible table it
+#: keeps in the DOM: ``[[header, ...], [cell, ...], ...]``, or null before it drew.
+GRID_ROWS = """(el) => {
+  const table = el.querySelector('table[role="grid"]');
+  if (!table) return null;
+  const cells = (tr) => Array.from(tr.querySelectorAll('th, td')).map((c) => c.textContent);
+  return Array.from(table.querySelectorAll('tr')).map(cells);
+}"""
+#: Resolves after two animation frames (a layout change started before it has been drawn).
+TWO_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+
+def click_grid_row(page: Any, grid: Any, row: int, row_height: int = 35) -> None:
+    """Click the row-marker box (the selection column) of row ``row`` of the data grid
+    ``grid`` (a ``stDataFrame`` locator), once the grid has drawn its rows and stands still:
+    a canvas takes a click at a coordinate, so the click waits for what it aims at (the rows
+    drawn, the grid's box the same over two animation frames) rather than for a fixed pause."""
+    page.wait_for_function(
+        f"(el) => {{ const rows = ({GRID_ROWS})(el); return !!rows && rows.length > 1; }}",
+        arg=grid.element_handle(),
+        timeout=60_000,
+    )
+    grid.scroll_into_view_if_needed()
+    box = None
+    for _ in range(100):  # ends when the box stands still (an event, not a time)
+        before = grid.bounding_box()
+        page.evaluate(TWO_FRAMES)
+        box = grid.bounding_box()
+        if box == before:
+            break
+    header = 35  # Glide's header row
+    page.mouse.click(box["x"] + 18, box["y"] + header + row_height * row + row_height // 2)
+
+
 def screenshot(page: Any, path: str | os.PathLike, *, full_page: bool = True) -> None:
     """Save a screenshot of ``page`` (or of an element: ``page`` a locator) once the app's
     script is idle, with CSS animations and transitions finished at once (Playwright's

@@ -312,6 +312,7 @@ def pick(page, label: str, option: str) -> None:
 
 def test_corpus_result_row_click_opens_that_dialogue(site, page):
     from etclib.corpus import load_corpus
+    from tests.serve import click_grid_row
     from views.corpus import RESULT_ROW_HEIGHT
 
     corpus = load_corpus(REAL_CORPUS)
@@ -330,12 +331,7 @@ def test_corpus_result_row_click_opens_that_dialogue(site, page):
     page.get_by_text(f"{len(rows):,} matching utterances").first.wait_for(timeout=30_000)
     # With nothing selected the view follows the results: the first result's dialogue.
     page.get_by_text(f"Dialogue {rows[0][0]}", exact=False).first.wait_for(timeout=30_000)
-    grid = page.get_by_test_id("stDataFrame").first
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    # Glide's row-marker column (the selection box) at the left; the header is 35 px high.
-    height = RESULT_ROW_HEIGHT
-    page.mouse.click(box["x"] + 18, box["y"] + 35 + height * row + height // 2)
+    click_grid_row(page, page.get_by_test_id("stDataFrame").first, row, RESULT_ROW_HEIGHT)
     page.get_by_text(f"Dialogue {did} ·", exact=False).first.wait_for(timeout=30_000)
     idle(page)
     assert f"corpus_dialogue={did}" in page.url

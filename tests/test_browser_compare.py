@@ -121,7 +121,7 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     from etclib.corpus import load_corpus
     from etclib.task import items
     from leaderboard.compare import compare  # noqa: F401 - the page's own module imports
-    from tests.serve import wait_rendered
+    from tests.serve import click_grid_row, wait_rendered
 
     url, corpus, ids = site
     page = browser.new_page()
@@ -163,11 +163,9 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     # a click on a row of the item table shows that item's dialogue (every difference is
     # -100 here, so the table keeps the items' order)
     its = items(load_corpus(corpus), "test")
-    grid = page.get_by_test_id("stDataFrame").last  # the item table (the texts: a static table)
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
     row = 2
-    page.mouse.click(box["x"] + 18, box["y"] + 35 + 35 * row + 17)
+    # the item table (the last data grid: the texts are a static table)
+    click_grid_row(page, page.get_by_test_id("stDataFrame").last, row)
     idle(page)
     it = its[row]
     title = f"of the selected item (dialogue {it.dialogue_id}, turn {it.turn}, {it.role})"

@@ -21,17 +21,12 @@ import sys
 import pytest
 
 from tests.conftest import REAL_CORPUS, REPO, needs_corpus
+from tests.serve import GRID_ROWS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_corpus]
 
 SHOTS = REPO / "test-output" / "screenshots"
 CONSTANT = "相手の話を聞いて嬉しい気持ちになった。"
-GRID_ROWS = """(el) => {
-  const table = el.querySelector('table[role="grid"]');
-  if (!table) return null;
-  const cells = (tr) => Array.from(tr.querySelectorAll('th, td')).map((c) => c.textContent);
-  return Array.from(table.querySelectorAll('tr')).map(cells);
-}"""
 SEED = """
 import json, leaderboard as lb
 from etclib.corpus import load_corpus

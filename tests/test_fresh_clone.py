@@ -34,20 +34,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REAL_CORPUS, REPO, needs_corpus
+from tests.serve import GRID_ROWS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_corpus]
 
 SHOTS = Path("/tmp/fresh")
 #: `make prepare` (store, seeding and scoring of every baseline) plus Streamlit's start.
 START_TIMEOUT = 240.0
-#: The visible rows of a Streamlit dataframe: Glide draws on a canvas but keeps an accessible
-#: table of the rows on screen, header first.
-GRID_ROWS = """(el) => {
-  const table = el.querySelector('table[role="grid"]');
-  if (!table) return null;
-  const cells = (tr) => Array.from(tr.querySelectorAll('th, td')).map((c) => c.textContent);
-  return Array.from(table.querySelectorAll('tr')).map(cells);
-}"""
 
 
 def _grid(page, heading: str, timeout: float = 60.0) -> list[dict[str, str]]:
