@@ -66,9 +66,8 @@ from tests.serve import (  # noqa: E402
 
 QUERIES = ("嬉しい", "相手", "%", "悲しかった", "'; DROP TABLE utterances; --")
 TARGETS = {"cold": 2.0, "warm": 0.5, "search": 0.5, "board_first": 2.0, "board_switch": 0.5}
-#: What shows that the comparison is drawn: its metric table (a column) and the caption under it
-#: (the item count; the item table itself is drawn when its tab is opened).
-COMPARE_READY = ("95% interval", "1,010 items;")
+#: What shows that the comparison is drawn (its metric table's caption, its item count).
+COMPARE_READY = ("95% interval", "of 1,010 items")
 
 
 def comparison_by_link(

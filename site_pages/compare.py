@@ -114,10 +114,9 @@ keys = cv.item_keys(c)
 if not keys:
     st.stop()
 key = st.selectbox("Per-item score", keys, key="cmp_item_key", format_func=cv.item_key_label)
-# Three views of the per-item scores; only the open one runs and draws (Plotly's script costs a
-# browser about two CPU seconds on a page load: the chart is drawn when its tab is opened; the
-# item table, its filters and an item's details when theirs is).
-tab_counts, tab_chart, tab_items = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun")
+# Two views; only the open one runs and draws (Plotly's script costs a browser about two CPU
+# seconds on a page load: the chart is drawn when its tab is opened).
+tab_counts, tab_chart = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun")
 if tab_counts.open:
     with tab_counts:
         st.markdown(f"**Items where each one wins** (on {cv.item_key_label(key)})")
@@ -135,71 +134,70 @@ if tab_chart.open:
     with tab_chart:
         st.plotly_chart(cv.difference_chart(c, key), key="cmp_chart")
 
-if tab_items.open:
-    with tab_items:
-        f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
-        cats = f1.multiselect("Category", cv.categories(), key="cmp_f_category", placeholder="any")
-        turns = f2.multiselect("Turn", [1, 2, 3, 4, 5], key="cmp_f_turn", placeholder="any")
-        roles = f3.multiselect("Role", cv.roles(), key="cmp_f_role", placeholder="any")
-        order = f4.selectbox("Order", list(cv.ORDERS), key="cmp_f_order")
-        differ = (
-            st.toggle("Only items whose label sets differ", key="cmp_f_differ")
-            if track != "transcription"
-            else False
-        )
-        frame = _tables(database_key(), version, a, b, key)[0]
-        shown = cv.filter_items(
-            frame, categories=cats, turns=turns, roles=roles, order=order, differ_only=differ
-        )
-        st.caption(f"{len(shown):,} of {len(frame):,} items. Select a row to see its dialogue.")
-        event = st.dataframe(
-            shown.drop(columns=["item"]),
-            hide_index=True,
-            width="stretch",
-            key="cmp_items",
-            on_select="rerun",
-            selection_mode="single-row",
-            column_config={
-                "reference": st.column_config.TextColumn(width="medium"),
-                "prediction A": st.column_config.TextColumn(width="medium"),
-                "prediction B": st.column_config.TextColumn(width="medium"),
-            },
-        )
-        picked = event.selection.rows if event is not None else []
-        if len(shown):
-            i = int(shown["item"].iloc[picked[0] if picked and picked[0] < len(shown) else 0])
-            st.markdown(
-                f"**Dialogue context** of the {'selected' if picked else 'first'} item "
-                f"({cv.item_title(c, i)})"
+st.subheader("Items")
+f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
+cats = f1.multiselect("Category", cv.categories(), key="cmp_f_category", placeholder="any")
+turns = f2.multiselect("Turn", [1, 2, 3, 4, 5], key="cmp_f_turn", placeholder="any")
+roles = f3.multiselect("Role", cv.roles(), key="cmp_f_role", placeholder="any")
+order = f4.selectbox("Order", list(cv.ORDERS), key="cmp_f_order")
+differ = (
+    st.toggle("Only items whose label sets differ", key="cmp_f_differ")
+    if track != "transcription"
+    else False
+)
+frame = _tables(database_key(), version, a, b, key)[0]
+shown = cv.filter_items(
+    frame, categories=cats, turns=turns, roles=roles, order=order, differ_only=differ
+)
+st.caption(f"{len(shown):,} of {len(frame):,} items. Select a row to see its dialogue.")
+event = st.dataframe(
+    shown.drop(columns=["item"]),
+    hide_index=True,
+    width="stretch",
+    key="cmp_items",
+    on_select="rerun",
+    selection_mode="single-row",
+    column_config={
+        "reference": st.column_config.TextColumn(width="medium"),
+        "prediction A": st.column_config.TextColumn(width="medium"),
+        "prediction B": st.column_config.TextColumn(width="medium"),
+    },
+)
+picked = event.selection.rows if event is not None else []
+if len(shown):
+    i = int(shown["item"].iloc[picked[0] if picked and picked[0] < len(shown) else 0])
+    st.markdown(
+        f"**Dialogue context** of the {'selected' if picked else 'first'} item "
+        f"({cv.item_title(c, i)})"
+    )
+    st.text("\n".join(cv.context_lines(c, i)))
+    row = c.per_item()[i]
+    st.table(
+        {
+            "": ["reference", "A", "B"],
+            "text": [
+                row["reference"],
+                cv.text_of(row["prediction_a"]),
+                cv.text_of(row["prediction_b"]),
+            ],
+        },
+        hide_index=True,
+    )
+    units = cv.judge_units(c, i)
+    if units:
+        st.markdown("**The judge's units and decisions for this item**")
+        if cv.unexplained(units):
+            st.caption(
+                f"{cv.unexplained(units)} of these decisions were stored without the judge's "
+                "reasoning (scored before the reasons were kept, or the judge gave none): "
+                "they are shown alone."
             )
-            st.text("\n".join(cv.context_lines(c, i)))
-            row = c.per_item()[i]
-            st.table(
-                {
-                    "": ["reference", "A", "B"],
-                    "text": [
-                        row["reference"],
-                        cv.text_of(row["prediction_a"]),
-                        cv.text_of(row["prediction_b"]),
-                    ],
-                },
-                hide_index=True,
-            )
-            units = cv.judge_units(c, i)
-            if units:
-                st.markdown("**The judge's units and decisions for this item**")
-                if cv.unexplained(units):
-                    st.caption(
-                        f"{cv.unexplained(units)} of these decisions were stored without the judge's "
-                        "reasoning (scored before the reasons were kept, or the judge gave none): "
-                        "they are shown alone."
-                    )
-                cols = st.columns(len(units))
-                for col, (title, table) in zip(cols, units.items()):
-                    col.caption(title)
-                    col.text(cv.units_text(table))
-            elif "judge" not in c.modules:
-                st.caption("No judge scores for both entries: no unit-level decisions to show.")
+        cols = st.columns(len(units))
+        for col, (title, table) in zip(cols, units.items()):
+            col.caption(title)
+            col.text(cv.units_text(table))
+    elif "judge" not in c.modules:
+        st.caption("No judge scores for both entries: no unit-level decisions to show.")
 
 st.subheader("Export")
 e1, e2, e3 = st.columns(3)

@@ -147,10 +147,6 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     assert f"A: oracle ({ids['oracle']})" in body
     assert f"B: unrelated ({ids['unrelated']})" in body
 
-    # the item table and the first item's details, in the Items tab (drawn when opened)
-    assert page.get_by_text("Select a row to see its dialogue", exact=False).count() == 0
-    page.get_by_role("tab", name="Items").click()
-    idle(page)
     # the judge's decisions of both entries for the first item
     page.get_by_text("The judge's units and decisions", exact=False).wait_for()
     body = page.locator("body").inner_text()
@@ -185,8 +181,6 @@ def test_from_the_board_to_a_comparison_and_back_by_url(site, browser):
     idle(page)
 
     # the item table filters by category and turn
-    page.get_by_role("tab", name="Items").click()
-    idle(page)
     pick(page, "Category", "sadness")
     page.keyboard.press("Escape")
     pick(page, "Turn", "1")

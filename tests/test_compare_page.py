@@ -23,7 +23,6 @@ from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.judge_responder import sentences
 from tests.fakes.llm_server import FakeLLMServer
 from tests.reasoning_judge import ReasoningJudge, reason, strip_reasons
-from views import compare as cv
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,9 +60,7 @@ def judged_board(tiny_corpus, monkeypatch):
         yield its, ids
 
 
-def page(a: str | None, b: str | None, items: bool = False) -> AppTest:
-    """The comparison of ``a`` and ``b``; ``items``: with its Items tab open (the item table,
-    its filters and the first item's details), as a visitor's click on the tab opens it."""
+def page(a: str | None, b: str | None) -> AppTest:
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90)
     if a:
         at.query_params["a"] = a
@@ -72,32 +69,16 @@ def page(a: str | None, b: str | None, items: bool = False) -> AppTest:
     at.run()
     at.switch_page("site_pages/compare.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    return open_items(at) if items else at
-
-
-def open_items(at: AppTest) -> AppTest:
-    """Open the comparison's Items tab (the item table, its filters, the first item's
-    details), as a visitor's click on it does."""
-    assert table_or_none(at, "prediction A", "turn") is None  # drawn only in its open tab
-    at.session_state["cmp_view"] = cv.VIEWS[2]
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
     return at
 
 
-def table_or_none(at: AppTest, *columns: str):
+def table(at: AppTest, *columns: str):
     """The first table shown with all these columns (data grids, then static tables)."""
     for d in [*at.dataframe, *at.table]:
         frame = d.value
         if all(c in frame.columns for c in columns):
             return frame
-    return None
-
-
-def table(at: AppTest, *columns: str):
-    frame = table_or_none(at, *columns)
-    assert frame is not None, f"no table with columns {columns}"
-    return frame
+    raise AssertionError(f"no table with columns {columns}")
 
 
 def test_the_url_names_the_pair_and_the_numbers_are_leaderboard_compares(judged_board):
@@ -116,7 +97,6 @@ def test_the_url_names_the_pair_and_the_numbers_are_leaderboard_compares(judged_
     assert causes[["B wins", "tie", "A wins"]].to_numpy().sum() == len(its)
     assert set(causes["cause type"]) <= {"inter-personal", "other", "unknown"}
     assert set(causes["cause type"]) & {"inter-personal", "other"}  # the proxy answered
-    open_items(at)
     # the judge's units of both entries and of the reference, for the first item
     shown_text = "\n".join(str(x.value) for x in at.caption)
     assert "A's units" in shown_text and "reference units" in shown_text
@@ -154,7 +134,7 @@ def first_item(at: AppTest, its):
 def test_decisions_stored_without_reasoning_are_shown_alone(judged_board):
     its, (ida, idb) = judged_board
     assert strip_reasons(ida) == len(its)  # A's rows as stored before the reasons were kept
-    at = page(ida, idb, items=True)
+    at = page(ida, idb)
     item = first_item(at, its)
     ref = item.reference.strip()
     shown_units = "\n".join(t.value for t in at.text)
@@ -175,7 +155,7 @@ def test_decisions_stored_without_reasoning_are_shown_alone(judged_board):
 
 def test_items_filter_by_category_and_turn(judged_board):
     its, (ida, idb) = judged_board
-    at = page(ida, idb, items=True)
+    at = page(ida, idb)
     at.multiselect(key="cmp_f_category").set_value(["sadness"]).run()
     at.multiselect(key="cmp_f_turn").set_value([1, 2]).run()
     assert not at.exception
@@ -224,7 +204,7 @@ def test_the_erc_track_gets_the_same_view(tiny_corpus, monkeypatch):
         data = dumps_jsonl(((it.key, labels(it)) for it in its), track="erc").encode("utf-8")
         ids.append(lb.submit(data, {"name": name}).id)
     lb.process_jobs()
-    at = page(*ids, items=True)
+    at = page(*ids)
     assert at.segmented_control(key="cmp_track").value == "erc"
     shown_md = "\n".join(m.value for m in at.markdown)
     assert r"\<img src\=x onerror\=window\.\_\_x\=1\>" in shown_md  # escaped, never HTML

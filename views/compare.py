@@ -28,7 +28,7 @@ ORDERS = {
 VERDICT_MARKS = {A_BETTER: "◀ A better", B_BETTER: "B better ▶"}
 BREAKDOWNS = ("role", "category", "turn")
 #: the page's two views of the per-item differences (tabs)
-VIEWS = ("Where each one wins", "Distribution of the differences", "Items")
+VIEWS = ("Where each one wins", "Distribution of the differences")
 
 
 def _num(v: Any) -> float:
