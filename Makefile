@@ -6,7 +6,7 @@
 # apt-get (system-packages), where -o does not reach: there VENV=/path/to/venv alone skips the
 # install when that venv's .installed is newer than requirements.txt and pyproject.toml.
 # The recipes run this checkout's code, not the code a shared venv's editable install points
-# at: `python -m` and `streamlit run` put this folder first on the import path.
+# at: `python -m` and `python serve.py` put this folder first on the import path.
 
 PYTHON ?= python3
 VENV ?= .venv

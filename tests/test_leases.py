@@ -161,26 +161,6 @@ def test_a_running_workers_heartbeat_keeps_its_lease(board, monkeypatch):
     assert q("SELECT status FROM jobs") == [("done",)]
 
 
-def _blocked_in(thread: threading.Thread, function: str, gave_up: threading.Event) -> bool:
-    """Whether ``thread`` comes to wait in ``function`` (True) or gets past the point the test
-    watches (``gave_up`` set, or the thread ended: False): read from the thread's own stack."""
-    import time
-
-    deadline = time.monotonic() + 60  # only a hang fails on this clock
-    while time.monotonic() < deadline:
-        if gave_up.is_set() or not thread.is_alive():
-            return False
-        frame = sys._current_frames().get(thread.ident)
-        names = set()
-        while frame is not None:
-            names.add(frame.f_code.co_name)
-            frame = frame.f_back
-        if function in names and "join" in names:
-            return True
-        time.sleep(0.01)
-    raise AssertionError(f"{thread.name} neither waited in {function} nor went on")
-
-
 def test_closing_the_board_waits_for_a_lease_renewal_in_progress(board, monkeypatch):
     """A board closed while its heartbeat thread renews the leases waits for that renewal
     before its connections are closed (closing a SQLite connection that another thread was
@@ -207,7 +187,12 @@ def test_closing_the_board_waits_for_a_lease_renewal_in_progress(board, monkeypa
             raise
         return outcome[-1]
 
+    order: list[str] = []  # what close() did first: wait for the heartbeat, or go on
+    progressed = threading.Event()
+
     def observed_requeue(self) -> None:
+        order.append("requeued")
+        progressed.set()
         requeued.set()
         requeue(self)
 
@@ -216,10 +201,20 @@ def test_closing_the_board_waits_for_a_lease_renewal_in_progress(board, monkeypa
     job = queue.claim(db, worker.worker_name())  # starts the heartbeat thread
     assert job is not None
     assert inside.wait(timeout=60)
+    heartbeat = db._heartbeat
+    join = heartbeat.join
+
+    def observed_join(timeout=None):
+        order.append("joined")
+        progressed.set()
+        return join(timeout)
+
+    heartbeat.join = observed_join
     closer = threading.Thread(target=db.close, name="closer")
     closer.start()
     try:
-        assert _blocked_in(closer, "_stop_work", requeued), (
+        assert progressed.wait(timeout=60)
+        assert order[0] == "joined", (
             "close() went on to put the jobs back and close the connections while the "
             "heartbeat was inside a renewal"
         )
