@@ -20,7 +20,7 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
 export ETC_DATA_DIR
 
-.PHONY: install run test test-fast test-unit system-packages chromium postgres lint format prepare benchmarks clean
+.PHONY: install lock run test test-fast test-unit system-packages chromium postgres lint format prepare benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,14 +33,36 @@ $(BIN)/python:
 unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL = $(BIN)/python -m pip install -q --no-compile
 
-$(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
+# requirements.lock (`make lock`, benchmarks/lock.py): every package pinned, in two halves that two
+# pips install side by side (--no-deps: nothing left to resolve between them): a new venv's
+# install on two cores took 17 s so against 32 s for one `pip install -r requirements.txt`, which
+# then runs as before and finds everything there. Where the pins do not fit (another platform,
+# another torch build), the halves fail before installing anything and requirements.txt alone
+# installs. LOCK= (empty) skips the lock.
+LOCK ?= requirements.lock
+
+$(VENV)/.installed: requirements.txt pyproject.toml $(LOCK) | $(BIN)/python
 	$(PIP_INSTALL) --upgrade pip
 	$(if $(TORCH_INDEX),$(PIP_INSTALL) --index-url $(TORCH_INDEX) "$(TORCH_PIN)")
+	@if [ -n "$(LOCK)" ]; then \
+	  sed '/^# second half/q' $(LOCK) > $(VENV)/lock-1.txt; \
+	  sed -n '/^# second half/,$$p' $(LOCK) > $(VENV)/lock-2.txt; \
+	  echo "$(PIP_INSTALL) --no-deps -r $(VENV)/lock-1.txt & (lock-2.txt): $(LOCK), two halves at once"; \
+	  $(PIP_INSTALL) --no-deps -r $(VENV)/lock-1.txt & first=$$!; \
+	  $(PIP_INSTALL) --no-deps -r $(VENV)/lock-2.txt; second=$$?; wait $$first; \
+	  if [ $$? != 0 ] || [ $$second != 0 ]; then \
+	    echo "$(LOCK) does not fit this machine: installing from requirements.txt alone"; fi; \
+	fi
 	$(PIP_INSTALL) -r requirements.txt
 	$(PIP_INSTALL) --no-deps -e .
 	touch $@
 
 install: $(VENV)/.installed
+
+# After a change of requirements.txt: write requirements.lock from this environment (installed
+# from requirements.txt: `make install LOCK=` first). tests/test_lock.py checks that it fits.
+lock: | $(BIN)/python
+	$(BIN)/python benchmarks/lock.py > requirements.lock
 
 # The corpus (downloaded when ETC_DATA_DIR has none), the DuckDB store, and a board that is not
 # empty: the paper's published rows and the computed baselines, seeded idempotently (exit 4: the
