@@ -62,7 +62,7 @@ install: $(VENV)/.installed
 # After a change of requirements.txt: write requirements.lock from this environment (installed
 # from requirements.txt: `make install LOCK=` first). tests/test_lock.py checks that it fits.
 lock: | $(BIN)/python
-	$(BIN)/python benchmarks/lock.py > requirements.lock
+	$(BIN)/python benchmarks/lock.py > requirements.lock.new && mv requirements.lock.new requirements.lock
 
 # The corpus (downloaded when ETC_DATA_DIR has none), the DuckDB store, and a board that is not
 # empty: the paper's published rows and the computed baselines, seeded idempotently (exit 4: the

@@ -363,17 +363,47 @@ def test_leaderboard_empty_database():
     assert not at.get("plotly_chart")
 
 
-@pytest.fixture
-def populated(corpus):
+@pytest.fixture(scope="module")
+def populated_board(tmp_path_factory):
+    """A board with the copy baseline, the reported rows and one scored entry named
+    ``XSS_NAME``, seeded and scored once for this module's tests (about 5 s each time):
+    (its file, the entry's id). Read-only: :func:`populated` copies it."""
     import leaderboard as lb
+    from etclib.corpus import load_corpus
+    from tests.conftest import REAL_CORPUS
 
-    lb.seed_baselines(backends=("copy",))
-    receipt = lb.submit(
-        predictions_file(corpus, tag="。"),
-        {"name": XSS_NAME, "setting": "zero-shot", "saw_test": "no"},
-    )
-    lb.process_jobs()
-    return receipt.id
+    if REAL_CORPUS is None:
+        pytest.skip("real ETC corpus not found: set ETC_DATA_DIR")
+    corpus = load_corpus(REAL_CORPUS)
+    base = tmp_path_factory.mktemp("populated")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ETC_LEADERBOARD_DB", str(base / "leaderboard.sqlite"))
+        mp.setenv("ETC_CACHE_DIR", str(base / "cache"))
+        mp.setenv("ETC_STUDIES_DB", str(base / "studies.sqlite"))
+        try:
+            lb.seed_baselines(backends=("copy",))
+            receipt = lb.submit(
+                predictions_file(corpus, tag="。"),
+                {"name": XSS_NAME, "setting": "zero-shot", "saw_test": "no"},
+            )
+            lb.process_jobs()
+        finally:
+            lb.close_all()
+    return base / "leaderboard.sqlite", receipt.id
+
+
+@pytest.fixture
+def populated(populated_board):
+    """This test's board (ETC_LEADERBOARD_DB) starts as a copy of :func:`populated_board`; the
+    entry's id."""
+    import os
+    from pathlib import Path
+
+    from tests.conftest import copy_board
+
+    board, sid = populated_board
+    copy_board(board, Path(os.environ["ETC_LEADERBOARD_DB"]))
+    return sid
 
 
 def test_leaderboard_populated(populated):
