@@ -213,25 +213,56 @@ def chromium(executable: str | os.PathLike = CHROMIUM, **context_options: Any) -
 
 
 #: Installed in every page of :func:`chromium`: counts the messages the page sends on its
-#: websockets (a widget that reruns the script sends Streamlit's ``rerunScript`` at once).
+#: websockets (a widget that reruns the script sends Streamlit's ``rerunScript`` at once), and the
+#: script runs the server says have finished: a received ``ForwardMsg`` whose top-level field 6
+#: (``script_finished``, a varint) is set, other than 2 (``FINISHED_EARLY_FOR_RERUN``: another run
+#: follows). The app root's ``data-test-script-state`` is not enough: a run that ends within the
+#: tick it started in never shows ``running`` (React batches the two states), and a wait for that
+#: attribute to change then waited out its whole timeout.
 COUNT_SENDS = """(() => {
   const send = WebSocket.prototype.send;
   window.__etcSent = 0;
+  window.__etcFinished = 0;
   WebSocket.prototype.send = function (data) { window.__etcSent += 1; return send.call(this, data); };
+  const finished = (buffer) => {
+    const b = new Uint8Array(buffer);
+    let i = 0;
+    const varint = () => {
+      let value = 0, scale = 1, byte;
+      do { byte = b[i++]; value += (byte & 127) * scale; scale *= 128; } while (byte & 128 && i < b.length);
+      return value;
+    };
+    while (i < b.length) {
+      const key = varint(), field = Math.floor(key / 8), wire = key % 8;
+      if (wire === 0) { const value = varint(); if (field === 6) return value !== 2; }
+      else if (wire === 2) { const length = varint(); i += length; }  // not i += varint()
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return false;
+    }
+    return false;
+  };
+  window.__etcScriptFinished = finished;  // tests/test_browser_helpers.py reads it
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (event) => {
+        if (event.data instanceof ArrayBuffer && finished(event.data)) window.__etcFinished += 1;
+      });
+    }
+  };
 })()"""
-#: Before a click: the sends so far, and a watch on the app root's script state (any change of
-#: it after this point is a rerun, however quickly it ended).
+#: Before a click: the sends and the finished runs so far.
 ARM_RERUN = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  const watch = (window.__etcRerun = {sent: window.__etcSent, ran: false});
-  const obs = new MutationObserver(() => { watch.ran = true; obs.disconnect(); });
-  obs.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  window.__etcRerun = {sent: window.__etcSent, finished: window.__etcFinished};
 }"""
 #: After the click: did the page send anything? Two animation frames let the click's React
 #: updates and effects run (a widget sends its rerun from its own handler, within them).
 SENT_SINCE_ARMED = """() => new Promise((resolve) => requestAnimationFrame(() =>
   requestAnimationFrame(() => resolve(window.__etcSent > window.__etcRerun.sent))))"""
-RERUN_ENDED = """() => window.__etcRerun.ran && document.querySelector('[data-testid="stApp"]')
+RERUN_ENDED = """() => window.__etcFinished > window.__etcRerun.finished &&
+  document.querySelector('[data-testid="stApp"]')
   .getAttribute('data-test-script-state') === 'notRunning'"""
 
 
