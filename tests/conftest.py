@@ -108,22 +108,24 @@ def tiny_corpus(tmp_path) -> Path:
 #: index and the category classifier for both inputs (each keyed by the corpus's hash and its
 #: version, so a copy is what a site that ran before would have left).
 WARM_CACHE_SCRIPT = """
-from etclib import classifier
+from etclib import classifier, store
 from etclib.backends import get_backend
 from etclib.corpus import load_corpus
 corpus = load_corpus()
 get_backend("retrieval", corpus=corpus)
 classifier.cached(corpus, "transcription")
 classifier.cached(corpus, "dialogue")
+store.ensure()
 """
 
 
 @pytest.fixture(scope="session")
 def warm_cache(tmp_path_factory) -> Path:
-    """A cache folder holding the real corpus's retrieval index and category classifiers, built
-    once per run (shared by the xdist workers of one run, under a lock): the browser tests copy it
-    into each served site's own cache (tests/serve.site_env), as a site that had run before would
-    have it, instead of building the same files again for every site. Read-only: copy it."""
+    """A cache folder holding the real corpus's retrieval index and category classifiers, and
+    beside it the corpus store (``warm-cache.duckdb``), built once per run (shared by the xdist
+    workers of one run, under a lock): the browser tests copy them into each served site's own
+    cache and store (tests/serve.copy_warm_cache), as a site that had run before would have them,
+    instead of building the same files again for every site. Read-only: copy it."""
     import fcntl
     import subprocess
     import sys
@@ -143,6 +145,7 @@ def warm_cache(tmp_path_factory) -> Path:
                 **os.environ,
                 "HOME": str(home),
                 "ETC_CACHE_DIR": str(cache),
+                "ETC_STORE_DB": str(cache.with_suffix(".duckdb")),
                 "ETC_DATA_DIR": str(REAL_CORPUS),
                 "ETC_PROGRESS": "0",
                 "HF_HUB_OFFLINE": "1",

@@ -14,7 +14,6 @@ import csv
 import ipaddress
 import json
 import secrets
-import shutil
 
 import pytest
 
@@ -154,7 +153,15 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
     still signed in; the leaderboard shows the account beside the team name."""
     from oidc_provider_mock import User, run_server_in_thread
 
-    from tests.serve import CHROMIUM, chromium, free_port, running_site, wait_idle, wait_rendered
+    from tests.serve import (
+        CHROMIUM,
+        chromium,
+        copy_warm_cache,
+        free_port,
+        running_site,
+        wait_idle,
+        wait_rendered,
+    )
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
@@ -182,7 +189,7 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
             f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n',
             encoding="utf-8",
         )
-        shutil.copytree(warm_cache, tmp_path / "cache", dirs_exist_ok=True)  # index, classifiers
+        copy_warm_cache(warm_cache, tmp_path / "cache", tmp_path / "etc.duckdb")
         env = {
             "HOME": str(home),
             "ETC_DATA_DIR": str(REAL_CORPUS),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -188,11 +187,19 @@ def test_no_page_html_or_websocket_frame_holds_the_secret(tmp_path, warm_cache):
     """Every page opened in Chromium, the chat used (its model refuses the key), the judge
     failure on the board: the secret, the provider's words and the server's address are in no
     page's HTML and no websocket frame, and in no download the board offers."""
-    from tests.serve import CHROMIUM, PAGE_PATHS, chromium, running_site, wait_idle, wait_rendered
+    from tests.serve import (
+        CHROMIUM,
+        PAGE_PATHS,
+        chromium,
+        copy_warm_cache,
+        running_site,
+        wait_idle,
+        wait_rendered,
+    )
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
-    shutil.copytree(warm_cache, tmp_path / "cache", dirs_exist_ok=True)  # index, classifiers
+    copy_warm_cache(warm_cache, tmp_path / "cache", tmp_path / "etc.duckdb")
     with FakeLLMServer(api_key="the-right-key") as server:
         server.models_check_key = False  # the chat's probe passes: its generation meets the 401
         env = {
