@@ -35,7 +35,7 @@ PIP_INSTALL = $(BIN)/python -m pip install -q --no-compile
 
 # requirements.lock (`make lock`, benchmarks/lock.py): every package pinned, in two halves that two
 # pips install side by side (--no-deps: nothing left to resolve between them): a new venv's
-# install on two cores took 17 s so against 32 s for one `pip install -r requirements.txt`, which
+# install on two cores took 17 s that way, against 32 s for one `pip install -r requirements.txt`, which
 # then runs as before and finds everything there. Where the pins do not fit (another platform,
 # another torch build), the halves fail before installing anything and requirements.txt alone
 # installs. LOCK= (empty) skips the lock.
