@@ -38,13 +38,13 @@ def installed_size(name: str) -> int:
 def halves(pins: list[str]) -> tuple[list[str], list[str]]:
     """``pins`` (``name==version``) in two lists of about equal installed size: the largest
     first, each to the lighter half so far."""
-    sized = sorted(pins, key=lambda pin: (-installed_size(pin.split("==")[0]), pin))
+    size = {pin: installed_size(pin.split("==")[0]) for pin in pins}
     parts: tuple[list[str], list[str]] = ([], [])
     weight = [0, 0]
-    for pin in sized:
+    for pin in sorted(pins, key=lambda pin: (-size[pin], pin)):
         side = 0 if weight[0] <= weight[1] else 1
         parts[side].append(pin)
-        weight[side] += installed_size(pin.split("==")[0])
+        weight[side] += size[pin]
     return sorted(parts[0], key=str.lower), sorted(parts[1], key=str.lower)
 
 

@@ -130,6 +130,8 @@ def warm_cache(tmp_path_factory) -> Path:
     import subprocess
     import sys
 
+    from tests.serve import warm_store
+
     if REAL_CORPUS is None:
         pytest.skip("real ETC corpus not found: set ETC_DATA_DIR")
     root = tmp_path_factory.getbasetemp()
@@ -145,7 +147,7 @@ def warm_cache(tmp_path_factory) -> Path:
                 **os.environ,
                 "HOME": str(home),
                 "ETC_CACHE_DIR": str(cache),
-                "ETC_STORE_DB": str(cache.with_suffix(".duckdb")),
+                "ETC_STORE_DB": str(warm_store(cache)),
                 "ETC_DATA_DIR": str(REAL_CORPUS),
                 "ETC_PROGRESS": "0",
                 "HF_HUB_OFFLINE": "1",

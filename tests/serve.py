@@ -104,12 +104,17 @@ def site_env(
     return {**env, **extra}
 
 
+def warm_store(cache: Path) -> Path:
+    """Where the conftest's ``warm_cache`` keeps its corpus store: beside the folder."""
+    return cache.with_suffix(".duckdb")
+
+
 def copy_warm_cache(cache: Path, cache_dest: Path, store_dest: Path) -> None:
     """Copy the conftest's ``warm_cache`` folder (the retrieval index and the classifiers) to
     ``cache_dest``, and the corpus store built beside it (``<cache>.duckdb``), when there is one,
     to ``store_dest`` (ETC_STORE_DB): about 2 s of building each saved for every served site."""
     shutil.copytree(cache, cache_dest, dirs_exist_ok=True)
-    store = cache.with_suffix(".duckdb")
+    store = warm_store(cache)
     if store.is_file():
         store_dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(store, store_dest)
@@ -321,16 +326,35 @@ GRID_ROWS = """(el) => {
 TWO_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
+def _wait_rows_drawn(page: Any, grid: Any, timeout: float, what: str) -> None:
+    """Wait until the data grid ``grid`` has drawn a row under its header (AssertionError
+    naming ``what`` when it draws none within ``timeout`` seconds)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            f"(el) => {{ const rows = ({GRID_ROWS})(el); return !!rows && rows.length > 1; }}",
+            arg=grid.element_handle(timeout=timeout * 1000),
+            timeout=timeout * 1000,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(f"{what} drew no row") from None
+
+
+def grid_rows(page: Any, grid: Any, timeout: float = 60.0, what: str = "the table") -> list[dict]:
+    """The rows the data grid ``grid`` (a ``stDataFrame`` locator) shows, as header -> text,
+    once it has drawn one (AssertionError naming ``what`` when it draws none)."""
+    _wait_rows_drawn(page, grid, timeout, what)
+    header, *body = grid.evaluate(GRID_ROWS)
+    return [dict(zip(header, row, strict=True)) for row in body]
+
+
 def click_grid_row(page: Any, grid: Any, row: int, row_height: int = 35) -> None:
     """Click the row-marker box (the selection column) of row ``row`` of the data grid
     ``grid`` (a ``stDataFrame`` locator), once the grid has drawn its rows and stands still:
     a canvas takes a click at a coordinate, so the click waits for what it aims at (the rows
     drawn, the grid's box the same over two animation frames) rather than for a fixed pause."""
-    page.wait_for_function(
-        f"(el) => {{ const rows = ({GRID_ROWS})(el); return !!rows && rows.length > 1; }}",
-        arg=grid.element_handle(),
-        timeout=60_000,
-    )
+    _wait_rows_drawn(page, grid, 60.0, "the table")
     grid.scroll_into_view_if_needed()
     box = None
     for _ in range(100):  # ends when the box stands still (an event, not a time)

@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from tests.conftest import REAL_CORPUS, REPO, needs_corpus
-from tests.serve import GRID_ROWS
+from tests.serve import grid_rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_corpus]
 
@@ -84,17 +84,6 @@ def _shot(page, name: str) -> None:
     screenshot(page, SHOTS / f"visitor_{name}.png")
 
 
-def _rows(grid, page) -> list[dict[str, str]]:
-    grid.wait_for(timeout=60_000)
-    for _ in range(240):
-        rows = grid.evaluate(GRID_ROWS)
-        if rows and len(rows) > 1:
-            header, *body = rows
-            return [dict(zip(header, row, strict=True)) for row in body]
-        page.wait_for_timeout(250)
-    raise AssertionError("the table drew no row")
-
-
 def _constant_file(tmp_path) -> str:
     from etclib.corpus import load_corpus
     from etclib.predictions import dumps_jsonl
@@ -124,7 +113,7 @@ def test_upload_limit_and_a_constant_upload_badged_trivial(site, browser, tmp_pa
     _shot(page, "submit_scored")
 
     board = _open(browser, f"{url}/leaderboard")
-    rows = {r["name"]: r for r in _rows(board.get_by_test_id("stDataFrame").first, board)}
+    rows = {r["name"]: r for r in grid_rows(board, board.get_by_test_id("stDataFrame").first)}
     mine = rows["My constant upload"]
     assert mine["kind"] == "⚠ trivial"  # never "✅ reproduced"
     assert mine["flag"] == f"⚠ trivial: one text “{CONSTANT}” for every item"
@@ -145,7 +134,7 @@ def test_upload_limit_and_a_constant_upload_badged_trivial(site, browser, tmp_pa
         "xpath=//h3[contains(normalize-space(.), 'Top of the leaderboard')]"
         "/following::*[@data-testid='stDataFrame'][1]"
     )
-    top = _rows(grid, home)
+    top = grid_rows(home, grid)
     grid.scroll_into_view_if_needed()
     SHOTS.mkdir(parents=True, exist_ok=True)
     grid.screenshot(path=str(SHOTS / "visitor_home_top.png"))
@@ -190,7 +179,7 @@ def test_categories_export_is_the_categories_board(site, browser):
     erc_rows = {r["name"]: r for r in csv.DictReader(io.StringIO(files["erc"][1]))}
     assert erc_rows["Always joy"]["trivial"] == "one label set (joy) for every item"
     # the categories board as a visitor sees it: the trivial badge, and the floors on its chart
-    rows = {r["name"]: r for r in _rows(page.get_by_test_id("stDataFrame").first, page)}
+    rows = {r["name"]: r for r in grid_rows(page, page.get_by_test_id("stDataFrame").first)}
     assert rows["Always joy"]["kind"] == "⚠ trivial"
     assert "Macro-F1 ↑ [95% CI]" in rows["Always joy"]
     page.get_by_role("tab", name="Charts").click()
@@ -235,7 +224,7 @@ def test_wrong_keys_error_is_in_the_page_and_grouped(site, browser, tmp_path):
         "xpath=//*[contains(normalize-space(.), 'was refused')]"
         "/following::*[@data-testid='stDataFrame'][1]"
     )
-    rows = _rows(grid, page)
+    rows = grid_rows(page, grid)
     assert len(rows) == 1 and rows[0]["line"] == "1–1010", rows
     assert (
         '"pred", "text"' in rows[0]["problem"]

@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REAL_CORPUS, REPO, needs_corpus
-from tests.serve import GRID_ROWS
+from tests.serve import grid_rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_corpus]
 
@@ -51,32 +51,13 @@ def _grid(page, heading: str, timeout: float = 60.0) -> list[dict[str, str]]:
     )
     grid.wait_for(timeout=timeout * 1000)
     grid.scroll_into_view_if_needed()
-    deadline = time.monotonic() + timeout
-    rows = None
-    while time.monotonic() < deadline:
-        rows = grid.evaluate(GRID_ROWS)
-        if rows and len(rows) > 1:
-            break
-        page.wait_for_timeout(250)
-    assert rows and len(rows) > 1, f"the dataframe after {heading!r} drew no row"
-    header, *body = rows
-    return [dict(zip(header, row, strict=True)) for row in body]
+    return grid_rows(page, grid, timeout, f"the dataframe after {heading!r}")
 
 
 def _first_grid(page, timeout: float = 60.0) -> list[dict[str, str]]:
     """The rows of the page's first dataframe (the Leaderboard's ranking has no heading)."""
     grid = page.get_by_test_id("stDataFrame").first
-    grid.wait_for(timeout=timeout * 1000)
-    deadline = time.monotonic() + timeout
-    rows = None
-    while time.monotonic() < deadline:
-        rows = grid.evaluate(GRID_ROWS)
-        if rows and len(rows) > 1:
-            break
-        page.wait_for_timeout(250)
-    assert rows and len(rows) > 1, "the Leaderboard's ranking drew no row"
-    header, *body = rows
-    return [dict(zip(header, row, strict=True)) for row in body]
+    return grid_rows(page, grid, timeout, "the Leaderboard's ranking")
 
 
 def _shot(page, name: str) -> None:
