@@ -110,13 +110,16 @@ chromium:
 postgres:
 	@$(MAKE) --no-print-directory system-packages CHROMIUM=0
 
-# The tests run on TEST_JOBS pytest-xdist workers (one per core by default; each module's tests
-# on one worker, so that its served site or trained model is set up once; --dist loadgroup would
-# be finer but does not group on pytest 9.2, xdist issue 1386; tests/conftest.py hands out the
-# longest modules first). TEST_JOBS=0: no workers. No test needs the machine to itself: the
-# fault tests kill at named fault points and age leases instead of waiting for them, and no
-# test bounds a wall-clock time (benchmarks/ keep the timings).
-TEST_JOBS ?= auto
+# The tests run on TEST_JOBS pytest-xdist workers: one more than the machine's cores (each
+# module's tests on one worker, so that its served site or trained model is set up once; --dist
+# loadgroup would be finer but does not group on pytest 9.2, xdist issue 1386; tests/conftest.py
+# hands out the longest modules first). One more, because a worker waiting on a browser, a served
+# site or a process it started leaves its core idle: on two cores, two workers kept the cores 92 %
+# busy over a run of the suite, three 99 % (benchmarks/results.md, 2026-11-26, third session).
+# TEST_JOBS=0: no workers. No test needs the machine to itself: the fault tests kill at named
+# fault points and age leases instead of waiting for them, and no test bounds a wall-clock time
+# (benchmarks/ keep the timings).
+TEST_JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 PYTEST_PARALLEL = $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder
 
 test:

@@ -11,9 +11,14 @@ view's *cold* is its URL's first load; its *warm* the way a visitor reaches it w
 link in the lower entry's detail, the ERC board by the Leaderboard's track control.
 
 A render is done when the page's title is drawn and Streamlit's script has finished (its
-``data-test-script-state`` is ``notRunning``). *Cold*: the first visit to a page after the server
-started (a fresh browser session, the server's caches empty). *Warm*: later visits in fresh
-sessions (median of ``--runs``). *Search*: a query typed in the corpus browser, from its Enter
+``data-test-script-state`` is ``notRunning``), and for a view its own texts are shown. Each render
+is timed on the page's own clock (``performance.now()``), to the first animation frame at which
+that holds: a page load from the start of its navigation, a visitor's click from the click event
+the page received (:func:`click_to_frame`). (Until 2026-11-26 the end was seen by Playwright's
+selector waits from outside, which poll every 500 ms once a wait has lasted 270 ms: a render was
+then counted up to half a second late.) *Cold*: the first visit to a page after the server
+started (a fresh browser session, the server's caches empty). *Warm*: later visits in the same
+session through the sidebar (median of ``--runs``). *Search*: a query typed in the corpus browser, from its Enter
 key to the animation frame that paints the new number of matches, timed by the page itself
 (:data:`SEARCH_PROBE`); the end of that rerun (results and dialogue drawn) is printed beside it.
 
@@ -55,9 +60,11 @@ from urllib.parse import urlparse
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.serve import (  # noqa: E402
+    ARM_RERUN,
+    IDLE,
     PAGE_PATHS,
+    RERUN_ENDED,
     chromium,
-    rerun_after,
     running_site,
     submit_file,
     wait_idle,
@@ -70,12 +77,49 @@ TARGETS = {"cold": 2.0, "warm": 0.5, "search": 0.5, "board_first": 2.0, "board_s
 COMPARE_READY = ("95% interval", "of 1,010 items")
 
 
+#: Armed before a visitor's click: records the click's event time on the page's clock.
+ARM_CLICK = """() => {
+  window.__etcClick = undefined;
+  document.addEventListener('click', (e) => { window.__etcClick = e.timeStamp; },
+                            {capture: true, once: true});
+}"""
+#: A page is drawn: its title (the first ``h1``; ``title``: this text, ``before``: another text
+#: than this one) is shown, Streamlit is idle (tests/serve.IDLE) and each of ``texts`` is on
+#: the page; then the page's clock (a true value), else false.
+DRAWN = f"""({{title, before, texts}}) => {{
+  const h = document.querySelector('h1');
+  if (!h || !h.checkVisibility()) return false;
+  const shown = h.textContent.trim();
+  if ((title && shown !== title) || (before && shown === before)) return false;
+  const idle = ({IDLE})();
+  return !!idle && texts.every((t) => document.body.innerText.includes(t)) && idle;
+}}"""
+#: The rerun armed by tests/serve.ARM_RERUN has ended: the page's clock then.
+RERUN_DONE = f"() => ({RERUN_ENDED})() && ({IDLE})()"
+
+
+def drawn(title: str | None = None, before: str | None = None, texts=()) -> dict:
+    """The argument of :data:`DRAWN`."""
+    return {"title": title, "before": before, "texts": list(texts)}
+
+
+def click_to_frame(page, click: Callable[[], Any], done: str, arg: Any = None) -> float:
+    """Seconds from a visitor's click (``click()``) to the first animation frame at which the
+    page function ``done`` (of ``arg``; it returns the page's clock when it holds) holds, both
+    on the page's own clock: from the click event the page received, not from Playwright's
+    call, and to the frame, not to the next poll of a wait from outside."""
+    page.evaluate(ARM_CLICK)
+    click()
+    at = page.wait_for_function(done, arg=arg, timeout=120_000).json_value()
+    return (at - page.evaluate("() => window.__etcClick")) / 1000
+
+
 def comparison_by_link(
     context, url: str, lower: str, pid: int | None = None
 ) -> tuple[float, float]:
     """The Leaderboard with the lower of two entries chosen (untimed), then a click on "Compare
-    with the one above" until the comparison is drawn: (wall seconds, the server's CPU seconds).
-    Also benchmarks/compare.py's warm figure."""
+    with the one above" until the comparison is drawn (:func:`click_to_frame`): (seconds, the
+    server's CPU seconds). Also benchmarks/compare.py's warm figure."""
     page = context.new_page()
     try:
         page.goto(f"{url}/{PAGE_PATHS['leaderboard']}?submission={lower}")
@@ -83,29 +127,25 @@ def comparison_by_link(
         link = page.get_by_role("link", name="Compare with the one above")
         link.wait_for(timeout=120_000)
         cpu0 = cpu_seconds(pid)
-        t0 = time.perf_counter()
-        link.click()
-        page.get_by_role("heading", name="Compare two entries").wait_for(timeout=120_000)
-        for text in COMPARE_READY:
-            page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
-        wait_rendered(page, timeout=120)
-        return time.perf_counter() - t0, cpu_seconds(pid) - cpu0
+        took = click_to_frame(
+            page, link.click, DRAWN, drawn("Compare two entries", texts=COMPARE_READY)
+        )
+        return took, cpu_seconds(pid) - cpu0
     finally:
         page.close()
 
 
 def _erc_by_track_control(context, url: str) -> float:
     """The Leaderboard (transcriptions, untimed), then a click on the track control's
-    "categories" until the rerun it starts has ended: seconds."""
+    "categories" until the rerun it starts has ended (:func:`click_to_frame`): seconds."""
     page = context.new_page()
     try:
         page.goto(f"{url}/{PAGE_PATHS['leaderboard']}")
         wait_rendered(page, timeout=120)
         option = page.locator('[data-testid="stButtonGroup"] button', has_text="categories")
         option.first.wait_for(timeout=60_000)
-        t0 = time.perf_counter()
-        assert rerun_after(page, option.first.click, timeout=60), "the track control reran nothing"
-        return time.perf_counter() - t0
+        page.evaluate(ARM_RERUN)
+        return click_to_frame(page, option.first.click, RERUN_DONE)
     finally:
         page.close()
 
@@ -212,20 +252,20 @@ def board_times(
         page.get_by_test_id("stSelectbox").first.click()
         option = page.get_by_role("option", name=metric, exact=False).first
         cpu0 = cpu_seconds(pid)
-        t0 = time.perf_counter()
-        rerun_after(page, option.click, timeout=60)  # the pick's rerun, to its end
-        return first, time.perf_counter() - t0, first_cpu, cpu_seconds(pid) - cpu0
+        page.evaluate(ARM_RERUN)
+        switch = click_to_frame(page, option.click, RERUN_DONE)  # the pick's rerun, to its end
+        return first, switch, first_cpu, cpu_seconds(pid) - cpu0
     finally:
         page.close()
 
 
 def render_time(context, url: str) -> float:
+    """Seconds from the start of a new page's navigation to ``url`` to the first animation
+    frame at which it is drawn (tests/serve.wait_rendered), on the page's own clock."""
     page = context.new_page()
     try:
-        t0 = time.perf_counter()
         page.goto(url)
-        wait_rendered(page, timeout=120)
-        return time.perf_counter() - t0
+        return wait_rendered(page, timeout=120) / 1000
     finally:
         page.close()
 
@@ -245,19 +285,9 @@ def navigation_times(context, url: str, pages: list[str], runs: int) -> dict[str
         order = pages[1:] + pages[:1]  # start away from Home
         for _ in range(runs):
             for name in order:
-                before = page.locator("h1").first.inner_text()
+                before = page.evaluate("() => document.querySelector('h1').textContent.trim()")
                 link = links[PAGE_PATHS[name]]
-                t0 = time.perf_counter()
-                link.click()
-                page.wait_for_function(
-                    "(before) => { const h = document.querySelector('h1');"
-                    " const app = document.querySelector('[data-testid=\"stApp\"]');"
-                    " return h && h.innerText !== before"
-                    " && app.getAttribute('data-test-script-state') === 'notRunning'; }",
-                    arg=before,
-                    timeout=60_000,
-                )
-                out[name].append(time.perf_counter() - t0)
+                out[name].append(click_to_frame(page, link.click, DRAWN, drawn(before=before)))
     finally:
         page.close()
     return out

@@ -305,13 +305,27 @@ def script_state(page: Any) -> str | None:
     )
 
 
-def wait_idle(page: Any, timeout: float = 30.0) -> None:
-    """Wait until the app is connected and its script is not running."""
-    page.wait_for_selector(
-        '[data-testid="stApp"][data-test-script-state="notRunning"]'
-        '[data-test-connection-state="CONNECTED"]',
-        timeout=timeout * 1000,
-    )
+#: The app is connected and its script is not running: the page's clock then (a true value).
+IDLE = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && app.getAttribute('data-test-connection-state') === 'CONNECTED' && performance.now();
+}"""
+#: :data:`IDLE`, and the page's title (its first ``h1``) is drawn.
+RENDERED = f"""() => {{
+  const title = document.querySelector('h1');
+  return !!title && title.checkVisibility() && ({IDLE})();
+}}"""
+
+
+def wait_idle(page: Any, timeout: float = 30.0) -> float:
+    """Wait until the app is connected and its script is not running; the page's clock at the
+    animation frame that saw it (milliseconds, ``performance.now()``).
+
+    Checked on every animation frame (``wait_for_function``'s polling), not by a selector wait,
+    whose polls back off to one every 500 ms: a state reached a few frames after the wait began
+    was seen up to half a second late, in every test and every timing of benchmarks/."""
+    return page.wait_for_function(IDLE, timeout=timeout * 1000).json_value()
 
 
 #: The rows a data grid (``st.dataframe``, a canvas) has drawn, read from the accessible table it
@@ -379,10 +393,10 @@ def screenshot(page: Any, path: str | os.PathLike, *, full_page: bool = True) ->
     page.screenshot(path=str(path), animations="disabled", **options)
 
 
-def wait_rendered(page: Any, timeout: float = 30.0) -> None:
-    """Wait until Streamlit has drawn a page's title and finished running its script."""
-    page.wait_for_selector("h1", timeout=timeout * 1000)
-    wait_idle(page, timeout)
+def wait_rendered(page: Any, timeout: float = 30.0) -> float:
+    """Wait until Streamlit has drawn a page's title and finished running its script; the
+    page's clock at the animation frame that saw it (as :func:`wait_idle`)."""
+    return page.wait_for_function(RENDERED, timeout=timeout * 1000).json_value()
 
 
 def submit_file(

@@ -20,8 +20,19 @@ XSS_NAME = "<img src=x onerror=window.__x=1>"
 
 
 @pytest.fixture(scope="session")
-def shared_dirs(tmp_path_factory):
-    return tmp_path_factory.mktemp("site-shared")
+def shared_dirs(request, tmp_path_factory):
+    """The corpus store and cache folder these modules' tests share: with the real corpus, a
+    copy of the run's ``warm_cache`` (its retrieval index and category classifiers, and its
+    corpus store), as a site that had run before has them; no test here is about building
+    them."""
+    from tests.conftest import REAL_CORPUS
+    from tests.serve import copy_warm_cache
+
+    shared = tmp_path_factory.mktemp("site-shared")
+    if REAL_CORPUS is not None:
+        warm = request.getfixturevalue("warm_cache")
+        copy_warm_cache(warm, shared / "cache", shared / "etc.duckdb")
+    return shared
 
 
 @pytest.fixture(autouse=True)

@@ -2,8 +2,9 @@
 call (etclib/erc.py) and the pages through ``streamlit.testing.v1.AppTest``.
 
 Expected label sets and counts come from the classifiers called directly and from plain set
-arithmetic, never from the pages' helpers. The classifiers and the corpus store are built once
-per module (a shared cache directory), not once per test.
+arithmetic, never from the pages' helpers. The classifiers and the corpus store are the run's
+(the conftest's ``warm_cache``, copied once into this module's shared cache directory), not built
+again per test.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ pytestmark = [needs_corpus]
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory):
-    return tmp_path_factory.mktemp("erc-site")
+def shared(tmp_path_factory, warm_cache):
+    from tests.serve import copy_warm_cache
+
+    shared = tmp_path_factory.mktemp("erc-site")
+    copy_warm_cache(warm_cache, shared / "cache", shared / "etc.duckdb")
+    return shared
 
 
 @pytest.fixture(autouse=True)

@@ -20,6 +20,7 @@ def _close_databases(board_engine):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("warmed")
 def test_seed_baselines_then_show_on_the_real_test_split(corpus, capsys):
     assert (
         main(["seed-baselines", "--backends", "copy,constant", "--erc-backends", "majority"]) == 0

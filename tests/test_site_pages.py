@@ -364,7 +364,7 @@ def test_leaderboard_empty_database():
 
 
 @pytest.fixture(scope="module")
-def populated_board(tmp_path_factory):
+def populated_board(request, tmp_path_factory):
     """A board with the copy baseline, the reported rows and one scored entry named
     ``XSS_NAME``, seeded and scored once for this module's tests (about 5 s each time):
     (its file, the entry's id). Read-only: :func:`populated` copies it."""
@@ -376,9 +376,11 @@ def populated_board(tmp_path_factory):
         pytest.skip("real ETC corpus not found: set ETC_DATA_DIR")
     corpus = load_corpus(REAL_CORPUS)
     base = tmp_path_factory.mktemp("populated")
+    shared = request.getfixturevalue("shared_dirs")  # imported above, for pytest to find
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ETC_LEADERBOARD_DB", str(base / "leaderboard.sqlite"))
-        mp.setenv("ETC_CACHE_DIR", str(base / "cache"))
+        mp.setenv("ETC_CACHE_DIR", str(shared / "cache"))  # the classifiers trained
+        mp.setenv("ETC_STORE_DB", str(shared / "etc.duckdb"))
         mp.setenv("ETC_STUDIES_DB", str(base / "studies.sqlite"))
         try:
             lb.seed_baselines(backends=("copy",))
