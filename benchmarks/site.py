@@ -95,8 +95,6 @@ DRAWN = f"""({{title, before, texts}}) => {{
   const idle = ({IDLE})();
   return !!idle && texts.every((t) => document.body.innerText.includes(t)) && idle;
 }}"""
-#: The rerun armed by tests/serve.ARM_RERUN has ended: the page's clock then.
-RERUN_DONE = f"() => ({RERUN_ENDED})() && ({IDLE})()"
 
 
 def drawn(title: str | None = None, before: str | None = None, texts=()) -> dict:
@@ -147,7 +145,7 @@ def _erc_by_track_control(context, url: str) -> float:
         option = page.locator('[data-testid="stButtonGroup"] button', has_text="categories")
         option.first.wait_for(timeout=60_000)
         page.evaluate(ARM_RERUN)
-        return click_to_frame(page, option.first.click, RERUN_DONE)
+        return click_to_frame(page, option.first.click, RERUN_ENDED)
     finally:
         page.close()
 
@@ -258,7 +256,7 @@ def board_times(
         option = page.get_by_role("option", name=metrics.heading(metric), exact=True)
         cpu0 = cpu_seconds(pid)
         page.evaluate(ARM_RERUN)
-        switch = click_to_frame(page, option.click, RERUN_DONE)  # the pick's rerun, to its end
+        switch = click_to_frame(page, option.click, RERUN_ENDED)  # the pick's rerun, to its end
         return first, switch, first_cpu, cpu_seconds(pid) - cpu0
     finally:
         page.close()

@@ -277,9 +277,15 @@ ARM_RERUN = """() => {
 #: updates and effects run (a widget sends its rerun from its own handler, within them).
 SENT_SINCE_ARMED = """() => new Promise((resolve) => requestAnimationFrame(() =>
   requestAnimationFrame(() => resolve(window.__etcSent > window.__etcRerun.sent))))"""
-RERUN_ENDED = """() => window.__etcFinished > window.__etcRerun.finished &&
-  document.querySelector('[data-testid="stApp"]')
-  .getAttribute('data-test-script-state') === 'notRunning'"""
+#: The app is connected and its script is not running: the page's clock then (a true value).
+IDLE = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && app.getAttribute('data-test-connection-state') === 'CONNECTED' && performance.now();
+}"""
+#: The run armed by :data:`ARM_RERUN` has finished and the app is idle (:data:`IDLE`): the
+#: page's clock then.
+RERUN_ENDED = f"() => window.__etcFinished > window.__etcRerun.finished && ({IDLE})()"
 
 
 def rerun_after(page: Any, click: Callable[[], Any], timeout: float = 120.0) -> bool:
@@ -293,7 +299,6 @@ def rerun_after(page: Any, click: Callable[[], Any], timeout: float = 120.0) -> 
     if not page.evaluate(SENT_SINCE_ARMED):
         return False
     page.wait_for_function(RERUN_ENDED, timeout=timeout * 1000)
-    wait_idle(page, timeout)
     return True
 
 
@@ -305,12 +310,6 @@ def script_state(page: Any) -> str | None:
     )
 
 
-#: The app is connected and its script is not running: the page's clock then (a true value).
-IDLE = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
-    && app.getAttribute('data-test-connection-state') === 'CONNECTED' && performance.now();
-}"""
 #: :data:`IDLE`, and the page's title (its first ``h1``) is drawn.
 RENDERED = f"""() => {{
   const title = document.querySelector('h1');
