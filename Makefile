@@ -2,7 +2,7 @@
 # Both create .venv when it is missing and install everything from requirements.txt.
 # With an environment that already has everything (another checkout's, say), skip the install:
 #   make -o /path/to/venv/.installed run VENV=/path/to/venv
-# (tests/test_fresh_clone.py serves a fresh clone so). `make test` installs in a sub-make, beside
+# (tests/browser/test_fresh_clone.py serves a fresh clone so). `make test` installs in a sub-make, beside
 # apt-get (system-packages), where -o does not reach: there VENV=/path/to/venv alone skips the
 # install when that venv's .installed is newer than requirements.txt and pyproject.toml.
 # The recipes run this checkout's code, not the code a shared venv's editable install points
@@ -20,7 +20,7 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
 export ETC_DATA_DIR
 
-.PHONY: install lock run test test-fast test-unit system-packages chromium postgres lint format prepare benchmarks clean
+.PHONY: install lock run test test-fast test-unit test-gpu system-packages chromium postgres lint format prepare benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,7 +60,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml $(LOCK) | $(BIN)/python
 install: $(VENV)/.installed
 
 # After a change of requirements.txt: write requirements.lock from this environment (installed
-# from requirements.txt: `make install LOCK=` first). tests/test_lock.py checks that it fits.
+# from requirements.txt: `make install LOCK=` first). tests/unit/test_lock.py checks that it fits.
 lock: | $(BIN)/python
 	$(BIN)/python benchmarks/lock.py > requirements.lock.new && mv requirements.lock.new requirements.lock
 
@@ -126,29 +126,31 @@ test:
 	@$(MAKE) --no-print-directory -j2 install system-packages
 	$(PYTEST_PARALLEL)
 
+# The tiers are folders (README "Tests"): tests/unit, tests/integration, tests/browser, tests/gpu.
 # Everything but the real-browser tests.
 test-fast: install
-	$(PYTEST_PARALLEL) -m "not browser"
+	$(PYTEST_PARALLEL) tests/unit tests/integration tests/gpu
 
-# The unit tier: every test without a tier marker (tests/tiers.py: postgres, corpus, subprocess,
-# browser, slow), from the environment that is there (no install; VENV=... names another), on
-# UNIT_JOBS pytest-xdist workers (2: measured on two cores, 1.5 to 2 times faster than one
-# process although each worker imports the suite; UNIT_JOBS=0: no workers). It fails when it
-# takes longer than UNIT_BUDGET seconds (counted from the start of the target), naming the
-# slowest tests: make them faster or mark them @pytest.mark.slow. To change the budget for
-# good, edit UNIT_BUDGET here; for one run, `make test-unit UNIT_BUDGET=90`.
-UNIT_BUDGET ?= 60
+# The unit tier, from the environment that is there (no install; VENV=... names another), on
+# UNIT_JOBS pytest-xdist workers (UNIT_JOBS=0: no workers). It fails when it takes longer than
+# UNIT_BUDGET seconds (counted from the start of the target), naming the slowest tests: make them
+# faster or move them to tests/integration. For one run: `make test-unit UNIT_BUDGET=90`.
+UNIT_BUDGET ?= 30
 UNIT_JOBS ?= 2
-UNIT_MARKERS = $(shell $(BIN)/python -c "from tests.tiers import UNIT; print(UNIT)" 2>/dev/null)
 
 test-unit:
 	@if [ ! -f "$(VENV)/.installed" ]; then \
 	  echo "No environment at $(VENV): run 'make install' (or name one: make test-unit VENV=/path/to/venv)"; \
 	  exit 2; fi
 	@started=$$(date +%s.%N); \
-	echo '$(BIN)/python -m pytest -n $(UNIT_JOBS) -m "$(UNIT_MARKERS)" --time-budget $(UNIT_BUDGET)'; \
-	ETC_TEST_TIER=unit ETC_TEST_STARTED=$$started $(BIN)/python -m pytest -q -n $(UNIT_JOBS) \
-	  -m "$(UNIT_MARKERS)" --time-budget $(UNIT_BUDGET) --durations=10
+	echo '$(BIN)/python -m pytest -n $(UNIT_JOBS) tests/unit --time-budget $(UNIT_BUDGET)'; \
+	ETC_TEST_STARTED=$$started $(BIN)/python -m pytest -q -n $(UNIT_JOBS) tests/unit \
+	  --time-budget $(UNIT_BUDGET) --durations=10
+
+# The GPU tier: 4-bit QLoRA training, 4-bit generation with an adapter, streaming and the chat's
+# in-process backend on a CUDA device (each test skips, with the reason, where there is none).
+test-gpu: install
+	$(BIN)/python -m pytest tests/gpu
 
 # ruff, then the import contracts of pyproject.toml ([tool.importlinter]; README "Architecture").
 lint: install

@@ -1,6 +1,6 @@
 """How fast the leaderboard's commands refuse a damaged board, and how long a worker takes from
-its start to a job's fault point: the timings that tests/test_hostile_storage.py and
-tests/test_leaderboard.py no longer bound (they assert counts: no sleep, no retry, no scoring
+its start to a job's fault point: the timings that tests/integration/test_hostile_storage.py and
+tests/integration/test_leaderboard.py no longer bound (they assert counts: no sleep, no retry, no scoring
 thread, kills == kills wanted).
 
 1. Each ``python -m leaderboard`` command on a truncated DuckDB board (a process each, as an

@@ -12,7 +12,7 @@ Run after changing requirements.txt, from an environment installed from it:
 
     make lock            # = .venv/bin/python benchmarks/lock.py > requirements.lock
 
-``tests/test_lock.py`` checks that the lock pins a version of every requirement that satisfies it.
+``tests/unit/test_lock.py`` checks that the lock pins a version of every requirement that satisfies it.
 """
 
 from __future__ import annotations

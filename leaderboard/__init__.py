@@ -71,7 +71,7 @@ paired bootstrap interval over items (same seeded resamples for every entry,
 than it, so entries that are not significantly different share a rank. See
 docs/leaderboard.md.
 
-Modules, bottom up (no cycles; tests/test_leaderboard_structure.py checks it): ``settings``,
+Modules, bottom up (no cycles; tests/unit/test_leaderboard_structure.py checks it): ``settings``,
 ``errors``, ``clock``, ``metadata``; ``stages`` (what each stage computes and when it runs);
 ``engine`` (the few SQL differences between engines, asked of :mod:`etclib.storage`); ``statuses`` (a
 submission's status from its jobs); ``db`` (the file or server, migrations, resuming);

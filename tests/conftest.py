@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import tiers
-
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -22,9 +20,11 @@ def real_corpus_dir() -> Path | None:
 
 
 REAL_CORPUS = real_corpus_dir()
-#: For a test that reads the real corpus without a corpus fixture: the ``corpus`` tier marker
-#: (tests/tiers.py), which also skips the test, with the reason, where there is no corpus.
-needs_corpus = pytest.mark.corpus
+#: For a test that reads the real corpus without the ``corpus`` fixture: skipped, with the reason,
+#: where there is no corpus.
+needs_corpus = pytest.mark.skipif(
+    REAL_CORPUS is None, reason="real ETC corpus not found: set ETC_DATA_DIR"
+)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -77,14 +77,6 @@ def _isolated(tmp_path, monkeypatch):
     lb = sys.modules.get("leaderboard")
     if lb is not None and hasattr(lb, "close_all"):
         lb.close_all()  # release the leaderboard databases opened under tmp_path
-
-
-@pytest.fixture(autouse=True)
-def _unit_tier(request, monkeypatch):
-    """In `make test-unit`: an unmarked test that starts a process fails, saying to mark it
-    (tests/tiers.py)."""
-    if request.node.get_closest_marker("subprocess") is None:
-        tiers.guard_unit_tier(monkeypatch)
 
 
 @pytest.fixture
@@ -296,44 +288,34 @@ def board_engine(request, monkeypatch):
 # --- the parallel run (`make test`: pytest-xdist) ---------------------------------------------
 
 
+#: The tiers, one folder each (README "Tests"); a test's tier marker is its folder's name.
+TIERS = ("unit", "integration", "browser", "gpu")
+#: A test's rough cost in seconds on a quiet two-core machine, by its tier: only the order of the
+#: modules depends on it (longest first, so that the last module a worker takes is short).
+EXPECTED_SECONDS = {"browser": 30.0, "gpu": 5.0, "integration": 1.0, "unit": 0.1}
+
+
+def tier_of(item) -> str:
+    """The tier of ``item``: the folder under tests/ that holds its module."""
+    return Path(str(item.path)).relative_to(Path(__file__).parent).parts[0]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Give each test its tier markers (tests/tiers.py: ``postgres``, ``corpus``, ``subprocess``
-    from what it uses; before ``-m`` deselects), and put the modules that take longest first
-    (their tests' :func:`expected_seconds` summed): `make test` hands whole modules to its
-    workers (``--dist loadfile``, so a module's served site or trained model is set up once),
-    and a long module left for the end would run alone while the other worker idles."""
-    tiers.mark(items, corpus_present=REAL_CORPUS is not None)
-
+    """Mark each test with its folder's tier (before ``-m`` deselects), and put the modules that
+    take longest first: `make test` hands whole modules to its workers (``--dist loadfile``, so
+    a module's served site or trained model is set up once), and a long module left for the end
+    would run alone while the other workers idle."""
     cost: dict[str, float] = {}
     for item in items:
+        tier = tier_of(item)
+        item.add_marker(getattr(pytest.mark, tier))
         module = item.nodeid.split("::", 1)[0]
-        cost[module] = cost.get(module, 0.0) + expected_seconds(item)
-
-    def order(item) -> float:
-        return -cost[item.nodeid.split("::", 1)[0]]
-
-    items.sort(key=order)  # stable: each module's tests stay together and in their order
+        cost[module] = cost.get(module, 0.0) + EXPECTED_SECONDS[tier]
+    items.sort(key=lambda item: -cost[item.nodeid.split("::", 1)[0]])  # stable within a module
 
 
-#: A test's rough cost in seconds on a quiet two-core machine, by its heaviest tier marker
-#: (tests/tiers.py): a browser test (a served site, Chromium: setup and clicks), a slow one
-#: (the scoring worker, a tiny model), one that starts a process or a server, one that reads
-#: the real corpus, and the rest (the unit tier: about 0.1 s each). Only the order of the
-#: modules depends on it: longest first, so that the last module a worker takes is short.
-EXPECTED_SECONDS = {"browser": 30.0, "slow": 5.0, "subprocess": 2.0, "postgres": 1.0, "corpus": 1.0}
-UNIT_SECONDS = 0.1
-
-
-def expected_seconds(item) -> float:
-    """The rough cost of ``item`` (:data:`EXPECTED_SECONDS`)."""
-    for marker, seconds in EXPECTED_SECONDS.items():
-        if item.get_closest_marker(marker) is not None:
-            return seconds
-    return UNIT_SECONDS
-
-
-# --- the unit tier: its guard and its time budget (`make test-unit`) ----------------------------
+# --- the unit tier's time budget (`make test-unit`) ---------------------------------------------
 
 
 def pytest_addoption(parser):
@@ -345,20 +327,6 @@ def pytest_addoption(parser):
         help="fail the run when it takes longer (from $ETC_TEST_STARTED, the epoch seconds at "
         "which `make test-unit` started, else from pytest's start), naming the slowest tests",
     )
-
-
-def pytest_ignore_collect(collection_path, config):
-    """The unit tier does not import the modules that import torch and the like at their top
-    (tests/tiers.heavy_module): every test there is ``slow``, and the import alone takes
-    seconds."""
-    if (
-        os.environ.get(tiers.TIER_ENV) == "unit"
-        and collection_path.suffix == ".py"
-        and collection_path.name.startswith("test_")
-        and tiers.heavy_module(collection_path)
-    ):
-        return True
-    return None
 
 
 #: Each test's time (setup + call + teardown), for the time budget's message.
@@ -396,7 +364,7 @@ def pytest_sessionfinish(session, exitstatus):
     lines = [
         f"time budget exceeded: this tier took {took:.1f} s ({load}: other work on the "
         f"machine slows every test), its budget is {budget:g} s. "
-        "Make the slowest tests faster, or mark them @pytest.mark.slow (they then run in "
+        "Make the slowest tests faster, or move them to tests/integration (they then run in "
         "`make test-fast` and `make test`); the budget is UNIT_BUDGET in the Makefile "
         "(`make test-unit UNIT_BUDGET=90` for one run). The slowest tests:",
         *(f"  {seconds:6.2f} s  {nodeid}" for nodeid, seconds in slowest),

@@ -1,5 +1,5 @@
 """A scripted judge whose reasoning names the decision it explains, for the tests of the stored
-and shown reasons (tests/test_compare_board.py, tests/test_compare_page.py).
+and shown reasons (tests/integration/test_compare_board.py, tests/integration/test_compare_page.py).
 
 :class:`ScriptedJudge` (tests/fakes/judge_responder.py) gives one reasoning to every
 entailment; here each answer's ``reasoning`` is :func:`reason` of its unit and target, so a test

@@ -258,7 +258,7 @@ COUNT_SENDS = """(() => {
     }
     return false;
   };
-  window.__etcScriptFinished = finished;  // tests/test_browser_helpers.py reads it
+  window.__etcScriptFinished = finished;  // tests/browser/test_serve_helpers.py reads it
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) {

