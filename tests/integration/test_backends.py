@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from etclib.backends import (
-    get_backend,
-)
+from etclib.backends import get_backend
 from etclib.errors import BackendError, ConfigError
 from etclib.task import chat_item, items
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
@@ -119,10 +117,14 @@ def test_hf_stops_at_end_of_turn(hf_backend):
 
 
 def _force_token(model, token_id: int) -> None:
-    """Replace the head by one that always prefers ``token_id``."""
+    """Replace the head by one that always prefers ``token_id`` (on the model's device, in its
+    dtype: the model may live on a GPU)."""
     import torch
 
-    head = torch.nn.Linear(model.lm_head.in_features, model.lm_head.out_features, bias=True)
+    old = model.lm_head.weight
+    head = torch.nn.Linear(
+        old.shape[1], old.shape[0], bias=True, device=old.device, dtype=old.dtype
+    )
     with torch.no_grad():
         head.weight.zero_()
         head.bias.zero_()
