@@ -12,7 +12,7 @@ from etclib.errors import AccessDenied, AnnotationError, EtcError
 from etclib.studies import annotation as ann
 from etclib.studies.annotation import LABELS
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-from tests.unit.test_annotation import ADMIN, unit_rows  # noqa: F401
+from tests.unit.test_annotation import ADMIN, _admin, unit_rows  # noqa: F401
 
 
 @pytest.mark.usefixtures("studies_db")

@@ -16,7 +16,7 @@ from etclib import significance
 from etclib.predictions import dumps_jsonl
 from leaderboard import board, samples
 from leaderboard.db import resolve
-from tests.unit.test_board_samples import tiny  # noqa: F401
+from tests.unit.test_board_samples import _fresh, tiny  # noqa: F401
 
 
 def submit(items, name, text) -> str:

@@ -19,7 +19,7 @@ from tests.conftest import REAL_CORPUS, needs_corpus
 from tests.fakes import FakeLLMServer
 from tests.fakes.cause_responder import ScriptedCauses, cause_question
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-from tests.unit.test_causes import ADMIN  # noqa: F401
+from tests.unit.test_causes import ADMIN, _admin  # noqa: F401
 
 
 def _raw_transcriptions():

@@ -19,6 +19,7 @@ from etclib.predictions import MAX_FILE_BYTES, dumps_jsonl
 from etclib.task import items as split_items
 from leaderboard.db import open_db
 from leaderboard.engine import next_id
+from tests.unit.test_leaderboard import _close_databases  # noqa: F401 - autouse
 
 REPO = Path(__file__).resolve().parents[2]
 

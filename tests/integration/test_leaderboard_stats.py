@@ -13,7 +13,7 @@ from etclib.corpus import load_corpus
 from etclib.metrics import MetricData
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
-from tests.unit.test_leaderboard_stats import SEED, B, independent_indices  # noqa: F401
+from tests.unit.test_leaderboard_stats import SEED, B, _close_databases, independent_indices  # noqa: F401
 
 
 @pytest.fixture
