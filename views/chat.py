@@ -208,8 +208,8 @@ def _finetuned() -> Choice:
 def _probed(c: Choice) -> Choice:
     """``c`` (a provider's backend pointed at a self-hosted server by the provider's endpoint
     setting, e.g. ``openai`` by ``OPENAI_BASE_URL``) offline when that server does not answer
-    its probe; providers whose servers list no models (:attr:`ProviderSpec.lists_models`) are
-    not probed."""
+    its probe; providers whose servers list no models (not
+    :class:`~etclib.llm.providers.ModelListing`) are not probed."""
     import dataclasses
 
     from etclib.llm import providers
@@ -218,7 +218,7 @@ def _probed(c: Choice) -> Choice:
         return c
     spec = providers.get(c.key)
     url = spec.base_url()
-    if not url or not spec.lists_models:
+    if not url or not isinstance(spec, providers.ModelListing):
         return c
     where = spec.base_url_setting
     state = PROBE.state(url, spec.api_key(), where, spec.name)

@@ -1,24 +1,16 @@
-"""Shared machinery of the hosted-API backends: the call path on top of :mod:`etclib.llm`,
-concurrency, streaming, empty answers and usage. :class:`HostedBackend` is the backend of any
-registered LLM provider (:mod:`etclib.llm.providers`): the provider's spec builds its client,
-writes its requests and reads its replies and streams, so a provider needs no backend module
-of its own (:mod:`etclib.backends.hosted` names one per provider).
-
-:class:`APIBackend` builds each request with :mod:`etclib.llm.chat` (so the capability table
-decides temperature, token-limit field and thinking), sends it through
-:func:`etclib.llm.retry.call_with_retries` (the same classification and delays as the judge),
-and streams through :func:`~etclib.llm.retry.stream_with_retries`, which retries a failure
-before the first chunk (google-genai sends a streaming request only at first iteration).
-
-Failures become :class:`~etclib.errors.BackendServiceError` (or
-:class:`~etclib.errors.UnsupportedSettingError` for a refused setting) whose message is
-etclib's own and safe to show; the provider's text, redacted, is the error's ``detail``.
-
-Empty answers (safety block, refusal, output spent on thinking): :meth:`APIBackend.complete`
-and :meth:`APIBackend.stream` raise :class:`~etclib.errors.EmptyAnswerError`;
-:meth:`APIBackend.predict` writes an empty prediction for that item and counts it by reason in
-``usage.empty_answers``, and :meth:`APIBackend.notes` says so (``etclib predict`` prints the
-notes), so one blocked item neither stops a 1,000-item run nor passes silently.
+"""The hosted-API backends: :class:`HostedBackend` is the backend of any registered LLM provider
+(:mod:`etclib.llm.providers`), whose spec builds its client, writes its requests and reads its
+replies and streams, so a provider needs no backend module of its own
+(:mod:`etclib.backends.hosted` names one per provider). Calls go through
+:func:`etclib.llm.retry.call_with_retries` and streams through
+:func:`~etclib.llm.retry.stream_with_retries` (the judge's classification and delays; a stream
+is retried before its first chunk). Failures become
+:class:`~etclib.errors.BackendServiceError` (or :class:`~etclib.errors.UnsupportedSettingError`)
+whose message is etclib's own and safe to show; the provider's text, redacted, is its
+``detail``. An empty answer (safety block, refusal, output spent on thinking) raises
+:class:`~etclib.errors.EmptyAnswerError` from :meth:`HostedBackend.complete` and
+:meth:`HostedBackend.stream`; :meth:`HostedBackend.predict` writes an empty prediction, counts
+it by reason and says so in :meth:`HostedBackend.notes`.
 """
 
 from __future__ import annotations
@@ -32,7 +24,6 @@ from .. import llm
 from ..config import setting
 from ..errors import BackendError, BackendServiceError, ConfigError, EmptyAnswerError
 from ..llm.chat import Reply, Usage
-from ..llm.models import Decoding
 from ..llm.providers import ProviderSpec
 from ..llm.retry import CallFailed, Fault, RetryPolicy, call_with_retries, stream_with_retries
 from ..task import Item, build_messages
@@ -75,168 +66,7 @@ def concurrent_map(
     return [results[i] for i in range(len(inputs))]
 
 
-class APIBackend(Backend):
-    """A backend that calls a hosted chat model; subclasses say how to send and read."""
-
-    uses_prompt = True
-    metered = True
-    #: the registered LLM provider (for hints and the capability table)
-    provider: ClassVar[str] = ""
-
-    model: str
-    endpoint: str
-    batch_size: int
-    max_new_tokens: int | None
-    decoding: Decoding
-    policy: RetryPolicy
-    usage: Usage
-
-    # -- what subclasses provide ----------------------------------------------------------
-    def _send(self, messages: list[dict[str, str]]) -> Reply:
-        """One request; the reply (EmptyAnswerError for no text)."""
-        raise NotImplementedError
-
-    def _open_stream(self, messages: list[dict[str, str]]) -> Iterable[Any]:
-        """A streaming request's chunks."""
-        raise NotImplementedError
-
-    def _chunk_text(self, chunk: Any) -> str:
-        raise NotImplementedError
-
-    def _stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
-        """From the last attempt's chunks: their usage as a Reply, and the empty-answer reason
-        if the stream had no text (``None`` when unknown: ``empty``)."""
-        raise NotImplementedError
-
-    # -- the call path ----------------------------------------------------------------------
-    def _who(self) -> str:
-        return f"The {self.name} backend (model {self.model!r})"
-
-    def _fail(self, exc: CallFailed) -> Exception:
-        return llm.failure(
-            exc.fault,
-            provider=self.provider,
-            who=self._who(),
-            attempts=exc.attempts,
-            cls=BackendServiceError,
-        )
-
-    def _retried(self, fault: Fault) -> None:
-        self.usage.note(retries=1)
-
-    def _attempt(self, messages: list[dict[str, str]]) -> Reply:
-        start = time.monotonic()
-        try:
-            reply = self._send(messages)
-        except EmptyAnswerError as exc:
-            self.usage.add(getattr(exc, "reply", None), latency=time.monotonic() - start)
-            raise
-        except Exception:
-            self.usage.add(latency=time.monotonic() - start)
-            raise
-        self.usage.add(reply, latency=time.monotonic() - start)
-        return reply
-
-    def complete(self, messages: list[dict[str, str]]) -> str:
-        """One answer for one conversation; EmptyAnswerError when the model gave no text."""
-        try:
-            reply = call_with_retries(
-                lambda: self._attempt(messages),
-                self.policy,
-                where=self.endpoint,
-                on_retry=self._retried,
-            )
-        except CallFailed as exc:
-            self.usage.note(failed=1)
-            raise self._fail(exc) from None
-        return clean(reply.text)
-
-    def _answer(self, messages: list[dict[str, str]]) -> str:
-        try:
-            return self.complete(messages)
-        except EmptyAnswerError as exc:
-            self.usage.note(empty=exc.reason)
-            return ""
-
-    def predict(
-        self,
-        items: Sequence[Item],
-        progress: Progress | None = None,
-        shots: Shots | None = None,
-    ) -> list[str]:
-        """One answer per item; an empty answer is an empty prediction, counted (see notes)."""
-        return concurrent_map(self._answer, messages_for(items, shots), self.batch_size, progress)
-
-    def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
-        """Yield the answer's text as the server streams it; a failure before the first chunk
-        is retried; EmptyAnswerError when the stream ends without text."""
-        messages = build_messages(item, list(shots))
-        seen: list[Any] = []
-
-        def opened() -> Iterable[Any]:
-            self.usage.add()
-            seen.clear()  # a new attempt
-            return self._open_stream(messages)
-
-        got = False
-        try:
-            for text in stream_with_retries(
-                opened,
-                self._chunk_text,
-                self.policy,
-                where=self.endpoint,
-                on_retry=self._retried,
-                on_chunk=seen.append,
-            ):
-                got = True
-                yield text
-        except CallFailed as exc:
-            self.usage.note(failed=1)
-            raise self._fail(exc) from None
-        reply, reason = self._stream_end(seen)
-        self.usage.add(reply, call=False)
-        if not got:
-            from ..llm.chat import empty_answer
-
-            fault = llm.classify(empty_answer(reason or "empty", "stream ended without text"))
-            self.usage.note(empty=fault.what)
-            raise llm.failure(fault, provider=self.provider, who=self._who())
-
-    # -- reporting --------------------------------------------------------------------------
-    def notes(self) -> list[str]:
-        """Lines for the user about this backend's run so far: empty answers by reason, the
-        model snapshot(s) the server served."""
-        out = []
-        empties = self.usage.empty_answers
-        if empties:
-            reasons = ", ".join(f"{n} {r}" for r, n in sorted(empties.items()))
-            out.append(
-                f"{sum(empties.values())} answers were empty and written as empty predictions "
-                f"({reasons}); they score 0 (details in the log, logger etclib.llm)."
-            )
-        return out
-
-    def run_info(self) -> dict[str, Any]:
-        """Usage of this backend's calls so far, and the served model snapshot(s)."""
-        report = self.usage.report(self.model)
-        report["served_models"] = sorted(self.usage.model_versions)
-        report["empty_answers"] = dict(self.usage.empty_answers)
-        return report
-
-    def signature(self) -> dict[str, Any]:
-        sig = super().signature()
-        d = self.decoding
-        sig.update(
-            model=self.model,
-            temperature=d.temperature if d.temperature is not None else "default",
-            thinking=d.thinking_label(),
-        )
-        if self.max_new_tokens is not None:
-            sig[d.info.token_param] = self.max_new_tokens
-        return sig
-
-
-class HostedBackend(APIBackend):
+class HostedBackend(Backend):
     """The backend of one registered LLM provider, at temperature 0 where the model takes it,
     thinking set explicitly, with streaming; the provider's spec does the wire work.
 
@@ -251,7 +81,11 @@ class HostedBackend(APIBackend):
     provider's endpoint setting, e.g. the fine-tuned model's vLLM server for the chat page).
     """
 
+    uses_prompt = True
+    metered = True
+    #: the provider whose spec does the wire work, and its registered name
     spec: ClassVar[ProviderSpec]
+    provider: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -313,17 +147,132 @@ class HostedBackend(APIBackend):
             self.model, messages, self.decoding, max_tokens=self.max_new_tokens
         )
 
-    def _send(self, messages: list[dict[str, str]]) -> Reply:
-        return self.spec.send(self.client, self._request(messages))
+    # -- the call path ----------------------------------------------------------------------
+    def _who(self) -> str:
+        return f"The {self.name} backend (model {self.model!r})"
 
-    def _open_stream(self, messages: list[dict[str, str]]) -> Iterable[Any]:
-        return self.spec.open_stream(self.client, self._request(messages))
+    def _fail(self, exc: CallFailed) -> Exception:
+        return llm.failure(
+            exc.fault,
+            provider=self.provider,
+            who=self._who(),
+            attempts=exc.attempts,
+            cls=BackendServiceError,
+        )
 
-    def _chunk_text(self, chunk: Any) -> str:
-        return self.spec.chunk_text(chunk)
+    def _retried(self, fault: Fault) -> None:
+        self.usage.note(retries=1)
 
-    def _stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
-        return self.spec.stream_end(chunks)
+    def _attempt(self, messages: list[dict[str, str]]) -> Reply:
+        start = time.monotonic()
+        try:
+            reply = self.spec.send(self.client, self._request(messages))
+        except EmptyAnswerError as exc:
+            self.usage.add(getattr(exc, "reply", None), latency=time.monotonic() - start)
+            raise
+        except Exception:
+            self.usage.add(latency=time.monotonic() - start)
+            raise
+        self.usage.add(reply, latency=time.monotonic() - start)
+        return reply
+
+    def complete(self, messages: list[dict[str, str]]) -> str:
+        """One answer for one conversation; EmptyAnswerError when the model gave no text."""
+        try:
+            reply = call_with_retries(
+                lambda: self._attempt(messages),
+                self.policy,
+                where=self.endpoint,
+                on_retry=self._retried,
+            )
+        except CallFailed as exc:
+            self.usage.note(failed=1)
+            raise self._fail(exc) from None
+        return clean(reply.text)
+
+    def _answer(self, messages: list[dict[str, str]]) -> str:
+        try:
+            return self.complete(messages)
+        except EmptyAnswerError as exc:
+            self.usage.note(empty=exc.reason)
+            return ""
+
+    def predict(
+        self,
+        items: Sequence[Item],
+        progress: Progress | None = None,
+        shots: Shots | None = None,
+    ) -> list[str]:
+        """One answer per item; an empty answer is an empty prediction, counted (see notes)."""
+        return concurrent_map(self._answer, messages_for(items, shots), self.batch_size, progress)
+
+    def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
+        """Yield the answer's text as the server streams it; a failure before the first chunk
+        is retried; EmptyAnswerError when the stream ends without text."""
+        messages = build_messages(item, list(shots))
+        seen: list[Any] = []
+
+        def opened() -> Iterable[Any]:
+            self.usage.add()
+            seen.clear()  # a new attempt
+            return self.spec.open_stream(self.client, self._request(messages))
+
+        got = False
+        try:
+            for text in stream_with_retries(
+                opened,
+                self.spec.chunk_text,
+                self.policy,
+                where=self.endpoint,
+                on_retry=self._retried,
+                on_chunk=seen.append,
+            ):
+                got = True
+                yield text
+        except CallFailed as exc:
+            self.usage.note(failed=1)
+            raise self._fail(exc) from None
+        reply, reason = self.spec.stream_end(seen)
+        self.usage.add(reply, call=False)
+        if not got:
+            from ..llm.chat import empty_answer
+
+            fault = llm.classify(empty_answer(reason or "empty", "stream ended without text"))
+            self.usage.note(empty=fault.what)
+            raise llm.failure(fault, provider=self.provider, who=self._who())
+
+    # -- reporting --------------------------------------------------------------------------
+    def notes(self) -> list[str]:
+        """Lines for the user about this backend's run so far: empty answers by reason, the
+        model snapshot(s) the server served."""
+        out = []
+        empties = self.usage.empty_answers
+        if empties:
+            reasons = ", ".join(f"{n} {r}" for r, n in sorted(empties.items()))
+            out.append(
+                f"{sum(empties.values())} answers were empty and written as empty predictions "
+                f"({reasons}); they score 0 (details in the log, logger etclib.llm)."
+            )
+        return out
+
+    def run_info(self) -> dict[str, Any]:
+        """Usage of this backend's calls so far, and the served model snapshot(s)."""
+        report = self.usage.report(self.model)
+        report["served_models"] = sorted(self.usage.model_versions)
+        report["empty_answers"] = dict(self.usage.empty_answers)
+        return report
+
+    def signature(self) -> dict[str, Any]:
+        sig = super().signature()
+        d = self.decoding
+        sig.update(
+            model=self.model,
+            temperature=d.temperature if d.temperature is not None else "default",
+            thinking=d.thinking_label(),
+        )
+        if self.max_new_tokens is not None:
+            sig[d.info.token_param] = self.max_new_tokens
+        return sig
 
 
 def hosted_backend(spec: ProviderSpec) -> type[HostedBackend]:

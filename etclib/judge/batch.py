@@ -10,9 +10,9 @@ interface (OpenAI's Batch API, Gemini's batch mode), at half the online price.
 2. the entailments: from the units now in the cache, every entailment question not in the
    cache, as a second batch job.
 
-Each job is written in the provider's form by its spec (:class:`~etclib.llm.providers.base.
-ProviderSpec`: ``batch_submit``, ``batch_read``, ``batch_answers``; a provider without a batch
-interface refuses ``--batch`` with a message naming those that have one), then read every
+Each job is written in the provider's form by its spec (:class:`~etclib.llm.providers.Batch`:
+``batch_submit``, ``batch_read``, ``batch_answers``; for a provider without that capability
+``--batch`` is refused with a message naming those that have it), then read every
 ``batch_poll`` seconds (``judge_batch_poll`` / ``ETC_JUDGE_BATCH_POLL``), each change of
 state printed on stderr. Every answer is parsed by the online path's parser and stored in
 the same cache (:meth:`~etclib.judge.runner.Judge.store`). A request the batch did not answer
@@ -51,9 +51,10 @@ from typing import Any
 from .. import config, faultpoints, llm
 from ..errors import JudgeError, JudgeServiceError
 from ..llm import models
-from ..llm.providers import ProviderSpec
+from ..llm.providers import Batch, ProviderSpec
 from ..llm.providers.base import BatchState
 from .parse import AnswerParseError
+from .providers import settings_hint
 from .runner import AnswerCut, Judge, Question
 
 __all__ = ["BatchReport", "BatchStore", "chunks", "prefill", "request_set"]
@@ -151,8 +152,8 @@ class BatchStore:
 def batch_spec(provider: str) -> ProviderSpec:
     """The spec of ``provider`` if it has a batch interface; JudgeError naming those that do."""
     spec = llm.providers.get(provider)
-    if not spec.batch_label:
-        able = [s.name for s in llm.providers.specs() if s.batch_label]
+    if not isinstance(spec, Batch):
+        able = [s.name for s in llm.providers.specs(Batch)]
         raise JudgeError(
             f"--batch: the {spec.label} judge has no batch interface in etclib. Run without "
             f"--batch, or judge with a provider that has one (--judge-provider "
@@ -179,7 +180,7 @@ async def _api(judge: Judge, spec: ProviderSpec, what: str, fn: Any, *args: Any)
                 continue
             err = JudgeServiceError(
                 f"The {spec.label} judge's batch interface failed ({what}): {fault.public}. "
-                f"Stopped; {spec.judge_hint('--judge-model')}. A batch already sent is read "
+                f"Stopped; {settings_hint(spec.name, '--judge-model')}. A batch already sent is read "
                 "again when the same command runs again.",
                 detail=fault.detail,
                 kind=fault.kind,
@@ -233,7 +234,7 @@ async def _units(judge: Judge, text: str) -> list[str] | None:
     return None if stored is None else [str(u) for u in stored["answer"]]
 
 
-def chunks(spec: ProviderSpec, pending: dict[str, Question]) -> list[list[str]]:
+def chunks(spec: Batch, pending: dict[str, Question]) -> list[list[str]]:
     """The keys of ``pending`` (sorted) cut into jobs the provider takes: at most
     ``batch_max_requests`` requests and ``batch_max_bytes`` bytes of requests each."""
     out: list[list[str]] = [[]]

@@ -1,34 +1,17 @@
 """One judge call to one provider: build the request, send it, return text and token counts.
 
-A provider turns ``(kind, messages)`` into a *request*: a plain JSON-able dict holding
-everything sent (model, messages, decoding settings, structured-output settings). ``kind`` names
-the answer's JSON schema in :data:`SCHEMAS`: ``decompose`` and ``entail`` for the scoring judge,
-``labels`` for the label judge (:mod:`etclib.studies.labeljudge`), ``causes`` for the cause layer
-(:mod:`etclib.studies.causes`). The runner hashes that dict into the
-cache key and hands it back to :meth:`complete`. Providers do not retry; the SDK clients are
-built with their retries off, and the runner retries with :mod:`etclib.llm.retry`.
-
-Requests are built by :mod:`etclib.llm.chat` from the capability table
-(:mod:`etclib.llm.models`), the same code the backends use, so a model gets only what it
-accepts: temperature 0 where it takes one (none for GPT-5 / o-series, 1.0 for Gemini 3), the
-thinking setting set explicitly (Gemini 2.5 Flash: budget 0), see :meth:`Provider.decoding`.
-
-Every registered provider (:mod:`etclib.llm.providers`) can judge: :class:`SpecProvider`
-asks the provider's spec how a JSON answer is requested (Gemini: ``response_mime_type`` and the
-same JSON Schema as ``response_json_schema``, no conversion to Gemini's own ``Schema`` form, key
-order kept; OpenAI: ``response_format`` ``json_schema`` (strict), or what
-``ETC_JUDGE_OPENAI_FORMAT`` says; Anthropic: ``output_config.format``), how a reply is read and
-how the client is closed.
-
-Every request carries a token limit (:func:`default_max_tokens`, or ``judge_max_tokens``):
-room for a judge answer (:data:`ANSWER_TOKENS`) plus, for a model that thinks, room for its
-thinking, which reasoning models (GPT-5, o-series, Gemini 2.5/3) spend inside the same limit.
-:meth:`Provider.token_limit` and :meth:`Provider.with_token_limit` read and change it, so the
-runner can ask a cut answer again with twice the limit.
-
-An answer with no text raises :class:`~etclib.errors.EmptyAnswerError` (see
-:mod:`etclib.llm.chat`); the runner retries a blank answer and gives up at once on a safety
-block.
+A provider turns ``(kind, messages)`` into a *request*, a plain JSON-able dict of everything
+sent, which the runner hashes into the cache key and hands back to :meth:`Provider.complete`.
+``kind`` names the answer's JSON schema in :data:`SCHEMAS` (``decompose`` and ``entail`` for
+the scoring judge, ``labels`` and ``causes`` for the studies). Every registered provider can
+judge (:class:`SpecProvider`): its spec writes the request from the capability table, and the
+capabilities it has are used: a JSON Schema answer (:class:`~etclib.llm.providers.JSONAnswers`;
+without it the prompt alone asks for JSON), its prompt cache for the fixed prompt
+(:class:`~etclib.llm.providers.PromptCache`), a service tier on each online call
+(:class:`~etclib.llm.providers.ServiceTiers`). Every request carries a token limit
+(:func:`default_max_tokens`): room for the answer and for the thinking a model spends inside
+it; the runner asks a cut answer again with twice the limit. Providers do not retry: the runner
+does (:mod:`etclib.llm.retry`). docs/judge.md says more.
 """
 
 from __future__ import annotations
@@ -39,7 +22,7 @@ from .. import llm
 from ..errors import ConfigError, JudgeError
 from ..llm.chat import Reply
 from ..llm.models import Decoding
-from ..llm.providers import ProviderSpec
+from ..llm.providers import JSONAnswers, PromptCache, ProviderSpec, ServiceTiers
 from ..registry import unknown
 
 __all__ = [
@@ -168,15 +151,17 @@ class SpecProvider:
         self.thinking = thinking
         decoding = self.decoding()  # a thinking value the model cannot take fails now
         self.max_tokens = max_tokens or default_max_tokens(decoding)
-        self.response_format = spec.judge_format(model)
+        self.response_format = (
+            spec.judge_format(model) if isinstance(spec, JSONAnswers) else "prompt"
+        )
         #: added to each online call, outside the hashed request (OpenAI's ``service_tier``)
-        self.online = spec.online_fields(model, service_tier)
+        self.online = _online_fields(spec, model, service_tier)
         self.timeout = timeout
         self.client = spec.client(async_=True, timeout=timeout)
 
     @property
     def endpoint(self) -> str:
-        return self.spec.endpoint_of(self.client)
+        return self.spec.endpoint(self.client)
 
     def decoding(self, temperature: float = TEMPERATURE) -> Decoding:
         return llm.decoding(
@@ -190,10 +175,13 @@ class SpecProvider:
     def request(
         self, kind: str, messages: list[dict[str, str]], *, temperature: float = TEMPERATURE
     ) -> dict[str, Any]:
-        req = self.spec.request(
+        spec = self.spec
+        req = spec.request(
             self.model, messages, self.decoding(temperature), max_tokens=self.max_tokens
         )
-        return self.spec.json_request(req, kind, SCHEMAS[kind], self.response_format)
+        if isinstance(spec, JSONAnswers):
+            req = spec.json_request(req, kind, SCHEMAS[kind], self.response_format)
+        return spec.cache_prompt(req) if isinstance(spec, PromptCache) else req
 
     def token_limit(self, request: dict[str, Any]) -> int | None:
         return self.spec.token_limit(request)
@@ -206,6 +194,25 @@ class SpecProvider:
 
     async def aclose(self) -> None:
         await self.spec.aclose(self.client)
+
+
+def _online_fields(spec: ProviderSpec, model: str, service_tier: str | None) -> dict[str, Any]:
+    if not service_tier:
+        return {}
+    if not isinstance(spec, ServiceTiers):
+        raise ConfigError(
+            f"--service-tier {service_tier}: the {spec.label} provider has no service tiers; "
+            "leave the option out."
+        )
+    return spec.online_fields(model, service_tier)
+
+
+def settings_hint(provider: str, option: str) -> str:
+    """What to check when the judge's calls to ``provider`` fail for good."""
+    if provider not in llm.providers.REGISTRY:
+        return "check the provider's key, endpoint and model"
+    spec = llm.providers.get(provider)
+    return f"check {spec.key_settings[0]}, {spec.base_url_setting} and the model name ({option})"
 
 
 def build(

@@ -64,7 +64,7 @@ from ..llm.chat import Usage
 from ..llm.retry import Fault
 from . import parse, templates
 from .cache import AnswerCache, request_key
-from .providers import TEMPERATURE, Provider, make_provider
+from .providers import TEMPERATURE, Provider, make_provider, settings_hint
 from .settings import JudgeSettings
 
 T = TypeVar("T")
@@ -475,11 +475,7 @@ class Judge:
         if fault.kind == "unsupported":
             return llm.failure(fault, provider=p.name, who=who)  # type: ignore[return-value]
         option = self.model_option
-        hint = (
-            llm.providers.get(p.name).judge_hint(option)
-            if p.name in llm.providers.REGISTRY
-            else "check the provider's key, endpoint and model"
-        )
+        hint = settings_hint(p.name, option)
         err = JudgeServiceError(
             f"{who} failed: {fault.public}. Stopped; {hint}.",
             detail=fault.detail,

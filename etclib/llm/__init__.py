@@ -1,37 +1,24 @@
 """One LLM client stack for the judge and the backends, whatever the provider.
 
-- :mod:`.providers`: the registry of providers (OpenAI and OpenAI-compatible servers, Gemini,
-  ...), one module each exporting a spec: settings, default models, client factory,
-  request/reply codec, error classification, hints, capability and price rows;
-- this module: the lookups everything else uses (:func:`configured`, :func:`endpoint`,
-  :func:`client`) and :func:`failure`, which turns a classified failure into a public-safe
-  error;
-- :mod:`.models`: the per-model capability table (temperature, token-limit field, structured
-  output, thinking) and prices, filled from the specs; :func:`~.models.decoding` says what a
-  model gets;
-- :mod:`.chat`: request building and reply reading shared by the codecs, the empty-answer
-  rule, usage counting (:class:`~.chat.Usage`);
-- :mod:`.retry`: error classification, retry delays (Retry-After and Gemini's RetryInfo), the
-  sync and streaming retry loops.
+- :mod:`.providers`: the registry of providers, one module each exporting a spec (settings,
+  default models, client, request/reply codec, capability and price rows, hints) with the
+  optional capabilities it has (batch, prompt cache, service tiers, quotas ...);
+- this module: the lookups everything else uses (:func:`configured`, :func:`endpoint`) and
+  :func:`failure`, which turns a classified failure into a public-safe error;
+- :mod:`.models`: the per-model capability table and prices, filled from the specs;
+  :func:`~.models.decoding` says what a model gets;
+- :mod:`.chat`: what a call returns (:class:`~.chat.Reply`), the empty-answer rule, usage
+  counting (:class:`~.chat.Usage`);
+- :mod:`.retry`: error classification, retry delays, the sync and streaming retry loops.
 
-The judge (:mod:`etclib.judge`) adds caching and structured output on top; the backends
-(:mod:`etclib.backends._api`) add streaming.
-
-Keys and endpoints are read with :func:`etclib.config.setting`, so they may come from the
-environment or from ``.streamlit/secrets.toml``; each provider module names its settings
-(OpenAI: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, and ``OPENAI_API_KEY=EMPTY`` for a
-self-hosted server that checks no key; Gemini: ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``,
-``ETC_GEMINI_BASE_URL``).
-
-The SDKs are imported only when a client is built; a missing SDK raises
-:class:`~etclib.errors.DependencyError` naming the package. Every client is built with the SDK's
-own retries switched off, so that callers own retry policy and count retries themselves.
+Keys and endpoints are read with :func:`etclib.config.setting` (the environment or
+``.streamlit/secrets.toml``). Every SDK client is built with its own retries off, so that
+callers own retry policy and count retries themselves.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from ..errors import (
     EmptyAnswerError,
@@ -42,7 +29,7 @@ from ..errors import (
 from . import providers
 from .chat import Reply, Usage
 from .models import Decoding, ModelInfo, decoding, info
-from .providers import ProviderSpec
+from .providers import Quotas
 from .retry import CallFailed, Fault, RetryPolicy, classify
 
 __all__ = [
@@ -55,7 +42,6 @@ __all__ = [
     "RetryPolicy",
     "Usage",
     "classify",
-    "client",
     "configured",
     "decoding",
     "endpoint",
@@ -72,6 +58,8 @@ PROVIDERS: tuple[str, ...] = providers.names()
 
 #: Default per-request timeout in seconds.
 DEFAULT_TIMEOUT = providers.DEFAULT_TIMEOUT
+#: a used-up quota of a provider that names none: (what ran out, in words; where to check it)
+QUOTA_PAGES = ("a quota of the model service", "the provider's usage and billing pages")
 
 
 def configured(provider: str) -> bool:
@@ -79,40 +67,17 @@ def configured(provider: str) -> bool:
     return providers.get(provider).configured()
 
 
-def configured_providers() -> dict[str, bool]:
-    """``{name: bool}``: which registered providers have a key."""
-    return {spec.name: spec.configured() for spec in providers.specs()}
-
-
 def endpoint(provider: str) -> str:
     """A human-readable description of where ``provider``'s requests go (for messages)."""
     return providers.get(provider).endpoint()
-
-
-def client(
-    provider: str,
-    *,
-    async_: bool = False,
-    timeout: float = DEFAULT_TIMEOUT,
-    api_key: str | None = None,
-    base_url: str | None = None,
-) -> Any:
-    """An SDK client of ``provider`` with its retries off; ``api_key`` / ``base_url`` default to
-    the provider's settings. ConfigError without a key, DependencyError without the SDK."""
-    return providers.get(provider).client(
-        async_=async_, timeout=timeout, api_key=api_key, base_url=base_url
-    )
 
 
 def quota_error(fault: Fault, *, provider: str, who: str, resume: str = "") -> QuotaExhaustedError:
     """The error for a used-up quota (``fault.kind == "quota"``): which provider, which quota
     (``fault.what``: OpenAI's ``insufficient_quota`` or a Gemini ``quotaId``), where to check
     it, and ``resume`` (what running again does), logged with its detail."""
-    words, where = (
-        providers.get(provider).quota_pages
-        if provider in providers.REGISTRY
-        else ProviderSpec.quota_pages
-    )
+    spec = providers.get(provider) if provider in providers.REGISTRY else None
+    words, where = spec.quota_pages if isinstance(spec, Quotas) else QUOTA_PAGES
     named = f" ({fault.what})" if fault.what else ""
     status = f" (HTTP {fault.status})" if fault.status else ""
     public = (

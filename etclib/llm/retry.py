@@ -43,7 +43,7 @@ within a run cures: OpenAI's ``code`` / ``type`` ``insufficient_quota`` (no cred
 account) and a Gemini ``google.rpc.QuotaFailure`` violation whose ``quotaId`` names a per-day
 quota (``GenerateRequestsPerDayPerProjectPerModel-FreeTier``). A Gemini per-minute violation
 (``...PerMinute...``) stays a rate limit. Each provider's spec reads its own error bodies
-(:meth:`etclib.llm.providers.base.ProviderSpec.quota`); :func:`quota_of` asks them all.
+(:class:`etclib.llm.providers.base.Quotas`); :func:`quota_of` asks every one that has them.
 """
 
 from __future__ import annotations
@@ -208,13 +208,13 @@ def quota_of(exc: BaseException, status: int | None = None) -> str | None:
     """The used-up quota an error names (OpenAI ``insufficient_quota``; a Gemini per-day
     ``quotaId``; whatever each registered provider's ``quota`` reads), or None for a rate limit
     that a wait cures (see the module docstring)."""
-    from .providers import specs
+    from .providers import Quotas, specs
 
     body = _body(exc)
     if isinstance(body, list) and len(body) == 1:
         body = body[0]
     status = status if status is not None else (_status(exc) or 0)
-    for spec in specs():
+    for spec in specs(Quotas):
         quota = spec.quota(exc, body, status)
         if quota:
             return quota

@@ -83,24 +83,22 @@ def test_every_priced_model_has_known_capabilities():
 
 
 def test_requests_carry_only_what_the_model_accepts():
-    from etclib.llm import chat
+    from etclib.llm.providers import gemini, openai
 
     msgs = [{"role": "system", "content": "指示"}, {"role": "user", "content": "こんにちは"}]
-    gpt5 = chat.openai_request(
-        "gpt-5-mini", msgs, llm.decoding("openai", "gpt-5-mini"), max_tokens=9
-    )
+    gpt5 = openai.request("gpt-5-mini", msgs, llm.decoding("openai", "gpt-5-mini"), max_tokens=9)
     assert "temperature" not in gpt5 and "max_tokens" not in gpt5
     assert gpt5["max_completion_tokens"] == 9 and gpt5["reasoning_effort"] == "low"
-    gpt41 = chat.openai_request("gpt-4.1", msgs, llm.decoding("openai", "gpt-4.1"), max_tokens=9)
+    gpt41 = openai.request("gpt-4.1", msgs, llm.decoding("openai", "gpt-4.1"), max_tokens=9)
     assert gpt41["temperature"] == 0 and gpt41["max_tokens"] == 9
     assert "reasoning_effort" not in gpt41
-    gem = chat.gemini_request("gemini-2.5-flash", msgs, llm.decoding("gemini", "gemini-2.5-flash"))
+    gem = gemini.request("gemini-2.5-flash", msgs, llm.decoding("gemini", "gemini-2.5-flash"))
     assert gem["config"] == {
         "system_instruction": "指示",
         "temperature": 0.0,
         "thinking_config": {"thinking_budget": 0},
     }
-    gem3 = chat.gemini_request("gemini-3-pro", msgs, llm.decoding("gemini", "gemini-3-pro"))
+    gem3 = gemini.request("gemini-3-pro", msgs, llm.decoding("gemini", "gemini-3-pro"))
     assert gem3["config"]["temperature"] == 1.0
     assert gem3["config"]["thinking_config"] == {"thinking_level": "low"}
 

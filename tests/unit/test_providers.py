@@ -78,3 +78,51 @@ def test_a_missing_key_says_which_setting(name, monkeypatch):
     with pytest.raises(JudgeError, match=spec.key_settings[0]):
         judge_providers.make_provider(name, timeout=1)
     assert not spec.configured()
+
+
+def test_keys_come_from_their_settings_first_set_wins(monkeypatch):
+    assert not any(spec.configured() for spec in providers.specs())
+    for name, setting in (("openai", "OPENAI_API_KEY"), ("gemini", "GEMINI_API_KEY")):
+        with pytest.raises(ConfigError, match=setting):
+            providers.get(name).client()
+    monkeypatch.setenv("GOOGLE_API_KEY", "g")
+    assert providers.get("gemini").configured() and providers.get("gemini").api_key() == "g"
+    monkeypatch.setenv("GEMINI_API_KEY", "preferred")
+    assert providers.get("gemini").api_key() == "preferred"
+
+
+def test_settings_from_the_secrets_file(tmp_path):
+    from etclib import config
+
+    secrets = tmp_path / "secrets.toml"  # conftest points ETC_SECRETS_FILE here
+    secrets.write_text('OPENAI_API_KEY = "from-secrets"\nOPENAI_BASE_URL = "http://x/v1"\n')
+    config._secrets.cache_clear()
+    spec = providers.get("openai")
+    assert spec.configured() and spec.api_key() == "from-secrets"
+    client = spec.client()
+    assert client.api_key == "from-secrets" and str(client.base_url) == "http://x/v1/"
+    assert client.max_retries == 0
+
+
+def test_a_provider_with_only_the_core_judges_and_refuses_what_it_lacks(monkeypatch):
+    from etclib.judge.batch import batch_spec
+
+    class Core(providers.ProviderSpec):
+        name, label, package = "core", "Core", "openai"
+        sdk_classes = ("openai", "OpenAI", "AsyncOpenAI")
+        key_settings = ("CORE_API_KEY",)
+
+        def request(self, model, messages, decoding, *, max_tokens=None):
+            return {"model": model, "messages": messages}
+
+    monkeypatch.setenv("CORE_API_KEY", "k")
+    judge = judge_providers.SpecProvider(Core(), "m", timeout=1)
+    messages = [{"role": "user", "content": "判定して"}]
+    assert judge.response_format == "prompt" and judge.online == {}
+    assert judge.request("entail", messages) == {"model": "m", "messages": messages}
+    with pytest.raises(ConfigError, match="the Core provider has no service tiers"):
+        judge_providers.SpecProvider(Core(), "m", timeout=1, service_tier="flex")
+    batching = [spec.name for spec in providers.specs(providers.Batch)]
+    assert batching == ["openai", "gemini"]
+    with pytest.raises(JudgeError, match="--judge-provider openai or gemini"):
+        batch_spec("anthropic")

@@ -64,11 +64,11 @@ def _refused_field():
 
 def test_an_old_sdk_refusing_a_field_says_to_upgrade(monkeypatch):
     from etclib.errors import DependencyError
-    from etclib.llm import chat
+    from etclib.llm.providers import gemini
 
     monkeypatch.setattr(sdk, "installed", lambda package: "1.39.0")
     with pytest.raises(DependencyError) as caught:
-        chat.gemini_config(_refused_field())
+        gemini.sdk_config(_refused_field())
     message = str(caught.value)
     assert "google-genai 1.39.0" in message
     assert "upgrade google-genai to >= 1.51" in message
@@ -79,20 +79,20 @@ def test_an_old_sdk_refusing_a_field_says_to_upgrade(monkeypatch):
 def test_a_current_sdk_refusing_a_field_is_not_blamed_on_its_version():
     import pydantic
 
-    from etclib.llm import chat
+    from etclib.llm.providers import gemini
 
     with pytest.raises(pydantic.ValidationError):
-        chat.gemini_config(_refused_field())
+        gemini.sdk_config(_refused_field())
 
 
 def test_the_upgrade_hint_is_the_public_message_and_stops_the_judge(monkeypatch):
     from etclib import llm
     from etclib.judge.runner import classify as judge_action
-    from etclib.llm import chat
+    from etclib.llm.providers import gemini
 
     monkeypatch.setattr(sdk, "installed", lambda package: "1.39.0")
     try:
-        chat.gemini_config(_refused_field())
+        gemini.sdk_config(_refused_field())
     except Exception as exc:  # noqa: BLE001 - the error under test
         err = exc
     fault = llm.classify(err)

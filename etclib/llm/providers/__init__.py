@@ -1,6 +1,5 @@
 """The LLM providers, registered by name: one module per provider exporting one ``SPEC``
-(:class:`~.base.ProviderSpec`: settings, default models, capability and price rows, client
-factory, request/reply codec, error classification, hints).
+(:class:`~.base.ProviderSpec`, with the capabilities it opts into, :mod:`.base`).
 
 Everything that needs a provider reads this registry: the judge, the hosted-API backends, the
 studies' LLM labelling, the CLI's ``--provider`` choices, the chat page's labels, redaction
@@ -13,9 +12,32 @@ secret names are installed at once.
 from __future__ import annotations
 
 from ...registry import Registry
-from .base import DEFAULT_TIMEOUT, ProviderSpec
+from .base import (
+    DEFAULT_TIMEOUT,
+    Batch,
+    JSONAnswers,
+    ModelListing,
+    PromptCache,
+    ProviderSpec,
+    Quotas,
+    ServiceTiers,
+)
 
-__all__ = ["DEFAULT_TIMEOUT", "REGISTRY", "ProviderSpec", "get", "names", "register", "specs"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "REGISTRY",
+    "Batch",
+    "JSONAnswers",
+    "ModelListing",
+    "PromptCache",
+    "ProviderSpec",
+    "Quotas",
+    "ServiceTiers",
+    "get",
+    "names",
+    "register",
+    "specs",
+]
 
 #: name -> ``"module:SPEC"``; the first is the default judge provider's neighbour in listings
 REGISTRY: Registry[ProviderSpec] = Registry(
@@ -38,8 +60,10 @@ def names() -> tuple[str, ...]:
     return tuple(REGISTRY.names())
 
 
-def specs() -> list[ProviderSpec]:
-    return [spec for _, spec in REGISTRY.items()]
+def specs(capability: type | None = None) -> list[ProviderSpec]:
+    """The registered specs, in registration order; with ``capability`` (a protocol of
+    :mod:`.base`), only those that have it."""
+    return [s for _, s in REGISTRY.items() if capability is None or isinstance(s, capability)]
 
 
 def _install() -> None:

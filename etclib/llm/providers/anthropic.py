@@ -1,31 +1,15 @@
 """Anthropic's Claude: the Messages API (``POST /v1/messages``) through the ``anthropic`` SDK.
 
-Settings (environment or ``.streamlit/secrets.toml``): ``ANTHROPIC_API_KEY``;
-``ANTHROPIC_BASE_URL`` overrides the endpoint (a proxy, or the loopback fake server in tests);
-``ETC_ANTHROPIC_MODEL`` the backend's model (default ``claude-sonnet-4-5``; the judge's default
-is ``claude-haiku-4-5``). Install with ``pip install anthropic`` (2.x; or ``etclib[api]``).
-
-- Requests: the system message becomes ``system``; ``max_tokens`` is always sent (the API
-  requires it); no temperature (API version 2026-10-21, which the 2.x SDKs send, refuses
-  sampling settings: the signature says ``temperature:default``); thinking set explicitly
-  where the table knows the model (the 4.5 line: ``{"type": "disabled"}``; a budget in tokens,
-  -1 for ``adaptive``, or ``default`` for the server's choice, which newer models use to think
-  by default).
-- The judge: its long fixed prompt (the system message, the same for every item of a kind) is
-  sent as a text block with ``cache_control: {"type": "ephemeral"}``, so that after the first
-  request it is read from Anthropic's prompt cache (``usage.cache_read_input_tokens``, counted
-  as ``cached_tokens``, billed at the cached-input price); a prompt shorter than the model's cache minimum is simply not
-  cached. The answer's JSON schema goes in ``output_config.format`` (structured outputs); a
-  model whose row says ``structured=False`` gets only the prompt's own request for JSON.
-- Replies: the text blocks of ``content`` (thinking blocks left out); ``stop_reason``
-  ``max_tokens`` (or ``model_context_window_exceeded``) is a cut answer, ``refusal`` (the
-  safety classifiers stopped it) an empty one with reason ``safety``; ``input_tokens`` counts the prompt with its cached and cache-written parts
-  (``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``),
-  ``output_tokens_details.thinking_tokens`` are the reasoning tokens.
-- Errors: 429 ``rate_limit_error`` (its ``retry-after`` is honoured) and 529
-  ``overloaded_error`` are retried; a used-up credit balance (400 ``invalid_request_error``
-  "Your credit balance is too low ..."), a 402 ``billing_error`` and a 429 naming
-  ``enforced_spend_limit_reached`` stop the run (a used-up quota).
+Settings: ``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL`` (a proxy, or the loopback fake server in
+tests); ``ETC_ANTHROPIC_MODEL`` (the backend's model). The system message becomes ``system``;
+``max_tokens`` is always sent (the API requires it); no temperature (API version 2026-10-21,
+which the 2.x SDKs send, refuses sampling settings); thinking set explicitly where the table
+knows the model. The judge's fixed prompt is marked ``cache_control: {"type": "ephemeral"}``
+(:meth:`AnthropicSpec.cache_prompt`) and its answer's schema goes in ``output_config.format``.
+``stop_reason`` ``max_tokens`` is a cut answer, ``refusal`` an empty one (``safety``); input
+tokens count the cached and cache-written parts. A used-up credit balance (a 400 "Your credit
+balance is too low"), a 402 ``billing_error`` and a 429 ``enforced_spend_limit_reached`` are
+used-up quotas. Capabilities: JSON answers, prompt cache, quotas. docs/judge.md says more.
 """
 
 from __future__ import annotations
@@ -33,10 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .. import chat
-from ..chat import Reply
+from ..chat import Reply, empty_answer
 from ..models import ModelInfo
-from .base import ProviderSpec
+from .base import JSONAnswers, PromptCache, ProviderSpec, Quotas
 
 #: ``max_tokens`` when the caller sets none (the API requires one)
 DEFAULT_MAX_TOKENS = 1024
@@ -82,7 +65,7 @@ def _error(body: Any) -> dict[str, Any]:
     return error if isinstance(error, dict) else {}
 
 
-class AnthropicSpec(ProviderSpec):
+class AnthropicSpec(ProviderSpec, JSONAnswers, PromptCache, Quotas):
     name = "anthropic"
     label = "Anthropic Claude"
     description = "Anthropic Claude (Messages API), temperature 0, streaming."
@@ -150,9 +133,6 @@ class AnthropicSpec(ProviderSpec):
     )
     availability_help = "set ANTHROPIC_API_KEY, and optionally ETC_ANTHROPIC_MODEL"
 
-    def endpoint_of(self, client: Any) -> str:
-        return str(client.base_url)
-
     def request(self, model, messages, decoding, *, max_tokens=None) -> dict[str, Any]:
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         req: dict[str, Any] = {
@@ -176,14 +156,18 @@ class AnthropicSpec(ProviderSpec):
         return "json_schema" if info(self.name, model).structured else "prompt"
 
     def json_request(self, req, kind, schema, fmt) -> dict[str, Any]:
+        if fmt == "json_schema":
+            req["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        return req
+
+    def cache_prompt(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The system message (the judge's fixed prompt) as a block Anthropic caches after the
+        first request."""
         system = req.get("system")
         if isinstance(system, str) and system:
-            # the judge's fixed prompt: cached by Anthropic after the first request
             req["system"] = [
                 {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
             ]
-        if fmt == "json_schema":
-            req["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
         return req
 
     def _reply(self, resp: Any) -> Reply:
@@ -198,12 +182,12 @@ class AnthropicSpec(ProviderSpec):
             text,
             model_version=served,
             finish_reason=stop,
-            truncated=stop in _CUT,
+            cut=stop in _CUT,
             **_usage(getattr(resp, "usage", None)),
         )
         if not text.strip():
             reason = _EMPTY.get(stop or "", "empty")
-            raise chat.empty_answer(reason, f"model {served}: stop_reason {stop!r}, no text", reply)
+            raise empty_answer(reason, f"model {served}: stop_reason {stop!r}, no text", reply)
         return reply
 
     def send(self, client: Any, req: dict[str, Any]) -> Reply:

@@ -1,14 +1,13 @@
-"""What one LLM provider is: :class:`ProviderSpec`, the one object a provider module exports.
+"""What an LLM provider is: a small core every provider writes, and the capabilities only some
+have, each a small protocol a provider opts into by subclassing it.
 
-A spec holds the provider's facts (name, label, the settings that hold its key and endpoint,
-default models, its capability and price rows, hints) and its codec: how a client is built,
-how a chat request (and a JSON answer for the judge) is written, how a reply, a stream and an
-error are read. The judge (:mod:`etclib.judge.providers`), the backends
-(:mod:`etclib.backends._api`), the studies, the CLI, the chat page and redaction all read
-specs through the registry (:mod:`etclib.llm.providers`) and never name a provider.
-
-Spec modules import no SDK at import time: :meth:`ProviderSpec.client` imports it and raises
-:class:`~etclib.errors.DependencyError` naming the package when it is missing.
+The core, :class:`ProviderSpec`: the provider's facts (name, the settings of its key and
+endpoint, default models, capability and price rows, hints) and its codec: build a client and
+a request, send it (sync or async), stream it, and read its usage (:meth:`~ProviderSpec.
+stream_end`; a sent request's usage is part of its :class:`~etclib.llm.chat.Reply`). The
+capabilities: :class:`JSONAnswers`, :class:`PromptCache`, :class:`ServiceTiers`,
+:class:`Quotas`, :class:`Batch`, :class:`ModelListing`. Consumers ask ``isinstance(spec,
+Batch)``, never a provider's name. Spec modules import no SDK at import time.
 """
 
 from __future__ import annotations
@@ -16,7 +15,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from types import ModuleType
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ...config import setting
 from ...errors import ConfigError, DependencyError
@@ -25,30 +25,6 @@ from ..models import Decoding, ModelInfo
 
 #: Default per-request timeout in seconds.
 DEFAULT_TIMEOUT = 60.0
-
-
-@dataclass(frozen=True)
-class BatchState:
-    """One read of a batch job: the provider's word for its ``state``, whether it is ``done``
-    (it will not change again), its counts where the provider reports them, and ``error``:
-    why the whole job failed or gave no results ('' otherwise)."""
-
-    state: str
-    done: bool
-    total: int = 0
-    answered: int = 0
-    failed: int = 0
-    error: str = ""
-
-
-@dataclass(frozen=True)
-class BatchAnswer:
-    """One request's outcome in a finished batch: its ``key`` (the custom id it was sent
-    with), the ``reply`` (None when it failed) or the ``error`` (etclib's words, short)."""
-
-    key: str
-    reply: Reply | None = None
-    error: str = ""
 
 
 def http_timeout(timeout: float, connect_timeout: float | None = None) -> Any:
@@ -62,7 +38,7 @@ def http_timeout(timeout: float, connect_timeout: float | None = None) -> Any:
 
 
 class ProviderSpec:
-    """One provider; subclasses set the facts and write the codec methods."""
+    """One provider's facts and codec; subclasses set the facts and write the codec."""
 
     #: registry name (``openai``), used in options, signatures and the CLI
     name: ClassVar[str] = ""
@@ -96,11 +72,6 @@ class ProviderSpec:
     models: ClassVar[tuple[ModelInfo, ...]] = ()
     #: what to check, by fault kind (names of settings only, never values)
     hints: ClassVar[dict[str, str]] = {}
-    #: a used-up quota: (what ran out, in words; the pages to check it)
-    quota_pages: ClassVar[tuple[str, str]] = (
-        "a quota of the model service",
-        "the provider's usage and billing pages",
-    )
     #: documented requests per day, by (model prefix, key tier), per project and model (the
     #: judge's pre-flight estimate, :mod:`etclib.judge.pricing`), and where they were read
     #: (page, date); empty where the provider limits per minute only
@@ -109,17 +80,6 @@ class ProviderSpec:
     #: what to set, for a missing key (ConfigError text) and for the site's model picker
     key_help: ClassVar[str] = ""
     availability_help: ClassVar[str] = ""
-    #: the provider's batch interface, in words ('' : none; the judge's ``--batch`` is refused)
-    batch_label: ClassVar[str] = ""
-    #: where the models' ``batch_price`` was read (page, date)
-    batch_prices_source: ClassVar[tuple[str, str]] = ("", "")
-    #: the most requests, and bytes of requests, one batch job takes (larger sets are sent
-    #: as several jobs)
-    batch_max_requests: ClassVar[int] = 10_000
-    batch_max_bytes: ClassVar[int] = 20_000_000
-    #: whether :meth:`served_models` can ask a server of it which models it serves (the chat
-    #: probes such servers when the provider's endpoint setting points at one)
-    lists_models: ClassVar[bool] = False
 
     # -- settings ---------------------------------------------------------------------------
     @property
@@ -128,11 +88,7 @@ class ProviderSpec:
         return (*self.key_settings, *self.extra_secrets)
 
     def api_key(self) -> str | None:
-        for name in self.key_settings:
-            value = setting(name)
-            if value:
-                return value
-        return None
+        return next((value for name in self.key_settings if (value := setting(name))), None)
 
     def base_url(self) -> str | None:
         return setting(self.base_url_setting) if self.base_url_setting else None
@@ -140,13 +96,10 @@ class ProviderSpec:
     def configured(self) -> bool:
         return bool(self.api_key())
 
-    def endpoint(self) -> str:
-        """Where requests go, for messages."""
-        return self.base_url() or self.default_endpoint
-
-    def endpoint_of(self, client: Any) -> str:
-        """Where ``client``'s requests go."""
-        return self.endpoint()
+    def endpoint(self, client: Any = None) -> str:
+        """Where requests go (``client``'s when it says), for messages."""
+        url = getattr(client, "base_url", None)
+        return str(url) if url else self.base_url() or self.default_endpoint
 
     def require_key(self, api_key: str | None) -> str:
         key = api_key or self.api_key()
@@ -154,17 +107,15 @@ class ProviderSpec:
             raise ConfigError(self.key_help)
         return key
 
-    def missing_sdk(self, exc: ImportError) -> DependencyError:
-        return DependencyError(
-            f"The {self.label} provider needs the {self.package!r} package: "
-            f"pip install {self.package}"
-        )
-
-    def judge_hint(self, option: str) -> str:
-        """What to check when the judge's calls fail for good."""
-        return (
-            f"check {self.key_settings[0]}, {self.base_url_setting} and the model name ({option})"
-        )
+    def sdk(self, module: str) -> ModuleType:
+        """The SDK's ``module``; DependencyError naming the package when it is missing."""
+        try:
+            return importlib.import_module(module)
+        except ImportError as exc:
+            raise DependencyError(
+                f"The {self.label} provider needs the {self.package!r} package: "
+                f"pip install {self.package}"
+            ) from exc
 
     # -- codec ------------------------------------------------------------------------------
     def client(
@@ -185,24 +136,13 @@ class ProviderSpec:
             raise NotImplementedError
         module, sync_name, async_name = self.sdk_classes
         key = self.require_key(api_key)
-        try:
-            sdk = importlib.import_module(module)
-        except ImportError as exc:
-            raise self.missing_sdk(exc) from exc
-        cls = getattr(sdk, async_name if async_ else sync_name)
+        cls = getattr(self.sdk(module), async_name if async_ else sync_name)
         return cls(
             api_key=key,
             base_url=base_url or self.base_url() or None,
             timeout=http_timeout(timeout, connect_timeout),
             max_retries=0,
         )
-
-    def served_models(
-        self, base_url: str, api_key: str | None = None, timeout: float = 2.0
-    ) -> list[dict[str, Any]]:
-        """The models a server of this provider at ``base_url`` serves, each as the server
-        describes it (one attempt, ``timeout`` seconds); only where :attr:`lists_models`."""
-        raise NotImplementedError(f"{self.label} servers are not asked for their models")
 
     async def aclose(self, client: Any) -> None:
         await client.close()
@@ -217,17 +157,6 @@ class ProviderSpec:
     ) -> dict[str, Any]:
         """A chat request as a plain JSON-able dict (hashed into the judge's cache key)."""
         raise NotImplementedError
-
-    def judge_format(self, model: str) -> str:
-        """How JSON answers are asked of ``model`` (checked when the judge starts)."""
-        return "json_schema"
-
-    def json_request(
-        self, req: dict[str, Any], kind: str, schema: dict[str, Any], fmt: str
-    ) -> dict[str, Any]:
-        """``req`` asking for a JSON answer of ``schema`` (named ``kind``), the judge's form;
-        may also mark the long fixed prompt for caching."""
-        return req
 
     def token_limit(self, req: dict[str, Any]) -> int | None:
         return req.get(self.token_param)
@@ -254,38 +183,119 @@ class ProviderSpec:
         had no text (None: ``empty``)."""
         raise NotImplementedError
 
-    def online_fields(self, model: str, service_tier: str | None) -> dict[str, Any]:
-        """Fields added to each online call (not to the request that is hashed into the
-        judge's cache key: they change the price and the wait, not the answer): OpenAI's
-        ``service_tier``. A tier the model (or the provider) does not take is a ConfigError."""
-        if not service_tier:
-            return {}
-        raise ConfigError(
-            f"--service-tier {service_tier}: the {self.label} provider has no service tiers; "
-            "leave the option out."
-        )
+    def __repr__(self) -> str:
+        return f"<provider {self.name}>"
 
-    # -- batch interface (only where :attr:`batch_label` is set) -----------------------------
+
+# -- capabilities ----------------------------------------------------------------------------
+
+
+@runtime_checkable
+class JSONAnswers(Protocol):
+    """Answers in a JSON Schema, as the judge asks for them; without it the judge's prompt
+    alone asks for JSON."""
+
+    def judge_format(self, model: str) -> str:
+        """How JSON answers are asked of ``model`` (checked when the judge starts)."""
+        return "json_schema"
+
+    def json_request(
+        self, req: dict[str, Any], kind: str, schema: dict[str, Any], fmt: str
+    ) -> dict[str, Any]:
+        """``req`` asking for a JSON answer of ``schema`` (named ``kind``) in format ``fmt``."""
+        ...
+
+
+@runtime_checkable
+class PromptCache(Protocol):
+    """A prompt cache that a request asks for (Claude's ``cache_control``); the judge marks
+    its long fixed prompt with it. Providers that cache on their own need nothing."""
+
+    def cache_prompt(self, req: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ServiceTiers(Protocol):
+    """Service tiers (OpenAI's ``flex``) for the judge's online calls."""
+
+    def online_fields(self, model: str, service_tier: str) -> dict[str, Any]:
+        """Fields added to each online call (not to the request hashed into the judge's cache
+        key: they change the price and the wait, not the answer); ConfigError for a tier the
+        model does not take."""
+        ...
+
+
+@runtime_checkable
+class Quotas(Protocol):
+    """Used-up quotas told apart from rate limits (no wait within a run cures them)."""
+
+    #: a used-up quota: (what ran out, in words; the pages to check it)
+    quota_pages: ClassVar[tuple[str, str]]
+
+    def quota(self, exc: BaseException, body: Any, status: int) -> str | None:
+        """The used-up quota an error names, else None."""
+        ...
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """One read of a batch job: the provider's word for its ``state``, whether it is ``done``
+    (it will not change again), its counts where the provider reports them, and ``error``:
+    why the whole job failed or gave no results ('' otherwise)."""
+
+    state: str
+    done: bool
+    total: int = 0
+    answered: int = 0
+    failed: int = 0
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class BatchAnswer:
+    """One request's outcome in a finished batch: its ``key`` (the custom id it was sent
+    with), the ``reply`` (None when it failed) or the ``error`` (etclib's words, short)."""
+
+    key: str
+    reply: Reply | None = None
+    error: str = ""
+
+
+@runtime_checkable
+class Batch(Protocol):
+    """A batch interface (the judge's ``--batch``); its models' rows carry a ``batch_price``."""
+
+    #: where the models' ``batch_price`` was read (page, date)
+    batch_prices_source: ClassVar[tuple[str, str]]
+    #: the most requests, and bytes of requests, one job takes (more are sent as several)
+    batch_max_requests: ClassVar[int]
+    batch_max_bytes: ClassVar[int]
+
     def batch_submit(
         self, client: Any, model: str, requests: list[tuple[str, dict[str, Any]]], name: str
     ) -> str:
-        """Send ``requests`` (custom id, request as :meth:`request` builds it) as one batch
-        job named ``name`` on a synchronous ``client``; the job's id."""
-        raise NotImplementedError(f"{self.label} has no batch interface in etclib")
+        """Send ``requests`` (custom id, request as ``request`` builds it) as one job named
+        ``name`` on a synchronous ``client``; the job's id."""
+        ...
 
     def batch_read(self, client: Any, batch_id: str) -> BatchState:
         """One read of the job's state."""
-        raise NotImplementedError
+        ...
 
     def batch_answers(self, client: Any, batch_id: str) -> list[BatchAnswer]:
         """Every request's outcome in a finished job (those it has; expired or cancelled jobs
         may hold some or none)."""
-        raise NotImplementedError
+        ...
 
-    # -- errors -----------------------------------------------------------------------------
-    def quota(self, exc: BaseException, body: Any, status: int) -> str | None:
-        """The used-up quota an error names (no wait within a run cures it), else None."""
-        return None
 
-    def __repr__(self) -> str:
-        return f"<provider {self.name}>"
+@runtime_checkable
+class ModelListing(Protocol):
+    """Servers of the provider say which models they serve (the chat probes a self-hosted
+    server that the provider's endpoint setting points at)."""
+
+    def served_models(
+        self, base_url: str, api_key: str | None = None, timeout: float = 2.0
+    ) -> list[dict[str, Any]]:
+        """The models the server at ``base_url`` serves, as it describes them (one attempt,
+        ``timeout`` seconds)."""
+        ...

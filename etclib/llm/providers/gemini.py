@@ -1,32 +1,14 @@
 """Google's Gemini Developer API through the ``google-genai`` SDK.
 
 Settings: ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``); ``ETC_GEMINI_BASE_URL`` overrides the
-endpoint (a proxy, or the loopback fake server in tests). The system message becomes the
-``system_instruction``; the judge asks for JSON with ``response_mime_type`` and the answer's
-JSON Schema as ``response_json_schema`` (as google-genai takes it; no conversion to Gemini's own
-``Schema`` form). A 429 whose ``google.rpc.QuotaFailure`` names a per-day quota
-(``GenerateRequestsPerDayPerProjectPerModel-FreeTier``) is a used-up quota; a per-minute one
-stays a rate limit (its ``RetryInfo`` delay is honoured).
-
-As the ``gemini`` backend (:class:`etclib.backends._api.HostedBackend`):
-The prompt's system message becomes the ``system_instruction``; the user message the content.
-Thinking is set explicitly (``thinking_config``), so answers and cost do not depend on a server
-default: Gemini 2.5 Flash / Flash-Lite get a budget of 0 (no thinking; the model then spends
-its output on the answer), 2.5 Pro the smallest budget it accepts (128), Gemini 3 thinking
-level ``low`` and temperature 1.0 (Google's guidance for Gemini 3); see
-:mod:`etclib.llm.models`. The signature names the thinking setting sent.
-
-Settings (environment or ``.streamlit/secrets.toml``):
-
-- ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``): the key.
-- ``ETC_GEMINI_BASE_URL``: another endpoint (a proxy; the loopback fake server in tests).
-- ``ETC_GEMINI_MODEL``: the model name (default ``gemini-2.5-flash``); the ``model`` option wins.
-
-Options: ``model``, ``max_new_tokens`` (``max_output_tokens``; default: the model's own limit,
-because thinking models spend output tokens on thoughts), ``thinking`` (a budget in tokens for
-Gemini 2.5, a level for Gemini 3, ``default`` for the server's default; default: the table's),
-``batch_size`` (requests in flight, default 8), ``retries`` (on 429, 5xx, timeouts; the delay
-Gemini suggests in a 429's RetryInfo is honoured; default 4), ``retry_wait``, ``timeout``.
+endpoint (a proxy, or the loopback fake server in tests); ``ETC_GEMINI_MODEL`` the backend's
+model. The system message becomes the ``system_instruction``, assistant turns role ``model``.
+Thinking is set explicitly (``thinking_config``: a budget for Gemini 2.5, a level for Gemini 3;
+:mod:`etclib.llm.models`), so answers and cost do not depend on a server default. The judge asks
+for JSON with ``response_mime_type`` and the answer's JSON Schema as ``response_json_schema``
+(as google-genai takes it, key order kept). A 429 whose ``google.rpc.QuotaFailure`` names a
+per-day quota is a used-up quota; a per-minute one stays a rate limit (its ``RetryInfo`` delay
+is honoured). Capabilities: JSON answers, quotas, batch mode (inlined requests).
 """
 
 from __future__ import annotations
@@ -34,18 +16,143 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .. import chat
-from ..chat import Reply
-from ..models import ModelInfo, half_price
-from .base import DEFAULT_TIMEOUT, BatchAnswer, BatchState, ProviderSpec
+from ...errors import EmptyAnswerError
+from ..chat import Reply, empty_answer
+from ..models import Decoding, ModelInfo, half_price
+from .base import (
+    DEFAULT_TIMEOUT,
+    Batch,
+    BatchAnswer,
+    BatchState,
+    JSONAnswers,
+    ProviderSpec,
+    Quotas,
+)
 
 #: a batch job's states that do not change again (the SDK's names)
 _FINISHED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_EXPIRED", "JOB_STATE_CANCELLED")
 
 _GEMINI = dict(token_param="max_output_tokens")
+#: finish reasons that mean the answer was withheld
+_BLOCKED = {
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "LANGUAGE",
+}
 
 
-class GeminiSpec(ProviderSpec):
+def request(
+    model: str,
+    messages: list[dict[str, str]],
+    decoding: Decoding,
+    *,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """``generate_content`` arguments as plain JSON (``config`` a dict the SDK validates): the
+    system message becomes ``system_instruction``, assistant turns role ``model``."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    contents = [
+        {"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
+        for m in messages
+        if m["role"] != "system"
+    ]
+    config: dict[str, Any] = {}
+    if system:
+        config["system_instruction"] = system
+    if decoding.temperature is not None:
+        config["temperature"] = decoding.temperature
+    if max_tokens is not None:
+        config["max_output_tokens"] = max_tokens
+    if decoding.thinking is not None:
+        key = "thinking_budget" if decoding.info.thinking == "budget" else "thinking_level"
+        config["thinking_config"] = {key: decoding.thinking}
+    return {"model": model, "contents": contents, "config": config}
+
+
+def sdk_config(config: dict[str, Any]) -> Any:
+    """A plain config dict (from :func:`request`) as ``types.GenerateContentConfig``;
+    ``DependencyError`` "upgrade google-genai to >= X" when the installed SDK is too old to take
+    a field (:mod:`etclib.llm.sdk`)."""
+    from google.genai import types
+
+    try:
+        return types.GenerateContentConfig(**config)
+    except ValueError as exc:  # pydantic's ValidationError: the SDK refused a field client-side
+        from ..sdk import too_old
+
+        old = too_old("google-genai", exc)
+        if old is None:
+            raise
+        raise old from exc
+
+
+def text(resp: Any) -> str:
+    """The answer text of a response or chunk (thought parts left out)."""
+    for cand in (getattr(resp, "candidates", None) or [])[:1]:
+        parts = (cand.content.parts if cand.content else None) or []
+        return "".join(p.text for p in parts if p.text and not getattr(p, "thought", False))
+    return ""
+
+
+def _finish(resp: Any) -> str | None:
+    """The first candidate's finish reason as a plain name (``STOP``, ``SAFETY`` ...)."""
+    for cand in (getattr(resp, "candidates", None) or [])[:1]:
+        finish = getattr(cand, "finish_reason", None)
+        if finish is not None:
+            return str(getattr(finish, "value", finish))
+    return None
+
+
+def _empty_reason(resp: Any) -> tuple[str, str]:
+    """``(reason, detail)`` for a response with no text."""
+    feedback = getattr(resp, "prompt_feedback", None)
+    blocked = getattr(feedback, "block_reason", None) if feedback is not None else None
+    if blocked:
+        return "safety", f"prompt blocked: {getattr(blocked, 'value', blocked)}"
+    if not getattr(resp, "candidates", None):
+        return "no_candidate", "no candidate in the response"
+    finish = _finish(resp)
+    meta = getattr(resp, "usage_metadata", None)
+    thoughts = getattr(meta, "thoughts_token_count", None) if meta is not None else None
+    if finish in _BLOCKED:
+        return "safety", f"finishReason {finish}"
+    if finish == "MAX_TOKENS":
+        return "output_limit", f"finishReason MAX_TOKENS, thinking tokens {thoughts}"
+    return "empty", f"finishReason {finish}, no text"
+
+
+def _usage(resp: Any) -> dict[str, int]:
+    """Tokens of a response; thinking tokens count as output (billed so) and as reasoning."""
+    meta = getattr(resp, "usage_metadata", None)
+    if meta is None:
+        return {}
+    thoughts = getattr(meta, "thoughts_token_count", 0) or 0
+    return {
+        "input_tokens": meta.prompt_token_count or 0,
+        "output_tokens": (meta.candidates_token_count or 0) + thoughts,
+        "reasoning_tokens": thoughts,
+        "cached_tokens": getattr(meta, "cached_content_token_count", 0) or 0,
+    }
+
+
+def reply(resp: Any) -> Reply:
+    """The :class:`Reply` of a response; EmptyAnswerError for no text."""
+    answer = text(resp)
+    served = getattr(resp, "model_version", None)
+    finish = _finish(resp)
+    cut = finish == "MAX_TOKENS"
+    out = Reply(answer, model_version=served, finish_reason=finish, cut=cut, **_usage(resp))
+    if not answer.strip():
+        reason, detail = _empty_reason(resp)
+        raise empty_answer(reason, f"model {served}: {detail}", out)
+    return out
+
+
+class GeminiSpec(ProviderSpec, JSONAnswers, Quotas, Batch):
     name = "gemini"
     description = "Google Gemini (google-genai), temperature 0, streaming."
     label = "Google Gemini"
@@ -62,7 +169,6 @@ class GeminiSpec(ProviderSpec):
     token_param = "max_output_tokens"
     #: batch mode bills half the standard rate
     batch_prices_source = ("https://ai.google.dev/gemini-api/docs/batch-mode", "2025-11")
-    batch_label = "Gemini batch mode"
     #: documented: inlined requests up to 20 MB per batch (some margin kept)
     batch_max_requests = 10_000
     batch_max_bytes = 18_000_000
@@ -155,11 +261,8 @@ class GeminiSpec(ProviderSpec):
         request; google-genai has one timeout for the whole request (``connect_timeout`` is not
         told apart)."""
         key = self.require_key(api_key)
-        try:
-            from google import genai
-            from google.genai import types
-        except ImportError as exc:
-            raise self.missing_sdk(exc) from exc
+        genai = self.sdk("google.genai")
+        types = genai.types
         options = types.HttpOptions(
             base_url=base_url or self.base_url() or None,
             timeout=max(1, int(timeout * 1000)),
@@ -175,7 +278,7 @@ class GeminiSpec(ProviderSpec):
             await close()
 
     def request(self, model, messages, decoding, *, max_tokens=None) -> dict[str, Any]:
-        return chat.gemini_request(model, messages, decoding, max_tokens=max_tokens)
+        return request(model, messages, decoding, max_tokens=max_tokens)
 
     def json_request(self, req, kind, schema, fmt) -> dict[str, Any]:
         req["config"]["response_mime_type"] = "application/json"
@@ -191,35 +294,36 @@ class GeminiSpec(ProviderSpec):
         return {**req, "config": {**req["config"], "max_output_tokens": limit}}
 
     def _args(self, req: dict[str, Any]) -> dict[str, Any]:
-        return {**req, "config": chat.gemini_config(req["config"])}
+        return {**req, "config": sdk_config(req["config"])}
 
     def send(self, client: Any, req: dict[str, Any]) -> Reply:
-        return chat.gemini_reply(client.models.generate_content(**self._args(req)))
+        return reply(client.models.generate_content(**self._args(req)))
 
     async def asend(self, client: Any, req: dict[str, Any]) -> Reply:
-        return chat.gemini_reply(await client.aio.models.generate_content(**self._args(req)))
+        return reply(await client.aio.models.generate_content(**self._args(req)))
 
     def open_stream(self, client: Any, req: dict[str, Any]) -> Iterable[Any]:
         # a generator: the request goes out at first iteration, inside stream_with_retries
         return client.models.generate_content_stream(**self._args(req))
 
     def chunk_text(self, chunk: Any) -> str:
-        return chat.gemini_text(chunk)
+        return text(chunk)
 
     def stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
         if not chunks:
             return Reply(""), "no_candidate"
         last = chunks[-1]
-        tokens_in, tokens_out = chat.gemini_tokens(last)
-        reply = Reply("", tokens_in, tokens_out, getattr(last, "model_version", None))
-        return reply, chat.gemini_empty_reason(last)[0]
+        usage = _usage(last)
+        tokens = {k: usage[k] for k in ("input_tokens", "output_tokens") if k in usage}
+        out = Reply("", model_version=getattr(last, "model_version", None), **tokens)
+        return out, _empty_reason(last)[0]
 
     # -- batch mode: inlined requests, inlined responses in the same order ---------------------
     def batch_submit(self, client, model, requests, name) -> str:
         src = [
             {
                 "contents": req["contents"],
-                "config": chat.gemini_config(req["config"]),
+                "config": sdk_config(req["config"]),
                 "metadata": {"key": key},
             }
             for key, req in requests
@@ -242,8 +346,6 @@ class GeminiSpec(ProviderSpec):
         return BatchState(state, state in _FINISHED, error=text)
 
     def batch_answers(self, client, batch_id) -> list[BatchAnswer]:
-        from ...errors import EmptyAnswerError
-
         job = client.batches.get(name=batch_id)
         responses = getattr(getattr(job, "dest", None), "inlined_responses", None) or []
         out = []
@@ -254,7 +356,7 @@ class GeminiSpec(ProviderSpec):
                 out.append(BatchAnswer(key, error=f"HTTP {code}" if code else "no response"))
                 continue
             try:
-                out.append(BatchAnswer(key, chat.gemini_reply(item.response)))
+                out.append(BatchAnswer(key, reply(item.response)))
             except EmptyAnswerError as exc:
                 out.append(BatchAnswer(key, error=f"empty answer ({exc})"))
         return out

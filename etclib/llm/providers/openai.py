@@ -1,49 +1,38 @@
 """OpenAI and OpenAI-compatible servers (vLLM): Chat Completions through the ``openai`` SDK.
 
 Settings: ``OPENAI_API_KEY`` (a self-hosted server that checks none needs ``EMPTY``),
-``OPENAI_BASE_URL`` (the SDK's own names). The judge asks for JSON with ``response_format``
-``json_schema`` (strict) by default; ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for
-servers without JSON-schema support (models without structured output get ``json_object``).
+``OPENAI_BASE_URL`` (a server's ``/v1`` URL), ``ETC_OPENAI_MODEL`` (the backend's model, by
+default the snapshot the paper used, :data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`). What a
+model gets follows the capability table: GPT-5 and o-series models get no ``temperature``,
+``max_completion_tokens`` and ``reasoning_effort``; others temperature 0 and ``max_tokens``.
+The judge asks for JSON with ``response_format`` ``json_schema`` (strict) by default;
+``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for servers without JSON-schema support.
 A 429 whose ``code`` / ``type`` is ``insufficient_quota`` (no credit left) is a used-up quota.
-
-As the ``openai`` backend (:class:`etclib.backends._api.HostedBackend`):
-GPT-4.1 through the OpenAI API (the paper's baseline, pinned to the snapshot the paper used,
-:data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`), or a vLLM server that serves the fine-tuned adapter under its own model
-name (docs/models.md). Streaming for the chat page. What a model gets follows the capability
-table (:mod:`etclib.llm.models`): GPT-5 and o-series models get no ``temperature`` (they take
-only their default), ``max_completion_tokens`` and ``reasoning_effort``; others temperature 0
-and ``max_tokens``. The model the server says it served (``resp.model``) is counted in
-``usage.model_versions`` and reported by ``etclib predict`` as ``served_models``.
-
-Settings (environment or ``.streamlit/secrets.toml``):
-
-- ``OPENAI_API_KEY``: the key; a self-hosted server that checks none needs ``EMPTY``.
-- ``OPENAI_BASE_URL``: the server's ``/v1`` URL (default: api.openai.com).
-- ``ETC_OPENAI_MODEL``: the model name (default :data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`);
-  the ``model`` option wins.
-
-Options: ``model``, ``base_url`` and ``api_key`` (another server than ``OPENAI_BASE_URL``, e.g.
-the fine-tuned model's vLLM server for the chat page), ``max_new_tokens`` (the model's token
-limit field, default 512), ``thinking`` (reasoning effort for reasoning models: the table's
-default, ``default`` to send none), ``batch_size`` (requests in flight, default 8), ``retries``
-(on 429, 5xx, timeouts, dropped connections; default 4), ``retry_wait`` (seconds before the
-first retry, doubled each time, jittered; a longer Retry-After wins; default 1), ``timeout``
-(seconds to wait for each read: for a streamed answer, the first token and every gap after it),
-``connect_timeout`` (seconds to open the connection; default ``timeout``).
-
-:func:`served_models` asks a server which models it serves (``GET /v1/models``, one attempt).
+Capabilities: JSON answers, service tiers (``flex``), quotas, the Batch API, model listing
+(``GET /v1/models``, which the chat page probes a vLLM server with).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
 from ...config import setting
-from .. import chat
-from ..chat import Reply
-from ..models import OPENAI_DEFAULT_MODEL, ModelInfo, half_price
-from .base import BatchAnswer, BatchState, ProviderSpec
+from ...errors import ConfigError, EmptyAnswerError
+from .. import models as table
+from ..chat import Reply, empty_answer
+from ..models import OPENAI_DEFAULT_MODEL, Decoding, ModelInfo, half_price, info
+from .base import (
+    Batch,
+    BatchAnswer,
+    BatchState,
+    JSONAnswers,
+    ModelListing,
+    ProviderSpec,
+    Quotas,
+    ServiceTiers,
+)
 
 FORMATS = ("json_schema", "json_object", "none")
 _REASONING = dict(
@@ -52,9 +41,60 @@ _REASONING = dict(
     thinking="effort",
     thinking_default="low",
 )
+#: finish reasons of an answer without text, and the empty-answer reason each means
+_EMPTY = {"content_filter": "safety", "length": "output_limit"}
 
 
-class OpenAISpec(ProviderSpec):
+def request(
+    model: str,
+    messages: list[dict[str, str]],
+    decoding: Decoding,
+    *,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """Chat Completions arguments: temperature only where the model takes one, the model's
+    token-limit field, ``reasoning_effort`` for reasoning models."""
+    req: dict[str, Any] = {"model": model, "messages": messages}
+    if decoding.temperature is not None:
+        req["temperature"] = decoding.temperature
+    if max_tokens is not None:
+        req[decoding.info.token_param] = max_tokens
+    if decoding.info.thinking == "effort" and decoding.thinking is not None:
+        req["reasoning_effort"] = decoding.thinking
+    return req
+
+
+def reply(resp: Any) -> Reply:
+    """The :class:`Reply` of a Chat Completions response; EmptyAnswerError for no text."""
+    usage = getattr(resp, "usage", None)
+    served = getattr(resp, "model", None)
+    details = getattr(usage, "completion_tokens_details", None) if usage else None
+    prompt = getattr(usage, "prompt_tokens_details", None) if usage else None
+    tokens = {
+        "input_tokens": (getattr(usage, "prompt_tokens", 0) or 0) if usage else 0,
+        "output_tokens": (getattr(usage, "completion_tokens", 0) or 0) if usage else 0,
+        "reasoning_tokens": (getattr(details, "reasoning_tokens", 0) or 0) if details else 0,
+        "cached_tokens": (getattr(prompt, "cached_tokens", 0) or 0) if prompt else 0,
+    }
+    if not getattr(resp, "choices", None):
+        raise empty_answer(
+            "no_candidate", f"model {served}: no choice", Reply("", model_version=served, **tokens)
+        )
+    choice = resp.choices[0]
+    message = choice.message
+    text = (message.content or "") if message is not None else ""
+    finish = getattr(choice, "finish_reason", None)
+    out = Reply(text, model_version=served, finish_reason=finish, cut=finish == "length", **tokens)
+    if not text.strip():
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            raise empty_answer("refusal", f"model {served}: refusal {refusal!r}", out)
+        reason = _EMPTY.get(finish, "empty")
+        raise empty_answer(reason, f"model {served}: finish_reason {finish!r}, no text", out)
+    return out
+
+
+class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelListing):
     name = "openai"
     description = "OpenAI or OpenAI-compatible server (vLLM), temperature 0, streaming."
     label = "OpenAI"
@@ -71,7 +111,6 @@ class OpenAISpec(ProviderSpec):
     token_param = "max_tokens"
     #: the Batch API bills half the standard rate; flex processing bills the batch rate
     batch_prices_source = ("https://platform.openai.com/docs/guides/batch", "2025-11")
-    batch_label = "the OpenAI Batch API"
     #: documented: 50,000 requests and 200 MB per input file (some margin kept)
     batch_max_requests = 50_000
     batch_max_bytes = 190_000_000
@@ -158,23 +197,16 @@ class OpenAISpec(ProviderSpec):
         "set OPENAI_API_KEY (EMPTY for a vLLM server) and, for a server other than "
         "OpenAI's, OPENAI_BASE_URL and ETC_OPENAI_MODEL"
     )
-    lists_models = True
 
     def served_models(
         self, base_url: str, api_key: str | None = None, timeout: float = 2.0
     ) -> list[dict[str, Any]]:
         return served_models(base_url, api_key, timeout=timeout)
 
-    def endpoint_of(self, client: Any) -> str:
-        return str(client.base_url)
-
     def request(self, model, messages, decoding, *, max_tokens=None) -> dict[str, Any]:
-        return chat.openai_request(model, messages, decoding, max_tokens=max_tokens)
+        return request(model, messages, decoding, max_tokens=max_tokens)
 
     def judge_format(self, model: str) -> str:
-        from ...errors import ConfigError
-        from ..models import info
-
         fmt = setting("ETC_JUDGE_OPENAI_FORMAT", "json_schema")
         if fmt not in FORMATS:
             raise ConfigError(
@@ -202,10 +234,10 @@ class OpenAISpec(ProviderSpec):
         return {**req, field: limit}
 
     def send(self, client: Any, req: dict[str, Any]) -> Reply:
-        return chat.openai_reply(client.chat.completions.create(**req))
+        return reply(client.chat.completions.create(**req))
 
     async def asend(self, client: Any, req: dict[str, Any]) -> Reply:
-        return chat.openai_reply(await client.chat.completions.create(**req))
+        return reply(await client.chat.completions.create(**req))
 
     def open_stream(self, client: Any, req: dict[str, Any]) -> Iterable[Any]:
         return client.chat.completions.create(
@@ -213,29 +245,24 @@ class OpenAISpec(ProviderSpec):
         )
 
     def chunk_text(self, chunk: Any) -> str:
-        return chat.openai_chunk_text(chunk)
+        return (chunk.choices[0].delta.content or "") if chunk.choices else ""
 
     def stream_end(self, chunks: list[Any]) -> tuple[Reply, str | None]:
         usage = next((c.usage for c in reversed(chunks) if getattr(c, "usage", None)), None)
         finish = next((c.choices[0].finish_reason for c in reversed(chunks) if c.choices), None)
-        reply = Reply(
+        out = Reply(
             "",
             input_tokens=(usage.prompt_tokens or 0) if usage else 0,
             output_tokens=(usage.completion_tokens or 0) if usage else 0,
             model_version=getattr(chunks[-1], "model", None) if chunks else None,
         )
-        return reply, {"content_filter": "safety", "length": "output_limit"}.get(finish or "")
+        return out, _EMPTY.get(finish or "")
 
-    def online_fields(self, model: str, service_tier: str | None) -> dict[str, Any]:
+    def online_fields(self, model: str, service_tier: str) -> dict[str, Any]:
         """``service_tier`` where the model takes it (flex processing: o3, o4-mini, GPT-5;
         https://platform.openai.com/docs/guides/flex-processing)."""
-        from ...errors import ConfigError
-        from ..models import MODELS, info
-
-        if not service_tier:
-            return {}
         if service_tier not in info(self.name, model).service_tiers:
-            takers = [m.prefix for m in MODELS if service_tier in m.service_tiers]
+            takers = [m.prefix for m in table.MODELS if service_tier in m.service_tiers]
             raise ConfigError(
                 f"--service-tier {service_tier}: model {model} does not take it "
                 f"({service_tier} applies to {', '.join(takers) or 'no model'}); choose one of "
@@ -245,8 +272,6 @@ class OpenAISpec(ProviderSpec):
 
     # -- the Batch API: a JSONL file of requests, one job, an output and an error file --------
     def batch_submit(self, client, model, requests, name) -> str:
-        import json
-
         lines = "".join(
             json.dumps(
                 {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": req},
@@ -281,11 +306,7 @@ class OpenAISpec(ProviderSpec):
         )
 
     def batch_answers(self, client, batch_id) -> list[BatchAnswer]:
-        import json
-
         from openai.types.chat import ChatCompletion
-
-        from ...errors import EmptyAnswerError
 
         job = client.batches.retrieve(batch_id)
         out = []
@@ -299,11 +320,11 @@ class OpenAISpec(ProviderSpec):
                 key, response = str(row.get("custom_id")), row.get("response") or {}
                 if response.get("status_code") == 200:
                     try:
-                        reply = chat.openai_reply(ChatCompletion.model_validate(response["body"]))
+                        answer = reply(ChatCompletion.model_validate(response["body"]))
                     except EmptyAnswerError as exc:
                         out.append(BatchAnswer(key, error=f"empty answer ({exc})"))
                         continue
-                    out.append(BatchAnswer(key, reply))
+                    out.append(BatchAnswer(key, answer))
                 elif response:
                     out.append(BatchAnswer(key, error=f"HTTP {response.get('status_code')}"))
                 else:
