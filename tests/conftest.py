@@ -7,6 +7,11 @@ from pathlib import Path
 
 import pytest
 
+# One thread per library pool (torch, OpenBLAS) in each test process and the processes it
+# starts: the suite runs one xdist worker more than the cores, and each worker's own pools
+# would oversubscribe them (the tiny-model training tests took twice the CPU time so).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
