@@ -54,7 +54,7 @@ TARGETS = {"cold": 3.0, "warm": 1.0}
 SEED = """
 import json
 import leaderboard as lb
-lb.seed_baselines(reported=False, backends=("constant", "copy"), erc_backends=())
+lb.seed_baselines(reported=False, backends=("constant", "copy"))
 lb.process_jobs()
 board = lb.ranking()
 print(json.dumps(list(board["id"])))

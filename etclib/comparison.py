@@ -135,7 +135,7 @@ class Comparison:
         """The per-item key the win/tie/loss counts use: the first compared ranking key (in the
         track's display order) that items are scored on, else the first item key."""
         keys = [k for k in self.item_keys() if k != "prediction"]
-        for key in registry.display_order(self.track):
+        for key in tracks.get(self.track).display_order():
             if key in keys and key in self.metrics:
                 return key
         return keys[0] if keys else None
@@ -143,7 +143,8 @@ class Comparison:
     def per_item(self) -> list[dict[str, Any]]:
         """One row per item: key, label, reference, ``prediction_a`` / ``prediction_b``, and for
         each item score of each group ``<key>_a``, ``<key>_b`` and ``<key>_diff`` (B − A; None
-        where either is undefined); on the ERC track ``labels_differ``."""
+        where either is undefined), and the columns the track adds (``Track.compare_columns``:
+        ``labels_differ`` on the categories track)."""
         if self._rows is None:
             self._rows = _per_item_rows(self)
         return self._rows
@@ -260,10 +261,8 @@ def compare(
     systems' signatures must agree metric by metric (the same tokenizer, models and judge).
     """
     from .corpus import load_corpus
-    from .predictions import detect_file_track
     from .scoring import ScoreResult, score
 
-    corpus = corpus if corpus is not None else None
     results: list[ScoreResult] = []
     labels: list[dict[str, str]] = []
     for n, system in enumerate((a, b)):
@@ -274,12 +273,7 @@ def compare(
             continue
         if corpus is None:
             corpus = load_corpus()
-        t = track
-        if t is None and isinstance(system, (str, os.PathLike)):
-            t = detect_file_track(system)
-        results.append(
-            score(system, split, metrics, corpus=corpus, options=options, track=t or track)
-        )
+        results.append(score(system, split, metrics, corpus=corpus, options=options, track=track))
         source = os.fspath(system) if isinstance(system, (str, os.PathLike)) else ""
         labels.append(
             {"name": name or (os.path.basename(source) if source else "AB"[n]), "source": source}
@@ -297,7 +291,7 @@ def compare(
         )
     groups = [g for g in ra.metrics if g in rb.metrics]
     if metrics is not None:
-        wanted = registry.parse_metrics(metrics, ra.track)
+        wanted = tracks.get(ra.track).parse_metrics(metrics)
         missing = [g for g in wanted if g not in groups]
         if missing:
             raise MetricError(
@@ -379,7 +373,7 @@ def _group_numbers(known, module, data, group: str, n: int) -> list[dict[str, An
 
 
 def _per_item_rows(c: Comparison) -> list[dict[str, Any]]:
-    erc = tracks.get(c.track).kind == "labels"
+    track = tracks.get(c.track)
     n = len(c.items)
     groups = [
         (
@@ -397,11 +391,10 @@ def _per_item_rows(c: Comparison) -> list[dict[str, Any]]:
             "role": it.role,
             "label": list(it.label),
             "reference": it.reference,
-            "prediction_a": list(pa) if erc else pa,
-            "prediction_b": list(pb) if erc else pb,
+            "prediction_a": list(pa) if isinstance(pa, tuple) else pa,
+            "prediction_b": list(pb) if isinstance(pb, tuple) else pb,
+            **track.compare_columns(pa, pb),
         }
-        if erc:
-            row["labels_differ"] = set(pa) != set(pb)
         for numbers_a, numbers_b in groups:
             na, nb = numbers_a[i], numbers_b[i]
             for k in dict.fromkeys([*na, *nb]):

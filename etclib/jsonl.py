@@ -1,4 +1,5 @@
-"""JSON Lines as every reader splits them: one record per line, whatever its text holds.
+"""JSON Lines as every reader splits them: one record per line, whatever its text holds; values
+as a message quotes them (:func:`shown`).
 
 ``json.dumps(..., ensure_ascii=False)`` leaves U+2028, U+2029 and U+0085 raw, and
 ``str.splitlines()`` (and so many readers: Python's ``io`` in text mode, editors, JavaScript
@@ -27,3 +28,24 @@ def dumps_line(obj: Any, **kwargs: Any) -> str:
         if ch in text:
             text = text.replace(ch, escaped)
     return text
+
+
+class LongInt:
+    """An integer literal too long to convert (``int()`` is quadratic in its length): a reader's
+    ``parse_int`` hook keeps it so, and :func:`shown` names its length."""
+
+    def __init__(self, text: str):
+        self.digits = len(text.lstrip("-"))
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """A value as JSON text for a message: short, and printable (an unpaired surrogate escaped)."""
+    if isinstance(value, LongInt):
+        return f"a number of {value.digits:,} digits"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    if len(text) > limit:
+        text = f"{text[:limit]}… ({len(text):,} characters)"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

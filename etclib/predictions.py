@@ -1,10 +1,9 @@
 """Predictions files (SPEC "Predictions file"): read, validate, write, and make templates.
 
 A file is JSON Lines (one object per line) or CSV with the columns ``dialogue_id, turn, role``
-and the track's field (:mod:`etclib.tracks`): ``prediction`` (a transcription) on the
-transcription track, ``labels`` (a list of categories; in CSV, names joined by ``;``) on the ERC
-track; extra fields are ignored. It must hold exactly one prediction for every item of the
-split it is scored on. Anything else is refused with a ``PredictionsError`` that lists the
+and the track's field (:mod:`etclib.tracks`; the track checks each value, ``Track.parse``);
+extra fields are ignored. A file's track is detected from its first record's fields unless
+named. It must hold exactly one prediction for every item of the split it is scored on. Anything else is refused with a ``PredictionsError`` that lists the
 problems with their line numbers; a refused file is never partly scored.
 
 Limits (documented in the README): a file of at most ``MAX_FILE_BYTES`` and a prediction of at
@@ -26,17 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import tracks
-from .categories import LabelSetError, format_label_set, parse_csv_cell, parse_label_set
 from .corpus import ROLES, Corpus, load_corpus
 from .errors import PredictionsError, Problem, merge_runs
 from .files import write_atomic
-from .jsonl import dumps_line
+from .jsonl import LongInt, dumps_line, shown
 from .task import Key, items
+from .tracks import MAX_PREDICTION_CHARS as MAX_PREDICTION_CHARS  # a text track's limit
 
 #: The largest predictions file, for the CLI, the library and the site alike: 10 MB (decimal
 #: megabytes, the unit the browser's upload box counts in, so that the site says one figure).
 MAX_FILE_BYTES = 10 * 1000 * 1000
-MAX_PREDICTION_CHARS = 2000
 #: The refusal of a larger file, word for word wherever it is refused.
 TOO_BIG = (
     f"the file is larger than the limit of {MAX_FILE_BYTES // 10**6} MB ({MAX_FILE_BYTES:,} "
@@ -103,7 +101,7 @@ class Predictions:
     format: str
     name: str = ""
     warnings: list[str] = field(default_factory=list)
-    #: the track (:mod:`etclib.tracks`); ``by_key`` holds strings, or label tuples on "erc"
+    #: the track (:mod:`etclib.tracks`); ``by_key`` holds its values (``Track.parse``)
     track: str = tracks.DEFAULT_TRACK
     #: the file's size in bytes (0 when it was not read from a file)
     size: int = 0
@@ -135,37 +133,17 @@ class _LineRefusal(ValueError):
     """Raised inside ``json.loads`` hooks: the line is refused with this message."""
 
 
-class _LongInt:
-    """An integer literal longer than MAX_INT_DIGITS (kept unconverted: int() is quadratic)."""
-
-    def __init__(self, text: str):
-        self.digits = len(text.lstrip("-"))
-
-
-def _json_int(text: str) -> int | _LongInt:
-    return int(text) if len(text.lstrip("-")) <= MAX_INT_DIGITS else _LongInt(text)
+def _json_int(text: str) -> int | LongInt:
+    return int(text) if len(text.lstrip("-")) <= MAX_INT_DIGITS else LongInt(text)
 
 
 def _json_object(pairs: list[tuple[str, object]]) -> dict:
     obj: dict = {}
     for key, value in pairs:
         if key in obj:
-            raise _LineRefusal(f"the key {_shown(key)} appears twice in one object; keep one.")
+            raise _LineRefusal(f"the key {shown(key)} appears twice in one object; keep one.")
         obj[key] = value
     return obj
-
-
-def _shown(value: object, limit: int = 40) -> str:
-    """A value as JSON text for a message: short, and printable (an unpaired surrogate escaped)."""
-    if isinstance(value, _LongInt):
-        return f"a number of {value.digits:,} digits"
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = type(value).__name__
-    if len(text) > limit:
-        text = f"{text[:limit]}… ({len(text):,} characters)"
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _too_deep(raw: str) -> bool:
@@ -198,39 +176,6 @@ def _lines(text: str) -> Iterable[tuple[int, str]]:
         yield n, raw.removesuffix("\r")
 
 
-def _text_problem(field_name: str, value: str) -> str | None:
-    """NUL characters and unpaired surrogates: never valid text (pyarrow and MeCab fail on them)."""
-    nul = value.find("\x00")
-    if nul >= 0:
-        return (
-            f"'{field_name}' contains a NUL character (U+0000) at character {nul + 1}; remove it."
-        )
-    for i, ch in enumerate(value):
-        if "\ud800" <= ch <= "\udfff":
-            return (
-                f"'{field_name}' contains an unpaired surrogate (\\u{ord(ch):04x}) at character "
-                f"{i + 1}; it is not a character: write the character itself, or a valid "
-                "\\uXXXX\\uXXXX pair."
-            )
-    return None
-
-
-def _check_labels(value: object, line: int, problems: list[Problem], csv_cell: bool) -> object:
-    """A ``labels`` value as a checked label tuple, or None with the problem recorded."""
-    try:
-        if csv_cell:
-            return parse_csv_cell(value)  # type: ignore[arg-type]
-        if not isinstance(value, list):
-            raise LabelSetError(
-                f"'labels' must be a list of category names such as [\"joy\"], found "
-                f"{_shown(value)}."
-            )
-        return parse_label_set(value)
-    except LabelSetError as exc:
-        problems.append(Problem(line, f"labels: {exc}"))
-        return None
-
-
 def _both(given: list[tracks.Track]) -> str:
     named = " and ".join(f"{t.field!r} (the {t.name} track)" for t in given)
     return (
@@ -243,7 +188,7 @@ def _check_record(
     obj: dict,
     line: int,
     problems: list[Problem],
-    track: tracks.Track = tracks.TRANSCRIPTION,
+    track: tracks.Track,
     csv_cell: bool = False,
 ) -> tuple[Key, object] | None:
     given = [t for t in tracks.TRACKS.values() if t.field in obj]
@@ -266,7 +211,7 @@ def _check_record(
             return None
     if missing:
         expected = fields_of(track)
-        unexpected = [_shown(str(k)) for k in obj if k not in expected]
+        unexpected = [shown(str(k)) for k in obj if k not in expected]
         more = f" and {len(unexpected) - 5:,} more" if len(unexpected) > 5 else ""
         found = (
             f"; found instead: {', '.join(unexpected[:5])}{more} (a record has "
@@ -284,42 +229,21 @@ def _check_record(
                 Problem(
                     line,
                     f"'{f}' must be an integer of at most {MAX_INT_DIGITS} digits, found "
-                    f"{_shown(v)}.",
+                    f"{shown(v)}.",
                 )
             )
             ok = False
     if not (isinstance(obj["role"], str) and obj["role"] in ROLES):
         problems.append(
-            Problem(line, f'\'role\' must be "speaker" or "listener", found {_shown(obj["role"])}.')
+            Problem(line, f'\'role\' must be "speaker" or "listener", found {shown(obj["role"])}.')
         )
         ok = False
-    if track.kind == "labels":
-        labels = _check_labels(obj[track.field], line, problems, csv_cell)
-        if not ok or labels is None:
-            return None
-        return (obj["dialogue_id"], obj["turn"], obj["role"]), labels
-    pred = obj[track.field]
-    if not isinstance(pred, str):
-        problems.append(
-            Problem(
-                line,
-                f"'prediction' must be a string, found {type(pred).__name__ if pred is not None else 'null'}.",
-            )
-        )
-        ok = False
-    elif len(pred) > MAX_PREDICTION_CHARS:
-        problems.append(
-            Problem(
-                line, f"prediction has {len(pred)} characters; the limit is {MAX_PREDICTION_CHARS}."
-            )
-        )
-        ok = False
-    elif problem := _text_problem("prediction", pred):
-        problems.append(Problem(line, problem))
-        ok = False
-    if not ok:
+    try:
+        value = track.parse(obj[track.field], csv_cell)
+    except ValueError as exc:
+        problems.append(Problem(line, str(exc)))
         return None
-    return (obj["dialogue_id"], obj["turn"], obj["role"]), pred
+    return ((obj["dialogue_id"], obj["turn"], obj["role"]), value) if ok else None
 
 
 def _parse_json_line(raw: str) -> object:
@@ -341,7 +265,7 @@ def _parse_json_line(raw: str) -> object:
 
 
 def _parse_jsonl(
-    text: str, problems: list[Problem], track: tracks.Track = tracks.TRANSCRIPTION
+    text: str, problems: list[Problem], track: tracks.Track
 ) -> list[tuple[int, Key, object]]:
     rows = []
     for n, raw in _lines(text):
@@ -374,7 +298,7 @@ def _merge_tail(problems: list[Problem]) -> None:
 
 
 def _parse_csv(
-    text: str, problems: list[Problem], track: tracks.Track = tracks.TRANSCRIPTION
+    text: str, problems: list[Problem], track: tracks.Track
 ) -> list[tuple[int, Key, object]]:
     fields = fields_of(track)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
@@ -393,7 +317,7 @@ def _parse_csv(
     missing = [f for f in fields if f not in header]
     if missing:
         other = tracks.detect(set(header))
-        hint = (
+        made = (
             f" The header has {tracks.get(other).field!r}, the field of the {other} track: was "
             f"it made for --track {other}?"
             if other is not None and other != track.name
@@ -402,14 +326,14 @@ def _parse_csv(
         problems.append(
             Problem(
                 1,
-                f"CSV header must have the columns {', '.join(fields)};{hint} missing: {', '.join(missing)} (found: {_shown(', '.join(header) or 'nothing', 200)}).",
+                f"CSV header must have the columns {', '.join(fields)};{made} missing: {', '.join(missing)} (found: {shown(', '.join(header) or 'nothing', 200)}).",
             )
         )
         return []
     twice = [h for i, h in enumerate(header) if h and h in header[:i]]
     if twice:
         problems.append(
-            Problem(1, f"the CSV header names the column {_shown(twice[0])} twice; keep one.")
+            Problem(1, f"the CSV header names the column {shown(twice[0])} twice; keep one.")
         )
         return []
     col = {f: header.index(f) for f in fields}
@@ -457,7 +381,7 @@ def detect_file_track(path: str | os.PathLike) -> str | None:
     read (:func:`read_predictions` then names the problem)."""
     try:
         with open(path, "rb") as f:
-            return detect_track(f.read(65536), path)
+            return detect_track(f.read(65536), str(path))
     except OSError:
         return None
 
@@ -522,9 +446,9 @@ def check_coverage(
         if len(problems) > MAX_PROBLEMS:
             found += len(problems) - MAX_PROBLEMS
             del problems[MAX_PROBLEMS:]
-        shown = f"(dialogue_id={key[0]}, turn={key[1]}, role={key[2]})"
+        which = f"(dialogue_id={key[0]}, turn={key[1]}, role={key[2]})"
         if key in seen:
-            problems.append(Problem(line, f"item {shown} repeats line {seen[key]}."))
+            problems.append(Problem(line, f"item {which} repeats line {seen[key]}."))
             continue
         seen[key] = line
         if key not in expected:
@@ -533,12 +457,12 @@ def check_coverage(
                 problems.append(
                     Problem(
                         line,
-                        f"item {shown} belongs to the {other} split, not {split}; was the file made for --split {other}?",
+                        f"item {which} belongs to the {other} split, not {split}; was the file made for --split {other}?",
                     )
                 )
             else:
                 problems.append(
-                    Problem(line, f"unknown item {shown}: no such utterance in the corpus.")
+                    Problem(line, f"unknown item {which}: no such utterance in the corpus.")
                 )
             continue
         out[key] = pred
@@ -556,18 +480,19 @@ def check_coverage(
     return out
 
 
-def label_values(by_key: dict[Key, object], name: str) -> dict[Key, tuple[str, ...]]:
-    """Label sets given as lists or ``;``-joined text (as the leaderboard stores them) checked
-    and normalised; :class:`PredictionsError` naming the first bad items."""
-    out: dict[Key, tuple[str, ...]] = {}
+def check_values(
+    by_key: dict[Key, object], name: str, track: TrackName = None
+) -> dict[Key, object]:
+    """The values of a key -> value dict (a JSON value, or the stored text) checked by the
+    track as a file's are (``Track.parse``); :class:`PredictionsError` naming the bad items."""
+    t = tracks.get(track)
+    out: dict[Key, object] = {}
     problems: list[Problem] = []
     for key, value in by_key.items():
         try:
-            out[key] = (
-                parse_csv_cell(value) if isinstance(value, str) else parse_label_set(list(value))  # type: ignore[call-overload]
-            )
-        except (LabelSetError, TypeError) as exc:
-            problems.append(Problem(0, f"item {key}: labels: {exc}"))
+            out[key] = t.parse(value, cell=isinstance(value, str))
+        except ValueError as exc:
+            problems.append(Problem(0, f"item {key}: {exc}"))
     if problems:
         raise refuse(name, problems)
     return out
@@ -581,7 +506,7 @@ def read_predictions(
     track: TrackName = None,
 ) -> Predictions:
     """Read and validate a predictions file (a path, or its bytes with ``name``) of ``track``
-    (default: the transcription track)."""
+    (default: detected from its fields, :func:`detect_track`)."""
     if isinstance(source, bytes):
         data, name = source, shown_name(name or "predictions")
     else:
@@ -593,12 +518,12 @@ def read_predictions(
             raise PredictionsError(name, [Problem(0, "this is a folder, not a predictions file.")])
         with open(path, "rb") as f:  # also reads pipes such as /dev/stdin
             data = f.read(MAX_FILE_BYTES + 1)
-    t = tracks.get(track)
+    t = tracks.get(track or detect_track(data, name))
     fmt, rows = parse(data, name, t)
     corpus = corpus or load_corpus()
     by_key = check_coverage(rows, split, corpus, name)
     warnings = []
-    empty = sum(1 for p in by_key.values() if t.kind == "text" and not p.strip())
+    empty = sum(1 for p in by_key.values() if not t.encode(p).strip())
     if empty:
         warnings.append(f"{empty} predictions are empty; they score 0.")
     sha = hashlib.sha256(data).hexdigest()
@@ -609,9 +534,12 @@ def read_predictions(
 
 
 def record(key: Key, prediction: object, track: TrackName = None) -> dict:
-    t = tracks.get(track)
-    value = list(prediction) if t.kind == "labels" else prediction  # type: ignore[call-overload]
-    return {"dialogue_id": key[0], "turn": key[1], "role": key[2], t.field: value}
+    return {
+        "dialogue_id": key[0],
+        "turn": key[1],
+        "role": key[2],
+        tracks.get(track).field: prediction,
+    }
 
 
 def dumps_jsonl(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> str:
@@ -629,10 +557,7 @@ def dumps_csv(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> st
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(fields_of(t))
-    if t.kind == "labels":
-        w.writerows([*k, format_label_set(p)] for k, p in rows)  # type: ignore[arg-type]
-    else:
-        w.writerows([*k, p] for k, p in rows)
+    w.writerows([*k, t.encode(p)] for k, p in rows)
     return out.getvalue()
 
 
@@ -649,7 +574,6 @@ def write_jsonl(
 def template_rows(
     corpus: Corpus, split: str = "test", track: TrackName = None
 ) -> list[tuple[Key, object]]:
-    """Every item of ``split`` with an empty prediction (an empty label list on the ERC track),
-    for submitters to fill."""
-    blank: object = () if tracks.get(track).kind == "labels" else ""
+    """Every item of ``split`` with the track's blank prediction, for submitters to fill."""
+    blank = tracks.get(track).blank
     return [(it.key, blank) for it in items(corpus, split)]

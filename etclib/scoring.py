@@ -23,7 +23,7 @@ from . import metrics as metric_registry
 from .corpus import CATEGORIES, ROLES, Corpus, load_corpus
 from .jsonl import dumps_line
 from .metrics import Context, MetricData
-from .predictions import Predictions, detect_track, read_predictions
+from .predictions import Predictions, check_coverage, check_values, read_predictions
 from .task import Item, Key
 from .task import items as split_items
 
@@ -37,7 +37,7 @@ class ScoreResult:
     data: dict[str, MetricData]
     signature: dict[str, str]
     modules: dict[str, ModuleType] = field(repr=False, default_factory=dict)
-    #: the track (:mod:`etclib.tracks`); predictions are label tuples on "erc"
+    #: the track (:mod:`etclib.tracks`); predictions are its values
     track: str = tracks.DEFAULT_TRACK
 
     @property
@@ -190,18 +190,12 @@ def score(
     """Score predictions (a validated ``Predictions``, a key->value dict, or a file path).
 
     ``track`` (:mod:`etclib.tracks`): a ``Predictions`` brings its own; a file's is detected
-    from its fields when not given; a dict is of the transcription track unless named (its
-    values are then label tuples on "erc"). A dict is checked like a file: it must cover
-    exactly the items of ``split``.
+    from its fields when not given; a dict is of the default track unless named. A dict is
+    checked like a file: it must cover exactly the items of ``split``, with values the track
+    takes.
     """
     corpus = corpus or load_corpus()
     if isinstance(predictions, (str, os.PathLike)):
-        if track is None:
-            try:
-                with open(predictions, "rb") as f:
-                    track = detect_track(f.read(65536), str(predictions))
-            except OSError:
-                track = None  # read_predictions names the problem
         predictions = read_predictions(predictions, split=split, corpus=corpus, track=track)
     if isinstance(predictions, Predictions):
         if predictions.split != split:
@@ -209,14 +203,12 @@ def score(
         track = predictions.track
         by_key = predictions.by_key
     else:
-        from .predictions import check_coverage, label_values
-
         rows = [(0, k, v) for k, v in predictions.items()]
-        by_key = check_coverage(rows, split, corpus, "predictions")
-        if tracks.get(track).kind == "labels":
-            by_key = label_values(by_key, "predictions")
+        by_key = check_values(
+            check_coverage(rows, split, corpus, "predictions"), "predictions", track
+        )
     t = tracks.get(track)
-    names = metric_registry.parse_metrics(metrics, t)
+    names = t.parse_metrics(metrics)
     items = split_items(corpus, split)
     preds = [by_key[it.key] for it in items]
     refs = [t.reference_of(it) for it in items]
@@ -233,7 +225,7 @@ def score(
         "split": split,
         "corpus": corpus.content_hash[:12],
     }
-    if t.name != tracks.DEFAULT_TRACK:
+    if t.signature:
         sig["track"] = t.signature
     if any(getattr(m, "TOKENS", False) for m in modules.values()):
         sig["tokenizer"] = tokenize.signature()

@@ -63,9 +63,9 @@ line-level ``Problem`` list), :class:`MetadataError` (``.fields``: field -> mess
 :class:`ReferenceDataError`, :class:`StorageError` (:class:`DatabaseMissingError`,
 :class:`DatabaseUnwritableError`, :class:`DatabaseCorruptError`), :class:`WorkerStoppedError`.
 
-Metrics, their columns and the ranking rule come from etclib's registry
-(``etclib.metrics``: ``keys()``, ``fact(key)``, ``ranking_key()``, ``RANK_ORDER``); stages
-from ``etclib.metrics.stages()`` and :mod:`leaderboard.stages`. Each ranking metric has a 95%
+Metrics, their columns, the ranking rule and the stages come from each track
+(``etclib.tracks``: ``Track.keys()``, ``Track.ranking_key()``, ``Track.stages()``) and
+:mod:`leaderboard.stages`. Each ranking metric has a 95%
 paired bootstrap interval over items (same seeded resamples for every entry,
 ``etclib.significance``); an entry's rank is 1 + the number of entries significantly better
 than it, so entries that are not significantly different share a rank. See
@@ -95,8 +95,6 @@ from .admin import (
 )
 from .baselines import seed_baselines
 from .board import (
-    RANK_ORDER,
-    TRIVIAL_BASELINES,
     board_version,
     metric_columns,
     other_scores,
@@ -131,7 +129,6 @@ from .submit import Receipt, submit
 from .worker import WorkerPool, process_jobs, start_workers, stop_workers
 
 __all__ = [
-    "TRIVIAL_BASELINES",
     "board_version",
     "AdminError",
     "Database",
@@ -144,7 +141,6 @@ __all__ = [
     "Metadata",
     "MetadataError",
     "NotFoundError",
-    "RANK_ORDER",
     "Receipt",
     "ReferenceDataError",
     "SAW_TEST",

@@ -138,13 +138,6 @@ def heading(key: str) -> str:
     return metrics.heading(key)
 
 
-def show_metrics() -> list[str]:
-    """The ranking metrics of the compact table: those whose fact says ``summary``."""
-    from etclib import metrics
-
-    return [f.key for f in metrics.facts() if f.ranking and f.summary]
-
-
 def cmd_submit(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
@@ -240,21 +233,29 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def render_board(sort_by: str | None = None, track: str | None = None) -> str:
-    """The board and the published rows as text tables (both tracks' boards by default; with
-    ``track``, that track's board alone)."""
+    """Every track's board (with ``track``, that one alone) as text tables: computed rows with
+    intervals and rank bands, the track's reference and published rows."""
     import leaderboard as lb
     from etclib import tracks
 
-    if track is not None and tracks.get(track).name != tracks.DEFAULT_TRACK:
-        lines = render_categories(sort_by, tracks.get(track).name)
-        return "\n".join(lines[1:]) if lines else f"  (no entries on the {track} board yet)"
-    board = lb.ranking(sort_by=sort_by)
-    compact = show_metrics()
-    metrics = [m for m in compact if m in board.columns and board[m].notna().any()]
+    out: list[str] = []
+    for t in [tracks.get(track)] if track else tracks.TRACKS.values():
+        if out:
+            out.append("")
+        by = sort_by if sort_by in lb.metric_columns(t.name) else None
+        out += _render_track(t, lb.ranking(sort_by=by, track=t.name))
+    return "\n".join(out)
+
+
+def _render_track(t, board) -> list[str]:
+    import leaderboard as lb
+
+    summary = [f.key for f in t.facts() if f.ranking and f.summary]
+    keys = [m for m in summary if m in board.columns and board[m].notna().any()]
     rows = []
     for r in board.to_dict("records"):
         cells = [r["rank_band"] or "-", _clip(r["name"], 34), r["kind"], _clip(r["setting"], 10)]
-        for m in metrics:
+        for m in keys:
             v, lo, hi = r[m], r[m + "_lo"], r[m + "_hi"]
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 cells.append("-")
@@ -262,25 +263,28 @@ def render_board(sort_by: str | None = None, track: str | None = None) -> str:
                 cells.append(f"{v:.2f}")
             else:
                 cells.append(f"{v:.2f} [{lo:.1f},{hi:.1f}]")
-        cells.append(_fmt(r["pred_chars"], 1))
-        cells.append(_clip(r["status"], 16))
-        rows.append(cells)
+        cells += [_fmt(r["pred_chars"], 1)] if t.free_text else []
+        rows.append([*cells, _clip(r["status"], 16)])
+    chars = ["chars"] if t.free_text else []
+    for r in lb.reference_rows(t.name).to_dict("records"):
+        scores = [_fmt(r.get(k), 2) for k in keys]
+        rows.append(["ref", _clip(r["name"], 34), "reference", "", *scores, *[""] * len(chars), ""])
     out = [
-        f"Computed on this project's test split (sorted by {heading(board.attrs.get('sort_by') or '')}; "
-        f"95% paired bootstrap intervals, {board.attrs.get('resamples')} resamples):",
-        _table(["rank", "name", "kind", "setting", *map(heading, metrics), "chars", "status"], rows)
+        f"{t.heading}, computed on this project's test split (sorted by "
+        f"{heading(board.attrs.get('sort_by') or '')}; 95% paired bootstrap intervals, "
+        f"{board.attrs.get('resamples')} resamples):",
+        _table(["rank", "name", "kind", "setting", *map(heading, keys), *chars, "status"], rows)
         if rows
         else "  (no entries yet: python -m leaderboard seed-baselines)",
     ]
-    sigs = board.attrs.get("signatures") or {}
-    for group, sig in sigs.items():
-        shown = sig.get(group, "")
+    for group, sig in (board.attrs.get("signatures") or {}).items():
         out.append(
-            f"  signature {group}: {shown}  (etclib {sig.get('etclib')}, corpus {sig.get('corpus')})"
+            f"  signature {group}: {sig.get(group, '')}  (etclib {sig.get('etclib')}, corpus "
+            f"{sig.get('corpus')})"
         )
-    rep = lb.reported()
+    rep = lb.reported() if t.reported else []
     if len(rep):
-        cols = [c for c in compact if c in rep.columns]
+        cols = [c for c in summary if c in rep.columns]
         rrows = [
             ["reported", _clip(r["name"], 80)] + [_fmt(r.get(c), 1) for c in cols]
             for r in rep.to_dict("records")
@@ -291,42 +295,11 @@ def render_board(sort_by: str | None = None, track: str | None = None) -> str:
             "no intervals):"
         )
         out.append(_table(["kind", "name", *map(heading, cols)], rrows))
-    other = lb.other_scores()
+    other = lb.other_scores(track=t.name)
     if len(other):
         out.append("")
         out.append(f"{len(other)} score(s) under an older signature: see other_scores().")
-    if track is None:
-        out += render_categories()
-    return "\n".join(out)
-
-
-def render_categories(sort_by: str | None = None, track: str = "erc") -> list[str]:
-    """The categories (ERC) board, with the human reference row, as text lines (none when
-    it has no entry)."""
-    import leaderboard as lb
-    from etclib import metrics as registry
-
-    board = lb.ranking(sort_by=sort_by, track=track)
-    if board.empty:
-        return []
-    keys = [k for k in registry.keys(ranking=True, track="erc") if k in board.columns]
-    rows = []
-    for r in board.to_dict("records"):
-        cells = [r["rank_band"] or "-", _clip(r["name"], 34), r["kind"]]
-        for k in keys:
-            v, lo, hi = r[k], r[k + "_lo"], r[k + "_hi"]
-            ok = not (v is None or (isinstance(v, float) and math.isnan(v)))
-            cells.append(f"{v:.2f} [{lo:.1f},{hi:.1f}]" if ok else "-")
-        rows.append(cells)
-    for r in lb.reference_rows(track).to_dict("records"):
-        if r["name"] == "a person":
-            rows.append(["ref", "a person (annotator vs other two)", "reference"])
-            rows[-1] += [_fmt(r.get(k), 2) for k in keys]
-    return [
-        "",
-        f"Categories (ERC) track ({board.attrs.get('ranking_rule', '')}):",
-        _table(["rank", "name", "kind", *map(heading, keys)], rows),
-    ]
+    return out
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -367,14 +340,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_seed(args: argparse.Namespace) -> int:
     import leaderboard as lb
+    from etclib.tracks import TRACKS
 
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    erc_backends = [b.strip() for b in args.erc_backends.split(",") if b.strip()]
+    options = [getattr(args, f"backends_{t}") for t in TRACKS]  # one option per track
+    backends = [b.strip() for option in options for b in option.split(",") if b.strip()]
     out = lb.seed_baselines(
         reported=not args.no_reported,
-        computed=bool(backends or erc_backends),
+        computed=bool(backends),
         backends=backends,
-        erc_backends=erc_backends,
         log=lambda m: print(m, flush=True),
     )
     if "reported" in out:
@@ -382,7 +355,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
         print(
             f"reported rows: {c['added']} added, {c['updated']} updated, {c['unchanged']} unchanged"
         )
-    for name, res in {**out.get("computed", {}), **out.get("computed_erc", {})}.items():
+    for name, res in out.get("computed", {}).items():
         print(f"{name}: {'added' if res['added'] else 'already there'} as {res['id']}")
     if not args.no_score:
         n = lb.process_jobs()
@@ -486,7 +459,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
-    from etclib.metrics import RANK_ORDER
     from etclib.tracks import TRACKS
     from leaderboard.stages import all_stages
 
@@ -495,10 +467,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = add("show", SHOW_HELP, cmd_show)
-    p.add_argument("--sort-by", help=f"metric to rank by (default: {', else '.join(RANK_ORDER)})")
+    p.add_argument(
+        "--sort-by",
+        help="metric to rank by (default: the track's rule; "
+        + "; ".join(f"{t.title}: {', else '.join(t.rank_order)}" for t in TRACKS.values())
+        + ")",
+    )
     p.add_argument("--json", action="store_true", help="print the JSON export instead")
     p.add_argument(
-        "--track", choices=list(TRACKS), help=track_help + " (default: both; --json: the first)"
+        "--track", choices=list(TRACKS), help=track_help + " (default: all; --json: the first)"
     )
 
     p = add("export", EXPORT_HELP, cmd_export)
@@ -518,16 +495,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("seed-baselines", SEED_HELP, cmd_seed)
     p.add_argument("--no-reported", action="store_true", help="skip the published rows")
-    p.add_argument(
-        "--backends",
-        default="retrieval,constant,copy",
-        help="computed baselines (comma-separated; empty for none)",
-    )
-    p.add_argument(
-        "--erc-backends",
-        default="majority,prior,tfidf,retrieval-labels",
-        help="computed baselines of the categories (ERC) track (comma-separated; empty for none)",
-    )
+    for t in TRACKS.values():
+        p.add_argument(
+            f"--{t.tagged('backends')}",
+            dest=f"backends_{t.name}",
+            default=",".join(t.baselines),
+            help=f"computed baselines of the {t.title} track (comma-separated; empty for none; "
+            f"default: {','.join(t.baselines)})",
+        )
     p.add_argument("--no-score", action="store_true", help="only queue them")
 
     p = add("push", PUSH_HELP, cmd_push)

@@ -5,10 +5,10 @@
   with the paper's numbers as one score row (``metric_group = 'reported'``). They are not re-scored,
   have no intervals and are never mixed into the ranking columns (see ``board.reported``): the
   paper used a corpus version with five more dialogues and unpublished tokenisation.
-- *Computed*: the ``retrieval``, ``constant`` and ``copy`` backends of ``etclib.backends``
-  predict the test split; each becomes a ``kind = 'baseline'`` entry, queued and scored like any
-  submission. On the categories (ERC) track the same for ``majority``, ``prior``, ``tfidf``
-  (trained here on CPU) and ``retrieval-labels`` (:data:`COMPUTED_ERC`).
+- *Computed*: each track's baselines (``Track.baselines``: on transcriptions ``retrieval``,
+  ``constant`` and ``copy``; on categories ``majority``, ``prior``, ``tfidf``, trained here on
+  CPU, and ``retrieval-labels``) predict the test split; each becomes a ``kind = 'baseline'``
+  entry, queued and scored like any submission.
 
 Seeding is idempotent: an unchanged reported row or baseline file adds nothing. A changed
 reported row gets a new score row; a changed baseline file becomes a new entry and the old one
@@ -18,9 +18,11 @@ is hidden (logged as superseded).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from etclib import tracks
 
 from . import settings
 from .clock import now
@@ -28,19 +30,6 @@ from .db import Database, resolve
 from .engine import next_id
 from .errors import ReferenceDataError
 from .metadata import Metadata
-
-COMPUTED: dict[str, str] = {
-    "retrieval": "Retrieval baseline (etclib)",
-    "constant": "Constant transcription (etclib)",
-    "copy": "Copy of the utterance (etclib)",
-}
-#: the categories (ERC) track's computed baselines
-COMPUTED_ERC: dict[str, str] = {
-    "majority": "Majority label set (etclib)",
-    "prior": "Label prior, seeded draw (etclib)",
-    "tfidf": "TF-IDF + logistic regression (etclib)",
-    "retrieval-labels": "Retrieval neighbours' labels (etclib)",
-}
 
 
 def _setting_category(text: str) -> str:
@@ -86,13 +75,12 @@ def seed_reported(
 ) -> dict[str, int]:
     """Add the published rows; ``{"added": n, "updated": n, "unchanged": n}``.
 
-    A row's scores are its numbers under every result key etclib's metrics declare
-    (``etclib.metrics.keys()``); other fields are not kept.
+    A row's scores are its numbers under every result key of the track they are results of
+    (``Track.reported``); other fields are not kept.
     """
-    from etclib import metrics
-
     from .scoring import dumps
 
+    keys = [k for t in tracks.TRACKS.values() if t.reported for k in t.keys()]
     db = resolve(db)
     data = load_reference(directory)
     source = str(data.get("source", "paper_baselines.json"))
@@ -100,9 +88,7 @@ def seed_reported(
     with db.write() as cur:
         for row in data["rows"]:
             key = f"paper:{row['model']}|{row['setting']}"
-            scores = {
-                k: float(row[k]) for k in metrics.keys() if isinstance(row.get(k), (int, float))
-            }
+            scores = {k: float(row[k]) for k in keys if isinstance(row.get(k), (int, float))}
             scores_json = dumps(scores)
             signature = json.dumps({"kind": "reported", "source": source}, sort_keys=True)
             found = cur.execute(
@@ -174,18 +160,17 @@ def seed_reported(
 
 
 def seed_computed(
-    backends: tuple[str, ...] | list[str] = tuple(COMPUTED),
+    backends: Sequence[str] | None = None,
     *,
-    track: str = "transcription",
+    track: str | None = None,
     db: Database | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Predict the test split with each backend of ``track`` and submit it as a baseline entry.
+    """Predict the test split with each backend of ``track`` (default: its ``baselines``) and
+    submit it as a baseline entry.
 
-    Returns backend -> ``{"id", "added"}``. Backends come from ``etclib.backends`` (imported
-    here, when seeding runs).
+    Returns backend -> ``{"id", "added"}``.
     """
-    from etclib.backends import get_backend
     from etclib.corpus import load_corpus
     from etclib.predictions import dumps_jsonl, read_predictions
     from etclib.task import items as split_items
@@ -193,20 +178,19 @@ def seed_computed(
     from .submit import content_sha256, store_submission
 
     db = resolve(db)
+    t = tracks.get(track)
     corpus = load_corpus()
     items = split_items(corpus, "test")
     out: dict[str, dict[str, Any]] = {}
-    for name in backends:
+    for name in t.baselines if backends is None else backends:
         if log:
-            log(f"predicting the test split with the {name!r} backend ({track}) ...")
-        backend = get_backend(name, track=track)
-        texts = backend.predict(items)
-        rows_out = ((it.key, t) for it, t in zip(items, texts, strict=True))
-        data = dumps_jsonl(rows_out, track).encode()
-        preds = read_predictions(
-            data, split="test", corpus=corpus, name=f"{name}.jsonl", track=track
-        )
-        key = f"backend:{name}" if track == "transcription" else f"{track}-backend:{name}"
+            log(f"predicting the test split with the {name!r} backend ({t.name}) ...")
+        backend = t.backend(name)
+        values = backend.predict(items)
+        rows_out = ((it.key, v) for it, v in zip(items, values, strict=True))
+        data = dumps_jsonl(rows_out, t).encode()
+        preds = read_predictions(data, split="test", corpus=corpus, name=f"{name}.jsonl", track=t)
+        key = t.baseline_key(name)
         rows = db.query(
             "SELECT id, content_sha256 FROM submissions WHERE kind = 'baseline' "
             "AND baseline_key = ? AND visibility <> 'deleted' ORDER BY created_at",
@@ -219,7 +203,7 @@ def seed_computed(
             continue
         signature = json.dumps(backend.signature(), sort_keys=True, default=str)
         meta = Metadata(
-            name={**COMPUTED, **COMPUTED_ERC}.get(name, f"{name} baseline (etclib)"),
+            name=t.baselines.get(name, f"{name} baseline (etclib)"),
             team="ETC benchmark",
             description=f"{backend.description} Backend signature: {signature}"[:2000],
             setting="other",
@@ -252,24 +236,30 @@ def seed_baselines(
     *,
     reported: bool = True,
     computed: bool = True,
-    backends: tuple[str, ...] | list[str] = tuple(COMPUTED),
-    erc_backends: tuple[str, ...] | list[str] = tuple(COMPUTED_ERC),
+    backends: Sequence[str] | None = None,
     reference_dir: str | Path | None = None,
     db: Database | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Seed the published rows and the computed baselines of both tracks (queued; run the
-    worker to score).
+    """Seed the published rows and the computed baselines (queued; run the worker to score).
+    ``backends``: the baselines to seed, each on the track that has it (default: every track's
+    ``baselines``).
 
-    Returns ``{"reported": {...counts}, "computed": {backend: {"id", "added"}},
-    "computed_erc": {backend: {"id", "added"}}}``.
+    Returns ``{"reported": {...counts}, "computed": {backend: {"id", "added"}}}``.
     """
     db = resolve(db)
     out: dict[str, Any] = {}
     if reported:
         out["reported"] = seed_reported(directory=reference_dir, db=db)
     if computed:
-        out["computed"] = seed_computed(backends, db=db, log=log)
-        if erc_backends:
-            out["computed_erc"] = seed_computed(erc_backends, track="erc", db=db, log=log)
+        for name in backends or ():
+            if not any(name in t.backends for t in tracks.TRACKS.values()):
+                tracks.get().backend_class(name)  # refused, with the names there are
+        out["computed"] = {}
+        for t in tracks.TRACKS.values():
+            names = (
+                list(t.baselines) if backends is None else [b for b in backends if b in t.backends]
+            )
+            if names:
+                out["computed"].update(seed_computed(names, track=t.name, db=db, log=log))
     return out

@@ -2,10 +2,10 @@
 
 One entry's own views (its status, detail and per-item frame) are :mod:`leaderboard.entry`.
 
-Columns, their groups and directions, and the ranking rule come from etclib's metric registry
-(:func:`etclib.metrics.keys`, :func:`etclib.metrics.fact`, :func:`etclib.metrics.ranking_key`):
-by default the board is ranked by the first key of ``etclib.metrics.RANK_ORDER`` (judge F1,
-else BERTScore, else ROUGE-L) that any entry has under the board's current signature.
+Columns, their groups and directions, and the ranking rule come from the track and etclib's
+metric registry (``Track.facts``, :func:`etclib.metrics.fact`, ``Track.ranking_key``): by
+default a board is ranked by the first key of its track's ``rank_order`` (transcriptions: judge
+F1, else BERTScore, else ROUGE-L) that any entry has under the board's current signature.
 ``ranking(sort_by=...)`` ranks by any other ranking column instead. Entries lacking the ranking
 metric come last, unranked. Intervals and rank bands come from :mod:`etclib.significance`.
 
@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from etclib import metrics, significance
+from etclib import tracks as registry
 
 from . import samples, settings, trivial
 from .db import Database, resolve
@@ -34,41 +35,30 @@ from .scoring import load_arrays
 
 log = logging.getLogger(__name__)
 
-#: the ranking rule's order (etclib's, restated nowhere)
-RANK_ORDER = metrics.RANK_ORDER
-
 
 def metric_columns(track: str | None = None) -> dict[str, str]:
     """Ranking column (a metric key with an interval) -> its metric group, in registry order,
-    for ``track`` (default: transcription)."""
-    return {f.key: f.group for f in metrics.facts(track=track) if f.ranking}
+    for ``track`` (default: the default track)."""
+    return {f.key: f.group for f in registry.get(track).facts() if f.ranking}
 
 
 def plain_columns(track: str | None = None) -> dict[str, str]:
     """Board columns shown without an interval (counts) -> their metric group."""
-    return {f.key: f.group for f in metrics.facts(track=track) if f.board and not f.ranking}
+    return {f.key: f.group for f in registry.get(track).facts() if f.board and not f.ranking}
 
 
 def tracks() -> dict[str, str]:
     """Track name -> how the board's selector names it (etclib's track registry)."""
-    from etclib import tracks as registry
-
     return {t.name: t.title for t in registry.TRACKS.values()}
 
 
 def ranking_rule(track: str | None = None) -> str:
     """The ranking rule in words (shown with the board and in its JSON export)."""
     return (
-        f"{metrics.ranking_rule(track)} Intervals: 95% paired bootstrap over items. rank = 1 + "
+        f"{registry.get(track).ranking_rule()} Intervals: 95% paired bootstrap over items. rank = 1 + "
         "entries significantly better (95% interval of the paired difference on the better "
         "side of 0); rank_band = rank..entries not significantly worse."
     )
-
-
-#: The trivial baselines of every track (floors, :mod:`leaderboard.trivial`, where the rules are).
-TRIVIAL_BASELINES = trivial.TRIVIAL_BASELINES
-#: The transcription board's flag floor (each track's: ``trivial.FLAG_FLOOR``).
-FLAG_FLOOR = trivial.flag_floor("transcription")
 
 
 def board_version(*, db: Database | None = None) -> str:
@@ -104,8 +94,6 @@ PUBLIC_FIELDS = (
 def _entries(
     db: Database, include_hidden: bool, split: str, track: str | None = None
 ) -> pd.DataFrame:
-    from etclib import tracks as registry
-
     vis = "('public', 'hidden')" if include_hidden else "('public')"
     return db.query_df(
         "SELECT s.id, s.kind, s.name, s.team, coalesce(a.account, '') AS account, s.setting, "
@@ -119,8 +107,8 @@ def _entries(
         "AS pred_chars "
         "FROM submissions s LEFT JOIN submission_accounts a ON a.submission_id = s.id "
         f"WHERE s.kind IN ('submission', 'baseline') AND s.visibility IN {vis} "
-        "AND s.split = ? AND coalesce(s.track, 'transcription') = ? ORDER BY s.created_at, s.id",
-        [split, registry.get(track).name],
+        "AND s.split = ? AND coalesce(s.track, ?) = ? ORDER BY s.created_at, s.id",
+        [split, registry.DEFAULT_TRACK, registry.get(track).name],
     )
 
 
@@ -201,8 +189,6 @@ def ranking(
     ``ranking_rule``, ``floors`` (:func:`floor_values` on ``sort_by``), ``flag_floor``,
     ``resamples`` and ``seed``. Cached per board version (``Database.invalidate``).
     """
-    from etclib import tracks as registry
-
     db = resolve(db)
     track = registry.get(track).name  # one cache entry whether the default is named or not
     ranked = metric_columns(track)
@@ -224,7 +210,7 @@ def ranking(
         base_key, lambda: _base(db, ranked, plain, include_hidden, split, track), generation
     )
     if sort_by is None:
-        sort_by = metrics.ranking_key([m for m in ranked if frame[m].notna().any()], track)
+        sort_by = registry.get(track).ranking_key([m for m in ranked if frame[m].notna().any()])
     key = ("ranking", sort_by, *base_key[1:])
     return db.cached(
         key,
@@ -246,7 +232,7 @@ def warm(*, db: Database | None = None) -> None:
     db = resolve(db)
     generation = db.generation
     boards = {}
-    for track in tracks():
+    for track in registry.TRACKS:
         try:
             boards[track] = ranking(track=track, db=db)
         except Exception:  # noqa: BLE001 - a cache warm-up, never the reason a worker stops
@@ -342,7 +328,7 @@ def _ranked(
         for r, w in zip(frame["rank"], frame["rank_worst"])
     ]
     floors = floor_values(frame, sort_by, track)
-    flag = trivial.flag_floor(track)
+    flag = registry.get(track).flag_floor
     frame["below_floor"] = False
     if flag in floors:
         worse = frame[sort_by] > floors[flag] if not higher else frame[sort_by] < floors[flag]
@@ -364,7 +350,7 @@ def _ranked(
         sort_by=sort_by,
         signatures={g: json.loads(s) for g, s in sigs.items()},
         ranking_rule=ranking_rule(track),
-        track=track or "transcription",
+        track=registry.get(track).name,
         floors=floors,
         flag_floor=flag,
         trivial_warning=trivial.ranking_warning(frame),
@@ -376,12 +362,12 @@ def _ranked(
 
 def floor_values(frame: pd.DataFrame, metric: str, track: str | None = None) -> dict[str, float]:
     """Each trivial baseline of the board's track (``track``, else ``frame.attrs["track"]``;
-    :data:`leaderboard.trivial.FLOORS`) -> its ``metric`` value (the newest entry of that
-    backend; none when it is absent or has no such score)."""
+    ``Track.floors``) -> its ``metric`` value (the newest entry of that backend; none when it
+    is absent or has no such score)."""
     out: dict[str, float] = {}
     if frame.empty or metric not in frame.columns or "baseline" not in frame.columns:
         return out
-    for name in trivial.floors(track or frame.attrs.get("track")):
+    for name in registry.get(track or frame.attrs.get("track")).floors:
         rows = frame[(frame["baseline"] == name) & frame[metric].notna()]
         if len(rows):
             out[name] = float(rows.sort_values("created_at")[metric].iloc[-1])
@@ -414,17 +400,11 @@ def reported(*, db: Database | None = None) -> pd.DataFrame:
 
 
 def reference_rows(track: str | None = None, *, split: str = "test") -> pd.DataFrame:
-    """Reference rows shown with a board: on the ERC track, "a person" (each annotator against
-    the majority of the other two, averaged; etclib.erc.human_ceiling); none elsewhere."""
-    from etclib import tracks as registry
-
-    if registry.get(track).name != "erc":
-        return pd.DataFrame()
-    from etclib.corpus import load_corpus
-    from etclib.erc import human_ceiling
-
-    ceiling = human_ceiling(load_corpus(), split)
-    return ceiling.rename(columns={"annotator": "name"}).assign(kind="reference")
+    """Reference rows shown with a board (``Track.reference_rows``: on the categories track,
+    "a person", each annotator against the majority of the other two, averaged); none
+    elsewhere."""
+    rows = registry.get(track).reference_rows(split)
+    return pd.DataFrame() if rows is None else rows
 
 
 def other_scores(

@@ -26,9 +26,9 @@ import pandas as pd
 
 from etclib import comparison, tracks
 from etclib import metrics as registry
-from etclib.categories import CSV_SEPARATOR
 from etclib.comparison import Comparison
 from etclib.metrics import MetricData
+from etclib.tracks.categories.labels import CSV_SEPARATOR
 
 from . import settings
 from .board import ranking
@@ -126,9 +126,9 @@ def _compare(db: Database, id_a: str, id_b: str, wanted, trials: int) -> Compari
     chosen_b, _ = _chosen_for(db, rec_b["id"])
     rows_a = {r.metric_group: r for r in chosen_a.itertuples()} if not chosen_a.empty else {}
     rows_b = {r.metric_group: r for r in chosen_b.itertuples()} if not chosen_b.empty else {}
-    groups = [g for g in registry.groups(track_a) if g in rows_a and g in rows_b]
+    groups = [g for g in tracks.get(track_a).groups() if g in rows_a and g in rows_b]
     if wanted is not None:
-        asked = registry.parse_metrics(wanted, track_a)
+        asked = tracks.get(track_a).parse_metrics(wanted)
         missing = [g for g in asked if g not in groups]
         if missing:
             raise LeaderboardError(

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from etclib import metrics
+from etclib import metrics, tracks
 
 from . import samples, trivial
 from .board import PUBLIC_FIELDS, _entries, _score_rows, current_signatures
@@ -49,7 +49,7 @@ def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     cur = db.cursor()
     summary = job_summary(cur, rec["id"])
     pending, failed = summary.pending, summary.failed
-    track = rec.get("track") or "transcription"
+    track = tracks.get(rec.get("track")).name
     history = [
         {"at": at, "status": st, "message": msg or ""}
         for at, st, msg in cur.execute(
@@ -115,7 +115,7 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     rec = _submission(db, submission_id)
     out: dict[str, Any] = {
         "submission": {k: rec[k] for k in PUBLIC_FIELDS}
-        | {"visibility": rec["visibility"], "track": rec.get("track") or "transcription"},
+        | {"visibility": rec["visibility"], "track": tracks.get(rec.get("track")).name},
         "status": status(rec["id"], db=db),
     }
     if rec["kind"] == "reported":
@@ -159,8 +159,8 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     out["scores"] = scores
     out["breakdown"] = breakdown
     out["history"] = _history(db, rec["id"])
-    if (rec.get("track") or "transcription") != "transcription":
-        out["verbosity"] = {}  # lengths and units are the transcription track's fields
+    if not tracks.get(rec.get("track")).free_text:
+        out["verbosity"] = {}  # lengths and units are those of free texts
         return out
     preds = db.query(
         "SELECT avg(length(prediction)) FROM predictions WHERE submission_id = ?", [rec["id"]]
@@ -183,7 +183,7 @@ def trivial_reason(db: Database, rec: dict[str, Any]) -> str:
     """Why the submission ``rec`` is trivial (:mod:`leaderboard.trivial`; blank when not)."""
     if rec["kind"] != "submission":
         return ""
-    track = rec.get("track") or "transcription"
+    track = tracks.get(rec.get("track")).name
     entries = _entries(db, True, rec["split"], track)
     public_baseline = (entries["kind"] == "baseline") & (entries["visibility"] == "public")
     entries = entries[public_baseline | (entries["id"] == rec["id"])]
@@ -229,13 +229,14 @@ def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
             for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
         ],
     )
-    if (rec.get("track") or "transcription") == "transcription":
-        # the participant's transcription and the prediction's length: that track's fields
+    track = tracks.get(rec.get("track"))
+    if track.free_text:
+        # the reference text and the prediction's length: what free texts are read beside
         preds.insert(
             5,
             "reference",
             [
-                items[(d, t, r)].reference if (d, t, r) in items else ""
+                track.reference_of(items[(d, t, r)]) if (d, t, r) in items else ""
                 for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
             ],
         )

@@ -139,19 +139,19 @@ def export_json(
     track: str | None = None,
     db: Database | None = None,
 ) -> str:
-    """JSON of ``track``'s board (default: transcription; with its ranking rule, signatures
-    and, on the transcription track, the paper's reported rows), of the reported rows, or of
-    per-item scores; written to ``path`` too when given."""
+    """JSON of ``track``'s board (default: the default track's; with its ranking rule,
+    signatures and, on the track of the paper's results, its reported rows), of the reported
+    rows, or of per-item scores; written to ``path`` too when given."""
     from etclib import tracks
 
     db = resolve(db)
-    track = tracks.get(track).name
-    frame = _frame(what, submission_id, db, track)
+    t = tracks.get(track)
+    frame = _frame(what, submission_id, db, t.name)
     payload: dict[str, Any] = {"generated_at": now().isoformat() + "Z", "what": what}
     if what == "board":
         payload.update(
             {
-                "track": track,
+                "track": t.name,
                 "ranking_rule": frame.attrs.get("ranking_rule"),
                 "sort_by": frame.attrs.get("sort_by"),
                 "floors": frame.attrs.get("floors"),
@@ -159,8 +159,7 @@ def export_json(
                 "resamples": frame.attrs.get("resamples"),
                 "seed": frame.attrs.get("seed"),
                 "board": _records(frame),
-                # the paper's rows are transcription results
-                "reported": _records(reported(db=db)) if track == "transcription" else [],
+                "reported": _records(reported(db=db)) if t.reported else [],
             }
         )
     else:

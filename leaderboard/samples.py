@@ -62,8 +62,9 @@ def ranking_keys(group: str) -> list[str]:
 
 def definition_modules(group: str | ModuleType) -> list[ModuleType]:
     """The modules whose code a row's resampled scores come from: the group's metric module,
-    the modules of its own package it uses (``category`` scores with ``erc``'s
-    ``from_statistics``), recursively, and :mod:`etclib.significance`."""
+    the metric modules it uses (``category`` scores with ``erc``'s ``from_statistics``),
+    recursively, and :mod:`etclib.significance`."""
+    registered = {m if isinstance(m, str) else m.__name__ for m in metrics.METRICS.values()}
     found: dict[str, ModuleType] = {}
     todo = [metrics.get(group) if isinstance(group, str) else group]
     while todo:
@@ -71,11 +72,10 @@ def definition_modules(group: str | ModuleType) -> list[ModuleType]:
         if module.__name__ in found:
             continue
         found[module.__name__] = module
-        package = module.__package__ or ""
         todo.extend(
             v
             for v in vars(module).values()
-            if isinstance(v, ModuleType) and package and v.__name__.startswith(package + ".")
+            if isinstance(v, ModuleType) and v.__name__ in registered
         )
     found.setdefault(significance.__name__, significance)
     return [found[name] for name in sorted(found)]

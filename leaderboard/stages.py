@@ -1,7 +1,7 @@
 """Scoring stages: what each computes, when it runs, with which options, and one at a time or not.
 
 Which metric groups a stage computes comes from etclib's registry (each metric module's
-``STAGE``; :func:`etclib.metrics.stages`), so a stage exists as soon as a metric declares it.
+``STAGE``; ``Track.stages``), so a stage exists as soon as a metric declares it.
 The first stage (``lexical``: bleu, rouge) always runs and makes a submission visible; the
 others are queued when it finishes, with the options of that moment, if their :class:`Rule`
 says they are enabled:
@@ -75,9 +75,9 @@ _DEFAULT = Rule()
 
 
 def all_stages(track: str | None = None) -> dict[str, tuple[str, ...]]:
-    """Stage -> its metric groups for ``track`` (default: transcription), in the order stages
-    run."""
-    return metrics.stages(track)
+    """Stage -> its metric groups for ``track`` (default: the default track), in the order
+    stages run."""
+    return tracks.get(track).stages()
 
 
 def first() -> str:
@@ -103,7 +103,7 @@ def rule(stage: str) -> Rule:
 
 def check(stage: str) -> str:
     """``stage`` itself, or :class:`LeaderboardError` naming the stages there are."""
-    known = {s for t in tracks.names() for s in all_stages(t)}
+    known = {s for t in tracks.TRACKS for s in all_stages(t)}
     if stage not in known:
         raise LeaderboardError(f"Unknown scoring stage {stage!r}. Available: {', '.join(known)}.")
     return stage
@@ -131,7 +131,7 @@ def warm(track: str | None = None) -> list[str]:
     with the same cause in its own words.
     """
     plan: dict[str, list[str]] = {}
-    for t in [track] if track else tracks.names():
+    for t in [track] if track else tracks.TRACKS:
         for stage in configured_stages(t):
             names = plan.setdefault(stage, [])
             names += [g for g in groups(stage, t) if g not in names]

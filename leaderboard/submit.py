@@ -94,7 +94,7 @@ def validated(
     when it is a validated ``Predictions`` already, that object itself after checking that it is
     for ``split`` (and ``track`` when given); :class:`SubmissionError` with etclib's problems."""
     from etclib.corpus import load_corpus
-    from etclib.predictions import Predictions, detect_track, read_predictions
+    from etclib.predictions import Predictions, read_predictions
 
     if isinstance(file, Predictions):
         wrong = [
@@ -109,7 +109,6 @@ def validated(
             )
         return file
     data, name = read_source(file, file_name)
-    track = track or detect_track(data, name)
     try:
         return read_predictions(data, split=split, corpus=load_corpus(), name=name, track=track)
     except PredictionsError as exc:
@@ -145,7 +144,7 @@ def submit(
 
     ``file``: a path, bytes or a binary file object, read and validated here; or a validated
     ``etclib.predictions.Predictions`` (:func:`validated`), stored without reading it again.
-    ``track`` (``etclib.tracks``): transcription or erc; by default detected from the file's
+    ``track`` (``etclib.tracks``): by default detected from the file's
     fields (:func:`etclib.predictions.detect_track`).
 
     Raises :class:`MetadataError` (bad details), :class:`SubmissionError` (a refused file, with
@@ -173,12 +172,11 @@ def content_sha256(preds, order) -> str:
     CSV or JSON Lines, with a byte-order mark, CRLF, extra fields or lines in another order are
     one submission. ``order`` is the split's items (``etclib.task.items``).
     """
-    track = getattr(preds, "track", "transcription")
-    if track == "transcription":
-        body = [[*it.key, preds.by_key[it.key]] for it in order]
-        return hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii")).hexdigest()
-    body = [[*it.key, list(preds.by_key[it.key])] for it in order]
-    return hashlib.sha256(json.dumps([f"etc-{track}-v1", body]).encode("ascii")).hexdigest()
+    from etclib import tracks
+
+    body = [[*it.key, preds.by_key[it.key]] for it in order]  # a label tuple is a JSON list
+    tag = tracks.get(preds.track).content_tag
+    return hashlib.sha256(json.dumps([tag, body]).encode("ascii")).hexdigest()
 
 
 #: The columns ``store_submission`` fills, in the order of its values.
@@ -215,7 +213,7 @@ def store_submission(
 
     corpus = load_corpus()
     order = split_items(corpus, preds.split)
-    track = getattr(preds, "track", "transcription")
+    track = preds.track
     encode = tracks.get(track).encode  # the one place a prediction takes its stored form
 
     frame = pd.DataFrame(

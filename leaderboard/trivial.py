@@ -2,8 +2,8 @@
 
 *Floors* are the computed baselines that know nothing of the item they answer (one fixed
 sentence, the utterance copied, the most frequent label set, a draw from the label
-distribution): each track's board draws them as dashed lines and flags an entry scoring below
-its :data:`FLAG_FLOOR`. Retrieval is not one: it reads the dialogue and returns what similar
+distribution): each track names its own (``Track.floors``), its board draws them as dashed
+lines and flags an entry scoring below its ``Track.flag_floor``. Retrieval is not one: it reads the dialogue and returns what similar
 training contexts got, a real (if simple) method, so it is marked "baseline" but is not a floor.
 
 The badge of a row (:func:`badge`) says what it is: "✅ reproduced" (a submission this site
@@ -14,11 +14,11 @@ is never called "reproduced").
 Detection (:func:`reasons`) reads each entry's stored predictions, so it holds for every
 submission, old or new, whatever its name. A submission is *trivial* when, in this order:
 
-- it is constant or near-constant: at most :data:`MAX_DISTINCT` distinct predictions over its
+- it is constant or near-constant: at most ``Track.max_distinct`` distinct predictions over its
   items (transcriptions: 5 texts for 1,010 items; categories: 1 label set, "all one label"),
   or one prediction on at least :data:`TOP_SHARE` (90%) of its items;
 - it copies the target utterance as its prediction on at least :data:`COPY_SHARE` (50%) of
-  its items (transcriptions);
+  its items (only a text can);
 - it equals a baseline entry of the same board on at least :data:`BASELINE_SHARE` (90%) of
   its items (a byte-identical file is refused at submission already, as a duplicate).
 
@@ -37,31 +37,10 @@ import pandas as pd
 
 from etclib import tracks
 
-#: track -> trivial baseline backend -> why it is a floor
-FLOORS: dict[str, dict[str, str]] = {
-    "transcription": {
-        "constant": "one fixed sentence (the training set's medoid transcription) for every item",
-        "copy": "the utterance itself, copied as its transcription",
-    },
-    "erc": {
-        "majority": "the training set's most frequent label set (neutral) for every item",
-        "prior": "a label set drawn from the training distribution, blind to the item",
-    },
-}
-#: track -> the floor an entry is flagged against when it scores below it on the ranking metric
-FLAG_FLOOR: dict[str, str] = {"transcription": "constant", "erc": "majority"}
-#: every track's floors together (backend names are unique across tracks)
-TRIVIAL_BASELINES: dict[str, str] = {k: v for floors in FLOORS.values() for k, v in floors.items()}
 
-
-def floors(track: str | None = None) -> dict[str, str]:
-    """The floors of ``track`` (default: transcription)."""
-    return FLOORS.get(track or "transcription", {})
-
-
-def flag_floor(track: str | None = None) -> str:
-    """The floor of ``track`` an entry is flagged against."""
-    return FLAG_FLOOR.get(track or "transcription", "")
+def trivial_baselines() -> set[str]:
+    """Every track's floors (backend names are unique across tracks)."""
+    return {name for t in tracks.TRACKS.values() for name in t.floors}
 
 
 def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
@@ -69,7 +48,7 @@ def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
     entry): see the module's docstring."""
     kind = str(kind)
     if kind == "baseline":
-        return "baseline (floor)" if str(baseline) in TRIVIAL_BASELINES else "baseline"
+        return "baseline (floor)" if str(baseline) in trivial_baselines() else "baseline"
     if kind == "submission" and trivial:
         return "⚠ trivial"
     return {"submission": "✅ reproduced", "reported": "📄 reported"}.get(kind, kind)
@@ -77,8 +56,6 @@ def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
 
 # --- detection -----------------------------------------------------------------------------------
 
-#: track -> the most distinct predictions a constant or near-constant file has
-MAX_DISTINCT: dict[str, int] = {"transcription": 5, "erc": 1}
 #: one prediction on at least this share of the items: near-constant
 TOP_SHARE = 0.9
 #: the utterance itself as the prediction on at least this share of the items: a copy
@@ -162,26 +139,19 @@ def _profiles(db: Any, ids: list[str], split: str) -> dict[str, Profile]:
     return {sid: _PROFILES[keys[sid]] for sid in ids if keys.get(sid) in _PROFILES}
 
 
-def _quote(text: str, track: str) -> str:
-    """A stored prediction (the most frequent one) as a reason quotes it."""
-    if tracks.get(track).kind == "labels":
-        labels = tracks.get(track).decode(text)
-        return "(" + ", ".join(labels) + ")" if labels else "(none)"
-    return "“" + (text if len(text) <= 30 else text[:29] + "…") + "”"
-
-
-def reason(p: Profile, track: str, baselines: dict[str, Profile] | None = None) -> str:
+def reason(p: Profile, track: Any, baselines: dict[str, Profile] | None = None) -> str:
     """Why a profile is trivial, in words (blank when it is not): the first rule that holds."""
-    what = "label set" if track == "erc" else "text"
+    t = tracks.get(track)
+    what = t.noun
     if p.n == 0:
         return ""
     if p.distinct == 1:
-        return f"one {what} {_quote(p.top, track)} for every item"
-    if p.distinct <= MAX_DISTINCT.get(track, 1):
+        return f"one {what} {t.shown(p.top)} for every item"
+    if p.distinct <= t.max_distinct:
         return f"near-constant: {p.distinct} distinct {what}s for {p.n:,} items"
     if p.top_share >= TOP_SHARE:
-        return f"near-constant: one {what} {_quote(p.top, track)} on {p.top_share:.0%} of items"
-    if track != "erc" and p.copy_share >= COPY_SHARE:
+        return f"near-constant: one {what} {t.shown(p.top)} on {p.top_share:.0%} of items"
+    if p.copy_share >= COPY_SHARE:
         return f"the utterance itself copied on {p.copy_share:.0%} of items"
     for name, b in (baselines or {}).items():
         if b.n == p.n:
@@ -194,7 +164,6 @@ def reason(p: Profile, track: str, baselines: dict[str, Profile] | None = None) 
 def reasons(db: Any, entries: pd.DataFrame, track: str | None, split: str = "test") -> list[str]:
     """Each row of ``entries`` (``id``, ``kind``, ``name``) -> why it is trivial (blank when it
     is not, and always for baselines and reported rows: they say what they are)."""
-    track = track or "transcription"
     if entries.empty:
         return []
     ids = [str(i) for i in entries["id"]]
@@ -215,7 +184,7 @@ def ranking_warning(frame: pd.DataFrame) -> str | None:
     if frame.empty or "trivial" not in frame.columns:
         return None
     flagged = frame["trivial"].fillna("").astype(str) != ""
-    floor = frame.get("baseline", pd.Series([""] * len(frame))).isin(list(TRIVIAL_BASELINES))
+    floor = frame.get("baseline", pd.Series([""] * len(frame))).isin(trivial_baselines())
     real = ~flagged & ~floor & frame["rank"].astype(int).gt(0)
     if not real.any():
         return None

@@ -140,12 +140,10 @@ cats = f1.multiselect("Category", cv.categories(), key="cmp_f_category", placeho
 turns = f2.multiselect("Turn", [1, 2, 3, 4, 5], key="cmp_f_turn", placeholder="any")
 roles = f3.multiselect("Role", cv.roles(), key="cmp_f_role", placeholder="any")
 order = f4.selectbox("Order", list(cv.ORDERS), key="cmp_f_order")
-differ = (
-    st.toggle("Only items whose label sets differ", key="cmp_f_differ")
-    if track != "transcription"
-    else False
-)
 frame = _tables(database_key(), version, a, b, key)[0]
+differ = "label sets differ" in frame and st.toggle(
+    "Only items whose label sets differ", key="cmp_f_differ"
+)
 shown = cv.filter_items(
     frame, categories=cats, turns=turns, roles=roles, order=order, differ_only=differ
 )

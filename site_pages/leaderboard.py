@@ -5,6 +5,7 @@ import functools
 import streamlit as st
 
 import leaderboard as lb
+from etclib import tracks
 from leaderboard import compare as lb_compare
 from views import board, cause_layer, charts, chat
 from views import compare as compare_view
@@ -55,15 +56,14 @@ track = st.segmented_control(
     default=asked if asked in track_names else next(iter(track_names)),
     format_func=lambda t: track_names[t],
     key="lb_track",
-    help="transcriptions: the ETC task (write what the speaker felt); categories: emotion "
-    "recognition in conversation (ERC) on the same items, scored against the annotators' label.",
+    help="; ".join(f"{t.title}: {t.description}" for t in tracks.TRACKS.values()),
 ) or next(iter(track_names))
 
 with shown_errors(stop=True):
     version = lb.board_version()
     everything = lb.ranking(track=track)
     published = _reported(board.database_key(), version)
-    if track != "transcription":
+    if not tracks.get(track).reported:
         published = published.iloc[0:0]
 
 note = board.honesty_note(everything)
@@ -139,24 +139,17 @@ def board_view(track: str, everything, published) -> None:
                         "name": st.column_config.TextColumn("name", width="medium"),
                     },
                 )
-                if track != "transcription":
-                    with shown_errors():
-                        reference = board.reference_table(track)
-                        if not reference.empty:
-                            st.caption(
-                                "Reference: each annotator scored against the majority of the other "
-                                "two, averaged over the three annotators (the Judge-vs-Human "
-                                "yardstick)."
-                            )
-                            st.dataframe(
-                                reference, hide_index=True, width="stretch", key="lb_reference"
-                            )
-                        like = board.like_for_like_table(shown, track)
-                        if not like.empty:
-                            st.caption(board.LIKE_FOR_LIKE_NOTE)
-                            st.dataframe(
-                                like, hide_index=True, width="stretch", key="lb_like_for_like"
-                            )
+                with shown_errors():
+                    reference = board.reference_table(track)
+                    if not reference.empty:
+                        st.caption(tracks.get(track).reference_caption)
+                        st.dataframe(
+                            reference, hide_index=True, width="stretch", key="lb_reference"
+                        )
+                    like = board.like_for_like_table(shown, track)
+                    if not like.empty:
+                        st.caption(tracks.get(track).like_for_like_caption)
+                        st.dataframe(like, hide_index=True, width="stretch", key="lb_like_for_like")
                 with st.expander("Signatures of the board's columns"):
                     st.json(ranking.attrs.get("signatures", {}))
 
@@ -180,7 +173,7 @@ def board_view(track: str, everything, published) -> None:
                 floors = board.floor_values_of(ranking, metric)
                 left.plotly_chart(charts.score_bars(bars, metric, floors), key="lb_bars")
             pr = board.pr_table(shown, published if with_reported else None)
-            if pr.empty and track == "transcription":
+            if pr.empty and tracks.get(track).free_text:
                 right.info(
                     "Judge precision and recall appear once entries are scored by the LLM judge; "
                     "this site has no judge score yet."
@@ -287,13 +280,7 @@ if sid is not None:
             col.metric(label, value)
 
     if info["submission"]["kind"] != "reported":
-        st.caption(
-            "Per-item examples: prediction, the participant's reference and the item's scores "
-            "(with the judge's atomic units when judged)."
-            if info["submission"].get("track", "transcription") == "transcription"
-            else "Per-item examples: the predicted categories, the annotators' label and the "
-            "item's scores."
-        )
+        st.caption(tracks.get(info["submission"]["track"]).items_caption)
         st.dataframe(
             board.items_view(items),
             hide_index=True,

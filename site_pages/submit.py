@@ -4,6 +4,7 @@ import streamlit as st
 
 import leaderboard as lb
 from etclib.predictions import MAX_FILE_BYTES
+from etclib.tracks import TRACKS
 from leaderboard import settings as lb_settings
 from views import board, identity, upload_check
 from views.errors import shown_errors
@@ -15,14 +16,14 @@ with shown_errors(stop=True):  # a damaged or unwritable board: "unavailable", b
 st.markdown(
     "Predict the emotion transcription of every utterance of the **test split** (1,010 items: "
     "all ten utterances of the 101 test dialogues) and upload the file. It is checked at once; "
-    "accepted files are scored in the background and appear on the leaderboard. The "
-    "**categories** track (emotion recognition in conversation) takes a `labels` list per item "
-    "instead; the track is recognised from the file's fields."
+    "accepted files are scored in the background and appear on the leaderboard. Each track "
+    "takes its own field per item (its template below); the track is recognised from the "
+    "file's fields."
 )
 
 
 @st.cache_data(show_spinner=False)
-def _template(fmt: str, track: str = "transcription") -> bytes:
+def _template(fmt: str, track: str) -> bytes:
     return board.template_bytes(fmt, track=track)
 
 
@@ -30,51 +31,21 @@ state = st.session_state
 state.setdefault("submit_ids", [])
 
 st.subheader("1. Get the template")
-st.caption(
-    'One record per item: `{"dialogue_id": 945, "turn": 3, "role": "listener", "prediction": '
-    '"..."}`. Fill in `prediction`, keep everything else.'
-)
-with shown_errors():
-    cols = st.columns(2)
-    cols[0].download_button(
-        "Template (JSON Lines)",
-        _template("jsonl"),
-        file_name="etc_test_template.jsonl",
-        mime="application/jsonl",
-        key="submit_template_jsonl",
-        icon="⬇️",
-    )
-    cols[1].download_button(
-        "Template (CSV)",
-        _template("csv"),
-        file_name="etc_test_template.csv",
-        mime="text/csv",
-        key="submit_template_csv",
-        icon="⬇️",
-    )
-st.caption(
-    'Categories track: `{"dialogue_id": 945, "turn": 3, "role": "listener", "labels": ["joy", '
-    '"surprise"]}`: joy, sadness, fear, anger, surprise, disgust, or neutral alone (Japanese '
-    "names 喜び… too); in CSV, a `labels` column with names joined by `;`."
-)
-with shown_errors():
-    cols = st.columns(2)
-    cols[0].download_button(
-        "Categories template (JSON Lines)",
-        _template("jsonl", "erc"),
-        file_name="etc_test_categories_template.jsonl",
-        mime="application/jsonl",
-        key="submit_template_erc_jsonl",
-        icon="⬇️",
-    )
-    cols[1].download_button(
-        "Categories template (CSV)",
-        _template("csv", "erc"),
-        file_name="etc_test_categories_template.csv",
-        mime="text/csv",
-        key="submit_template_erc_csv",
-        icon="⬇️",
-    )
+for t in TRACKS.values():
+    st.caption(f"{t.heading}: one record per item, `{t.example_record()}`: {t.help}")
+    with shown_errors():
+        for col, (fmt, label, mime) in zip(
+            st.columns(2),
+            (("jsonl", "JSON Lines", "application/jsonl"), ("csv", "CSV", "text/csv")),
+        ):
+            col.download_button(
+                f"{t.template_label} ({label})",
+                _template(fmt, t.name),
+                file_name=t.template_file(fmt),
+                mime=mime,
+                key=f"submit_{t.tagged('template', '_')}_{fmt}",
+                icon="⬇️",
+            )
 
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
@@ -91,7 +62,7 @@ if upload is not None:
         st.success(
             escape_markdown(
                 f"{check.name}: valid, {check.items:,} predictions ({check.format}) for the "
-                f"{check.track_title} track."
+                f"{TRACKS[check.track].title} track."
             )
         )
         for w in check.warnings:
@@ -246,7 +217,7 @@ if state["submit_ids"]:
                 "site_pages/leaderboard.py",
                 label="Open its detail view on the leaderboard",
                 icon="🏆",
-                query_params={"submission": current, "track": s.get("track", "transcription")},
+                query_params={"submission": current, "track": s["track"]},
             )
         history = board.history_table(s)
         if not history.empty:

@@ -105,7 +105,8 @@ def tiny_corpus(tmp_path) -> Path:
 #: index and the category classifier for both inputs (each keyed by the corpus's hash and its
 #: version, so a copy is what a site that ran before would have left).
 WARM_CACHE_SCRIPT = """
-from etclib import classifier, store
+from etclib import store
+from etclib.tracks.categories import classifier
 from etclib.backends import get_backend
 from etclib.corpus import load_corpus
 corpus = load_corpus()

@@ -42,9 +42,9 @@ def _judge() -> str:
 
 
 def metric_table() -> list[dict[str, str]]:
-    """One row per result key of every registered metric, from the metrics' own facts:
+    """One row per result key of the default track's metrics, from the metrics' own facts:
     key, label, definition, unit, direction, stage and whether it ranks."""
-    from etclib import metrics
+    from etclib import tracks
 
     return [
         {
@@ -56,15 +56,15 @@ def metric_table() -> list[dict[str, str]]:
             "ranking": "yes (interval, rank band)" if f.ranking else "no",
             "stage": f.stage,
         }
-        for f in metrics.facts()
+        for f in tracks.get().facts()
     ]
 
 
 def ranking_rule() -> str:
-    """The ranking rule in words, from etclib's registry."""
-    from etclib import metrics
+    """The ranking rule in words, from the default track."""
+    from etclib import tracks
 
-    return metrics.ranking_rule()
+    return tracks.get().ranking_rule()
 
 
 def board_state() -> str:

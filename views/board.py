@@ -28,11 +28,11 @@ from views.submission import (  # noqa: F401 - the Submit page's names, importab
 
 
 def metric_order(track: str | None = None) -> list[str]:
-    """Metrics the picker offers, in this order, when the board of ``track`` has them (etclib's
-    registry)."""
-    from etclib import metrics
+    """Metrics the picker offers, in this order, when the board of ``track`` has them (the
+    track's display order)."""
+    from etclib import tracks
 
-    return metrics.display_order(track)
+    return tracks.get(track).display_order()
 
 
 def metric_label(key: str) -> str:
@@ -48,7 +48,7 @@ def labelled(table: pd.DataFrame) -> pd.DataFrame:
     :func:`metric_label` (``rougeL`` -> ``ROUGE-L ↑``); other columns unchanged."""
     from etclib import metrics
 
-    known = {f.key for f in metrics.facts(list(metrics.METRICS))}
+    known = {f.key for f in metrics.facts()}
     return table.rename(columns={c: metric_label(c) for c in table.columns if c in known})
 
 
@@ -81,14 +81,14 @@ def metric_choices(ranking: pd.DataFrame, track: str | None = None) -> list[str]
 
 
 def reference_table(track: str | None = None) -> pd.DataFrame:
-    """The board's reference rows (on the categories track: "a person", each annotator against
-    the other two's majority, averaged), with the track's ranking metrics, rounded."""
+    """The board's reference rows (``Track.reference_rows``; on the categories track "a
+    person", each annotator against the other two's majority, averaged), with the track's
+    ranking metrics, rounded."""
     import leaderboard as lb
 
     rows = lb.reference_rows(track)
     if rows.empty:
         return rows
-    rows = rows[rows["name"] == "a person"]
     keys = [m for m in metric_order(track) if m in rows.columns]
     out = rows[["name", *keys]].copy()
     out[keys] = out[keys].astype(float).round(2)
@@ -96,43 +96,29 @@ def reference_table(track: str | None = None) -> pd.DataFrame:
     return out.rename(columns={k: metric_label(k) for k in keys}).reset_index(drop=True)
 
 
-#: the like-for-like table's caption (the page shows it under the table)
-LIKE_FOR_LIKE_NOTE = (
-    'Like for like: "a person" is each annotator scored against the majority of the other '
-    "two (a category counts when both chose it), averaged over the three annotators. Each "
-    "entry here is scored against the same three leave-one-annotator-out references, "
-    "averaged; the board's columns above score entries against the 2-of-3 label instead."
-)
-
-
 def like_for_like_table(ranking: pd.DataFrame, track: str | None = None) -> pd.DataFrame:
-    """The person row and every entry of ``ranking`` on the same references: each ERC measure
-    against the three leave-one-annotator-out references, averaged (the ``loo_*`` keys of
-    ``etclib.metrics.erc_loo``; the person row's own figures are on those references). Empty
-    when the track has no such keys or no entry has them."""
+    """The reference rows and every entry of ``ranking`` on the same references: the columns
+    the track scores on its reference rows' own references (``Track.like_for_like``: on the
+    categories track each measure against the three leave-one-annotator-out references,
+    averaged), headed as the measures they are. Empty when the track has no such columns or no
+    entry has them."""
     import leaderboard as lb
-    from etclib.metrics import erc_loo
+    from etclib import tracks
 
-    wanted = [erc_loo.PREFIX + k for k in erc_loo.MEASURES]
-    if ranking is None or ranking.empty or not any(c in ranking.columns for c in wanted):
-        return pd.DataFrame()
-    if not ranking[[c for c in wanted if c in ranking.columns]].notna().any().any():
+    heads = dict(tracks.get(track).like_for_like)
+    wanted = [c for c in heads if ranking is not None and c in ranking.columns]
+    if not wanted or not ranking[wanted].notna().any().any():
         return pd.DataFrame()
     person = lb.reference_rows(track)
     parts = []
     if not person.empty:
-        person = person[person["name"] == "a person"]
         part = pd.DataFrame({"name": person["name"], "kind": "👤 reference (annotators)"})
-        for c in wanted:
-            part[c] = person[c].astype(float) if c in person.columns else float("nan")
-        parts.append(part)
-    entries = pd.DataFrame({"name": _labels(ranking), "kind": _kinds(ranking)})
-    for c in wanted:
-        entries[c] = ranking[c].to_numpy(dtype=float) if c in ranking.columns else float("nan")
-    parts.append(entries)
+        parts.append(part.join(person.reindex(columns=list(heads)).astype(float)))
+    entries = pd.DataFrame({"name": _labels(ranking), "kind": _kinds(ranking)}, index=ranking.index)
+    parts.append(entries.join(ranking.reindex(columns=list(heads)).astype(float)))
     out = pd.concat(parts, ignore_index=True)
-    out[wanted] = out[wanted].round(2)
-    return out.rename(columns={c: c[len(erc_loo.PREFIX) :] for c in wanted})
+    out[list(heads)] = out[list(heads)].round(2)
+    return out.rename(columns=heads)
 
 
 def filter_ranking(
@@ -338,9 +324,9 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
     import leaderboard as lb
 
     ranking = lb.ranking()
-    from etclib import metrics
+    from etclib import tracks
 
-    metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
+    metric = str(ranking.attrs.get("sort_by") or tracks.get().ranking_key(metric_choices(ranking)))
     header = score_header(metric)
     if ranking.empty:
         return pd.DataFrame(columns=["rank", "name", "kind", header, "setting"]), metric
@@ -372,44 +358,48 @@ def pr_floors(ranking: pd.DataFrame) -> dict[str, tuple[float, float]]:
 
 
 def judged(ranking: pd.DataFrame) -> bool:
-    """Whether any entry of the board has an LLM-judge score (the ranking metric, then)."""
-    from etclib import metrics
+    """Whether any entry of the board has the first key of its track's ranking rule (on the
+    transcriptions board, an LLM-judge score)."""
+    from etclib import tracks
 
-    key = metrics.RANK_ORDER[0]
+    key = tracks.get(ranking.attrs.get("track")).rank_order[0]
     return key in ranking.columns and bool(ranking[key].notna().any())
 
 
 def honesty_note(ranking: pd.DataFrame) -> str | None:
-    """The banner for a board without judge scores, read from the board; None when judged.
+    """The banner for a board whose track ranks by a judge's score when no entry has one yet,
+    read from the board; None otherwise.
 
-    Says that the ranking metric is automatic and lexical, and how far one fixed sentence gets
-    on it: the constant baseline's stored score when it is on the board, else that it is not.
+    Says that the ranking metric is automatic and lexical, and how far the track's flag floor
+    (one fixed sentence) gets on it: its stored score when it is on the board, else that it is
+    not.
     """
-    from etclib import metrics
+    from etclib import metrics, tracks
 
-    if ranking.empty or judged(ranking):
+    t = tracks.get(ranking.attrs.get("track"))
+    judge = metrics.fact(t.rank_order[0])
+    if ranking.empty or judge.family != "judge" or judged(ranking):
         return None
-    if ranking.attrs.get("track", "transcription") != "transcription":
-        return None  # the categories track is scored against labels, not by overlap
-    metric = str(ranking.attrs.get("sort_by") or metrics.ranking_key(metric_choices(ranking)))
+    metric = str(ranking.attrs.get("sort_by") or t.ranking_key(metric_choices(ranking, t.name)))
     ranked = metrics.fact(metric)
     label = ranked.label
-    judge_label = metrics.fact(metrics.RANK_ORDER[0]).label
+    judge_label = judge.label
     kind = "lexical-overlap" if ranked.family == "lexical" else "similarity"
     head = (
         f"**No entry has an LLM-judge score yet, so this board is ranked by {label}, an "
         f"automatic {kind} score, not by the {judge_label}.** "
     )
-    constant = floor_values_of(ranking, metric).get("constant")
-    if constant is None:
+    floor, why = t.flag_floor, t.floors.get(t.flag_floor, "")
+    value = floor_values_of(ranking, metric).get(floor)
+    if value is None:
         fact = (
-            "Such scores reward generic wording; the constant baseline (one fixed sentence for "
-            "every item), which would show how far that goes, is not on this board."
+            f"Such scores reward generic wording; the {floor} baseline, {why}, which would show "
+            "how far that goes, is not on this board."
         )
     else:
         fact = (
-            f"Such scores reward generic wording: the constant baseline, one fixed sentence for "
-            f"every item, reaches {label} {constant:.1f} here. Read the ranking against that floor."
+            f"Such scores reward generic wording: the {floor} baseline, {why}, reaches {label} "
+            f"{value:.1f} here. Read the ranking against that floor."
         )
     return head + fact
 
@@ -425,9 +415,9 @@ def floor_values_of(ranking: pd.DataFrame, metric: str) -> dict[str, float]:
 def reported_table(published: pd.DataFrame) -> pd.DataFrame:
     """Published results for display: name, setting, every metric present, source."""
     cols = [c for c in ("name", "setting") if c in published.columns]
-    from etclib import metrics
+    from etclib import tracks
 
-    keys = [m for m in metrics.keys(board=True) if m in published.columns]
+    keys = [m for m in tracks.get().keys(board=True) if m in published.columns]
     cols += keys
     if "source" in published.columns:
         cols.append("source")
@@ -572,16 +562,15 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
 
 def exports(track: str | None = None) -> dict[str, tuple[str, str, str]]:
     """:data:`EXPORTS` for the board of ``track``: its own file names (``etc_leaderboard_erc.csv``
-    on the categories track); the paper's published rows (transcriptions) on that track only."""
+    on the categories track); the paper's published rows on the track they are results of."""
     from etclib import tracks
 
-    name = tracks.get(track).name
-    if name == tracks.DEFAULT_TRACK:
-        return dict(EXPORTS)
+    t = tracks.get(track)
+    board = "_".join(filter(None, ["etc_leaderboard", t.tag]))
     return {
-        key: (label, file_name.replace("etc_leaderboard", f"etc_leaderboard_{name}"), mime)
+        key: (label, file_name.replace("etc_leaderboard", board), mime)
         for key, (label, file_name, mime) in EXPORTS.items()
-        if key.startswith("board")
+        if key.startswith("board") or t.reported
     }
 
 

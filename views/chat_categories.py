@@ -12,10 +12,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from etclib.categories import LabelSet
 from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
 from etclib.errors import BackendError, EtcError
 from etclib.task import Item
+from etclib.tracks.categories import TRACK as CATEGORIES_TRACK
+from etclib.tracks.categories.labels import LabelSet
 
 _log = logging.getLogger(__name__)
 
@@ -23,12 +24,10 @@ _log = logging.getLogger(__name__)
 def erc_backend_name() -> str:
     """The ERC backend whose categories the chat shows: the ERC track's default when it reads
     the dialogue (``in_chat``), else the first registered ERC backend that does."""
-    from etclib.backends import ERC_REGISTRY, backend_class, default_backend
-
-    default = default_backend("erc")
-    for name in [default, *(n for n in ERC_REGISTRY if n != default)]:
+    default = CATEGORIES_TRACK.default_backend
+    for name in [default, *(n for n in CATEGORIES_TRACK.backends if n != default)]:
         try:
-            if backend_class(name, "erc").in_chat:
+            if CATEGORIES_TRACK.backend_class(name).in_chat:
                 return name
         except Exception:  # noqa: BLE001 - a broken backend is passed over; the next one serves
             continue
@@ -37,9 +36,7 @@ def erc_backend_name() -> str:
 
 def erc_status() -> Any:
     """``etclib.backends.backend_status`` of :func:`erc_backend_name` (never raises)."""
-    from etclib.backends import backend_status
-
-    return backend_status(erc_backend_name(), "erc")
+    return CATEGORIES_TRACK.backend_status(erc_backend_name())
 
 
 def erc_label() -> str:
@@ -52,14 +49,12 @@ def erc_label() -> str:
 def make_erc_backend() -> Any:
     """Create the chat's ERC backend (trains or loads its classifier); ``BackendError`` saying
     why when it is not usable here."""
-    from etclib.backends import get_backend
-
     status = erc_status()
     if not status.usable:
         raise BackendError(
             f"The emotion-category model ({status.name}) is not available here: {status.reason}"
         )
-    return get_backend(status.name, track="erc")
+    return CATEGORIES_TRACK.backend(status.name)
 
 
 def predict_categories(backend: Any, items: Sequence[Item]) -> list[LabelSet]:
@@ -68,8 +63,9 @@ def predict_categories(backend: Any, items: Sequence[Item]) -> list[LabelSet]:
 
 
 def conversation_categories(backend: Any, lines: Sequence[tuple[str, str]]) -> LabelSet:
-    """The categories predicted for the last of ``lines`` (``etclib.erc.chat_categories``)."""
-    from etclib.erc import chat_categories
+    """The categories predicted for the last of ``lines`` (``chat_categories`` of
+    :mod:`etclib.tracks.categories.analysis`)."""
+    from etclib.tracks.categories.analysis import chat_categories
 
     return _guarded(lambda: chat_categories(list(lines), backend))
 

@@ -227,7 +227,7 @@ def cooccurrence_matrix(stats: dict[str, Any]) -> pd.DataFrame:
     )
 
 
-# --- the category classifier against the annotators (etclib.erc) --------------------------------
+# --- the category classifier against the annotators (etclib.tracks.categories.analysis) ---------
 
 #: The split the classifier's confusion is shown on (the classifier is trained on train and tuned
 #: on valid: test is the split it never saw).
@@ -239,13 +239,13 @@ def classifier_view(split: str = CLASSIFIER_SPLIT) -> dict[str, Any]:
     ``confusion`` (aggregated category × read category, multi-label pair counts),
     ``per_category`` (one 2x2 confusion per category with precision, recall, F1), its
     ``signature`` and ``valid`` scores, and ``n_items``."""
-    from etclib import erc
     from etclib.corpus import load_corpus
+    from etclib.tracks.categories import analysis
 
     corpus = load_corpus()
-    confusion = erc.classifier_confusion(corpus, split)
-    per_category = erc.classifier_per_category(corpus, split)
-    summary = erc.classifier_summary(corpus)
+    confusion = analysis.classifier_confusion(corpus, split)
+    per_category = analysis.classifier_per_category(corpus, split)
+    summary = analysis.classifier_summary(corpus)
     return {
         "confusion": confusion,
         "per_category": per_category,

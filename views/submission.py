@@ -8,8 +8,6 @@ the page, not only in the box's tooltip. :mod:`views.upload_check` caches the ch
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import secrets
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ import pandas as pd
 
 from etclib.errors import PredictionsError, Problem
 from etclib.predictions import Predictions
+from etclib.tracks import DEFAULT_TRACK
 
 _log = logging.getLogger(__name__)
 
@@ -27,22 +26,15 @@ FINAL_STATUSES = ("scored", "incomplete", "failed")
 
 
 def template_bytes(fmt: str = "jsonl", split: str = "test", track: str | None = None) -> bytes:
-    """Every item of ``split`` with an empty prediction (an empty label list on the ERC
-    track), as JSON Lines or CSV (UTF-8)."""
+    """Every item of ``split`` with the track's blank prediction, as JSON Lines or CSV
+    (UTF-8)."""
     from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl, fields_of, template_rows
+    from etclib.predictions import dumps_csv, dumps_jsonl, template_rows
 
-    rows = template_rows(load_corpus(), split, track)
-    if fmt == "jsonl":
-        return dumps_jsonl(rows, track).encode("utf-8")
-    if fmt != "csv":
+    if fmt not in ("jsonl", "csv"):
         raise ValueError(f"unknown template format {fmt!r}: use 'jsonl' or 'csv'")
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(fields_of(track))
-    for (dialogue_id, turn, role), pred in rows:
-        w.writerow([dialogue_id, turn, role, pred if isinstance(pred, str) else ";".join(pred)])
-    return out.getvalue().encode("utf-8")
+    rows = template_rows(load_corpus(), split, track)
+    return (dumps_jsonl if fmt == "jsonl" else dumps_csv)(rows, track).encode("utf-8")
 
 
 @dataclass
@@ -57,17 +49,11 @@ class Validation:
     problems: list[Problem] = field(default_factory=list)
     message: str = ""
     #: the track detected from the file's fields (etclib.tracks); the default when unknown
-    track: str = "transcription"
+    track: str = DEFAULT_TRACK
     #: problems found (``problems`` lists at most etclib.predictions.MAX_PROBLEMS of them)
     problem_count: int = 0
     #: when ``ok``, the validated predictions: they travel to ``lb.submit`` (parsed once)
     predictions: Predictions | None = None
-
-    @property
-    def track_title(self) -> str:
-        from etclib import tracks
-
-        return tracks.get(self.track).title
 
 
 def upload_types() -> list[str]:
@@ -122,7 +108,7 @@ def validate_upload(
     if wrong_type:
         return Validation(False, name, problems=[Problem(0, wrong_type)], message=wrong_type)
     try:
-        track = track or detect_track(data, name) or "transcription"
+        track = track or detect_track(data, name) or DEFAULT_TRACK
         preds = read_predictions(data, split=split, name=name, track=track)
     except PredictionsError as exc:
         return Validation(

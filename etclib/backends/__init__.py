@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +36,6 @@ from .base import Backend, Progress
 __all__ = [
     "REGISTRY",
     "DEFAULT_BACKEND",
-    "DEFAULT_ERC_BACKEND",
-    "ERC_REGISTRY",
     "Backend",
     "BackendStatus",
     "Progress",
@@ -46,13 +45,12 @@ __all__ = [
     "get_backend",
     "options_of",
     "register",
-    "registry",
-    "default_backend",
 ]
 
-#: name -> module defining ``BACKEND`` (or ``"module:attribute"``, the class itself). Every
-#: registered LLM provider (:mod:`etclib.llm.providers`) is a backend too, of the same name:
-#: :mod:`etclib.backends.hosted`'s class for it.
+#: name -> module defining ``BACKEND`` (or ``"module:attribute"``, the class itself): the
+#: transcription track's backends. Every registered LLM provider (:mod:`etclib.llm.providers`)
+#: is a backend too, of the same name: :mod:`etclib.backends.hosted`'s class for it. Another
+#: track lists its own (``Track.backends``); the functions below take that registry.
 REGISTRY: dict[str, str] = {
     "retrieval": "etclib.backends.retrieval",
     "constant": "etclib.backends.constant",
@@ -62,33 +60,13 @@ REGISTRY: dict[str, str] = {
 for _provider in _llm_providers.names():
     REGISTRY.setdefault(_provider, f"etclib.backends.hosted:{_provider}")
 DEFAULT_BACKEND = "retrieval"
-#: The ERC track's backends (label sets, :class:`etclib.backends.base.CategoryBackend`):
-#: name -> module defining ``BACKEND``.
-ERC_REGISTRY: dict[str, str] = {
-    "majority": "etclib.backends.erc_majority",
-    "prior": "etclib.backends.erc_prior",
-    "tfidf": "etclib.backends.erc_tfidf",
-    "retrieval-labels": "etclib.backends.erc_retrieval",
-    "llm": "etclib.backends.erc_llm",
-}
-DEFAULT_ERC_BACKEND = "tfidf"
-
-
-def registry(track: str | None = None) -> dict[str, str]:
-    """The backends of ``track`` (default: the transcription track's :data:`REGISTRY`)."""
-    from ..tracks import get as get_track
-
-    return ERC_REGISTRY if get_track(track).name == "erc" else REGISTRY
-
-
-def default_backend(track: str | None = None) -> str:
-    return DEFAULT_ERC_BACKEND if registry(track) is ERC_REGISTRY else DEFAULT_BACKEND
+Registry = Mapping[str, str]
 
 
 _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 
 
-def register(name: str, module: str, track: str | None = None) -> None:
+def register(name: str, module: str, registry: dict[str, str] | None = None) -> None:
     """Make backend ``name`` available from ``module`` (importable, defining ``BACKEND``).
 
     For backends that live outside etclib (a plugin, a test); the library's own are listed in
@@ -100,31 +78,26 @@ def register(name: str, module: str, track: str | None = None) -> None:
             f"Backend name {name!r} is not valid: use lower-case letters, digits, '-' and '_', "
             "starting with a letter."
         )
-    names.add(registry(track), name, module, kind="backend")
+    names.add(REGISTRY if registry is None else registry, name, module, kind="backend")
 
 
 def _unknown(kind: str, name: str, known: list[str]) -> str:
     return names.unknown(kind, name, known, cutoff=0.5)
 
 
-def backend_class(name: str, track: str | None = None) -> type[Backend]:
-    """The class registered as ``name`` (for ``track``, default transcription); ``BackendError``
-    with a suggestion if there is none."""
-    reg = registry(track)
+def backend_class(name: str, registry: Registry | None = None) -> type[Backend]:
+    """The class registered as ``name`` (in ``registry``, default :data:`REGISTRY`);
+    ``BackendError`` with a suggestion if there is none."""
+    reg = REGISTRY if registry is None else registry
     if name not in reg:
-        other = ERC_REGISTRY if reg is REGISTRY else REGISTRY
-        kind = "backend" if reg is REGISTRY else "ERC backend"
-        msg = _unknown(kind, name, list(reg))
-        if name in other:
-            msg += f" ({name!r} is a backend of the {'erc' if reg is REGISTRY else 'transcription'} track.)"
-        raise BackendError(msg)
+        raise BackendError(_unknown("backend", name, list(reg)))
     module, _, attr = reg[name].partition(":")
     return getattr(importlib.import_module(module), attr or "BACKEND")
 
 
-def options_of(name: str, track: str | None = None) -> dict[str, Any]:
+def options_of(name: str, registry: Registry | None = None) -> dict[str, Any]:
     """A backend's options and their defaults (``inspect.Parameter.empty`` when required)."""
-    params = inspect.signature(backend_class(name, track).__init__).parameters
+    params = inspect.signature(backend_class(name, registry).__init__).parameters
     return {
         p.name: p.default
         for p in params.values()
@@ -132,15 +105,15 @@ def options_of(name: str, track: str | None = None) -> dict[str, Any]:
     }
 
 
-def get_backend(name: str, *, track: str | None = None, **options: Any) -> Backend:
+def get_backend(name: str, *, registry: Registry | None = None, **options: Any) -> Backend:
     """Create backend ``name`` with ``options``; unknown names and options are refused early.
 
     Options whose value is ``None`` are dropped, so a CLI can pass every flag it has and let
     each backend fall back to its settings and defaults.
     """
-    cls = backend_class(name, track)
+    cls = backend_class(name, registry)
     given = {k: v for k, v in options.items() if v is not None}
-    known = options_of(name, track)
+    known = options_of(name, registry)
     for key in given:
         if key not in known:
             takes = ", ".join(known) or "no options"
@@ -159,14 +132,14 @@ class BackendStatus:
     reason: str
 
 
-def backend_status(name: str, track: str | None = None) -> BackendStatus:
+def backend_status(name: str, registry: Registry | None = None) -> BackendStatus:
     """Whether backend ``name`` is usable here and why not; never raises.
 
     A name that is not registered, a module that cannot be imported and an availability check
     that fails all come back as unusable, with the reason.
     """
     try:
-        cls = backend_class(name, track)
+        cls = backend_class(name, registry)
     except EtcError as exc:
         return BackendStatus(name, "", False, str(exc))
     except Exception as exc:  # noqa: BLE001 - a broken module must not break a listing
@@ -180,7 +153,8 @@ def backend_status(name: str, track: str | None = None) -> BackendStatus:
     return BackendStatus(name, cls.description, bool(usable), str(reason))
 
 
-def configured_backends(track: str | None = None) -> list[BackendStatus]:
-    """Every registered backend of ``track`` (default: transcription), whether it is usable
-    now, and why not (or what it will use)."""
-    return [backend_status(name, track) for name in registry(track)]
+def configured_backends(registry: Registry | None = None) -> list[BackendStatus]:
+    """Every backend of ``registry`` (default :data:`REGISTRY`), whether it is usable now, and
+    why not (or what it will use)."""
+    reg = REGISTRY if registry is None else registry
+    return [backend_status(name, reg) for name in reg]

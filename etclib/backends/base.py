@@ -38,8 +38,6 @@ class Backend(abc.ABC):
     uses_prompt: ClassVar[bool] = False
     #: Whether the site's chat offers it (sanity baselines that ignore the dialogue say no).
     in_chat: ClassVar[bool] = True
-    #: The track it predicts for (:mod:`etclib.tracks`): transcriptions, or label sets ("erc").
-    track: ClassVar[str] = "transcription"
     #: Whether each call costs money or a served model's time (a hosted or self-hosted LLM API):
     #: the site's chat holds such a model to a budget for everyone together.
     metered: ClassVar[bool] = False
@@ -75,30 +73,6 @@ class Backend(abc.ABC):
         if self.uses_prompt:
             sig["prompt"] = prompt_template().signature
         return sig
-
-
-class CategoryBackend(Backend):
-    """A model that predicts the emotion categories of task items (the ERC track).
-
-    :meth:`predict` returns one label set per item: a tuple of category keys in
-    ``etclib.corpus.CATEGORIES`` order (``("neutral",)`` when none applies).
-    """
-
-    track: ClassVar[str] = "erc"
-    in_chat: ClassVar[bool] = False  # the chat's transcription picker does not offer it
-
-    @abc.abstractmethod
-    def predict(  # type: ignore[override]
-        self,
-        items: Sequence[Item],
-        progress: Progress | None = None,
-        shots: Shots | None = None,
-    ) -> list[tuple[str, ...]]:
-        """One label set per item, in order."""
-
-    def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
-        """The item's categories as ``joy;surprise``."""
-        yield ";".join(self.predict([item], shots=[list(shots)])[0])
 
 
 # --- helpers -----------------------------------------------------------------------------------

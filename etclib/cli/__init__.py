@@ -164,7 +164,7 @@ def add_track_argument(parser: argparse.ArgumentParser, detect: bool = False) ->
         "--track",
         choices=list(TRACKS),
         default=None if detect else DEFAULT_TRACK,
-        help="transcription (a 'prediction' per item) or erc (a 'labels' list per item)"
+        help=" or ".join(f"{t.name} (a {t.field!r} per item)" for t in TRACKS.values())
         + (
             "; default: detected from the file's fields"
             if detect

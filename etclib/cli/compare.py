@@ -73,19 +73,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..comparison import compare, format_text, write_per_item
     from ..corpus import load_corpus
-    from ..errors import TaskError
-    from ..predictions import detect_file_track, read_predictions
+    from ..predictions import read_predictions
     from .score import options
 
-    track = args.track or detect_file_track(args.a) or detect_file_track(args.b)
+    track = args.track  # else A's, detected from its fields: B is read as a file of it
     corpus = load_corpus(args.data)
     systems = []
     for path in (args.a, args.b):
         preds = read_predictions(path, split=args.split, corpus=corpus, track=track)
         for w in preds.warnings:
             print(f"warning: {path}: {w}", file=sys.stderr)
-        if preds.track != (track or preds.track):
-            raise TaskError(f"{path} is of the {preds.track} track, not {track}.")
         track = preds.track
         systems.append(preds)
     result = compare(

@@ -37,20 +37,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, progress
-from ..backends import (
-    DEFAULT_BACKEND,
-    ERC_REGISTRY,
-    REGISTRY,
-    Backend,
-    default_backend,
-    get_backend,
-    options_of,
-)
+from .. import __version__, progress, tracks
+from ..backends import Backend, options_of
 from ..corpus import SPLITS, Corpus, load_corpus
 from ..errors import ConfigError, PredictionsError, Problem
 from ..llm.models import OPENAI_DEFAULT_MODEL
-from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, label_values, read_predictions
+from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, read_predictions
 from ..task import Item, Key, choose_shots
 from ..task import items as split_items
 from . import (
@@ -66,8 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend",
         default=None,
         metavar="NAME",
-        help=f"model backend: {', '.join(REGISTRY)} (default: {DEFAULT_BACKEND}); with --track "
-        f"erc: {', '.join(ERC_REGISTRY)} (default: {default_backend('erc')})",
+        help="model backend; "
+        + "; ".join(
+            f"--track {t.name}: {', '.join(t.backends)} (default: {t.default_backend})"
+            for t in tracks.TRACKS.values()
+        ),
     )
     add_track_argument(parser)
     add_provider_argument(parser, "--provider", help="the erc llm backend's API")
@@ -139,9 +134,7 @@ def read_partial(
     unparsable last line, is what a crash leaves and is dropped (``note`` says so). Anything
     wrong before the last line, an item outside the split or a repeated item is refused.
     """
-    from ..tracks import get as get_track
-
-    t = get_track(track)
+    t = tracks.get(track)
     data = path.read_bytes()
     done: dict[Key, Any] = {}
     lines = data.split(b"\n")
@@ -154,17 +147,13 @@ def read_partial(
         try:
             obj = json.loads(raw.decode("utf-8"))
             key = (obj["dialogue_id"], obj["turn"], obj["role"])
-            pred = obj[t.field]
-            if t.kind == "labels":
-                pred = label_values({key: pred}, str(path))[key]
-            elif not isinstance(pred, str):
-                raise TypeError("prediction is not a string")
+            pred = t.parse(obj[t.field])
         except (
             UnicodeDecodeError,
             json.JSONDecodeError,
             KeyError,
             TypeError,
-            PredictionsError,
+            ValueError,
         ) as exc:
             if n == len(lines) and not tail.strip():
                 good -= len(raw) + 1
@@ -233,14 +222,16 @@ def make_backend(args: argparse.Namespace, corpus: Corpus) -> Backend:
         "batch_size": args.batch_size,
         "provider": args.provider,
     }
-    accepted = options_of(args.backend, args.track)
+    track = tracks.get(args.track)
+    track.backend_class(args.backend)  # an unknown name is refused naming the track that has it
+    accepted = options_of(args.backend, track.backends)
     if "provider" not in accepted and args.provider is not None:
         raise ConfigError(f"--provider is an option of the erc llm backend, not {args.backend!r}.")
     if "corpus" in accepted:
         options["corpus"] = corpus
     if "batch_size" not in accepted:
         options.pop("batch_size")  # still the write granularity
-    return get_backend(args.backend, track=args.track, **options)
+    return track.backend(args.backend, **options)
 
 
 def plan(
@@ -336,7 +327,7 @@ def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if args.backend is None:
-        args.backend = default_backend(args.track)
+        args.backend = tracks.get(args.track).default_backend
     if args.shots < 0:
         raise ConfigError(f"--shots must be >= 0, got {args.shots}.")
     if args.batch_size is not None and args.batch_size < 1:

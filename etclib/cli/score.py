@@ -42,6 +42,7 @@ import argparse
 import json
 import sys
 
+from .. import tracks
 from . import (
     add_data_argument,
     add_json_argument,
@@ -52,16 +53,18 @@ from . import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..metrics import DEFAULT_METRICS, METRICS
+    from ..metrics import METRICS
     from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from ..tracks import TRACKS
 
     parser.add_argument("file", help="predictions file (.jsonl or .csv)")
     parser.add_argument("--split", default="test", choices=("train", "valid", "test"))
     parser.add_argument(
         "--metrics",
         default=None,
-        help=f"comma-separated metric groups (default: the track's; {','.join(DEFAULT_METRICS)} "
-        f"for transcriptions, erc,erc_loo for categories; available: {', '.join(METRICS)})",
+        help="comma-separated metric groups (default: the track's; "
+        + "; ".join(f"{','.join(t.default_metrics)} for {t.title}" for t in TRACKS.values())
+        + f"; available: {', '.join(METRICS)})",
     )
     add_track_argument(parser, detect=True)
     parser.add_argument(
@@ -200,12 +203,11 @@ def _text(x: float) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
     from ..errors import JudgeIncompleteError
-    from ..metrics import parse_metrics
     from ..predictions import detect_file_track, read_predictions
     from ..scoring import score, signature_string, write_per_item
 
-    track = args.track or detect_file_track(args.file)
-    metrics = parse_metrics(args.metrics, track)
+    track = tracks.get(args.track or detect_file_track(args.file))
+    metrics = track.parse_metrics(args.metrics)
     corpus = load_corpus(args.data)
     preds = read_predictions(args.file, split=args.split, corpus=corpus, track=track)
     for w in preds.warnings:

@@ -2,8 +2,8 @@
 
 Exits 0 when the file is valid; otherwise prints each problem with its line number and exits 1.
 
-The track (transcription: a "prediction" per item; erc: a "labels" list) is detected from the
-file's fields unless --track names it.
+The track (transcription: a "prediction" per item; erc: a "labels" list; any registered one) is
+detected from the file's first record unless --track names it.
 
 Example:
   etclib validate my_predictions.jsonl --split test
@@ -30,12 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
     from ..errors import PredictionsError
-    from ..predictions import detect_file_track, read_predictions
+    from ..predictions import read_predictions
 
-    track = args.track or detect_file_track(args.file)
     try:
         preds = read_predictions(
-            args.file, split=args.split, corpus=load_corpus(args.data), track=track
+            args.file, split=args.split, corpus=load_corpus(args.data), track=args.track
         )
     except PredictionsError as exc:
         if args.json:

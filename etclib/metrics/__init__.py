@@ -30,15 +30,14 @@ A metric module defines:
 - optionally ``FAMILY``: what kind of measure it is, one of :data:`FAMILIES` (``lexical``:
   n-gram overlap; ``similarity``: embedding similarity; ``judge``: an LLM judge's decisions;
   ``classification``: predicted categories against labels); every fact carries it;
-- optionally ``TRACK``: the track it scores (:mod:`etclib.tracks`; ``"transcription"`` when
-  absent). ``predictions`` are then that track's values (label tuples on ``"erc"``) and
-  ``references`` what the track compares them with; ``ctx.labels`` always holds the items'
-  aggregated labels and ``ctx.keys`` their keys.
+- optionally ``TRACK``: the name of the track it scores (:mod:`etclib.tracks`; the default
+  track when absent). ``predictions`` are then that track's values and ``references`` what the
+  track compares them with; ``ctx.labels`` always holds the items' aggregated labels and
+  ``ctx.keys`` their keys.
 
-Adding a metric: one new module here and one line in ``METRICS`` (or :func:`register`).
-Each track has its ranking rule (``Track.rank_order``; :data:`RANK_ORDER` is the transcription
-track's), read through :func:`ranking_key`. Functions that list metrics take ``track`` (default:
-the transcription track).
+Adding a metric: one new module here and one line in ``METRICS`` (or :func:`register`). What a
+track's metrics are, its ranking rule and its columns are the track's to say (``Track.groups``,
+``Track.rank_order``); this registry knows metrics, not tracks.
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import registry, tracks
+from .. import registry
 from ..errors import MetricError
 from ..tokenize import TokenCache
 
@@ -60,14 +59,10 @@ METRICS: dict[str, str | ModuleType] = {
     "rouge": "etclib.metrics.rouge",
     "bertscore": "etclib.metrics.bertscore",
     "judge": "etclib.metrics.judge",
-    "category": "etclib.metrics.category",
-    "erc": "etclib.metrics.erc",
-    "erc_loo": "etclib.metrics.erc_loo",
+    "category": "etclib.tracks.transcription.category",
+    "erc": "etclib.tracks.categories.metric",
+    "erc_loo": "etclib.tracks.categories.metric_loo",
 }
-DEFAULT_METRICS: tuple[str, ...] = tracks.TRANSCRIPTION.default_metrics
-#: The transcription track's ranking rule: rank by the first of these keys that any entry has.
-RANK_ORDER: tuple[str, ...] = tracks.TRANSCRIPTION.rank_order
-TrackName = str | tracks.Track | None
 
 UNITS = ("×100", "count")
 #: What kind of measure a metric is (a module's optional ``FAMILY``).
@@ -96,8 +91,6 @@ class Fact:
     group: str = ""
     #: the stage that computes it (the module's ``STAGE``); filled by the registry
     stage: str = ""
-    #: the track it scores (the module's ``TRACK``); filled by the registry
-    track: str = ""
     #: what kind of measure it is (the module's ``FAMILY``, one of :data:`FAMILIES`; "" when
     #: the module names none); filled by the registry
     family: str = ""
@@ -147,46 +140,10 @@ class Context:
         return default if value is None else value
 
 
-def track_of(name: str) -> str:
-    """The track metric group ``name`` scores."""
-    return getattr(get(name), "TRACK", tracks.DEFAULT_TRACK)
-
-
-def groups(track: TrackName = None) -> list[str]:
-    """The metric groups of ``track`` (default: transcription), in registry order."""
-    want = tracks.get(track).name
-    return [g for g in METRICS if track_of(g) == want]
-
-
-def parse_metrics(
-    spec: str | list[str] | tuple[str, ...] | None, track: TrackName = None
-) -> list[str]:
-    """``"bleu,rouge"`` -> ``["bleu", "rouge"]``, with "Did you mean" for unknown names; a
-    group of another track than ``track`` (default: transcription) is refused."""
-    t = tracks.get(track)
-    if spec is None:
-        return list(t.default_metrics)
-    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)]
-    names = [n for n in names if n]
-
-    def available() -> str:  # only for a message: listing imports every metric module
-        return ", ".join(groups(t))
-
-    if not names:
-        raise MetricError(f"No metric given. Available: {available()}.")
-    out: list[str] = []
-    for n in names:
-        if n not in METRICS:
-            raise MetricError(registry.unknown("metric", n, METRICS, available=groups(t)))
-        other = track_of(n)
-        if other != t.name:
-            raise MetricError(
-                f"Metric '{n}' scores the {other} track, not {t.name}; pass --track {other}, "
-                f"or one of: {available()}."
-            )
-        if n not in out:
-            out.append(n)
-    return out
+def track_of(name: str) -> str | None:
+    """The name of the track metric group ``name`` scores (its ``TRACK``; None when it names
+    none: the default track's)."""
+    return getattr(get(name), "TRACK", None)
 
 
 def get(name: str) -> ModuleType:
@@ -208,7 +165,6 @@ def register(name: str, module: ModuleType | str, *, replace_existing: bool = Fa
     ``replace_existing``.
     """
     mod = importlib.import_module(module) if isinstance(module, str) else module
-    tracks.get(getattr(mod, "TRACK", None))  # an unknown track is refused with its name
     missing = [a for a in _REQUIRED if not hasattr(mod, a)]
     if missing:
         raise MetricError(
@@ -261,35 +217,21 @@ def _cache(fn):
 @_cache
 def _facts_of(name: str) -> tuple[Fact, ...]:
     mod = get(name)
-    track = getattr(mod, "TRACK", tracks.DEFAULT_TRACK)
     family = getattr(mod, "FAMILY", "")
-    return tuple(
-        replace(f, group=name, stage=mod.STAGE, track=track, family=family) for f in mod.FACTS
-    )
+    return tuple(replace(f, group=name, stage=mod.STAGE, family=family) for f in mod.FACTS)
 
 
-def facts(names: list[str] | tuple[str, ...] | None = None, track: TrackName = None) -> list[Fact]:
-    """Every fact of ``track``'s groups (default: transcription), or of the groups ``names``,
-    in registry order."""
-    return [f for g in (groups(track) if names is None else names) for f in _facts_of(g)]
-
-
-def keys(*, ranking: bool | None = None, board: bool = False, track: TrackName = None) -> list[str]:
-    """Result keys of ``track`` in registry order; ``ranking=True`` (``False``) for the ranking
-    keys (the others) only; ``board=True`` for the leaderboard's columns only."""
-    return [
-        f.key
-        for f in facts(track=track)
-        if (ranking is None or f.ranking == ranking) and (not board or f.board or f.ranking)
-    ]
+def facts(names: list[str] | tuple[str, ...] | None = None) -> list[Fact]:
+    """Every fact of the groups ``names`` (default: every group), in registry order."""
+    return [f for g in (METRICS if names is None else names) for f in _facts_of(g)]
 
 
 def fact(key: str) -> Fact:
     """The fact of one result key (of any track); :class:`MetricError` with a suggestion."""
-    for f in facts(list(METRICS)):
+    for f in facts():
         if f.key == key:
             return f
-    known = [f.key for f in facts(list(METRICS))]
+    known = [f.key for f in facts()]
     raise MetricError(registry.unknown("metric key", key, known))
 
 
@@ -300,59 +242,6 @@ def heading(key: str) -> str:
         return fact(key).heading
     except MetricError:
         return key
-
-
-def stages(track: TrackName = None) -> dict[str, tuple[str, ...]]:
-    """Stage -> the metric groups of ``track`` it computes, stages in registry order (the first
-    runs first)."""
-    out: dict[str, list[str]] = {}
-    for name in groups(track):
-        out.setdefault(get(name).STAGE, []).append(name)
-    return {s: tuple(g) for s, g in out.items()}
-
-
-def rank_order(track: TrackName = None) -> tuple[str, ...]:
-    """``track``'s ranking rule (default: transcription, :data:`RANK_ORDER`)."""
-    t = tracks.get(track)
-    return RANK_ORDER if t.name == tracks.DEFAULT_TRACK else t.rank_order
-
-
-def ranking_key(available: list[str] | tuple[str, ...] | set[str], track: TrackName = None) -> str:
-    """The ranking rule: the first key of the track's rank order that is ``available``, else
-    its last one (the board is then unranked)."""
-    order = rank_order(track)
-    present = set(available)
-    return next((k for k in order if k in present), order[-1])
-
-
-def ranking_rule(track: TrackName = None) -> str:
-    """The ranking rule in words, from the track's rank order and the keys' labels."""
-    labels = [fact(k).label for k in rank_order(track)]
-    return (
-        "Ranked by "
-        + ", else ".join(
-            f"{lab} when present" if i < len(labels) - 1 else lab for i, lab in enumerate(labels)
-        )
-        + "."
-    )
-
-
-def display_order(track: TrackName = None) -> list[str]:
-    """The ranking keys of ``track``, most preferred first: groups in the order of their best
-    place in the track's rank order (groups outside it after, in registry order), within a group
-    the keys of the ranking rule first, then the module's own order."""
-    order = rank_order(track)
-
-    def place(key: str) -> int:
-        return order.index(key) if key in order else len(order)
-
-    names = groups(track)
-    best = {g: min((place(f.key) for f in _facts_of(g)), default=len(order)) for g in names}
-    out = []
-    for g in sorted(names, key=lambda g: (best[g], names.index(g))):
-        shown = [f.key for f in _facts_of(g) if f.ranking]
-        out += sorted(shown, key=lambda k: (place(k), shown.index(k)))
-    return out
 
 
 def subset_mean(values: np.ndarray, idx: np.ndarray | None) -> float:

@@ -123,8 +123,7 @@ def _child_env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
-    from leaderboard.baselines import COMPUTED
-    from leaderboard.board import TRIVIAL_BASELINES
+    from etclib import tracks
     from tests.serve import CHROMIUM, chromium, free_port, wait_healthy, wait_rendered
 
     if not CHROMIUM.exists():
@@ -189,11 +188,13 @@ def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
                 ]
                 assert len(matches) == 1, (row, published)
             # The three reproduced baselines, ranked; the trivial ones marked as floors.
-            assert sorted(r["name"] for r in ranking) == sorted(COMPUTED.values()), ranking
+            transcription = tracks.get()
+            baselines = transcription.baselines
+            assert sorted(r["name"] for r in ranking) == sorted(baselines.values()), ranking
             kinds = {r["name"]: r["kind"] for r in ranking}
-            for backend, name in COMPUTED.items():
+            for backend, name in baselines.items():
                 assert "baseline" in kinds[name], kinds
-                assert ("floor" in kinds[name]) == (backend in TRIVIAL_BASELINES), kinds
+                assert ("floor" in kinds[name]) == (backend in transcription.floors), kinds
             assert [r["rank"] for r in ranking][0] == "1"
             top = ranking[0]["name"]
 

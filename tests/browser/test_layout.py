@@ -43,7 +43,7 @@ from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
 from etclib.task import items
 its = items(load_corpus(), "test")
-lb.seed_baselines(reported=True, backends=("copy",), erc_backends=("majority",))
+lb.seed_baselines(reported=True, backends=("copy", "majority"))
 real = dumps_jsonl((it.key, it.utterance[:8] + "と思った") for it in its).encode()
 receipt = lb.submit(real, {{"name": {LONG_NAME!r}}}, file_name="real.jsonl")
 lb.process_jobs()

@@ -33,7 +33,7 @@ from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
 from etclib.task import items
 its = items(load_corpus(), "test")
-lb.seed_baselines(reported=False, backends=("copy",), erc_backends=("majority", "prior"))
+lb.seed_baselines(reported=False, backends=("copy", "majority", "prior"))
 real = dumps_jsonl((it.key, it.utterance[:8] + "と思った") for it in its).encode()
 lb.submit(real, {"name": "Real but simple"}, file_name="real.jsonl")
 joy = dumps_jsonl(((it.key, ("joy",)) for it in its), "erc").encode()

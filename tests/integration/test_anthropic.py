@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from etclib import tracks
 from etclib.backends import get_backend
 from etclib.errors import BackendServiceError, QuotaExhaustedError
 from etclib.llm.retry import RetryPolicy
@@ -123,7 +124,7 @@ def test_wrong_key_is_named_and_never_shown(server, monkeypatch):
 
 def test_erc_llm_backend_labels_with_claude(server):
     server.responder = lambda req: '{"labels": ["喜び"]}'
-    backend = get_backend("llm", track="erc", provider="anthropic", batch_size=1)
+    backend = tracks.get("erc").backend("llm", provider="anthropic", batch_size=1)
     assert backend.predict([ITEM]) == [("joy",)]
     assert server.count("anthropic") == 1
     assert backend.signature()["provider"] == "anthropic"

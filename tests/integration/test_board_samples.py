@@ -175,7 +175,7 @@ def test_the_erc_board_in_a_new_process_resamples_nothing(tiny, monkeypatch):
     lb.close_all()
     calls = counting(monkeypatch)
     aggregates = []
-    from etclib.metrics import erc_loo
+    from etclib.tracks.categories import metric_loo as erc_loo
 
     real = erc_loo.aggregate
     monkeypatch.setattr(erc_loo, "aggregate", lambda *a, **k: aggregates.append(1) or real(*a, **k))

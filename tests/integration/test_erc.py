@@ -14,14 +14,15 @@ from sklearn.metrics import (
     hamming_loss,
 )
 
-from etclib.categories import indicator
+from etclib import tracks
 from etclib.corpus import CATEGORIES
 from etclib.errors import PredictionsError
-from etclib.metrics import erc
 from etclib.predictions import detect_track, dumps_csv, dumps_jsonl, read_predictions
 from etclib.scoring import score
 from etclib.task import chat_item
 from etclib.task import items as split_items
+from etclib.tracks.categories import metric as erc
+from etclib.tracks.categories.labels import indicator
 from tests.conftest import needs_corpus
 from tests.fakes import FakeLLMServer
 from tests.unit.test_erc import NON_NEUTRAL, _sklearn  # noqa: F401
@@ -107,10 +108,9 @@ def test_csv_and_japanese_names_read_as_the_same_label_sets(corpus):
 @pytest.mark.usefixtures("warmed")
 @pytest.mark.parametrize("backend", ["majority", "prior", "tfidf", "retrieval-labels"])
 def test_every_metric_equals_scikit_learn_on_the_real_test_split(corpus, backend):
-    from etclib.backends import get_backend
 
     items = split_items(corpus, "test")
-    pred = get_backend(backend, track="erc", corpus=corpus).predict(items)
+    pred = tracks.get("erc").backend(backend, corpus=corpus).predict(items)
     result = score({it.key: p for it, p in zip(items, pred)}, "test", corpus=corpus, track="erc")
     want = _sklearn(pred, [it.label for it in items])
     for k in want:
@@ -131,10 +131,9 @@ def test_every_metric_equals_scikit_learn_on_the_real_test_split(corpus, backend
 def test_breakdown_subsets_leave_absent_categories_out(corpus, backend):
     """Each role / category / turn subset's macro-F1 is scikit-learn's with zero_division=nan
     (an absent category left out); a subset missing a category shows it n/a."""
-    from etclib.backends import get_backend
 
     items = split_items(corpus, "test")
-    pred = get_backend(backend, track="erc", corpus=corpus).predict(items)
+    pred = tracks.get("erc").backend(backend, corpus=corpus).predict(items)
     result = score({it.key: p for it, p in zip(items, pred)}, "test", corpus=corpus, track="erc")
     g, p = indicator([it.label for it in items]), indicator(pred)
     seen_absent = 0
@@ -184,11 +183,10 @@ def test_score_cli_prints_the_field_measures_on_a_hand_made_file(corpus, tmp_pat
 def test_like_for_like_scores_each_entry_on_the_persons_references(corpus):
     """``loo_*``: the entry against each annotator-left-out pair's consensus, averaged over the
     three; the consensus rebuilt here from the raw annotations."""
-    from etclib.backends import get_backend
-    from etclib.erc import human_ceiling
+    from etclib.tracks.categories.analysis import human_ceiling
 
     items = split_items(corpus, "test")
-    pred = get_backend("tfidf", track="erc", corpus=corpus).predict(items)
+    pred = tracks.get("erc").backend("tfidf", corpus=corpus).predict(items)
     result = score({it.key: p for it, p in zip(items, pred)}, "test", corpus=corpus, track="erc")
     refs = [[], [], []]
     for it in items:
@@ -236,7 +234,7 @@ def test_tfidf_beats_majority_and_prior_on_test(corpus, tmp_path, capsys):
 
 @needs_corpus
 def test_human_ceiling_is_each_annotator_against_the_other_twos_majority(corpus):
-    from etclib.erc import annotator_sets, human_ceiling
+    from etclib.tracks.categories.analysis import annotator_sets, human_ceiling
 
     table = human_ceiling(corpus, "test")
     assert list(table["annotator"]) == ["1", "2", "3", "a person"]
@@ -254,7 +252,7 @@ def test_human_ceiling_is_each_annotator_against_the_other_twos_majority(corpus)
 
 @needs_corpus
 def test_classifier_saved_with_version_and_hash_and_reloaded(corpus):
-    from etclib import classifier
+    from etclib.tracks.categories import classifier
 
     model = classifier.cached(corpus, "transcription")
     assert f"v{classifier.VERSION}" in model.signature and model.data_hash[:12] in model.signature
@@ -306,7 +304,7 @@ def test_category_metric_tells_constant_from_copy(corpus, capsys, tmp_path):
 @needs_corpus
 @pytest.mark.usefixtures("warmed")
 def test_library_functions_for_the_chat_and_corpus_pages(corpus):
-    from etclib.erc import chat_categories, classifier_confusion
+    from etclib.tracks.categories.analysis import chat_categories, classifier_confusion
 
     labels = chat_categories([("A", "試験に落ちてしまって、本当に悲しいです。")], corpus=corpus)
     assert labels and set(labels) <= set(CATEGORIES)
@@ -320,7 +318,6 @@ def test_library_functions_for_the_chat_and_corpus_pages(corpus):
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])
 def test_llm_backend_against_the_fake_server(monkeypatch, provider):
-    from etclib.backends import get_backend
 
     def answer(req):
         return (
@@ -334,7 +331,7 @@ def test_llm_backend_against_the_fake_server(monkeypatch, provider):
         monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
         monkeypatch.setenv("GEMINI_API_KEY", "k")
         monkeypatch.setenv("ETC_GEMINI_BASE_URL", fake.gemini_base_url)
-        backend = get_backend("llm", track="erc", provider=provider, model="fake-model")
+        backend = tracks.get("erc").backend("llm", provider=provider, model="fake-model")
         items = [chat_item([("A", "試験に受かりました！")]), chat_item([("A", "こんにちは")])]
         assert backend.predict(items) == [("joy", "surprise"), ("neutral",)]
         sent = fake.requests[-1]
@@ -343,13 +340,12 @@ def test_llm_backend_against_the_fake_server(monkeypatch, provider):
 
 
 def test_llm_backend_refuses_an_unusable_answer(monkeypatch):
-    from etclib.backends import get_backend
     from etclib.errors import BackendError
 
     with FakeLLMServer(lambda req: '{"labels": ["happy"]}', api_key="k") as fake:
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
-        backend = get_backend("llm", track="erc", model="fake-model", retries=0)
+        backend = tracks.get("erc").backend("llm", model="fake-model", retries=0)
         with pytest.raises(BackendError, match="unknown category 'happy'"):
             backend.predict([chat_item([("A", "やった")])])
 

@@ -46,8 +46,8 @@ def _plain(markdown: str) -> str:
 
 def _reads(corpus):
     """(aggregated label sets, the transcription classifier's readings) on test, directly."""
-    from etclib.classifier import cached
     from etclib.task import items
+    from etclib.tracks.categories.classifier import cached
 
     its = items(corpus, "test")
     return [set(it.label) for it in its], [
@@ -56,7 +56,7 @@ def _reads(corpus):
 
 
 def test_per_category_confusion_is_set_arithmetic(corpus):
-    from etclib.erc import classifier_confusion, classifier_per_category
+    from etclib.tracks.categories.analysis import classifier_confusion, classifier_per_category
 
     gold, read = _reads(corpus)
     table = classifier_per_category(corpus, "test").set_index("category")
@@ -80,18 +80,18 @@ def test_per_category_confusion_is_set_arithmetic(corpus):
 
 
 def test_chat_categories_takes_a_created_backend(corpus):
-    from etclib.backends import get_backend
-    from etclib.erc import chat_categories
+    from etclib import tracks
+    from etclib.tracks.categories.analysis import chat_categories
 
     lines = [("A", "試験に合格したよ！"), ("B", "本当に？おめでとう！")]
-    backend = get_backend("tfidf", track="erc", corpus=corpus)
+    backend = tracks.get("erc").backend("tfidf", corpus=corpus)
     assert chat_categories(lines, backend) == chat_categories(lines, "tfidf", corpus=corpus)
 
 
 def test_chat_shows_the_erc_baselines_categories_under_each_utterance(corpus):
-    from etclib.backends import get_backend
-    from etclib.categories import japanese
+    from etclib import tracks
     from etclib.task import chat_item
+    from etclib.tracks.categories.labels import japanese
     from views import chat
 
     assert chat.erc_backend_name() == "tfidf"  # the ERC track's default, which reads dialogues
@@ -102,7 +102,7 @@ def test_chat_shows_the_erc_baselines_categories_under_each_utterance(corpus):
     for _, text in lines:
         at.chat_input(key="chat_input").set_value(text).run()
         assert not at.exception, at.exception
-    erc = get_backend("tfidf", track="erc", corpus=corpus)
+    erc = tracks.get("erc").backend("tfidf", corpus=corpus)
     expected = [erc.predict([chat_item(lines[: i + 1])])[0] for i in range(len(lines))]
     shown = [
         _plain(c.value) for c in at.caption if c.value.startswith("Predicted emotion categories")
@@ -117,7 +117,7 @@ def test_chat_shows_the_erc_baselines_categories_under_each_utterance(corpus):
 
 
 def test_chat_replay_shows_categories_beside_the_annotators_label(corpus):
-    from etclib.backends import get_backend
+    from etclib import tracks
     from etclib.task import dialogue_items
 
     at = AppTest.from_file(str(REPO / "site_pages" / "chat.py"), default_timeout=300)
@@ -128,7 +128,7 @@ def test_chat_replay_shows_categories_beside_the_annotators_label(corpus):
     at.button(key="chat_replay_next").click().run()
     assert not at.exception, at.exception
     its = dialogue_items(corpus.by_id[did])[:2]
-    predicted = get_backend("tfidf", track="erc", corpus=corpus).predict(its)
+    predicted = tracks.get("erc").backend("tfidf", corpus=corpus).predict(its)
     captions = [_plain(c.value) for c in at.caption]
     ours = [c for c in captions if c.startswith("Predicted emotion categories")]
     theirs = [c for c in captions if c.startswith("Annotators' aggregated label")]
@@ -142,7 +142,7 @@ def test_chat_replay_shows_categories_beside_the_annotators_label(corpus):
 def test_corpus_page_shows_the_classifiers_confusion(corpus):
     from sklearn.metrics import f1_score
 
-    from etclib.categories import indicator
+    from etclib.tracks.categories.labels import indicator
 
     at = AppTest.from_file(str(REPO / "site_pages" / "corpus.py"), default_timeout=300)
     at.run()
@@ -164,12 +164,12 @@ def test_leaderboard_page_shows_like_for_like_and_na_breakdowns(corpus):
     """The categories board: the person row, then the same references for each entry; an
     entry's breakdown by category shows n/a for categories absent from a subset, and says so."""
     import leaderboard as lb
-    from etclib.backends import get_backend
+    from etclib import tracks
     from etclib.predictions import dumps_jsonl
     from etclib.task import items
 
     its = items(corpus, "test")
-    pred = get_backend("majority", track="erc", corpus=corpus).predict(its)
+    pred = tracks.get("erc").backend("majority", corpus=corpus).predict(its)
     data = dumps_jsonl([(it.key, p) for it, p in zip(its, pred)], "erc").encode()
     receipt = lb.submit(data, {"name": "all neutral"}, file_name="erc.jsonl")
     lb.process_jobs()
@@ -219,8 +219,8 @@ def test_the_chat_names_its_category_model_without_importing_scikit_learn(tmp_pa
 def test_the_category_backend_is_unusable_without_scikit_learn(monkeypatch):
     import importlib.util
 
-    from etclib import classifier
-    from etclib.backends import backend_status
+    from etclib import tracks
+    from etclib.tracks.categories import classifier
 
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(
@@ -228,5 +228,5 @@ def test_the_category_backend_is_unusable_without_scikit_learn(monkeypatch):
         "find_spec",
         lambda name, *a: None if name == "sklearn" else find_spec(name, *a),
     )
-    status = backend_status("tfidf", "erc")
+    status = tracks.get("erc").backend_status("tfidf")
     assert not status.usable and status.reason == classifier.MISSING_SKLEARN

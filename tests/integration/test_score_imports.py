@@ -48,8 +48,8 @@ def test_scoring_bleu_rouge_imports_no_llm_stack_and_no_other_metric(tmp_path):
         "etclib.studies",
         "etclib.metrics.judge",
         "etclib.metrics.bertscore",
-        "etclib.metrics.category",
-        "etclib.metrics.erc",
+        "etclib.tracks.transcription.category",
+        "etclib.tracks.categories.metric",
     }
     assert modules & unwanted == set()
 

@@ -24,7 +24,7 @@ def boards(tiny_corpus, monkeypatch):
 
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")
-    lb.seed_baselines(reported=False, backends=("copy",), erc_backends=("majority", "prior"))
+    lb.seed_baselines(reported=False, backends=("copy", "majority", "prior"))
     its = items(load_corpus(tiny_corpus), "test")
     joy = dumps_jsonl(((it.key, ("joy",)) for it in its), "erc").encode()
     lb.submit(joy, {"name": "Always joy"}, file_name="joy.jsonl")

@@ -23,7 +23,8 @@ PROBE = """
 import json, logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 from leaderboard import stages
-from etclib import classifier, tokenize
+from etclib import tokenize
+from etclib.tracks.categories import classifier
 from etclib.metrics import rouge
 before = sorted(m for m in ("MeCab", "ipadic", "sacrebleu", "rouge_score.rouge_scorer", "nltk",
                             "sklearn.linear_model") if m in sys.modules)

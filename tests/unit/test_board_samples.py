@@ -34,9 +34,9 @@ def test_kept_values_are_keyed_by_the_metrics_code(tiny, monkeypatch):
     # category_f1 is erc's macro-F1 (erc.from_statistics): a change to erc's code must not
     # read the values category rows kept under the former code
     assert [m.__name__ for m in samples.definition_modules("category")] == [
-        "etclib.metrics.category",
-        "etclib.metrics.erc",
         "etclib.significance",
+        "etclib.tracks.categories.metric",
+        "etclib.tracks.transcription.category",
     ]
     arrays = {"pred": np.eye(7, dtype=np.uint8), "gold": np.eye(7, dtype=np.uint8)}
     res = samples.draw(7)

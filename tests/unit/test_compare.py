@@ -13,8 +13,9 @@ import pytest
 from etclib import comparison, paired
 from etclib.cli import main
 from etclib.comparison import A_BETTER, B_BETTER, NO_DIFFERENCE, compare_data
-from etclib.metrics import MetricData, bleu, erc, judge, rouge
+from etclib.metrics import MetricData, bleu, judge, rouge
 from etclib.tokenize import TokenCache
+from etclib.tracks.categories import metric as erc
 
 RESAMPLES, TRIALS, SEED = 300, 2000, 20260
 

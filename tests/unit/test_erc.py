@@ -15,10 +15,10 @@ from sklearn.metrics import (
 )
 
 from etclib import tracks
-from etclib.categories import indicator
 from etclib.corpus import CATEGORIES
 from etclib.errors import MetricError
-from etclib.metrics import erc
+from etclib.tracks.categories import metric as erc
+from etclib.tracks.categories.labels import indicator
 
 HAND = [  # (prediction, gold)
     (("joy",), ("joy",)),
@@ -130,9 +130,7 @@ def test_wa_and_uwa_match_a_hand_worked_example():
 
 def test_metric_of_another_track_is_refused():
     with pytest.raises(MetricError, match="scores the erc track"):
-        from etclib.metrics import parse_metrics
-
-        parse_metrics("erc", "transcription")
+        tracks.get("transcription").parse_metrics("erc")
 
 
 def test_tracks_registry_is_data():

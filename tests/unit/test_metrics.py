@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from etclib import metrics
+from etclib import metrics, tracks
 from etclib.errors import MetricError
 from etclib.metrics import bleu, rouge
 from etclib.tokenize import TokenCache, tokenize
@@ -41,7 +41,7 @@ def test_bleu_by_hand():
 
 def test_unknown_metric_suggests():
     with pytest.raises(MetricError, match="Unknown metric 'blue'. Did you mean 'bleu'?"):
-        metrics.parse_metrics("blue,rouge")
+        tracks.get().parse_metrics("blue,rouge")
 
 
 def test_token_cache_tokenises_once(monkeypatch):

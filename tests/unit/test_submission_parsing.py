@@ -7,7 +7,7 @@ the content hash, without validating the file again. Study 2 is fed after a resu
 never for a result dropped as another worker's duplicate.
 
 Counts are of etclib's own entry points (``parse``: bytes to rows; ``check_coverage``: one
-prediction per item; ``label_values``: a label check of a key->value dict), wrapped here.
+prediction per item; ``check_values``: a track's check of a key->value dict), wrapped here.
 """
 
 from __future__ import annotations

@@ -17,12 +17,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .. import llm
-from ..errors import BackendError, ConfigError, JudgeError
-from ..registry import unknown
-from ..task import Item, PromptTemplate, prompt_template, render_dialogue
-from ._api import concurrent_map
-from .base import CategoryBackend, Progress, Shots, shots_for
+from .... import llm
+from ....backends._api import concurrent_map
+from ....backends.base import Progress, Shots, shots_for
+from ....errors import BackendError, ConfigError, JudgeError
+from ....registry import unknown
+from ....task import Item, PromptTemplate, prompt_template, render_dialogue
+from . import CategoryBackend
 
 PROVIDERS = llm.PROVIDERS
 
@@ -34,7 +35,7 @@ def prompt() -> PromptTemplate:
 
 def build_messages(item: Item, shots: Sequence[Item] = ()) -> list[dict[str, str]]:
     """The chat messages asking for ``item``'s categories, with solved ``shots``."""
-    from ..corpus import CATEGORY_TO_JA
+    from ....corpus import CATEGORY_TO_JA
 
     p = prompt()
     examples = ""
@@ -73,7 +74,7 @@ class LLMLabelsBackend(CategoryBackend):
         base_url: str | None = None,
         api_key: str | None = None,
     ) -> None:
-        from . import get_backend
+        from ....backends import get_backend
 
         if provider not in PROVIDERS:
             raise ConfigError(
@@ -102,7 +103,7 @@ class LLMLabelsBackend(CategoryBackend):
         return False, "; or ".join(llm.providers.get(p).availability_help for p in PROVIDERS)
 
     def _ask(self, job: tuple[Item, list[dict[str, str]]]) -> tuple[str, ...]:
-        from ..studies.labeljudge import parse_labels
+        from ....studies.labeljudge import parse_labels
 
         item, messages = job
         answer = self.api.complete(messages)  # type: ignore[attr-defined]

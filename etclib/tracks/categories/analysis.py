@@ -1,20 +1,14 @@
-"""The ERC track beyond scoring: the human ceiling, categories for a chat, the classifier's
-confusion against the annotators.
+"""The categories track beyond scoring: the human reference, categories for a chat, and how the
+transcription classifier reads the references.
 
-- :func:`human_ceiling`: every ERC metric for each annotator against the majority of the other
-  two (a category is the others' when **both** chose it, neutral alone when none is: the
-  yardstick of the Judge-vs-Human page, :func:`etclib.categories.pair_consensus`), and their
-  mean, the board's reference row "a person". Systems are scored against the 2-of-3 label,
-  a more lenient reference; their like-for-like figures (each entry against the same three
-  leave-one-annotator-out references, averaged) are the ``loo_*`` keys of
-  :mod:`etclib.metrics.erc_loo`, which the person row carries too (equal to its own keys);
-- :func:`chat_categories`: the categories an ERC backend predicts for the last utterance of a
-  free conversation (the chat page shows them under each utterance);
-- :func:`classifier_confusion`: how the transcription classifier of the ``category`` metric
-  reads the reference transcriptions, against the annotators' aggregated labels (the corpus
-  statistics page), as category-by-category counts; :func:`classifier_per_category` gives the
-  same readings as one 2x2 confusion per category (scikit-learn's
-  ``multilabel_confusion_matrix``) with precision, recall and F1.
+- :func:`human_ceiling`: every ERC measure of each annotator against the other two's consensus
+  (a category counts when both chose it: :func:`.labels.pair_consensus`) and their mean, the
+  board's reference row "a person" (its like-for-like keys ``loo_*``, :mod:`.metric_loo`);
+- :func:`chat_categories`: the categories a backend predicts for the last utterance of a free
+  conversation (the chat shows them under each utterance);
+- :func:`classifier_confusion` / :func:`classifier_per_category`: the ``category`` metric's
+  classifier reading the reference transcriptions, against the aggregated labels (the corpus
+  page), as category-by-category counts and as one 2x2 confusion per category.
 """
 
 from __future__ import annotations
@@ -24,11 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .categories import LabelSet, from_indicator, indicator
-from .corpus import CATEGORIES, Corpus
-from .metrics import erc as erc_metric
-from .metrics import erc_loo
-from .task import items as split_items
+from ...corpus import CATEGORIES, Corpus
+from ...task import items as split_items
+from . import metric_loo as erc_loo
+from .labels import LabelSet, from_indicator, indicator
+from .metric import score as erc_score
 
 #: the name of the reference row on the categories board
 PERSON = "a person"
@@ -37,7 +31,7 @@ PERSON = "a person"
 def annotator_sets(corpus: Corpus, split: str = "test") -> list[tuple[list, list]]:
     """For each annotator: (their label sets, the other two's majority label sets), in item
     order."""
-    from .categories import ANNOTATORS, pair_consensus
+    from .labels import ANNOTATORS, pair_consensus
 
     by_key = {u.key: u for d in corpus.split(split) for u in d.utterances}  # this split only
     utterances = [by_key[it.key] for it in split_items(corpus, split)]
@@ -58,7 +52,7 @@ def human_ceiling(corpus: Corpus, split: str = "test") -> pd.DataFrame:
     leave-one-annotator-out one), to set beside each system's ``loo_*`` scores."""
     rows: list[dict[str, Any]] = []
     for i, (own, others) in enumerate(annotator_sets(corpus, split)):
-        got = erc_metric.score(own, others)
+        got = erc_score(own, others)
         loo = {erc_loo.PREFIX + k: got[k] for k in erc_loo.MEASURES}
         rows.append({"annotator": str(i + 1), **got, **loo})
     frame = pd.DataFrame(rows)
@@ -78,14 +72,15 @@ def chat_categories(
 
     ``backend`` is a registered ERC backend's name (created here with ``options``), or a backend
     already created (a site keeps one and passes it, so that nothing is loaded per call)."""
-    from .task import chat_item
+    from ...task import chat_item
 
     if isinstance(backend, str):
-        from .backends import get_backend, options_of
+        from ...backends import options_of
+        from . import TRACK
 
-        if corpus is not None and "corpus" in options_of(backend, "erc"):
+        if corpus is not None and "corpus" in options_of(backend, TRACK.backends):
             options["corpus"] = corpus
-        model = get_backend(backend, track="erc", **options)
+        model = TRACK.backend(backend, **options)
     else:
         model = backend
     return model.predict([chat_item(lines)])[0]
@@ -154,7 +149,7 @@ def classifier_per_category(corpus: Corpus, split: str = "test") -> pd.DataFrame
 
 def classifier_summary(corpus: Corpus) -> dict[str, Any]:
     """The transcription classifier's signature and its scores on the valid split (×100), as
-    :func:`etclib.classifier.describe` gives them: what the corpus page names beside its
+    :func:`etclib.tracks.categories.classifier.describe` gives them: what the corpus page names beside its
     confusion."""
     from .classifier import cached, describe
 

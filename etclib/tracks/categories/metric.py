@@ -1,32 +1,12 @@
-"""ERC track: multi-label emotion-category scores against the aggregated label (×100).
+"""The categories track's scores: multi-label emotion categories against the aggregated label (×100).
 
-A label set is scored as a row of the items x 7 indicator matrix (column ``j`` is
-``CATEGORIES[j]``): scikit-learn is given that multilabel indicator matrix, never one label per
-item. Per category ``c`` of the seven, over items: precision, recall and F1 of "``c`` is in the
-label set" (scikit-learn's definitions; a ratio whose denominator is 0 is 0, except below).
-
-**A category absent from the scored items** (no gold and no predicted label: tp = fp = fn = 0)
-has no precision, recall or F1: they are ``n/a`` (NaN; null in JSON) and the category is left
-out of the macro average (scikit-learn's ``zero_division=np.nan``). On the whole test split
-every category has gold items, so this only matters for breakdown subsets (items of one
-category, turn or role) and hand-made files.
-
-- ``macro_f1``: the mean F1 over the categories present (the ranking metric);
-- ``micro_f1``: F1 of all (item, category) decisions pooled;
-- ``weighted_f1``: the mean of the seven F1 weighted by each category's support (items whose
-  gold set has it): scikit-learn's ``f1_score(Y, P, average="weighted")`` on the indicator
-  matrices, as ERC work on MELD and IEMOCAP reports it (DialogueRNN, COSMIC);
-- ``micro_f1_no_neutral``: F1 of the (item, category) decisions of the six non-neutral
-  categories pooled, scikit-learn's ``f1_score(Y, P, average="micro", labels=[0..5])``, as
-  DailyDialog work reports it; n/a when the items have no non-neutral gold or predicted label;
-- ``exact_match``: share of items whose predicted set equals the aggregated label;
-- ``hamming``: Hamming accuracy, the share of the items x 7 decisions that agree (1 - Hamming
-  loss);
-- ``wa`` / ``uwa``: EmotionLines' weighted and unweighted accuracy on the single-label view:
-  the items whose aggregated label is exactly one category (``neutral`` alone counts), an item
-  being right when the predicted set is exactly that category. With ``a_l`` the accuracy on
-  the items of category ``l`` and ``s_l`` their share, WA = Σ s_l·a_l (plain accuracy on the
-  view) and UWA = the mean of ``a_l`` over the categories that have items.
+A label set is one row of the items x 7 indicator matrix (column ``j`` is ``CATEGORIES[j]``);
+every F1 is scikit-learn's on those multilabel indicator matrices, never on one label per item:
+``macro_f1`` (the ranking metric), ``micro_f1``, ``weighted_f1``, ``micro_f1_no_neutral``,
+``exact_match``, ``hamming`` (accuracy), EmotionLines' ``wa`` / ``uwa`` on the single-label
+items, and per category precision, recall and F1. A category with no gold and no predicted label
+among the scored items has none of them (n/a) and is left out of the macro average.
+docs/leaderboard.md ("The categories track's measures") defines each and who reports it.
 
 Everything is a function of per-item counts that add up (true/false positives and negatives per
 category, exact and Hamming agreements, single-label hits), so any subset and every bootstrap
@@ -37,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..categories import LABEL_SET_VERSION, indicator
-from ..corpus import CATEGORIES
-from . import Context, Fact, MetricData
+from ...corpus import CATEGORIES
+from ...metrics import Context, Fact, MetricData
+from .labels import LABEL_SET_VERSION, indicator
 
 STAGE = "lexical"  # the offline first stage: cheap, every submission has it
 FAMILY = "classification"

@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus import Corpus
-from ..task import Item
-from ..task import items as split_items
-from .base import CategoryBackend, Progress, Shots
-from .retrieval import corpus_availability, load_corpus_option
+from ....backends.base import Progress, Shots
+from ....backends.retrieval import corpus_availability, load_corpus_option
+from ....corpus import Corpus
+from ....task import Item
+from ....task import items as split_items
+from . import CategoryBackend
 
 
 class PriorBackend(CategoryBackend):

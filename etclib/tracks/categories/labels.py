@@ -1,4 +1,4 @@
-"""Emotion-category label sets: the prediction of the ERC track, read, checked and written.
+"""Emotion-category label sets: the categories track's prediction, read, checked and written.
 
 A label set names categories of SPEC's seven (``joy``, ``sadness``, ``fear``, ``anger``,
 ``surprise``, ``disgust``, ``neutral``; the corpus's Japanese names 喜び… are accepted too).
@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from . import registry
-from .corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY
+from ... import registry
+from ...corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY
 
 #: The separator of label names in a CSV cell.
 CSV_SEPARATOR = ";"

@@ -1,16 +1,11 @@
-"""ERC track, like for like with the board's "a person" row (×100).
+"""The categories track, like for like with the board's "a person" row (×100).
 
-The reference row "a person" (:func:`etclib.erc.human_ceiling`) scores each of the three
-annotators against the majority of the *other two* (a category is theirs when both chose it,
-``neutral`` alone when none is: :func:`etclib.categories.pair_consensus`), then averages over the
-three. That is a stricter reference than the 2-of-3 aggregated label a system is scored
-against. Here a system gets the same references: its predictions are scored with every ERC
-measure of :mod:`etclib.metrics.erc` against each of the three leave-one-annotator-out
-references, and the three scores are averaged. ``loo_macro_f1`` of an entry and ``macro_f1`` of
-"a person" are then numbers on the same references.
-
-The keys are stored with every ERC score (not ranking columns: no interval); the board shows
-them beside the person row.
+"a person" (:func:`.analysis.human_ceiling`) scores each annotator against the other two's
+consensus, a stricter reference than the 2-of-3 label systems are scored against. Here a system
+gets the same references: every measure of :mod:`.metric` against each of the three
+leave-one-annotator-out references, averaged, so ``loo_macro_f1`` of an entry and ``macro_f1``
+of "a person" are on the same references. Stored with every categories score (no interval);
+the board shows them beside the person row.
 """
 
 from __future__ import annotations
@@ -19,9 +14,9 @@ import warnings
 
 import numpy as np
 
-from ..errors import MetricError
-from . import Context, Fact, MetricData
-from . import erc as erc_metric
+from ...errors import MetricError
+from ...metrics import Context, Fact, MetricData
+from . import metric as erc_metric
 
 STAGE = "lexical"
 FAMILY = "classification"
@@ -65,7 +60,7 @@ def signature(ctx: Context | None = None, data: MetricData | None = None) -> dic
 def references(corpus, keys) -> np.ndarray:
     """Items x 3 x 7 booleans: for annotator ``i``, the consensus of the other two (both chose
     the category; ``neutral`` alone when they share none), as label-set indicator rows."""
-    from ..categories import from_indicator, indicator, pair_consensus
+    from .labels import from_indicator, indicator, pair_consensus
 
     votes = []
     for d, t, r in keys:
@@ -88,7 +83,7 @@ def compute(predictions: list, references_: list, ctx: Context) -> MetricData:
     """``predictions``: one label set per item; the items' keys come from ``ctx.keys`` (set by
     :func:`etclib.scoring.score`) or the option ``keys``, their annotations from ``ctx.corpus``
     (default: ``ETC_DATA_DIR``)."""
-    from ..categories import indicator
+    from .labels import indicator
 
     keys = ctx.keys if ctx.keys is not None else ctx.get("keys")
     if keys is None or len(keys) != len(predictions):
@@ -98,7 +93,7 @@ def compute(predictions: list, references_: list, ctx: Context) -> MetricData:
         )
     corpus = ctx.corpus
     if corpus is None:
-        from ..corpus import load_corpus
+        from ...corpus import load_corpus
 
         corpus = load_corpus()
     return MetricData(

@@ -1,6 +1,6 @@
 """``tfidf`` (ERC): MeCab TF-IDF of the dialogue prefix + one-vs-rest logistic regression.
 
-The classifier of :mod:`etclib.classifier` with input ``"dialogue"`` (the target utterance, the
+The classifier of :mod:`etclib.tracks.categories.classifier` with input ``"dialogue"`` (the target utterance, the
 two before it and the role), trained on the train split and tuned on the valid split, in
 seconds on a CPU; saved with its version and data hash and reused.
 """
@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ....backends.base import Progress, Shots
+from ....backends.retrieval import corpus_availability, load_corpus_option
+from ....corpus import Corpus
+from ....task import Item
 from .. import classifier
-from ..corpus import Corpus
-from ..task import Item
-from .base import CategoryBackend, Progress, Shots
-from .retrieval import corpus_availability, load_corpus_option
+from . import CategoryBackend
 
 
 class TfidfBackend(CategoryBackend):

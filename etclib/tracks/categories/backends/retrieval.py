@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from ..categories import from_indicator, indicator
-from ..corpus import Corpus
-from ..task import Item
-from ..task import items as split_items
-from .base import CategoryBackend, Progress, Shots
-from .retrieval import RetrievalBackend, corpus_availability, load_corpus_option
+from ....backends.base import Progress, Shots
+from ....backends.retrieval import RetrievalBackend, corpus_availability, load_corpus_option
+from ....corpus import Corpus
+from ....task import Item
+from ....task import items as split_items
+from ..labels import from_indicator, indicator
+from . import CategoryBackend
 
 
 class RetrievalLabelsBackend(CategoryBackend):

@@ -6,11 +6,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..corpus import Corpus
-from ..task import Item
-from ..task import items as split_items
-from .base import CategoryBackend, Progress, Shots
-from .retrieval import corpus_availability, load_corpus_option
+from ....backends.base import Progress, Shots
+from ....backends.retrieval import corpus_availability, load_corpus_option
+from ....corpus import Corpus
+from ....task import Item
+from ....task import items as split_items
+from . import CategoryBackend
 
 
 def majority_label(corpus: Corpus) -> tuple[str, ...]:

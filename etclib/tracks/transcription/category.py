@@ -2,10 +2,10 @@
 emotion categories? (×100; offline, no API key, seconds.)
 
 A classifier trained on the train split's transcriptions and their aggregated labels
-(:mod:`etclib.classifier`, input ``"transcription"``: MeCab TF-IDF + one-vs-rest logistic
+(:mod:`etclib.tracks.categories.classifier`, input ``"transcription"``: MeCab TF-IDF + one-vs-rest logistic
 regression, tuned on the valid split) assigns categories to each predicted transcription;
 ``category_f1`` is the macro-F1 over the seven categories between those and the item's
-aggregated label, exactly the ERC track's ``macro_f1`` (:mod:`etclib.metrics.erc`). The
+aggregated label, exactly the ERC track's ``macro_f1`` (:mod:`etclib.tracks.categories.metric`). The
 classifier's own macro-F1 on the valid split (its reading of the *reference* transcriptions)
 is reported in the run's extras as ``category_classifier_valid_f1``: the ceiling a perfect
 transcription would roughly reach.
@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import classifier
-from ..corpus import load_corpus
-from ..errors import MetricError
-from . import Context, Fact, MetricData, erc
+from ...corpus import load_corpus
+from ...errors import MetricError
+from ...metrics import Context, Fact, MetricData
+from ..categories import classifier
+from ..categories import metric as erc
 
 STAGE = "lexical"
 FAMILY = "classification"

@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import config
-from .categories import LabelSet, from_indicator, indicator
-from .corpus import CATEGORIES, Corpus
-from .errors import DependencyError, TaskError
-from .files import write_atomic
-from .task import Item
-from .task import items as split_items
-from .tokenize import TokenCache
+from ... import config
+from ...corpus import CATEGORIES, Corpus
+from ...errors import DependencyError, TaskError
+from ...files import write_atomic
+from ...task import Item
+from ...task import items as split_items
+from ...tokenize import TokenCache
+from .labels import LabelSet, from_indicator, indicator
 
 if TYPE_CHECKING:  # scipy is imported where a matrix is built: the site's pages that only list
     from scipy import sparse  # the metrics (and import this module) never load it
