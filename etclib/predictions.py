@@ -20,7 +20,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,12 @@ FIELDS = ("dialogue_id", "turn", "role", "prediction")
 #: The fields that name an item (every track's file has them).
 KEY_FIELDS = FIELDS[:3]
 TrackName = str | tracks.Track | None
+#: How a refusal names the way to choose another track (the CLI's flag; a page passes its own).
+Hint = Callable[[tracks.Track], str]
+
+
+def flag_hint(track: tracks.Track) -> str:
+    return f"--track {track.name}"
 
 
 def fields_of(track: TrackName = None) -> tuple[str, ...]:
@@ -189,6 +195,7 @@ def _check_record(
     line: int,
     problems: list[Problem],
     track: tracks.Track,
+    hint: Hint,
     csv_cell: bool = False,
 ) -> tuple[Key, object] | None:
     given = [t for t in tracks.TRACKS.values() if t.field in obj]
@@ -205,7 +212,7 @@ def _check_record(
                     line,
                     f"missing field(s): {missing_text}; this record has "
                     f"{tracks.get(other).field!r}, the field of the {other} track: was it "
-                    f"made for --track {other}?",
+                    f"made for {hint(tracks.get(other))}?",
                 )
             )
             return None
@@ -265,7 +272,7 @@ def _parse_json_line(raw: str) -> object:
 
 
 def _parse_jsonl(
-    text: str, problems: list[Problem], track: tracks.Track
+    text: str, problems: list[Problem], track: tracks.Track, hint: Hint
 ) -> list[tuple[int, Key, object]]:
     rows = []
     for n, raw in _lines(text):
@@ -282,7 +289,7 @@ def _parse_jsonl(
         if not isinstance(obj, dict):
             problems.append(Problem(n, f"expected a JSON object, found {type(obj).__name__}."))
             continue
-        rec = _check_record(obj, n, problems, track)
+        rec = _check_record(obj, n, problems, track, hint)
         if rec:
             rows.append((n, *rec))
     return rows
@@ -298,7 +305,7 @@ def _merge_tail(problems: list[Problem]) -> None:
 
 
 def _parse_csv(
-    text: str, problems: list[Problem], track: tracks.Track
+    text: str, problems: list[Problem], track: tracks.Track, hint: Hint
 ) -> list[tuple[int, Key, object]]:
     fields = fields_of(track)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
@@ -319,7 +326,7 @@ def _parse_csv(
         other = tracks.detect(set(header))
         made = (
             f" The header has {tracks.get(other).field!r}, the field of the {other} track: was "
-            f"it made for --track {other}?"
+            f"it made for {hint(tracks.get(other))}?"
             if other is not None and other != track.name
             else ""
         )
@@ -363,7 +370,7 @@ def _parse_csv(
         for f in ("dialogue_id", "turn"):
             v = obj[f].strip()
             obj[f] = int(v) if _CSV_INT.fullmatch(v) else v
-        rec = _check_record(obj, line, problems, track, csv_cell=True)
+        rec = _check_record(obj, line, problems, track, hint, csv_cell=True)
         if rec:
             rows.append((line, *rec))
     return rows
@@ -377,33 +384,31 @@ def detect_format(name: str, text: str) -> str:
 
 
 def detect_file_track(path: str | os.PathLike) -> str | None:
-    """:func:`detect_track` on the first 64 KiB of the file at ``path``; None when it cannot be
-    read (:func:`read_predictions` then names the problem)."""
+    """:func:`detect_track` of the file at ``path``; None when it cannot be read
+    (:func:`read_predictions` then names the problem)."""
     try:
         with open(path, "rb") as f:
-            return detect_track(f.read(65536), str(path))
+            return detect_track(f.read(MAX_FILE_BYTES + 1), str(path))
     except OSError:
         return None
 
 
 def detect_track(data: bytes, name: str = "predictions") -> str | None:
-    """The track a file is for, from its fields: the first record's keys (JSON Lines) or the
-    CSV header; None when it cannot tell (the file is then read as the default track, which
-    names what is missing). Never raises."""
-    head = data[:65536].decode("utf-8", "replace").lstrip("\ufeff")
-    fields: set[str] = set()
-    if detect_format(name, head) == "jsonl":
-        for _, raw in _lines(head):
-            if raw.strip():
-                try:
-                    obj = _parse_json_line(raw)
-                except _LineRefusal:
-                    return None
-                fields = set(obj) if isinstance(obj, dict) else set()
-                break
+    """The track a file is for, from its fields: the first record's keys (JSON Lines: the first
+    line that is not blank, read whole) or the CSV header; None when it cannot tell (the file
+    is then read as the default track, which names what is missing). Never raises."""
+    text = data.decode("utf-8", "replace").lstrip("\ufeff")
+    if detect_format(name, text) == "jsonl":
+        start = len(text) - len(text.lstrip())
+        end = text.find("\n", start)
+        try:
+            obj = _parse_json_line(text[start : end if end >= 0 else None].removesuffix("\r"))
+        except _LineRefusal:
+            return None
+        fields = set(obj) if isinstance(obj, dict) else set()
     else:
         try:
-            header = next(csv.reader(io.StringIO(head, newline="")), [])
+            header = next(csv.reader(io.StringIO(text, newline="")), [])
         except csv.Error:
             return None
         fields = {h.strip() for h in header}
@@ -411,9 +416,10 @@ def detect_track(data: bytes, name: str = "predictions") -> str | None:
 
 
 def parse(
-    data: bytes, name: str = "predictions", track: TrackName = None
+    data: bytes, name: str = "predictions", track: TrackName = None, hint: Hint = flag_hint
 ) -> tuple[str, list[tuple[int, Key, object]]]:
-    """Decode and parse a file's bytes into ``(line, key, prediction)`` rows, or refuse it."""
+    """Decode and parse a file's bytes into ``(line, key, prediction)`` rows, or refuse it;
+    ``hint`` names the way to choose another track in a refusal."""
     t = tracks.get(track)
     if len(data) > MAX_FILE_BYTES:
         raise PredictionsError(name, [Problem(0, TOO_BIG)])
@@ -422,7 +428,7 @@ def parse(
         raise PredictionsError(name, [Problem(0, "the file is empty.")])
     fmt = detect_format(name, text)
     problems: list[Problem] = []
-    rows = (_parse_jsonl if fmt == "jsonl" else _parse_csv)(text, problems, t)
+    rows = (_parse_jsonl if fmt == "jsonl" else _parse_csv)(text, problems, t, hint)
     if problems:
         if "\r" in text and "\n" not in text.strip():
             problems.insert(0, Problem(0, CR_ONLY))
@@ -504,6 +510,7 @@ def read_predictions(
     corpus: Corpus | None = None,
     name: str | None = None,
     track: TrackName = None,
+    hint: Hint = flag_hint,
 ) -> Predictions:
     """Read and validate a predictions file (a path, or its bytes with ``name``) of ``track``
     (default: detected from its fields, :func:`detect_track`)."""
@@ -519,7 +526,7 @@ def read_predictions(
         with open(path, "rb") as f:  # also reads pipes such as /dev/stdin
             data = f.read(MAX_FILE_BYTES + 1)
     t = tracks.get(track or detect_track(data, name))
-    fmt, rows = parse(data, name, t)
+    fmt, rows = parse(data, name, t, hint)
     corpus = corpus or load_corpus()
     by_key = check_coverage(rows, split, corpus, name)
     warnings = []

@@ -56,6 +56,12 @@ class Validation:
     predictions: Predictions | None = None
 
 
+def template_hint(track: Any) -> str:
+    """How a refusal on the Submit page names the way to another track: its template buttons
+    (the page has no track option; a file's track is read from its fields)."""
+    return f'that track (its template: the "{track.template_label}" buttons above)'
+
+
 def upload_types() -> list[str]:
     """The file name suffixes the Submit page takes, without the dot: ``jsonl``, ``csv``, ..."""
     from etclib.predictions import SUFFIX_FORMATS
@@ -109,7 +115,7 @@ def validate_upload(
         return Validation(False, name, problems=[Problem(0, wrong_type)], message=wrong_type)
     try:
         track = track or detect_track(data, name) or DEFAULT_TRACK
-        preds = read_predictions(data, split=split, name=name, track=track)
+        preds = read_predictions(data, split=split, name=name, track=track, hint=template_hint)
     except PredictionsError as exc:
         return Validation(
             False,
