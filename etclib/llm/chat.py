@@ -15,12 +15,14 @@ shows the error.
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import EmptyAnswerError
+from ..errors import EmptyAnswerError, JudgeError
 
 REASON_TEXT = {
     "safety": "blocked by the provider's safety filter",
@@ -125,3 +127,15 @@ class Usage:
             "cut_answers": self.cut_answers,
             "cost_usd": cost,
         }
+
+
+def answer_object(text: str | None, who: str = "The answer") -> Any:
+    """The JSON object in a labelling answer (code fences and text around it ignored); JudgeError
+    naming ``who`` when there is none or it is not valid JSON."""
+    match = re.search(r"\{.*\}", text or "", flags=re.S)
+    if not match:
+        raise JudgeError(f"{who} has no JSON object: {(text or '')[:80]!r}.")
+    try:
+        return json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        raise JudgeError(f"{who} is not valid JSON ({exc.msg}): {text[:80]!r}.") from None

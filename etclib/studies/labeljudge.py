@@ -33,7 +33,6 @@ Without a run, only the human columns are filled (the yardstick alone).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -48,9 +47,9 @@ from ..agreement import (
     confusion_matrix,
     kappa_with_ci,
 )
-from ..categories import ANNOTATORS, pair_consensus
-from ..corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY, Corpus, Utterance
+from ..corpus import CATEGORIES, CATEGORY_TO_JA, Corpus, Utterance
 from ..errors import JudgeError
+from ..tracks.categories.labels import ANNOTATORS, pair_consensus, parse_labels
 from . import db as studiesdb
 from . import labelling
 
@@ -76,34 +75,6 @@ def load_prompt() -> LabelPrompt:
 
 
 # --- answers -------------------------------------------------------------------------------
-
-
-def normalise(labels: Sequence[str]) -> tuple[str, ...]:
-    """Category keys in CATEGORIES order; neutral only when nothing else is chosen."""
-    chosen = {c for c in labels if c != "neutral"}
-    return tuple(c for c in CATEGORIES if c in chosen) or ("neutral",)
-
-
-def parse_labels(text: str) -> tuple[str, ...]:
-    """The categories in a judge answer: a JSON object ``{"labels": [...]}``.
-
-    Labels may be Japanese (喜び) or English keys (joy); code fences and text around the object
-    are ignored. An empty list means neutral. Raises JudgeError for an unusable answer.
-    """
-    obj = labelling.answer_object(text, "The judge's answer")
-    labels = obj.get("labels") if isinstance(obj, dict) else None
-    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-        raise JudgeError(f'The judge\'s answer lacks a "labels" list of strings: {text[:80]!r}.')
-    keys = []
-    for x in labels:
-        key = JA_TO_CATEGORY.get(x.strip(), x.strip().lower())
-        if key not in CATEGORIES:
-            raise JudgeError(
-                f"The judge answered an unknown category {x!r}; expected one of "
-                f"{', '.join(JA_TO_CATEGORY)}."
-            )
-        keys.append(key)
-    return normalise(keys)
 
 
 # --- runs ------------------------------------------------------------------------------------

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -503,15 +501,3 @@ def dialogues_of(corpus: Corpus, split: str, *, also: Sequence[str] = ()) -> lis
         choices = ", ".join((*SPLITS, "all", *also))
         raise TaskError(f"Unknown split {split!r}. Available: {choices}.")
     return corpus.split(split)
-
-
-def answer_object(text: str | None, who: str = "The answer") -> Any:
-    """The JSON object in a labelling answer (code fences and text around it ignored); JudgeError
-    naming ``who`` when there is none or it is not valid JSON."""
-    match = re.search(r"\{.*\}", text or "", flags=re.S)
-    if not match:
-        raise JudgeError(f"{who} has no JSON object: {(text or '')[:80]!r}.")
-    try:
-        return json.loads(match.group(0))
-    except json.JSONDecodeError as exc:
-        raise JudgeError(f"{who} is not valid JSON ({exc.msg}): {text[:80]!r}.") from None

@@ -9,6 +9,7 @@ import pytest
 from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
 from etclib.errors import JudgeError
 from etclib.studies import labeljudge
+from etclib.tracks.categories import labels
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 
 PARSE_CASES = [
@@ -23,7 +24,7 @@ PARSE_CASES = [
 
 @pytest.mark.parametrize(("text", "expected"), PARSE_CASES)
 def test_parse_labels(text, expected):
-    assert labeljudge.parse_labels(text) == expected
+    assert labels.parse_labels(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -38,7 +39,7 @@ def test_parse_labels(text, expected):
 )
 def test_parse_labels_refuses(text, message):
     with pytest.raises(JudgeError, match=re.escape(message)):
-        labeljudge.parse_labels(text)
+        labels.parse_labels(text)
 
 
 def test_prompt_is_versioned_and_has_every_category():

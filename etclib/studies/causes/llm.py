@@ -11,6 +11,7 @@ import pandas as pd
 
 from ...corpus import ROLE_LETTER, Corpus, Dialogue, Utterance
 from ...errors import JudgeError, TaskError
+from ...llm.chat import answer_object
 from .. import db as studiesdb
 from .. import labelling
 from .human import sample_keys
@@ -57,7 +58,7 @@ def parse_causes(text: str, target: int) -> tuple[int, ...]:
     cause is not in the dialogue. Raises JudgeError for an unusable answer (no object, no list of
     integers, a number outside 1..``target``).
     """
-    obj = labelling.answer_object(text)
+    obj = answer_object(text)
     causes = obj.get("causes") if isinstance(obj, dict) else None
     if not isinstance(causes, list) or not all(
         isinstance(x, int) and not isinstance(x, bool) for x in causes

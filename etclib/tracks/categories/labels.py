@@ -19,6 +19,8 @@ import numpy as np
 
 from ... import registry
 from ...corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY
+from ...errors import JudgeError
+from ...llm.chat import answer_object
 
 #: The separator of label names in a CSV cell.
 CSV_SEPARATOR = ";"
@@ -128,3 +130,31 @@ def pair_consensus(votes: np.ndarray) -> list[np.ndarray]:
     ``votes``: items x annotators (one category), or items x annotators x categories."""
     others = [[j for j in range(ANNOTATORS) if j != i] for i in range(ANNOTATORS)]
     return [votes[:, a] & votes[:, b] for a, b in others]
+
+
+def normalise(labels: Sequence[str]) -> tuple[str, ...]:
+    """Category keys in CATEGORIES order; neutral only when nothing else is chosen."""
+    chosen = {c for c in labels if c != "neutral"}
+    return tuple(c for c in CATEGORIES if c in chosen) or ("neutral",)
+
+
+def parse_labels(text: str) -> tuple[str, ...]:
+    """The categories in a judge answer: a JSON object ``{"labels": [...]}``.
+
+    Labels may be Japanese (喜び) or English keys (joy); code fences and text around the object
+    are ignored. An empty list means neutral. Raises JudgeError for an unusable answer.
+    """
+    obj = answer_object(text, "The judge's answer")
+    labels = obj.get("labels") if isinstance(obj, dict) else None
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise JudgeError(f'The judge\'s answer lacks a "labels" list of strings: {text[:80]!r}.')
+    keys = []
+    for x in labels:
+        key = JA_TO_CATEGORY.get(x.strip(), x.strip().lower())
+        if key not in CATEGORIES:
+            raise JudgeError(
+                f"The judge answered an unknown category {x!r}; expected one of "
+                f"{', '.join(JA_TO_CATEGORY)}."
+            )
+        keys.append(key)
+    return normalise(keys)

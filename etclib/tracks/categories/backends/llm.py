@@ -5,7 +5,7 @@ for the last speaker's categories as ``{"labels": [...]}`` (Japanese or English 
 prompts add k solved train examples with their aggregated labels. Calls go through the
 transcription track's API backends (one per registered LLM provider: the same clients, keys,
 retries and capability table, :mod:`etclib.llm`); answers are read like the label judge's
-(:func:`etclib.studies.labeljudge.parse_labels`). An unusable answer is an error naming the item.
+(:func:`etclib.tracks.categories.labels.parse_labels`). An unusable answer is an error naming the item.
 
 Options: ``provider`` (a registered LLM provider, default ``openai``), ``model``,
 ``batch_size`` (requests in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key``.
@@ -103,7 +103,7 @@ class LLMLabelsBackend(CategoryBackend):
         return False, "; or ".join(llm.providers.get(p).availability_help for p in PROVIDERS)
 
     def _ask(self, job: tuple[Item, list[dict[str, str]]]) -> tuple[str, ...]:
-        from ....studies.labeljudge import parse_labels
+        from ..labels import parse_labels
 
         item, messages = job
         answer = self.api.complete(messages)  # type: ignore[attr-defined]
