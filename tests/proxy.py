@@ -3,7 +3,8 @@
 It listens on 127.0.0.1 and forwards each connection to the site (websockets included: after
 the request head it only copies bytes), replacing any ``X-Forwarded-For`` a client sent with
 the client address it was told (``client``: one listener per simulated visitor, since every
-test client connects from 127.0.0.1), and refusing ``/_stcore/metrics`` (404) as the deploy
+test client connects from 127.0.0.1; None: pass the client's header on as it is, as a tunnel
+or a proxy not told to replace it does), and refusing ``/_stcore/metrics`` (404) as the deploy
 recipe's rule does. A plain request gets ``Connection: close``, so the next request on that
 connection cannot bypass the header rewrite.
 
@@ -21,13 +22,14 @@ from typing import Any
 
 #: Paths the proxy answers 404 for (docs/deploy.md, "The proxy in front of the site").
 BLOCKED = re.compile(r"^/_stcore/metrics(?:[/?]|$)")
-_HOP = re.compile(rb"^(x-forwarded-for|connection|forwarded):", re.IGNORECASE)
+_HOP = re.compile(rb"^(connection|forwarded):", re.IGNORECASE)
+_XFF = re.compile(rb"^x-forwarded-for:", re.IGNORECASE)
 
 
 class ReverseProxy:
     """Forward 127.0.0.1:<port> to ``host``:``port`` as a proxy that saw ``client``."""
 
-    def __init__(self, host: str, port: int, client: str) -> None:
+    def __init__(self, host: str, port: int, client: str | None) -> None:
         self.upstream = (host, port)
         self.client = client
         self.port = 0
@@ -80,8 +82,10 @@ class ReverseProxy:
             writer.close()
             return
         upgrade = any(line.lower().startswith(b"upgrade:") for line in lines[1:])
-        kept = [line for line in lines[1:] if not _HOP.match(line)]
-        kept.append(f"X-Forwarded-For: {self.client}".encode())
+        replace = self.client is not None
+        kept = [ln for ln in lines[1:] if not (_HOP.match(ln) or (replace and _XFF.match(ln)))]
+        if replace:
+            kept.append(f"X-Forwarded-For: {self.client}".encode())
         kept.append(b"Connection: Upgrade" if upgrade else b"Connection: close")
         self.forwarded.append(request)
         try:

@@ -137,10 +137,10 @@ def _parse(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | 
     return mapped if mapped is not None else ip
 
 
-def _canonical(text: str) -> str:
-    """One spelling per address (``::ffff:1.2.3.4`` and ``1.2.3.4:5678`` are ``1.2.3.4``)."""
-    ip = _parse(text)
-    return str(ip) if ip is not None else text
+def _key(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    """The quota's key for an address: one spelling per address, and :data:`SAME_HOST` for
+    the loopback host (the same bucket whatever header a local connection sent)."""
+    return SAME_HOST if ip.is_loopback else str(ip)
 
 
 def _within(addr: str | None, networks: Sequence[Network]) -> bool:
@@ -179,50 +179,61 @@ def network_address(
     trusted: Sequence[Network],
     server: Sequence[Network] | None = None,
 ) -> str:
-    """The visitor's address for the quota.
+    """The visitor's address for the quota: an address, or :data:`SAME_HOST`.
 
     ``reported`` is the client address the web server gives (``st.context.ip_address``; None
     for a loopback peer), ``forwarded_for`` the ``X-Forwarded-For`` header values, ``trusted``
     the proxies the operator trusts (``ETC_TRUSTED_PROXIES``), ``server`` those the web server
     itself trusts (:func:`server_trusted`).
 
-    The web server may already have replaced the peer by an address from the header (when the
-    peer was one it trusts). That is recognised when ``reported`` is the address it would have
-    picked; the peer is then "a host the server trusts" (by default the loopback host), believed
-    only if the operator trusts one of those too (e.g. ``ETC_TRUSTED_PROXIES=127.0.0.1`` for a
-    proxy on the same machine), else the key is :data:`SAME_HOST`. Then the chain is read right
-    to left: each hop trusted by the operator hands over to the address it forwarded for; the
-    first untrusted hop is the visitor. So with ``ETC_TRUSTED_PROXIES`` empty, the header never
-    changes the key; a visitor who writes their own address last in it lands in the shared
-    :data:`SAME_HOST` bucket, never a fresh one.
+    The web server may already have replaced the peer by an entry of the header (when the peer
+    was one it trusts). That is recognised when ``reported`` is the entry it would have picked,
+    or is no address at all (a peer always is one: only the header can have put it there). The
+    peer is then "a host the server trusts" (by default the loopback host), believed only if the
+    operator trusts one of those too (e.g. ``ETC_TRUSTED_PROXIES=127.0.0.1`` for a proxy on the
+    same machine), else the key is :data:`SAME_HOST`. Then the chain is read right to left: each
+    hop trusted by the operator hands over to the address it forwarded for; the first untrusted
+    hop is the visitor, and a hop that is no address leaves the key at the hop that relayed it.
+    So no header value that a trusted proxy did not write gives a new key: with
+    ``ETC_TRUSTED_PROXIES`` empty, forged addresses and non-addresses alike land in the shared
+    :data:`SAME_HOST` bucket, the key of a local visitor who sends no header.
     """
     server = server_trusted() if server is None else server
     chain = [e.strip() for v in forwarded_for for e in str(v).split(",") if e.strip()]
-    pick = _server_pick(chain, server)
-    if chain and _same(reported, pick):
-        # the server replaced its peer (a host it trusts, now unknown which) by ``pick``
+    if chain and _replaced(reported, _server_pick(chain, server)):
         peer_trusted = any(n.overlaps(t) for n in server for t in trusted if n.version == t.version)
-        return _canonical(_walk(chain, trusted)) if peer_trusted else SAME_HOST
-    peer = reported or "127.0.0.1"
-    if chain and _within(peer, trusted):
-        return _canonical(_walk(chain, trusted))
-    return _canonical(peer)
+        return _walk(chain, trusted, SAME_HOST) if peer_trusted else SAME_HOST
+    peer = _parse(reported) if reported is not None else None
+    if peer is None:  # a loopback peer (or, with no header, a client that is no address)
+        peer = ipaddress.ip_address("127.0.0.1")
+    if chain and any(peer in n for n in trusted):
+        return _walk(chain, trusted, _key(peer))
+    return _key(peer)
 
 
-def _same(reported: str | None, entry: str | None) -> bool:
-    """Whether the reported client is ``entry`` (None reported: a loopback address)."""
-    a, b = _parse(reported or "127.0.0.1"), _parse(entry)
-    if a is None or b is None:
+def _replaced(reported: str | None, pick: str | None) -> bool:
+    """Whether the server reported ``pick``, an entry of the header, as its client (None
+    reported: a loopback address; a report that is no address can only come from the header)."""
+    if reported is not None and _parse(reported) is None:
+        return True
+    entry = _parse(pick)
+    if entry is None:
         return False
-    return a == b or (reported is None and b.is_loopback)
+    return entry.is_loopback if reported is None else _parse(reported) == entry
 
 
-def _walk(chain: list[str], trusted: Sequence[Network]) -> str:
-    """Right to left through the hops: the first one the operator does not trust."""
+def _walk(chain: list[str], trusted: Sequence[Network], relay: str) -> str:
+    """Right to left through the hops, handed over by ``relay`` (the peer's key): the first one
+    the operator does not trust; a hop that is no address stops at the key of the one that
+    relayed it."""
     for entry in reversed(chain):
-        if not _within(entry, trusted):
-            return entry
-    return chain[0]
+        ip = _parse(entry)
+        if ip is None:
+            return relay
+        relay = _key(ip)
+        if not any(ip in n for n in trusted):
+            return relay
+    return relay
 
 
 def submitter_key(kind: str, ident: str) -> str:

@@ -32,7 +32,8 @@ MAPPED_CASES = [
     ("::ffff:127.0.0.1", ["6.6.6.6, 198.51.100.9"], "127.0.0.1", "198.51.100.9"),
     ("::ffff:10.0.0.2", ["::ffff:198.51.100.9"], "10.0.0.0/8", "198.51.100.9"),
     # a mapped proxy the operator does not trust: the header counts for nothing
-    ("::ffff:127.0.0.1", ["198.51.100.9"], "", "127.0.0.1"),
+    ("::ffff:127.0.0.1", ["198.51.100.9"], "", "same-host"),
+    ("::ffff:127.0.0.1", ["evil-token-1"], "", "same-host"),
     # a direct visitor over IPv4 and over the mapped form share one key
     ("::ffff:203.0.113.5", [], "", "203.0.113.5"),
     ("203.0.113.5", [], "", "203.0.113.5"),

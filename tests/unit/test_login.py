@@ -37,15 +37,30 @@ ADDRESS_CASES = [
     ("203.0.113.5", ["6.6.6.6"], [], "203.0.113.5"),
     ("203.0.113.5", ["6.6.6.6, 7.7.7.7"], [], "203.0.113.5"),
     # a local visitor (reported None) with and without a forged header: one bucket
-    (None, [], [], "127.0.0.1"),
+    (None, [], [], "same-host"),
     ("6.6.6.6", ["6.6.6.6"], [], "same-host"),  # the server believed the header; we do not
     ("7.7.7.7", ["6.6.6.6", "7.7.7.7"], [], "same-host"),
+    (None, ["127.0.0.1"], [], "same-host"),
+    # ... and a header that is no address, which the server copies in as it is
+    ("evil-token-1", ["evil-token-1"], [], "same-host"),
+    ("evil-token-2", ["evil-token-2:80"], [], "same-host"),
+    ("", [""], [], "same-host"),
+    ("[::1", ["[::1"], [], "same-host"),
+    ("evil", ["6.6.6.6, evil"], [], "same-host"),
+    # a remote visitor's header that is no address changes nothing either
+    ("203.0.113.5", ["evil-token-1"], [], "203.0.113.5"),
     # a proxy on the same host that the operator trusts: its header counts, right-most first
     ("198.51.100.9", ["198.51.100.9"], ["127.0.0.1", "::1"], "198.51.100.9"),
     ("198.51.100.9", ["6.6.6.6, 198.51.100.9"], ["127.0.0.1"], "198.51.100.9"),
+    # ... which forwards what a local visitor wrote: no address, the proxy's own bucket
+    ("evil-token-1", ["evil-token-1"], ["127.0.0.1"], "same-host"),
+    ("198.51.100.9", ["evil, 127.0.0.1, 198.51.100.9"], ["127.0.0.1"], "198.51.100.9"),
     # a remote proxy the operator trusts (the server does not rewrite for it)
     ("10.0.0.2", ["6.6.6.6, 198.51.100.9"], ["10.0.0.0/8"], "198.51.100.9"),
     ("10.0.0.2", ["198.51.100.9, 10.0.0.3"], ["10.0.0.0/8"], "198.51.100.9"),
+    # ... relaying something that is no address: the key stays at the hop that relayed it
+    ("10.0.0.2", ["evil-token-1"], ["10.0.0.0/8"], "10.0.0.2"),
+    ("10.0.0.2", ["evil-token-1, 10.0.0.3"], ["10.0.0.0/8"], "10.0.0.3"),
     # ... but not a proxy it does not trust
     ("10.0.0.2", ["198.51.100.9"], ["192.168.0.0/16"], "10.0.0.2"),
     # a visitor who names their own address last lands in the shared bucket, not a new one
