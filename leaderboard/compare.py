@@ -16,15 +16,13 @@ Results are cached per board version (:meth:`leaderboard.db.Database.cached`).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from etclib import comparison, tracks
+from etclib import comparison, csvexport, tracks
 from etclib import metrics as registry
 from etclib.comparison import Comparison
 from etclib.metrics import MetricData
@@ -35,7 +33,6 @@ from .board import ranking
 from .db import Database, resolve
 from .entry import _chosen_for, _items, _submission
 from .errors import LeaderboardError
-from .export import safe_cell
 from .scoring import load_arrays
 
 #: the most entries the pairwise matrix holds
@@ -279,20 +276,15 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
     columns = list(dict.fromkeys(k for r in rows for k in r))
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        cells = {}
-        for k in columns:
-            v = r.get(k)
-            if isinstance(v, (list, tuple)):
-                v = CSV_SEPARATOR.join(str(x) for x in v)
-            if isinstance(v, float) and not np.isfinite(v):
-                v = None
-            cells[k] = safe_cell(v)
-        writer.writerow(cells)
-    return out.getvalue()
+    return csvexport.dumps(columns, ([_cell(r.get(k)) for k in columns] for r in rows))
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return CSV_SEPARATOR.join(str(x) for x in v)
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return ""
+    return v
 
 
 def export_csv(c: Comparison, what: str = "metrics") -> str:

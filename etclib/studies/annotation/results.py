@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -11,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ... import csvexport
 from ...agreement import confusion_matrix, fleiss_kappa, kappa_with_ci, krippendorff_alpha
 from .answers import _DECISION_COLUMNS
 from .store import _TIE_ORDER, LABELS, SIDES, _db, _frame
@@ -230,10 +229,8 @@ EXPORT_COLUMNS = (
 def export_csv(submission_id: str | None = None, *, db: str | Path | None = None) -> str:
     """Every answer as CSV text (UTF-8, header row): decision, judge label, annotator, answer."""
     answers = answers_frame(submission_id, db=db).rename(columns={"label": "judge_label"})
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)  # "\r\n": a lone "\r" in a cell is quoted
-    writer.writerow(EXPORT_COLUMNS)
-    for row in answers.itertuples(index=False):
-        rec = row._asdict()
-        writer.writerow(["" if pd.isna(rec[c]) else rec[c] for c in EXPORT_COLUMNS])
-    return buffer.getvalue()
+    rows = (
+        ["" if pd.isna(v) else v for v in rec]
+        for rec in answers[list(EXPORT_COLUMNS)].itertuples(index=False, name=None)
+    )
+    return csvexport.dumps(EXPORT_COLUMNS, rows)
