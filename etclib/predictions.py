@@ -20,7 +20,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,10 +66,14 @@ def fields_of(track: TrackName = None) -> tuple[str, ...]:
     return (*KEY_FIELDS, tracks.get(track).field)
 
 
-#: The most problems a refusal lists (the parser stops reading there; a later check lists the
-#: first ones and counts the rest), so a crafted file cannot make a refusal large.
+#: The most problems a refusal lists (a later check lists the first ones and counts the rest),
+#: so a crafted file cannot make a refusal large.
 MAX_PROBLEMS = 1000
-_MAX_PROBLEMS = MAX_PROBLEMS
+#: The most problems the parser finds before it stops reading, each counted whether or not it
+#: joins the one before into a run of lines: 10 MB of "{}" lines are 3.3 million problems that
+#: merge into one, and reading them all cost 80 times a valid file's check. Above the test
+#: split's 1,010 items, so a test file wrong on every line is still one run.
+MAX_FOUND = 2 * MAX_PROBLEMS
 
 
 def shown_name(name: str) -> str:
@@ -176,10 +180,53 @@ def _decode(data: bytes, name: str) -> str:
         ) from None
 
 
-def _lines(text: str) -> Iterable[tuple[int, str]]:
-    """``(line number, line)`` split on "\n" only, without a trailing "\r"."""
-    for n, raw in enumerate(text.split("\n"), start=1):
-        yield n, raw.removesuffix("\r")
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` split on "\n" only, without a trailing "\r"; one at a time, so
+    that a parser that stops early has not split the rest."""
+    start = 0
+    for n in itertools.count(1):
+        end = text.find("\n", start)
+        if end < 0:
+            yield n, text[start:].removesuffix("\r")
+            return
+        yield n, text[start:end].removesuffix("\r")
+        start = end + 1
+
+
+class _Found(list[Problem]):
+    """Problems in the order found, each run of one message on consecutive lines merged as it
+    grows (a file with the wrong field names is one problem, "lines 1–1010", not 1,010), and
+    ``count``: how many were found, merged or not. ``most``: the records a file may hold."""
+
+    def __init__(self, most: int | None = None) -> None:
+        super().__init__()
+        self.count = 0
+        self.most = most
+
+    def append(self, problem: Problem) -> None:
+        self.count += 1
+        run = merge_runs([self[-1], problem]) if self else []
+        if len(run) == 1:
+            self[-1] = run[0]
+        else:
+            super().append(problem)
+
+    def full(self, line: int, text: str, records: int) -> bool:
+        """Whether to stop reading ``text`` at ``line``, after ``records`` records: once
+        :data:`MAX_FOUND` problems were found, or more records than ``most``; the refusal then
+        says where the check stopped."""
+        if self.most is not None and records > self.most:
+            why = (
+                f"more than {self.most:,} records, and a file holds one per item of its split: "
+                "remove the repeated and unknown items"
+            )
+        elif self.count >= MAX_FOUND:
+            why = f"{self.count:,} problems: fix these first"
+        else:
+            return False
+        total = text.count("\n") + 1
+        super().append(Problem(0, f"the check stopped at line {line:,} of {total:,} after {why}."))
+        return True
 
 
 def _both(given: list[tracks.Track]) -> str:
@@ -272,12 +319,11 @@ def _parse_json_line(raw: str) -> object:
 
 
 def _parse_jsonl(
-    text: str, problems: list[Problem], track: tracks.Track, hint: Hint
+    text: str, problems: _Found, track: tracks.Track, hint: Hint
 ) -> list[tuple[int, Key, object]]:
     rows = []
     for n, raw in _lines(text):
-        _merge_tail(problems)  # the cap counts problems as shown: a run of lines is one
-        if len(problems) >= _MAX_PROBLEMS:
+        if problems.full(n, text, len(rows)):
             break
         if not raw.strip():
             continue
@@ -295,17 +341,8 @@ def _parse_jsonl(
     return rows
 
 
-def _merge_tail(problems: list[Problem]) -> None:
-    """Fold the newest problem into the one before when it is the same message on the next
-    line (a file with the wrong field names is one problem, "lines 1–1010", not 1,010)."""
-    if len(problems) >= 2:
-        merged = merge_runs(problems[-2:])
-        if len(merged) == 1:
-            problems[-2:] = merged
-
-
 def _parse_csv(
-    text: str, problems: list[Problem], track: tracks.Track, hint: Hint
+    text: str, problems: _Found, track: tracks.Track, hint: Hint
 ) -> list[tuple[int, Key, object]]:
     fields = fields_of(track)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
@@ -347,8 +384,7 @@ def _parse_csv(
     rows = []
     start = 2
     while True:
-        _merge_tail(problems)  # the cap counts problems as shown: a run of lines is one
-        if len(problems) >= _MAX_PROBLEMS:
+        if problems.full(start, text, len(rows)):
             break
         try:
             row = next(reader)
@@ -376,11 +412,14 @@ def _parse_csv(
     return rows
 
 
+_JSON_START = re.compile(r"\s*\{")
+
+
 def detect_format(name: str, text: str) -> str:
     known = SUFFIX_FORMATS.get(Path(name).suffix.lower())
     if known:
         return known
-    return "jsonl" if text.lstrip().startswith("{") else "csv"
+    return "jsonl" if _JSON_START.match(text) else "csv"
 
 
 def detect_file_track(path: str | os.PathLike) -> str | None:
@@ -416,18 +455,23 @@ def detect_track(data: bytes, name: str = "predictions") -> str | None:
 
 
 def parse(
-    data: bytes, name: str = "predictions", track: TrackName = None, hint: Hint = flag_hint
+    data: bytes,
+    name: str = "predictions",
+    track: TrackName = None,
+    hint: Hint = flag_hint,
+    most: int | None = None,
 ) -> tuple[str, list[tuple[int, Key, object]]]:
     """Decode and parse a file's bytes into ``(line, key, prediction)`` rows, or refuse it;
-    ``hint`` names the way to choose another track in a refusal."""
+    ``hint`` names the way to choose another track in a refusal; refused too with more than
+    ``most`` records (the reading stops there)."""
     t = tracks.get(track)
     if len(data) > MAX_FILE_BYTES:
         raise PredictionsError(name, [Problem(0, TOO_BIG)])
     text = _decode(data, name)
-    if not text.strip():
+    if not text or text.isspace():  # no stripped copy of a large file
         raise PredictionsError(name, [Problem(0, "the file is empty.")])
     fmt = detect_format(name, text)
-    problems: list[Problem] = []
+    problems = _Found(most)
     rows = (_parse_jsonl if fmt == "jsonl" else _parse_csv)(text, problems, t, hint)
     if problems:
         if "\r" in text and "\n" not in text.strip():
@@ -526,8 +570,10 @@ def read_predictions(
         with open(path, "rb") as f:  # also reads pipes such as /dev/stdin
             data = f.read(MAX_FILE_BYTES + 1)
     t = tracks.get(track or detect_track(data, name))
-    fmt, rows = parse(data, name, t, hint)
     corpus = corpus or load_corpus()
+    # Beyond MAX_FOUND records more than the split has items, the rest is not worth reading:
+    # they can only be repeated or unknown items.
+    fmt, rows = parse(data, name, t, hint, most=len(items(corpus, split)) + MAX_FOUND)
     by_key = check_coverage(rows, split, corpus, name)
     warnings = []
     empty = sum(1 for p in by_key.values() if not t.encode(p).strip())

@@ -56,8 +56,9 @@ upload = st.file_uploader(
 )
 check = None
 if upload is not None:
-    # checked once per file and name for every visitor; kept in a cache bounded in bytes
-    check = upload_check.checked(upload.getvalue(), upload.name)
+    # checked once per file and name for every visitor; kept in a cache bounded in bytes; one
+    # check at a time per visitor
+    check = upload_check.checked(upload.getvalue(), upload.name, identity.limit_key())
     if check.ok:
         st.success(
             escape_markdown(

@@ -4,10 +4,12 @@ The upload is read and validated once, here (:func:`validate`: etclib's parse an
 check): an accepted check carries the validated ``etclib.predictions.Predictions``, which the
 page hands to ``leaderboard.submit`` as it is, so the file is not read again on its way to
 storage. A page reruns on every widget change, so the check is kept: one entry per file content
-and name, shared by all sessions (the cached predictions are never changed by their users). A refusal lists at most ``etclib.predictions.MAX_PROBLEMS``
-problems, and the cache holds at most :data:`MAX_BYTES` (each entry's pickled size) for at most
-:data:`TTL_S` seconds, least recently used first out, so crafted refused uploads cannot make it
-grow without bound.
+and name, shared by all sessions (the cached predictions are never changed by their users). A
+refusal lists at most ``etclib.predictions.MAX_PROBLEMS`` problems, and the cache holds at most
+:data:`MAX_BYTES` (each entry's pickled size) for at most :data:`TTL_S` seconds, least recently
+used first out, so crafted refused uploads cannot make it grow without bound. One visitor's
+checks run one at a time (a second waits for the first), so opening many pages at once does not
+multiply what one visitor costs; other visitors' checks run beside them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ MAX_BYTES = 8_000_000
 TTL_S = 600.0
 
 _LOCK = threading.Lock()
+#: notified when a visitor's check ends
+_ENDED = threading.Condition(_LOCK)
+#: the visitors whose check is running, and how many checks wait for theirs
+_RUNNING: set[str] = set()
+_WAITING = [0]
 #: key -> (stored at, size in bytes, the check), least recently used first
 _ENTRIES: OrderedDict[str, tuple[float, int, Checked]] = OrderedDict()
 
@@ -68,17 +75,40 @@ def _evict(at: float) -> None:
         total -= size
 
 
-def checked(data: bytes, name: str) -> Checked:
-    """The check of upload ``data`` named ``name``: from the cache, or made and cached."""
-    key = hashlib.sha256(data).hexdigest() + "\0" + name
-    at = time.monotonic()
+def waiting() -> int:
+    """Checks waiting now for the same visitor's running one."""
     with _LOCK:
-        hit = _ENTRIES.get(key)
-        if hit is not None and at - hit[0] <= TTL_S:
-            _ENTRIES.move_to_end(key)
-            return hit[2]
-    check = validate(data, name)
-    size = size_of(check)
+        return _WAITING[0]
+
+
+def _cached(key: str, at: float) -> Checked | None:
+    hit = _ENTRIES.get(key)
+    if hit is None or at - hit[0] > TTL_S:
+        return None
+    _ENTRIES.move_to_end(key)
+    return hit[2]
+
+
+def checked(data: bytes, name: str, visitor: str = "") -> Checked:
+    """The check of upload ``data`` named ``name``: from the cache, or made and cached once
+    ``visitor`` (:func:`views.identity.limit_key`) has no other check running."""
+    key = hashlib.sha256(data).hexdigest() + "\0" + name
+    with _ENDED:
+        _WAITING[0] += 1
+        _ENDED.wait_for(lambda: visitor not in _RUNNING)
+        _WAITING[0] -= 1
+        hit = _cached(key, time.monotonic())
+        if hit is not None:
+            return hit
+        _RUNNING.add(visitor)
+    try:
+        at = time.monotonic()
+        check = validate(data, name)
+        size = size_of(check)
+    finally:
+        with _ENDED:
+            _RUNNING.discard(visitor)
+            _ENDED.notify_all()
     with _LOCK:
         if size <= MAX_BYTES:
             _ENTRIES[key] = (at, size, check)

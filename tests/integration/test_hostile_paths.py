@@ -161,25 +161,26 @@ def test_limits_count_per_key_in_the_board_on_both_engines(board_engine):
 
 
 def test_many_crafted_refused_uploads_leave_the_cache_under_its_bound(tiny, monkeypatch):
-    from etclib.predictions import MAX_PROBLEMS
+    from etclib.predictions import MAX_FOUND, MAX_PROBLEMS
     from views import upload_check
 
     upload_check.clear()
     monkeypatch.setattr(upload_check, "MAX_BYTES", 400_000)
     at = new_session("site_pages/submit.py")
     sizes = []
+    n_items = len(tiny) + MAX_FOUND  # as many records as the reader reads
     for n in range(8):
-        at.file_uploader(key="submit_file").upload(f"crafted{n}.jsonl", unknown_items(5000, n))
+        at.file_uploader(key="submit_file").upload(f"crafted{n}.jsonl", unknown_items(n_items, n))
         at.run()
         assert not at.exception, [e.value for e in at.exception]
-        assert any("refused\\: 5,001 problem" in e.value for e in at.error), at.error
+        assert any(f"refused\\: {n_items + 1:,} problem" in e.value for e in at.error), at.error
         assert upload_check.held_bytes() <= upload_check.MAX_BYTES
         sizes.append(upload_check.held_bytes())
-    entry = upload_check.size_of(upload_check.checked(unknown_items(5000, 7), "crafted7.jsonl"))
+    entry = upload_check.size_of(upload_check.checked(unknown_items(n_items, 7), "crafted7.jsonl"))
     assert entry > 100_000  # a full refusal is large...
     assert 1 <= upload_check.entries() <= upload_check.MAX_BYTES // entry < 8  # ...a few stay
-    check = upload_check.checked(unknown_items(5000, 0), "crafted0.jsonl")
-    assert len(check.problems) <= MAX_PROBLEMS and check.problem_count == 5001
+    check = upload_check.checked(unknown_items(n_items, 0), "crafted0.jsonl")
+    assert len(check.problems) <= MAX_PROBLEMS and check.problem_count == n_items + 1
 
 
 @pytest.fixture
