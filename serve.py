@@ -11,6 +11,12 @@ does for a WSGI application. Every option of ``streamlit run`` works the same:
     python serve.py --server.port 8501 --server.headless true
 
 ``streamlit run streamlit_app.py`` serves the same site; its first visitor waits longer.
+
+It also has glibc's malloc hand every freed buffer of 1 MiB or more back to the system at once
+(:func:`return_large_buffers`): an upload (up to 10 MB) and its decoded text are such buffers,
+and by default glibc raises its threshold for mapping a buffer on its own to the size of each
+such buffer freed, so later ones come from the heap, which keeps their memory after they are
+freed (benchmarks/visitor_memory.py measures the site through 20 refused uploads).
 """
 
 from __future__ import annotations
@@ -34,8 +40,24 @@ def app_imports(script: Path = APP) -> list[str]:
     return names
 
 
+def return_large_buffers(threshold: int = 1 << 20) -> bool:
+    """Have glibc's malloc map every buffer of ``threshold`` bytes or more on its own and unmap
+    it when freed (a fixed ``M_MMAP_THRESHOLD`` also stops glibc from raising it as buffers are
+    freed); False where the C library is not glibc."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return False
+    m_mmap_threshold = -3  # glibc's malloc.h
+    return bool(mallopt(m_mmap_threshold, threshold))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Import the app's modules, then run ``streamlit run streamlit_app.py *argv``."""
+    return_large_buffers()
     sys.path.insert(0, str(APP.parent))  # as `streamlit run` does for the script's folder
     for name in app_imports():
         importlib.import_module(name)

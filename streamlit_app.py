@@ -1,8 +1,10 @@
 """The ETC site's entry point: the page list, the navigation, and what every page needs.
 
-Streamlit runs this script first on every run of every page (docs/site.md). It declares the pages
-of ``site_pages/`` with ``st.navigation``, starts the leaderboard's scoring workers once per server and
-database, and hands the page list to :mod:`views.navigation`, where Home reads it for its links.
+Streamlit runs this script first on every run of every page (docs/site.md). It admits the page
+under its visitor's bound of open pages (:mod:`views.visitors`), declares the pages of
+``site_pages/`` with ``st.navigation``, starts the leaderboard's scoring workers once per server
+and database, and hands the page list to :mod:`views.navigation`, where Home reads it for its
+links.
 """
 
 from pathlib import Path
@@ -11,6 +13,7 @@ import streamlit as st
 
 import leaderboard as lb
 from etclib import admintoken
+from views import visitors
 from views.board import database_key
 from views.errors import board_unavailable, shown_errors
 from views.navigation import SitePage, declare_pages
@@ -83,6 +86,14 @@ st.set_page_config(
 )
 with shown_errors("The site refused to start: ", stop=True):
     admintoken.check_configured()  # a weak ETC_ADMIN_TOKEN (under 24 characters) stops the site
+with shown_errors(stop=True):
+    if not visitors.admit():  # what one visitor holds in the server's memory is bounded
+        st.error(
+            f"You have {visitors.pages_per_visitor()} pages of this site open, the most one "
+            "visitor (one network address, or one signed-in account) may have at once. Close "
+            "some of them, then reload this one."
+        )
+        st.stop()
 try:  # created on the site's first start
     lb.open_db()
 except lb.StorageError as exc:

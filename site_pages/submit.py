@@ -6,7 +6,7 @@ import leaderboard as lb
 from etclib.predictions import MAX_FILE_BYTES
 from etclib.tracks import TRACKS
 from leaderboard import settings as lb_settings
-from views import board, identity, upload_check
+from views import board, identity, upload_check, visitors
 from views.errors import shown_errors
 from views.text import escape_markdown
 
@@ -59,26 +59,32 @@ if upload is not None:
     # checked once per file and name for every visitor; kept in a cache bounded in bytes; one
     # check at a time per visitor
     check = upload_check.checked(upload.getvalue(), upload.name, identity.limit_key())
-    if check.ok:
-        st.success(
-            escape_markdown(
-                f"{check.name}: valid, {check.items:,} predictions ({check.format}) for the "
-                f"{TRACKS[check.track].title} track."
-            )
+    # A refusal is shown from the session's state until another file comes: the server lets the
+    # refused file go (the page then no longer sees it).
+    state["submit_refused"] = None if check.ok else check
+    if not check.ok:
+        visitors.release(upload)
+if check is not None and check.ok:
+    st.success(
+        escape_markdown(
+            f"{check.name}: valid, {check.items:,} predictions ({check.format}) for the "
+            f"{TRACKS[check.track].title} track."
         )
-        for w in check.warnings:
-            st.warning(escape_markdown(w))
+    )
+    for w in check.warnings:
+        st.warning(escape_markdown(w))
+elif state.get("submit_refused") is not None:
+    refused = state["submit_refused"]
+    if len(refused.problems) == 1 and not refused.problems[0].line:  # about the whole file
+        said = f"{refused.problems[0].message} Nothing was stored."
     else:
-        if len(check.problems) == 1 and not check.problems[0].line:  # about the whole file
-            said = f"{check.problems[0].message} Nothing was stored."
-        else:
-            first = f" First: {check.problems[0]}" if check.problems else ""
-            said = (
-                f"{max(check.problem_count, len(check.problems)):,} problem(s); fix them and "
-                f"upload again. Nothing was stored.{first}"
-            )
-        st.error(escape_markdown(f"{check.name} was refused: {said}"))
-        st.dataframe(board.problems_table(check.problems), hide_index=True, key="submit_problems")
+        first = f" First: {refused.problems[0]}" if refused.problems else ""
+        said = (
+            f"{max(refused.problem_count, len(refused.problems)):,} problem(s); fix them and "
+            f"upload again. Nothing was stored.{first}"
+        )
+    st.error(escape_markdown(f"{refused.name} was refused: {said}"))
+    st.dataframe(board.problems_table(refused.problems), hide_index=True, key="submit_problems")
 
 st.subheader("3. Describe the system")
 # Who the daily limit counts: the signed-in account with a login provider, else the address.
@@ -173,6 +179,7 @@ if sent and check is not None and check.predictions is not None and visitor is n
                 board.problems_table(exc.problems), hide_index=True, key="submit_sub_problems"
             )
     if receipt is not None:
+        visitors.release(upload)  # stored: the server lets the file go
         if receipt.id in state["submit_ids"]:
             state["submit_ids"].remove(receipt.id)
         state["submit_ids"].insert(0, receipt.id)

@@ -31,3 +31,14 @@ def test_the_launcher_imports_what_the_app_imports_then_runs_streamlit(monkeypat
     seen = [x for i, x in enumerate(seen) if x not in seen[:i]]
     assert seen == [*names, (["run", str(serve.APP), "--server.port", "8599"], "streamlit")]
     assert all(name in sys.modules for name in names)
+
+
+def test_the_launcher_returns_large_buffers_before_serving(monkeypatch):
+    from streamlit.web import cli
+
+    order = []
+    monkeypatch.setattr(serve, "return_large_buffers", lambda: order.append("malloc"))
+    monkeypatch.setattr(serve, "app_imports", lambda: [])
+    monkeypatch.setattr(cli, "main", lambda *a, **k: order.append("streamlit"))
+    serve.main([])
+    assert order == ["malloc", "streamlit"]

@@ -1,0 +1,128 @@
+"""What one visitor may hold in the server's memory: at most ``ETC_PAGES_PER_VISITOR`` open
+pages (Streamlit sessions; default :data:`PAGES_PER_VISITOR`, 0 for no bound), each keeping at
+most :data:`UPLOADS_PER_PAGE` uploaded files.
+
+A visitor is what every per-visitor limit counts by (:func:`views.identity.limit_key`). Every
+run of the site records its page under its visitor (:func:`admit`, from streamlit_app.py); a
+page beyond the visitor's bound says so and stops. Streamlit keeps a page's uploaded files until
+the page's session ends (two minutes after its tab closed); the upload endpoint's files pass
+through :func:`_guard`: a page that was not admitted keeps none, an admitted one its newest
+:data:`UPLOADS_PER_PAGE`. The Submit page also lets an upload go (:func:`release`) once it is
+refused or stored. Only a served site has sessions; elsewhere (AppTest's stand-in runtime,
+``python`` without a server) everything is admitted.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from etclib.config import setting
+from etclib.errors import ConfigError
+
+#: The most pages one visitor may have open at once by default.
+PAGES_PER_VISITOR = 10
+#: The most uploaded files one page keeps (the newest).
+UPLOADS_PER_PAGE = 2
+
+_LOCK = threading.Lock()
+#: admitted session id -> its visitor's key
+_VISITOR: dict[str, str] = {}
+#: admitted session id -> the ids of the files it holds, oldest first
+_FILES: dict[str, list[str]] = {}
+
+
+def pages_per_visitor() -> int:
+    """``ETC_PAGES_PER_VISITOR`` (0: no bound)."""
+    raw = setting("ETC_PAGES_PER_VISITOR")
+    if raw is None or not str(raw).strip():
+        return PAGES_PER_VISITOR
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(
+            f"ETC_PAGES_PER_VISITOR must be a whole number, 0 or more (0: no bound); got {raw!r}."
+        )
+    return value
+
+
+def _runtime() -> Any:
+    """The served site's runtime, or None (no server, or AppTest's stand-in)."""
+    from streamlit import runtime
+    from streamlit.runtime import Runtime
+
+    if not runtime.exists():
+        return None
+    rt = runtime.get_instance()
+    return rt if type(rt) is Runtime else None
+
+
+def admit() -> bool:
+    """Whether this page may run: recorded under its visitor, unless the visitor already has
+    :func:`pages_per_visitor` open pages."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    from views.identity import limit_key
+
+    ctx, rt = get_script_run_ctx(), _runtime()
+    if ctx is None or rt is None:
+        return True
+    _guard(rt.uploaded_file_mgr)
+    most = pages_per_visitor()
+    key = limit_key()
+    with _LOCK:
+        for session in [s for s in _VISITOR if not rt.is_active_session(s)]:
+            del _VISITOR[session]
+            _FILES.pop(session, None)
+        if ctx.session_id not in _VISITOR:
+            if most and sum(1 for k in _VISITOR.values() if k == key) >= most:
+                return False
+            _VISITOR[ctx.session_id] = key
+            _FILES[ctx.session_id] = []
+    return True
+
+
+def pages_of(key: str) -> int:
+    """Pages recorded now for the visitor ``key``."""
+    with _LOCK:
+        return sum(1 for k in _VISITOR.values() if k == key)
+
+
+def release(upload: Any) -> None:
+    """Drop ``upload`` (a ``st.file_uploader`` file) from the server's memory: the page has what
+    it needs of it."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or upload is None:
+        return
+    ctx.uploaded_file_mgr.remove_file(ctx.session_id, upload.file_id)
+    with _LOCK:
+        held = _FILES.get(ctx.session_id, [])
+        if upload.file_id in held:
+            held.remove(upload.file_id)
+
+
+def _guard(files: Any) -> None:
+    """Have the upload endpoint's ``files`` (Streamlit's uploaded-file manager) keep files only
+    for admitted pages, at most :data:`UPLOADS_PER_PAGE` each; once per manager."""
+    with _LOCK:
+        if getattr(files, "_etc_guarded", False):
+            return
+        add = files.add_file
+
+        def add_file(session_id: str, file: Any) -> None:
+            with _LOCK:
+                held = _FILES.get(session_id)
+                if held is None:  # a page that was not admitted keeps nothing
+                    return
+                held = [f for f in held if f != file.file_id] + [file.file_id]
+                dropped, _FILES[session_id] = held[:-UPLOADS_PER_PAGE], held[-UPLOADS_PER_PAGE:]
+            add(session_id, file)
+            for file_id in dropped:
+                files.remove_file(session_id, file_id)
+
+        files.add_file = add_file
+        files._etc_guarded = True
