@@ -28,15 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
-    from ..predictions import dumps_csv, template_rows, write_jsonl
+    from ..files import write_atomic
+    from ..predictions import dumps_csv, dumps_jsonl, template_rows
 
     rows = template_rows(load_corpus(args.data), args.split, args.track)
     out = Path(args.out)
-    if out.suffix.lower() == ".csv":
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "w", encoding="utf-8", newline="") as f:
-            f.write(dumps_csv(rows, args.track))
-    else:
-        write_jsonl(out, rows, args.track)
+    dumps = dumps_csv if out.suffix.lower() == ".csv" else dumps_jsonl
+    data = dumps(rows, args.track).encode("utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, lambda f: f.write(data))
     print(f"wrote {len(rows)} items of the {args.split} split ({args.track} track) to {out}")
     return 0
