@@ -8,8 +8,9 @@
 here once, or an ``etclib.predictions.Predictions`` validated already (the Submit page's check
 of the upload), stored as it is: a file is parsed once between its upload and its stored rows.
 A refused file or refused details store nothing and use no quota. The same predictions
-submitted again (in any format or order: see :func:`content_sha256`) return the existing
-submission. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per submitter per UTC day,
+as a public entry (in any format or order: see :func:`content_sha256`) return that entry; a
+hidden or deleted one is not named, and the predictions are stored as a new entry. A file read
+from a path is stored under its name, never the path. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per submitter per UTC day,
 ``ETC_LB_GLOBAL_DAILY_LIMIT`` per UTC day from everyone, ``ETC_LB_MAX_QUEUE`` submissions
 waiting at once, and etclib's file-size and item limits.
 """
@@ -63,12 +64,13 @@ def read_source(file: FileSource, file_name: str | None = None) -> tuple[bytes, 
         return bytes(file), file_name or "predictions"
     if isinstance(file, (str, os.PathLike)):
         path = Path(file)
-        name = file_name or str(path)
         if not path.is_file():
             what = "a folder" if path.is_dir() else "no such file"
-            raise SubmissionError(f"{name}: {what}; give a predictions file.", [Problem(0, what)])
-        with open(path, "rb") as f:
-            return f.read(MAX_FILE_BYTES + 1), name
+            raise SubmissionError(
+                f"{file_name or path}: {what}; give a predictions file.", [Problem(0, what)]
+            )
+        with open(path, "rb") as f:  # stored and shown under its name: the path is the server's
+            return f.read(MAX_FILE_BYTES + 1), file_name or path.name
     if hasattr(file, "getvalue"):
         data = file.getvalue()
     elif hasattr(file, "read"):
@@ -223,13 +225,15 @@ def store_submission(
         ],
         columns=["item_index", "dialogue_id", "turn", "role", "prediction"],
     )
-    # Duplicates are the same predictions (content_sha256); file_sha256 is the file's bytes.
+    # Duplicates are the same predictions (content_sha256) as a public entry; file_sha256 is the
+    # file's bytes. A hidden or deleted entry is no duplicate: saying it exists would show what
+    # the moderators took off the board, so the same predictions are stored as a new entry.
     sha = content_sha256(preds, order)
     with db.write() as cur:
         serialize(cur, "submit")  # PostgreSQL: the limits and duplicates, one site at a time
         dup = cur.execute(
             "SELECT id, status FROM submissions WHERE content_sha256 = ? AND split = ? "
-            "AND track = ? AND visibility <> 'deleted' ORDER BY created_at, id LIMIT 1",
+            "AND track = ? AND visibility = 'public' ORDER BY created_at, id LIMIT 1",
             [sha, preds.split, track],
         ).fetchone()
         if dup:

@@ -165,6 +165,8 @@ def submission_status(submission_id: str) -> dict[str, Any]:
 
 
 def history_table(status: dict[str, Any]) -> pd.DataFrame:
-    """A status's history as a table: at, status, message."""
+    """A status's history as visitors see it: when, and which state. The messages are the
+    operator's (``python -m leaderboard status``): file names, and which process of which host
+    took a job over."""
     rows = status.get("history") or []
-    return pd.DataFrame(rows, columns=["at", "status", "message"])
+    return pd.DataFrame(rows, columns=["at", "status"])
