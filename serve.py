@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     sys.path.insert(0, str(APP.parent))  # as `streamlit run` does for the script's folder
     for name in app_imports():
         importlib.import_module(name)
+    from views import session_guard
+
+    session_guard.install()  # before the first session's first message, not at its first run
     from streamlit.web import cli
 
     args = sys.argv[1:] if argv is None else argv

@@ -1,10 +1,10 @@
 """The ETC site's entry point: the page list, the navigation, and what every page needs.
 
-Streamlit runs this script first on every run of every page (docs/site.md). It admits the page
-under its visitor's bound of open pages (:mod:`views.visitors`), declares the pages of
-``site_pages/`` with ``st.navigation``, starts the leaderboard's scoring workers once per server
-and database, and hands the page list to :mod:`views.navigation`, where Home reads it for its
-links.
+Streamlit runs this script first on every run of every page (docs/site.md). It guards the
+server's session messages (:mod:`views.session_guard`), admits the page under its visitor's
+bound of open pages (:mod:`views.visitors`), declares the pages of ``site_pages/`` with
+``st.navigation``, starts the leaderboard's scoring workers once per server and database, and
+hands the page list to :mod:`views.navigation`, where Home reads it for its links.
 """
 
 from pathlib import Path
@@ -13,7 +13,7 @@ import streamlit as st
 
 import leaderboard as lb
 from etclib import admintoken
-from views import visitors
+from views import session_guard, visitors
 from views.board import database_key
 from views.errors import board_unavailable, shown_errors
 from views.navigation import SitePage, declare_pages
@@ -84,6 +84,7 @@ def _scoring_workers(database: str):  # database: the cache key (a test may swit
 st.set_page_config(
     page_title="ETC: Emotion Transcription in Conversation", page_icon="💬", layout="wide"
 )
+session_guard.install()  # no visitor clears every cache or learns the server's paths
 with shown_errors("The site refused to start: ", stop=True):
     admintoken.check_configured()  # a weak ETC_ADMIN_TOKEN (under 24 characters) stops the site
 with shown_errors(stop=True):

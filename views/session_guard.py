@@ -1,0 +1,59 @@
+"""What a visitor's page may ask of the server and learn from it, beyond running the site.
+
+Streamlit's websocket takes messages that a served site should not take from a visitor, and
+tells every visitor facts about the server:
+
+- ``clear_cache`` clears every ``st.cache_data`` and ``st.cache_resource`` entry of the
+  process, every visitor's (the board, the corpus store, the classifiers, the scoring workers'
+  handle), so that a page sending it over and over slows everyone down. The site keeps its
+  heavy state in those caches (Streamlit's way to share it between sessions), so the guard is
+  in front of the message instead: it clears only the asking page's own state.
+- ``load_git_info`` answers with the checkout's git state (branch, remote, uncommitted and
+  untracked files): the guard answers nothing.
+- The session-start message (``new_session``) names the app's script by its absolute path on
+  the server and gives Python's version and the server's OS: the guard sends the script's file
+  name and leaves the other two blank. Streamlit's own version stays (the page's scripts are
+  Streamlit's files of that version anyway; docs/deploy.md).
+
+:func:`install` patches Streamlit's ``AppSession`` once per process (streamlit_app.py calls it
+on every run; ``tests/browser/test_session_guard.py`` pins what it does).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+_log = logging.getLogger(__name__)
+_LOCK = threading.Lock()
+
+
+def install() -> None:
+    """Put the guards in front of Streamlit's session messages (once)."""
+    from streamlit.runtime.app_session import AppSession
+
+    with _LOCK:
+        if getattr(AppSession, "_etc_guarded", False):
+            return
+        new_session_message = AppSession._create_new_session_message
+
+        def clear_own_state(self: AppSession) -> None:
+            _log.warning("a page asked to clear every cache; only its own state was cleared")
+            self._session_state.clear()
+
+        def no_git_info(self: AppSession) -> None:
+            return None
+
+        def plain_new_session_message(self: AppSession, *args, **kwargs):
+            msg = new_session_message(self, *args, **kwargs)
+            new = msg.new_session
+            new.main_script_path = os.path.basename(new.main_script_path)
+            new.initialize.environment_info.python_version = ""
+            new.initialize.environment_info.server_os = ""
+            return msg
+
+        AppSession._handle_clear_cache_request = clear_own_state
+        AppSession._handle_git_information_request = no_git_info
+        AppSession._create_new_session_message = plain_new_session_message
+        AppSession._etc_guarded = True
