@@ -445,12 +445,10 @@ def win_tie_loss(c: Comparison, key: str | None = None) -> dict[str, dict[str, d
 
 def write_per_item(c: Comparison, path: str | os.PathLike) -> None:
     """One JSON line per item (:meth:`Comparison.per_item`)."""
-    from pathlib import Path
+    from .files import write_text
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for row in c.per_item():
-            f.write(json.dumps(_finite(row), ensure_ascii=False) + "\n")
+    rows = (json.dumps(_finite(row), ensure_ascii=False) + "\n" for row in c.per_item())
+    write_text(path, "".join(rows))
 
 
 def format_text(c: Comparison) -> str:

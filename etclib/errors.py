@@ -37,6 +37,10 @@ class TaskError(EtcError):
     """A task item, split or prompt template is invalid."""
 
 
+class OutputError(EtcError):
+    """An output file cannot be written where it was asked for (a folder, a place not writable)."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One problem in a predictions file: the 1-based line (0 for the whole file) and what is

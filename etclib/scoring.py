@@ -235,9 +235,6 @@ def score(
 
 
 def write_per_item(result: ScoreResult, path: str | os.PathLike) -> None:
-    from pathlib import Path
+    from .files import write_text
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for row in result.per_item():
-            f.write(dumps_line(row) + "\n")
+    write_text(path, "".join(dumps_line(row) + "\n" for row in result.per_item()))

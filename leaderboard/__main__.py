@@ -161,8 +161,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
     else:
         print(f"{receipt.id}  queued (position {receipt.queue_position})")
     if args.score:
+        from leaderboard.errors import WorkerStoppedError
+
         lb.process_jobs()
         st = lb.status(receipt.id)
+        if st["status"] in ("queued", "scoring"):  # its job is another process's
+            raise WorkerStoppedError(
+                f"{receipt.id} is still {st['status']}: another process holds its job (the "
+                "site's scoring worker, or a `python -m leaderboard worker`); follow it with "
+                f"`python -m leaderboard status {receipt.id}`."
+            )
         print(f"status: {st['status']}" + (f" ({st['message']})" if st["message"] else ""))
     elif not receipt.duplicate:
         print("Run `python -m leaderboard worker --once` to score it (the site does it itself).")

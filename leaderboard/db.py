@@ -350,10 +350,13 @@ class Database:
 
 
 def _directory_error(path: Path) -> StorageError:
+    """The refusal of ``path``, which is there but no regular file (a folder, a device such as
+    /dev/null, a pipe)."""
+    what = "a directory" if path.is_dir() else "a device or other special file"
     return StorageError(
         str(path),
-        f"{path} is a directory, not a database file. Point ETC_LEADERBOARD_DB at a file "
-        "(e.g. data/leaderboard.sqlite), or move the directory away.",
+        f"{path} is {what}, not a database file. Point ETC_LEADERBOARD_DB at a file "
+        "(e.g. data/leaderboard.sqlite), or move it away.",
     )
 
 

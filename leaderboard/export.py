@@ -15,13 +15,13 @@ import json
 import math
 import os
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from etclib import csvexport
+from etclib.files import write_text
 from etclib.redact import redact
 
 from . import settings
@@ -85,9 +85,7 @@ def _cell(value: Any) -> Any:
 
 def _write(text: str, path: str | os.PathLike | None) -> str:
     if path is not None:
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8", newline="")
+        write_text(path, text)
     return text
 
 

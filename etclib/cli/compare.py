@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..comparison import ALPHA, DEFAULT_TRIALS
     from ..metrics import METRICS
     from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-    from .score import _positive
+    from .score import _positive, _seed
 
     parser.add_argument("a", help="predictions file of system A (.jsonl or .csv)")
     parser.add_argument("b", help="predictions file of system B, compared with A (B − A)")
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"approximate-randomization trials of the test (default {DEFAULT_TRIALS})",
     )
     parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of both (default {DEFAULT_SEED})"
+        "--seed", type=_seed, default=DEFAULT_SEED, help=f"seed of both (default {DEFAULT_SEED})"
     )
     parser.add_argument(
         "--alpha", type=float, default=ALPHA, help=f"significance level (default {ALPHA})"

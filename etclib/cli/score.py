@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"with --ci: bootstrap resamples (default {DEFAULT_RESAMPLES})",
     )
     parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"with --ci: seed (default {DEFAULT_SEED})"
+        "--seed", type=_seed, default=DEFAULT_SEED, help=f"with --ci: seed (default {DEFAULT_SEED})"
     )
     parser.add_argument(
         "--per-item", metavar="OUT", help="write one JSON line per item with its scores"
@@ -144,14 +144,26 @@ def options(args: argparse.Namespace) -> dict:
     return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
+def _at_least(minimum: int):
+    """An argparse type: a whole number of at least ``minimum``."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number of at least {minimum}, got {text!r}"
+            )
+        return value
+
+    return whole
+
+
+_positive = _at_least(1)
+#: numpy's random generators take seeds of 0 or more
+_seed = _at_least(0)
 
 
 def table(headers: list[str], rows: list[list[str]], indent: int = 0) -> str:

@@ -28,14 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..corpus import load_corpus
-    from ..files import write_atomic
+    from ..files import write_text
     from ..predictions import dumps_csv, dumps_jsonl, template_rows
 
     rows = template_rows(load_corpus(args.data), args.split, args.track)
-    out = Path(args.out)
-    dumps = dumps_csv if out.suffix.lower() == ".csv" else dumps_jsonl
-    data = dumps(rows, args.track).encode("utf-8")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, lambda f: f.write(data))
+    out = args.out  # as given: an empty name is refused as such, not read as "."
+    dumps = dumps_csv if Path(out).suffix.lower() == ".csv" else dumps_jsonl
+    write_text(out, dumps(rows, args.track))
     print(f"wrote {len(rows)} items of the {args.split} split ({args.track} track) to {out}")
     return 0
