@@ -32,8 +32,9 @@ from . import settings, stages
 from .clock import now
 from .db import Database, resolve
 from .engine import insert_frame, serialize
-from .errors import LimitError, SubmissionError
+from .errors import LimitError, MetadataError, SubmissionError
 from .metadata import Metadata
+from .names import reserved_problem
 from .queue import enqueue, queue_position, waiting_submissions
 
 if TYPE_CHECKING:
@@ -152,11 +153,15 @@ def submit(
     Raises :class:`MetadataError` (bad details), :class:`SubmissionError` (a refused file, with
     etclib's line-level ``problems``), :class:`LimitError` (daily or queue limit).
     """
+    db = resolve(db)
     meta = Metadata.from_dict(metadata)
+    reserved = reserved_problem(meta.name, own_names(db))
+    if reserved:
+        raise MetadataError({"name": reserved})
     preds = validated(file, file_name=file_name, split=split, track=track)
     key = (submitter or meta.contact or meta.name).strip()
     return store_submission(
-        resolve(db),
+        db,
         preds,
         meta,
         file_bytes=preds.size,
@@ -165,6 +170,13 @@ def submit(
         account=(account or "").strip() or None,
         issuer=issuer,
     )
+
+
+def own_names(db: Database) -> list[str]:
+    """The names of the board's own rows: its baselines and the published results it holds
+    (every computed baseline's name also ends in :data:`leaderboard.names.OWN_MARK`)."""
+    rows = db.query("SELECT DISTINCT name FROM submissions WHERE kind IN ('baseline', 'reported')")
+    return [name for (name,) in rows]
 
 
 def content_sha256(preds, order) -> str:

@@ -22,24 +22,36 @@ MAX_PREDICTION_CHARS = 2000
 
 #: name -> track; the first is the default everywhere a track is not named.
 TRACKS: dict[str, Track] = {}
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Characters a text may not hold: NUL and unpaired surrogates (never valid text: pyarrow and
+#: MeCab fail on them); control characters but tab and line breaks (a terminal runs ANSI
+#: escapes such as ESC[31m), and the bidirectional embeddings, overrides and isolates
+#: (U+202E shows what follows reversed), which no transcription needs and which change how
+#: tables, exports and terminals show it (docs/leaderboard.md, "What a prediction and a name
+#: may hold").
+_NOT_TEXT = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def _text_problem(field_name: str, value: str) -> str | None:
-    """NUL characters and unpaired surrogates: never valid text (pyarrow and MeCab fail on them)."""
-    nul = value.find("\x00")
-    if nul >= 0:
+    """What makes ``value`` no text to store (:data:`_NOT_TEXT`), or None."""
+    found = _NOT_TEXT.search(value)
+    if found is None:
+        return None
+    ch, at = found.group(), found.start() + 1
+    if ch == "\x00":
+        return f"'{field_name}' contains a NUL character (U+0000) at character {at}; remove it."
+    if "\ud800" <= ch <= "\udfff":
         return (
-            f"'{field_name}' contains a NUL character (U+0000) at character {nul + 1}; remove it."
-        )
-    lone = _SURROGATE.search(value)
-    if lone:
-        return (
-            f"'{field_name}' contains an unpaired surrogate (\\u{ord(lone[0]):04x}) at character "
-            f"{lone.start() + 1}; it is not a character: write the character itself, or a valid "
+            f"'{field_name}' contains an unpaired surrogate (\\u{ord(ch):04x}) at character "
+            f"{at}; it is not a character: write the character itself, or a valid "
             "\\uXXXX\\uXXXX pair."
         )
-    return None
+    what = "a direction override" if ch >= "\u202a" else "a control character"
+    return (
+        f"'{field_name}' contains {what} (U+{ord(ch):04X}) at character {at}; remove it: "
+        "a transcription is plain text (tabs and line breaks allowed)."
+    )
 
 
 class Track:

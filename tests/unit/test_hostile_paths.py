@@ -255,7 +255,7 @@ def test_score_per_item_file_has_one_line_per_record_for_splitlines(tiny, tmp_pa
 
     from etclib.cli import main
 
-    odd = ["a\u2028b", "c\u2029d", "e\u0085f", "g\r\nh"]
+    odd = ["a\u2028b", "c\u2029d", "e\u2029\u2028f", "g\r\nh"]
     preds = tmp_path / "p.jsonl"
     preds.write_text(dumps_jsonl((it.key, odd[n % 4]) for n, it in enumerate(tiny)), "utf-8")
     assert len(preds.read_text(encoding="utf-8").splitlines()) == len(tiny)  # the writer too
