@@ -69,7 +69,7 @@ def test_a_page_cannot_clear_the_shared_caches(site):
     with chromium() as context:
         context.add_init_script(KEEP_SOCKETS)
         page = context.new_page()
-        page.goto(f"{url}/corpus")
+        page.goto(f"{url}/submit")
         wait_rendered(page, timeout=120)
         before = observed(lambda: cache_entries(url))
         clear = list(BackMsg(clear_cache=True).SerializeToString())
@@ -78,7 +78,7 @@ def test_a_page_cannot_clear_the_shared_caches(site):
         )
         observed(lambda: "asked to clear every cache" in log.read_text(errors="replace"))
         # new entries (another page's) show the server's metrics were computed after it
-        page.goto(f"{url}/leaderboard")
+        page.goto(url)
         wait_rendered(page, timeout=120)
         after = observed(lambda: (now := cache_entries(url)) - before and now)
     assert before <= after, before - after
