@@ -571,9 +571,9 @@ def read_predictions(
             data = f.read(MAX_FILE_BYTES + 1)
     t = tracks.get(track or detect_track(data, name))
     corpus = corpus or load_corpus()
-    # Beyond MAX_FOUND records more than the split has items, the rest is not worth reading:
-    # they can only be repeated or unknown items.
-    fmt, rows = parse(data, name, t, hint, most=len(items(corpus, split)) + MAX_FOUND)
+    # Beyond MAX_PROBLEMS records more than the split has items (as many problems as a refusal
+    # lists), the rest is not worth reading: they can only be repeated or unknown items.
+    fmt, rows = parse(data, name, t, hint, most=len(items(corpus, split)) + MAX_PROBLEMS)
     by_key = check_coverage(rows, split, corpus, name)
     warnings = []
     empty = sum(1 for p in by_key.values() if not t.encode(p).strip())

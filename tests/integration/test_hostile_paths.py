@@ -161,14 +161,14 @@ def test_limits_count_per_key_in_the_board_on_both_engines(board_engine):
 
 
 def test_many_crafted_refused_uploads_leave_the_cache_under_its_bound(tiny, monkeypatch):
-    from etclib.predictions import MAX_FOUND, MAX_PROBLEMS
+    from etclib.predictions import MAX_PROBLEMS
     from views import upload_check
 
     upload_check.clear()
     monkeypatch.setattr(upload_check, "MAX_BYTES", 400_000)
     at = new_session("site_pages/submit.py")
     sizes = []
-    n_items = len(tiny) + MAX_FOUND  # as many records as the reader reads
+    n_items = len(tiny) + MAX_PROBLEMS  # as many records as the reader reads
     for n in range(8):
         at.file_uploader(key="submit_file").upload(f"crafted{n}.jsonl", unknown_items(n_items, n))
         at.run()

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from etclib import predictions
-from etclib.predictions import MAX_FOUND
+from etclib.predictions import MAX_FOUND, MAX_PROBLEMS
 from tests.conftest import REPO
 
 #: 9.9 MB of empty records: 3.3 million lines with the same problem.
@@ -64,7 +64,7 @@ def test_a_record_repeated_over_ten_megabytes_stops_after_the_split_and_a_bound(
     line = json.dumps(dict(zip(predictions.FIELDS, (*first.key, "x"), strict=True))) + "\n"
     path = tmp_path / "repeated.jsonl"
     path.write_text(line * (9_900_000 // len(line)), encoding="utf-8")
-    most = 20 + MAX_FOUND  # the tiny test split's items, and the bound
+    most = 20 + MAX_PROBLEMS  # the tiny test split's items, and the bound
     assert main(["validate", str(path)]) == 1
     err = capsys.readouterr().err
     assert f"the check stopped at line {most + 2:,} of" in err
