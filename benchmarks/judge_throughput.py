@@ -98,13 +98,13 @@ def main() -> None:
         "judge_model": "fake-judge",
         "concurrency": args.concurrency,
     }
-    J.score(["準備。"], ["準備。"], **options)  # SDK imports and client set-up, not timed
+    J.METRIC.score(["準備。"], ["準備。"], **options)  # SDK imports and client set-up, not timed
     parent.send("count")
     parent.recv()
 
     def run(preds: list[str], label: str):
         start, cpu = time.perf_counter(), time.process_time()
-        data = J.compute(preds, refs, Context(dict(options)))
+        data = J.METRIC.compute(preds, refs, Context(dict(options)))
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         parent.send("count")
         served, peak = parent.recv()
@@ -134,7 +134,7 @@ def main() -> None:
         f"server with {args.latency * 1000:.0f} ms latency; concurrency {args.concurrency}"
     )
     data, wall, bound = run(sub_a, "1. submission A, empty cache")
-    scores = J.aggregate(data)
+    scores = J.METRIC.aggregate(data)
     print("  scores: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
     run(sub_a, "2. submission A again")
     run(sub_b, "3. submission B (references already decomposed)")

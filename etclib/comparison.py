@@ -22,7 +22,6 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -31,7 +30,7 @@ from . import metrics as registry
 from . import significance, tracks
 from .corpus import CATEGORIES, ROLES
 from .errors import MetricError, TaskError
-from .metrics import MetricData
+from .metrics import Metric, MetricData
 from .paired import (  # re-exported: the statistics are part of this module's interface
     A_BETTER,
     ALPHA,
@@ -90,7 +89,7 @@ class Comparison:
     items: list[Item]
     predictions_a: list[Any]
     predictions_b: list[Any]
-    modules: dict[str, ModuleType]
+    modules: dict[str, Metric]
     data_a: dict[str, MetricData]
     data_b: dict[str, MetricData]
     signature: dict[str, str]
@@ -176,7 +175,7 @@ class Comparison:
 
 def compare_data(
     items: list[Item],
-    modules: dict[str, ModuleType],
+    modules: dict[str, Metric],
     data_a: dict[str, MetricData],
     data_b: dict[str, MetricData],
     *,

@@ -36,7 +36,6 @@ import inspect
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -44,7 +43,7 @@ import numpy as np
 from . import metrics as registry
 from . import significance
 from .errors import MetricError
-from .metrics import MetricData
+from .metrics import Metric, MetricData
 
 #: sacrebleu's default number of approximate-randomization trials
 DEFAULT_TRIALS = 10000
@@ -131,12 +130,12 @@ def verdict(difference: float, p: float, alpha: float = ALPHA, higher_is_better:
     return B_BETTER if (difference > 0) == higher_is_better else A_BETTER
 
 
-def _takes_everything(module: ModuleType) -> bool:
+def _takes_everything(module: Metric) -> bool:
     fn = getattr(module, "from_statistics", None)
     return fn is not None and "everything" in inspect.signature(fn).parameters
 
 
-def _scores_from_sums(module: ModuleType, sums: np.ndarray, keys: list[str]) -> dict:
+def _scores_from_sums(module: Metric, sums: np.ndarray, keys: list[str]) -> dict:
     if _takes_everything(module):
         got = module.from_statistics(sums, everything=True)
     else:
@@ -144,7 +143,7 @@ def _scores_from_sums(module: ModuleType, sums: np.ndarray, keys: list[str]) -> 
     return {k: np.asarray(got[k], dtype=float) for k in keys}
 
 
-def _compared_keys(module: ModuleType) -> list[str]:
+def _compared_keys(module: Metric) -> list[str]:
     """The ranking keys of a group, then (when its ``from_statistics`` takes ``everything``) its
     other ×100 keys."""
     keys = [f.key for f in module.FACTS if f.ranking]
@@ -169,12 +168,12 @@ def _trial_products(pos: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     return out
 
 
-def _has_statistics(module: ModuleType) -> bool:
+def _has_statistics(module: Metric) -> bool:
     return hasattr(module, "statistics") and hasattr(module, "from_statistics")
 
 
 def _ar_statistics_many(
-    scored: list[tuple[ModuleType, MetricData, MetricData, list[str]]], pos: np.ndarray
+    scored: list[tuple[Metric, MetricData, MetricData, list[str]]], pos: np.ndarray
 ) -> list[dict[str, np.ndarray]]:
     """For each (module, A's data, B's data, keys): per key, |A − B| of the two
     pseudo-systems of every trial. The metrics with per-item statistics share one matrix
@@ -205,14 +204,14 @@ def _ar_statistics_many(
 
 
 def _ar_statistics(
-    module: ModuleType, da: MetricData, db: MetricData, pos: np.ndarray, keys: list[str]
+    module: Metric, da: MetricData, db: MetricData, pos: np.ndarray, keys: list[str]
 ) -> dict[str, np.ndarray]:
     """Per key, |A − B| of the two pseudo-systems of every trial (one metric group)."""
     return _ar_statistics_many([(module, da, db, keys)], pos)[0]
 
 
 def _ar_by_swapping(
-    module: ModuleType, da: MetricData, db: MetricData, pos: np.ndarray, keys: list[str]
+    module: Metric, da: MetricData, db: MetricData, pos: np.ndarray, keys: list[str]
 ) -> dict[str, np.ndarray]:
     """A metric without statistics: swap the per-item arrays and aggregate each trial (slow,
     but any metric)."""
@@ -232,7 +231,7 @@ def _ar_by_swapping(
 
 
 def compare_metrics(
-    modules: dict[str, ModuleType],
+    modules: dict[str, Metric],
     data_a: dict[str, MetricData],
     data_b: dict[str, MetricData],
     n_items: int,
@@ -293,7 +292,7 @@ def compare_metrics(
 
 
 def pairwise(
-    module: ModuleType,
+    module: Metric,
     datas: list[MetricData],
     key: str,
     n_items: int,

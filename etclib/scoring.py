@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,7 @@ from . import __version__, tokenize, tracks
 from . import metrics as metric_registry
 from .corpus import CATEGORIES, ROLES, Corpus, load_corpus
 from .jsonl import dumps_line
-from .metrics import Context, MetricData
+from .metrics import Context, Metric, MetricData
 from .predictions import Predictions, check_coverage, check_values, read_predictions
 from .task import Item, Key
 from .task import items as split_items
@@ -36,7 +35,7 @@ class ScoreResult:
     metrics: list[str]
     data: dict[str, MetricData]
     signature: dict[str, str]
-    modules: dict[str, ModuleType] = field(repr=False, default_factory=dict)
+    modules: dict[str, Metric] = field(repr=False, default_factory=dict)
     #: the track (:mod:`etclib.tracks`); predictions are its values
     track: str = tracks.DEFAULT_TRACK
 
@@ -116,8 +115,8 @@ class ScoreResult:
 
     def incomplete(self, shown: int = 1) -> dict[str, str]:
         """Metric group -> why its scores are incomplete (e.g. ``judge incomplete: 3 of 20 items
-        failed (first reason: ...)``), for the metrics that can be (an ``incomplete`` function
-        in their module) and are; ``shown``: how many reasons each message quotes."""
+        failed (first reason: ...)``), for the metrics that can be (an ``incomplete`` method
+        of theirs) and are; ``shown``: how many reasons each message quotes."""
         out: dict[str, str] = {}
         for name in self.metrics:
             words = getattr(self.modules[name], "incomplete", None)
@@ -227,10 +226,10 @@ def score(
     }
     if t.signature:
         sig["track"] = t.signature
-    if any(getattr(m, "TOKENS", False) for m in modules.values()):
+    if any(m.TOKENS for m in modules.values()):
         sig["tokenizer"] = tokenize.signature()
     for n, m in modules.items():
-        sig.update(metric_registry.signature_of(m, ctx, data[n]))
+        sig.update(m.signature(ctx, data[n]))
     return ScoreResult(split, items, preds, names, data, sig, modules, t.name)
 
 

@@ -1,7 +1,7 @@
 """Paired bootstrap over items: confidence intervals and rank bands, for any metric.
 
 Like sacrebleu's ``significance.py``, this module knows no metric: it draws the resamples and
-calls the metric module's own functions (see :mod:`etclib.metrics`): its per-item
+calls the metric's own methods (:class:`etclib.metrics.Metric`): its per-item
 ``statistics`` summed over each resample and scored by ``from_statistics`` (for many entries
 and metrics at once, one matrix product: :func:`resampled_many`), else its ``resample``, else
 its ``aggregate`` once per resample.
@@ -25,12 +25,11 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from types import ModuleType
 
 import numpy as np
 
 from . import metrics
-from .metrics import MetricData
+from .metrics import Metric, MetricData
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20260
@@ -71,46 +70,46 @@ def draw(n_items: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_S
     return Resamples(rng.integers(0, n_items, size=(resamples, n_items)), seed)
 
 
-def _module(metric: str | ModuleType) -> ModuleType:
+def _metric(metric: str | Metric) -> Metric:
     return metrics.get(metric) if isinstance(metric, str) else metric
 
 
-def resampled(metric: str | ModuleType, data: MetricData, res: Resamples) -> dict[str, np.ndarray]:
-    """Every ranking key of ``metric`` (a group name or module) on every resample."""
+def resampled(metric: str | Metric, data: MetricData, res: Resamples) -> dict[str, np.ndarray]:
+    """Every ranking key of ``metric`` (a group name or a Metric) on every resample."""
     return resampled_many([(metric, data)], res)[0]
 
 
 def resampled_many(
-    scored: list[tuple[str | ModuleType, MetricData]], res: Resamples
+    scored: list[tuple[str | Metric, MetricData]], res: Resamples
 ) -> list[dict[str, np.ndarray]]:
     """:func:`resampled` for many (metric, data) pairs on the same items and resamples.
 
     The per-item statistics of every pair that has them are stacked into one matrix, so all
     resamples of all of them cost one matrix product.
     """
-    modules = [_module(m) for m, _ in scored]
+    found = [_metric(m) for m, _ in scored]
     stats: list[np.ndarray] = []
     where: dict[int, tuple[int, int]] = {}
-    for n, (module, (_, data)) in enumerate(zip(modules, scored)):
-        if hasattr(module, "statistics") and hasattr(module, "from_statistics"):
-            block = np.asarray(module.statistics(data), dtype=float)
+    for n, (metric, (_, data)) in enumerate(zip(found, scored)):
+        if hasattr(metric, "statistics") and hasattr(metric, "from_statistics"):
+            block = np.asarray(metric.statistics(data), dtype=float)
             start = sum(b.shape[1] for b in stats)
             where[n] = (start, start + block.shape[1])
             stats.append(block)
     sums = res.weights @ np.hstack(stats) if stats else None
     out = []
-    for n, (module, (_, data)) in enumerate(zip(modules, scored)):
-        ranked = [f.key for f in module.FACTS if f.ranking]
+    for n, (metric, (_, data)) in enumerate(zip(found, scored)):
+        ranked = [f.key for f in metric.FACTS if f.ranking]
         if not ranked:  # nothing to resample (e.g. erc_loo): no aggregate per resample
             out.append({})
             continue
         if n in where:
             a, b = where[n]
-            got = module.from_statistics(sums[:, a:b])
-        elif hasattr(module, "resample"):
-            got = module.resample(data, res)
+            got = metric.from_statistics(sums[:, a:b])
+        elif hasattr(metric, "resample"):
+            got = metric.resample(data, res)
         else:
-            rows = [module.aggregate(data, row) for row in res.idx]
+            rows = [metric.aggregate(data, row) for row in res.idx]
             got = {k: [r[k] for r in rows] for k in ranked}
         out.append({k: np.asarray(got[k], dtype=float) for k in ranked})
     return out
@@ -142,7 +141,7 @@ def interval_rows(samples: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
 
 
 def intervals(
-    metric: str | ModuleType, data: MetricData, res: Resamples, alpha: float = ALPHA
+    metric: str | Metric, data: MetricData, res: Resamples, alpha: float = ALPHA
 ) -> dict[str, tuple[float, float]]:
     """Ranking key -> its ``1 - alpha`` bootstrap interval."""
     return {k: interval(v, alpha) for k, v in resampled(metric, data, res).items()}

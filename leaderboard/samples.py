@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sys
 import tempfile
 import threading
 from collections import OrderedDict
@@ -34,7 +35,7 @@ from types import ModuleType
 import numpy as np
 
 from etclib import metrics, significance
-from etclib.metrics import MetricData
+from etclib.metrics import Metric, MetricData
 
 from . import settings
 
@@ -60,13 +61,14 @@ def ranking_keys(group: str) -> list[str]:
     return [f.key for f in metrics.get(group).FACTS if f.ranking]
 
 
-def definition_modules(group: str | ModuleType) -> list[ModuleType]:
-    """The modules whose code a row's resampled scores come from: the group's metric module,
-    the metric modules it uses (``category`` scores with ``erc``'s ``from_statistics``),
-    recursively, and :mod:`etclib.significance`."""
-    registered = {m if isinstance(m, str) else m.__name__ for m in metrics.METRICS.values()}
+def definition_modules(group: str | Metric) -> list[ModuleType]:
+    """The modules whose code a row's resampled scores come from: those of the metric's class
+    and its base classes, the metric modules they use (``category`` scores with ``erc``'s
+    ``from_statistics``), recursively, and :mod:`etclib.significance`."""
+    registered = {m if isinstance(m, str) else type(m).__module__ for m in metrics.METRICS.values()}
+    metric = metrics.get(group) if isinstance(group, str) else group
     found: dict[str, ModuleType] = {}
-    todo = [metrics.get(group) if isinstance(group, str) else group]
+    todo = [sys.modules[c.__module__] for c in type(metric).__mro__ if issubclass(c, Metric)]
     while todo:
         module = todo.pop()
         if module.__name__ in found:
@@ -89,7 +91,7 @@ def definition(group: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _definition(metric: ModuleType) -> str:
+def _definition(metric: Metric) -> str:
     h = hashlib.sha256()
     for module in definition_modules(metric):
         h.update(f"{module.__name__}\0".encode())

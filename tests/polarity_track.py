@@ -2,7 +2,7 @@
 scored against a polarity derived from the corpus's aggregated categories.
 
 This module is the whole plugin: the track (:class:`Polarity`: its field, reader, reference,
-backends, baselines and floor), its metric (this module, registered as the group "polarity")
+backends, baselines and floor), its metric (:class:`PolarityAccuracy`, the group "polarity")
 and its one backend (:class:`AlwaysNeutral`). :func:`register` adds them; nothing else in the
 repository names the track.
 """
@@ -13,8 +13,7 @@ import numpy as np
 
 from etclib import metrics, tracks
 from etclib.backends import Backend
-from etclib.metrics import Context, Fact, MetricData, mean_statistics, means_from_statistics
-from etclib.metrics import subset_mean as _mean
+from etclib.metrics import Context, Fact, MeanMetric, MetricData
 
 POLARITIES = ("positive", "negative", "neutral")
 NEGATIVE = {"sadness", "fear", "anger", "disgust"}
@@ -60,41 +59,23 @@ class AlwaysNeutral(Backend):
         return ["neutral"] * len(items)
 
 
-# --- the metric group "polarity" ------------------------------------------------------------
+class PolarityAccuracy(MeanMetric):
+    """The metric group "polarity"."""
 
-STAGE = "lexical"  # the first stage: every submission gets it
-TRACK = Polarity.name
-FACTS = (Fact("polarity_accuracy", "Polarity accuracy", "share of items with the right polarity"),)
-KEYS = ("polarity_accuracy",)
+    TRACK = Polarity.name
+    FACTS = (
+        Fact("polarity_accuracy", "Polarity accuracy", "share of items with the right polarity"),
+    )
 
+    def signature(self, ctx=None, data=None) -> dict[str, str]:
+        return {"polarity": "accuracy|joy+,negative-|v1"}
 
-def signature(ctx=None, data=None) -> dict[str, str]:
-    return {"polarity": "accuracy|joy+,negative-|v1"}
-
-
-def compute(predictions, references, ctx: Context) -> MetricData:
-    right = [p == r for p, r in zip(predictions, references, strict=True)]
-    return MetricData({"right": np.array(right, dtype=float)})
-
-
-def aggregate(data: MetricData, idx=None) -> dict[str, float]:
-    return {"polarity_accuracy": _mean(data.arrays["right"], idx)}
+    def compute(self, predictions, references, ctx: Context) -> MetricData:
+        right = [p == r for p, r in zip(predictions, references, strict=True)]
+        return MetricData({"polarity_accuracy": np.array(right, dtype=float)})
 
 
-def statistics(data: MetricData) -> np.ndarray:
-    return mean_statistics(data.arrays["right"])
-
-
-def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
-    return means_from_statistics(sums, KEYS)
-
-
-def item_scores(data: MetricData, i: int) -> dict[str, float]:
-    return {"polarity_accuracy": float(data.arrays["right"][i]) * 100}
-
-
-def score(predictions, references, **options) -> dict[str, float]:
-    return aggregate(compute(predictions, references, Context(options)))
+METRIC = PolarityAccuracy()
 
 
 TRACK_OBJECT = Polarity()

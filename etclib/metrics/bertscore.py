@@ -28,19 +28,8 @@ import numpy as np
 
 from ..config import setting
 from ..errors import DependencyError, MetricError
-from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
+from . import Context, Fact, MeanMetric, MetricData
 
-STAGE = "bertscore"
-FAMILY = "similarity"
-FACTS = (
-    Fact(
-        "bertscore",
-        "BERTScore",
-        "BERTScore F1 per item with a multilingual BERT (model and layer in the signature), "
-        "mean over items",
-    ),
-)
-KEYS = tuple(f.key for f in FACTS)
 DEFAULT_MODEL = "bert-base-multilingual-cased"
 #: seconds one connection to the hub may take before a model that is not cached is given up
 HUB_PROBE_TIMEOUT = 2.0
@@ -168,58 +157,53 @@ def _load_error(model: str, exc: Exception) -> MetricError:
     )
 
 
-def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
-    from importlib.metadata import version
+class BERTScore(MeanMetric):
+    STAGE = "bertscore"
+    FAMILY = "similarity"
+    FACTS = (
+        Fact(
+            "bertscore",
+            "BERTScore",
+            "BERTScore F1 per item with a multilingual BERT (model and layer in the signature), "
+            "mean over items",
+        ),
+    )
 
-    model, layer, _ = _settings(ctx)
-    _, layer = _scorer(model, layer)
-    return {
-        "bertscore": f"model:{model}|layer:{layer}|idf:no|rescale:no|F1|empty:0|mean-over-items"
-        f"|bert-score:{version('bert-score')}|transformers:{version('transformers')}"
-    }
+    def signature(
+        self, ctx: Context | None = None, data: MetricData | None = None
+    ) -> dict[str, str]:
+        from importlib.metadata import version
 
+        model, layer, _ = _settings(ctx)
+        _, layer = _scorer(model, layer)
+        return {
+            "bertscore": f"model:{model}|layer:{layer}|idf:no|rescale:no|F1|empty:0|mean-over-items"
+            f"|bert-score:{version('bert-score')}|transformers:{version('transformers')}"
+        }
 
-def warm(ctx: Context) -> None:
-    """torch, bert-score and the configured model (hub cache or folder), loaded: what the
-    stage's first job would otherwise load."""
-    model, layer, _ = _settings(ctx)
-    _scorer(model, layer)
+    def warm(self, ctx: Context) -> None:
+        """torch, bert-score and the configured model (hub cache or folder), loaded: what the
+        stage's first job would otherwise load."""
+        model, layer, _ = _settings(ctx)
+        _scorer(model, layer)
 
-
-def compute(predictions: list[str], references: list[str], ctx: Context) -> MetricData:
-    model, layer, batch = _settings(ctx)
-    scorer, _ = _scorer(model, layer)
-    out = np.zeros(len(predictions))
-    # An empty text has no token to align: its F1 is 0, as bert-score itself reports (and its
-    # empty-text path no longer runs under transformers 5, so such items are not sent to it).
-    keep = [
-        i
-        for i, (p, r) in enumerate(zip(predictions, references, strict=True))
-        if p.strip() and r.strip()
-    ]
-    if keep:
-        _, _, f1 = scorer.score(
-            [predictions[i] for i in keep], [references[i] for i in keep], batch_size=batch
-        )
-        out[keep] = f1.detach().cpu().numpy().astype(float)
-    return MetricData({"bertscore": out})
-
-
-def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
-    return {"bertscore": subset_mean(data.arrays["bertscore"], idx)}
-
-
-def statistics(data: MetricData) -> np.ndarray:
-    return mean_statistics(data.arrays["bertscore"])
-
-
-def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
-    return means_from_statistics(sums, KEYS)
-
-
-def item_scores(data: MetricData, i: int) -> dict[str, float]:
-    return {"bertscore": round(float(data.arrays["bertscore"][i]) * 100, 4)}
+    def compute(self, predictions: list[str], references: list[str], ctx: Context) -> MetricData:
+        model, layer, batch = _settings(ctx)
+        scorer, _ = _scorer(model, layer)
+        out = np.zeros(len(predictions))
+        # An empty text has no token to align: its F1 is 0, as bert-score itself reports (and its
+        # empty-text path no longer runs under transformers 5, so such items are not sent to it).
+        keep = [
+            i
+            for i, (p, r) in enumerate(zip(predictions, references, strict=True))
+            if p.strip() and r.strip()
+        ]
+        if keep:
+            _, _, f1 = scorer.score(
+                [predictions[i] for i in keep], [references[i] for i in keep], batch_size=batch
+            )
+            out[keep] = f1.detach().cpu().numpy().astype(float)
+        return MetricData({"bertscore": out})
 
 
-def score(predictions: list[str], references: list[str], **options) -> dict[str, float]:
-    return aggregate(compute(predictions, references, Context(options)))
+METRIC = BERTScore()

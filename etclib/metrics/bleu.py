@@ -3,7 +3,7 @@
 Texts are tokenised by MeCab (``etclib.tokenize``) and handed to sacrebleu with its ``none``
 tokenizer, which is what sacrebleu's own ``ja-mecab`` tokenizer does internally. Per item we keep
 sacrebleu's sufficient statistics (lengths, matches and totals per order), so any subset is
-scored by sacrebleu itself (:func:`aggregate`), and every bootstrap resample at once by
+scored by sacrebleu itself (:meth:`BLEU.aggregate`), and every bootstrap resample at once by
 :func:`scores_from_sums`, sacrebleu's formula on arrays (tests check it against sacrebleu).
 """
 
@@ -14,23 +14,9 @@ from functools import cache
 import numpy as np
 
 from .. import tokenize
-from . import Context, Fact, MetricData
+from . import Context, Fact, Metric, MetricData
 
 MAX_ORDER = 4
-STAGE = "lexical"
-FAMILY = "lexical"
-TOKENS = True
-FACTS = tuple(
-    Fact(
-        f"bleu{n}",
-        f"BLEU-{n}",
-        f"corpus BLEU over all items on MeCab tokens, n-grams up to {n} with uniform weights "
-        "and the brevity penalty (sacrebleu)",
-        summary=n in (1, MAX_ORDER),
-    )
-    for n in range(1, MAX_ORDER + 1)
-)
-KEYS = tuple(f.key for f in FACTS)
 
 
 @cache
@@ -44,31 +30,6 @@ def _bleu(order: int, sentence: bool = False):
     return bleu
 
 
-def warm(ctx: Context) -> None:
-    """sacrebleu, its BLEU objects and MeCab with its dictionary, loaded."""
-    ctx.tokens(["準備"])
-    for n in range(1, MAX_ORDER + 1):
-        _bleu(n), _bleu(n, True)
-
-
-def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
-    sig = _bleu(MAX_ORDER).get_signature().format(short=True)
-    return {
-        "bleu": sig.replace("tok:none", "tok:" + tokenize.signature()) + f"|order:1-{MAX_ORDER}",
-    }
-
-
-def compute(predictions: list[str], references: list[str], ctx: Context) -> MetricData:
-    hyps = ctx.tokens(predictions)
-    refs = ctx.tokens(references)
-    # Stats of the order-4 metric: [hyp_len, ref_len, correct_1..4, total_1..4]; lower orders
-    # use the first n of each block (n-gram counts do not depend on the maximum order).
-    stats = np.asarray(_bleu(MAX_ORDER)._extract_corpus_statistics(hyps, [refs]), dtype=np.int64)
-    if stats.size == 0:
-        stats = np.zeros((0, 2 + 2 * MAX_ORDER), dtype=np.int64)
-    return MetricData({"bleu_stats": stats})
-
-
 def _order_stats(total: np.ndarray, n: int) -> list[int]:
     m = MAX_ORDER
     return (
@@ -76,28 +37,6 @@ def _order_stats(total: np.ndarray, n: int) -> list[int]:
         + [int(x) for x in total[2 : 2 + n]]
         + [int(x) for x in total[2 + m : 2 + m + n]]
     )
-
-
-def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
-    stats = data.arrays["bleu_stats"]
-    sub = stats if idx is None else stats[idx]
-    if len(sub) == 0:
-        return {k: float("nan") for k in KEYS}
-    total = sub.sum(axis=0)
-    return {
-        f"bleu{n}": float(_bleu(n)._compute_score_from_stats(_order_stats(total, n)).score)
-        for n in range(1, MAX_ORDER + 1)
-    }
-
-
-def statistics(data: MetricData) -> np.ndarray:
-    """Per item: sacrebleu's ``[hyp_len, ref_len, correct_1..4, total_1..4]``."""
-    return np.asarray(data.arrays["bleu_stats"], dtype=float)
-
-
-def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
-    """BLEU-1..4 from summed statistics, one row per resample."""
-    return {f"bleu{n}": scores_from_sums(sums, n) for n in range(1, MAX_ORDER + 1)}
 
 
 def scores_from_sums(s: np.ndarray, order: int) -> np.ndarray:
@@ -136,14 +75,75 @@ def scores_from_sums(s: np.ndarray, order: int) -> np.ndarray:
     return np.where(nothing, 0.0, score)
 
 
-def item_scores(data: MetricData, i: int) -> dict[str, float]:
-    """Sentence BLEU of one item (sacrebleu's sentence settings: effective order, exp smoothing)."""
-    row = data.arrays["bleu_stats"][i]
-    return {
-        f"bleu{n}": round(_bleu(n, True)._compute_score_from_stats(_order_stats(row, n)).score, 4)
+class BLEU(Metric):
+    FAMILY = "lexical"
+    TOKENS = True
+    FACTS = tuple(
+        Fact(
+            f"bleu{n}",
+            f"BLEU-{n}",
+            f"corpus BLEU over all items on MeCab tokens, n-grams up to {n} with uniform weights "
+            "and the brevity penalty (sacrebleu)",
+            summary=n in (1, MAX_ORDER),
+        )
         for n in range(1, MAX_ORDER + 1)
-    }
+    )
+
+    def warm(self, ctx: Context) -> None:
+        """sacrebleu, its BLEU objects and MeCab with its dictionary, loaded."""
+        ctx.tokens(["準備"])
+        for n in range(1, MAX_ORDER + 1):
+            _bleu(n), _bleu(n, True)
+
+    def signature(
+        self, ctx: Context | None = None, data: MetricData | None = None
+    ) -> dict[str, str]:
+        sig = _bleu(MAX_ORDER).get_signature().format(short=True)
+        return {
+            "bleu": sig.replace("tok:none", "tok:" + tokenize.signature())
+            + f"|order:1-{MAX_ORDER}",
+        }
+
+    def compute(self, predictions: list[str], references: list[str], ctx: Context) -> MetricData:
+        hyps = ctx.tokens(predictions)
+        refs = ctx.tokens(references)
+        # Stats of the order-4 metric: [hyp_len, ref_len, correct_1..4, total_1..4]; lower orders
+        # use the first n of each block (n-gram counts do not depend on the maximum order).
+        stats = np.asarray(
+            _bleu(MAX_ORDER)._extract_corpus_statistics(hyps, [refs]), dtype=np.int64
+        )
+        if stats.size == 0:
+            stats = np.zeros((0, 2 + 2 * MAX_ORDER), dtype=np.int64)
+        return MetricData({"bleu_stats": stats})
+
+    def aggregate(self, data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
+        stats = data.arrays["bleu_stats"]
+        sub = stats if idx is None else stats[idx]
+        if len(sub) == 0:
+            return {k: float("nan") for k in self.KEYS}
+        total = sub.sum(axis=0)
+        return {
+            f"bleu{n}": float(_bleu(n)._compute_score_from_stats(_order_stats(total, n)).score)
+            for n in range(1, MAX_ORDER + 1)
+        }
+
+    def statistics(self, data: MetricData) -> np.ndarray:
+        """Per item: sacrebleu's ``[hyp_len, ref_len, correct_1..4, total_1..4]``."""
+        return np.asarray(data.arrays["bleu_stats"], dtype=float)
+
+    def from_statistics(self, sums: np.ndarray) -> dict[str, np.ndarray]:
+        """BLEU-1..4 from summed statistics, one row per resample."""
+        return {f"bleu{n}": scores_from_sums(sums, n) for n in range(1, MAX_ORDER + 1)}
+
+    def item_scores(self, data: MetricData, i: int) -> dict[str, float]:
+        """Sentence BLEU of one item (sacrebleu's sentence settings: effective order, exp smoothing)."""
+        row = data.arrays["bleu_stats"][i]
+        return {
+            f"bleu{n}": round(
+                _bleu(n, True)._compute_score_from_stats(_order_stats(row, n)).score, 4
+            )
+            for n in range(1, MAX_ORDER + 1)
+        }
 
 
-def score(predictions: list[str], references: list[str], **options) -> dict[str, float]:
-    return aggregate(compute(predictions, references, Context(options)))
+METRIC = BLEU()

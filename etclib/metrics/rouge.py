@@ -11,28 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import tokenize
-from . import Context, Fact, MetricData, mean_statistics, means_from_statistics, subset_mean
-
-STAGE = "lexical"
-FAMILY = "lexical"
-TOKENS = True
-FACTS = (
-    Fact(
-        "rouge1", "ROUGE-1", "unigram-overlap F-measure per item on MeCab tokens, mean over items"
-    ),
-    Fact(
-        "rouge2",
-        "ROUGE-2",
-        "bigram-overlap F-measure per item on MeCab tokens, mean over items",
-        summary=False,
-    ),
-    Fact(
-        "rougeL",
-        "ROUGE-L",
-        "longest-common-subsequence F-measure per item on MeCab tokens, mean over items",
-    ),
-)
-KEYS = tuple(f.key for f in FACTS)
+from . import Context, Fact, MeanMetric, MetricData
 
 
 class _Whitespace:
@@ -46,51 +25,56 @@ class _Whitespace:
 def _scorer():
     from rouge_score import rouge_scorer
 
-    return rouge_scorer.RougeScorer(list(KEYS), use_stemmer=False, tokenizer=_Whitespace())
+    return rouge_scorer.RougeScorer(list(Rouge.KEYS), use_stemmer=False, tokenizer=_Whitespace())
 
 
-def warm(ctx: Context) -> None:
-    """rouge-score (and the nltk it imports) and MeCab, loaded; one item scored."""
-    tokens = ctx.tokens(["準備"])
-    _scorer().score(tokens[0], tokens[0])
+class Rouge(MeanMetric):
+    FAMILY = "lexical"
+    TOKENS = True
+    FACTS = (
+        Fact(
+            "rouge1",
+            "ROUGE-1",
+            "unigram-overlap F-measure per item on MeCab tokens, mean over items",
+        ),
+        Fact(
+            "rouge2",
+            "ROUGE-2",
+            "bigram-overlap F-measure per item on MeCab tokens, mean over items",
+            summary=False,
+        ),
+        Fact(
+            "rougeL",
+            "ROUGE-L",
+            "longest-common-subsequence F-measure per item on MeCab tokens, mean over items",
+        ),
+    )
+
+    def warm(self, ctx: Context) -> None:
+        """rouge-score (and the nltk it imports) and MeCab, loaded; one item scored."""
+        tokens = ctx.tokens(["準備"])
+        _scorer().score(tokens[0], tokens[0])
+
+    def signature(
+        self, ctx: Context | None = None, data: MetricData | None = None
+    ) -> dict[str, str]:
+        from importlib.metadata import version
+
+        return {
+            "rouge": f"tok:{tokenize.signature()}|stem:no|F-measure|mean-over-items"
+            f"|rouge-score:{version('rouge-score')}"
+        }
+
+    def compute(self, predictions: list[str], references: list[str], ctx: Context) -> MetricData:
+        hyps = ctx.tokens(predictions)
+        refs = ctx.tokens(references)
+        scorer = _scorer()
+        out = {k: np.empty(len(hyps)) for k in self.KEYS}
+        for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
+            s = scorer.score(r, h)  # rouge-score's order: (target, prediction)
+            for k in self.KEYS:
+                out[k][i] = s[k].fmeasure
+        return MetricData(out)
 
 
-def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
-    from importlib.metadata import version
-
-    return {
-        "rouge": f"tok:{tokenize.signature()}|stem:no|F-measure|mean-over-items"
-        f"|rouge-score:{version('rouge-score')}"
-    }
-
-
-def compute(predictions: list[str], references: list[str], ctx: Context) -> MetricData:
-    hyps = ctx.tokens(predictions)
-    refs = ctx.tokens(references)
-    scorer = _scorer()
-    out = {k: np.empty(len(hyps)) for k in KEYS}
-    for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
-        s = scorer.score(r, h)  # rouge-score's order: (target, prediction)
-        for k in KEYS:
-            out[k][i] = s[k].fmeasure
-    return MetricData(out)
-
-
-def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
-    return {k: subset_mean(data.arrays[k], idx) for k in KEYS}
-
-
-def statistics(data: MetricData) -> np.ndarray:
-    return mean_statistics(*(data.arrays[k] for k in KEYS))
-
-
-def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
-    return means_from_statistics(sums, KEYS)
-
-
-def item_scores(data: MetricData, i: int) -> dict[str, float]:
-    return {k: round(float(data.arrays[k][i]) * 100, 4) for k in KEYS}
-
-
-def score(predictions: list[str], references: list[str], **options) -> dict[str, float]:
-    return aggregate(compute(predictions, references, Context(options)))
+METRIC = Rouge()

@@ -226,7 +226,7 @@ def test_leaderboard_breaks_a_scored_entry_down_by_cause_type(setup):
         for kind, (preds, refs) in by_type.items():
             assert int(rows[kind]["items"]) == len(preds)
             assert rows[kind]["source"] == f"proxy (partner mention) {len(preds)}"
-            expected = rouge.score(preds, refs)["rougeL"]
+            expected = rouge.METRIC.score(preds, refs)["rougeL"]
             # headed by the metric's name and direction (etclib.metrics.heading), not its key
             assert float(rows[kind]["ROUGE-L ↑"]) == pytest.approx(expected, abs=0.01)
             assert 0 <= float(rows[kind]["ROUGE-L ↑"]) <= 100

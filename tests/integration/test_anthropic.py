@@ -132,8 +132,8 @@ def test_erc_llm_backend_labels_with_claude(server):
 
 def test_judge_caches_its_fixed_prompt_and_asks_for_the_schema(judge):
     texts = [f"文{i}です。" for i in range(4)]
-    data = J.compute(texts, texts, Context(options(concurrency=1)))
-    assert J.aggregate(data)["f1"] == pytest.approx(100.0)
+    data = J.METRIC.compute(texts, texts, Context(options(concurrency=1)))
+    assert J.METRIC.aggregate(data)["f1"] == pytest.approx(100.0)
     reqs = [r for r in judge.requests if r.kind == "anthropic"]
     for r in reqs:
         (block,) = r.body["system"]
@@ -152,7 +152,7 @@ def test_judge_caches_its_fixed_prompt_and_asks_for_the_schema(judge):
 @pytest.mark.parametrize("fault", ["quota", "overloaded"])
 def test_judge_retries_429_and_529_after_the_suggested_delay(judge, delays, fault):
     judge.inject(fault, times=2)
-    got = J.score(["文です。"], ["文です。"], **options())
+    got = J.METRIC.score(["文です。"], ["文です。"], **options())
     assert got["f1"] == pytest.approx(100.0)
     assert judge.count(answered=False) == 2 and delays == [7.0, 7.0]
 
@@ -161,7 +161,7 @@ def test_judge_stops_on_a_used_up_credit_balance(judge, delays):
     judge.inject("insufficient_quota", times=1000)
     texts = [f"文{i}です。" for i in range(30)]
     with pytest.raises(QuotaExhaustedError) as info:
-        J.compute(texts, texts, Context(options(concurrency=3)))
+        J.METRIC.compute(texts, texts, Context(options(concurrency=3)))
     assert judge.count() <= 3 and delays == []  # the calls in flight, no retry
     message = str(info.value)
     assert "The anthropic judge" in message and "anthropic quota is used up" in message

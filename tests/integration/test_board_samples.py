@@ -177,8 +177,10 @@ def test_the_erc_board_in_a_new_process_resamples_nothing(tiny, monkeypatch):
     aggregates = []
     from etclib.tracks.categories import metric_loo as erc_loo
 
-    real = erc_loo.aggregate
-    monkeypatch.setattr(erc_loo, "aggregate", lambda *a, **k: aggregates.append(1) or real(*a, **k))
+    real = erc_loo.METRIC.aggregate
+    monkeypatch.setattr(
+        erc_loo.METRIC, "aggregate", lambda *a, **k: aggregates.append(1) or real(*a, **k)
+    )
     again = lb.ranking(track="erc")
     assert calls == [] and aggregates == []
     pd.testing.assert_frame_equal(again, first)

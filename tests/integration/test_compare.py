@@ -51,7 +51,7 @@ def test_real_files_match_independent_computation(real_files):
     assert c.n_items == 1010
     refs = [it.reference for it in its]
     const = ["相手の話を聞いて嬉しい気持ちになった。"] * len(its)
-    for k in rouge.KEYS:
+    for k in rouge.METRIC.KEYS:
         va = c.data_a["rouge"].arrays[k]
         vb = c.data_b["rouge"].arrays[k]
         assert c.metrics[k].interval == pytest.approx(numpy_mean_interval(va, vb), abs=1e-9)
@@ -121,7 +121,7 @@ def test_cli_json_shape_and_per_item(real_files, capsys, tmp_path):
         "trials:500" in got["signature"]["compare"]
         and "bootstrap:100" in got["signature"]["compare"]
     )
-    assert set(got["metrics"]) == set(rouge.KEYS)
+    assert set(got["metrics"]) == set(rouge.METRIC.KEYS)
     for m in got["metrics"].values():
         assert set(m) == {"a", "b", "difference", "interval", "p_value", "verdict"}
         assert m["difference"] == pytest.approx(m["b"] - m["a"])

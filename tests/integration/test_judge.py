@@ -93,8 +93,8 @@ def scripted(judge_env):  # noqa: F811 - fixture use
 @pytest.mark.parametrize(("numbers", "precision", "recall", "f1", "n_judged"), CASES)
 def test_scoring_rules(scripted, numbers, precision, recall, f1, n_judged):
     preds, refs = _items(*numbers)
-    data = J.compute(preds, refs, scripted.ctx())
-    got = J.aggregate(data)
+    data = J.METRIC.compute(preds, refs, scripted.ctx())
+    got = J.METRIC.aggregate(data)
     assert _close(got["precision"], precision), got
     assert _close(got["recall"], recall), got
     assert _close(got["f1"], f1), got
@@ -104,12 +104,12 @@ def test_scoring_rules(scripted, numbers, precision, recall, f1, n_judged):
 
 def test_unit_counts_and_details(scripted):
     preds, refs = _items("一", "二", "三", "四", "五", "六")
-    data = J.compute(preds, refs, scripted.ctx())
+    data = J.METRIC.compute(preds, refs, scripted.ctx())
     # units per prediction: 2, 1, 0, 1, 4, 1 -> mean 9/6 = 1.5;
     #   squared deviations .25 .25 2.25 .25 6.25 .25 = 9.5 -> population SD sqrt(9.5/6)
     # units per reference: 1, 0, 2, 3, 1, 1 -> mean 8/6; squared deviations
     #   1/9 16/9 4/9 25/9 1/9 1/9 = 48/9 -> SD sqrt(48/54)
-    got = J.aggregate(data)
+    got = J.METRIC.aggregate(data)
     assert got["units_mean"] == pytest.approx(1.5)
     assert got["units_sd"] == pytest.approx(math.sqrt(9.5 / 6))
     assert got["ref_units_mean"] == pytest.approx(8 / 6)
@@ -130,47 +130,47 @@ def test_unit_counts_and_details(scripted):
     }
     # nothing is asked where a side has no unit
     assert data.details[1]["unit_labels"] == [] and data.details[2]["ref_unit_labels"] == []
-    assert J.item_scores(data, 3) == {
+    assert J.METRIC.item_scores(data, 3) == {
         "precision": 100.0,
         "recall": pytest.approx(33.3333, abs=1e-4),
         "f1": 50.0,
         "n_units": 1,
         "n_ref_units": 3,
     }
-    assert J.item_scores(data, 1)["f1"] is None
+    assert J.METRIC.item_scores(data, 1)["f1"] is None
     # a subset (as breakdowns and bootstrap use it): items 4 and 5 only
-    sub = J.aggregate(data, np.array([3, 4]))
+    sub = J.METRIC.aggregate(data, np.array([3, 4]))
     assert sub["f1"] == pytest.approx(45.0) and sub["n_judged"] == 2
     assert sub["units_mean"] == pytest.approx(2.5) and sub["units_sd"] == pytest.approx(1.5)
 
 
 def test_no_entailment_asked_when_a_side_has_no_unit(scripted):
     preds, refs = _items("二", "三")
-    J.compute(preds, refs, scripted.ctx())
+    J.METRIC.compute(preds, refs, scripted.ctx())
     assert sum(scripted.responder.entail_calls.values()) == 0
     assert sum(scripted.responder.decompose_calls.values()) == 4
 
 
 def test_empty_prediction_costs_no_call_and_scores_zero(scripted):
-    data = J.compute(["", "   "], ["参照四", "参照四"], scripted.ctx())
-    assert J.aggregate(data)["f1"] == 0.0
+    data = J.METRIC.compute(["", "   "], ["参照四", "参照四"], scripted.ctx())
+    assert J.METRIC.aggregate(data)["f1"] == 0.0
     assert scripted.responder.decompose_calls == {"参照四": 1}
 
 
 def test_identical_prediction_scores_maximum(scripted):
     # each unit of a text verbatim in itself -> default label Supported
     texts = ["相手が来てくれて嬉しかった。もっと話したいと思った。", "驚いた。"]
-    got = J.score(texts, texts, **scripted.options)
+    got = J.METRIC.score(texts, texts, **scripted.options)
     assert got["precision"] == got["recall"] == got["f1"] == 100.0
 
 
 def test_score_one_call_form_matches_compute(scripted):
     preds, refs = _items("四", "五")
-    assert J.score(preds, refs, **scripted.options)["f1"] == pytest.approx(45.0)
+    assert J.METRIC.score(preds, refs, **scripted.options)["f1"] == pytest.approx(45.0)
 
 
 def test_requests_ask_for_structured_output_at_temperature_zero(scripted):
-    J.compute(*_items("一"), scripted.ctx())
+    J.METRIC.compute(*_items("一"), scripted.ctx())
     reqs = scripted.server.requests
     assert reqs and all(r.model == FAKE_MODEL for r in reqs)
     for r in reqs:
@@ -195,18 +195,18 @@ def test_openai_json_object_format(scripted, monkeypatch):
     if scripted.provider != "openai":
         pytest.skip("OpenAI-only setting")
     monkeypatch.setenv("ETC_JUDGE_OPENAI_FORMAT", "json_object")
-    got = J.score(*_items("四"), **scripted.options)
+    got = J.METRIC.score(*_items("四"), **scripted.options)
     assert got["f1"] == pytest.approx(50.0)
     assert {r.body["response_format"]["type"] for r in scripted.server.requests} == {"json_object"}
     monkeypatch.setenv("ETC_JUDGE_OPENAI_FORMAT", "yaml")
     with pytest.raises(JudgeError, match="ETC_JUDGE_OPENAI_FORMAT"):
-        J.score(*_items("四"), **scripted.options)
+        J.METRIC.score(*_items("四"), **scripted.options)
 
 
 @pytest.mark.parametrize("wrap", ["fence", "chatty"])
 def test_wrapped_answers_are_parsed(scripted, wrap):
     scripted.responder.wrap = wrap
-    got = J.score(*_items("四", "五"), **scripted.options)
+    got = J.METRIC.score(*_items("四", "五"), **scripted.options)
     assert got["f1"] == pytest.approx(45.0)
 
 
@@ -214,7 +214,7 @@ def test_compute_from_inside_a_running_event_loop(scripted):
     import asyncio
 
     async def inside():
-        return J.score(*_items("四", "五"), **scripted.options)
+        return J.METRIC.score(*_items("四", "五"), **scripted.options)
 
     assert asyncio.run(inside())["f1"] == pytest.approx(45.0)
 
@@ -271,6 +271,6 @@ def test_through_etclib_scoring_with_breakdowns_and_per_item(scripted, tiny_corp
 
 def test_order_of_items_does_not_change_the_score(scripted):
     preds, refs = _items("一", "二", "三", "四", "五", "六")
-    forward = J.score(preds, refs, **scripted.options)
-    backward = J.score(preds[::-1], refs[::-1], **scripted.options)
+    forward = J.METRIC.score(preds, refs, **scripted.options)
+    backward = J.METRIC.score(preds[::-1], refs[::-1], **scripted.options)
     assert forward == pytest.approx(backward, nan_ok=True)

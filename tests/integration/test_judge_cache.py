@@ -41,31 +41,31 @@ def _decompositions_of(server, texts) -> int:
 
 def test_second_submission_reuses_reference_decompositions(judge_env):  # noqa: F811
     server = judge_env.server
-    first = J.compute(SUB_A, REFS, judge_env.ctx())
+    first = J.METRIC.compute(SUB_A, REFS, judge_env.ctx())
     assert _decompositions_of(server, REFS) == 3
     before = server.count()
-    second = J.compute(SUB_B, REFS, judge_env.ctx())
+    second = J.METRIC.compute(SUB_B, REFS, judge_env.ctx())
     # no reference is decomposed again; every new call is about the new predictions
     assert _decompositions_of(server, REFS) == 3
     assert server.count() > before
     assert second.extra["judge_usage"]["cache_hits"] >= 3
     # (units: sentences; Supported when verbatim in the other text)
     # SUB_A: item 1 P 1/1 R 1/2; item 2 P 1/2 R 1/1; item 3 P 1/1 R 1/2 -> F1 2/3 each
-    assert J.aggregate(first)["f1"] == pytest.approx(200 / 3)
+    assert J.METRIC.aggregate(first)["f1"] == pytest.approx(200 / 3)
     # SUB_B: item 1 P 1 R 1/2 -> 2/3; item 2 P 0 R 0 -> 0; item 3 P 1/2 R 1/2 -> 1/2
-    assert J.aggregate(second)["f1"] == pytest.approx((2 / 3 + 0 + 0.5) / 3 * 100)
+    assert J.METRIC.aggregate(second)["f1"] == pytest.approx((2 / 3 + 0 + 0.5) / 3 * 100)
 
 
 def test_same_file_twice_makes_no_call(judge_env):  # noqa: F811
-    first = J.compute(SUB_A, REFS, judge_env.ctx())
+    first = J.METRIC.compute(SUB_A, REFS, judge_env.ctx())
     calls = judge_env.server.count()
     assert first.extra["judge_usage"]["calls"] == calls > 0
-    second = J.compute(SUB_A, REFS, judge_env.ctx())
+    second = J.METRIC.compute(SUB_A, REFS, judge_env.ctx())
     assert judge_env.server.count() == calls
     usage = second.extra["judge_usage"]
     assert usage["calls"] == 0 and usage["input_tokens"] == 0
     assert usage["cache_hits"] == calls
-    assert J.aggregate(second) == J.aggregate(first)
+    assert J.METRIC.aggregate(second) == J.METRIC.aggregate(first)
     assert second.details == first.details
     assert (Path(os.environ["ETC_CACHE_DIR"]) / "judge.sqlite3").is_file()
 
@@ -74,19 +74,19 @@ def test_identical_texts_in_a_run_are_asked_once_even_in_flight(judge_env):  # n
     judge_env.server.latency = 0.2  # all 40 texts are in flight together
     preds = ["同じ気持ちだった。"] * 20
     refs = ["同じ気持ちだった。"] * 20
-    data = J.compute(preds, refs, judge_env.ctx())
+    data = J.METRIC.compute(preds, refs, judge_env.ctx())
     r = judge_env.responder
     assert r.decompose_calls == {"同じ気持ちだった。": 1}
     assert r.entail_calls == {("同じ気持ちだった。", "同じ気持ちだった。"): 1}
     assert judge_env.server.count() == 2
     assert data.extra["judge_usage"]["cache_hits"] == 40 + 40 - 2
-    assert J.aggregate(data)["f1"] == 100.0
+    assert J.METRIC.aggregate(data)["f1"] == 100.0
 
 
 def test_another_model_or_provider_does_not_reuse_answers(judge_env):  # noqa: F811
-    J.compute(SUB_A, REFS, judge_env.ctx())
+    J.METRIC.compute(SUB_A, REFS, judge_env.ctx())
     calls = judge_env.server.count()
-    J.compute(SUB_A, REFS, judge_env.ctx(judge_model="another-model"))
+    J.METRIC.compute(SUB_A, REFS, judge_env.ctx(judge_model="another-model"))
     assert judge_env.server.count() == 2 * calls
     assert {r.model for r in judge_env.server.requests} == {"fake-judge", "another-model"}
 
@@ -96,7 +96,7 @@ import sys
 from etclib.metrics import Context, judge
 preds = [f"予測{i}。気持ち{i}。" for i in range(40)]
 refs = [f"参照{i}。思い{i}。" for i in range(40)]
-judge.compute(preds, refs, Context({"judge_provider": sys.argv[1], "judge_model": "fake-judge",
+judge.METRIC.compute(preds, refs, Context({"judge_provider": sys.argv[1], "judge_model": "fake-judge",
                                      "concurrency": 4}))
 print("finished")
 """
@@ -142,14 +142,14 @@ def test_killed_run_resumes_without_repeating_finished_calls(judge_env, tmp_path
     server.latency = 0.0
     preds = [f"予測{i}。気持ち{i}。" for i in range(40)]
     refs = [f"参照{i}。思い{i}。" for i in range(40)]
-    data = J.compute(preds, refs, judge_env.ctx(concurrency=16))
+    data = J.METRIC.compute(preds, refs, judge_env.ctx(concurrency=16))
     # 80 decompositions + 40 items x (2 + 2) entailments = 240 distinct requests
     total = 80 + 40 * 4
     assert server.count() == total - kept
     assert data.extra["judge_usage"]["calls"] == total - kept
     assert data.extra["judge_usage"]["cache_hits"] == kept
     # each unit ("予測i。") occurs in neither text of the other side -> all Not Supported
-    assert J.aggregate(data)["f1"] == 0.0 and data.extra["judge_errors"] == 0
+    assert J.METRIC.aggregate(data)["f1"] == 0.0 and data.extra["judge_errors"] == 0
 
 
 _WRITER = """

@@ -122,11 +122,11 @@ def test_same_rows_and_semantics_on_postgres(pg_cache):
 def test_two_submissions_reuse_reference_decompositions_through_postgres(fake, pg_cache):
     server, responder = fake
     preds, refs = texts(3)
-    J.compute(preds, refs, Context({}))
+    J.METRIC.compute(preds, refs, Context({}))
     assert _stored(pg_cache) == server.count() == distinct_requests(preds, refs)
     other = [f"別{i}。" for i in range(3)]
     server.reset()
-    J.compute(other, refs, Context({}))
+    J.METRIC.compute(other, refs, Context({}))
     asked = {request_kind(r)[1][0] for r in server.requests if request_kind(r)[0] == "decompose"}
     assert asked == set(other)  # the references' decompositions came from the server's table
 
@@ -244,7 +244,7 @@ import sys
 from etclib.metrics import Context, judge
 preds = [f"予測{i}。気持ち{i}。" for i in range(20)]
 refs = [f"参照{i}。思い{i}。" for i in range(20)]
-judge.compute(preds, refs, Context({"concurrency": 4}))
+judge.METRIC.compute(preds, refs, Context({"concurrency": 4}))
 print("finished")
 """
 
@@ -287,7 +287,7 @@ def test_a_killed_worker_leaves_its_answers_and_no_claim(fake, pg_cache, monkeyp
         return got
 
     monkeypatch.setattr(_Postgres, "try_lock", recorded)
-    data = J.compute(preds, refs, Context({"concurrency": 16}))
+    data = J.METRIC.compute(preds, refs, Context({"concurrency": 16}))
     assert refused == []  # no wait on the dead worker's claims: the server dropped them
     assert server.count() == data.extra["judge_usage"]["calls"] == total - kept
     assert data.extra["judge_usage"]["cache_hits"] == kept

@@ -22,8 +22,8 @@ F1 = 200 / 3
 
 
 def _run(env, **overrides):
-    data = J.compute(PREDS, REFS, env.ctx(**overrides))
-    return data, J.aggregate(data), data.extra["judge_usage"]
+    data = J.METRIC.compute(PREDS, REFS, env.ctx(**overrides))
+    return data, J.METRIC.aggregate(data), data.extra["judge_usage"]
 
 
 def test_clean_run_baseline(judge_env):  # noqa: F811
@@ -91,7 +91,7 @@ def test_answer_that_never_parses_is_an_item_error_not_not_supported(judge_env):
     # item 2 is left out (NaN, n_judged 1), not scored as if the label were Not Supported;
     # item 1 alone remains
     assert got["f1"] == pytest.approx(F1) and got["n_judged"] == 1
-    assert J.item_scores(data, 1)["judge_error"] == err
+    assert J.METRIC.item_scores(data, 1)["judge_error"] == err
     assert usage["retries"] == 2
 
 
@@ -127,7 +127,7 @@ def test_missing_key_stops_at_once(provider, monkeypatch):
         point_provider_at(monkeypatch, provider, server)
         monkeypatch.delenv("GEMINI_API_KEY" if provider == "gemini" else "OPENAI_API_KEY")
         with pytest.raises(JudgeError, match="API_KEY"):
-            J.score(PREDS, REFS, judge_provider=provider, judge_model="m")
+            J.METRIC.score(PREDS, REFS, judge_provider=provider, judge_model="m")
         assert server.count() == 0
 
 
@@ -138,7 +138,7 @@ def test_bad_key_or_model_stops_at_once(judge_env, status):  # noqa: F811
     preds = [f"予測{i}。" for i in range(30)]  # 60 decompositions and 60 entailments
     refs = [f"参照{i}。" for i in range(30)]
     with pytest.raises(JudgeError, match=f"HTTP {status}"):
-        J.compute(preds, refs, judge_env.ctx(concurrency=4))
+        J.METRIC.compute(preds, refs, judge_env.ctx(concurrency=4))
     # not retried, and the run stopped: at most the 4 calls in flight with it and 4 started
     # as they returned, of the 120
     assert judge_env.server.count(answered=False) == 1
@@ -178,21 +178,21 @@ def test_calls_run_in_parallel(judge_env):  # noqa: F811
     # 8 items whose predictions have no unit: 16 decompositions and nothing else
     judge_env.responder.units.update({f"空{i}": [] for i in range(8)})
     judge_env.server.gather = 16  # every call is held until all 16 are in flight
-    data = J.compute(
+    data = J.METRIC.compute(
         [f"空{i}" for i in range(8)],
         [f"参照{i}。" for i in range(8)],
         judge_env.ctx(concurrency=16),
     )
     assert judge_env.server.count() == 16
     assert judge_env.server.max_in_flight == 16
-    assert J.aggregate(data)["f1"] == 0.0
+    assert J.METRIC.aggregate(data)["f1"] == 0.0
 
 
 def test_concurrency_bound_is_respected(judge_env):  # noqa: F811
     judge_env.server.gather = 3  # the first calls are held until three are in flight
     preds = [f"予測{i}。" for i in range(12)]
     refs = [f"参照{i}。" for i in range(12)]
-    J.compute(preds, refs, judge_env.ctx(concurrency=3))
+    J.METRIC.compute(preds, refs, judge_env.ctx(concurrency=3))
     assert judge_env.server.max_in_flight == 3
 
 

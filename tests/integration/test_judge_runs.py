@@ -125,7 +125,7 @@ def test_a_cut_answer_is_asked_again_with_twice_the_limit_then_fails(judge_env):
     ctx = judge_env.ctx(judge_max_attempts=4)
     # cut once (the text parses, as a cut JSON answer sometimes does): asked again, doubled
     server.inject("length", times=1, match=lambda r: "一回切れる" in r.user)
-    data = J.compute(["一回切れる。"], ["一回切れる。"], ctx)
+    data = J.METRIC.compute(["一回切れる。"], ["一回切れる。"], ctx)
     assert data.extra["judge_errors"] == 0
     asked = [
         r for r in server.requests if r.user.endswith("一回切れる。") and "ユニット" not in r.user
@@ -138,7 +138,7 @@ def test_a_cut_answer_is_asked_again_with_twice_the_limit_then_fails(judge_env):
     # cut twice: the item fails, naming the limit, with no further attempt
     server.reset()
     server.inject("length", times=5, match=lambda r: "二回切れる" in r.user)
-    data = J.compute(["二回切れる。"], ["参照です。"], ctx)
+    data = J.METRIC.compute(["二回切れる。"], ["参照です。"], ctx)
     assert data.extra["judge_errors"] == 1
     assert f"answer cut at {2 * first} tokens" in data.details[0]["error"]
     assert server.count(where=lambda r: "二回切れる" in r.user) == 2
@@ -146,12 +146,12 @@ def test_a_cut_answer_is_asked_again_with_twice_the_limit_then_fails(judge_env):
 
 
 def test_the_token_limit_is_sent_and_signed(judge_env, monkeypatch):  # noqa: F811
-    J.compute(["嬉しかった。"], ["嬉しかった。"], judge_env.ctx())
+    J.METRIC.compute(["嬉しかった。"], ["嬉しかった。"], judge_env.ctx())
     assert {limit_of(r) for r in judge_env.server.requests} == {ANSWER_TOKENS}
-    sig = J.signature(judge_env.ctx())["judge"]
+    sig = J.METRIC.signature(judge_env.ctx())["judge"]
     assert f"|max_tokens:{ANSWER_TOKENS}|" in sig
     monkeypatch.setenv("ETC_JUDGE_MAX_TOKENS", "3000")
-    assert "|max_tokens:3000|" in J.signature(judge_env.ctx())["judge"]
+    assert "|max_tokens:3000|" in J.METRIC.signature(judge_env.ctx())["judge"]
     # reasoning models get room for their hidden reasoning inside max_completion_tokens
     gpt5 = JudgeSettings(provider="openai", model="gpt-5-mini")
     assert gpt5.token_limit() == ANSWER_TOKENS + THINKING_TOKENS["low"]
@@ -174,7 +174,7 @@ def test_a_used_up_quota_stops_the_run_at_once(judge_env):  # noqa: F811
     server.inject(EXHAUSTED[judge_env.provider], times=1000)
     texts = [f"文{i}です。" for i in range(30)]
     with pytest.raises(QuotaExhaustedError) as info:
-        J.compute(texts, texts, judge_env.ctx(concurrency=3))
+        J.METRIC.compute(texts, texts, judge_env.ctx(concurrency=3))
     assert server.count() <= 3  # the calls in flight, no retry
     message = str(info.value)
     for words in QUOTA_WORDS[judge_env.provider]:
@@ -196,7 +196,7 @@ def test_a_quota_stop_keeps_the_answers_already_on_the_wire(judge_env):  # noqa:
     server.inject(EXHAUSTED[judge_env.provider], match=lambda r: texts[0] in r.user)
     server.inject("hang", times=2, match=lambda r: texts[0] not in r.user)
     with pytest.raises(QuotaExhaustedError):
-        J.compute(texts, texts, judge_env.ctx(concurrency=3))
+        J.METRIC.compute(texts, texts, judge_env.ctx(concurrency=3))
     assert server.max_in_flight == 3 and server.count() == 3
     assert sum(judge.decompose_calls.values()) == 2
     cache = AnswerCache()
@@ -205,7 +205,7 @@ def test_a_quota_stop_keeps_the_answers_already_on_the_wire(judge_env):  # noqa:
 
     server.gather = 0
     server.reset()
-    data = J.compute(texts, texts, judge_env.ctx(concurrency=3))
+    data = J.METRIC.compute(texts, texts, judge_env.ctx(concurrency=3))
     assert data.extra["judge_errors"] == 0
     assert judge.decompose_calls == {t: 1 for t in texts}  # the kept two not asked again
 
@@ -213,7 +213,7 @@ def test_a_quota_stop_keeps_the_answers_already_on_the_wire(judge_env):  # noqa:
 def test_a_per_minute_rate_limit_still_backs_off(judge_env):  # noqa: F811
     judge_env.server.retry_delay = 0.01
     judge_env.server.inject("quota", times=2)
-    data = J.compute(["嬉しかった。"], ["嬉しかった。"], judge_env.ctx())
+    data = J.METRIC.compute(["嬉しかった。"], ["嬉しかった。"], judge_env.ctx())
     assert data.extra["judge_errors"] == 0 and data.extra["judge_usage"]["retries"] == 2
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-import types
-
 import numpy as np
 import pytest
 
 import leaderboard as lb
 from etclib.corpus import load_corpus
 from etclib.metrics import MetricData
+from etclib.metrics.judge import JudgeMetric
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 from tests.unit.test_leaderboard_stats import SEED, B, _close_databases, independent_indices  # noqa: F401
@@ -43,7 +41,7 @@ def test_board_intervals_equal_an_independent_bootstrap(tiny):
     preds = [pred(it) for it in tiny]
     refs = [it.reference for it in tiny]
     idx = independent_indices(len(tiny))
-    values = rouge.compute(preds, refs, Context()).arrays["rougeL"]
+    values = rouge.METRIC.compute(preds, refs, Context()).arrays["rougeL"]
     lo, hi = np.percentile(values[idx].mean(axis=1) * 100, [2.5, 97.5])
     assert (row["rougeL_lo"], row["rougeL_hi"]) == pytest.approx((lo, hi), rel=1e-9)
     assert row["rougeL"] == pytest.approx(values.mean() * 100)
@@ -90,18 +88,10 @@ def test_identical_entries_share_a_rank_and_a_clearly_worse_one_does_not(tiny):
     assert list(lb.ranking()["id"])[-1] == c
 
 
-def _fake_judge_module() -> types.ModuleType:
-    """The judge metric's interface with deterministic per-item results (no LLM)."""
-    from etclib.metrics import judge
+class FakeJudge(JudgeMetric):
+    """The judge metric with deterministic per-item results (no LLM)."""
 
-    mod = types.ModuleType("fake_judge_metric")
-    mod.KEYS = judge.KEYS
-    mod.FACTS = judge.FACTS
-    mod.STAGE = judge.STAGE
-    mod.statistics = judge.statistics
-    mod.from_statistics = judge.from_statistics
-
-    def compute(predictions, references, ctx):
+    def compute(self, predictions, references, ctx):
         n = len(predictions)
         f1 = np.array([1.0 if p == r else 0.0 for p, r in zip(predictions, references)])
         arrays = {
@@ -117,18 +107,14 @@ def _fake_judge_module() -> types.ModuleType:
         ]
         return MetricData(arrays, details=details, extra={"judge_errors": 0})
 
-    mod.compute = compute
-    mod.aggregate = judge.aggregate
-    mod.item_scores = judge.item_scores
-    mod.signature = lambda ctx=None, data=None: {"judge": "fake-judge|test"}
-    return mod
+    def signature(self, ctx=None, data=None):
+        return {"judge": "fake-judge|test"}
 
 
 def test_judge_f1_is_the_ranking_metric_when_present(tiny, monkeypatch):
     from etclib import metrics
 
-    monkeypatch.setitem(sys.modules, "fake_judge_metric", _fake_judge_module())
-    monkeypatch.setitem(metrics.METRICS, "judge", "fake_judge_metric")
+    monkeypatch.setitem(metrics.METRICS, "judge", FakeJudge())
     monkeypatch.setenv("ETC_JUDGE_PROVIDER", "openai")
     assert lb.configured_stages() == ["lexical"]  # the provider has no key yet
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")

@@ -162,7 +162,7 @@ REFS = ["驚いた。知りたいと思った。", "嬉しかった。"]
 def test_judge_honours_retry_info(judge_env, backoff_delays):  # noqa: F811
     judge_env.server.retry_delay = 0.5
     judge_env.server.inject("quota", times=1)
-    data = J.compute(PREDS, REFS, judge_env.ctx(concurrency=1))
+    data = J.METRIC.compute(PREDS, REFS, judge_env.ctx(concurrency=1))
     assert backoff_delays == [pytest.approx(0.5)]  # judge_backoff is 0.01
     assert data.extra["judge_errors"] == 0 and data.extra["judge_usage"]["retries"] == 1
 
@@ -172,7 +172,7 @@ def test_judge_safety_block_is_an_item_error_without_retries(judge_env):  # noqa
         return request_kind(req) == ("decompose", ("嬉しかった。楽しかった。",))
 
     judge_env.server.inject("safety", times=5, match=is_item2)
-    data = J.compute(PREDS, REFS, judge_env.ctx())
+    data = J.METRIC.compute(PREDS, REFS, judge_env.ctx())
     assert data.extra["judge_errors"] == 1
     assert "safety" in data.details[1]["error"]
     assert judge_env.server.count(where=is_item2) == 1
@@ -180,7 +180,7 @@ def test_judge_safety_block_is_an_item_error_without_retries(judge_env):  # noqa
 
 def test_judge_blank_answer_is_retried(judge_env):  # noqa: F811
     judge_env.server.inject("empty", times=2)
-    data = J.compute(PREDS, REFS, judge_env.ctx())
+    data = J.METRIC.compute(PREDS, REFS, judge_env.ctx())
     assert data.extra["judge_errors"] == 0 and data.extra["judge_usage"]["retries"] == 2
 
 
@@ -192,19 +192,19 @@ def gpt5_judge(monkeypatch):
 
 
 def test_gpt5_like_judge_runs_without_temperature(gpt5_judge):
-    got = J.score(PREDS, REFS, judge_provider="openai", judge_model="gpt-5-mini")
+    got = J.METRIC.score(PREDS, REFS, judge_provider="openai", judge_model="gpt-5-mini")
     assert got["f1"] == pytest.approx(200 / 3)
     assert gpt5_judge.count("openai", answered=False) == 0
     for req in gpt5_judge.requests:
         assert "temperature" not in req.body and req.body["reasoning_effort"] == "low"
-    sig = J.signature(J.Context({"judge_provider": "openai", "judge_model": "gpt-5-mini"}))
+    sig = J.METRIC.signature(J.Context({"judge_provider": "openai", "judge_model": "gpt-5-mini"}))
     assert "|temperature:default|thinking:effort=low|" in sig["judge"]
 
 
 def test_judge_stops_when_an_unknown_model_refuses_temperature(gpt5_judge):
     gpt5_judge.reasoning_models = ("my-reasoner",)
     with pytest.raises(UnsupportedSettingError, match="'temperature'"):
-        J.score(PREDS * 5, REFS * 5, judge_provider="openai", judge_model="my-reasoner")
+        J.METRIC.score(PREDS * 5, REFS * 5, judge_provider="openai", judge_model="my-reasoner")
     assert gpt5_judge.count() <= 16  # stopped, not retried item by item
 
 

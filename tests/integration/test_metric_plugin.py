@@ -1,10 +1,11 @@
 """A throw-away metric, registered through etclib's registry alone, reaches every consumer.
 
-The module below is declared here and nowhere else: no leaderboard, page or CLI file names it.
-It must appear in ``etclib score --json`` (with ``--ci`` intervals), in the leaderboard's stored
-scores (its own stage, queued after the lexical one), in the ranking columns with bootstrap
-intervals (and as a ``sort_by``), in ``python -m leaderboard show``, and in the About page's
-metric table. Expected numbers are computed here, with numpy, from the predictions.
+The metric is declared in tests/unit/test_metric_plugin.py and nowhere else: no leaderboard,
+page or CLI file names it. It must appear in ``etclib score --json`` (with ``--ci``
+intervals), in the leaderboard's stored scores (its own stage, queued after the lexical one),
+in the ranking columns with bootstrap intervals (and as a ``sort_by``), in ``python -m
+leaderboard show``, and in the About page's metric table. Expected numbers are computed here,
+with numpy, from the predictions.
 """
 
 from __future__ import annotations

@@ -64,15 +64,15 @@ def tiny_bert(tmp_path_factory):
 def test_bertscore_with_a_tiny_local_model(tiny_bert):
     preds = ["私は嬉しかった", "相手が悲しい", ""]
     refs = ["私は嬉しかった", "犬が怖い", "私は嬉しい"]
-    s = bertscore.score(preds, refs, bertscore_model=str(tiny_bert), bertscore_layer=2)
-    data = bertscore.compute(
+    s = bertscore.METRIC.score(preds, refs, bertscore_model=str(tiny_bert), bertscore_layer=2)
+    data = bertscore.METRIC.compute(
         preds, refs, metrics.Context({"bertscore_model": str(tiny_bert), "bertscore_layer": 2})
     )
     f1 = data.arrays["bertscore"]
     assert f1[0] == pytest.approx(1.0, abs=1e-5)  # identical text
     assert f1[1] < 1.0
     assert s["bertscore"] == pytest.approx(f1.mean() * 100)
-    sig = bertscore.signature(
+    sig = bertscore.METRIC.signature(
         metrics.Context({"bertscore_model": str(tiny_bert), "bertscore_layer": 2})
     )
     assert "layer:2" in sig["bertscore"] and str(tiny_bert) in sig["bertscore"]
@@ -80,11 +80,13 @@ def test_bertscore_with_a_tiny_local_model(tiny_bert):
 
 def test_bertscore_unloadable_model_says_how_to_configure(tmp_path):
     with pytest.raises(MetricError, match="ETC_BERTSCORE_MODEL"):
-        bertscore.score(["a"], ["b"], bertscore_model=str(tmp_path / "no-model"), bertscore_layer=2)
+        bertscore.METRIC.score(
+            ["a"], ["b"], bertscore_model=str(tmp_path / "no-model"), bertscore_layer=2
+        )
 
 
 def test_bertscore_env_configuration(tiny_bert, monkeypatch):
     monkeypatch.setenv("ETC_BERTSCORE_MODEL", str(tiny_bert))
     monkeypatch.setenv("ETC_BERTSCORE_LAYER", "1")
-    assert "layer:1" in bertscore.signature()["bertscore"]
-    assert json.dumps(bertscore.score(["私"], ["私"]))
+    assert "layer:1" in bertscore.METRIC.signature()["bertscore"]
+    assert json.dumps(bertscore.METRIC.score(["私"], ["私"]))

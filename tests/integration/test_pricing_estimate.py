@@ -39,7 +39,7 @@ def test_the_judge_counts_cached_tokens_and_prices_them(judge_env):  # noqa: F81
     p_in, p_out, p_cached = LIST_PRICES[model]
     judge_env.server.cached_tokens = 5
     preds, refs = ["相手に共感した。"] * 2, ["相手の話に共感して嬉しかった。", "驚いた。"]
-    usage = J.compute(preds, refs, judge_env.ctx(judge_model=model)).extra["judge_usage"]
+    usage = J.METRIC.compute(preds, refs, judge_env.ctx(judge_model=model)).extra["judge_usage"]
     reqs = judge_env.server.requests
     tokens_in = sum(len(r.text) for r in reqs)
     cached = _cached(reqs, 5)

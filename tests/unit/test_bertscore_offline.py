@@ -38,7 +38,7 @@ def connections(monkeypatch):
 def test_offline_and_not_cached_fails_with_the_fix_and_no_connection(connections, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # (the test suite's default, said here)
     with pytest.raises(MetricError) as caught:
-        bertscore.score(["嬉しい"], ["楽しい"])
+        bertscore.METRIC.score(["嬉しい"], ["楽しい"])
     message = str(caught.value)
     assert f"{MODEL!r} is not in the local Hugging Face cache" in message
     assert f"hf download {MODEL}" in message and "HF_HUB_OFFLINE" in message
@@ -50,7 +50,7 @@ def test_without_network_one_probe_with_the_short_timeout(connections, monkeypat
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens: refused
     with pytest.raises(MetricError) as caught:
-        bertscore.score(["嬉しい"], ["楽しい"])
+        bertscore.METRIC.score(["嬉しい"], ["楽しい"])
     message = str(caught.value)
     assert "cannot be reached" in message and "127.0.0.1:9" in message
     assert f"hf download {MODEL}" in message

@@ -34,6 +34,7 @@ def test_kept_values_are_keyed_by_the_metrics_code(tiny, monkeypatch):
     # category_f1 is erc's macro-F1 (erc.from_statistics): a change to erc's code must not
     # read the values category rows kept under the former code
     assert [m.__name__ for m in samples.definition_modules("category")] == [
+        "etclib.metrics.base",
         "etclib.significance",
         "etclib.tracks.categories.metric",
         "etclib.tracks.transcription.category",

@@ -121,10 +121,12 @@ def test_randomization_is_sacrebleus_draw():
 @pytest.mark.parametrize("n", [5, 40, 200])
 def test_mean_metric_interval_and_p_by_numpy(n):
     rng = np.random.default_rng(n)
-    a = {k: rng.random(n) for k in rouge.KEYS}
+    a = {k: rng.random(n) for k in rouge.METRIC.KEYS}
     b = {k: np.clip(v + rng.normal(0.03, 0.1, n), 0, 1) for k, v in a.items()}
-    got = _compare_groups({"rouge": rouge}, {"rouge": MetricData(a)}, {"rouge": MetricData(b)}, n)
-    for k in rouge.KEYS:
+    got = _compare_groups(
+        {"rouge": rouge.METRIC}, {"rouge": MetricData(a)}, {"rouge": MetricData(b)}, n
+    )
+    for k in rouge.METRIC.KEYS:
         m = got[k]
         assert m.difference == pytest.approx((b[k].mean() - a[k].mean()) * 100)
         assert m.interval == pytest.approx(numpy_mean_interval(a[k], b[k]), abs=1e-9)
@@ -146,7 +148,7 @@ def test_judge_items_without_reference_units_are_left_out():
         return MetricData(arr)
 
     da, db = data(0.0), data(0.2)
-    got = _compare_groups({"judge": judge}, {"judge": da}, {"judge": db}, n)
+    got = _compare_groups({"judge": judge.METRIC}, {"judge": da}, {"judge": db}, n)
     assert set(got) == {"precision", "recall", "f1"}
     for k in got:
         va, vb = da.arrays[k], db.arrays[k]
@@ -175,9 +177,11 @@ def test_bleu_on_hand_made_texts_matches_sacrebleu(order):
     b = tok([h[1] for h in HAND])
     refs = tok([h[2] for h in HAND])
     ctx = bleu.Context()
-    da = bleu.compute([h[0] for h in HAND], [h[2] for h in HAND], ctx)
-    db = bleu.compute([h[1] for h in HAND], [h[2] for h in HAND], ctx)
-    got = _compare_groups({"bleu": bleu}, {"bleu": da}, {"bleu": db}, len(HAND))[f"bleu{order}"]
+    da = bleu.METRIC.compute([h[0] for h in HAND], [h[2] for h in HAND], ctx)
+    db = bleu.METRIC.compute([h[1] for h in HAND], [h[2] for h in HAND], ctx)
+    got = _compare_groups({"bleu": bleu.METRIC}, {"bleu": da}, {"bleu": db}, len(HAND))[
+        f"bleu{order}"
+    ]
     sa, sb = da.arrays["bleu_stats"], db.arrays["bleu_stats"]
     assert got.interval == pytest.approx(sacrebleu_interval(sa, sb, order), abs=1e-9)
     ours = got.p_value
@@ -185,7 +189,7 @@ def test_bleu_on_hand_made_texts_matches_sacrebleu(order):
     # sacrebleu counts trials strictly above the observed |difference|; we count ties too.
     # With 8 items (256 assignments) ties happen: ours is sacrebleu's plus the tied trials.
     stats = paired._ar_statistics(
-        bleu, da, db, comparison.randomization(len(HAND), TRIALS, SEED), [f"bleu{order}"]
+        bleu.METRIC, da, db, comparison.randomization(len(HAND), TRIALS, SEED), [f"bleu{order}"]
     )[f"bleu{order}"]
     ties = np.count_nonzero(np.isclose(stats, abs(got.difference), rtol=1e-9, atol=1e-9))
     assert ours == pytest.approx(theirs + ties / (TRIALS + 1))
@@ -195,7 +199,7 @@ def test_identical_hand_made_systems():
     preds = [h[0] for h in HAND]
     refs = [h[2] for h in HAND]
     ctx = bleu.Context()
-    mods = {"bleu": bleu, "rouge": rouge}
+    mods = {"bleu": bleu.METRIC, "rouge": rouge.METRIC}
     data = {name: m.compute(preds, refs, ctx) for name, m in mods.items()}
     got = _compare_groups(mods, data, data, len(HAND))
     for m in got.values():
@@ -223,7 +227,13 @@ def test_erc_macro_and_per_category_f1_by_numpy():
     db = MetricData({"pred": pred_b.astype(np.uint8), "gold": gold.astype(np.uint8)})
     trials = 300
     got = comparison.compare_metrics(
-        {"erc": erc}, {"erc": da}, {"erc": db}, n, resamples=RESAMPLES, seed=SEED, trials=trials
+        {"erc": erc.METRIC},
+        {"erc": da},
+        {"erc": db},
+        n,
+        resamples=RESAMPLES,
+        seed=SEED,
+        trials=trials,
     )
     f1_a, f1_b = _erc_f1(pred_a, gold), _erc_f1(pred_b, gold)
     assert got["macro_f1"].difference == pytest.approx(f1_b.mean() - f1_a.mean())
@@ -254,11 +264,11 @@ def test_per_item_rows_and_win_tie_loss():
     ]
     ctx = bleu.Context()
     refs = [h[2] for h in HAND]
-    da = {"rouge": rouge.compute([h[0] for h in HAND], refs, ctx)}
-    db = {"rouge": rouge.compute([h[1] for h in HAND], refs, ctx)}
+    da = {"rouge": rouge.METRIC.compute([h[0] for h in HAND], refs, ctx)}
+    db = {"rouge": rouge.METRIC.compute([h[1] for h in HAND], refs, ctx)}
     c = compare_data(
         items,
-        {"rouge": rouge},
+        {"rouge": rouge.METRIC},
         da,
         db,
         predictions_a=[h[0] for h in HAND],
@@ -270,8 +280,8 @@ def test_per_item_rows_and_win_tie_loss():
     rows = c.per_item()
     assert rows[2]["prediction_a"] == "ABC" and rows[2]["prediction_b"] == "悲しかった"
     for r, (pa, pb, ref) in zip(rows, HAND):
-        expected_a = rouge.score([pa], [ref])["rougeL"]
-        expected_b = rouge.score([pb], [ref])["rougeL"]
+        expected_a = rouge.METRIC.score([pa], [ref])["rougeL"]
+        expected_b = rouge.METRIC.score([pb], [ref])["rougeL"]
         assert r["rougeL_a"] == pytest.approx(expected_a, abs=1e-3)
         assert r["rougeL_diff"] == pytest.approx(expected_b - expected_a, abs=1e-3)
     assert c.primary_item_key() == "rougeL"
@@ -312,7 +322,7 @@ def test_nan_numbers_are_null_in_json():
     assert m.to_json()["a"] is None and m.to_json()["interval"] == [None, 1.0]
 
 
-@pytest.mark.parametrize("module, key", [(rouge, "rougeL"), (bleu, "bleu4")])
+@pytest.mark.parametrize("module, key", [(rouge.METRIC, "rougeL"), (bleu.METRIC, "bleu4")])
 def test_pairwise_equals_each_pairs_comparison(module, key):
     ctx = bleu.Context()
     refs = [h[2] for h in HAND]

@@ -75,7 +75,7 @@ class _nothing:
 
 def test_every_metric_equals_scikit_learn_on_a_hand_made_case():
     pred, gold = zip(*HAND)
-    got = erc.score(list(pred), list(gold))
+    got = erc.METRIC.score(list(pred), list(gold))
     want = _sklearn(list(pred), list(gold))
     assert set(got) == set(want)
     for k in want:
@@ -95,7 +95,7 @@ ABSENT = [
 @pytest.mark.parametrize("rows", ABSENT)
 def test_an_absent_category_is_na_and_left_out_of_the_macro_average(rows):
     pred, gold = (list(x) for x in zip(*rows))
-    got = erc.score(pred, gold)
+    got = erc.METRIC.score(pred, gold)
     g, p = indicator(gold), indicator(pred)
     absent = [c for j, c in enumerate(CATEGORIES) if not g[:, j].any() and not p[:, j].any()]
     assert absent
@@ -123,7 +123,7 @@ def test_wa_and_uwa_match_a_hand_worked_example():
     # WA = right / all = 3 / 7. Per category: joy 1/2, sadness 0/1, anger 1/1, neutral 1/2,
     # surprise 0/1; UWA = (0.5 + 0 + 1 + 0.5 + 0) / 5 = 0.4.
     pred, gold = zip(*HAND)
-    got = erc.score(list(pred), list(gold))
+    got = erc.METRIC.score(list(pred), list(gold))
     assert got["wa"] == pytest.approx(300 / 7, abs=1e-9)
     assert got["uwa"] == pytest.approx(40.0, abs=1e-9)
 

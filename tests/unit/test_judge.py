@@ -48,7 +48,7 @@ def test_item_prf(args, expected):
 def test_signature_names_provider_model_and_prompts(monkeypatch):
     monkeypatch.delenv("ETC_JUDGE_PROVIDER", raising=False)
     monkeypatch.delenv("ETC_JUDGE_MODEL", raising=False)
-    sig = J.signature()["judge"]
+    sig = J.METRIC.signature()["judge"]
     # Gemini 2.5 Flash: temperature 0 and thinking off (budget 0), both named
     assert sig.startswith(
         "provider:gemini|model:gemini-2.5-flash|temperature:0|thinking:budget=0|prompts:"
@@ -58,14 +58,16 @@ def test_signature_names_provider_model_and_prompts(monkeypatch):
     assert f"prompts:{dec.tag},{ent.tag}" in sig
     from etclib.metrics import Context
 
-    other = J.signature(Context({"judge_provider": "openai", "judge_model": "gpt-4.1"}))["judge"]
+    other = J.METRIC.signature(Context({"judge_provider": "openai", "judge_model": "gpt-4.1"}))[
+        "judge"
+    ]
     assert other.startswith("provider:openai|model:gpt-4.1|temperature:0|thinking:none|")
-    gpt5 = J.signature(Context({"judge_provider": "openai", "judge_model": "gpt-5-mini"}))
+    gpt5 = J.METRIC.signature(Context({"judge_provider": "openai", "judge_model": "gpt-5-mini"}))
     assert "|temperature:default|thinking:effort=low|" in gpt5["judge"]
-    budget = J.signature(Context({"judge_thinking": "512"}))["judge"]
+    budget = J.METRIC.signature(Context({"judge_thinking": "512"}))["judge"]
     assert "|thinking:budget=512|" in budget
     monkeypatch.setenv("ETC_JUDGE_PROVIDER", "openai")
-    assert J.signature()["judge"].startswith("provider:openai|model:gpt-4.1-mini|")
+    assert J.METRIC.signature()["judge"].startswith("provider:openai|model:gpt-4.1-mini|")
 
 
 @pytest.mark.parametrize(
@@ -210,10 +212,10 @@ def test_aggregate_is_a_mean_in_range_and_order_free(rows, rnd):
         }
         return J.MetricData(arrays)
 
-    got = J.aggregate(data_of(rows))
+    got = J.METRIC.aggregate(data_of(rows))
     shuffled = list(rows)
     rnd.shuffle(shuffled)
-    assert J.aggregate(data_of(shuffled)) == pytest.approx(got, nan_ok=True)
+    assert J.METRIC.aggregate(data_of(shuffled)) == pytest.approx(got, nan_ok=True)
     included = [r for r in rows if r[2] > 0]
     assert got["n_judged"] == len(included)
     if included:

@@ -36,7 +36,9 @@ def test_unreachable_endpoint_stops_at_once(provider, monkeypatch, backoff_delay
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         monkeypatch.setenv("OPENAI_BASE_URL", url + "/v1")
     with pytest.raises(JudgeError, match="cannot connect") as info:
-        J.score(PREDS * 20, REFS * 20, judge_provider=provider, judge_model="m", judge_backoff=5.0)
+        J.METRIC.score(
+            PREDS * 20, REFS * 20, judge_provider=provider, judge_model="m", judge_backoff=5.0
+        )
     assert backoff_delays == []  # no back-off: stopped at the first refusal
     # the endpoint is for the operator (the error's detail and the log), not the message
     assert url in info.value.detail and url not in str(info.value)

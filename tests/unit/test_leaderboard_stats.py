@@ -9,7 +9,7 @@ import pytest
 
 import leaderboard as lb
 from etclib import significance
-from etclib.metrics import MetricData, resampled_mean
+from etclib.metrics import MetricData
 from etclib.significance import Resamples
 
 SEED, B = 7, 300
@@ -26,20 +26,27 @@ def independent_indices(n: int) -> np.ndarray:
     return np.random.default_rng(SEED).integers(0, n, size=(B, n))
 
 
+def _resampled_mean(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """A mean metric's (ROUGE-1's) score on each resample ``idx``, through its statistics."""
+    from etclib.metrics import rouge
+
+    data = MetricData({k: values for k in rouge.METRIC.KEYS})
+    return significance.resampled(rouge.METRIC, data, Resamples(idx))["rouge1"]
+
+
 def test_resampled_means_equal_numpy_on_each_resample():
     rng = np.random.default_rng(1)
     values = rng.random(50)
     values[[3, 17, 40]] = np.nan  # excluded items, as the judge leaves them
     idx = independent_indices(50)
-    got = resampled_mean(values, significance.weights(idx, 50))
+    got = _resampled_mean(values, idx)
     expected = np.nanmean(values[idx], axis=1) * 100
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
 def test_all_nan_resample_is_nan():
     values = np.array([np.nan, 0.5])
-    w = np.array([[2.0, 0.0], [1.0, 1.0]])
-    got = resampled_mean(values, w)
+    got = _resampled_mean(values, np.array([[0, 0], [0, 1]]))
     assert np.isnan(got[0]) and got[1] == pytest.approx(50)
 
 
@@ -70,14 +77,14 @@ def test_resampled_bleu_equals_sacrebleu_on_each_resample(order):
     idx[1] = [5, 5, 5, 5, 5, 5, 5]  # nothing matches: BLEU 0
     idx[2] = [3, 3, 3, 3, 3, 3, 3]  # one-token sentences: no 2-grams at all
     data = MetricData({"bleu_stats": stats})
-    got = significance.resampled(bleu, data, Resamples(idx))[f"bleu{order}"]
+    got = significance.resampled(bleu.METRIC, data, Resamples(idx))[f"bleu{order}"]
     scorer = BLEU(max_ngram_order=order, tokenize="none")
     expected = [
         scorer.corpus_score([hyps[i] for i in row], [[refs[i] for i in row]]).score for row in idx
     ]
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
     # and equal to etclib's own aggregate over the same resample
-    mine = [bleu.aggregate(data, row)[f"bleu{order}"] for row in idx[:10]]
+    mine = [bleu.METRIC.aggregate(data, row)[f"bleu{order}"] for row in idx[:10]]
     np.testing.assert_allclose(got[:10], mine, rtol=1e-9, atol=1e-9)
 
 

@@ -1,6 +1,6 @@
 """A throw-away metric, registered through etclib's registry alone, reaches every consumer.
 
-The module below is declared here and nowhere else: no leaderboard, page or CLI file names it.
+The metric below is declared here and nowhere else: no leaderboard, page or CLI file names it.
 It must appear in ``etclib score --json`` (with ``--ci`` intervals), in the leaderboard's stored
 scores (its own stage, queued after the lexical one), in the ranking columns with bootstrap
 intervals (and as a ``sort_by``), in ``python -m leaderboard show``, and in the About page's
@@ -19,25 +19,18 @@ import leaderboard as lb
 from etclib import metrics, tracks
 from etclib.corpus import load_corpus
 from etclib.errors import MetricError
-from etclib.metrics import (
-    Context,
-    Fact,
-    MetricData,
-    mean_statistics,
-    means_from_statistics,
-    subset_mean,
-)
+from etclib.metrics import Context, Fact, MeanMetric, MetricData
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 
 SEED, B = 11, 200
 
 
-def _exact_match_module() -> types.ModuleType:
+class ExactMatch(MeanMetric):
     """Share of items whose prediction is exactly the reference (x100), in a new stage."""
-    mod = types.ModuleType("throwaway_exact_metric")
-    mod.STAGE = "exactness"
-    mod.FACTS = (
+
+    STAGE = "exactness"
+    FACTS = (
         Fact("exact", "Exact match", "share of items whose prediction equals the reference"),
         Fact(
             "exact_chars",
@@ -47,28 +40,19 @@ def _exact_match_module() -> types.ModuleType:
             ranking=False,
         ),
     )
-    mod.KEYS = tuple(f.key for f in mod.FACTS)
 
-    def compute(predictions, references, ctx: Context) -> MetricData:
+    def signature(self, ctx=None, data=None):
+        return {"toy": "exact-match|v1"}
+
+    def compute(self, predictions, references, ctx: Context) -> MetricData:
         same = np.array([p == r for p, r in zip(predictions, references)], dtype=float)
         chars = np.array([len(p) for p in predictions], dtype=float)
         return MetricData({"exact": same, "chars": chars})
 
-    def aggregate(data, idx=None):
+    def aggregate(self, data, idx=None):
         chars = data.arrays["chars"] if idx is None else data.arrays["chars"][idx]
-        return {
-            "exact": subset_mean(data.arrays["exact"], idx),
-            "exact_chars": float(chars.mean()) if len(chars) else float("nan"),
-        }
-
-    mod.compute = compute
-    mod.aggregate = aggregate
-    mod.statistics = lambda data: mean_statistics(data.arrays["exact"])
-    mod.from_statistics = lambda sums: means_from_statistics(sums, ["exact"])
-    mod.item_scores = lambda data, i: {"exact": float(data.arrays["exact"][i]) * 100}
-    mod.signature = lambda ctx=None: {"toy": "exact-match|v1"}  # the one-argument form
-    mod.score = lambda p, r, **o: aggregate(compute(p, r, Context(o)))
-    return mod
+        mean_chars = float(chars.mean()) if len(chars) else float("nan")
+        return {**super().aggregate(data, idx), "exact_chars": mean_chars}
 
 
 @pytest.fixture
@@ -76,7 +60,7 @@ def toy(tiny_corpus, monkeypatch):
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_LB_SEED", str(SEED))
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", str(B))
-    metrics.register("toy", _exact_match_module())
+    metrics.register("toy", ExactMatch())
     yield split_items(load_corpus(tiny_corpus), "test")
     metrics.unregister("toy")
     lb.close_all()
@@ -103,8 +87,9 @@ def test_registry_reports_the_new_metric(toy):
     assert transcription.stages()["exactness"] == ("toy",)
     assert "exactness" in lb.configured_stages()
     with pytest.raises(MetricError, match="already produces"):
-        clash = _exact_match_module()
-        metrics.register("toy2", clash)
+        metrics.register("toy2", ExactMatch())
+    with pytest.raises(MetricError, match="not an etclib.metrics.Metric"):
+        metrics.register("toy3", types.ModuleType("a_module_of_functions"))
 
 
 def test_cli_score_json_and_ci(toy, tiny_corpus, tmp_path, capsys):

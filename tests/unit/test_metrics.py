@@ -29,14 +29,14 @@ def test_mecab_tokenises_japanese():
     ],
 )
 def test_rouge1_by_hand(hyp, ref, expected):
-    assert rouge.score([hyp], [ref])["rouge1"] == pytest.approx(expected)
+    assert rouge.METRIC.score([hyp], [ref])["rouge1"] == pytest.approx(expected)
 
 
 def test_bleu_by_hand():
     # hyp 私 は 嬉しかっ た (4 tokens), ref 私 は 悲しかっ た: unigram 3/4, same length (BP = 1)
-    assert bleu.score(["私は嬉しかった"], ["私は悲しかった"])["bleu1"] == pytest.approx(75.0)
+    assert bleu.METRIC.score(["私は嬉しかった"], ["私は悲しかった"])["bleu1"] == pytest.approx(75.0)
     # bigrams: 私は (match), は嬉しかっ, 嬉しかった -> 1/3; bleu2 = sqrt(3/4 * 1/3) = 0.5
-    assert bleu.score(["私は嬉しかった"], ["私は悲しかった"])["bleu2"] == pytest.approx(50.0)
+    assert bleu.METRIC.score(["私は嬉しかった"], ["私は悲しかった"])["bleu2"] == pytest.approx(50.0)
 
 
 def test_unknown_metric_suggests():
@@ -69,17 +69,17 @@ def test_identical_prediction_scores_maximum_and_ranges_hold(texts):
     texts = [t for t in texts if len(tokenize(t).split()) >= 4]
     if not texts:
         return
-    s = {**bleu.score(texts, texts), **rouge.score(texts, texts)}
+    s = {**bleu.METRIC.score(texts, texts), **rouge.METRIC.score(texts, texts)}
     assert all(v == pytest.approx(100.0) for v in s.values())
-    other = {**bleu.score(texts[::-1], texts), **rouge.score(texts[::-1], texts)}
+    other = {**bleu.METRIC.score(texts[::-1], texts), **rouge.METRIC.score(texts[::-1], texts)}
     assert all(0.0 <= v <= 100.0 + 1e-9 for v in other.values())
 
 
 def test_bleu_subsets_match_direct_scores():
     preds = ["私は嬉しかった", "相手が悲しい", "犬が好き", "私は悲しかった"]
     refs = ["私は嬉しい", "相手が悲しかった", "犬が怖い", "私は悲しかった"]
-    data = bleu.compute(preds, refs, metrics.Context())
+    data = bleu.METRIC.compute(preds, refs, metrics.Context())
     idx = np.array([0, 3])
-    assert bleu.aggregate(data, idx) == pytest.approx(
-        bleu.score([preds[0], preds[3]], [refs[0], refs[3]])
+    assert bleu.METRIC.aggregate(data, idx) == pytest.approx(
+        bleu.METRIC.score([preds[0], preds[3]], [refs[0], refs[3]])
     )

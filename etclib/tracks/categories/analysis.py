@@ -20,9 +20,9 @@ import pandas as pd
 
 from ...corpus import CATEGORIES, Corpus
 from ...task import items as split_items
+from . import metric as erc_metric
 from . import metric_loo as erc_loo
 from .labels import LabelSet, from_indicator, indicator
-from .metric import score as erc_score
 
 #: the name of the reference row on the categories board
 PERSON = "a person"
@@ -52,7 +52,7 @@ def human_ceiling(corpus: Corpus, split: str = "test") -> pd.DataFrame:
     leave-one-annotator-out one), to set beside each system's ``loo_*`` scores."""
     rows: list[dict[str, Any]] = []
     for i, (own, others) in enumerate(annotator_sets(corpus, split)):
-        got = erc_score(own, others)
+        got = erc_metric.METRIC.score(own, others)
         loo = {erc_loo.PREFIX + k: got[k] for k in erc_loo.MEASURES}
         rows.append({"annotator": str(i + 1), **got, **loo})
     frame = pd.DataFrame(rows)

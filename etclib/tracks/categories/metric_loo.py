@@ -15,12 +15,9 @@ import warnings
 import numpy as np
 
 from ...errors import MetricError
-from ...metrics import Context, Fact, MetricData
+from ...metrics import Context, Fact, Metric, MetricData
 from . import metric as erc_metric
 
-STAGE = "lexical"
-FAMILY = "classification"
-TRACK = "erc"
 #: the ERC measures scored against the leave-one-annotator-out references
 MEASURES = (
     "macro_f1",
@@ -37,7 +34,7 @@ ANNOTATORS = 3
 
 
 def _fact(key: str) -> Fact:
-    base = next(f for f in erc_metric.FACTS if f.key == key)
+    base = next(f for f in erc_metric.ERC.FACTS if f.key == key)
     return Fact(
         PREFIX + key,
         f"{base.label} (vs 2 annotators)",
@@ -47,14 +44,6 @@ def _fact(key: str) -> Fact:
         board=True,
         summary=False,
     )
-
-
-FACTS = tuple(_fact(k) for k in MEASURES)
-KEYS = tuple(f.key for f in FACTS)
-
-
-def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
-    return {"erc_loo": f"references:leave-one-annotator-out,both-of-two|annotators:{ANNOTATORS}"}
 
 
 def references(corpus, keys) -> np.ndarray:
@@ -79,55 +68,58 @@ def references(corpus, keys) -> np.ndarray:
     return out
 
 
-def compute(predictions: list, references_: list, ctx: Context) -> MetricData:
-    """``predictions``: one label set per item; the items' keys come from ``ctx.keys`` (set by
-    :func:`etclib.scoring.score`) or the option ``keys``, their annotations from ``ctx.corpus``
-    (default: ``ETC_DATA_DIR``)."""
-    from .labels import indicator
+class ERCLeaveOneOut(Metric):
+    FAMILY = "classification"
+    TRACK = "erc"
+    FACTS = tuple(_fact(k) for k in MEASURES)
 
-    keys = ctx.keys if ctx.keys is not None else ctx.get("keys")
-    if keys is None or len(keys) != len(predictions):
-        raise MetricError(
-            "erc_loo needs the items' keys (dialogue_id, turn, role) to find their annotators; "
-            "score through etclib.scoring.score, or pass keys=[...] in the item order."
-        )
-    corpus = ctx.corpus
-    if corpus is None:
-        from ...corpus import load_corpus
-
-        corpus = load_corpus()
-    return MetricData(
-        {
-            "pred": indicator(predictions).astype(np.uint8),
-            "refs": references(corpus, [tuple(k) for k in keys]).astype(np.uint8),
+    def signature(
+        self, ctx: Context | None = None, data: MetricData | None = None
+    ) -> dict[str, str]:
+        return {
+            "erc_loo": f"references:leave-one-annotator-out,both-of-two|annotators:{ANNOTATORS}"
         }
-    )
+
+    def compute(self, predictions: list, references_: list, ctx: Context) -> MetricData:
+        """``predictions``: one label set per item; the items' keys come from ``ctx.keys`` (set by
+        :func:`etclib.scoring.score`) or the option ``keys``, their annotations from ``ctx.corpus``
+        or the option ``corpus`` (default: ``ETC_DATA_DIR``)."""
+        from .labels import indicator
+
+        keys = ctx.keys if ctx.keys is not None else ctx.get("keys")
+        if keys is None or len(keys) != len(predictions):
+            raise MetricError(
+                "erc_loo needs the items' keys (dialogue_id, turn, role) to find their annotators; "
+                "score through etclib.scoring.score, or pass keys=[...] in the item order."
+            )
+        corpus = ctx.corpus if ctx.corpus is not None else ctx.get("corpus")
+        if corpus is None:
+            from ...corpus import load_corpus
+
+            corpus = load_corpus()
+        return MetricData(
+            {
+                "pred": indicator(predictions).astype(np.uint8),
+                "refs": references(corpus, [tuple(k) for k in keys]).astype(np.uint8),
+            }
+        )
+
+    def aggregate(self, data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
+        pred = data.arrays["pred"]
+        refs = data.arrays["refs"]
+        if idx is not None:
+            pred, refs = pred[idx], refs[idx]
+        if len(pred) == 0:
+            return {k: float("nan") for k in self.KEYS}
+        per_ref = []
+        for i in range(refs.shape[1]):
+            one = MetricData({"pred": pred, "gold": refs[:, i, :]})
+            got = erc_metric.METRIC.from_statistics(erc_metric.METRIC.statistics(one).sum(axis=0))
+            per_ref.append([float(got[k][0]) for k in MEASURES])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a measure n/a on every reference
+            mean = np.nanmean(np.array(per_ref), axis=0)
+        return {PREFIX + k: float(v) for k, v in zip(MEASURES, mean, strict=True)}
 
 
-def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
-    pred = data.arrays["pred"]
-    refs = data.arrays["refs"]
-    if idx is not None:
-        pred, refs = pred[idx], refs[idx]
-    if len(pred) == 0:
-        return {k: float("nan") for k in KEYS}
-    per_ref = []
-    for i in range(refs.shape[1]):
-        one = MetricData({"pred": pred, "gold": refs[:, i, :]})
-        got = erc_metric.from_statistics(erc_metric.statistics(one).sum(axis=0))
-        per_ref.append([float(got[k][0]) for k in MEASURES])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a measure n/a on every reference
-        mean = np.nanmean(np.array(per_ref), axis=0)
-    return {PREFIX + k: float(v) for k, v in zip(MEASURES, mean, strict=True)}
-
-
-def item_scores(data: MetricData, i: int) -> dict[str, float]:
-    return {}
-
-
-def score(predictions: list, references_: list, **options) -> dict[str, float]:
-    """The pure form: ``options`` must hold ``keys`` (the items' keys, in order) and may hold
-    ``corpus``."""
-    corpus = options.pop("corpus", None)
-    return aggregate(compute(predictions, references_, Context(options, corpus=corpus)))
+METRIC = ERCLeaveOneOut()

@@ -17,22 +17,9 @@ import numpy as np
 
 from ...corpus import load_corpus
 from ...errors import MetricError
-from ...metrics import Context, Fact, MetricData
+from ...metrics import Context, Fact, Metric, MetricData
 from ..categories import classifier
 from ..categories import metric as erc
-
-STAGE = "lexical"
-FAMILY = "classification"
-TOKENS = True
-FACTS = (
-    Fact(
-        "category_f1",
-        "Category F1",
-        "macro-F1 over the seven categories between what a trained classifier reads in each "
-        "predicted transcription and the item's aggregated label",
-    ),
-)
-KEYS = tuple(f.key for f in FACTS)
 
 
 def _model(ctx: Context | None) -> classifier.Classifier:
@@ -40,54 +27,66 @@ def _model(ctx: Context | None) -> classifier.Classifier:
     return classifier.cached(corpus, "transcription")
 
 
-def warm(ctx: Context) -> None:
-    """The corpus and its classifier (read from the cache, else trained) and scikit-learn,
-    loaded; one text classified."""
-    _model(ctx).predict_texts(["準備"], ctx.tokens)
+class Category(Metric):
+    FAMILY = "classification"
+    TOKENS = True
+    FACTS = (
+        Fact(
+            "category_f1",
+            "Category F1",
+            "macro-F1 over the seven categories between what a trained classifier reads in each "
+            "predicted transcription and the item's aggregated label",
+        ),
+    )
 
+    def warm(self, ctx: Context) -> None:
+        """The corpus and its classifier (read from the cache, else trained) and scikit-learn,
+        loaded; one text classified."""
+        _model(ctx).predict_texts(["準備"], ctx.tokens)
 
-def signature(ctx: Context | None = None, data: MetricData | None = None) -> dict[str, str]:
-    if data is not None and "classifier" in data.extra:
-        sig = data.extra["classifier"]
-    else:
-        sig = _model(ctx).signature
-    return {"category": f"{sig}|macro-f1:7-categories|zero_division:0|absent-category:n/a"}
+    def signature(
+        self, ctx: Context | None = None, data: MetricData | None = None
+    ) -> dict[str, str]:
+        if data is not None and "classifier" in data.extra:
+            sig = data.extra["classifier"]
+        else:
+            sig = _model(ctx).signature
+        return {"category": f"{sig}|macro-f1:7-categories|zero_division:0|absent-category:n/a"}
 
+    def compute(self, predictions: list[str], references: list, ctx: Context) -> MetricData:
+        """``ctx.labels``: the items' aggregated labels (etclib.scoring.score sets them)."""
+        if ctx.labels is None or len(ctx.labels) != len(predictions):
+            raise MetricError(
+                "The category metric needs each item's aggregated label (Context.labels); score "
+                "through etclib.score, or call score(predictions, labels)."
+            )
+        model = _model(ctx)
+        assigned = model.predict_texts(predictions, ctx.tokens)
+        data = erc.METRIC.compute(assigned, ctx.labels, ctx)
+        data.details = [{"categories": list(a)} for a in assigned]
+        data.extra = {
+            "classifier": model.signature,
+            "category_classifier_valid_f1": model.valid.get("macro_f1", float("nan")),
+        }
+        return data
 
-def compute(predictions: list[str], references: list, ctx: Context) -> MetricData:
-    """``ctx.labels``: the items' aggregated labels (etclib.scoring.score sets them)."""
-    if ctx.labels is None or len(ctx.labels) != len(predictions):
-        raise MetricError(
-            "The category metric needs each item's aggregated label (Context.labels); score "
-            "through etclib.score, or call score(predictions, labels)."
+    def statistics(self, data: MetricData) -> np.ndarray:
+        return erc.METRIC.statistics(data)
+
+    def from_statistics(self, sums: np.ndarray) -> dict[str, np.ndarray]:
+        return {"category_f1": erc.METRIC.from_statistics(sums)["macro_f1"]}
+
+    def aggregate(self, data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
+        return {"category_f1": erc.METRIC.aggregate(data, idx)["macro_f1"]}
+
+    def item_scores(self, data: MetricData, i: int) -> dict[str, float]:
+        return {"category_exact": erc.METRIC.item_scores(data, i)["exact_match"]}
+
+    def score(self, predictions: list[str], labels: list, **options) -> dict[str, float]:
+        """``labels``: the aggregated label of each item (tuples of category keys)."""
+        return self.aggregate(
+            self.compute(predictions, labels, Context(options, labels=list(labels)))
         )
-    model = _model(ctx)
-    assigned = model.predict_texts(predictions, ctx.tokens)
-    data = erc.compute(assigned, ctx.labels, ctx)
-    data.details = [{"categories": list(a)} for a in assigned]
-    data.extra = {
-        "classifier": model.signature,
-        "category_classifier_valid_f1": model.valid.get("macro_f1", float("nan")),
-    }
-    return data
 
 
-def statistics(data: MetricData) -> np.ndarray:
-    return erc.statistics(data)
-
-
-def from_statistics(sums: np.ndarray) -> dict[str, np.ndarray]:
-    return {"category_f1": erc.from_statistics(sums)["macro_f1"]}
-
-
-def aggregate(data: MetricData, idx: np.ndarray | None = None) -> dict[str, float]:
-    return {"category_f1": erc.aggregate(data, idx)["macro_f1"]}
-
-
-def item_scores(data: MetricData, i: int) -> dict[str, float]:
-    return {"category_exact": erc.item_scores(data, i)["exact_match"]}
-
-
-def score(predictions: list[str], labels: list, **options) -> dict[str, float]:
-    """``labels``: the aggregated label of each item (tuples of category keys)."""
-    return aggregate(compute(predictions, labels, Context(options, labels=list(labels))))
+METRIC = Category()
