@@ -4,7 +4,8 @@ A backend is created once (loading a model or an index is the expensive part) an
 for many predictions:
 
 - :meth:`Backend.predict` answers a batch of items, calling ``progress(n)`` after each ``n``
-  items are done (for progress bars);
+  items are done (for progress bars); by default it asks :meth:`Backend.answer` item by item,
+  so a backend writes one or the other;
 - :meth:`Backend.stream` yields one item's answer as text chunks (for the chat page);
 - :meth:`Backend.signature` names what the predictions depend on (backend, model, decoding,
   prompt template), for result signatures.
@@ -15,7 +16,6 @@ caller with :func:`etclib.task.choose_shots`. Backends that do not prompt a mode
 
 from __future__ import annotations
 
-import abc
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -27,7 +27,7 @@ Progress = Callable[[int], None]
 Shots = Sequence[Sequence[Item]]
 
 
-class Backend(abc.ABC):
+class Backend:
     """A model that writes emotion transcriptions for task items."""
 
     #: Registry name, e.g. ``"retrieval"``.
@@ -54,14 +54,24 @@ class Backend(abc.ABC):
         """
         return True, "ready"
 
-    @abc.abstractmethod
     def predict(
         self,
         items: Sequence[Item],
         progress: Progress | None = None,
         shots: Shots | None = None,
     ) -> list[str]:
-        """One transcription per item, in order."""
+        """One transcription per item, in order: :meth:`answer` for each, ``progress(1)`` after
+        each. A backend that answers a batch at once writes this instead of :meth:`answer`."""
+        out = []
+        for item, its_shots in zip(items, shots_for(items, shots), strict=True):
+            out.append(self.answer(item, its_shots))
+            if progress:
+                progress(1)
+        return out
+
+    def answer(self, item: Item, shots: Sequence[Item] = ()) -> str:
+        """One item's transcription."""
+        raise NotImplementedError(f"{type(self).__name__} writes neither answer() nor predict()")
 
     def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
         """Yield one item's transcription as text chunks; by default the whole answer at once."""

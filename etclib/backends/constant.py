@@ -17,7 +17,7 @@ from ..corpus import Corpus
 from ..task import Item
 from ..task import items as split_items
 from ._tfidf import Vectorizer
-from .base import Backend, Progress, Shots
+from .base import Backend
 from .retrieval import corpus_availability, load_corpus_option
 
 _MEMORY: dict[str, str] = {}
@@ -59,15 +59,8 @@ class ConstantBackend(Backend):
     def availability(cls) -> tuple[bool, str]:
         return corpus_availability()
 
-    def predict(
-        self,
-        items: Sequence[Item],
-        progress: Progress | None = None,
-        shots: Shots | None = None,
-    ) -> list[str]:
-        if progress and items:
-            progress(len(items))
-        return [self.text for _ in items]
+    def answer(self, item: Item, shots: Sequence[Item] = ()) -> str:
+        return self.text
 
     def signature(self) -> dict[str, Any]:
         return {"backend": self.name, "train": self.corpus.content_hash[:12]}

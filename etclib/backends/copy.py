@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..task import Item
-from .base import Backend, Progress, Shots
+from .base import Backend
 
 
 class CopyBackend(Backend):
@@ -21,15 +21,8 @@ class CopyBackend(Backend):
     def __init__(self) -> None:
         """Takes no options."""
 
-    def predict(
-        self,
-        items: Sequence[Item],
-        progress: Progress | None = None,
-        shots: Shots | None = None,
-    ) -> list[str]:
-        if progress and items:
-            progress(len(items))
-        return [it.utterance for it in items]
+    def answer(self, item: Item, shots: Sequence[Item] = ()) -> str:
+        return item.utterance
 
 
 BACKEND = CopyBackend

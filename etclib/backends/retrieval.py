@@ -44,7 +44,7 @@ from ..files import write_atomic
 from ..task import Item
 from ..task import items as split_items
 from ._tfidf import Vectorizer, cosine_to_rows
-from .base import Backend, Progress, Shots
+from .base import Backend
 
 #: Bump when the index layout or features change: old cache files are then ignored.
 INDEX_VERSION = 2
@@ -303,18 +303,8 @@ class RetrievalBackend(Backend):
         best = np.flatnonzero(np.isclose(consensus, consensus.max(), rtol=0, atol=1e-12))
         return int(idx[best].min())
 
-    def predict(
-        self,
-        items: Sequence[Item],
-        progress: Progress | None = None,
-        shots: Shots | None = None,
-    ) -> list[str]:
-        out = []
-        for it in items:
-            out.append(self.index.transcriptions[self.nearest(it)])
-            if progress:
-                progress(1)
-        return out
+    def answer(self, item: Item, shots: Sequence[Item] = ()) -> str:
+        return self.index.transcriptions[self.nearest(item)]
 
     def signature(self) -> dict[str, Any]:
         return {

@@ -6,31 +6,21 @@ One module per backend, each defining ``BACKEND``, listed in the track's ``backe
 
 from __future__ import annotations
 
-import abc
 from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
-from ....backends.base import Backend, Progress, Shots
+from ....backends.base import Backend
 from ....task import Item
 
 
 class CategoryBackend(Backend):
     """A model that predicts the emotion categories of task items (the ERC track).
 
-    :meth:`predict` returns one label set per item: a tuple of category keys in
+    :meth:`answer` and :meth:`predict` give label sets: tuples of category keys in
     ``etclib.corpus.CATEGORIES`` order (``("neutral",)`` when none applies).
     """
 
     in_chat: ClassVar[bool] = False  # the chat's transcription picker does not offer it
-
-    @abc.abstractmethod
-    def predict(  # type: ignore[override]
-        self,
-        items: Sequence[Item],
-        progress: Progress | None = None,
-        shots: Shots | None = None,
-    ) -> list[tuple[str, ...]]:
-        """One label set per item, in order."""
 
     def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
         """The item's categories as ``joy;surprise``."""

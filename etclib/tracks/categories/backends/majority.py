@@ -6,7 +6,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ....backends.base import Progress, Shots
 from ....backends.retrieval import corpus_availability, load_corpus_option
 from ....corpus import Corpus
 from ....task import Item
@@ -34,12 +33,8 @@ class MajorityBackend(CategoryBackend):
     def availability(cls) -> tuple[bool, str]:
         return corpus_availability()
 
-    def predict(
-        self, items: Sequence[Item], progress: Progress | None = None, shots: Shots | None = None
-    ) -> list[tuple[str, ...]]:
-        if progress and items:
-            progress(len(items))
-        return [self.label for _ in items]
+    def answer(self, item: Item, shots: Sequence[Item] = ()) -> tuple[str, ...]:
+        return self.label
 
     def signature(self) -> dict[str, Any]:
         return {

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from ....backends.base import Progress, Shots
 from ....backends.retrieval import corpus_availability, load_corpus_option
 from ....corpus import Corpus
 from ....task import Item
@@ -43,18 +42,11 @@ class PriorBackend(CategoryBackend):
     def availability(cls) -> tuple[bool, str]:
         return corpus_availability()
 
-    def draw(self, item: Item) -> tuple[str, ...]:
+    def answer(self, item: Item, shots: Sequence[Item] = ()) -> tuple[str, ...]:
         text = f"{self.seed}:{item.dialogue_id}:{item.turn}:{item.role}"
         u = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
         j = int(np.searchsorted(self.cumulative, u, side="right"))
         return self.sets[min(j, len(self.sets) - 1)]
-
-    def predict(
-        self, items: Sequence[Item], progress: Progress | None = None, shots: Shots | None = None
-    ) -> list[tuple[str, ...]]:
-        if progress and items:
-            progress(len(items))
-        return [self.draw(it) for it in items]
 
     def signature(self) -> dict[str, Any]:
         return {"backend": self.name, "seed": self.seed, "train": self.corpus.content_hash[:12]}

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from ....backends.base import Progress, Shots
 from ....backends.retrieval import RetrievalBackend, corpus_availability, load_corpus_option
 from ....corpus import Corpus
 from ....task import Item
@@ -39,21 +38,11 @@ class RetrievalLabelsBackend(CategoryBackend):
     def availability(cls) -> tuple[bool, str]:
         return corpus_availability()
 
-    def vote(self, item: Item) -> tuple[str, ...]:
+    def answer(self, item: Item, shots: Sequence[Item] = ()) -> tuple[str, ...]:
         idx, weights = self.retrieval.candidates(item)
         w = weights if weights.sum() > 0 else np.ones(len(idx))
         share = (w @ self.labels[idx]) / w.sum()
         return from_indicator(share >= 0.5)
-
-    def predict(
-        self, items: Sequence[Item], progress: Progress | None = None, shots: Shots | None = None
-    ) -> list[tuple[str, ...]]:
-        out = []
-        for it in items:
-            out.append(self.vote(it))
-            if progress:
-                progress(1)
-        return out
 
     def signature(self) -> dict[str, Any]:
         sig = self.retrieval.signature()
