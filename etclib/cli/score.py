@@ -101,10 +101,6 @@ def add_metric_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGro
     parser.add_argument(
         "--bertscore-layer", type=int, help="BERTScore layer ($ETC_BERTSCORE_LAYER)"
     )
-    from ..llm import providers
-
-    batched = " or ".join(s.name for s in providers.specs(providers.Batch))
-    tiered = " or ".join(s.name for s in providers.specs(providers.ServiceTiers))
     judge = parser.add_argument_group("LLM judge (--metrics judge; see docs/judge.md)")
     add_provider_argument(judge, "--judge-provider", help="judge API ($ETC_JUDGE_PROVIDER)")
     judge.add_argument("--judge-model", help="judge model (default: gemini-2.5-flash for gemini)")
@@ -115,16 +111,16 @@ def add_metric_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGro
         dest="judge_batch",
         action="store_true",
         default=None,
-        help=f"send the uncached judge questions through the provider's batch interface first "
-        f"({batched}; half price, answers within 24 h; a stopped run resumes the same batch) "
-        "($ETC_JUDGE_BATCH)",
+        help="send the uncached judge questions through the provider's batch interface first "
+        "(a provider without one refuses; half price, answers within 24 h; a stopped run "
+        "resumes the same batch) ($ETC_JUDGE_BATCH)",
     )
     judge.add_argument(
         "--service-tier",
         dest="judge_service_tier",
         metavar="TIER",
-        help=f"service tier for online judge calls ({tiered}): flex (cheaper, slower; o3, "
-        "o4-mini, GPT-5 only) ($ETC_JUDGE_SERVICE_TIER)",
+        help="service tier for online judge calls (a provider without tiers refuses): flex "
+        "(cheaper, slower; o3, o4-mini, GPT-5 only) ($ETC_JUDGE_SERVICE_TIER)",
     )
     return judge
 

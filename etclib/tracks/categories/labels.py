@@ -20,7 +20,6 @@ import numpy as np
 from ... import registry
 from ...corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY
 from ...errors import JudgeError
-from ...llm.chat import answer_object
 
 #: The separator of label names in a CSV cell.
 CSV_SEPARATOR = ";"
@@ -144,6 +143,8 @@ def parse_labels(text: str) -> tuple[str, ...]:
     Labels may be Japanese (喜び) or English keys (joy); code fences and text around the object
     are ignored. An empty list means neutral. Raises JudgeError for an unusable answer.
     """
+    from ...llm.chat import answer_object  # the LLM stack only where an answer is read
+
     obj = answer_object(text, "The judge's answer")
     labels = obj.get("labels") if isinstance(obj, dict) else None
     if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
