@@ -1,14 +1,15 @@
 """Compare two predictions files: B − A on every metric, its interval, a paired test, a verdict.
 
-Both files must be of the same split and track. For each metric key: the difference B − A, its
-paired bootstrap 95% interval over items (the leaderboard's resamples: 1,000, seed 20260 by
-default), the p-value of the paired approximate-randomization test (sacrebleu's, on the
-metric's per-item statistics: for a mean over items, the paired permutation test), and the
-verdict "A better" / "no significant difference" / "B better" at alpha 0.05. --json prints
-{"a", "b", "signature", "n_items", "metrics": {key: {a, b, difference, interval, p_value,
-verdict}}}, the shape `python -m leaderboard compare --json` prints for stored entries.
---per-item writes one JSON line per item: both predictions, the reference, each item score of
-A and B and their difference.
+Both files must be of the same split and track. By default the metrics every leaderboard entry
+has are compared (transcriptions: BLEU, ROUGE and Category F1; categories: the F1s, exact match,
+Hamming, WA/UWA). For each metric key: the difference B − A, its paired bootstrap 95% interval
+over items (the leaderboard's resamples: 1,000, seed 20260 by default), the p-value of the
+paired approximate-randomization test (sacrebleu's, on the metric's per-item statistics: for a
+mean over items, the paired permutation test), and the verdict "A better" / "no significant
+difference" / "B better" at alpha 0.05. --json prints {"a", "b", "signature", "n_items",
+"metrics": {key: {a, b, difference, interval, p_value, verdict}}}, the shape `python -m
+leaderboard compare --json` prints for stored entries. --per-item writes one JSON line per item:
+both predictions, the reference, each item score of A and B and their difference.
 
 Example:
   etclib compare baseline.jsonl mine.jsonl
@@ -32,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ..comparison import ALPHA, DEFAULT_TRIALS
     from ..metrics import METRICS
     from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from ..tracks import TRACKS
     from .score import _positive, _seed
 
     parser.add_argument("a", help="predictions file of system A (.jsonl or .csv)")
@@ -40,8 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--metrics",
         default=None,
-        help=f"comma-separated metric groups (default: the track's; available: "
-        f"{', '.join(METRICS)})",
+        help="comma-separated metric groups (default: those of every leaderboard entry, "
+        + "; ".join(f"{t.title}: {','.join(t.board_metrics())}" for t in TRACKS.values())
+        + f"; available: {', '.join(METRICS)})",
     )
     add_track_argument(parser, detect=True)
     parser.add_argument(
@@ -71,6 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import tracks
     from ..comparison import compare, format_text, write_per_item
     from ..corpus import load_corpus
     from ..predictions import read_predictions
@@ -88,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     result = compare(
         systems[0],
         systems[1],
-        args.metrics,
+        args.metrics or tracks.get(track).board_metrics(),  # the board's metrics by default
         split=args.split,
         corpus=corpus,
         options=options(args),

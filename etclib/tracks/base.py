@@ -214,6 +214,11 @@ class Track:
             out.setdefault(metrics.get(name).STAGE, []).append(name)
         return {s: tuple(g) for s, g in out.items()}
 
+    def board_metrics(self) -> list[str]:
+        """The groups every entry of its leaderboard has: its first stage's (offline, no key).
+        What ``etclib compare`` compares by default, as the board does."""
+        return list(next(iter(self.stages().values()), ()))
+
     def parse_metrics(self, spec: str | list[str] | tuple[str, ...] | None) -> list[str]:
         """``"bleu,rouge"`` -> ``["bleu", "rouge"]`` (the defaults for None), with "Did you mean"
         for unknown names; a group of another track is refused."""

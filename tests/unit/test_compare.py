@@ -342,3 +342,21 @@ def test_pairwise_equals_each_pairs_comparison(module, key):
         )
         assert m.interval == pytest.approx(alone.interval)
         assert m.p_value == pytest.approx(alone.p_value)
+
+
+def test_cli_compares_the_boards_metrics_by_default(tmp_path, tiny_corpus, capsys):
+    from etclib import metrics, tracks
+    from etclib.corpus import load_corpus
+    from etclib.task import items
+
+    its = items(load_corpus(tiny_corpus), "test")
+    a = _write(tmp_path / "a.jsonl", its, ["嬉しかった"] * len(its))
+    b = _write(tmp_path / "b.jsonl", its, [it.reference for it in its])
+    args = ["compare", str(a), str(b), "--data", str(tiny_corpus), "--json"]
+    assert main([*args, "--resamples", "20", "--trials", "20"]) == 0
+    got = set(json.loads(capsys.readouterr().out)["metrics"])
+    # every key of the groups the board's first stage scores, Category F1 among them
+    board = {
+        k for g in tracks.get("transcription").stages()["lexical"] for k in metrics.get(g).KEYS
+    }
+    assert "category_f1" in got and board <= got
