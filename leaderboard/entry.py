@@ -30,13 +30,10 @@ def _submission(db: Database, submission_id: str, include_deleted: bool = False)
     )
     row = res.fetchone()
     if row is None:
-        raise NotFoundError(
-            f"No submission {submission_id!r}. Check the id in your receipt "
-            "(python -m leaderboard status ID)."
-        )
+        raise NotFoundError.entry(submission_id)
     rec = dict(zip([d[0] for d in res.description], row))
     if rec["visibility"] == "deleted" and not include_deleted:
-        raise NotFoundError(f"Submission {submission_id!r} was removed by the moderators.")
+        raise NotFoundError.entry(submission_id)
     return rec
 
 

@@ -84,6 +84,22 @@ class NotFoundError(LeaderboardError):
 
     exit_code = 5
 
+    @classmethod
+    def entry(cls, submission_id: object) -> NotFoundError:
+        """The one message for an id that names no entry one may see (unknown, removed, or
+        another visitor's private one: all read the same), the id cut to a readable length."""
+        return cls(f"No entry {quoted_id(submission_id)} was found: check the id.")
+
+
+#: The most characters of an id a message quotes (ids are 12; a link can carry anything).
+ID_CHARS = 24
+
+
+def quoted_id(value: object) -> str:
+    """An id as a message quotes it: in quotes, cut to :data:`ID_CHARS` with an ellipsis."""
+    text = str(value)
+    return repr(text if len(text) <= ID_CHARS else text[: ID_CHARS - 1] + "…")
+
 
 class AdminError(LeaderboardError):
     """An admin operation was refused: admin disabled, or a wrong token."""

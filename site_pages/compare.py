@@ -6,10 +6,10 @@ import leaderboard as lb
 from leaderboard import compare as lbc
 from views import cause_layer
 from views import compare as cv
-from views.board import database_key
+from views.board import board_of, database_key
 from views.docs import doc_link
 from views.errors import shown_errors
-from views.text import escape_markdown
+from views.text import escape_markdown, not_found
 
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=16)
@@ -39,9 +39,9 @@ st.caption(
 track_names = lb.tracks()
 asked_a, asked_b = st.query_params.get("a"), st.query_params.get("b")
 asked_track = st.query_params.get("track")
-if asked_track not in track_names and asked_a:
-    with shown_errors():
-        asked_track = lb.status(asked_a)["track"]
+if asked_track not in track_names and (asked_a or asked_b):
+    with shown_errors(stop=True):
+        asked_track = board_of(asked_a) or board_of(asked_b)
 track = st.segmented_control(
     "Track",
     list(track_names),
@@ -54,12 +54,15 @@ with shown_errors(stop=True):
     version = lb.board_version()
     ranking = lb.ranking(track=track)
 ids = {sid: cv.entry_label(name, sid) for sid, name in zip(ranking["id"], ranking["name"])}
+for side, key, asked in (("A", "cmp_a", asked_a), ("B", "cmp_b", asked_b)):
+    if asked in ids and key not in st.session_state:
+        st.session_state[key] = asked
+    elif asked and asked not in ids and st.session_state.get(key) is None:
+        # said, and nothing else put in its place: the visitor chooses
+        st.warning(not_found(f"Entry {side}", asked, f"on the {track_names[track]} board"))
 if len(ids) < 2:
     st.info("Two scored entries on this track are needed for a comparison.")
     st.stop()
-for key, asked in (("cmp_a", asked_a), ("cmp_b", asked_b)):
-    if asked in ids and key not in st.session_state:
-        st.session_state[key] = asked
 left, right = st.columns(2)
 a = left.selectbox(
     "A (the reference side)",
@@ -81,6 +84,9 @@ if a is None or b is None:
     st.info("Choose two entries; the Leaderboard's entry detail links here too.")
     st.stop()
 st.query_params.update({"track": track, "a": a, "b": b})
+if a == b:
+    st.info("A and B are the same entry: choose another entry for B to compare them.")
+    st.stop()
 
 with shown_errors(stop=True), st.spinner("Comparing…"):
     c = lbc.compare(a, b)

@@ -8,7 +8,7 @@ from views import corpus as cq
 from views.dialogue import show_dialogue
 from views.docs import doc_link
 from views.errors import shown_errors
-from views.text import escape_markdown
+from views.text import escape_markdown, not_found
 
 st.title("The ETC corpus")
 st.caption(
@@ -197,6 +197,7 @@ def browse() -> None:
             st.info("No utterance matches these filters.")
 
     st.subheader("Dialogue")
+    asked_dialogue = st.query_params.get("corpus_dialogue")  # as the link has it, before the box
     dialogue_id = st.number_input(
         "Dialogue id",
         min_value=1,
@@ -207,13 +208,18 @@ def browse() -> None:
         bind="query-params",
         placeholder="select a result row above, or type an id",
     )
-    if dialogue_id is None and results is not None and total:
+    if dialogue_id is None and asked_dialogue:
+        # a link's number the box cannot take: said, and no other dialogue shown in its place
+        st.warning(not_found("Dialogue", asked_dialogue, "in the public corpus", "check the link"))
+    elif dialogue_id is None and results is not None and total:
         dialogue_id = int(results["dialogue_id"].iloc[0])
         st.caption("The first result's dialogue. Select a row above to open another.")
     if dialogue_id is not None:
         view = _dialogue(corpus, int(dialogue_id))
         if view is None:
-            st.warning(f"There is no dialogue {int(dialogue_id)} in the public corpus.")
+            st.warning(
+                not_found("Dialogue", int(dialogue_id), "in the public corpus", "check the number")
+            )
         else:
             st.markdown(
                 f"**Dialogue {view['dialogue_id']}** · {view['split']} split · dialogue emotion: "

@@ -13,7 +13,7 @@ from views.admin import admin_session
 from views.docs import doc_link
 from views.errors import shown_errors
 from views.navigation import link_to
-from views.text import escape_markdown
+from views.text import escape_markdown, not_found
 
 st.title("Leaderboard")
 
@@ -50,6 +50,10 @@ def _reported(database: str, version: str):
 
 track_names = lb.tracks()  # transcription -> "transcriptions", erc -> "categories"
 asked = st.query_params.get("track")
+wanted = st.query_params.get("submission")
+if asked not in track_names and wanted:
+    with shown_errors(stop=True):
+        asked = board.board_of(wanted)  # a link to an entry opens the board it is on
 track = st.segmented_control(
     "Track",
     list(track_names),
@@ -66,6 +70,8 @@ with shown_errors(stop=True):
     if not tracks.get(track).reported:
         published = published.iloc[0:0]
 
+if wanted and wanted not in board.entry_ids(everything, published):
+    st.warning(not_found("Entry", wanted, f"on the {track_names[track]} board"))
 note = board.honesty_note(everything)
 if note:
     st.warning(note, icon="⚠️")
@@ -215,7 +221,6 @@ ids = board.entry_ids(ranking, published)
 if not ids:
     st.caption("Nothing to show yet.")
     st.stop()
-wanted = st.query_params.get("submission")
 if wanted in ids and "lb_detail" not in st.session_state:
     st.session_state["lb_detail"] = wanted
 # None until a visitor picks one (or links to one with ?submission=): an entry's detail, its

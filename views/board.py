@@ -75,6 +75,16 @@ def database_key() -> str:
 # --- the board -----------------------------------------------------------------------------------
 
 
+def board_of(entry_id: str | None) -> str | None:
+    """The track whose public board holds ``entry_id`` (None when none does: unknown, hidden,
+    withdrawn or private entries are on no board)."""
+    import leaderboard as lb
+
+    if not entry_id:
+        return None
+    return next((t for t in lb.tracks() if entry_id in set(lb.ranking(track=t)["id"])), None)
+
+
 def metric_choices(ranking: pd.DataFrame, track: str | None = None) -> list[str]:
     """Metrics present in ``ranking`` with at least one value, in :func:`metric_order`."""
     return [m for m in metric_order(track) if m in ranking.columns and ranking[m].notna().any()]

@@ -34,3 +34,23 @@ def escape_markdown(text: object, max_chars: int | None = None) -> str:
     s = _AUTOLINK.sub(lambda m: (m.group(1) or m.group(2) or "") + WORD_JOINER, s)
     escaped = _SPECIAL.sub(r"\\\1", s)
     return escaped.replace("\r\n", "\n").replace("\n", "  \n")
+
+
+#: The most characters of a link's value a page quotes back (an entry id is 12).
+QUOTED_CHARS = 24
+
+
+def quoted(value: object) -> str:
+    """A value a visitor's link carried, as a page quotes it: cut to :data:`QUOTED_CHARS`,
+    escaped, in quotes."""
+    return f"“{escape_markdown(value, QUOTED_CHARS)}”"
+
+
+#: Why an entry a link names may be missing, in a visitor's words.
+ENTRY_GONE = "the link may be mistyped, or the entry was withdrawn or removed"
+
+
+def not_found(what: str, asked: object, where: str, why: str = ENTRY_GONE) -> str:
+    """The sentence for a link naming nothing there is: ``Entry B “deadbeef0000” was not found
+    on the categories board: the link may be mistyped, …``."""
+    return f"{what} {quoted(asked)} was not found {where}: {why}."
