@@ -21,6 +21,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -170,6 +171,7 @@ def ranking(
     include_hidden: bool = False,
     split: str = "test",
     track: str | None = None,
+    only: Mapping[str, Sequence[str]] | None = None,
     db: Database | None = None,
 ) -> pd.DataFrame:
     """The board of ``track`` (default: transcription): one row per public entry, best first,
@@ -187,7 +189,11 @@ def ranking(
     :mod:`leaderboard.trivial`; blank when they are not). ``df.attrs`` holds ``sort_by``,
     ``trivial_warning`` (a trivial entry above a real one, else None), ``signatures``,
     ``ranking_rule``, ``floors`` (:func:`floor_values` on ``sort_by``), ``flag_floor``,
-    ``resamples`` and ``seed``. Cached per board version (``Database.invalidate``).
+    ``resamples``, ``seed`` and ``only``. Cached per board version (``Database.invalidate``).
+
+    ``only``: an entry field -> the values kept (e.g. ``{"setting": ["zero-shot"]}``; an
+    empty list keeps all). The kept entries are ranked among themselves (ranks, bands and the
+    trivial warning count only them); the floors stay the whole board's.
     """
     db = resolve(db)
     track = registry.get(track).name  # one cache entry whether the default is named or not
@@ -211,12 +217,28 @@ def ranking(
     )
     if sort_by is None:
         sort_by = registry.get(track).ranking_key([m for m in ranked if frame[m].notna().any()])
-    key = ("ranking", sort_by, *base_key[1:])
-    return db.cached(
-        key,
-        lambda: _ranked(frame.copy(), resampled, sigs, sort_by, include_hidden, track),
-        generation,
-    ).copy()
+    kept = {f: tuple(sorted(map(str, v))) for f, v in sorted((only or {}).items()) if v}
+    for name in kept:
+        if name not in FILTER_FIELDS:
+            raise LeaderboardError(
+                f"Cannot filter by {name!r}. Choose among: {', '.join(FILTER_FIELDS)}."
+            )
+    key = ("ranking", sort_by, tuple(kept.items()), *base_key[1:])
+
+    def rank() -> pd.DataFrame:
+        mask = np.ones(len(frame), dtype=bool)
+        for name, values in kept.items():
+            mask &= frame[name].astype(str).isin(values).to_numpy()
+        floors = floor_values(frame, sort_by, track)  # the whole board's, whatever is kept
+        out = _ranked(frame[mask].copy(), resampled, sigs, sort_by, include_hidden, track, floors)
+        out.attrs["only"] = {name: list(values) for name, values in kept.items()}
+        return out
+
+    return db.cached(key, rank, generation).copy()
+
+
+#: The entry fields a board can be filtered by (:func:`ranking`'s ``only``).
+FILTER_FIELDS = ("setting", "saw_test")
 
 
 #: Seconds :func:`warm` waits between two rankings by other metrics.
@@ -309,8 +331,10 @@ def _ranked(
     sort_by: str,
     include_hidden: bool,
     track: str | None = None,
+    floors: dict[str, float] | None = None,
 ) -> pd.DataFrame:
-    """``frame`` ranked by ``sort_by``: rank bands, floors and flags, best first."""
+    """``frame`` ranked by ``sort_by``: rank bands, floors (``floors``, else read from
+    ``frame``) and flags, best first."""
     higher = metrics.fact(sort_by).higher_is_better
     frame["rank"] = 0
     frame["rank_worst"] = 0
@@ -327,7 +351,7 @@ def _ranked(
         "" if r == 0 else (str(r) if r == w else f"{r}–{w}")
         for r, w in zip(frame["rank"], frame["rank_worst"])
     ]
-    floors = floor_values(frame, sort_by, track)
+    floors = floor_values(frame, sort_by, track) if floors is None else floors
     flag = registry.get(track).flag_floor
     frame["below_floor"] = False
     if flag in floors:

@@ -6,10 +6,11 @@ distribution): each track names its own (``Track.floors``), its board draws them
 lines and flags an entry scoring below its ``Track.flag_floor``. Retrieval is not one: it reads the dialogue and returns what similar
 training contexts got, a real (if simple) method, so it is marked "baseline" but is not a floor.
 
-The badge of a row (:func:`badge`) says what it is: "✅ reproduced" (a submission this site
-scored), "baseline" / "baseline (floor)" (computed by this project), "📄 reported" (the paper's
-number) or "⚠ trivial" (a submission whose predictions :func:`detect` recognises as trivial; it
-is never called "reproduced").
+The badge of a row (:func:`badge`) says what happened to it: "✅ scored here" (a submission's
+predictions, scored by this site: it ran nothing itself), "baseline" / "baseline (floor)"
+(predictions this project generated and scored), "📄 reported" (the paper's number) or
+"⚠ trivial" (a submission whose predictions :func:`detect` recognises as trivial; it is never
+badged "scored here").
 
 Detection (:func:`reasons`) reads each entry's stored predictions, so it holds for every
 submission, old or new, whatever its name. A submission is *trivial* when, in this order:
@@ -51,7 +52,11 @@ def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
         return "baseline (floor)" if str(baseline) in trivial_baselines() else "baseline"
     if kind == "submission" and trivial:
         return "⚠ trivial"
-    return {"submission": "✅ reproduced", "reported": "📄 reported"}.get(kind, kind)
+    return {"submission": SCORED_HERE, "reported": "📄 reported"}.get(kind, kind)
+
+
+#: A submission's badge: its predictions were scored here (the site did not run the system).
+SCORED_HERE = "✅ scored here"
 
 
 # --- detection -----------------------------------------------------------------------------------

@@ -75,9 +75,6 @@ if wanted and wanted not in board.entry_ids(everything, published):
 note = board.honesty_note(everything)
 if note:
     st.warning(note, icon="⚠️")
-trivial_note = board.trivial_warning(everything)
-if trivial_note:
-    st.warning(trivial_note, icon="⚠️")
 
 
 # The board itself is a fragment: a metric, filter or tab change reruns it alone, not the
@@ -104,7 +101,14 @@ def board_view(track: str, everything, published) -> None:
         ranking = (
             lb.ranking(sort_by=metric, track=track) if metric != default_metric else everything
         )
-    shown = board.filter_ranking(ranking, settings, saw_test)
+        # a filtered board is ranked among the entries it shows (bands and banner too)
+        only = {"setting": settings, "saw_test": saw_test}
+        shown = (
+            lb.ranking(sort_by=metric, track=track, only=only) if any(only.values()) else ranking
+        )
+    trivial_note = board.trivial_warning(shown)
+    if trivial_note:
+        st.warning(trivial_note, icon="⚠️")
 
     # Two views of the board; only the open one runs and draws (a visit draws the table, not the
     # charts: Plotly's script costs a browser about two CPU seconds on every page load).
@@ -128,12 +132,8 @@ def board_view(track: str, everything, published) -> None:
                 st.caption(
                     f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{board.metric_label(metric)}** (×100); "
                     f"{ranking.attrs.get('resamples', '?')} bootstrap resamples, seed "
-                    f"{ranking.attrs.get('seed', '?')}. ✅ reproduced: scored by this site; baseline: "
-                    "computed by this project (floor: a trivial one, drawn as a dashed line on the "
-                    f"charts); ⚠ below a floor: an entry scoring less than a trivial baseline; ⚠ trivial: a "
-                    "submission whose predictions are constant or nearly so, copy the utterance "
-                    "or repeat a baseline (the reason is given), never called reproduced. The "
-                    "paper's reported numbers are never mixed into these columns."
+                    f"{ranking.attrs.get('seed', '?')}. {board.filtered_note(shown, ranking)}"
+                    f"{board.legend(ranking)}"
                 )
                 st.dataframe(
                     board.board_table(shown, metric, track),

@@ -131,20 +131,6 @@ def like_for_like_table(ranking: pd.DataFrame, track: str | None = None) -> pd.D
     return out.rename(columns=heads)
 
 
-def filter_ranking(
-    ranking: pd.DataFrame,
-    settings: list[str] | tuple[str, ...] = (),
-    saw_test: list[str] | tuple[str, ...] = (),
-) -> pd.DataFrame:
-    """Rows whose ``setting`` / ``saw_test`` are among the chosen ones (all when none chosen)."""
-    out = ranking
-    if settings and "setting" in out.columns:
-        out = out[out["setting"].isin(list(settings))]
-    if saw_test and "saw_test" in out.columns:
-        out = out[out["saw_test"].isin(list(saw_test))]
-    return out
-
-
 def interval_text(value: Any, lo: Any, hi: Any) -> str:
     """``12.34 [11.02, 13.50]``; without an interval, the value alone; blank when missing."""
 
@@ -166,6 +152,33 @@ def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
 
 
 FLAG_TEXT = "⚠ below the constant baseline"
+
+
+def legend(ranking: pd.DataFrame) -> str:
+    """What the badges and flags of the board ``ranking`` mean, in a paragraph."""
+    from leaderboard.trivial import SCORED_HERE
+
+    floor = str(ranking.attrs.get("flag_floor") or "constant")
+    return (
+        f"{SCORED_HERE}: a submission's predictions, scored by this site (it did not run the "
+        "system); baseline: predictions this project generated and scored (floor: a trivial "
+        f"one, drawn as a dashed line on the charts); {flag_text(True, floor)}: a submission "
+        f"scoring less than the {floor} baseline on this metric (baselines are not flagged: "
+        "the board is read against them); ⚠ trivial: a submission whose predictions are "
+        "constant or nearly so, copy the utterance or repeat a baseline (the reason is given). "
+        "The paper's reported numbers are never mixed into these columns."
+    )
+
+
+def filtered_note(shown: pd.DataFrame, ranking: pd.DataFrame) -> str:
+    """For a filtered board, that its ranks and bands compare the entries shown only (blank
+    when nothing is filtered)."""
+    if not shown.attrs.get("only"):
+        return ""
+    return (
+        f"Filtered: ranks and bands compare the {len(shown)} entries shown, not the "
+        f"{len(ranking)} of the whole board. "
+    )
 
 
 def flag_text(below: Any, floor: str = "constant") -> str:

@@ -115,9 +115,9 @@ def test_upload_limit_and_a_constant_upload_badged_trivial(site, browser, tmp_pa
     board = _open(browser, f"{url}/leaderboard")
     rows = {r["name"]: r for r in grid_rows(board, board.get_by_test_id("stDataFrame").first)}
     mine = rows["My constant upload"]
-    assert mine["kind"] == "⚠ trivial"  # never "✅ reproduced"
+    assert mine["kind"] == "⚠ trivial"  # never "✅ scored here"
     assert mine["flag"] == f"⚠ trivial: one text “{CONSTANT}” for every item"
-    assert rows["Real but simple"]["kind"] == "✅ reproduced"
+    assert rows["Real but simple"]["kind"] == "✅ scored here"
     assert "ROUGE-L ↑ [95% CI]" in mine and "rougeL [95% CI]" not in mine, list(mine)
     alerts = " ".join(a.inner_text() for a in board.get_by_test_id("stAlert").all())
     names = list(rows)

@@ -1,6 +1,6 @@
 """Trivial submissions are recognised by the board itself (leaderboard/trivial.py): constant or
 near-constant files, copies of the utterance, a baseline's predictions, all-one-label ERC files;
-badged "⚠ trivial" with the reason (never "✅ reproduced"), with a warning when one ranks above
+badged "⚠ trivial" with the reason (never "✅ scored here"), with a warning when one ranks above
 a real entry (issue #26)."""
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ def test_an_uploaded_constant_file_is_badged_trivial_on_the_board(tiny_corpus, m
     assert names.index("Constant upload") < names.index("Poor but real")
 
     table = board_table(ranking, ranking.attrs["sort_by"]).set_index("name")
-    assert table.loc["Constant upload", "kind"] == "⚠ trivial"  # never "✅ reproduced"
+    assert table.loc["Constant upload", "kind"] == "⚠ trivial"  # never "✅ scored here"
     assert table.loc["Constant upload", "flag"] == f"⚠ trivial: {why['Constant upload']}"
-    assert table.loc["Oracle", "kind"] == "✅ reproduced" and table.loc["Oracle", "flag"] == ""
+    assert table.loc["Oracle", "kind"] == "✅ scored here" and table.loc["Oracle", "flag"] == ""
     warning = ranking.attrs["trivial_warning"]
     assert "Constant upload (one text" in warning and "above entries" in warning
     assert "Oracle" not in warning

@@ -53,7 +53,7 @@ def test_floors_are_the_trivial_baselines_only():
         ("baseline", "constant", "baseline (floor)"),
         ("baseline", "copy", "baseline (floor)"),
         ("baseline", "retrieval", "baseline"),
-        ("submission", "", "✅ reproduced"),
+        ("submission", "", "✅ scored here"),
         ("reported", "", "📄 reported"),
     ],
 )
@@ -65,5 +65,5 @@ def test_board_table_marks_and_flags():
     f = frame(LEXICAL)
     f["below_floor"] = [False, False, False, True]
     t = board.board_table(f, "rougeL")
-    assert list(t["kind"]) == ["baseline (floor)", "baseline (floor)", "baseline", "✅ reproduced"]
+    assert list(t["kind"]) == ["baseline (floor)", "baseline (floor)", "baseline", "✅ scored here"]
     assert list(t["flag"]) == ["", "", "", board.FLAG_TEXT]

@@ -1,6 +1,6 @@
 """Trivial submissions are recognised by the board itself (leaderboard/trivial.py): constant or
 near-constant files, copies of the utterance, a baseline's predictions, all-one-label ERC files;
-badged "⚠ trivial" with the reason (never "✅ reproduced"), with a warning when one ranks above
+badged "⚠ trivial" with the reason (never "✅ scored here"), with a warning when one ranks above
 a real entry (issue #26)."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_the_same_as_a_baseline():
     ("kind", "baseline", "why", "shown"),
     [
         ("submission", "", "one text “x” for every item", "⚠ trivial"),
-        ("submission", "", "", "✅ reproduced"),
+        ("submission", "", "", "✅ scored here"),
         ("baseline", "constant", "", "baseline (floor)"),
         ("baseline", "majority", "", "baseline (floor)"),
         ("baseline", "retrieval", "", "baseline"),
