@@ -17,6 +17,8 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
                         "paper_url": "", "description": "...", "setting": "few-shot",
                         "saw_test": "no"}, file_name="preds.jsonl", submitter=session_key)
     receipt.id, receipt.duplicate, receipt.status, receipt.warnings
+    receipt.edit_key           # the private edit key, given once ("ID.SECRET"; only its hash is kept)
+    lb.standing(receipt.id)    # main scores with intervals, rank and band on its track's board
     lb.status(receipt.id)      # {"status": "queued"|"scoring"|"partially scored"|"incomplete"|
                                #  "scored"|"failed", "message", "pending": [...],
                                #  "failed_metrics": {...}, "incomplete_metrics": {...},
@@ -47,6 +49,13 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
     lb.export_json("board")    # JSON text
     lb.push_to_hub()           # upload the public export (ETC_LB_HUB_REPO + HF_TOKEN)
 
+    # a submitter's own entries (the signed-in account's key, or the edit keys)
+    me = lb.Owner(account_key=visitor_key, edit_keys=(receipt.edit_key,))
+    lb.owned_entries(me)       # DataFrame of their entries (private and withdrawn ones too)
+    lb.update_entry(id, me, {"name": "New name", "parameters": "8", "open_weights": "yes"})
+    lb.set_entry_visibility(id, me, "private")   # or "public" again, or "withdrawn" for good
+    lb.entry_history(id, me)   # statuses and every change; lb.quota(visitor_key): left today
+
     # moderation (ETC_ADMIN_TOKEN, 24+ characters; constant-time compare; wrong tokens
     # rate-limited per etclib.admintoken.session)
     lb.hide(id, token); lb.unhide(id, token); lb.delete(id, token); lb.rescore(id, token)
@@ -75,8 +84,9 @@ Modules, bottom up (no cycles; tests/unit/test_leaderboard_structure.py checks i
 ``errors``, ``clock``, ``metadata``; ``stages`` (what each stage computes and when it runs);
 ``engine`` (the few SQL differences between engines, asked of :mod:`etclib.storage`); ``statuses`` (a
 submission's status from its jobs); ``db`` (the file or server, migrations, resuming);
-``queue`` (jobs); ``scoring`` (run a job, store its ``ScoreResult``); ``submit``; ``board``,
-``entry`` (one entry's status and detail), ``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (an embedded board into
+``queue`` (jobs); ``scoring`` (run a job, store its ``ScoreResult``); ``submit``; ``owners``
+(a submitter's own entries and their changes); ``board``, ``entry`` (one entry's status,
+detail and standing), ``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (an embedded board into
 PostgreSQL).
 
 Command line: ``python -m leaderboard --help``.
@@ -105,7 +115,7 @@ from .board import (
     tracks,
 )
 from .db import Database, close_all, open_db
-from .entry import detail, per_item, status
+from .entry import detail, per_item, standing, status
 from .errors import (
     AdminError,
     DatabaseCorruptError,
@@ -122,7 +132,12 @@ from .errors import (
     WorkerStoppedError,
 )
 from .export import export_csv, export_json, push_to_hub
-from .metadata import SAW_TEST, SETTINGS, Metadata
+from .metadata import OPEN_WEIGHTS, SAW_TEST, SETTINGS, Metadata
+from .owners import Owner, quota
+from .owners import entries as owned_entries
+from .owners import history as entry_history
+from .owners import set_visibility as set_entry_visibility
+from .owners import update as update_entry
 from .stages import all_stages, configured_stages
 from .statuses import STATUSES
 from .submit import Receipt, submit
@@ -143,6 +158,8 @@ __all__ = [
     "NotFoundError",
     "Receipt",
     "ReferenceDataError",
+    "OPEN_WEIGHTS",
+    "Owner",
     "SAW_TEST",
     "SETTINGS",
     "STATUSES",
@@ -156,17 +173,20 @@ __all__ = [
     "configured_stages",
     "delete",
     "detail",
+    "entry_history",
     "export_csv",
     "export_json",
     "hide",
     "metric_columns",
     "open_db",
+    "owned_entries",
     "other_scores",
     "reference_rows",
     "tracks",
     "per_item",
     "process_jobs",
     "push_to_hub",
+    "quota",
     "ranking",
     "ranking_rule",
     "reported",
@@ -174,9 +194,12 @@ __all__ = [
     "rescore",
     "rescore_all",
     "seed_baselines",
+    "set_entry_visibility",
+    "standing",
     "start_workers",
     "status",
     "stop_workers",
     "submit",
     "unhide",
+    "update_entry",
 ]

@@ -14,6 +14,7 @@ Examples:
   python -m leaderboard worker              # score queued jobs until Ctrl-C
   python -m leaderboard worker --once       # score what is queued, then exit
   python -m leaderboard status 3f9c0a1b2d4e
+  python -m leaderboard entry 3f9c0a1b2d4e.SECRET --name "My model v2"   # the printed edit key
   python -m leaderboard seed-baselines      # paper rows + retrieval/constant/copy, scored
   python -m leaderboard show
   python -m leaderboard show --sort-by bleu4 --json
@@ -51,11 +52,31 @@ from etclib.errors import EtcError
 
 from .cli_admin import ADMIN_HELP, add_admin_arguments, cmd_admin
 from .cli_text import _clip, _pad, _table, _width  # noqa: F401 - shared with cli_admin
+from .metadata import OPEN_WEIGHTS
 
 SUBMIT_HELP = """Validate a predictions file, store it and queue its scoring; print the id.
 
+Also prints the entry's private edit key, once: keep it to rename the entry, edit its links
+and model facts, make it private or withdraw it (`entry KEY`, or the site's Submit page opened
+with ?edit=KEY). With --score: the main scores with their intervals and the rank.
+
 Example:
   python -m leaderboard submit preds.jsonl --name "My model" --setting zero-shot --score
+  python -m leaderboard submit preds.jsonl --name "My model" --parameters 8 --open-weights yes \\
+      --licence Apache-2.0
+"""
+ENTRY_HELP = """Show or change your own entry, given the private edit key its submission printed.
+
+Without options: the entry, its standing on the board and its history. --name, the links and
+the model facts change it; --private takes it off the board and its exports until --public;
+--withdraw takes it off for good (its rows are kept). Every change is kept in its history.
+
+Example:
+  python -m leaderboard entry 3f9c0a1b2d4e.SECRET
+  python -m leaderboard entry 3f9c0a1b2d4e.SECRET --name "My model v2" --parameters 8 \\
+      --open-weights yes --licence MIT
+  python -m leaderboard entry 3f9c0a1b2d4e.SECRET --private
+  python -m leaderboard entry 3f9c0a1b2d4e.SECRET --withdraw
 """
 WORKER_HELP = """Run the scoring worker (a pool of threads) in this process.
 
@@ -150,16 +171,22 @@ def cmd_submit(args: argparse.Namespace) -> int:
         "description": args.description or "",
         "setting": args.setting,
         "saw_test": args.saw_test,
+        "parameters": args.parameters or "",
+        "open_weights": args.open_weights or "",
+        "licence": args.licence or "",
     }
     receipt = lb.submit(args.file, meta, submitter=args.submitter, split=args.split)
     for w in receipt.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if receipt.duplicate:
-        print(
-            f"{receipt.id}  (the same predictions were submitted before; status: {receipt.status})"
-        )
+        print(f"{receipt.id}  {duplicate_text(receipt, args.name)} Status: {receipt.status}.")
     else:
         print(f"{receipt.id}  queued (position {receipt.queue_position})")
+        print(
+            f"edit key: {receipt.edit_key}\n  (shown once: keep it to rename, edit, withdraw or "
+            "make this entry private: python -m leaderboard entry KEY, or the site's Submit page "
+            "opened with ?edit=KEY)"
+        )
     if args.score:
         from leaderboard.errors import WorkerStoppedError
 
@@ -172,8 +199,71 @@ def cmd_submit(args: argparse.Namespace) -> int:
                 f"`python -m leaderboard status {receipt.id}`."
             )
         print(f"status: {st['status']}" + (f" ({st['message']})" if st["message"] else ""))
+        print(standing_text(lb.standing(receipt.id)))
     elif not receipt.duplicate:
         print("Run `python -m leaderboard worker --once` to score it (the site does it itself).")
+    return 0
+
+
+def duplicate_text(receipt, name: str) -> str:
+    """What became of a submission whose predictions are on the board already."""
+    what = "the baseline" if receipt.kind == "baseline" else "the entry"
+    return (
+        f"These predictions are the same as {what} {receipt.name!r}, already on the board: "
+        f"nothing was stored, and the name {name!r} was not used."
+    )
+
+
+def standing_text(standing: dict[str, Any]) -> str:
+    """An entry's rank and main scores with their intervals, in a line or two."""
+    if standing["rank"] is None:
+        where = "not ranked on the board (private, withdrawn, hidden or not scored yet)"
+    else:
+        where = (
+            f"rank {standing['rank']} (band {standing['rank_band']}) of {standing['of']} by "
+            f"{heading(standing['sort_by'])}"
+        )
+    scores = "; ".join(
+        f"{heading(k)} {v:.2f}" + ("" if lo is None else f" [{lo:.2f}, {hi:.2f}]")
+        for k, (v, lo, hi) in standing["scores"].items()
+    )
+    return f"{where}\n  {scores}" if scores else where
+
+
+def cmd_entry(args: argparse.Namespace) -> int:
+    import leaderboard as lb
+    from leaderboard.owners import entry_of_key
+
+    owner = lb.Owner(edit_keys=(args.key,))
+    sid = entry_of_key(args.key)
+    fields = ("name", "model_url", "paper_url", "parameters", "open_weights", "licence")
+    changes = {f: getattr(args, f) for f in fields if getattr(args, f) is not None}
+    changed = lb.update_entry(sid, owner, changes) if changes else []
+    visibility = next(
+        (v for v, on in (("private", args.private), ("public", args.public)) if on), None
+    )
+    if args.withdraw:
+        visibility = "withdrawn"
+    if visibility:
+        lb.set_entry_visibility(sid, owner, visibility)
+    mine = lb.owned_entries(owner)
+    if mine.empty:  # a key that is no entry's
+        raise lb.NotFoundError.entry(sid)
+    rec = mine.iloc[0].to_dict()
+    history = lb.entry_history(sid, owner)
+    if args.json:
+        out = {**rec, "history": history.to_dict("records")}
+        print(json.dumps(out, ensure_ascii=False, indent=2, default=str))
+        return 0
+    if changed or visibility:
+        print(f"changed: {', '.join([*changed, *(['visibility'] if visibility else [])])}")
+    print(f"{rec['id']}  {_clip(rec['name'], 60)}  [{rec['track']}, {rec['visibility']}]")
+    print(f"status: {rec['status']}")
+    if rec["visibility"] == "public" and rec["status"] != "queued":
+        print(standing_text(lb.standing(sid)))
+    for h in history.to_dict("records"):
+        what = h["to"] if h["what"] == "status" else f"{h['what']}: {h['from']!r} -> {h['to']!r}"
+        print(f"  {h['at']:%Y-%m-%d %H:%M:%S}  {_clip(what, 100)}  ({h['by']})")
     return 0
 
 
@@ -439,6 +529,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--saw-test", default="unknown", choices=SAW_TEST, help="did training see ETC test data?"
     )
+    add_model_facts(p)
     p.add_argument(
         "--submitter",
         help="key the daily limit counts by (default: contact, else name); operator use only: "
@@ -446,6 +537,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--split", default="test", choices=("train", "valid", "test"))
     p.add_argument("--score", action="store_true", help="score the queue now, in this process")
+
+    p = add("entry", ENTRY_HELP, cmd_entry)
+    p.add_argument("key", help="the entry's private edit key (ID.SECRET), printed by submit")
+    p.add_argument("--name", help="a new display name")
+    p.add_argument("--model-url", help="http(s) link to the model or its code ('' to clear)")
+    p.add_argument("--paper-url", help="http(s) link to the paper ('' to clear)")
+    add_model_facts(p)
+    state = p.add_mutually_exclusive_group()
+    state.add_argument("--private", action="store_true", help="off the board until --public")
+    state.add_argument("--public", action="store_true", help="back on the board")
+    state.add_argument("--withdraw", action="store_true", help="off the board for good")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     p = add("worker", WORKER_HELP, cmd_worker)
     p.add_argument(
@@ -527,6 +630,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("admin", ADMIN_HELP, cmd_admin)
     add_admin_arguments(p, all_stages())
     return parser
+
+
+def add_model_facts(p: argparse.ArgumentParser) -> None:
+    """The optional model facts, asked by ``submit`` and changed by ``entry``."""
+    p.add_argument("--parameters", help="model size in billions of parameters, e.g. 8 or 0.35")
+    p.add_argument(
+        "--open-weights", choices=[v for v in OPEN_WEIGHTS if v], help="are the weights public?"
+    )
+    p.add_argument("--licence", help="the model's licence, e.g. Apache-2.0")
 
 
 def _start(args: argparse.Namespace) -> None:

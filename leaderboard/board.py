@@ -86,6 +86,9 @@ PUBLIC_FIELDS = (
     "saw_test",
     "model_url",
     "paper_url",
+    "parameters",
+    "open_weights",
+    "licence",
     "description",
     "created_at",
     "status",
@@ -98,7 +101,8 @@ def _entries(
     vis = "('public', 'hidden')" if include_hidden else "('public')"
     return db.query_df(
         "SELECT s.id, s.kind, s.name, s.team, coalesce(a.account, '') AS account, s.setting, "
-        "s.saw_test, s.model_url, s.paper_url, "
+        "s.saw_test, s.model_url, s.paper_url, coalesce(s.parameters, '') AS parameters, "
+        "coalesce(s.open_weights, '') AS open_weights, coalesce(s.licence, '') AS licence, "
         "s.description, s.created_at, s.status, s.status_message, s.visibility, s.n_items, "
         # baseline keys are 'backend:NAME' (transcription) or 'TRACK-backend:NAME'
         "CASE WHEN s.kind = 'baseline' AND s.baseline_key LIKE '%backend:%' "
@@ -238,7 +242,7 @@ def ranking(
 
 
 #: The entry fields a board can be filtered by (:func:`ranking`'s ``only``).
-FILTER_FIELDS = ("setting", "saw_test")
+FILTER_FIELDS = ("setting", "saw_test", "open_weights")
 
 
 #: Seconds :func:`warm` waits between two rankings by other metrics.

@@ -13,7 +13,7 @@ import pandas as pd
 from etclib import metrics, tracks
 
 from . import samples, trivial
-from .board import PUBLIC_FIELDS, _entries, _score_rows, current_signatures
+from .board import PUBLIC_FIELDS, _entries, _score_rows, current_signatures, ranking
 from .db import Database, resolve
 from .errors import NotFoundError
 from .queue import queue_position
@@ -71,6 +71,45 @@ def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         "warnings": json.loads(rec["warnings"] or "[]"),
         "history": history,
     }
+
+
+def standing(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
+    """Where an entry stands on its track's board: ``track``, ``sort_by`` (the board's ranking
+    metric), ``rank``, ``rank_band`` and ``of`` (entries ranked; None off the board: private,
+    withdrawn, hidden or not scored yet), and ``scores``: each summary ranking metric it has ->
+    (value, lo, hi), in the track's order."""
+    db = resolve(db)
+    rec = _submission(db, submission_id)
+    track = tracks.get(rec.get("track"))
+    board = ranking(track=track.name, split=rec["split"], db=db)
+    keys = [f.key for f in track.facts() if f.ranking and f.summary]
+    out: dict[str, Any] = {
+        "track": track.name,
+        "sort_by": board.attrs.get("sort_by"),
+        "rank": None,
+        "rank_band": None,
+        "of": int((board["rank"] > 0).sum()) if len(board) else 0,
+        "scores": {},
+    }
+    rows = board[board["id"] == rec["id"]]
+    if len(rows) and int(rows["rank"].iloc[0]) > 0:
+        row = rows.iloc[0]
+        out.update(rank=int(row["rank"]), rank_band=str(row["rank_band"]))
+        values = {k: (row[k], row[f"{k}_lo"], row[f"{k}_hi"]) for k in keys}
+    else:  # off the board: its own scores and intervals
+        got = detail(rec["id"], db=db)["scores"]
+        values = {
+            k: (v["scores"][k], *v["intervals"].get(k, (None, None)))
+            for v in got.values()
+            for k in keys
+            if k in v["scores"]
+        }
+    out["scores"] = {
+        k: tuple(None if pd.isna(x) else float(x) for x in v)
+        for k, v in values.items()
+        if v[0] is not None and not pd.isna(v[0])
+    }
+    return out
 
 
 def _items(split: str):

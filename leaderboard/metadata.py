@@ -4,13 +4,15 @@ Rules: known fields only; text fields within their length limits and free of con
 (NUL included; a description may hold newlines and tabs) and of every format character (Unicode
 category Cf: bidirectional marks and overrides such as U+202E and U+061C, zero-width spaces and
 joiners, the soft hyphen, ...); a name, and a team when given, must show at least one visible
-character; links are absolute ``http``/``https`` URLs with a host; ``setting`` and ``saw_test``
-from fixed choices. Values are never rendered as HTML or Markdown by this package; pages must
+character; links are absolute ``http``/``https`` URLs with a host; ``setting``, ``saw_test`` and
+``open_weights`` from fixed choices; ``parameters`` a number (billions). The model facts
+(``parameters``, ``open_weights``, ``licence``) are optional; blank means not said. Values are never rendered as HTML or Markdown by this package; pages must
 show them as text, where nothing becomes a link (``views.text.escape_markdown``).
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -22,6 +24,17 @@ from .errors import MetadataError
 
 SETTINGS: tuple[str, ...] = ("zero-shot", "few-shot", "fine-tuned", "other")
 SAW_TEST: tuple[str, ...] = ("no", "yes", "unknown")
+#: Whether the model's weights are public ("": not said).
+OPEN_WEIGHTS: tuple[str, ...] = ("", "yes", "no")
+#: The fields an entry's owner may change after submitting (leaderboard.owners).
+EDITABLE: tuple[str, ...] = (
+    "name",
+    "model_url",
+    "paper_url",
+    "parameters",
+    "open_weights",
+    "licence",
+)
 
 #: field -> maximum length in characters
 MAX_LENGTH: dict[str, int] = {
@@ -31,6 +44,8 @@ MAX_LENGTH: dict[str, int] = {
     "model_url": 500,
     "paper_url": 500,
     "description": 2000,
+    "parameters": 12,
+    "licence": 80,
 }
 #: Letters and symbols that draw nothing: the Hangul fillers (category Lo, default-ignorable)
 #: and the blank Braille pattern (So). Names made only of these, of spaces, marks or format
@@ -54,6 +69,10 @@ class Metadata:
     description: str = ""
     setting: str = "other"
     saw_test: str = "unknown"
+    #: the model's size in billions of parameters, as a number ("8", "0.35"); blank: not said
+    parameters: str = ""
+    open_weights: str = ""
+    licence: str = ""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | Metadata) -> Metadata:
@@ -79,7 +98,7 @@ class Metadata:
             if not isinstance(value, str):
                 problems[f.name] = f"must be text, got {type(value).__name__}."
                 continue
-            problem = _check(f.name, value)
+            problem = check_field(f.name, value)
             if problem:
                 problems[f.name] = problem
             values[f.name] = value
@@ -94,7 +113,8 @@ class Metadata:
         return out
 
 
-def _check(name: str, value: str) -> str | None:
+def check_field(name: str, value: str) -> str | None:
+    """What is wrong with ``value`` for the field ``name`` (None when nothing is)."""
     if name in MAX_LENGTH and len(value) > MAX_LENGTH[name]:
         return f"{len(value)} characters; the limit is {MAX_LENGTH[name]}."
     allowed = "\n\t" if name == "description" else ""
@@ -122,11 +142,18 @@ def _check(name: str, value: str) -> str | None:
         return f"{value!r} is not one of: {', '.join(SETTINGS)}."
     if name == "saw_test" and value not in SAW_TEST:
         return f"{value!r} is not one of: {', '.join(SAW_TEST)}."
+    if name == "open_weights" and value not in OPEN_WEIGHTS:
+        return f"{value!r} is not one of: yes, no (or blank: not said)."
+    if name == "parameters" and value and not _PARAMETERS.fullmatch(value):
+        return "the number of parameters in billions, e.g. 8 or 0.35 (or blank: not said)."
     if name in ("model_url", "paper_url") and value:
         return _check_url(value)
     if name == "contact" and value and any(ch.isspace() for ch in value.strip()):
         return "one e-mail address or handle without spaces."
     return None
+
+
+_PARAMETERS = re.compile(r"(?!0+(\.0*)?$)\d{1,6}(\.\d{1,4})?")
 
 
 def _check_url(value: str) -> str | None:

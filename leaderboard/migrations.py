@@ -196,6 +196,31 @@ MIGRATIONS.append(
         ],
     )
 )
+MIGRATIONS.append(
+    (
+        9,
+        [
+            # model facts a submitter gives (docs/leaderboard.md "Submission details")
+            "ALTER TABLE submissions ADD COLUMN parameters VARCHAR",  # billions, as given
+            "ALTER TABLE submissions ADD COLUMN open_weights VARCHAR",  # yes | no | '' (not said)
+            "ALTER TABLE submissions ADD COLUMN licence VARCHAR",
+            # who may change an entry (leaderboard.owners): the signed-in account that submitted
+            # it (sha256 of its key) and the private edit key's sha256; visibility gains
+            # private (off the board, its owner's) and withdrawn (off the board for good, kept)
+            "ALTER TABLE submissions ADD COLUMN owner_hash VARCHAR",
+            "ALTER TABLE submissions ADD COLUMN edit_key_hash VARCHAR",
+            """CREATE TABLE entry_changes (
+                submission_id VARCHAR NOT NULL,
+                happened_at TIMESTAMP NOT NULL,
+                what VARCHAR NOT NULL,          -- the field changed, or visibility
+                old_value VARCHAR,
+                new_value VARCHAR,
+                changed_by VARCHAR NOT NULL     -- its owner: signed-in account | edit key
+            )""",
+            "CREATE INDEX entry_changes_by_entry ON entry_changes (submission_id, happened_at)",
+        ],
+    )
+)
 SCHEMA_VERSION = max(version for version, _ in MIGRATIONS)
 
 

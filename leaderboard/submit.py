@@ -45,13 +45,22 @@ KINDS: tuple[str, ...] = ("submission", "baseline", "reported")
 
 @dataclass
 class Receipt:
-    """What :func:`submit` returns."""
+    """What :func:`submit` returns.
+
+    ``edit_key``: the new entry's private edit key (:mod:`leaderboard.owners`), given here once
+    and stored only as its hash; None for a duplicate. A duplicate names the entry it repeats
+    (``name``, ``kind``: ``submission`` or ``baseline``); nothing was stored, so the details
+    given, the name among them, were not used.
+    """
 
     id: str
     duplicate: bool
     status: str
     warnings: list[str] = field(default_factory=list)
     queue_position: int | None = None
+    edit_key: str | None = None
+    name: str = ""
+    kind: str = "submission"
 
 
 FileSource = str | os.PathLike | bytes | IO[bytes]
@@ -160,6 +169,7 @@ def submit(
         raise MetadataError({"name": reserved})
     preds = validated(file, file_name=file_name, split=split, track=track)
     key = (submitter or meta.contact or meta.name).strip()
+    account = (account or "").strip() or None
     return store_submission(
         db,
         preds,
@@ -167,8 +177,10 @@ def submit(
         file_bytes=preds.size,
         kind="submission",
         submitter_key=submitter_hash(key),
-        account=(account or "").strip() or None,
+        account=account,
         issuer=issuer,
+        # a signed-in account owns what it submits; the edit key does for everyone
+        owner_hash=submitter_hash(key) if account else None,
     )
 
 
@@ -177,6 +189,18 @@ def own_names(db: Database) -> list[str]:
     (every computed baseline's name also ends in :data:`leaderboard.names.OWN_MARK`)."""
     rows = db.query("SELECT DISTINCT name FROM submissions WHERE kind IN ('baseline', 'reported')")
     return [name for (name,) in rows]
+
+
+def new_edit_key(submission_id: str) -> tuple[str, str]:
+    """A fresh private edit key for ``submission_id`` (``ID.SECRET``, :mod:`leaderboard.owners`)
+    and what is stored of it: its secret's :func:`key_digest`."""
+    secret = secrets.token_urlsafe(24)
+    return f"{submission_id}.{secret}", key_digest(secret)
+
+
+def key_digest(secret: str) -> str:
+    """How an edit key's secret is stored (the key itself is not kept)."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 def content_sha256(preds, order) -> str:
@@ -197,7 +221,8 @@ def content_sha256(preds, order) -> str:
 _COLUMNS = (
     "id, kind, created_at, split, name, team, contact, submitter_key, model_url, paper_url, "
     "description, setting, saw_test, file_name, file_sha256, file_format, file_bytes, n_items, "
-    "corpus_hash, warnings, baseline_key, visibility, status, status_message, content_sha256, track"
+    "corpus_hash, warnings, baseline_key, visibility, status, status_message, content_sha256, track, "
+    "parameters, open_weights, licence, owner_hash, edit_key_hash"
 ).split(", ")
 
 
@@ -217,8 +242,11 @@ def store_submission(
     enforce_limits: bool = True,
     account: str | None = None,
     issuer: str | None = None,
+    owner_hash: str | None = None,
 ) -> Receipt:
-    """Store a validated ``etclib.predictions.Predictions`` and queue its first stage."""
+    """Store a validated ``etclib.predictions.Predictions`` and queue its first stage; a
+    submission gets a private edit key (the receipt's, stored as its hash)."""
+
     import pandas as pd
 
     from etclib import tracks
@@ -243,17 +271,19 @@ def store_submission(
     sha = content_sha256(preds, order)
     with db.write() as cur:
         serialize(cur, "submit")  # PostgreSQL: the limits and duplicates, one site at a time
+        # only an entry anyone may see is named: never a private, withdrawn or removed one
         dup = cur.execute(
-            "SELECT id, status FROM submissions WHERE content_sha256 = ? AND split = ? "
+            "SELECT id, status, name, kind FROM submissions WHERE content_sha256 = ? AND split = ? "
             "AND track = ? AND visibility = 'public' ORDER BY created_at, id LIMIT 1",
             [sha, preds.split, track],
         ).fetchone()
         if dup:
-            return Receipt(dup[0], True, dup[1], list(preds.warnings))
+            return Receipt(dup[0], True, dup[1], list(preds.warnings), name=dup[2], kind=dup[3])
         at = now()
         if enforce_limits:
             _check_limits(cur, submitter_key, at)
         sid = secrets.token_hex(6)
+        edit_key, edit_key_hash = new_edit_key(sid) if kind == "submission" else (None, None)
         cur.execute(
             f"INSERT INTO submissions ({', '.join(_COLUMNS)}) "
             f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
@@ -284,6 +314,11 @@ def store_submission(
                 "",
                 sha,
                 track,
+                meta.parameters,
+                meta.open_weights,
+                meta.licence,
+                owner_hash,
+                edit_key_hash,
             ],
         )
         frame.insert(0, "submission_id", sid)
@@ -298,17 +333,24 @@ def store_submission(
         position = queue_position(cur, sid)
     db.invalidate()
     db.notify_jobs()
-    return Receipt(sid, False, "queued", list(preds.warnings), position)
+    return Receipt(sid, False, "queued", list(preds.warnings), position, edit_key, meta.name, kind)
+
+
+def used_today(cur, submitter_key: str, at: datetime) -> int:
+    """Submissions stored under ``submitter_key`` (its hash) since the UTC midnight before
+    ``at``: what the daily limit counts (withdrawn ones too)."""
+    (count,) = cur.execute(
+        "SELECT count(*) FROM submissions WHERE kind = 'submission' AND submitter_key = ? "
+        "AND created_at >= ?",
+        [submitter_key, _utc_midnight(at)],
+    ).fetchone()
+    return int(count)
 
 
 def _check_limits(cur, submitter_key: str | None, at: datetime) -> None:
     limit = settings.daily_limit()
     if submitter_key is not None:
-        (count,) = cur.execute(
-            "SELECT count(*) FROM submissions WHERE kind = 'submission' AND submitter_key = ? "
-            "AND created_at >= ?",
-            [submitter_key, _utc_midnight(at)],
-        ).fetchone()
+        count = used_today(cur, submitter_key, at)
         if count >= limit:
             reset = _utc_midnight(at) + timedelta(days=1)
             raise LimitError(

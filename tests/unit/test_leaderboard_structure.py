@@ -11,6 +11,7 @@ ABOVE_DB = (
     "queue",
     "scoring",
     "submit",
+    "owners",
     "board",
     "entry",
     "worker",

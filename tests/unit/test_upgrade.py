@@ -21,7 +21,7 @@ import duckdb
 import pytest
 
 import leaderboard as lb
-from leaderboard.db import open_db
+from leaderboard.db import SCHEMA_VERSION, open_db
 
 LEGACY = Path(__file__).resolve().parents[1] / "data" / "legacy_board.duckdb.gz"
 
@@ -106,7 +106,7 @@ def test_a_duckdb_board_is_upgraded_in_place_with_every_row_intact(tmp_path, mon
         db = open_db(create=False)
     said = [r.getMessage() for r in caplog.records if r.name == "leaderboard.upgrade"]
     assert len(said) == 1 and "kept at" in said[0] and "board.duckdb.duckdb-backup" in said[0]
-    assert db.engine == "sqlite" and db.schema_version() == 8
+    assert db.engine == "sqlite" and db.schema_version() == SCHEMA_VERSION
     backup = tmp_path / "board.duckdb.duckdb-backup"
     assert backup.read_bytes() == original  # the DuckDB file, kept as it was
     assert path.read_bytes()[:16] == b"SQLite format 3\x00"
