@@ -66,12 +66,14 @@ def board_version(*, db: Database | None = None) -> str:
     """A short text that changes whenever what the board shows may change (a cache key).
 
     Made of this process's write generation and the database's own counters: submissions,
-    the newest score row, the newest status change and moderation actions. Cheap (one query).
+    the newest score row, the newest status change, moderation actions and owners' changes.
+    Cheap (one query).
     """
     db = resolve(db)
     counts = db.query(
         "SELECT (SELECT count(*) FROM submissions), (SELECT max(id) FROM scores), "
-        "(SELECT max(happened_at) FROM status_history), (SELECT count(*) FROM moderation_log)"
+        "(SELECT max(happened_at) FROM status_history), (SELECT count(*) FROM moderation_log), "
+        "(SELECT count(*) FROM entry_changes)"
     )[0]
     return ":".join(str(x) for x in (db.generation, *counts))
 
