@@ -179,7 +179,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     for w in receipt.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if receipt.duplicate:
-        print(f"{receipt.id}  {duplicate_text(receipt, args.name)} Status: {receipt.status}.")
+        print(f"{receipt.id}  {receipt.duplicate_text(args.name)} Status: {receipt.status}.")
     else:
         print(f"{receipt.id}  queued (position {receipt.queue_position})")
         print(
@@ -203,15 +203,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
     elif not receipt.duplicate:
         print("Run `python -m leaderboard worker --once` to score it (the site does it itself).")
     return 0
-
-
-def duplicate_text(receipt, name: str) -> str:
-    """What became of a submission whose predictions are on the board already."""
-    what = "the baseline" if receipt.kind == "baseline" else "the entry"
-    return (
-        f"These predictions are the same as {what} {receipt.name!r}, already on the board: "
-        f"nothing was stored, and the name {name!r} was not used."
-    )
 
 
 def standing_text(standing: dict[str, Any]) -> str:

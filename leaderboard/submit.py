@@ -62,6 +62,15 @@ class Receipt:
     name: str = ""
     kind: str = "submission"
 
+    def duplicate_text(self, name: str) -> str:
+        """What became of a submission named ``name`` whose predictions were on the board
+        already (a duplicate's receipt)."""
+        what = "the baseline" if self.kind == "baseline" else "the entry"
+        return (
+            f"These predictions are the same as {what} “{self.name}”, already on the board: "
+            f"nothing was stored, and the name “{name}” was not used."
+        )
+
 
 FileSource = str | os.PathLike | bytes | IO[bytes]
 

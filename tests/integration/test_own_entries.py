@@ -101,13 +101,13 @@ def test_nobody_else_sees_or_changes_an_entry(its):
     unknown = str(lb.NotFoundError.entry(got.id))
     for stranger in strangers:
         assert got.id not in set(lb.owned_entries(stranger)["id"])
-        for attempt in (
-            lambda: lb.update_entry(got.id, stranger, {"name": "Stolen"}),
-            lambda: lb.set_entry_visibility(got.id, stranger, "withdrawn"),
-            lambda: lb.entry_history(got.id, stranger),
+        for attempt, more in (
+            (lb.update_entry, [{"name": "Stolen"}]),
+            (lb.set_entry_visibility, ["withdrawn"]),
+            (lb.entry_history, []),
         ):
             with pytest.raises(lb.NotFoundError) as refused:
-                attempt()
+                attempt(got.id, stranger, *more)
             assert str(refused.value) == unknown  # as if there were no such entry
     # only the hash of the key is stored
     stored = lb.open_db().query("SELECT edit_key_hash FROM submissions WHERE id = ?", [got.id])
@@ -160,7 +160,7 @@ def test_the_command_line_prints_the_key_and_changes_the_entry(its, tmp_path, ca
     assert "rank 1 (band 1) of 1 by ROUGE-L ↑" in out and "ROUGE-L ↑" in out
     # the same file again: it says what became of the name given
     assert lb_main(["submit", str(path), "--name", "Again"]) == 0
-    assert "nothing was stored, and the name 'Again' was not used" in capsys.readouterr().out
+    assert "nothing was stored, and the name “Again” was not used" in capsys.readouterr().out
     assert lb_main(["entry", key, "--name", "CLI model v2", "--licence", "MIT"]) == 0
     out = capsys.readouterr().out
     assert "changed: name, licence" in out and "name: 'CLI model' -> 'CLI model v2'" in out
