@@ -132,7 +132,7 @@ from .errors import (
     WorkerStoppedError,
 )
 from .export import export_csv, export_json, push_to_hub
-from .metadata import OPEN_WEIGHTS, SAW_TEST, SETTINGS, Metadata
+from .metadata import EDITABLE, OPEN_WEIGHTS, SAW_TEST, SETTINGS, Metadata
 from .owners import Owner, quota
 from .owners import entries as owned_entries
 from .owners import history as entry_history
@@ -158,6 +158,7 @@ __all__ = [
     "NotFoundError",
     "Receipt",
     "ReferenceDataError",
+    "EDITABLE",
     "OPEN_WEIGHTS",
     "Owner",
     "SAW_TEST",

@@ -3,10 +3,11 @@
 import streamlit as st
 
 import leaderboard as lb
+from etclib.errors import EtcError
 from etclib.predictions import MAX_FILE_BYTES
 from etclib.tracks import TRACKS
 from leaderboard import settings as lb_settings
-from views import board, identity, upload_check, visitors
+from views import board, identity, own_entries, upload_check, visitors
 from views.errors import shown_errors
 from views.text import escape_markdown
 
@@ -29,6 +30,149 @@ def _template(fmt: str, track: str) -> bytes:
 
 state = st.session_state
 state.setdefault("submit_ids", [])
+# the edit keys this page holds: its own receipts' and the private link it was opened with
+state.setdefault("submit_edit_keys", [])
+state["submit_edit_keys"] = own_entries.kept_keys(
+    state["submit_edit_keys"], st.query_params.get(own_entries.EDIT_PARAM)
+)
+with shown_errors():
+    visitor = identity.current_visitor()  # None: sign-in needed and not signed in
+me = own_entries.owner(visitor, state["submit_edit_keys"])
+
+
+# A fragment: saving an entry's changes reruns this part alone.
+@st.fragment
+def your_entries() -> None:
+    with shown_errors():
+        mine = lb.owned_entries(me)
+    if mine.empty:
+        if st.query_params.get(own_entries.EDIT_PARAM):
+            st.warning(
+                "This edit link names no entry: check that it was copied whole. (An entry "
+                "the moderators removed is not shown.)"
+            )
+        return
+    st.subheader("Your entries")
+    st.caption(
+        "Rename an entry, edit its links and model facts, make it private (off the board until "
+        "you make it public again) or withdraw it (off the board for good; it is kept for the "
+        "record). Every change is kept in its history."
+    )
+    for entry in mine.to_dict("records"):
+        _entry(entry)
+
+
+def _entry(entry: dict) -> None:
+    sid, title = entry["id"], TRACKS[entry["track"]].title
+    words = own_entries.VISIBILITY_WORDS.get(entry["visibility"], entry["visibility"])
+    with st.expander(f"{entry['name']} · {title} · {entry['status']} · {words}"):
+        st.caption(escape_markdown(f"Submission {sid}, {entry['created_at']:%Y-%m-%d %H:%M} UTC"))
+        if entry["status"] in ("scored", "partially scored", "incomplete"):
+            with shown_errors():
+                head, scores = own_entries.standing_view(lb.standing(sid), title)
+                st.markdown(head)
+                st.dataframe(scores, hide_index=True, key=f"submit_own_scores_{sid}")
+        if entry["visibility"] == "public":
+            st.page_link(
+                "site_pages/leaderboard.py",
+                label="Its detail on the leaderboard",
+                icon="🏆",
+                query_params={"submission": sid, "track": entry["track"]},
+            )
+        said = state.pop(f"submit_own_said_{sid}", None)
+        if isinstance(said, Exception):
+            with shown_errors():
+                raise said
+        elif said:
+            st.success(said)
+        if entry["visibility"] in ("public", "private"):
+            with st.form(f"submit_own_form_{sid}", enter_to_submit=False):
+                _facts_inputs(f"submit_own_{sid}", entry, with_name=True)
+                st.form_submit_button("Save changes", on_click=_change, args=(sid, "save"))
+            c1, c2 = st.columns(2)
+            other = "private" if entry["visibility"] == "public" else "public"
+            c1.button(
+                f"Make it {other}", key=f"submit_own_vis_{sid}", on_click=_change, args=(sid, other)
+            )
+            sure = c2.checkbox(
+                "Withdraw it for good", key=f"submit_own_sure_{sid}", help="It cannot come back."
+            )
+            c2.button(
+                "Withdraw",
+                key=f"submit_own_withdraw_{sid}",
+                disabled=not sure,
+                on_click=_change,
+                args=(sid, "withdrawn"),
+            )
+        with shown_errors():
+            st.dataframe(
+                own_entries.history_view(lb.entry_history(sid, me)),
+                hide_index=True,
+                key=f"submit_own_history_{sid}",
+            )
+
+
+def _change(sid: str, action: str) -> None:
+    # A callback: it runs before the page does, so the page draws the entry as changed.
+    try:
+        if action == "save":
+            fields = {f: state[f"submit_own_{sid}_{f}"] for f in lb.EDITABLE}
+            done = lb.update_entry(sid, me, fields)
+            state[f"submit_own_said_{sid}"] = "Saved." if done else "Nothing changed."
+        else:
+            lb.set_entry_visibility(sid, me, action)
+    except lb.MetadataError as exc:
+        words = own_entries.CHANGE_WORDS
+        state[f"submit_own_said_{sid}"] = lb.MetadataError(
+            {words.get(k, k): v for k, v in exc.fields.items()}
+        )
+    except EtcError as exc:  # shown, by shown_errors, when the entry is drawn
+        state[f"submit_own_said_{sid}"] = exc
+
+
+def _facts_inputs(prefix: str, values: dict, *, with_name: bool = False) -> dict[str, str]:
+    """The details an owner can change later: the name, the links and the model facts."""
+    out = {}
+    if with_name:
+        out["name"] = st.text_input(
+            "Display name *", values.get("name", ""), max_chars=80, key=f"{prefix}_name"
+        )
+    c1, c2 = st.columns(2)
+    out["model_url"] = c1.text_input(
+        "Model or code link (https://…)",
+        values.get("model_url") or "",
+        max_chars=500,
+        key=f"{prefix}_model_url",
+    )
+    out["paper_url"] = c2.text_input(
+        "Paper link (https://…)",
+        values.get("paper_url") or "",
+        max_chars=500,
+        key=f"{prefix}_paper_url",
+    )
+    c3, c4, c5 = st.columns(3)
+    out["parameters"] = c3.text_input(
+        "Parameters (billions)",
+        values.get("parameters") or "",
+        max_chars=12,
+        key=f"{prefix}_parameters",
+        placeholder="e.g. 8 or 0.35",
+    )
+    weights = values.get("open_weights") or ""
+    out["open_weights"] = c4.selectbox(
+        "Open weights",
+        lb.OPEN_WEIGHTS,
+        index=lb.OPEN_WEIGHTS.index(weights) if weights in lb.OPEN_WEIGHTS else 0,
+        format_func=lambda v: v or "not said",
+        key=f"{prefix}_open_weights",
+    )
+    out["licence"] = c5.text_input(
+        "Licence", values.get("licence") or "", max_chars=80, key=f"{prefix}_licence"
+    )
+    return out
+
+
+your_entries()
 
 st.subheader("1. Get the template")
 for t in TRACKS.values():
@@ -88,13 +232,11 @@ elif state.get("submit_refused") is not None:
 
 st.subheader("3. Describe the system")
 # Who the daily limit counts: the signed-in account with a login provider, else the address.
-visitor = None
 with shown_errors():
     limit = lb_settings.daily_limit()
     per_day = f"{limit} submission{'' if limit == 1 else 's'}"
     if identity.login_configured():
         identity.check_login_setup()
-        visitor = identity.current_visitor()
         if visitor is None:
             st.info(
                 f"Sign in to submit. The limit is {per_day} per account per UTC day, "
@@ -112,15 +254,15 @@ with shown_errors():
             who[0].caption(
                 escape_markdown(
                     f"Signed in as {visitor.account}: the leaderboard shows this account beside "
-                    f"the team name. The limit is {per_day} per account per UTC day."
+                    "the team name. " + own_entries.quota_text(lb.quota(visitor.key), "account")
                 )
             )
             who[1].button("Sign out", key="submit_logout", on_click=st.logout)
-    else:
-        visitor = identity.current_visitor()
+    elif visitor is not None:
         st.caption(
-            f"This site has no sign-in: the limit of {per_day} per UTC day counts per "
-            "network address, so people who share an address (a lab, a campus) share it."
+            "This site has no sign-in: the limit counts per network address, so people who "
+            "share an address (a lab, a campus) share it. "
+            + own_entries.quota_text(lb.quota(visitor.key), "network address")
         )
 with st.form("submit_form", clear_on_submit=False, enter_to_submit=False):
     name = st.text_input("Display name *", max_chars=80, key="submit_name")
@@ -128,9 +270,7 @@ with st.form("submit_form", clear_on_submit=False, enter_to_submit=False):
     contact = st.text_input(
         "Contact (e-mail or handle, never shown)", max_chars=200, key="submit_contact"
     )
-    c1, c2 = st.columns(2)
-    model_url = c1.text_input("Model link (https://…)", max_chars=500, key="submit_model_url")
-    paper_url = c2.text_input("Paper link (https://…)", max_chars=500, key="submit_paper_url")
+    facts = _facts_inputs("submit", {})  # links and model facts: optional, changeable later
     description = st.text_area("Description", max_chars=2000, key="submit_description")
     c3, c4 = st.columns(2)
     setting = c3.selectbox("Setting", lb.SETTINGS, index=len(lb.SETTINGS) - 1, key="submit_setting")
@@ -150,8 +290,7 @@ if sent and check is not None and check.predictions is not None and visitor is n
         "name": name,
         "team": team,
         "contact": contact,
-        "model_url": model_url,
-        "paper_url": paper_url,
+        **facts,
         "description": description,
         "setting": setting,
         "saw_test": saw_test,
@@ -184,15 +323,25 @@ if sent and check is not None and check.predictions is not None and visitor is n
             state["submit_ids"].remove(receipt.id)
         state["submit_ids"].insert(0, receipt.id)
         if receipt.duplicate:
-            st.info(
-                f"The same predictions were submitted before as {receipt.id}; showing that one."
-            )
+            st.info(escape_markdown(receipt.duplicate_text(name)) + " Its status is below.")
         else:
             st.success(f"Received as submission {receipt.id}.")
+            state["submit_edit_keys"] = own_entries.kept_keys(
+                state["submit_edit_keys"], receipt.edit_key
+            )
+            # shown this once: only its hash is kept, so no one can show it again
+            state["submit_new_link"] = own_entries.edit_link(st.context.url, receipt.edit_key)
 
 if state["submit_ids"]:
     st.subheader("4. Scoring status")
     current = state["submit_ids"][0]
+    link = state.get("submit_new_link")
+    if link and link.partition("=")[2].startswith(f"{current}."):
+        st.info(
+            "Your private edit link, shown only now: keep it to rename this entry, edit its "
+            "links and model facts, make it private or withdraw it. Anyone with it can."
+        )
+        st.code(link, language=None)
     live = not board.submission_status(current)["final"]
 
     @st.fragment(run_every=2 if live else None)
@@ -221,6 +370,11 @@ if state["submit_ids"]:
                 "and can complete it; only the failed items are asked again."
             )
         if s["status"] in ("scored", "partially scored", "incomplete"):
+            with shown_errors():
+                standing = lb.standing(current)
+                head, scores = own_entries.standing_view(standing, TRACKS[s["track"]].title)
+                st.markdown(head)
+                st.dataframe(scores, hide_index=True, key=f"submit_standing_{current}")
             st.page_link(
                 "site_pages/leaderboard.py",
                 label="Open its detail view on the leaderboard",
