@@ -48,6 +48,9 @@ def _reported(database: str, version: str):
     return lb.reported()
 
 
+# The view lives in the URL (track, metric, filters, columns, entry), so a link reproduces it:
+# a widget starts from the link's value and the URL follows the widget (board.link_value and
+# board.keep_in_url; Streamlit's own binding would put the options' labels in the URL).
 track_names = lb.tracks()  # transcription -> "transcriptions", erc -> "categories"
 asked = st.query_params.get("track")
 wanted = st.query_params.get("submission")
@@ -69,6 +72,7 @@ with shown_errors(stop=True):
     published = _reported(board.database_key(), version)
     if not tracks.get(track).reported:
         published = published.iloc[0:0]
+board.keep_in_url(st.query_params, "track", track, next(iter(track_names)))
 
 if wanted and wanted not in board.entry_ids(everything, published):
     st.warning(not_found("Entry", wanted, f"on the {track_names[track]} board"))
@@ -77,32 +81,67 @@ if note:
     st.warning(note, icon="⚠️")
 
 
+def _open_row() -> None:
+    # A row's selection (a callback: only when it changes) opens that entry's detail.
+    rows = st.session_state["lb_table"].selection.rows
+    ids = st.session_state.get("lb_table_ids") or []
+    if rows and rows[0] < len(ids):
+        st.session_state["lb_detail"] = ids[rows[0]]
+        st.session_state["lb_open_detail"] = True
+
+
 # The board itself is a fragment: a metric, filter or tab change reruns it alone, not the
 # published rows, entry detail and exports below.
 @st.fragment
 def board_view(track: str, everything, published) -> None:
     metrics = board.metric_choices(everything, track) or board.metric_order(track)
     default_metric = everything.attrs.get("sort_by")
-    c1, c2, c3 = st.columns([2, 3, 3])
+    c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
+    url = st.query_params
+    linked = board.link_value(url, "metric", metrics)
     metric = c1.selectbox(
         "Metric",
         metrics,
-        index=metrics.index(default_metric) if default_metric in metrics else 0,
+        index=metrics.index(linked or default_metric)
+        if (linked or default_metric) in metrics
+        else 0,
         key="lb_metric",
         format_func=board.metric_label,
         help=f"The ranking metric by default. {lb.ranking_rule(track)}",
     )
-    settings = c2.multiselect("Setting", lb.SETTINGS, key="lb_settings", placeholder="all settings")
-    saw_test = c3.multiselect(
-        "Saw test data", lb.SAW_TEST, key="lb_saw_test", placeholder="any answer"
-    )
+    weights = [v for v in lb.OPEN_WEIGHTS if v]
+    only = {  # a filtered board is ranked among the entries it shows (bands and banner too)
+        "setting": c2.multiselect(
+            "Setting",
+            lb.SETTINGS,
+            board.link_value(url, "setting", lb.SETTINGS, many=True),
+            key="lb_settings",
+            placeholder="all settings",
+        ),
+        "saw_test": c3.multiselect(
+            "Saw test data",
+            lb.SAW_TEST,
+            board.link_value(url, "saw_test", lb.SAW_TEST, many=True),
+            key="lb_saw_test",
+            placeholder="any",
+        ),
+        "open_weights": c4.multiselect(
+            "Open weights",
+            weights,
+            board.link_value(url, "weights", weights, many=True),
+            key="lb_weights",
+            placeholder="any",
+        ),
+    }
+    board.keep_in_url(url, "metric", metric, default_metric)
+    for name, chosen in (("setting", only["setting"]), ("saw_test", only["saw_test"])):
+        board.keep_in_url(url, name, chosen, [])
+    board.keep_in_url(url, "weights", only["open_weights"], [])
 
     with shown_errors(stop=True):
         ranking = (
             lb.ranking(sort_by=metric, track=track) if metric != default_metric else everything
         )
-        # a filtered board is ranked among the entries it shows (bands and banner too)
-        only = {"setting": settings, "saw_test": saw_test}
         shown = (
             lb.ranking(sort_by=metric, track=track, only=only) if any(only.values()) else ranking
         )
@@ -125,9 +164,7 @@ def board_view(track: str, everything, published) -> None:
                     )
                 )
             elif shown.empty:
-                st.info(
-                    "No entry matches these filters: clear the Setting or Saw test data choice."
-                )
+                st.info("No entry matches these filters: clear one of them.")
             else:
                 st.caption(
                     f"{ranking.attrs.get('ranking_rule', '')} Ranked here by **{board.metric_label(metric)}** (×100); "
@@ -135,16 +172,30 @@ def board_view(track: str, everything, published) -> None:
                     f"{ranking.attrs.get('seed', '?')}. {board.filtered_note(shown, ranking)}"
                     f"{board.legend(ranking)}"
                 )
+                choices = board.column_choices(shown, track)
+                usual = board.default_columns(choices)
+                with st.popover("Columns", icon="🧱"):
+                    columns = st.multiselect(
+                        "Columns shown besides rank, name, score and marks",
+                        list(choices),
+                        board.link_value(url, "columns", list(choices), many=True) or usual,
+                        format_func=choices.get,
+                        key="lb_columns",
+                    )
+                board.keep_in_url(url, "columns", columns, usual)
+                st.session_state["lb_table_ids"] = list(shown["id"])
+                st.caption("Select a row to see that entry's details below.")
                 st.dataframe(
-                    board.board_table(shown, metric, track),
+                    board.board_table(shown, metric, track, columns),
                     hide_index=True,
                     width="stretch",
                     key="lb_table",
-                    column_config={
-                        "rank_band": st.column_config.TextColumn("rank band"),
-                        "name": st.column_config.TextColumn("name", width="medium"),
-                    },
+                    on_select=_open_row,
+                    selection_mode="single-row",
+                    column_config=board.column_config(),
                 )
+                if st.session_state.pop("lb_open_detail", False):
+                    st.rerun()  # the detail is outside this fragment: the whole page
                 with shown_errors():
                     reference = board.reference_table(track)
                     if not reference.empty:
@@ -221,18 +272,18 @@ ids = board.entry_ids(ranking, published)
 if not ids:
     st.caption("Nothing to show yet.")
     st.stop()
-if wanted in ids and "lb_detail" not in st.session_state:
-    st.session_state["lb_detail"] = wanted
-# None until a visitor picks one (or links to one with ?submission=): an entry's detail, its
-# per-item rows and cause breakdown are built for the entry asked for, not for every visit.
+# None until a visitor picks one (a row of the table, or a link with ?submission=): an entry's
+# detail, its per-item rows and cause breakdown are built for the entry asked for, not for
+# every visit.
 sid = st.selectbox(
     "Entry",
     list(ids),
-    index=None,
+    index=list(ids).index(wanted) if wanted in ids else None,
     key="lb_detail",
     format_func=lambda i: f"{ids[i]}  ({i})",
-    placeholder="Choose an entry to see its scores, breakdowns and items",
+    placeholder="Choose an entry (or select its row above) to see its scores and items",
 )
+board.keep_in_url(st.query_params, "submission", sid, None)
 if sid is not None:
     with shown_errors(stop=True):
         info, items = _detail(
@@ -242,15 +293,26 @@ if sid is not None:
     st.markdown(
         f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}"
     )
-    order = list(ranking["id"])
-    above = order[order.index(sid) - 1] if sid in order and order.index(sid) > 0 else None
-    link = {"track": track, "a": above or sid, "b": sid} if above else {"track": track, "a": sid}
-    link_to(
-        "site_pages/compare.py",
-        "Compare with the one above" if above else "Compare with another entry",
-        icon="🆚",
-        query_params=link,
-    )
+    order = [i for i in ranking["id"] if i != sid]
+    if sid in set(ranking["id"]) and order:
+        above = list(ranking["id"]).index(sid) - 1
+        c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+        other = c1.selectbox(
+            "Compare with…",
+            order,
+            index=max(above, 0),  # the entry ranked just above, else the first
+            key=f"lb_compare_with_{sid}",
+            format_func=ids.get,
+        )
+        with c2:
+            link_to(
+                "site_pages/compare.py",
+                "Compare with the one above"
+                if other == order[max(above, 0)] and above >= 0
+                else "Compare with it",
+                icon="🆚",
+                query_params={"track": track, "a": other, "b": sid},
+            )
     st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
     if chat.links_to_card(info["submission"]):
         st.caption(chat.CARD_NOTE)

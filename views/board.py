@@ -60,10 +60,6 @@ def score_header(key: str) -> str:
 #: The Leaderboard's two views of a board (tabs; only the open one is drawn).
 VIEWS = ("Ranking table", "Charts")
 
-#: Descriptive columns of the ranking, shown before the chosen metric (``account``, the
-#: verified account, as "verified account", and only when some entry has one).
-INFO_COLUMNS = ("rank", "rank_band", "name", "team", "account", "setting", "saw_test", "kind")
-
 
 def database_key() -> str:
     """The leaderboard database in use (a cache key: a page caches per database)."""
@@ -83,6 +79,33 @@ def board_of(entry_id: str | None) -> str | None:
     if not entry_id:
         return None
     return next((t for t in lb.tracks() if entry_id in set(lb.ranking(track=t)["id"])), None)
+
+
+def link_value(params: Any, name: str, options: list[str] | tuple[str, ...], *, many: bool = False):
+    """The value a link gives a widget: the option named by the query parameter ``name`` (None
+    when it names none); ``many``: the options it names, comma-separated or repeated, in
+    ``options``' order (empty when none)."""
+    if not many:
+        value = params.get(name)
+        return value if value in options else None
+    named = {v.strip() for part in params.get_all(name) for v in part.split(",")}
+    return [o for o in options if o in named]
+
+
+def keep_in_url(params: Any, name: str, value: Any, default: Any) -> None:
+    """Put a widget's ``value`` in the query parameter ``name`` (a list comma-separated), or
+    take the parameter out when the value is ``default``: a link then reproduces the view."""
+    if isinstance(value, list) and isinstance(default, list):
+        same = set(value) == set(default)  # the chooser's order is the table's, not the clicks'
+    else:
+        same = value == default
+    if same or value is None or (isinstance(value, list) and not value):
+        if name in params:
+            del params[name]
+        return
+    text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    if params.get(name) != text:
+        params[name] = text
 
 
 def metric_choices(ranking: pd.DataFrame, track: str | None = None) -> list[str]:
@@ -228,36 +251,96 @@ def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
     ]
 
 
-def board_table(ranking: pd.DataFrame, metric: str, track: str | None = None) -> pd.DataFrame:
+#: The ranking's optional entry columns (the column chooser): field -> heading.
+FIELD_COLUMNS = {
+    "team": "team",
+    "account": "verified account",  # the signed-in account; offered only when some entry has one
+    "setting": "setting",
+    "saw_test": "saw test data",
+    "paper_url": "paper",
+    "model_url": "code",
+    "parameters": "parameters (billions)",
+    "open_weights": "open weights",
+    "licence": "licence",
+    "created_at": "submitted",
+    "id": "id",
+}
+#: Shown until a visitor chooses otherwise: every metric, and these fields.
+DEFAULT_FIELDS = ("team", "account", "setting", "saw_test", "paper_url", "model_url", "id")
+
+
+def column_choices(ranking: pd.DataFrame, track: str | None = None) -> dict[str, str]:
+    """The columns a visitor may add to the ranking (key -> heading): every metric with a value
+    (the ranked one is always shown), then the entry fields of :data:`FIELD_COLUMNS`."""
+    out = {
+        m: metric_label(m)
+        for m in metric_order(track)
+        if m in ranking.columns and ranking[m].notna().any()
+    }
+    for field, heading in FIELD_COLUMNS.items():
+        if field == "account" and not _has_accounts(ranking):
+            continue
+        if field in ranking.columns:
+            out[field] = heading
+    return out
+
+
+def default_columns(choices: dict[str, str]) -> list[str]:
+    """The columns of ``choices`` shown until a visitor chooses: the metrics and
+    :data:`DEFAULT_FIELDS`."""
+    return [c for c in choices if c not in FIELD_COLUMNS or c in DEFAULT_FIELDS]
+
+
+def _has_accounts(ranking: pd.DataFrame) -> bool:
+    return (
+        "account" in ranking
+        and not ranking["account"].fillna("").astype(str).str.strip().eq("").all()
+    )
+
+
+def column_config() -> dict[str, Any]:
+    """How the page draws the ranking's columns: the links clickable, the name wide."""
+    import streamlit as st
+
+    return {
+        "rank_band": st.column_config.TextColumn("rank band"),
+        "name": st.column_config.TextColumn("name", width="medium"),
+        "paper": st.column_config.LinkColumn("paper", display_text="paper ↗"),
+        "code": st.column_config.LinkColumn("code", display_text="code ↗"),
+    }
+
+
+def board_table(
+    ranking: pd.DataFrame,
+    metric: str,
+    track: str | None = None,
+    columns: list[str] | tuple[str, ...] | None = None,
+) -> pd.DataFrame:
     """The ranking for display: rank, rank band, name, ``metric`` with its interval, badge and
-    flag first, then every other metric's value and the descriptive columns."""
+    flag first, then the ``columns`` chosen of :func:`column_choices` (default:
+    :func:`default_columns`), in that function's order."""
     if ranking.empty:
-        return pd.DataFrame(columns=[*INFO_COLUMNS, score_header(metric)])
+        return pd.DataFrame(columns=["rank", "rank_band", "name", score_header(metric)])
+    choices = column_choices(ranking, track)
+    wanted = set(default_columns(choices) if columns is None else columns)
     t = pd.DataFrame(index=ranking.index)
-    for col in INFO_COLUMNS:
+    for col in ("rank", "rank_band", "name"):
         if col in ranking.columns:
             t[col] = ranking[col]
-    if "account" in t.columns:  # the verified (signed-in) account, beside the team name
-        if t["account"].fillna("").astype(str).str.strip().eq("").all():
-            t = t.drop(columns="account")  # a site without a login provider: no such column
-        else:
-            t = t.rename(columns={"account": "verified account"})
-    if "kind" in t.columns:
+    t[score_header(metric)] = _interval_texts(ranking, metric)
+    if "kind" in ranking.columns:
         t["kind"] = _kinds(ranking)
     if "below_floor" in ranking.columns or "trivial" in ranking.columns:
         t["flag"] = _flags(ranking)
-    t[score_header(metric)] = _interval_texts(ranking, metric)
-    for m in metric_order(track):
-        if m != metric and m in ranking.columns and ranking[m].notna().any():
-            t[metric_label(m)] = ranking[m].round(2)
-    if "id" in ranking.columns:
-        t["id"] = ranking["id"]
-    # the columns a visitor came for first, so a narrow screen shows them without scrolling:
-    # rank, name, the score with its interval, what the row is and its flag
-    first = [
-        c for c in ("rank", "rank_band", "name", score_header(metric), "kind", "flag") if c in t
-    ]
-    return t[first + [c for c in t.columns if c not in first]].reset_index(drop=True)
+    for key, heading in choices.items():
+        if key not in wanted or key == metric:
+            continue
+        if key in FIELD_COLUMNS:
+            values = ranking[key]
+            t[heading] = values.where(values.notna() & (values.astype(str) != ""), None)
+        else:
+            t[heading] = ranking[key].round(2)
+    return t.reset_index(drop=True)
 
 
 def chart_table(
@@ -480,6 +563,9 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
             "saw_test",
             "model_url",
             "paper_url",
+            "parameters",
+            "open_weights",
+            "licence",
             "created_at",
         )
         if k in sub

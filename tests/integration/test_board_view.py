@@ -1,0 +1,142 @@
+"""The Leaderboard's view (AppTest, tiny corpus): a link's track, metric, filters, columns and
+entry reproduce the view and the URL follows every choice; the column chooser adds the model
+facts; paper and code links are link columns; an entry's detail offers "compare with…" any
+other entry."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import leaderboard as lb
+from etclib.corpus import load_corpus
+from etclib.predictions import dumps_jsonl
+from etclib.task import items as split_items
+from leaderboard import samples
+from tests.conftest import REPO
+
+
+@pytest.fixture
+def board(tiny_corpus, monkeypatch):
+    """Three scored entries: two zero-shot (one with model facts and links), one few-shot."""
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")
+    samples.forget()
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    its = split_items(load_corpus(tiny_corpus), "test")
+    facts = {
+        "parameters": "8",
+        "open_weights": "yes",
+        "licence": "MIT",
+        "paper_url": "https://example.org/paper",
+        "model_url": "https://example.org/code",
+    }
+    ids = {}
+    for name, text, details in (
+        ("oracle", lambda it: it.reference, {"setting": "zero-shot", **facts}),
+        ("plain", lambda it: "嬉しかった。", {"setting": "zero-shot"}),
+        ("shots", lambda it: it.reference[:6], {"setting": "few-shot"}),
+    ):
+        data = dumps_jsonl((it.key, text(it)) for it in its).encode("utf-8")
+        ids[name] = lb.submit(data, {"name": name, **details}).id
+    lb.process_jobs()
+    yield ids
+    samples.forget()
+
+
+def page(**params: str) -> AppTest:
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page("site_pages/leaderboard.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def ranking_table(at: AppTest):
+    return next(d for d in at.dataframe if "rank_band" in d.value.columns)
+
+
+def url(at: AppTest) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else v[0] for k, v in at.query_params.items()}
+
+
+def test_a_link_reproduces_the_view(board):
+    at = page(
+        track="transcription",
+        metric="bleu1",
+        setting="zero-shot",
+        columns="team,parameters,open_weights,paper_url",
+        submission=board["plain"],
+    )
+    assert at.selectbox(key="lb_metric").value == "bleu1"
+    assert at.multiselect(key="lb_settings").value == ["zero-shot"]
+    table = ranking_table(at).value
+    assert set(table["name"]) == {"oracle", "plain"}
+    assert list(table.columns) == [
+        "rank",
+        "rank_band",
+        "name",
+        "BLEU-1 ↑ [95% CI]",
+        "kind",
+        "flag",
+        "team",
+        "paper",
+        "parameters (billions)",
+        "open weights",
+    ]
+    row = table.set_index("name").loc["oracle"]
+    assert (row["parameters (billions)"], row["open weights"]) == ("8", "yes")
+    assert row["paper"] == "https://example.org/paper"
+    assert at.selectbox(key="lb_detail").value == board["plain"]
+    # the link's values stay in the URL (the columns in the table's order)
+    assert url(at) == {
+        "metric": "bleu1",
+        "setting": "zero-shot",
+        "columns": "team,paper_url,parameters,open_weights",
+        "submission": board["plain"],
+    }
+
+
+def test_the_url_follows_every_choice(board):
+    at = page()
+    assert url(at) == {}  # the default view: nothing to say
+    at.selectbox(key="lb_metric").set_value("bleu4").run()
+    at.multiselect(key="lb_settings").set_value(["few-shot"]).run()
+    at.multiselect(key="lb_weights").set_value(["yes"]).run()
+    assert "No entry matches these filters" in "\n".join(i.value for i in at.info)
+    at.multiselect(key="lb_weights").set_value([]).run()
+    at.multiselect(key="lb_columns").set_value(["licence", "bleu1"]).run()
+    at.selectbox(key="lb_detail").set_value(board["shots"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert url(at) == {
+        "metric": "bleu4",
+        "setting": "few-shot",
+        "columns": "licence,bleu1",
+        "submission": board["shots"],
+    }
+    assert list(ranking_table(at).value.columns)[-2:] == ["BLEU-1 ↑", "licence"]
+
+
+def test_links_are_link_columns_and_the_detail_compares_with_any_entry(board):
+    at = page(submission=board["plain"])
+    grid = ranking_table(at)
+    config = json.loads(grid.proto.columns)
+    assert config["paper"]["type_config"] == {"type": "link", "display_text": "paper ↗"}
+    assert config["code"]["type_config"] == {"type": "link", "display_text": "code ↗"}
+    order = list(lb.ranking()["id"])
+    above = order[order.index(board["plain"]) - 1]
+    picker = at.selectbox(key=f"lb_compare_with_{board['plain']}")
+    assert picker.value == above and board["plain"] not in picker.options
+    link = next(p.proto for p in at.page_link if p.proto.page.endswith("compare"))
+    assert link.label == "Compare with the one above"
+    other = next(i for i in order if i not in (above, board["plain"]))
+    picker.set_value(other).run()
+    link = next(p.proto for p in at.page_link if p.proto.page.endswith("compare"))
+    assert link.label == "Compare with it"
+    assert f"a={other}" in link.query_string and f"b={board['plain']}" in link.query_string
