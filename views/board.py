@@ -302,8 +302,9 @@ def column_config() -> dict[str, Any]:
     """How the page draws the ranking's columns: the links clickable, the name wide."""
     import streamlit as st
 
-    return {
-        "rank_band": st.column_config.TextColumn("rank band"),
+    return {  # narrow rank columns: a phone shows the score beside the name
+        "rank": st.column_config.NumberColumn("rank", width=40),
+        "rank_band": st.column_config.TextColumn("band", width=48),
         "name": st.column_config.TextColumn("name", width="medium"),
         "paper": st.column_config.LinkColumn("paper", display_text="paper ↗"),
         "code": st.column_config.LinkColumn("code", display_text="code ↗"),
@@ -336,8 +337,7 @@ def board_table(
         if key not in wanted or key == metric:
             continue
         if key in FIELD_COLUMNS:
-            values = ranking[key]
-            t[heading] = values.where(values.notna() & (values.astype(str) != ""), None)
+            t[heading] = ranking[key].fillna("")  # blank, not "None", where nothing was said
         else:
             t[heading] = ranking[key].round(2)
     return t.reset_index(drop=True)

@@ -234,3 +234,23 @@ def test_every_page_fits_and_speaks_to_a_visitor(site, width, height):
     # "see docs/..." is a link to the rendered document in the repository
     assert f"{REPO_URL}/blob/main/docs/causes.md" in links, sorted(links)
     assert drawn["leaderboard"] >= 2 and drawn["corpus"] >= 1, drawn  # the checks saw charts
+
+
+def test_a_ranking_row_opens_its_entrys_detail(site):
+    """Selecting a row of the ranking (a grid drawn on a canvas: a real browser's click) opens
+    that entry's detail and puts it in the URL, so the link reproduces it."""
+    from tests.serve import chromium, click_grid_row, grid_rows, rerun_after, wait_rendered
+
+    url, _ = site
+    with chromium(viewport={"width": 1280, "height": 800}) as context:
+        page = context.new_page()
+        page.goto(f"{url}/leaderboard")
+        wait_rendered(page, timeout=180)
+        grid = page.get_by_test_id("stDataFrame").first
+        second = grid_rows(page, grid)[1]  # header -> text
+        rerun_after(page, lambda: click_grid_row(page, grid, 1))
+        page.wait_for_url(re.compile(r"[?&]submission=\w+"), timeout=60_000)
+        # the detail's heading names the row's entry, with its "compare with…" picker
+        title = page.get_by_test_id("stMarkdown").filter(has_text=second["name"]).first
+        title.wait_for(timeout=60_000)
+        page.get_by_text("Compare with…").wait_for(timeout=60_000)
