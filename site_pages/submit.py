@@ -53,19 +53,25 @@ def your_entries() -> None:
             )
         return
     st.subheader("Your entries")
+    left = ""
+    if visitor is not None:
+        with shown_errors():
+            counted = "account" if visitor.kind == "account" else "network address"
+            left = " " + own_entries.quota_text(lb.quota(visitor.key), counted)
     st.caption(
         "Rename an entry, edit its links and model facts, make it private (off the board until "
         "you make it public again) or withdraw it (off the board for good; it is kept for the "
-        "record). Every change is kept in its history."
+        f"record). Every change is kept in its history.{left}"
     )
+    linked = own_entries.entry_of_key(st.query_params.get(own_entries.EDIT_PARAM) or "")
     for entry in mine.to_dict("records"):
-        _entry(entry)
+        _entry(entry, opened=len(mine) == 1 or entry["id"] == linked)
 
 
-def _entry(entry: dict) -> None:
+def _entry(entry: dict, opened: bool) -> None:
     sid, title = entry["id"], TRACKS[entry["track"]].title
     words = own_entries.VISIBILITY_WORDS.get(entry["visibility"], entry["visibility"])
-    with st.expander(f"{entry['name']} · {title} · {entry['status']} · {words}"):
+    with st.expander(f"{entry['name']} · {title} · {entry['status']} · {words}", expanded=opened):
         st.caption(escape_markdown(f"Submission {sid}, {entry['created_at']:%Y-%m-%d %H:%M} UTC"))
         if entry["status"] in ("scored", "partially scored", "incomplete"):
             with shown_errors():

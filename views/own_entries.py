@@ -48,6 +48,13 @@ def kept_keys(keys: list[str], new: str | None) -> list[str]:
     return [new, *[k for k in keys if k != new]][:MAX_KEYS]
 
 
+def entry_of_key(key: str) -> str:
+    """The entry id an edit key names (``ID.SECRET`` -> ``ID``; not checked)."""
+    from leaderboard.owners import entry_of_key as of_key
+
+    return of_key(key)
+
+
 def edit_link(page_url: str, key: str) -> str:
     """The private edit link of ``key``: the Submit page's address with ``?edit=KEY``."""
     base = (page_url or "/submit").split("?", 1)[0].split("#", 1)[0]
