@@ -141,7 +141,7 @@ def _facts_inputs(prefix: str, values: dict, *, with_name: bool = False) -> dict
     out = {}
     if with_name:
         out["name"] = st.text_input(
-            "Display name *", values.get("name", ""), max_chars=80, key=f"{prefix}_name"
+            "Name on the board", values.get("name", ""), max_chars=80, key=f"{prefix}_name"
         )
     c1, c2 = st.columns(2)
     out["model_url"] = c1.text_input(

@@ -119,6 +119,13 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
 
             page.reload()  # a new session: the quota is the account's, not the session's
             wait_rendered(page, timeout=60)
+            # ... as are its entries, and what is left of its quota
+            page.get_by_text("First model · transcriptions", exact=False).first.wait_for(
+                timeout=30_000
+            )
+            page.get_by_text("You can submit 0 more today", exact=False).first.wait_for(
+                timeout=30_000
+            )
             submit(files[2], "Third model")
             page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
             page.screenshot(path=str(SHOTS / "login_5_limit_after_reload.png"), full_page=True)
