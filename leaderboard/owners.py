@@ -26,7 +26,8 @@ from .clock import now
 from .db import Database, resolve
 from .errors import LeaderboardError, MetadataError, NotFoundError
 from .metadata import EDITABLE, check_field
-from .submit import key_digest, submitter_hash, used_today
+from .names import reserved_problem
+from .submit import key_digest, own_names, submitter_hash, used_today
 
 #: What an owner may set the visibility of an entry to, from what.
 VISIBILITY_CHANGES: dict[str, tuple[str, ...]] = {
@@ -137,9 +138,13 @@ def update(
             problem = check_field(key, value if isinstance(value, str) else str(value))
             if problem:
                 problems[key] = problem
+    db = resolve(db)
+    if "name" in changes and "name" not in problems:
+        reserved = reserved_problem(changes["name"], own_names(db))  # as at submission
+        if reserved:
+            problems["name"] = reserved
     if problems:
         raise MetadataError(problems)
-    db = resolve(db)
     with db.write() as cur:
         rec = _owned(cur, submission_id, owner)
         at = now()

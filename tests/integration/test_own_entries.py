@@ -58,6 +58,8 @@ def test_the_owner_changes_an_entry_and_each_change_is_kept(its):
     with pytest.raises(lb.MetadataError) as refused:
         lb.update_entry(got.id, by_key, {"parameters": "lots", "contact": "x@example.org"})
     assert set(refused.value.fields) == {"parameters", "contact"}
+    with pytest.raises(lb.MetadataError, match="marks the board's own computed rows"):
+        lb.update_entry(got.id, by_key, {"name": "Mine (etclib)"})  # as at submission
 
     lb.set_entry_visibility(got.id, by_account, "private")
     assert "Mine v2" not in names_on_board() and got.id not in lb.export_csv("board")
