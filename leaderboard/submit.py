@@ -67,7 +67,8 @@ class Receipt:
         already (a duplicate's receipt)."""
         what = "the baseline" if self.kind == "baseline" else "the entry"
         return (
-            f"These predictions are the same as {what} “{self.name}”, already on the board: "
+            f"These predictions are the same as {what} “{self.name}” ({self.id}), already on "
+            "the board: "
             f"nothing was stored, and the name “{name}” was not used."
         )
 

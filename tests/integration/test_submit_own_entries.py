@@ -121,7 +121,9 @@ def test_a_baselines_predictions_are_named_and_the_name_is_not_used(its):
     data = dumps_jsonl((it.key, it.utterance) for it in its).encode("utf-8")
     submit(at, data, "My clever model")
     assert (
-        "These predictions are the same as the baseline “Copy of the utterance (etclib)”, "
+        "These predictions are the same as the baseline “Copy of the utterance (etclib)” ("
+    ) in said(at).replace("\\", "")
+    assert (
         "already on the board: nothing was stored, and the name “My clever model” was not used."
     ) in said(at).replace("\\", "")
     assert not at.code  # no edit link: nothing is the visitor's
