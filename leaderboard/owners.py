@@ -44,9 +44,6 @@ class Owner:
     account_key: str | None = None
     edit_keys: tuple[str, ...] = ()
 
-    def __bool__(self) -> bool:
-        return bool(self.account_key or self.edit_keys)
-
 
 def entry_of_key(edit_key: str) -> str:
     """The entry id an edit key names (not checked: :func:`entries` and the changes check)."""

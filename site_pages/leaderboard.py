@@ -98,13 +98,11 @@ def board_view(track: str, everything, published) -> None:
     default_metric = everything.attrs.get("sort_by")
     c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
     url = st.query_params
-    linked = board.link_value(url, "metric", metrics)
+    start = board.link_value(url, "metric", metrics) or default_metric
     metric = c1.selectbox(
         "Metric",
         metrics,
-        index=metrics.index(linked or default_metric)
-        if (linked or default_metric) in metrics
-        else 0,
+        index=metrics.index(start) if start in metrics else 0,
         key="lb_metric",
         format_func=board.metric_label,
         help=f"The ranking metric by default. {lb.ranking_rule(track)}",
@@ -134,9 +132,12 @@ def board_view(track: str, everything, published) -> None:
         ),
     }
     board.keep_in_url(url, "metric", metric, default_metric)
-    for name, chosen in (("setting", only["setting"]), ("saw_test", only["saw_test"])):
-        board.keep_in_url(url, name, chosen, [])
-    board.keep_in_url(url, "weights", only["open_weights"], [])
+    for field, name in (
+        ("setting", "setting"),
+        ("saw_test", "saw_test"),
+        ("open_weights", "weights"),
+    ):
+        board.keep_in_url(url, name, only[field], [])
 
     with shown_errors(stop=True):
         ranking = (
