@@ -89,7 +89,7 @@ def history_view(history: pd.DataFrame) -> pd.DataFrame:
             VISIBILITY_WORDS.get(v, v) if w == "visibility" else v
             for w, v in zip(history["what"], out[col])
         ]
-    return out.rename(columns={"at": "when (UTC)", "by": "by"})
+    return out.rename(columns={"at": "when (UTC)"})
 
 
 def quota_text(quota: dict[str, Any], counted_by: str) -> str:
