@@ -375,12 +375,14 @@ if state["submit_ids"]:
                 "metrics (its other scores are on the board). The operators see every reason "
                 "and can complete it; only the failed items are asked again."
             )
-        if s["status"] in ("scored", "partially scored", "incomplete"):
+        scored = s["status"] in ("scored", "partially scored", "incomplete")
+        if scored:
             with shown_errors():
                 standing = lb.standing(current)
                 head, scores = own_entries.standing_view(standing, TRACKS[s["track"]].title)
                 st.markdown(head)
                 st.dataframe(scores, hide_index=True, key=f"submit_standing_{current}")
+        if scored and s["visibility"] == "public":  # a private one is on no board
             st.page_link(
                 "site_pages/leaderboard.py",
                 label="Open its detail view on the leaderboard",
