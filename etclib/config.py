@@ -20,10 +20,6 @@ DATASET_URL = f"https://codeload.github.com/UEC-InabaLab/ETCDataset/tar.gz/{DATA
 
 DEFAULT_DATA_DIR = Path("data") / "ETCDataset" / "etc"
 DEFAULT_STORE_DB = Path("data") / "etc.duckdb"
-DEFAULT_STUDIES_DB = Path("data") / "studies.sqlite"
-#: The default studies file of the DuckDB days: upgraded into the new default when that is
-#: missing (:mod:`etclib.studies.db`).
-LEGACY_STUDIES_DB = Path("data") / "studies.duckdb"
 
 
 @lru_cache(maxsize=4)
@@ -57,27 +53,6 @@ def data_dir(explicit: str | os.PathLike | None = None) -> Path:
 def store_path(explicit: str | os.PathLike | None = None) -> Path:
     """The DuckDB corpus store: argument, ``ETC_STORE_DB``, or ``data/etc.duckdb``."""
     return Path(explicit or setting("ETC_STORE_DB") or DEFAULT_STORE_DB)
-
-
-def studies_db(explicit: str | os.PathLike | None = None) -> Path | str:
-    """The judge-vs-human studies database: argument, ``ETC_STUDIES_DB``, or the default.
-
-    A file path (SQLite; default ``data/studies.sqlite``), or a ``postgresql://`` URL, returned
-    as the string it is (docs/deploy.md); :func:`etclib.storage.target_of` decides which.
-    """
-    from .storage import target_of
-
-    return target_of(explicit or setting("ETC_STUDIES_DB") or DEFAULT_STUDIES_DB)
-
-
-def using_default_studies() -> bool:
-    """Whether no setting names the studies database (the default file is used)."""
-    return not setting("ETC_STUDIES_DB")
-
-
-def studies_path(explicit: str | os.PathLike | None = None) -> Path | str:
-    """Same as :func:`studies_db` (the older name)."""
-    return studies_db(explicit)
 
 
 def cache_dir() -> Path:

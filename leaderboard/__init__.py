@@ -5,7 +5,7 @@ Everything lives in one embedded SQLite file (``ETC_LEADERBOARD_DB``, default
 machine (site processes, ``python -m leaderboard`` commands, ``worker`` processes); each process
 opens it once (:func:`open_db`, a process-wide object with a connection per thread). Set to a
 ``postgresql://`` URL, the board lives on that server instead, shared by processes on many
-machines (docs/deploy.md). A board file of the earlier DuckDB engine is upgraded on opening.
+machines (docs/deploy.md).
 
 Public API (every function takes an optional ``db=`` and otherwise uses :func:`open_db`)::
 
@@ -68,7 +68,7 @@ Public API (every function takes an optional ``db=`` and otherwise uses :func:`o
 
 Errors (all ``etclib.errors.EtcError``): :class:`SubmissionError` (``.problems``: etclib's
 line-level ``Problem`` list), :class:`MetadataError` (``.fields``: field -> message),
-:class:`LimitError`, :class:`DatabaseInUseError`, :class:`NotFoundError`, :class:`AdminError`,
+:class:`LimitError`, :class:`NotFoundError`, :class:`AdminError`,
 :class:`ReferenceDataError`, :class:`StorageError` (:class:`DatabaseMissingError`,
 :class:`DatabaseUnwritableError`, :class:`DatabaseCorruptError`), :class:`WorkerStoppedError`.
 
@@ -83,11 +83,11 @@ docs/leaderboard.md.
 Modules, bottom up (no cycles; tests/unit/test_leaderboard_structure.py checks it): ``settings``,
 ``errors``, ``clock``, ``metadata``; ``stages`` (what each stage computes and when it runs);
 ``engine`` (the few SQL differences between engines, asked of :mod:`etclib.storage`); ``statuses`` (a
-submission's status from its jobs); ``db`` (the file or server, migrations, resuming);
+submission's status from its jobs); ``db`` (the board on the storage layer: its store, caches, leases);
 ``queue`` (jobs); ``scoring`` (run a job, store its ``ScoreResult``); ``submit``; ``owners``
 (a submitter's own entries and their changes); ``board``, ``entry`` (one entry's status,
-detail and standing), ``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (an embedded board into
-PostgreSQL).
+detail and standing), ``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (a board
+into another database).
 
 Command line: ``python -m leaderboard --help``.
 """
@@ -119,7 +119,6 @@ from .entry import detail, per_item, standing, status
 from .errors import (
     AdminError,
     DatabaseCorruptError,
-    DatabaseInUseError,
     DatabaseMissingError,
     DatabaseUnwritableError,
     LeaderboardError,
@@ -148,7 +147,6 @@ __all__ = [
     "AdminError",
     "Database",
     "DatabaseCorruptError",
-    "DatabaseInUseError",
     "DatabaseMissingError",
     "DatabaseUnwritableError",
     "LeaderboardError",

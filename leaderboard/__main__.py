@@ -1,9 +1,8 @@
 """The ETC leaderboard from the command line: submit, score, show, export, moderate.
 
 The database is ETC_LEADERBOARD_DB (default data/leaderboard.sqlite, an embedded SQLite file
-that the site, these commands and `worker` processes of one machine share while the site runs;
-a board file of the earlier DuckDB engine is upgraded in place on opening). Set to a
-postgresql:// URL, the board lives on that server and processes on any number of machines share
+that the site, these commands and `worker` processes of one machine share while the site runs).
+Set to a postgresql:// URL, the board lives on that server and processes on any number of machines share
 it (docs/deploy.md). A missing database file is
 refused (a mistyped path must not start a new board) unless the command is given --create;
 seed-baselines creates it (that is how `make prepare` makes the board of a fresh clone).
@@ -34,7 +33,7 @@ Examples:
 
 Admin commands take --token (default: $ETC_ADMIN_TOKEN, at least 24 characters; whoever runs
 this on the server can read the database file anyway). Exit status: 0 ok, 1 refused input,
-2 configuration, 3 limit reached, 4 database in use, 5 not found, 6 admin refused,
+2 configuration, 3 limit reached, 5 not found, 6 admin refused,
 7 database missing, unwritable or damaged, 8 the worker stopped (timeout, repeated errors).
 """
 
@@ -121,14 +120,17 @@ PUSH_HELP = """Upload the public board to the Hugging Face dataset ETC_LB_HUB_RE
 Example:
   ETC_LB_HUB_REPO=org/etc-leaderboard HF_TOKEN=hf_... python -m leaderboard push
 """
-MIGRATE_HELP = """Copy this embedded board into PostgreSQL and check the copy.
+MIGRATE_HELP = """Copy a board into another database and check the copy.
 
-Copies ETC_LEADERBOARD_DB (a DuckDB file) into PostgreSQL: every submission, prediction, score, per-item row, job, status and log row, in one transaction; then
-compare each table's row count and SHA-256 on both sides and print them. A target holding rows
-is refused unless --replace. Afterwards set ETC_LEADERBOARD_DB to the URL (docs/deploy.md).
+Copies the board at --from (default ETC_LEADERBOARD_DB; a board file of an earlier, DuckDB
+version is read as it is) into --to (a postgresql:// URL, or a SQLite file): every submission,
+prediction, score, per-item row, job, status and log row, in one transaction; then compares
+each table's row count and SHA-256 on both sides and prints them. A target holding rows is
+refused unless --replace. Afterwards point ETC_LEADERBOARD_DB at the target (docs/deploy.md).
 
-Example:
+Examples:
   python -m leaderboard migrate --to postgresql://etc:PASSWORD@db.example.org/etc
+  python -m leaderboard migrate --from data/leaderboard.duckdb --to data/leaderboard.sqlite
 """
 COMPARE_HELP = """Compare two stored entries (B − A) from the scores stored for each item, no re-scoring.
 
@@ -461,16 +463,11 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from etclib.storage import dialect_for
-    from leaderboard.db import open_db
+    from leaderboard import settings
     from leaderboard.errors import LeaderboardError
     from leaderboard.migrate import migrate
 
-    if not dialect_for(args.to).server:
-        raise LeaderboardError(
-            f"--to {args.to!r} is not a PostgreSQL URL; give postgresql://USER:PASSWORD@HOST/DB."
-        )
-    report = migrate(open_db(create=False), args.to, replace=args.replace)
+    report = migrate(settings.db_target(args.source), args.to, replace=args.replace)
     print(report.text())
     if not report.ok:
         raise LeaderboardError(
@@ -611,7 +608,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repo", help="dataset repo id (default $ETC_LB_HUB_REPO)")
 
     p = add("migrate", MIGRATE_HELP, cmd_migrate)
-    p.add_argument("--to", required=True, help="postgresql://USER:PASSWORD@HOST[:PORT]/DATABASE")
+    p.add_argument("--from", dest="source", help="the board to copy (default $ETC_LEADERBOARD_DB)")
+    p.add_argument(
+        "--to", required=True, help="postgresql://USER:PASSWORD@HOST[:PORT]/DATABASE, or a file"
+    )
     p.add_argument(
         "--replace",
         action="store_true",
@@ -638,6 +638,8 @@ def _start(args: argparse.Namespace) -> None:
     from leaderboard.db import open_db
 
     admintoken.check_configured()
+    if args.command == "migrate":  # opens its own two boards (its source may be a DuckDB file)
+        return
     # The library logs the creation for the site's log; this command says it itself, once.
     quiet = logging.getLogger("leaderboard.db")
     said = lambda record: "created a new, empty" not in record.getMessage()  # noqa: E731

@@ -1,32 +1,18 @@
-"""The leaderboard's storage: an embedded SQLite file (default) or a PostgreSQL server.
+"""The leaderboard's database: the board and its scoring queue, on the storage layer.
 
-``ETC_LEADERBOARD_DB`` (or ``open_db(target)``) names a file or a ``postgresql://`` URL; the
-engine is picked by :func:`etclib.storage.dialect_for` and opened by its class
-(:data:`ENGINES`: :class:`leaderboard.db_sqlite.SQLiteDatabase`,
-:class:`leaderboard.db_server.ServerDatabase`). Both offer one interface (:class:`Database`:
-``cursor()``, ``write()``, ``query()``, ``query_df()``, ``close()``); the same
-:data:`leaderboard.migrations.MIGRATIONS` create both schemas, and what the SQL cannot say once
-is asked of the engine's dialect (``db.dialect``, :mod:`etclib.storage`).
-
-Every engine is shared by several processes (site processes, ``python -m leaderboard`` commands,
-``worker`` processes): writes are transactions, a running job holds a lease that its worker
-renews (:meth:`Database.keep_alive`), and another worker claims it again once the lease has
-expired (:func:`leaderboard.queue.claim`). Closing cleanly puts this process's running jobs back
-in the queue without counting anything. Each process's caches (the ranking) are dropped when
-another process writes (:attr:`Database.generation`).
-
-Opening checks the storage and gives one clear error for each fault (:class:`StorageError`,
-exit status 7): a missing file (created only with ``create=True``: the CLI's ``--create``,
-``seed-baselines``, the site's first start), a directory in its place, a folder or file that
-cannot be written, a damaged or foreign file; a board file written by the earlier DuckDB engine
-is upgraded in place (:mod:`leaderboard.upgrade`).
+``ETC_LEADERBOARD_DB`` (or ``open_db(target)``) names a file (SQLite, the default) or a
+``postgresql://`` URL; :data:`BOARD` is what the storage layer (:mod:`etclib.storage`) needs to
+know of the board: its migrations (:mod:`leaderboard.migrations`), its tables, how it words a
+fault. :class:`Database` adds what each process keeps of the board: caches dropped when anyone
+writes (:attr:`Database.generation`), the leases of its running jobs (renewed by
+:meth:`Database.keep_alive`; another worker claims a job whose lease expired), and its running
+jobs put back in the queue when it closes cleanly. Every fault of the store is one clear
+:class:`StorageError` (exit status 7).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import importlib
 import logging
 import os
 import socket
@@ -37,26 +23,25 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from etclib.storage import Dialect, dialect_for
+from etclib.storage import Fault, dialect_for, redacted
+from etclib.storage import database as storage
+from etclib.storage.dialects.duckdb import is_duckdb
 
 from . import settings
 from .clock import now
 from .errors import (
+    DatabaseCorruptError,
     DatabaseMissingError,
+    DatabaseServerError,
     DatabaseUnwritableError,
     LeaderboardError,
     StorageError,
 )
-from .migrations import MIGRATIONS, SCHEMA_VERSION, engine_statements
+from .migrations import MIGRATIONS, SEQUENCES, TABLES
 from .statuses import refresh_status
 
 log = logging.getLogger("leaderboard.db")
 
-#: Engine name (a dialect of :mod:`etclib.storage`) -> "module:class" of its board.
-ENGINES = {
-    "sqlite": "leaderboard.db_sqlite:SQLiteDatabase",
-    "postgresql": "leaderboard.db_server:ServerDatabase",
-}
 #: Longest wait before a crashed job is tried again.
 MAX_BACKOFF_SECONDS = 600
 #: Seconds a closing store waits for a lease renewal in progress (SQLite's busy timeout is 30 s).
@@ -115,29 +100,90 @@ def requeue_crashed(cur, rows: list[tuple], note: str) -> int:
     return len(rows)
 
 
-class Database:
-    """One open leaderboard database; :func:`open_db` gives the engine's subclass.
+def _converted(where: str) -> str:
+    old = Path(where)
+    new = old.with_suffix(".sqlite")
+    return str(new if new != old else old.with_name(old.stem + "-sqlite.sqlite"))
 
-    Every engine offers the same interface: :meth:`cursor` (reads), :meth:`write` (a cursor in
-    one transaction), :meth:`query`, :meth:`query_df`, :meth:`close`; ``dialect`` is the
-    engine's :class:`etclib.storage.Dialect` and ``leases`` says whether running jobs hold a
-    lease (several processes share the board) rather than being resumed on opening.
+
+_FAULTS: dict[str, Callable[[Fault], Exception]] = {
+    "missing": lambda f: DatabaseMissingError(f.where, f.reason or "set by ETC_LEADERBOARD_DB"),
+    "directory": lambda f: StorageError(
+        f.where,
+        f"{f.where} is a directory, not a database file. Point ETC_LEADERBOARD_DB at a file "
+        "(e.g. data/leaderboard.sqlite), or move the directory away.",
+    ),
+    "unwritable": lambda f: DatabaseUnwritableError(f.where, str(Path(f.where).parent), f.reason),
+    "corrupt": lambda f: DatabaseCorruptError(f.where, f.reason),
+    "server": lambda f: DatabaseServerError(f.where, f.reason),
+    "busy": lambda f: StorageError(
+        f.where,
+        f"The leaderboard database {f.where} stayed locked by another process's write for "
+        "longer than the busy timeout; nothing was written. Try again; if it persists, look "
+        "for a process stuck in a write (e.g. a long `migrate`).",
+    ),
+    "legacy": lambda f: StorageError(
+        f.where,
+        f"The leaderboard database {f.where} is a DuckDB file of an earlier version; this "
+        "version only reads it to copy it. Convert it once with `python -m leaderboard migrate "
+        f"--from {f.where} --to {_converted(f.where)}`, then point ETC_LEADERBOARD_DB at the "
+        "new file (docs/deploy.md).",
+    ),
+    "newer": lambda f: LeaderboardError(
+        f"{f.where} has {f.reason}; update the project before opening it."
+    ),
+    "closed": lambda f: LeaderboardError(
+        f"The leaderboard database {f.where} was closed; call open_db() again."
+    ),
+    "same": lambda f: LeaderboardError(
+        f"migrate copies a board into another; its source and --to name the same one "
+        f"({f.where}). Point --from (or ETC_LEADERBOARD_DB) at the board to copy."
+    ),
+    "unknown": lambda f: LeaderboardError(
+        f"The board {f.where} has tables that this version does not know ({f.reason}); nothing "
+        "was copied. Copy it with the version that wrote it, or move those tables aside."
+    ),
+    "filled": lambda f: LeaderboardError(
+        f"The board {f.where} is not empty: {f.reason}. Nothing was copied. Give --replace to "
+        "delete its leaderboard rows and copy this board in their place, or point --to at an "
+        "empty database."
+    ),
+}
+
+
+def _error(fault: Fault) -> Exception:
+    said = _FAULTS.get(fault.kind)
+    if said is not None:
+        return said(fault)
+    return StorageError(
+        fault.where,
+        f"Cannot open the leaderboard database {fault.where} ({fault.reason}). Check the path "
+        "(ETC_LEADERBOARD_DB) and its folder.",
+    )
+
+
+#: The board as the storage layer sees it.
+BOARD = storage.Store(
+    name="leaderboard",
+    error=_error,
+    schema=storage.Schema("leaderboard", MIGRATIONS, versions="schema_version"),
+    tables=TABLES,
+    sequences=SEQUENCES,
+    # status_history is read in insertion order (rowid; on PostgreSQL a column of that name)
+    order={"status_history": "rowid"},
+    check=True,
+)
+
+
+class Database(storage.Database):
+    """The board open in this process; :func:`open_db` gives it.
+
+    Reads: :meth:`cursor`, :meth:`query`, :meth:`query_df`; writes: :meth:`write` (one
+    transaction); ``dialect`` is the engine's :class:`etclib.storage.Dialect` and ``leases``
+    says whether running jobs hold a lease (several processes share the board).
     """
 
-    dialect: Dialect
-
-    @property
-    def engine(self) -> str:
-        return self.dialect.name
-
-    @property
-    def leases(self) -> bool:
-        return self.dialect.shared
-
-    def _init_common(self, label: str) -> None:
-        #: What messages call the database: the file, or the URL without its password.
-        self.label = label
-        self.closed = False
+    def __init__(self, target: Any, store: storage.Store = BOARD, **options: Any) -> None:
         #: Set whenever a job is queued, so that idle workers wake at once.
         self.jobs_changed = threading.Condition()
         #: Per-process caches (the ranking, bootstrap weights); see :meth:`invalidate`.
@@ -148,35 +194,34 @@ class Database:
         self.pools: list[Any] = []
         self._heartbeat: threading.Thread | None = None
         self._stopping = threading.Event()
+        super().__init__(target, store, pool_size=settings.pool_size(), **options)
+        try:
+            self._backfill()
+            self.changed_elsewhere()
+        except BaseException:
+            storage.Database.close(self)
+            raise
+        if self.created:
+            log.warning("created a new, empty leaderboard database at %s", self.label)
+
+    @property
+    def engine(self) -> str:
+        return self.dialect.name
+
+    @property
+    def leases(self) -> bool:
+        return self.dialect.shared
+
+    def schema_version(self) -> int:
+        return self.version()
 
     @property
     def generation(self) -> int:
         """Bumped by :meth:`invalidate` (and when another process wrote, where the engine can
         tell), so a result computed before a write is not cached after it."""
-        if self._changed_elsewhere():
+        if self.changed_elsewhere():
             self.invalidate()
         return self._generation
-
-    def _changed_elsewhere(self) -> bool:
-        """Whether another process wrote since this was last asked (engines that can tell)."""
-        return False
-
-    def cursor(self):  # pragma: no cover - every engine defines it
-        raise NotImplementedError
-
-    def write(self):  # pragma: no cover
-        raise NotImplementedError
-
-    def query(self, sql: str, params: list | tuple | None = None) -> list[tuple]:
-        """Rows of a read query."""
-        with self._storage_faults():
-            return self.cursor().execute(sql, params or []).fetchall()
-
-    def query_df(self, sql: str, params: list | tuple | None = None):  # pragma: no cover
-        raise NotImplementedError
-
-    def _storage_faults(self):  # pragma: no cover
-        raise NotImplementedError
 
     def invalidate(self) -> None:
         """Drop cached results after a write that changes what the board shows."""
@@ -252,45 +297,6 @@ class Database:
                 )
                 refresh_status(cur, sid, note="the scorer stopped cleanly; queued again")
 
-    # --- schema ------------------------------------------------------------------------------
-
-    def schema_version(self) -> int:
-        return self._version(self.cursor())
-
-    def _version(self, cur) -> int:
-        if not self.dialect.has_table(cur, "schema_version"):
-            return 0
-        row = cur.execute("SELECT max(version) FROM schema_version").fetchone()
-        return int(row[0] or 0)
-
-    def _migrate(self) -> None:
-        """Apply the missing migrations in order, each in its own transaction (on PostgreSQL
-        under a lock, so that processes starting together migrate once)."""
-        current = self.schema_version()
-        if current > SCHEMA_VERSION:
-            raise LeaderboardError(
-                f"{self.label} has schema version {current}, newer than this code knows "
-                f"({SCHEMA_VERSION}); update the project before opening it."
-            )
-        if current == SCHEMA_VERSION:
-            return
-        with self.write() as cur:
-            self.dialect.serialize(cur, "migrate")
-            cur.execute(
-                "CREATE TABLE IF NOT EXISTS schema_version "
-                "(version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)"
-            )
-        for version, statements in MIGRATIONS:
-            if version <= current:
-                continue
-            with self.write() as cur:
-                self.dialect.serialize(cur, "migrate")
-                if version <= self._version(cur):
-                    continue  # another process applied it meanwhile
-                for sql in engine_statements(statements, self.dialect):
-                    cur.execute(sql)
-                cur.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now()])
-
     def _backfill(self) -> None:
         """Rows stored before ``content_sha256`` existed get it, from their predictions."""
         rows = self.query(
@@ -343,109 +349,44 @@ class Database:
             except Exception as exc:  # noqa: BLE001 - the store busy for a moment: try again
                 log.warning("could not renew the job leases: %s", exc)
 
-    def _unregister(self, key: str) -> None:
-        with _REGISTRY_LOCK:
-            if _REGISTRY.get(key) is self:
-                del _REGISTRY[key]
-
-
-def _directory_error(path: Path) -> StorageError:
-    """The refusal of ``path``, which is there but no regular file (a folder, a device such as
-    /dev/null, a pipe)."""
-    what = "a directory" if path.is_dir() else "a device or other special file"
-    return StorageError(
-        str(path),
-        f"{path} is {what}, not a database file. Point ETC_LEADERBOARD_DB at a file "
-        "(e.g. data/leaderboard.sqlite), or move it away.",
-    )
-
-
-def _unwritable(path: Path, exc: OSError) -> StorageError:
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC):
-        reason = os.strerror(exc.errno).lower()
-        return DatabaseUnwritableError(str(path), str(path.parent), reason)
-    if exc.errno == errno.EISDIR:
-        return _directory_error(path)
-    return StorageError(
-        str(path),
-        f"Cannot open the leaderboard database {path} ({os.strerror(exc.errno or 0)}). "
-        "Check the path (ETC_LEADERBOARD_DB) and its folder.",
-    )
-
-
-def _check_path(path: Path, create: bool, source: str) -> bool:
-    """Refuse a path that cannot hold the database; True when the file will be new."""
-    if path.is_dir():
-        raise _directory_error(path)
-    if path.exists():
-        if not path.is_file():
-            raise _directory_error(path)
-        return False
-    if not create:
-        raise DatabaseMissingError(str(path), source or "set by ETC_LEADERBOARD_DB")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _unwritable(path, exc) from None
-    return True
-
-
-_REGISTRY: dict[str, Database] = {}
-_REGISTRY_LOCK = (
-    threading.RLock()
-)  # re-entered: the upgrade opens and closes a board inside open_db
-
-
-def _key(path: Path) -> str:
-    return str(path.resolve())
+    def close(self) -> None:
+        """Stop this process's workers, put its running jobs back, close its connections."""
+        if not self.closed:
+            self._stop_work()
+            super().close()
 
 
 def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Database:
-    """The process-wide :class:`Database` for ``path`` (default ``ETC_LEADERBOARD_DB``).
-
-    A file path opens the embedded SQLite board (upgrading a legacy DuckDB board file in
-    place); a ``postgresql://`` URL a board on that server. Opened, checked and migrated on
-    first use; later calls return the same object. A missing file (or an empty server
-    database) is created when ``create`` (the library's default; the CLI refuses a missing one
-    unless ``--create``), else :class:`DatabaseMissingError`. A :class:`StorageError` for a
-    damaged or foreign file, a directory, or a folder it cannot write;
-    :class:`DatabaseServerError` when a server cannot be used.
+    """The process-wide :class:`Database` for ``path`` (default ``ETC_LEADERBOARD_DB``): a file
+    path (SQLite) or a ``postgresql://`` URL, opened, checked and migrated on first use; later
+    calls return the same object. A missing board (an empty server database) is created when
+    ``create`` (the library's default; the CLI refuses a missing one unless ``--create``), else
+    :class:`DatabaseMissingError`; every other fault is a :class:`StorageError`.
     """
     target = settings.db_target(path)
-    key = target if isinstance(target, str) else _key(target)
-    with _REGISTRY_LOCK:
-        db = _REGISTRY.get(key)
-        if db is None or db.closed:
-            if path is not None:
-                source = "given explicitly"
-            elif settings.using_default_db():
-                source = "the default path; `make prepare` creates it"
-            else:
-                source = "set by ETC_LEADERBOARD_DB"
-            module, _, name = ENGINES[dialect_for(target).name].partition(":")
-            engine = getattr(importlib.import_module(module), name)
-            db = engine(target, create=create, source=source)
-            if db.created:
-                log.warning("created a new, empty leaderboard database at %s", db.label)
-            _REGISTRY[key] = db
-        return db
+    if path is not None:
+        source = "given explicitly"
+    elif settings.using_default_db():
+        source = "the default path; `make prepare` creates it"
+        old = settings.LEGACY_DEFAULT_DB
+        if not Path(target).exists() and is_duckdb(old):
+            raise _error(Fault("legacy", str(old)))
+    else:
+        source = "set by ETC_LEADERBOARD_DB"
+    return storage.open_store(target, BOARD, kind=Database, create=create, source=source)
 
 
-def storage_fault(exc: BaseException) -> StorageError | None:
-    """The clear error for a storage failure of the default board's engine that escaped the
-    board's own checks (the file's fault, not a query's), else None."""
+def storage_fault(exc: BaseException) -> Exception | None:
+    """The clear error for a storage failure of the default board that escaped the board's own
+    checks (the store's fault, not a query's), else None."""
     target = settings.db_target()
-    module, _, name = ENGINES[dialect_for(target).name].partition(":")
-    fault = getattr(importlib.import_module(module), "storage_error", None)
-    return fault(target, exc) if fault is not None and not isinstance(target, str) else None
+    fault = dialect_for(target).fault(exc, redacted(str(target)))
+    return None if fault is None else _error(fault)
 
 
 def close_all() -> None:
-    """Close every database this process opened (tests; a clean shutdown)."""
-    with _REGISTRY_LOCK:
-        dbs = list(_REGISTRY.values())
-    for db in dbs:
-        db.close()
+    """Close every board this process opened (tests; a clean shutdown)."""
+    storage.close_all(BOARD)
 
 
 def resolve(db: Database | None) -> Database:

@@ -13,7 +13,6 @@ __all__ = [
     "SubmissionError",
     "MetadataError",
     "LimitError",
-    "DatabaseInUseError",
     "NotFoundError",
     "AdminError",
     "ReferenceDataError",
@@ -57,26 +56,6 @@ class LimitError(LeaderboardError):
     """A daily, queue or size limit refuses the submission for now; nothing was stored."""
 
     exit_code = 3
-
-
-class DatabaseInUseError(LeaderboardError):
-    """Another live process holds the leaderboard database for writing."""
-
-    exit_code = 4
-
-    def __init__(self, path: str, pid: int | None) -> None:
-        self.path = path
-        self.pid = pid
-        import os
-
-        who = f"PID {pid}" if pid else "another process"
-        if pid == os.getpid():
-            who += " (this process: open it once with leaderboard.open_db(), which is shared)"
-        super().__init__(
-            f"Leaderboard database {path} is in use by {who} (DuckDB allows one writing "
-            "process). Stop that process, or run this command through it (the site runs the "
-            "scoring worker itself), or point ETC_LEADERBOARD_DB at another file."
-        )
 
 
 class NotFoundError(LeaderboardError):

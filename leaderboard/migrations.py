@@ -1,15 +1,12 @@
-"""The board's schema: ordered migrations, applied on opening (:meth:`leaderboard.db.Database._migrate`).
+"""The board's schema: ordered migrations, applied on opening by the storage layer's runner
+(:meth:`etclib.storage.database.Database.apply`), and the tables ``migrate`` copies.
 
 Written once in SQL every engine accepts; :meth:`etclib.storage.Dialect.ddl` turns a statement
 into the engine's (a sequence on SQLite is a row of ``sequences``; ``BLOB`` is ``BYTEA`` on
-PostgreSQL), and an ``(engine, sql)`` item runs on that engine only.
+PostgreSQL; a ``rowid`` column is SQLite's own).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-
-from etclib.storage import Dialect
 
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (
@@ -165,19 +162,16 @@ MIGRATIONS.append(
         7,
         [
             # the lease of a running job (docs/deploy.md): the worker process holding it and
-            # its last heartbeat; on a PostgreSQL board a job whose heartbeat is older than
-            # ETC_LB_LEASE_SECONDS is claimed again (DuckDB resumes jobs on opening instead)
+            # its last heartbeat; a job whose heartbeat is older than ETC_LB_LEASE_SECONDS is
+            # claimed again
             "ALTER TABLE jobs ADD COLUMN claimed_process VARCHAR",
             "ALTER TABLE jobs ADD COLUMN heartbeat_at TIMESTAMP",
             # a job's result is stored once, however many workers ran it (a re-claimed job
             # whose first worker was slow, not dead): INSERT ... ON CONFLICT DO NOTHING
             "CREATE UNIQUE INDEX scores_once ON scores (job_id, metric_group, signature)",
-            # the board orders a submission's history by DuckDB's rowid (insertion order);
-            # PostgreSQL has none: an identity column of that name keeps the same order
-            (
-                "postgresql",
-                "ALTER TABLE status_history ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY",
-            ),
+            # the board orders a submission's history by insertion (SQLite's rowid); on other
+            # engines an identity column of that name keeps the same order
+            "ALTER TABLE status_history ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY",
         ],
     )
 )
@@ -222,16 +216,19 @@ MIGRATIONS.append(
     )
 )
 SCHEMA_VERSION = max(version for version, _ in MIGRATIONS)
-
-
-def engine_statements(statements: list, dialect: Dialect) -> Iterator[str]:
-    """A migration's statements for one engine: the shared ones (as its dialect takes them)
-    and the ``(engine, sql)`` ones of this engine."""
-    for item in statements:
-        if isinstance(item, tuple):
-            only, sql = item
-            if only != dialect.name:
-                continue
-        else:
-            sql = item
-        yield from dialect.ddl(sql)
+#: Every table ``migrate`` copies, parents first (schema_version is each board's own).
+TABLES: tuple[str, ...] = (
+    "submissions",
+    "submission_accounts",
+    "predictions",
+    "status_history",
+    "jobs",
+    "scores",
+    "score_arrays",
+    "item_scores",
+    "moderation_log",
+    "hub_pushes",
+    "limit_events",
+)
+#: Sequences continued past the largest copied id: sequence -> (table, column).
+SEQUENCES = {"job_ids": ("jobs", "id"), "score_ids": ("scores", "id")}

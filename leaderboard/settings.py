@@ -18,7 +18,7 @@ from etclib.errors import ConfigError
 REPO = Path(__file__).resolve().parent.parent
 
 DEFAULT_DB = Path("data") / "leaderboard.sqlite"
-#: The default board of the DuckDB engine's days: upgraded into DEFAULT_DB on opening.
+#: The default board of the earlier versions (a DuckDB file): `migrate --from` converts it.
 LEGACY_DEFAULT_DB = Path("data") / "leaderboard.duckdb"
 DEFAULT_DAILY_LIMIT = 5
 DEFAULT_GLOBAL_DAILY_LIMIT = 100
@@ -55,7 +55,7 @@ def db_path(explicit: str | os.PathLike | None = None) -> Path:
     target = db_target(explicit)
     if isinstance(target, Path):
         return target
-    from etclib.storage.urls import redacted
+    from etclib.storage import redacted
 
     return Path(redacted(target).replace("://", "/"))
 

@@ -30,13 +30,12 @@ Two outcomes are neither done nor failed:
   submitter and a warning naming the quota and where to check it for the operator (log and
   admin view). The answers received before the stop are cached.
 
-A job left
-``running`` by a process that died is queued again when the database is next opened (DuckDB)
-or when its lease expires (PostgreSQL), after a backoff; see :mod:`leaderboard.queue` for how a
-crash is attributed. A job's outcome is stored once: the finishing transaction locks the job's
-row and drops a result that another worker stored first. An error of the loop
-itself (not of a job: e.g. the database failing) is retried with a growing pause; after
-:data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason in ``WorkerPool.failure``.
+A job left ``running`` by a process that died is queued again when its lease expires, after a
+backoff; see :mod:`leaderboard.queue` for how a crash is attributed. A job's outcome is stored
+once: the finishing transaction locks the job's row and drops a result that another worker
+stored first. An error of the loop itself (not of a job: e.g. the database failing) is retried
+with a growing pause; after :data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason
+in ``WorkerPool.failure``.
 
 Study 2 (:func:`leaderboard.scoring.feed_study`) is given a judge stage's decisions after its
 result is committed, and only when this worker stored it: a result dropped because another

@@ -29,9 +29,9 @@ def use_engine(request: pytest.FixtureRequest, engine: str, monkeypatch, tmp_pat
 
 
 def _close(url: str) -> None:
-    from etclib.storage import server as serverdb
+    from etclib.storage.database import close_all
 
-    serverdb.close_pool(url)
+    close_all(target=url)
 
 
 @pytest.fixture(params=ENGINES)

@@ -1,17 +1,17 @@
-"""Move the judge-vs-human studies database from its file (SQLite, or an older DuckDB one)
-into PostgreSQL.
+"""Copy the judge-vs-human studies database into another: a PostgreSQL server, or a SQLite file.
 
-`etclib studies migrate --to URL` copies every study table (Study 2's judge decisions,
+`etclib studies migrate --to TARGET` copies every study table (Study 2's judge decisions,
 annotators, sample and answers; the judge-labels runs; the causes runs, labels and sample) of
-the studies file (--from, default $ETC_STUDIES_DB or data/studies.sqlite) into the PostgreSQL
-database at URL, in one transaction, then compares each table's row count and SHA-256 on both
-sides. A target whose study tables hold rows is refused unless --replace. Stop the site and
-the workers first (they hold the file open), then point ETC_STUDIES_DB at the URL.
+the studies database (--from, default $ETC_STUDIES_DB or data/studies.sqlite; a studies file of
+an earlier, DuckDB version is read as it is) into TARGET, in one transaction, then compares each
+table's row count and SHA-256 on both sides. A target whose study tables hold rows is refused
+unless --replace. Stop the site and the workers first, then point ETC_STUDIES_DB at the target.
 See docs/deploy.md.
 
 Example:
   etclib studies migrate --to postgresql://etc:PASSWORD@db.example.org/etc
   etclib studies migrate --from data/studies.sqlite --to postgresql://... --replace
+  etclib studies migrate --from data/studies.duckdb --to data/studies.sqlite
 """
 
 from __future__ import annotations
@@ -23,15 +23,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = sub.add_parser(
         "migrate",
-        help="copy the studies file into PostgreSQL, with counts and checksums compared",
+        help="copy the studies into another database, with counts and checksums compared",
     )
-    p.add_argument("--to", required=True, metavar="URL", help="postgresql://USER:PASSWORD@HOST/DB")
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="TARGET",
+        help="postgresql://USER:PASSWORD@HOST/DB, or a file",
+    )
     p.add_argument(
         "--from",
         dest="source",
-        metavar="FILE",
+        metavar="SOURCE",
         help=(
-            "the studies file, SQLite or an older DuckDB one (default: $ETC_STUDIES_DB, "
+            "the studies database, or an older DuckDB file (default: $ETC_STUDIES_DB, "
             "else data/studies.sqlite)"
         ),
     )
@@ -43,16 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import config
     from ..errors import StoreError
     from ..studies import db as studiesdb
 
-    source = args.source or config.studies_db()
-    report = studiesdb.migrate(source, args.to, replace=args.replace)
+    report = studiesdb.migrate(args.source, args.to, replace=args.replace)
     print(report.text())
     if not report.ok:
         raise StoreError(
-            f"The copy differs from the file in: {', '.join(report.differing)}. Do not switch "
+            f"The copy differs from the source in: {', '.join(report.differing)}. Do not switch "
             "ETC_STUDIES_DB to it; run the migration again with --replace, and report the "
             "difference if it stays."
         )

@@ -1,37 +1,85 @@
-"""One storage layer for the project's stores (the leaderboard's board and queue, the
-judge-vs-human studies, the judge cache).
+"""One storage layer for the project's stores: the leaderboard's board, the judge-vs-human
+studies, the judge cache.
 
-A store is named by one setting (``ETC_LEADERBOARD_DB``, ``ETC_STUDIES_DB``, ``ETC_JUDGE_CACHE``)
-that holds a file path (the embedded engine, SQLite in WAL mode: many processes of one machine)
-or a URL (``postgresql://``: many machines). What differs between engines lives in one
-:class:`~etclib.storage.dialect.Dialect` per engine, one module each under
-:mod:`etclib.storage.dialects`, registered by name in :data:`DIALECTS`:
-
-- :func:`dialect_for` picks the dialect of a target (the URL scheme; a plain path is SQLite);
-- :mod:`etclib.storage.copier` copies and checks tables between any two stores (every
-  ``migrate`` command and the in-place upgrade of a legacy DuckDB file use it);
-- :mod:`etclib.storage.upgrade` upgrades a store file of the DuckDB days (the board, the
-  studies) into SQLite in place, one function for both;
-- :mod:`etclib.storage.server` opens PostgreSQL URLs (connections and pools) for the
-  postgresql dialect.
-
-The legacy DuckDB engine (:mod:`etclib.storage.dialects.duckdb`) is only read: to upgrade a
-file written before the switch to SQLite, and by ``migrate`` from such a file.
+A store is named by one setting holding a file path (SQLite, the embedded default) or a URL
+(``postgresql://``: a server that many machines share). An engine is one module under
+:mod:`etclib.storage.dialects`, registered below in :data:`ENGINES`; a store is one
+:class:`~etclib.storage.database.Store` opened as a :class:`~etclib.storage.database.Database`,
+the same on every engine; :mod:`etclib.storage.copier` copies a store between two targets.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from pathlib import Path
+from typing import Any
 
-from .dialect import Dialect
-from .dialects import DIALECTS, dialect, dialect_for, is_url
+from .dialect import Dialect, Fault
 
-__all__ = ["DIALECTS", "Dialect", "dialect", "dialect_for", "is_url", "target_of"]
+#: Engine name -> its module (imported on first use). A new engine: one module, one line.
+ENGINES = {
+    "sqlite": "etclib.storage.dialects.sqlite",
+    "postgresql": "etclib.storage.dialects.postgresql",
+    "duckdb": "etclib.storage.dialects.duckdb",
+}
+#: The engine of a plain file path.
+EMBEDDED = "sqlite"
+#: A target of the embedded engine that lives as long as its connection: a store read before
+#: it exists, without making it.
+MEMORY = ":memory:"
+
+__all__ = [
+    "ENGINES",
+    "MEMORY",
+    "Dialect",
+    "Fault",
+    "dialect",
+    "dialect_for",
+    "redacted",
+    "target_of",
+]
 
 
-def target_of(raw: str | os.PathLike) -> str | os.PathLike:
-    """A setting's value as a store target: a URL stays text, anything else is a path."""
-    from pathlib import Path
+def dialect(name: str) -> Dialect:
+    """The engine registered as ``name``."""
+    if name not in ENGINES:
+        from ..errors import ConfigError
 
+        raise ConfigError(f"Unknown storage engine {name!r}. Available: {', '.join(ENGINES)}.")
+    return importlib.import_module(ENGINES[name]).DIALECT
+
+
+def _scheme_engine(text: str) -> str | None:
+    for name in ENGINES:
+        if any(text.startswith(s) for s in dialect(name).schemes):
+            return name
+    return None
+
+
+def dialect_for(target: str | os.PathLike | Any) -> Dialect:
+    """The engine of a store target (a URL by its scheme; a file path: the embedded engine),
+    or of a cursor or connection that carries one (``.dialect``)."""
+    carried = getattr(target, "dialect", None)
+    if isinstance(carried, Dialect):
+        return carried
+    name = _scheme_engine(target.strip()) if isinstance(target, str) else None
+    return dialect(name or EMBEDDED)
+
+
+def target_of(raw: str | os.PathLike) -> str | Path:
+    """A setting's value as a store target: a URL of a registered engine stays text, anything
+    else is a file path."""
     text = str(raw).strip()
-    return text if is_url(text) else Path(raw)
+    return text if _scheme_engine(text) else Path(raw)
+
+
+def redacted(url: str) -> str:
+    """A target for messages and logs: a URL without its password."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(str(url))
+    if parts.password is None:
+        return str(url)
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -1,23 +1,26 @@
-"""The one table copier behind every ``migrate`` and the in-place upgrade of a legacy board.
+"""Copying a store from one target into another, checked: behind every ``migrate`` command
+(a board or the studies into PostgreSQL, a file of an earlier DuckDB version into SQLite).
 
-:func:`copy_table` streams one table's rows from any store's cursor into another's (the target's
-dialect inserts them in bulk); :func:`rows_digest` checks a copy: each row written canonically and
-hashed, the row hashes sorted and hashed together, so neither engine's order, collation or
-driver types matter. :class:`TableCheck` compares one table (count and SHA-256) and
-:class:`MigrationReport` prints the comparison of all of them.
+:func:`copy_store` copies every table of a store in one transaction and compares each table
+afterwards: its row count and :func:`rows_digest` (each row written canonically and hashed,
+the row hashes sorted and hashed together, so neither engine's order, collation or driver types
+matter). :class:`MigrationReport` prints the comparison.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from .dialects import dialect_for
-from .urls import redacted
+from . import dialect, dialect_for, redacted
+from .database import Database, key_of
+from .dialect import Fault
+from .dialects.duckdb import is_duckdb
 
 #: Rows fetched from the source at a time.
 CHUNK = 50_000
@@ -35,12 +38,12 @@ def copy_table(source: Any, target: Any, table: str, columns: list[str], order: 
     return done
 
 
-def table_digest(store: Any, table: str, columns: list[str]) -> tuple[int, str]:
-    """(rows, SHA-256) of ``table``'s ``columns`` (:func:`rows_digest`); ``store`` is a cursor,
-    or an open store with ``query(sql)``."""
-    sql = f"SELECT {', '.join(columns)} FROM {table}"
-    query = getattr(store, "query", None)
-    return rows_digest(query(sql) if query is not None else store.execute(sql).fetchall())
+def table_digest(cur: Any, table: str, columns: list[str]) -> tuple[int, str]:
+    """(rows, SHA-256) of ``table``'s ``columns`` on cursor ``cur`` (:func:`rows_digest`);
+    no columns: a table the store does not have, no rows."""
+    if not columns:
+        return rows_digest([])
+    return rows_digest(cur.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall())
 
 
 def canonical(value: Any) -> Any:
@@ -106,7 +109,7 @@ class MigrationReport:
 
     def text(self) -> str:
         """What the ``migrate`` commands print: the copy, each table's comparison, the verdict."""
-        out = [f"copied {self.source} -> {redacted(self.target)}", *self.lines()]
+        out = [f"copied {self.source} -> {self.target}", *self.lines()]
         if self.ok:
             out.append("every table has the same rows and checksum on both sides")
         return "\n".join(out)
@@ -121,9 +124,67 @@ class MigrationReport:
         return out
 
 
-def filled_tables(cur, tables: list[str] | tuple[str, ...]) -> str:
-    """``"t1 (12), t2 (3)"``: the tables of ``tables`` that hold rows on cursor ``cur``, with
-    their counts; empty when none does (a migration's target check, run inside the
-    transaction that copies, so nothing can slip in between)."""
-    held = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
-    return ", ".join(f"{t} ({n})" for t, n in held.items() if n)
+@contextlib.contextmanager
+def reading(source: Any, target: Database) -> Iterator[Any]:
+    """A cursor of the store ``target.store`` at ``source``, only read: a file of an earlier
+    DuckDB version as it is (its faults worded by the store), else the store there (which must
+    exist)."""
+    if dialect_for(source).server or not is_duckdb(source):
+        db = Database(source, target.store, create=False, source="the copy's source")
+        try:
+            yield db.cursor()
+        finally:
+            db.close()
+        return
+    legacy = dialect("duckdb")
+    con = None
+    try:
+        con = legacy.connect(source)
+        yield con
+    except Exception as exc:
+        fault = legacy.fault(exc, str(source))
+        if fault is None:
+            raise
+        raise target.store.error(fault) from None
+    finally:
+        if con is not None:
+            con.close()
+
+
+def copy_store(source: Any, target: Database, *, replace: bool = False) -> MigrationReport:
+    """Copy every table of ``target.store`` from the target ``source`` into ``target`` in one
+    transaction (a failure leaves it as it was; a table the source lacks copies as empty),
+    continue its sequences after the copied ids, and compare each table on both sides. A
+    target whose tables hold rows is refused unless ``replace`` (they are deleted first)."""
+    store = target.store
+    if key_of(source) == key_of(target.target):
+        raise store.error(Fault("same", target.label))
+    tables = store.table_names()
+    report = MigrationReport(redacted(str(source)), target.label)
+    with reading(source, target) as src:
+        have = dialect_for(src)
+        if not have.server:  # a file holds one store: a table of another version is refused
+            own = {*have.own_tables, store.schema.versions if store.schema else None}
+            unknown = [t for t in have.tables(src) if t not in tables and t not in own]
+            if unknown:
+                raise store.error(Fault("unknown", redacted(str(source)), ", ".join(unknown)))
+        layout = {t: have.columns(src, t) if have.has_table(src, t) else [] for t in tables}
+        with target.write() as cur:
+            held = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+            filled = ", ".join(f"{t} ({n})" for t, n in held.items() if n)
+            if filled and not replace:
+                raise store.error(Fault("filled", target.label, filled))
+            for table in reversed(tables):
+                cur.execute(f"DELETE FROM {table}")
+            for table, cols in layout.items():
+                if cols:
+                    copy_table(src, cur, table, cols, store.order.get(table, ", ".join(cols)))
+            for sequence, (table, column) in store.sequences.items():
+                (top,) = cur.execute(f"SELECT max({column}) FROM {table}").fetchone()
+                if top is not None:
+                    target.dialect.set_sequence(cur, sequence, int(top))
+        for table, cols in layout.items():
+            here = table_digest(src, table, cols)
+            there = table_digest(target.cursor(), table, cols)
+            report.tables[table] = TableCheck(here[0], there[0], here[1], there[1])
+    return report

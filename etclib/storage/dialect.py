@@ -1,35 +1,106 @@
-"""What an engine must say for the stores' SQL to be written once (``?`` placeholders, SQL
-that both engines accept): the base class of every dialect under :mod:`etclib.storage.dialects`.
+"""What an engine says so that the stores are written once: the base class of every module under
+:mod:`etclib.storage.dialects`.
 
-A cursor of a store carries its dialect (``cur.dialect``); code that needs one of the differences
-asks it (``dialect(cur).for_update``) instead of naming an engine.
+SQL is written with ``?`` placeholders in the subset every engine accepts; what differs (row
+locks, named locks, sequences, bulk inserts, the lease clock, schema types) is asked of the
+dialect that each cursor carries (``cur.dialect``), and so is how a target is opened.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 
-class Dialect:
-    """One engine's SQL differences. Subclasses set the attributes and override the methods."""
+class Fault(Exception):
+    """A store that cannot be used, as its engine found it; the store words it for its users
+    (:attr:`etclib.storage.database.Store.error`).
 
-    #: The registry name (``sqlite``, ``postgresql``, ``duckdb``).
+    ``kind``: missing, directory, unwritable, corrupt, legacy (a file of an engine that is
+    only read now), busy, server, newer (a schema newer than this code), other.
+    """
+
+    def __init__(self, kind: str, where: str, reason: str = "") -> None:
+        self.kind, self.where, self.reason = kind, where, reason
+        super().__init__(f"{kind}: {where}: {reason}")
+
+
+class Rows:
+    """Rows already fetched (a statement whose connection went back to its pool)."""
+
+    def __init__(self, rows: list, description: Any = None, rowcount: int = -1) -> None:
+        self._rows, self._next = rows, 0
+        self.description, self.rowcount = description, rowcount
+
+    def fetchmany(self, size: int) -> list:
+        got = self._rows[self._next : self._next + size]
+        self._next += len(got)
+        return got
+
+    def fetchone(self) -> Any:
+        got = self.fetchmany(1)
+        return got[0] if got else None
+
+    def fetchall(self) -> list:
+        return self.fetchmany(len(self._rows))
+
+
+class Dialect:
+    """One engine. Subclasses set the attributes and override the methods."""
+
+    #: The registry name (``sqlite``, ``postgresql``, ...).
     name = ""
     #: URL schemes that name this engine (a plain path names the embedded default).
     schemes: tuple[str, ...] = ()
     #: Whether several processes write at once (running jobs then hold leases).
     shared = True
-    #: Whether a target of this engine is a server (a URL that many machines share), rather
-    #: than a file of this machine: what ``migrate --to`` asks of its target.
+    #: Whether a target is a server that many machines share rather than a file of this one.
     server = False
     #: Appended to a SELECT whose rows decide a write (row locks), and its skip-locked form.
     for_update = ""
     skip_locked = ""
     #: The statement that opens a :meth:`transaction`.
     begin = "BEGIN"
+    #: Tables the engine keeps for itself in a store (never copied).
+    own_tables: tuple[str, ...] = ()
+
+    # --- opening ----------------------------------------------------------------------------
+
+    def connect(self, target: Any, **options: Any) -> Any:
+        """One new connection (``execute`` with ``?``, ``executemany``, ``copy_rows``,
+        ``close``, ``dialect``); the caller closes it."""
+        raise NotImplementedError
+
+    def prepare(self, target: Any, create: bool) -> bool | None:
+        """Check ``target`` before opening it (and make its folder when ``create``): whether
+        it is new (None: only its tables tell); a :class:`Fault` when it cannot hold a store."""
+        return None
+
+    def lender(self, target: Any, **options: Any) -> Any:
+        """How a :class:`~etclib.storage.database.Database` gets its connections: an object
+        with ``reader(faults)`` (reads outside a write), ``writer()`` (a context giving a
+        connection in one transaction), ``session()`` (a context giving a connection for a
+        block, committed at its end), ``changed()`` (another process committed since last
+        asked), ``check()`` (read every page) and ``close()``."""
+        raise NotImplementedError
+
+    def fault(self, exc: BaseException, where: str) -> Fault | None:
+        """The :class:`Fault` a driver error means (the store's fault, not a query's), else None."""
+        return None
+
+    def claims(self, target: Any) -> Any:
+        """Named claims that other processes see and that die with the process holding them:
+        ``try_lock(key) -> bool``, ``unlock(key)``, ``close()``."""
+        raise NotImplementedError
+
+    def exists(self, target: Any) -> bool:
+        """Whether reading ``target`` needs nothing made first (a file that exists; a server)."""
+        return True
+
+    def discard(self, target: Any) -> None:
+        """Remove what a failed first opening of ``target`` made."""
 
     # --- schema -------------------------------------------------------------------------------
 
@@ -38,29 +109,20 @@ class Dialect:
         maybe several)."""
         return [sql]
 
-    def create_schema(self, con: Any, target: Any, name: str, ddl: str) -> None:
-        """Run the ``CREATE ... IF NOT EXISTS`` statements of ``ddl`` (``;``-separated; one
-        store's schema named ``name``) on ``con``, a connection to ``target``."""
-        for statement in ddl.split(";"):
-            if statement.strip():
-                for sql in self.ddl(statement):
-                    con.execute(sql)
-
     @contextlib.contextmanager
     def transaction(self, con: Any) -> Iterator[None]:
-        """All statements of the block on ``con``, or none of them; a writer that reads
-        before it writes holds its :meth:`serialize` lock until the block ends."""
+        """All statements of the block on ``con``, or none of them."""
         con.execute(self.begin)
         try:
             yield
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(Exception):
+                con.execute("ROLLBACK")
             raise
         con.execute("COMMIT")
 
     def has_table(self, cur: Any, table: str) -> bool:
-        """Whether ``table`` exists in the current schema (the SQL standard's
-        information_schema; an engine without it overrides this)."""
+        """Whether ``table`` exists in the current schema (information_schema)."""
         got = cur.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = ? "
             "AND table_schema = current_schema()",
@@ -68,8 +130,16 @@ class Dialect:
         ).fetchone()
         return bool(got[0])
 
+    def tables(self, cur: Any) -> list[str]:
+        """The tables of the current schema (information_schema)."""
+        rows = cur.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name"
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def columns(self, cur: Any, table: str) -> list[str]:
-        """The columns of ``table``, in their order (information_schema, as above)."""
+        """The columns of ``table``, in their order (information_schema)."""
         rows = cur.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
             "AND table_schema = current_schema() ORDER BY ordinal_position",
@@ -98,7 +168,7 @@ class Dialect:
         marks = ", ".join("?" for _ in columns)
         cur.executemany(
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
-            [tuple(_plain(v) for v in row) for row in rows],
+            [tuple(plain(v) for v in row) for row in rows],
         )
 
     def string_agg(self, expr: str, sep: str, order: str, source: str) -> str:
@@ -110,19 +180,15 @@ class Dialect:
 
     def clock(self) -> tuple[str, list]:
         """SQL for the lease clock's "now" (naive UTC) and its parameters."""
-        from datetime import UTC
-
         return "?", [datetime.now(UTC).replace(tzinfo=None)]
 
     def older_than(self, column: str, seconds: float) -> tuple[str, list]:
         """``column`` is more than ``seconds`` before the lease clock's now: SQL and params."""
-        from datetime import UTC
-
         cutoff = datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=seconds)
         return f"{column} < ?", [cutoff]
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """A numpy scalar as the Python value a driver takes."""
     item = getattr(value, "item", None)
     if item is not None and type(value).__module__ == "numpy":

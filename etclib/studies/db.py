@@ -1,41 +1,21 @@
 """The judge-vs-human studies database, on the storage layer (:mod:`etclib.storage`).
 
-``ETC_STUDIES_DB`` (:func:`etclib.config.studies_db`) is a file path (SQLite in WAL mode, the
-default ``data/studies.sqlite``: many processes of one machine) or a ``postgresql://`` URL
-(docs/deploy.md); :func:`etclib.storage.dialect_for` decides which. Each study of
+``ETC_STUDIES_DB`` (:func:`target`) is a file path (SQLite, the default
+``data/studies.sqlite``) or a ``postgresql://`` URL (docs/deploy.md). Each study of
 :mod:`etclib.studies` registers its tables here when it is imported (:func:`register`); this
 module imports none of them (an import-linter contract keeps it so). The studies write their
-SQL once, in the subset both engines read the same way: ``?`` placeholders, ``INSERT ... ON
-CONFLICT``, ``CAST(? AS VARCHAR) IS NULL`` for optional filters, times passed as parameters.
-What differs between the engines is asked of the dialect, behind :class:`StudiesConnection`:
-
-- :meth:`~StudiesConnection.frame`: a query's rows as a pandas DataFrame;
-- :meth:`~StudiesConnection.insert` / :meth:`~StudiesConnection.upsert`: many rows at once;
-- :meth:`~StudiesConnection.transaction` and :meth:`~StudiesConnection.serialize` (one writer at
-  a time for a read-then-write step: SQLite's write lock taken at ``BEGIN IMMEDIATE``, a named
-  advisory lock on PostgreSQL);
-- :meth:`~StudiesConnection.schema`: ``CREATE TABLE IF NOT EXISTS`` statements.
-
-A studies file written by the earlier DuckDB engine is upgraded in place on opening (the storage
-layer's one upgrade function, :func:`etclib.storage.upgrade.upgrade`: every table copied and
-compared, the DuckDB file kept as ``<name>.duckdb-backup``); so is the old default
-``data/studies.duckdb`` when the new default is missing.
-
-:func:`migrate` copies a studies file (SQLite, or DuckDB of an earlier version, only read) into
-PostgreSQL (``etclib studies migrate --to URL``) with the storage layer's table copier, every
-table of every study, each table's count and SHA-256 compared afterwards.
-
-On PostgreSQL one ``with connect(...)`` block is one transaction on a connection lent by the
-process's pool: committed when the block ends, rolled back when it raises.
+SQL once, in the subset every engine reads the same way (``?`` placeholders, ``INSERT ... ON
+CONFLICT``, ``CAST(? AS VARCHAR) IS NULL`` for optional filters, times passed as parameters);
+one ``with connect(...)`` block is one session of :meth:`etclib.storage.database.Database.session`.
+:func:`migrate` copies the studies into another database (``etclib studies migrate``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
-import sqlite3
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,17 +24,23 @@ import pandas as pd
 
 from .. import config, registry
 from ..errors import StoreError
-from ..storage import copier, dialect_for, server
-from ..storage import upgrade as storage_upgrade
-from ..storage.dialect import Dialect
-from ..storage.dialects import duckdb as legacy
-from ..storage.dialects import sqlite as sqlite_engine
-from ..storage.urls import redacted
+from ..storage import MEMORY, Fault, copier, dialect_for, target_of
+from ..storage.database import Database, Schema, Store, now, open_store
+from ..storage.dialects.duckdb import is_duckdb
+
+__all__ = ["STUDIES", "StudiesConnection", "connect", "migrate", "now", "register"]
 
 
-def now() -> datetime:
-    """The time a row is written: UTC, without a zone (the columns are ``TIMESTAMP``)."""
-    return datetime.now(UTC).replace(tzinfo=None)
+DEFAULT = Path("data") / "studies.sqlite"
+#: The default studies file of the earlier versions (DuckDB): named, with the command that
+#: converts it, when the new default is missing.
+LEGACY_DEFAULT = Path("data") / "studies.duckdb"
+
+
+def target(explicit: str | os.PathLike | None = None) -> Path | str:
+    """The studies database: argument, ``ETC_STUDIES_DB``, or ``data/studies.sqlite``; a file
+    path, or a server URL (:func:`etclib.storage.target_of` decides which)."""
+    return target_of(explicit or config.setting("ETC_STUDIES_DB") or DEFAULT)
 
 
 def _plain(value: Any) -> Any:
@@ -71,17 +57,13 @@ def _plain(value: Any) -> Any:
 
 
 class StudiesConnection:
-    """One connection to the studies database; ``execute(sql, params)`` takes ``?``.
+    """One block's connection to the studies database; ``execute(sql, params)`` takes ``?``."""
 
-    ``raw`` is the storage layer's connection (``execute`` with ``?``), ``dialect`` its
-    engine's :class:`~etclib.storage.dialect.Dialect`."""
-
-    def __init__(self, raw: Any, dialect: Dialect, where: str, target: str | Path):
-        self.raw = raw
-        self.dialect = dialect
-        self.engine = dialect.name
-        self.where = where
-        self._target = target
+    def __init__(self, db: Database, raw: Any) -> None:
+        self.db, self.raw = db, raw
+        self.dialect = db.dialect
+        self.engine = db.dialect.name
+        self.where = db.label
 
     def execute(self, sql: str, params: Sequence[Any] | None = None):
         """Run one statement; the result has ``fetchone``, ``fetchall`` and ``description``."""
@@ -94,20 +76,17 @@ class StudiesConnection:
         return pd.DataFrame.from_records(cur.fetchall(), columns=names)
 
     def schema(self, name: str, ddl: str) -> None:
-        """Create the tables of ``ddl`` if missing."""
-        self.dialect.create_schema(self.raw, self._target, name, ddl)
+        """Create the tables of ``ddl`` if missing (once per process)."""
+        self.db.apply(Schema.of(name, ddl))
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> contextlib.AbstractContextManager[None]:
         """All statements of the block, or none of them."""
-        with self.dialect.transaction(self.raw):
-            yield
+        return self.dialect.transaction(self.raw)
 
     def serialize(self, name: str) -> None:
-        """Hold the lock ``name`` until the current transaction ends, so that a read-then-write
-        step runs one writer at a time, across processes: on SQLite the file's write lock,
-        taken by a transaction that ends with the ``with connect(...)`` block (committed, or
-        rolled back when it raises), as every block is one transaction on PostgreSQL."""
+        """Hold the lock ``name`` until the ``with connect(...)`` block ends, so that a
+        read-then-write step runs one writer at a time, across processes (on SQLite the file's
+        write lock; every block is one transaction on PostgreSQL)."""
         self.dialect.serialize(self.raw, f"studies:{name}")
 
     def insert(self, table: str, rows: pd.DataFrame) -> int:
@@ -117,11 +96,6 @@ class StudiesConnection:
     def upsert(self, table: str, rows: pd.DataFrame, keys: Sequence[str]) -> int:
         """Insert every row of ``rows``; a row whose ``keys`` are already stored replaces it."""
         return self._write(table, rows, list(keys))
-
-    def copy_rows(self, table: str, columns: list[str], rows) -> None:
-        """Insert rows (tuples in the order of ``columns``): the copier's bulk insert, the
-        engine's own (``COPY`` on PostgreSQL)."""
-        self.raw.copy_rows(table, columns, ([_plain(v) for v in row] for row in rows))
 
     def _write(self, table: str, rows: pd.DataFrame, keys: list[str] | None) -> int:
         if rows.empty:
@@ -139,129 +113,79 @@ class StudiesConnection:
         return len(rows)
 
 
+def _error(fault: Fault) -> StoreError:
+    where = fault.where
+    if fault.kind == "missing":
+        return StoreError(
+            f"There is no studies file at {where}. Give the file to copy with --from "
+            "(or ETC_STUDIES_DB)."
+        )
+    if fault.kind == "legacy":
+        new = Path(where).with_suffix(".sqlite")
+        return StoreError(
+            f"The studies database {where} is a DuckDB file of an earlier version; this version "
+            f"only reads it to copy it. Convert it once with `etclib studies migrate --from "
+            f"{where} --to {new if new != Path(where) else 'NEW.sqlite'}`, then point "
+            "ETC_STUDIES_DB at the new file (docs/deploy.md)."
+        )
+    if fault.kind == "same":
+        return StoreError(
+            f"migrate copies the studies into another database; --from and --to name the same "
+            f"one ({where}). Give the database to copy with --from (or ETC_STUDIES_DB)."
+        )
+    if fault.kind == "unknown":
+        return StoreError(
+            f"The studies database {where} has tables that this version does not know "
+            f"({fault.reason}); nothing was copied. Copy it with the version that wrote it, or "
+            "move those tables aside."
+        )
+    if fault.kind == "filled":
+        return StoreError(
+            f"The studies database {where} is not empty: {fault.reason}. Nothing was copied. "
+            "Give --replace to delete its study rows and copy this file in their place, or "
+            "point --to at an empty database."
+        )
+    if fault.kind == "server":
+        todo = (
+            "Check ETC_STUDIES_DB (user, password, host, port, database) and that the server runs."
+        )
+    elif fault.reason == "the file does not start with SQLite's header":
+        todo = "Check ETC_STUDIES_DB, or move the file aside to start a new database."
+    else:
+        todo = "Check ETC_STUDIES_DB and that its folder is writable."
+    return StoreError(
+        f"Cannot open the studies database {where}: {fault.reason or fault.kind}. {todo}"
+    )
+
+
+#: The studies as the storage layer sees them (each study applies its own schema).
+STUDIES = Store(name="studies", error=_error, tables=lambda: list(tables()))
+
+
 @contextlib.contextmanager
 def connect(
     db: str | Path | None = None, *, read_only: bool = False
 ) -> Iterator[StudiesConnection]:
-    """A connection to the studies database (:func:`etclib.config.studies_db`), closed (or, on
-    PostgreSQL, committed and given back to the pool) on exit.
+    """A connection to the studies database (:func:`target`) for one block:
+    what it writes is committed when the block ends, rolled back when it raises.
 
     A file and its folder are created on first write; ``read_only`` on a file that does not
-    exist yet gives an in-memory database (every table empty), so reading never creates files.
-    On PostgreSQL the tables are created on first use, reading or writing.
+    exist yet reads an empty database in memory, so reading never creates files.
     """
-    target = config.studies_db(db)
-    dialect = dialect_for(target)
-    opener = _OPENERS.get(dialect.name)
-    if opener is None:
-        raise StoreError(
-            f"The studies database cannot be kept in {target} ({dialect.name}). Point "
-            f"ETC_STUDIES_DB at a file (SQLite) or a postgresql:// URL; engines: "
-            f"{', '.join(_OPENERS)}."
-        )
-    with opener(target, read_only) as con:
-        yield con
-
-
-def _store(path: Path, _why: str) -> Any:
-    return _NewFile(path)
-
-
-def _error(path: str, message: str) -> StoreError:
-    return StoreError(message)
-
-
-#: How the one upgrade function (:mod:`etclib.storage.upgrade`) sees the studies database.
-UPGRADE = storage_upgrade.Store(
-    label="studies database", make=_store, error=_error, logger="etclib.studies"
-)
-
-
-class _NewFile:
-    """A new studies file being filled by the upgrade: every registered study's tables."""
-
-    dialect = sqlite_engine.DIALECT
-
-    def __init__(self, path: Path) -> None:
-        self.con = sqlite_engine.connect(path)
-        for name, ddl in schemas().items():
-            self.dialect.create_schema(self.con, path, name, ddl)
-
-    @contextlib.contextmanager
-    def write(self) -> Iterator[Any]:
-        with self.dialect.transaction(self.con):
-            yield self.con
-
-    def cursor(self) -> Any:
-        return self.con
-
-    def close(self) -> None:
-        self.con.close()
-
-
-def _upgrade_legacy(path: Path) -> None:
-    """Upgrade a DuckDB studies file at ``path`` (or the old default beside a missing default)
-    to SQLite, in place."""
-    old = storage_upgrade.legacy_default(
-        path, config.DEFAULT_STUDIES_DB, config.LEGACY_STUDIES_DB, config.using_default_studies()
-    )
-    if old is not None:
-        storage_upgrade.upgrade(old, path, UPGRADE)
-    elif legacy.is_duckdb(path):
-        storage_upgrade.upgrade(path, path, UPGRADE)
-
-
-@contextlib.contextmanager
-def _file(target: str | Path, read_only: bool) -> Iterator[StudiesConnection]:
-    path = Path(target)
-    try:
-        _upgrade_legacy(path)
-        if read_only and not path.exists():
-            con = sqlite_engine.connect(":memory:")
-        else:
-            if path.is_file() and path.stat().st_size and sqlite_engine.not_sqlite(path):
-                raise StoreError(
-                    f"Cannot open the studies database {path}: the file does not start with "
-                    "SQLite's header. Check ETC_STUDIES_DB, or move the file aside to start a "
-                    "new database."
-                )
-            path.parent.mkdir(parents=True, exist_ok=True)
-            con = sqlite_engine.connect(path)
-    except (sqlite3.Error, OSError) as exc:
-        raise StoreError(
-            f"Cannot open the studies database {path}: {exc}. Check ETC_STUDIES_DB and that "
-            "its folder is writable."
-        ) from exc
-    try:
-        yield StudiesConnection(con, sqlite_engine.DIALECT, str(path), path)
-        if con.raw.in_transaction:  # begun by serialize(): committed with the block
-            con.execute("COMMIT")
-    finally:
-        con.close()  # a transaction still open (the block raised) is rolled back
-
-
-@contextlib.contextmanager
-def _server(target: str | Path, read_only: bool) -> Iterator[StudiesConnection]:
-    import psycopg
-
-    url = str(target)
-    where = redacted(url)
-    try:
-        lent = server.pool(url).connection()
-        raw = lent.__enter__()
-    except (psycopg.Error, OSError) as exc:
-        raise StoreError(
-            f"Cannot open the studies database {where}: {exc}. Check ETC_STUDIES_DB (user, "
-            "password, host, port, database) and that the server runs."
-        ) from exc
-    # the pool commits the block's transaction when it ends and rolls it back on an error
-    with contextlib.ExitStack() as stack:
-        stack.push(lent.__exit__)
-        yield StudiesConnection(server.Connection(raw), dialect_for(url), where, url)
-
-
-#: Storage engine (:mod:`etclib.storage.dialects`) -> how a studies connection is opened.
-_OPENERS = {"sqlite": _file, "postgresql": _server}
+    where = target(db)
+    if where == DEFAULT and not where.exists() and is_duckdb(LEGACY_DEFAULT):
+        raise _error(Fault("legacy", str(LEGACY_DEFAULT)))
+    if read_only and not dialect_for(where).exists(where):
+        scratch = Database(MEMORY, STUDIES)
+        try:
+            with scratch.session() as raw:
+                yield StudiesConnection(scratch, raw)
+        finally:
+            scratch.close()
+        return
+    database = open_store(where, STUDIES)
+    with database.session() as raw:
+        yield StudiesConnection(database, raw)
 
 
 # --- the studies' schemas, and moving a file into PostgreSQL ---------------------------------
@@ -294,76 +218,15 @@ def tables() -> dict[str, str]:
     }
 
 
-def migrate(source: str | Path, url: str, *, replace: bool = False) -> copier.MigrationReport:
-    """Copy every study table of the studies file ``source`` (SQLite, or DuckDB of an earlier
-    version; only read) into the PostgreSQL database ``url`` with the storage layer's table
-    copier, and compare each table (count and SHA-256, :func:`etclib.storage.copier.rows_digest`).
-
-    The tables are created on the target first (the studies' own schemas); the copy is one
-    transaction, so a failure leaves the target as it was. A target whose study tables hold
-    rows is refused (:class:`StoreError`) unless ``replace``: those rows are then deleted first,
-    in the same transaction. A table the file does not have (a study never run) copies as
-    empty.
-    """
-    if dialect_for(source).server:
-        raise StoreError(
-            f"migrate copies a studies file into PostgreSQL; the source {redacted(str(source))!r} "
-            "is a server. Give the file (--from, or ETC_STUDIES_DB) to copy."
-        )
-    if not dialect_for(url).server:
-        raise StoreError(
-            f"--to {url!r} is not a PostgreSQL URL; give postgresql://USER:PASSWORD@HOST/DB."
-        )
-    path = Path(source)
-    if not path.is_file():
-        raise StoreError(
-            f"There is no studies file at {path}. Give the file to copy with --from "
-            "(or ETC_STUDIES_DB)."
-        )
-    where = redacted(url)
-    report = copier.MigrationReport(str(path), where)
-    names = tables()
-    with _source(path) as src:
-        have = dialect_for(src)
-        layout = {table: have.columns(src, table) for table in names}
-        with connect(url) as dst:
-            for name, ddl in schemas().items():
-                dst.schema(name, ddl)
-            filled = copier.filled_tables(dst, names)
-            if filled and not replace:
-                raise StoreError(
-                    f"The studies database {where} is not empty: {filled}. Nothing was copied. "
-                    "Give --replace to delete its study rows and copy this file in their "
-                    "place, or point --to at an empty database."
-                )
-            for table, cols in layout.items():
-                dst.execute(f"DELETE FROM {table}")
-                if cols:
-                    copier.copy_table(src, dst, table, cols, ", ".join(cols))
-        with connect(url, read_only=True) as dst:
-            for table, cols in layout.items():
-                n_src, sha_src = _digest(src, table, cols)
-                n_dst, sha_dst = _digest(dst, table, cols)
-                report.tables[table] = copier.TableCheck(n_src, n_dst, sha_src, sha_dst)
-    return report
-
-
-@contextlib.contextmanager
-def _source(path: Path) -> Iterator[Any]:
-    """The file to copy, only read: a DuckDB file of an earlier version as it is, else the
-    SQLite file."""
-    if legacy.is_duckdb(path):
-        con = legacy.connect(path)
-        try:
-            yield con
-        finally:
-            con.close()
-        return
-    with connect(path, read_only=True) as con:
-        yield con
-
-
-def _digest(con: Any, table: str, cols: list[str]) -> tuple[int, str]:
-    if not cols:  # a table the source file never had: no rows
-        return copier.rows_digest([])
-    return copier.table_digest(con, table, cols)
+def migrate(
+    source: str | Path | None, to: str | Path, *, replace: bool = False
+) -> copier.MigrationReport:
+    """Copy every study table of the studies database ``source`` (a file, a server, or a file of
+    an earlier DuckDB version, only read) into ``to`` with the storage layer's copier
+    (:func:`etclib.storage.copier.copy_store`): every registered study's tables made there, the
+    copy one transaction, each table's count and SHA-256 compared. A target whose study tables
+    hold rows is refused unless ``replace``; a table the source lacks copies as empty."""
+    into = open_store(target(to), STUDIES)
+    for name, ddl in schemas().items():
+        into.apply(Schema.of(name, ddl))
+    return copier.copy_store(target(source), into, replace=replace)

@@ -121,7 +121,7 @@ def test_killed_run_resumes_without_repeating_finished_calls(judge_env, tmp_path
             if db.exists():
                 with sqlite3.connect(db, timeout=10) as conn:
                     try:
-                        stored = conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+                        stored = conn.execute("SELECT COUNT(*) FROM judge_answers").fetchone()[0]
                     except sqlite3.OperationalError:
                         stored = 0
             if stored >= 30 or proc.poll() is not None:
@@ -135,7 +135,7 @@ def test_killed_run_resumes_without_repeating_finished_calls(judge_env, tmp_path
     # every answer the killed run received is in the cache, and the file is sound
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        kept = conn.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        kept = conn.execute("SELECT COUNT(*) FROM judge_answers").fetchone()[0]
     received = server.count(answered=True)
     assert received - 4 <= kept <= received  # at most the calls in flight at the kill are lost
     server.reset()

@@ -21,7 +21,7 @@ def other_process(path, *lines: str) -> subprocess.CompletedProcess:
         [
             "import os, signal, sys",
             "from etclib.judge.cache import AnswerCache",
-            f"db = AnswerCache({str(path)!r})._db",
+            f"db = AnswerCache({str(path)!r})._claims",
             *lines,
         ]
     )
@@ -33,10 +33,10 @@ def other_process(path, *lines: str) -> subprocess.CompletedProcess:
 def test_a_claim_is_refused_to_another_process_until_released(tmp_path):
     path = tmp_path / "judge.sqlite3"
     cache = AnswerCache(path)
-    assert cache._db.try_lock(KEY)
+    assert cache._claims.try_lock(KEY)
     got = other_process(path, f"print(db.try_lock({KEY!r}), db.try_lock({OTHER!r}))")
     assert got.stdout.split() == ["False", "True"], got.stderr
-    cache._db.unlock(KEY)
+    cache._claims.unlock(KEY)
     got = other_process(path, f"print(db.try_lock({KEY!r}))")
     assert got.stdout.split() == ["True"], got.stderr
 
@@ -52,5 +52,5 @@ def test_the_claim_of_a_killed_process_is_free_again(tmp_path):
     )
     assert got.returncode == -signal.SIGKILL and got.stdout.split() == ["claimed"], got.stderr
     cache = AnswerCache(path)
-    assert cache._db.try_lock(KEY)  # the kernel dropped the dead process's lock
-    cache._db.unlock(KEY)
+    assert cache._claims.try_lock(KEY)  # the kernel dropped the dead process's lock
+    cache._claims.unlock(KEY)

@@ -17,11 +17,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from etclib.judge.cache import AnswerCache, _Postgres, location, request_key
+from etclib.judge.cache import AnswerCache, location, request_key
 from etclib.judge.runner import Judge, JudgeSettings, judge_items, run_sync
 from etclib.metrics import Context
 from etclib.metrics import judge as J
-from etclib.storage import server as serverdb
+from etclib.storage.dialects.postgresql import Claims
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.judge_responder import ScriptedJudge, request_kind, sentences
 from tests.fakes.llm_server import FakeLLMServer
@@ -57,7 +57,6 @@ def fake(monkeypatch):
 def pg_cache(postgres_url, monkeypatch):
     monkeypatch.setenv("ETC_JUDGE_CACHE", postgres_url)
     yield postgres_url
-    serverdb.close_pool(postgres_url)
 
 
 def _stored(url: str) -> int:
@@ -85,7 +84,6 @@ def test_setting_names_a_file_or_a_server(tmp_path, monkeypatch, postgres_url):
     assert cache.shared and cache.path is None and "etc-test-password" not in cache.where
     assert len(cache) == 0
     cache.close()
-    serverdb.close_pool(postgres_url)
 
 
 def test_same_rows_and_semantics_on_postgres(pg_cache):
@@ -278,7 +276,7 @@ def test_a_killed_worker_leaves_its_answers_and_no_claim(fake, pg_cache, monkeyp
     preds, refs = texts(20)
     total = distinct_requests(preds, refs)
     refused = []  # claims found held by another session (the dead worker's would be)
-    try_lock = _Postgres.try_lock
+    try_lock = Claims.try_lock
 
     def recorded(self, key):
         got = try_lock(self, key)
@@ -286,7 +284,7 @@ def test_a_killed_worker_leaves_its_answers_and_no_claim(fake, pg_cache, monkeyp
             refused.append(key)
         return got
 
-    monkeypatch.setattr(_Postgres, "try_lock", recorded)
+    monkeypatch.setattr(Claims, "try_lock", recorded)
     data = J.METRIC.compute(preds, refs, Context({"concurrency": 16}))
     assert refused == []  # no wait on the dead worker's claims: the server dropped them
     assert server.count() == data.extra["judge_usage"]["calls"] == total - kept

@@ -119,4 +119,7 @@ def test_the_checksum_sees_a_changed_value(embedded, postgres_url):
     with dst.write() as cur:
         cur.execute("UPDATE item_scores SET scores = '{}' WHERE item_index = 3")
     cols = columns(open_db(), "item_scores")
-    assert table_digest(dst, "item_scores", cols)[1] != report.tables["item_scores"].sha_source
+    assert (
+        table_digest(dst.cursor(), "item_scores", cols)[1]
+        != report.tables["item_scores"].sha_source
+    )

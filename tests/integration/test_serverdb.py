@@ -1,11 +1,12 @@
-"""etclib/storage/server.py: one query text for both engines, against a real PostgreSQL server."""
+"""The PostgreSQL dialect: one query text for every engine, against a real PostgreSQL server."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
-from etclib.errors import ConfigError
-from etclib.storage import server as serverdb
+from etclib.storage import Fault, dialect
 
 
 @pytest.mark.parametrize(
@@ -28,7 +29,7 @@ def test_the_storage_layer_decides_the_engine_from_the_target(target, engine, se
 
 
 def test_queries_with_question_marks_run_on_the_server(postgres_url):
-    con = serverdb.connect(postgres_url)
+    con = dialect("postgresql").connect(postgres_url)
     try:
         con.execute("CREATE TABLE t (a INTEGER, b TEXT)")
         con.executemany("INSERT INTO t VALUES (?, ?)", [(1, "50% 嬉しい?"), (2, "b")])
@@ -37,16 +38,19 @@ def test_queries_with_question_marks_run_on_the_server(postgres_url):
         con.commit()
     finally:
         con.close()
-    with serverdb.pool(postgres_url).connection() as raw:
-        assert serverdb.Connection(raw).execute(
+    lender = dialect("postgresql").lender(postgres_url)
+    try:
+        got = lender.reader(contextlib.nullcontext).execute(
             "SELECT count(*) FROM t WHERE a > ?", [0]
-        ).fetchone() == (2,)
-    serverdb.close_pools()
+        )
+        assert got.fetchone() == (2,)
+    finally:
+        lender.close()
 
 
 def test_a_wrong_password_says_which_database_without_the_password(postgres_server):
     bad = postgres_server.url().replace(postgres_server.password, "wrong-password")
-    with pytest.raises(ConfigError) as err:
-        serverdb.connect(bad)
+    with pytest.raises(Fault) as err:
+        dialect("postgresql").connect(bad)
+    assert err.value.kind == "server"
     assert "***" in str(err.value) and "wrong-password" not in str(err.value)
-    assert "Check the URL" in str(err.value)

@@ -1,9 +1,8 @@
 """The storage layer's dialects, one engine-neutral suite run on each engine (issue #28).
 
-Each test opens a connection of its engine the way the stores do (a SQLite file in WAL mode
-through :mod:`etclib.storage.dialects.sqlite`; a database of its own on the test session's real
-PostgreSQL server through :mod:`etclib.storage.server`, skipped with the reason where the
-machine has none) and asks the dialect for everything that differs: schema statements,
+Each test opens a connection of its engine through its dialect (a SQLite file in WAL mode; a
+database of its own on the test session's real PostgreSQL server, skipped with the reason where
+the machine has none) and asks the dialect for everything that differs: schema statements,
 transactions, sequences, bulk inserts, the lease clock, the table copier. The expected values
 are the rows written here.
 """
@@ -40,6 +39,13 @@ ROWS = [
 ]
 
 
+def create_schema(con, ddl: str = SCHEMA) -> None:
+    """The schema's statements as the connection's dialect takes them."""
+    for statement in filter(str.strip, ddl.split(";")):
+        for sql in con.dialect.ddl(statement):
+            con.execute(sql)
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request, tmp_path) -> Iterator[tuple[Any, str]]:
     """(connection, target) of one engine, with the test table made by its dialect."""
@@ -47,17 +53,10 @@ def store(request, tmp_path) -> Iterator[tuple[Any, str]]:
         target: str = str(tmp_path / "store.sqlite")
         con = sqlite_engine.connect(target)
     else:
-        from etclib.storage import server
-
         target = request.getfixturevalue("postgres_url")
-        con = server.connect(target, autocommit=True)
-    dialect = dialect_for(target)
-    assert dialect.name == request.param
-    dialect.create_schema(con, target, "test", SCHEMA)
-    if dialect.server:
-        from etclib.storage import server
-
-        request.addfinalizer(lambda: server.close_pool(target))
+        con = dialect_for(target).connect(target, autocommit=True)
+    assert dialect_for(target).name == request.param
+    create_schema(con)
     try:
         yield con, target
     finally:
@@ -98,7 +97,7 @@ def test_schema_and_bulk_insert_read_back_the_same_rows(store):
     # the time column reads back as a time on every engine
     assert got[0][4] == datetime(2026, 1, 2, 3, 4, 5, 678901)
     # the schema statements may run again (IF NOT EXISTS) without harm
-    dialect.create_schema(con, target, "test", SCHEMA.split("CREATE SEQUENCE")[0])
+    create_schema(con, SCHEMA.split("CREATE SEQUENCE")[0])
     assert con.execute("SELECT count(*) FROM items").fetchone()[0] == 3
 
 
@@ -147,7 +146,7 @@ def test_the_copier_moves_every_row_and_its_checksum_sees_a_change(store, tmp_pa
     copy_path = tmp_path / "copy.sqlite"
     copy = sqlite_engine.connect(copy_path)
     try:
-        sqlite_engine.DIALECT.create_schema(copy, copy_path, "test", SCHEMA)
+        create_schema(copy)
         with sqlite_engine.DIALECT.transaction(copy):
             assert copier.copy_table(con, copy, "items", COLUMNS, "id") == 3
         here = copier.table_digest(con, "items", COLUMNS)

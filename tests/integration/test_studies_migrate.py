@@ -1,5 +1,6 @@
 """``etclib studies migrate``: an embedded studies file (SQLite) copied into PostgreSQL, every
-study table with its count and SHA-256 compared, a non-empty target refused without --replace.
+study table with its count and SHA-256 compared, a non-empty target refused without --replace,
+a missing source and a copy onto itself refused.
 
 Runs on the test session's real PostgreSQL server (tests/pgserver.py; skipped, with the reason,
 where the machine has none).
@@ -12,6 +13,7 @@ from datetime import datetime
 import pytest
 
 from etclib.cli import main
+from etclib.storage.copier import table_digest
 from etclib.studies import annotation
 from etclib.studies import db as studiesdb
 
@@ -92,7 +94,7 @@ def test_migrate_copies_every_study_table_and_checks_it(studies_file, postgres_u
     check = report.tables["judge_decisions"]
     with studiesdb.connect(postgres_url) as con:
         cols = con.dialect.columns(con, "judge_decisions")
-        assert studiesdb._digest(con, "judge_decisions", cols) != (
+        assert table_digest(con, "judge_decisions", cols) != (
             check.rows_source,
             check.sha_source,
         )
@@ -111,8 +113,6 @@ def test_migrate_refuses_what_it_cannot_copy(tmp_path, postgres_url):
     from etclib.errors import StoreError
 
     with pytest.raises(StoreError, match="no studies file"):
-        studiesdb.migrate(tmp_path / "missing.duckdb", postgres_url)
-    with pytest.raises(StoreError, match="not a PostgreSQL URL"):
-        studiesdb.migrate(tmp_path / "missing.duckdb", str(tmp_path / "other.duckdb"))
-    with pytest.raises(StoreError, match="is a server"):
+        studiesdb.migrate(tmp_path / "missing.sqlite", postgres_url)
+    with pytest.raises(StoreError, match="name the same one"):
         studiesdb.migrate(postgres_url, postgres_url)

@@ -1,11 +1,5 @@
-"""A studies file written by the earlier DuckDB engine is upgraded to SQLite in place on opening
-(the storage layer's one upgrade function, as the board's): every row kept, the DuckDB file kept
-beside it as ``<name>.duckdb-backup``; the old default ``data/studies.duckdb`` becomes the new
-default ``data/studies.sqlite``; ``etclib studies migrate`` copies such a file into PostgreSQL.
-
-The DuckDB file is written here with the duckdb package directly, with the DDL the studies used
-when the engine was DuckDB (two of its tables), so the expected rows are the ones written here.
-"""
+"""``etclib studies migrate`` copies a studies file of an earlier, DuckDB version into
+PostgreSQL (the file written as in tests/unit/test_studies_upgrade.py)."""
 
 from __future__ import annotations
 

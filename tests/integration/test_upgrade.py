@@ -1,11 +1,5 @@
-"""A board file written by the DuckDB engine (tests/data/legacy_board.duckdb.gz, made by the
-code of main before issue #28: tests/data/make_legacy_board.py) is opened by the SQLite board
-and upgraded in place with every row intact; the old default path keeps working; a damaged
-legacy file is refused and left as it was; ``migrate`` still copies a legacy file to PostgreSQL.
-
-The comparison here reads both files with their own drivers (duckdb, sqlite3) and compares the
-sorted rows of every table, value by value, without the project's copier or digest.
-"""
+"""A board converted from a DuckDB file of an earlier version (``migrate --from``) ranks,
+scores and continues its ids; ``migrate`` copies such a file into PostgreSQL too."""
 
 from __future__ import annotations
 
@@ -15,11 +9,14 @@ from leaderboard.db import open_db
 from tests.unit.test_upgrade import duck_tables, legacy_copy  # noqa: F401
 
 
-def test_the_upgraded_board_ranks_scores_and_continues_its_ids(tmp_path, monkeypatch, tiny_corpus):
+def test_the_converted_board_ranks_scores_and_continues_its_ids(tmp_path, monkeypatch, tiny_corpus):
+    from leaderboard.__main__ import main
+
     path = legacy_copy(tmp_path / "lb.duckdb")
     top_job = max(r[0] for r in duck_tables(path)["jobs"])
     top_score = max(r[0] for r in duck_tables(path)["scores"])
-    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
+    assert main(["migrate", "--from", str(path), "--to", str(tmp_path / "lb.sqlite")]) == 0
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(tmp_path / "lb.sqlite"))
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_LB_RETRY_BACKOFF", "0")
     ranking = lb.ranking()

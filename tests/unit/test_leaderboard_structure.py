@@ -58,7 +58,7 @@ def test_migrations_are_applied_in_version_order():
     """A database at version N skips every migration <= N, so the list must be in strictly
     increasing order: a migration appended with a lower number would never run on an existing
     board (what two branches that each append one can produce)."""
-    from leaderboard.db import MIGRATIONS, SCHEMA_VERSION
+    from leaderboard.migrations import MIGRATIONS, SCHEMA_VERSION
 
     versions = [v for v, _ in MIGRATIONS]
     assert versions == sorted(set(versions)), versions

@@ -1,10 +1,11 @@
-"""etclib/storage/server.py: one query text for both engines, against a real PostgreSQL server."""
+"""The PostgreSQL dialect's query text (one text for every engine) and redacted URLs."""
 
 from __future__ import annotations
 
 import pytest
 
-from etclib.storage import server as serverdb
+from etclib.storage import redacted
+from etclib.storage.dialects.postgresql import translate
 
 
 @pytest.mark.parametrize(
@@ -24,17 +25,13 @@ from etclib.storage import server as serverdb
     ],
 )
 def test_translate(sql, expected):
-    assert serverdb.translate(sql) == expected
+    assert translate(sql) == expected
 
 
 def test_translate_without_parameters_leaves_the_text():
-    assert (
-        serverdb.translate("SELECT 10 % 3 WHERE '?'", has_params=False) == "SELECT 10 % 3 WHERE '?'"
-    )
+    assert translate("SELECT 10 % 3 WHERE '?'", has_params=False) == "SELECT 10 % 3 WHERE '?'"
 
 
 def test_redacted_hides_the_password_only():
-    assert (
-        serverdb.redacted("postgresql://etc:s3cret@db:5432/lb") == "postgresql://etc:***@db:5432/lb"
-    )
-    assert serverdb.redacted("postgresql://db/lb") == "postgresql://db/lb"
+    assert redacted("postgresql://etc:s3cret@db:5432/lb") == "postgresql://etc:***@db:5432/lb"
+    assert redacted("postgresql://db/lb") == "postgresql://db/lb"

@@ -1,7 +1,7 @@
-"""A studies file written by the earlier DuckDB engine is upgraded to SQLite in place on opening
-(the storage layer's one upgrade function, as the board's): every row kept, the DuckDB file kept
-beside it as ``<name>.duckdb-backup``; the old default ``data/studies.duckdb`` becomes the new
-default ``data/studies.sqlite``; ``etclib studies migrate`` copies such a file into PostgreSQL.
+"""A studies file written by the DuckDB engine of earlier versions is never opened as the studies
+database: opening it (or the old default ``data/studies.duckdb`` beside a missing new default)
+says which ``etclib studies migrate`` command converts it; that command copies every row, and
+refuses a file with a table this version does not know.
 
 The DuckDB file is written here with the duckdb package directly, with the DDL the studies used
 when the engine was DuckDB (two of its tables), so the expected rows are the ones written here.
@@ -9,12 +9,13 @@ when the engine was DuckDB (two of its tables), so the expected rows are the one
 
 from __future__ import annotations
 
-import logging
+import os
 import sqlite3
 from datetime import datetime
 
 import pytest
 
+from etclib.errors import StoreError
 from etclib.studies import annotation
 from etclib.studies import db as studiesdb
 
@@ -92,54 +93,52 @@ def _as_stored(rows) -> list[tuple]:
     return out
 
 
-def test_a_duckdb_studies_file_is_upgraded_in_place_with_every_row(tmp_path, monkeypatch, caplog):
+def test_a_duckdb_studies_file_is_refused_with_the_command_that_converts_it(tmp_path, monkeypatch):
     path = tmp_path / "studies.duckdb"
     monkeypatch.setenv("ETC_STUDIES_DB", str(path))
     original = _legacy_file(path)
-    with caplog.at_level(logging.WARNING, logger="etclib.studies"):
-        subs = annotation.submissions()
-    said = [r.getMessage() for r in caplog.records if r.name == "etclib.studies"]
-    assert len(said) == 1 and "studies database" in said[0] and "duckdb-backup" in said[0]
-    assert path.read_bytes()[:16] == b"SQLite format 3\x00"
-    assert (tmp_path / "studies.duckdb.duckdb-backup").read_bytes() == original
-    assert _sqlite_rows(path, "annotators") == _as_stored(ANNOTATORS)
-    assert _sqlite_rows(path, "judge_decisions") == _as_stored(DECISIONS)
-    # the studies read the upgraded file: 3 decisions of sub-x, 2 of sub-y, none sampled
+    with pytest.raises(StoreError) as err:
+        annotation.submissions()
+    text = str(err.value)
+    assert "DuckDB file of an earlier version" in text
+    assert f"etclib studies migrate --from {path} --to {tmp_path / 'studies.sqlite'}" in text
+    assert path.read_bytes() == original
+
+
+def test_migrate_converts_a_duckdb_studies_file_with_every_row(tmp_path, monkeypatch):
+    from etclib.cli import main
+
+    path = tmp_path / "studies.duckdb"
+    original = _legacy_file(path)
+    new = tmp_path / "studies.sqlite"
+    assert main(["studies", "migrate", "--from", str(path), "--to", str(new)]) == 0
+    assert path.read_bytes() == original  # only read
+    assert _sqlite_rows(new, "annotators") == _as_stored(ANNOTATORS)
+    assert _sqlite_rows(new, "judge_decisions") == _as_stored(DECISIONS)
+    # the studies read the converted file: 3 decisions of sub-x, 2 of sub-y, none sampled
+    monkeypatch.setenv("ETC_STUDIES_DB", str(new))
+    subs = annotation.submissions()
     got = {r["submission_id"]: (r["decisions"], r["sampled"]) for r in subs.to_dict("records")}
     assert got == {"sub-x": (3, 0), "sub-y": (2, 0)}
-    # the study tables the old file did not have are there (empty), and writing works
-    with studiesdb.connect() as con:
+    with studiesdb.connect() as con:  # the tables the old file did not have are there, empty
         assert con.execute("SELECT count(*) FROM annotation_answers").fetchone() == (0,)
-        con.execute("UPDATE annotators SET revoked = ? WHERE annotator_id = 'a1'", [True])
-    # opened again: nothing more to upgrade, nothing said
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="etclib.studies"):
-        with studiesdb.connect(read_only=True) as con:
-            assert con.execute("SELECT count(*) FROM judge_decisions").fetchone() == (5,)
-    assert not [r for r in caplog.records if r.name == "etclib.studies"]
-    assert not (tmp_path / "studies.duckdb.duckdb-backup2").exists()
 
 
-def test_the_old_default_file_becomes_the_new_default(tmp_path, monkeypatch):
+def test_the_old_default_file_is_named_rather_than_a_new_one_made(tmp_path, monkeypatch):
     monkeypatch.delenv("ETC_STUDIES_DB", raising=False)
     monkeypatch.setenv("ETC_SECRETS_FILE", str(tmp_path / "no-secrets.toml"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").mkdir()
-    old = tmp_path / "data" / "studies.duckdb"
-    original = _legacy_file(old)
-    with studiesdb.connect(read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM annotators").fetchone() == (2,)
-    new = tmp_path / "data" / "studies.sqlite"
-    assert new.read_bytes()[:16] == b"SQLite format 3\x00"
-    assert old.read_bytes() == original  # the old default stays where it was
-    assert _sqlite_rows(new, "judge_decisions") == _as_stored(DECISIONS)
+    _legacy_file(tmp_path / "data" / "studies.duckdb")
+    with pytest.raises(StoreError, match="migrate --from data/studies.duckdb"):
+        with studiesdb.connect(read_only=True):
+            pass
+    assert os.listdir(tmp_path / "data") == ["studies.duckdb"]
 
 
-def test_a_copy_that_cannot_be_placed_changes_nothing(tmp_path, monkeypatch):
-    """A table this version does not know: refused, the DuckDB file left as it was."""
+def test_a_table_this_version_does_not_know_is_refused(tmp_path):
+    """Nothing is copied, and the DuckDB file is left as it was."""
     import duckdb
-
-    from etclib.errors import StoreError
 
     path = tmp_path / "studies.duckdb"
     _legacy_file(path)
@@ -147,10 +146,7 @@ def test_a_copy_that_cannot_be_placed_changes_nothing(tmp_path, monkeypatch):
     con.execute("CREATE TABLE retired_study (x INTEGER)")
     con.close()
     original = path.read_bytes()
-    with pytest.raises(StoreError, match="'retired_study' that this version does not know"):
-        with studiesdb.connect(path):
-            pass
+    with pytest.raises(StoreError, match="does not know .retired_study."):
+        studiesdb.migrate(path, tmp_path / "studies.sqlite")
     assert path.read_bytes() == original
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("studies")) == [
-        "studies.duckdb"
-    ]
+    assert _sqlite_rows(tmp_path / "studies.sqlite", "judge_decisions") == []

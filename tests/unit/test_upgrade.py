@@ -1,7 +1,7 @@
-"""A board file written by the DuckDB engine (tests/data/legacy_board.duckdb.gz, made by the
-code of main before issue #28: tests/data/make_legacy_board.py) is opened by the SQLite board
-and upgraded in place with every row intact; the old default path keeps working; a damaged
-legacy file is refused and left as it was; ``migrate`` still copies a legacy file to PostgreSQL.
+"""A board file written by the DuckDB engine of earlier versions (tests/data/legacy_board.duckdb.gz,
+made by tests/data/make_legacy_board.py) is never opened as a board: opening it, or the old
+default path beside a missing new one, says which ``migrate`` command converts it; that command
+copies every row intact; a damaged legacy file is refused and left as it was.
 
 The comparison here reads both files with their own drivers (duckdb, sqlite3) and compares the
 sorted rows of every table, value by value, without the project's copier or digest.
@@ -10,7 +10,6 @@ sorted rows of every table, value by value, without the project's copier or dige
 from __future__ import annotations
 
 import gzip
-import logging
 import os
 import shutil
 import sqlite3
@@ -21,7 +20,8 @@ import duckdb
 import pytest
 
 import leaderboard as lb
-from leaderboard.db import SCHEMA_VERSION, open_db
+from leaderboard.db import open_db
+from leaderboard.migrations import SCHEMA_VERSION
 
 LEGACY = Path(__file__).resolve().parents[1] / "data" / "legacy_board.duckdb.gz"
 
@@ -95,57 +95,59 @@ def duck_columns(path: Path, table: str) -> list[str]:
         con.close()
 
 
-def test_a_duckdb_board_is_upgraded_in_place_with_every_row_intact(tmp_path, monkeypatch, caplog):
+def test_a_duckdb_board_is_refused_with_the_command_that_converts_it(tmp_path, monkeypatch):
+    path = legacy_copy(tmp_path / "lb" / "board.duckdb")
+    original = path.read_bytes()
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
+    with pytest.raises(lb.StorageError) as err:
+        open_db(create=True)
+    text = str(err.value)
+    assert "DuckDB file of an earlier version" in text and "\n" not in text
+    assert f"migrate --from {path} --to {path.with_suffix('.sqlite')}" in text
+    assert path.read_bytes() == original
+    assert os.listdir(path.parent) == ["board.duckdb"]  # nothing made beside it
+
+
+def test_the_old_default_board_is_named_rather_than_a_new_one_made(tmp_path, monkeypatch):
+    monkeypatch.delenv("ETC_LEADERBOARD_DB")
+    monkeypatch.chdir(tmp_path)
+    legacy_copy(tmp_path / "data" / "leaderboard.duckdb")
+    with pytest.raises(lb.StorageError, match="migrate --from data/leaderboard.duckdb"):
+        open_db(create=True)
+    assert sorted(os.listdir(tmp_path / "data")) == ["leaderboard.duckdb"]
+
+
+def test_migrate_converts_a_duckdb_board_with_every_row_intact(tmp_path, monkeypatch, capsys):
+    from leaderboard.__main__ import main
+
     path = legacy_copy(tmp_path / "board.duckdb")
     original = path.read_bytes()
     before = duck_tables(path)
     assert len(before["submissions"]) == EXPECTED_SUBMISSIONS
     assert {"scores", "item_scores", "score_arrays", "limit_events"} <= set(before)
+    new = tmp_path / "board.sqlite"
     monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
-    with caplog.at_level(logging.WARNING, logger="leaderboard.upgrade"):
-        db = open_db(create=False)
-    said = [r.getMessage() for r in caplog.records if r.name == "leaderboard.upgrade"]
-    assert len(said) == 1 and "kept at" in said[0] and "board.duckdb.duckdb-backup" in said[0]
-    assert db.engine == "sqlite" and db.schema_version() == SCHEMA_VERSION
-    backup = tmp_path / "board.duckdb.duckdb-backup"
-    assert backup.read_bytes() == original  # the DuckDB file, kept as it was
-    assert path.read_bytes()[:16] == b"SQLite format 3\x00"
-    lb.close_all()
+    assert main(["migrate", "--to", str(new)]) == 0
+    assert "every table has the same rows and checksum" in capsys.readouterr().out
+    assert path.read_bytes() == original  # only read
     for table, rows in before.items():
-        got = sqlite_rows(path, table, duck_columns(backup, table))
-        assert len(got) == len(rows), table
+        got = sqlite_rows(new, table, duck_columns(path, table))
         assert got == rows, table
-    # opened again: nothing more to upgrade, nothing said
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="leaderboard.upgrade"):
-        db = open_db(create=False)
-    assert not [r for r in caplog.records if r.name == "leaderboard.upgrade"]
-    assert not (tmp_path / "board.duckdb.duckdb-backup2").exists()
-
-
-def test_the_old_default_path_is_upgraded_into_the_new_one(tmp_path, monkeypatch):
-    monkeypatch.delenv("ETC_LEADERBOARD_DB")
-    monkeypatch.chdir(tmp_path)
-    old = legacy_copy(tmp_path / "data" / "leaderboard.duckdb")
-    original = old.read_bytes()
+    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(new))
     db = open_db(create=False)
-    assert Path(db.label) == Path("data") / "leaderboard.sqlite"
-    assert db.query("SELECT count(*) FROM submissions")[0][0] == EXPECTED_SUBMISSIONS
-    assert old.read_bytes() == original  # stays where it was, as the backup
-    lb.close_all()
-    assert open_db(create=False).query("SELECT count(*) FROM submissions")[0][0] == 5
+    assert db.engine == "sqlite" and db.schema_version() == SCHEMA_VERSION
 
 
-def test_a_damaged_legacy_file_is_refused_and_left_as_it_was(tmp_path, monkeypatch):
+def test_a_damaged_legacy_file_is_refused_and_nothing_is_made(tmp_path, monkeypatch, capsys):
+    from leaderboard.__main__ import main
+
     path = legacy_copy(tmp_path / "board.duckdb")
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 3])
     damaged = path.read_bytes()
-    monkeypatch.setenv("ETC_LEADERBOARD_DB", str(path))
-    with pytest.raises(lb.StorageError) as err:
-        open_db(create=False)
-    text = str(err.value)
-    assert str(path) in text and "Nothing was changed" in text
+    new = tmp_path / "board.sqlite"
+    assert main(["migrate", "--from", str(path), "--to", str(new)]) != 0
+    err = capsys.readouterr().err
+    assert str(path) in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert path.read_bytes() == damaged
-    left = [n for n in os.listdir(tmp_path) if n.startswith("board")]
-    assert left == ["board.duckdb"]  # no half-made SQLite file, no backup
+    assert sqlite_rows(new, "submissions", ["id"]) == []  # the target holds nothing

@@ -1,7 +1,8 @@
-"""The legacy DuckDB board (read only): boards written before the embedded engine became SQLite.
+"""DuckDB, only read: store files of the earlier versions, whose embedded engine was DuckDB.
 
-Only read, by the in-place upgrade of such a file and by ``migrate`` from one; never written.
-A file is recognised by its header (:func:`etclib.duckfile.not_duckdb`).
+Nothing opens such a file as a store; ``migrate --from FILE`` copies one into a store of today
+(docs/deploy.md). Connections go through :func:`etclib.duckfile.connect` (no extension is
+installed or loaded).
 """
 
 from __future__ import annotations
@@ -9,22 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..dialect import Dialect
-
-
-class Rows:
-    def __init__(self, cur: Any) -> None:
-        self._cur = cur
-        self.description = cur.description
-
-    def fetchone(self):
-        return self._cur.fetchone()
-
-    def fetchall(self):
-        return self._cur.fetchall()
-
-    def fetchmany(self, size: int):
-        return self._cur.fetchmany(size)
+from ..dialect import Dialect, Fault
 
 
 class Connection:
@@ -33,38 +19,44 @@ class Connection:
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self.dialect = DIALECT
-        self.engine = DIALECT.name
 
-    def execute(self, sql: str, params: list | tuple | None = None) -> Rows:
-        return Rows(self.raw.execute(sql, list(params) if params is not None else []))
+    def execute(self, sql: str, params: list | tuple | None = None) -> Any:
+        return self.raw.execute(sql, list(params) if params is not None else [])
 
     def close(self) -> None:
         self.raw.close()
 
 
 def is_duckdb(path: str | Path) -> bool:
-    """Whether ``path`` is an existing, non-empty file with DuckDB's header."""
+    """Whether ``path`` is an existing file with DuckDB's header."""
     from etclib.duckfile import MAGIC
 
     try:
         with open(path, "rb") as f:
-            head = f.read(16)
+            return f.read(16)[8:12] == MAGIC
     except OSError:
         return False
-    return head[8:12] == MAGIC
-
-
-def connect(path: str | Path) -> Connection:
-    """The DuckDB file ``path``, read only (no extension installed or loaded)."""
-    from etclib import duckfile
-
-    return Connection(duckfile.connect(path, read_only=True))
 
 
 class DuckDB(Dialect):
     name = "duckdb"
     schemes = ("duckdb:///",)
     shared = False
+
+    def prepare(self, target: Any, create: bool) -> bool:
+        raise Fault("legacy", str(target), "a DuckDB file of an earlier version")
+
+    def fault(self, exc: BaseException, where: str) -> Fault | None:
+        import duckdb
+
+        if isinstance(exc, duckdb.Error):
+            return Fault("corrupt", where, " ".join(str(exc).split())[:200])
+        return None
+
+    def connect(self, target: Any, **options: Any) -> Connection:
+        from etclib import duckfile
+
+        return Connection(duckfile.connect(str(target).removeprefix("duckdb:///"), read_only=True))
 
 
 DIALECT = DuckDB()

@@ -1,42 +1,53 @@
 """SQLite in WAL mode: the embedded engine (many readers and one writer at a time, across the
 processes of one machine).
 
-- Every connection: WAL journal, ``busy_timeout`` (a writer waits for another instead of
-  failing), ``synchronous=NORMAL`` (a killed process loses no committed transaction; only a
-  power cut may lose the last ones), foreign keys off (as on the other engines).
-- Writes run in ``BEGIN IMMEDIATE`` transactions: the write lock is taken at the start, so a
-  claim (read a queued job, mark it running) can never interleave with another process's;
-  hence no row locks (:attr:`for_update` is empty) and no named locks (:meth:`serialize`).
-- Sequences are rows of a ``sequences`` table (``UPDATE ... RETURNING``).
-- Timestamps are stored as ``YYYY-MM-DD HH:MM:SS.ffffff`` text (it sorts as time does) and read
-  back as naive :class:`datetime` in columns named like a time (``*_at``, ``not_before``).
-- ``strpos``, ``greatest`` and ``least`` are registered as functions, as the other engines have.
+Each thread has its own connection: WAL journal, a busy timeout (a writer waits for another),
+``synchronous=NORMAL`` (a killed process loses no committed transaction). Writes run in
+``BEGIN IMMEDIATE`` transactions, so a read-then-write step never interleaves with another
+process's (no row locks, no named locks needed). Sequences are rows of a ``sequences`` table;
+times are ``YYYY-MM-DD HH:MM:SS.ffffff`` text, read back as :class:`datetime` in columns named
+like a time; ``strpos``, ``greatest`` and ``least`` are registered as the other engines have
+them. Claims are ``lockf`` record locks on ``<file>.claims``, which the kernel drops with their
+process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
+import os
 import re
 import sqlite3
+import threading
 import time
+import weakref
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..dialect import Dialect
+from .. import MEMORY
+from ..dialect import Dialect, Fault
 
 #: Milliseconds a statement waits for another process's write lock before failing.
 BUSY_TIMEOUT_MS = 30_000
 HEADER = b"SQLite format 3\x00"
 _STAMP = re.compile(r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,6})?$")
 _TIME_NAME = re.compile(r"(_at\b|not_before|_at\)|\bready\b)", re.IGNORECASE)
+#: Driver messages that are the file's fault, and what they mean.
+_UNWRITABLE = {
+    "readonly": "read-only file system or no permission to write",
+    "unable to open": "permission denied",
+    "disk is full": "no space left on device",
+    "disk i/o error": "disk I/O error",
+}
+_CORRUPT = ("not a database", "malformed", "corrupt")
+#: Bytes of a claims file that keys are spread over.
+_CLAIM_SPAN = 1 << 40
 
 
-def _adapt(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S.%f")
-
-
-sqlite3.register_adapter(datetime, _adapt)
+sqlite3.register_adapter(datetime, lambda v: v.strftime("%Y-%m-%d %H:%M:%S.%f"))
 
 
 def _strpos(text: Any, part: Any) -> int | None:
@@ -55,19 +66,6 @@ def _least(*values: Any) -> Any:
     return min(present) if present else None
 
 
-def _time_columns(description: Any) -> list[int]:
-    return [i for i, d in enumerate(description or []) if _TIME_NAME.search(str(d[0]))]
-
-
-def _as_time(row: tuple, columns: list[int]) -> tuple:
-    out = list(row)
-    for i in columns:
-        v = out[i]
-        if isinstance(v, str) and _STAMP.match(v):
-            out[i] = datetime.fromisoformat(v)
-    return tuple(out)
-
-
 class Rows:
     """The rows of one statement, time columns read back as :class:`datetime`."""
 
@@ -75,10 +73,20 @@ class Rows:
         self._cur = cur
         self.description = cur.description
         self.rowcount = cur.rowcount
-        self._times = _time_columns(cur.description)
+        names = enumerate(cur.description or [])
+        self._times = [i for i, d in names if _TIME_NAME.search(str(d[0]))]
 
     def _fix(self, rows: list) -> list[tuple]:
-        return [_as_time(r, self._times) for r in rows] if self._times else rows
+        if not self._times:
+            return rows
+        out = []
+        for row in rows:
+            row = list(row)
+            for i in self._times:
+                if isinstance(row[i], str) and _STAMP.match(row[i]):
+                    row[i] = datetime.fromisoformat(row[i])
+            out.append(tuple(row))
+        return out
 
     def fetchone(self) -> tuple | None:
         row = self._cur.fetchone()
@@ -92,13 +100,11 @@ class Rows:
 
 
 class Connection:
-    """A SQLite connection with the stores' small API (``execute`` with ``?``,
-    ``executemany``, ``dialect``)."""
+    """A SQLite connection with the stores' small API (``execute`` with ``?``)."""
 
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw
         self.dialect = DIALECT
-        self.engine = DIALECT.name
 
     def execute(self, sql: str, params: list | tuple | None = None) -> Rows:
         return Rows(self.raw.execute(sql, list(params) if params is not None else []))
@@ -131,10 +137,7 @@ def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
                 raw.close()
                 raise
             time.sleep(0.05 * (attempt + 1))
-    if mode and str(mode[0]).lower() not in (
-        "wal",
-        "memory",
-    ):  # memory: ":memory:"  # pragma: no cover - e.g. a network filesystem
+    if mode and str(mode[0]).lower() not in ("wal", "memory"):  # pragma: no cover - e.g. NFS
         raw.close()
         raise sqlite3.OperationalError(f"cannot use WAL mode on {path} (journal mode {mode[0]})")
     raw.execute("PRAGMA synchronous = NORMAL")
@@ -144,14 +147,145 @@ def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
     return Connection(raw)
 
 
-def not_sqlite(path: str | Path) -> bool:
-    """Whether the existing, non-empty file ``path`` lacks SQLite's header."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except OSError:
-        return False
-    return bool(head) and head != HEADER
+def _not_sqlite(path: Path) -> Fault | None:
+    """Why the existing file ``path`` cannot be a SQLite store, or None."""
+    from etclib.duckfile import MAGIC, OTHER_HEADERS
+
+    with open(path, "rb") as f:
+        head = f.read(16)
+    if head == HEADER or not head:  # empty: SQLite's new file (maybe another process's, now)
+        return None
+    if head[8:12] == MAGIC:
+        return Fault("legacy", str(path), "the file is a DuckDB database of an earlier version")
+    for start, what in OTHER_HEADERS.items():
+        if head.startswith(start):
+            return Fault("corrupt", str(path), f"the file is {what}")
+    return Fault("corrupt", str(path), "the file does not start with SQLite's header")
+
+
+def _os_fault(path: Path, exc: OSError) -> Fault:
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC):
+        return Fault("unwritable", str(path), os.strerror(exc.errno).lower())
+    if exc.errno == errno.EISDIR:
+        return Fault("directory", str(path))
+    return Fault("other", str(path), os.strerror(exc.errno or 0))
+
+
+class Lender:
+    """A file's connections: one per thread (weakly held: a thread that ends drops its own,
+    which SQLite then closes), and one more that watches for other processes' commits."""
+
+    def __init__(self, path: Path, *, busy_ms: int = BUSY_TIMEOUT_MS, **_: Any) -> None:
+        self.path, self.busy_ms = path, busy_ms
+        self._local = threading.local()
+        self._all: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._watch: Connection | None = None
+        self._seen: int | None = None
+
+    def reader(self, faults: Any = None) -> Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = connect(self.path, busy_ms=self.busy_ms)
+            self._local.con = con
+            with self._lock:
+                self._all.add(con)
+        return con
+
+    @contextlib.contextmanager
+    def writer(self) -> Iterator[Connection]:
+        con = self.reader()
+        with DIALECT.transaction(con):
+            yield con
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Connection]:
+        con = connect(self.path, busy_ms=self.busy_ms)  # the block's own, closed with it
+        try:
+            yield con
+            if con.raw.in_transaction:  # begun by serialize(): committed with the block
+                con.raw.execute("COMMIT")
+        finally:
+            con.close()  # a transaction still open (the block raised) is rolled back
+
+    def _watcher(self) -> Connection:
+        if self._watch is None:
+            self._watch = connect(self.path, busy_ms=self.busy_ms)
+        return self._watch
+
+    def changed(self) -> bool:
+        with self._lock:
+            try:
+                (version,) = self._watcher().raw.execute("PRAGMA data_version").fetchone()
+            except sqlite3.Error:
+                return False
+            changed = self._seen is not None and version != self._seen
+            self._seen = version
+            return changed
+
+    def check(self) -> None:
+        if self.path.is_file() and self.path.stat().st_size == 0:  # before a connection fills it
+            raise Fault("corrupt", str(self.path), "the file is empty (0 bytes)")
+        with self._lock:
+            rows = self._watcher().raw.execute("PRAGMA quick_check").fetchall()
+        if [r[0] for r in rows] != ["ok"]:
+            raise Fault("corrupt", str(self.path), "; ".join(str(r[0]) for r in rows[:3]))
+
+    def close(self) -> None:
+        with self._lock:  # not while changed() of another thread uses the watch
+            cons, self._all = [*self._all], weakref.WeakSet()
+            if self._watch is not None:
+                with contextlib.suppress(Exception):
+                    self._watch.close()
+            self._watch = None
+        for con in cons:
+            with contextlib.suppress(Exception):
+                con.close()
+        self._local = threading.local()
+
+
+class Claims:
+    """Claims on one byte of ``<file>.claims`` per key (exclusive ``lockf`` record locks):
+    other processes see them, and the kernel drops them when their process dies. One
+    descriptor per file and process, never closed: closing any descriptor of a file would drop
+    every lock the process holds on it."""
+
+    _fds: dict[str, int] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path.with_name(path.name + ".claims").resolve())
+
+    def _fd(self) -> int:
+        with self._lock:
+            if self.name not in self._fds:
+                self._fds[self.name] = os.open(self.name, os.O_RDWR | os.O_CREAT, 0o644)
+            return self._fds[self.name]
+
+    @staticmethod
+    def _offset(key: str) -> int:
+        return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) % _CLAIM_SPAN
+
+    def try_lock(self, key: str) -> bool:
+        import fcntl
+
+        try:
+            fcntl.lockf(self._fd(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, self._offset(key))
+        except OSError:
+            return False
+        return True
+
+    def unlock(self, key: str) -> None:
+        import fcntl
+
+        fcntl.lockf(self._fd(), fcntl.LOCK_UN, 1, self._offset(key))
+
+    def close(self) -> None:
+        pass
+
+
+def _sidecars(path: Path) -> tuple[Path, Path]:
+    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
 
 
 class SQLite(Dialect):
@@ -160,6 +294,62 @@ class SQLite(Dialect):
     shared = True
     # the write lock from the start: a read-then-write step runs one writer at a time
     begin = "BEGIN IMMEDIATE"
+    own_tables = ("sequences",)
+
+    def connect(self, target: Any, **options: Any) -> Connection:
+        return connect(target, **options)
+
+    def prepare(self, target: Any, create: bool) -> bool:
+        path = Path(target)
+        if str(target) == MEMORY:
+            return True
+        if path.is_dir() or (path.exists() and not path.is_file()):
+            raise Fault("directory", str(path))
+        if path.exists():
+            fault = _not_sqlite(path)
+            if fault is not None:
+                raise fault
+            return False
+        if not create:
+            return True
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _os_fault(path, exc) from None
+        return True
+
+    def lender(self, target: Any, **options: Any) -> Lender:
+        return Lender(Path(target), **options)
+
+    def fault(self, exc: BaseException, where: str) -> Fault | None:
+        if isinstance(exc, OSError):
+            return _os_fault(Path(where), exc)
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        low = str(exc).lower()
+        for hint, reason in _UNWRITABLE.items():
+            if hint in low:
+                if hint == "unable to open" and Path(where).is_dir():
+                    return Fault("directory", where)
+                return Fault("unwritable", where, reason)
+        if any(h in low for h in _CORRUPT):
+            return Fault("corrupt", where, str(exc))
+        if "locked" in low or "busy" in low:
+            return Fault("busy", where, str(exc))
+        return None
+
+    def claims(self, target: Any) -> Claims:
+        return Claims(Path(target))
+
+    def exists(self, target: Any) -> bool:
+        return Path(target).exists()
+
+    def discard(self, target: Any) -> None:
+        if str(target) == MEMORY:
+            return
+        for made in (Path(target), *_sidecars(Path(target))):
+            with contextlib.suppress(OSError):
+                made.unlink()
 
     def ddl(self, sql: str) -> list[str]:
         m = re.match(r"\s*CREATE SEQUENCE (\w+) START (\d+)\s*$", sql)
@@ -169,6 +359,9 @@ class SQLite(Dialect):
                 "value BIGINT NOT NULL)",
                 f"INSERT INTO sequences VALUES ('{m.group(1)}', {int(m.group(2)) - 1})",
             ]
+        # every SQLite table has its insertion order as an implicit rowid already
+        if re.match(r"\s*ALTER TABLE \w+ ADD COLUMN rowid\b", sql, re.IGNORECASE):
+            return []
         return [sql]
 
     def serialize(self, cur: Any, name: str) -> None:
@@ -187,6 +380,13 @@ class SQLite(Dialect):
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [table]
         ).fetchone()
         return bool(got[0])
+
+    def tables(self, cur: Any) -> list[str]:
+        rows = cur.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        ).fetchall()
+        return [r[0] for r in rows]
 
     def columns(self, cur: Any, table: str) -> list[str]:
         return [r[1] for r in cur.execute(f'PRAGMA table_info("{table}")').fetchall()]

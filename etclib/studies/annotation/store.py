@@ -12,7 +12,6 @@ from typing import Any
 
 import pandas as pd
 
-from ... import config
 from ...corpus import ROLES
 from ...errors import AnnotationError
 from .. import db as studiesdb
@@ -32,7 +31,7 @@ _TIE_ORDER = ("Not Supported", "Neutral", "Supported")
 def studies_path(explicit: str | Path | None = None) -> Path | str:
     """The studies database: a SQLite file path or a ``postgresql://`` URL (see
     ``etclib.config.studies_db``)."""
-    return config.studies_db(explicit)
+    return studiesdb.target(explicit)
 
 
 @contextmanager
