@@ -139,14 +139,10 @@ class Database:
         if self.closed:
             raise self.store.error(Fault("closed", self.label))
 
-    def _inside(self) -> Any:
-        """This thread's write, else its session (a connection that sees what they wrote)."""
-        return getattr(self._local, "writing", None) or getattr(self._local, "session", None)
-
     def cursor(self) -> Any:
         """A connection for reads (inside this thread's write or session: that one's)."""
         self._open()
-        inside = self._inside()
+        inside = getattr(self._local, "writing", None) or getattr(self._local, "session", None)
         if inside is not None:
             return inside
         with self.faults():
@@ -161,21 +157,13 @@ class Database:
             return
         self._open()
         session = getattr(self._local, "session", None)
-        with self.faults(), self._writer(session) as cur:
-            self._local.writing = cur
-            try:
-                yield cur
-            finally:
-                self._local.writing = None
-
-    @contextlib.contextmanager
-    def _writer(self, session: Any) -> Iterator[Any]:
-        if session is None:
-            with self._lender.writer() as cur:
-                yield cur
-        else:
-            with self.dialect.transaction(session):
-                yield session
+        if session is not None:
+            with self.faults(), self.dialect.transaction(session):
+                yield from self._held("writing", session)
+            return
+        with self.faults(), self._lender.writer() as cur:
+            applied = yield from self._outermost("writing", cur)
+        self._applied |= applied
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Any]:
@@ -183,17 +171,30 @@ class Database:
         rolled back when it raises (on a server the block is one transaction; on a file each
         statement commits, unless ``dialect.serialize`` opened a transaction for the block). A
         session inside a session of the same thread is part of it."""
-        inside = getattr(self._local, "session", None)
-        if inside is not None:
-            yield inside
+        if getattr(self._local, "session", None) is not None:
+            yield self._local.session
             return
         self._open()
         with self.faults(), self._lender.session() as con:
-            self._local.session = con
-            try:
-                yield con
-            finally:
-                self._local.session = None
+            applied = yield from self._outermost("session", con)
+        self._applied |= applied
+
+    def _held(self, name: str, con: Any) -> Iterator[Any]:
+        setattr(self._local, name, con)
+        try:
+            yield con
+        finally:
+            setattr(self._local, name, None)
+
+    def _outermost(self, name: str, con: Any) -> Iterator[Any]:
+        """The block's connection; the schemas applied inside it (they count as applied once
+        it has committed)."""
+        self._local.pending = set()
+        try:
+            yield from self._held(name, con)
+            return self._local.pending
+        finally:
+            self._local.pending = None
 
     def query(self, sql: str, params: Sequence | None = None) -> list[tuple]:
         """Rows of a read query."""
@@ -240,11 +241,12 @@ class Database:
         transaction under the schema's lock (processes starting together apply them once).
         The version found before (None for a schema without versions)."""
         if schema.versions is None:
-            if schema.name not in self._applied:
+            pending = getattr(self._local, "pending", None)
+            if schema.name not in self._applied | (pending or set()):
                 with self.write() as cur:
                     self.dialect.serialize(cur, f"schema:{schema.name}")
                     self._run(cur, [s for _, steps in schema.migrations for s in steps])
-                self._applied.add(schema.name)
+                (self._applied if pending is None else pending).add(schema.name)
             return None
         found = self.version(schema)
         if found > schema.version:

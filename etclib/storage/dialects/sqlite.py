@@ -296,11 +296,18 @@ class SQLite(Dialect):
     begin = "BEGIN IMMEDIATE"
     own_tables = ("sequences",)
 
+    def path(self, target: Any) -> Path:
+        """The file a target names: a path, or a URL of this engine (``sqlite:///relative``,
+        ``sqlite:////absolute``)."""
+        text = str(target)
+        scheme = next((s for s in self.schemes if text.startswith(s)), "")
+        return Path(text[len(scheme) :])
+
     def connect(self, target: Any, **options: Any) -> Connection:
-        return connect(target, **options)
+        return connect(self.path(target), **options)
 
     def prepare(self, target: Any, create: bool) -> bool:
-        path = Path(target)
+        path = self.path(target)
         if str(target) == MEMORY:
             return True
         if path.is_dir() or (path.exists() and not path.is_file()):
@@ -319,7 +326,7 @@ class SQLite(Dialect):
         return True
 
     def lender(self, target: Any, **options: Any) -> Lender:
-        return Lender(Path(target), **options)
+        return Lender(self.path(target), **options)
 
     def fault(self, exc: BaseException, where: str) -> Fault | None:
         if isinstance(exc, OSError):
@@ -339,15 +346,16 @@ class SQLite(Dialect):
         return None
 
     def claims(self, target: Any) -> Claims:
-        return Claims(Path(target))
+        return Claims(self.path(target))
 
     def exists(self, target: Any) -> bool:
-        return Path(target).exists()
+        return self.path(target).exists()
 
     def discard(self, target: Any) -> None:
         if str(target) == MEMORY:
             return
-        for made in (Path(target), *_sidecars(Path(target))):
+        path = self.path(target)
+        for made in (path, *_sidecars(path)):
             with contextlib.suppress(OSError):
                 made.unlink()
 

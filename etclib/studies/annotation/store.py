@@ -29,8 +29,7 @@ _TIE_ORDER = ("Not Supported", "Neutral", "Supported")
 
 
 def studies_path(explicit: str | Path | None = None) -> Path | str:
-    """The studies database: a SQLite file path or a ``postgresql://`` URL (see
-    ``etclib.config.studies_db``)."""
+    """The studies database: a file path or a server URL (:func:`etclib.studies.db.target`)."""
     return studiesdb.target(explicit)
 
 
