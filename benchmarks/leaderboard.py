@@ -53,7 +53,6 @@ def _wait_visible(lb, sid: str, timeout: float = 120) -> float:
 def _synthetic_heavy_scores(db, sid: str, n: int, rng) -> None:
     """BERTScore and judge rows with synthetic per-item arrays (same shapes as etclib's)."""
     from leaderboard.clock import now
-    from leaderboard.engine import next_id
 
     f1 = rng.random(n)
     f1[rng.random(n) < 0.05] = np.nan  # items whose reference has no unit
@@ -69,7 +68,7 @@ def _synthetic_heavy_scores(db, sid: str, n: int, rng) -> None:
     }
     with db.write() as cur:
         for group, arrays in groups.items():
-            score_id = next_id(cur, "score_ids")
+            score_id = cur.dialect.next_id(cur, "score_ids")
             scores = {k: float(np.nanmean(v) * 100) for k, v in arrays.items()}
             sig = json.dumps({"etclib": "bench", group: f"synthetic-{group}"}, sort_keys=True)
             cur.execute(

@@ -82,12 +82,11 @@ docs/leaderboard.md.
 
 Modules, bottom up (no cycles; tests/unit/test_leaderboard_structure.py checks it): ``settings``,
 ``errors``, ``clock``, ``metadata``; ``stages`` (what each stage computes and when it runs);
-``engine`` (the few SQL differences between engines, asked of :mod:`etclib.storage`); ``statuses`` (a
-submission's status from its jobs); ``db`` (the board on the storage layer: its store, caches, leases);
-``queue`` (jobs); ``scoring`` (run a job, store its ``ScoreResult``); ``submit``; ``owners``
-(a submitter's own entries and their changes); ``board``, ``entry`` (one entry's status,
-detail and standing), ``worker``, ``admin``, ``baselines``; ``export``; ``migrate`` (a board
-into another database).
+``statuses`` (a submission's status from its jobs); ``db`` (the board on the storage layer
+(:mod:`etclib.storage`): its store, caches, leases); ``queue`` (jobs); ``scoring`` (run a job,
+store its ``ScoreResult``); ``submit``; ``owners`` (a submitter's own entries and their
+changes); ``board``, ``entry`` (one entry's status, detail and standing), ``worker``,
+``admin``, ``baselines``; ``export``; ``migrate`` (a board into another database).
 
 Command line: ``python -m leaderboard --help``.
 """

@@ -27,7 +27,6 @@ from etclib import tracks
 from . import settings
 from .clock import now
 from .db import Database, resolve
-from .engine import next_id
 from .errors import ReferenceDataError
 from .metadata import Metadata
 
@@ -142,7 +141,7 @@ def seed_reported(
                     [sid, at, f"reported in {data['_path']}"],
                 )
                 counts["added"] += 1
-            score_id = next_id(cur, "score_ids")
+            score_id = cur.dialect.next_id(cur, "score_ids")
             cur.execute(
                 "INSERT INTO scores (id, submission_id, metric_group, signature, created_at, "
                 "scores, extras) VALUES (?, ?, 'reported', ?, ?, ?, ?)",

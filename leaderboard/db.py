@@ -6,8 +6,8 @@ know of the board: its migrations (:mod:`leaderboard.migrations`), its tables, h
 fault. :class:`Database` adds what each process keeps of the board: caches dropped when anyone
 writes (:attr:`Database.generation`), the leases of its running jobs (renewed by
 :meth:`Database.keep_alive`; another worker claims a job whose lease expired), and its running
-jobs put back in the queue when it closes cleanly. Every fault of the store is one clear
-:class:`StorageError` (exit status 7).
+jobs put back in the queue when it closes cleanly. Every fault of the store is one clear error
+(:class:`StorageError`, exit status 7, for what is wrong with the file or the server).
 """
 
 from __future__ import annotations
@@ -100,66 +100,24 @@ def requeue_crashed(cur, rows: list[tuple], note: str) -> int:
     return len(rows)
 
 
-def _converted(where: str) -> str:
-    old = Path(where)
-    new = old.with_suffix(".sqlite")
-    return str(new if new != old else old.with_name(old.stem + "-sqlite.sqlite"))
-
-
-_FAULTS: dict[str, Callable[[Fault], Exception]] = {
+_TYPED: dict[str, Callable[[Fault], Exception]] = {
     "missing": lambda f: DatabaseMissingError(f.where, f.reason or "set by ETC_LEADERBOARD_DB"),
-    "directory": lambda f: StorageError(
-        f.where,
-        f"{f.where} is a directory, not a database file. Point ETC_LEADERBOARD_DB at a file "
-        "(e.g. data/leaderboard.sqlite), or move the directory away.",
-    ),
     "unwritable": lambda f: DatabaseUnwritableError(f.where, str(Path(f.where).parent), f.reason),
     "corrupt": lambda f: DatabaseCorruptError(f.where, f.reason),
     "server": lambda f: DatabaseServerError(f.where, f.reason),
-    "busy": lambda f: StorageError(
-        f.where,
-        f"The leaderboard database {f.where} stayed locked by another process's write for "
-        "longer than the busy timeout; nothing was written. Try again; if it persists, look "
-        "for a process stuck in a write (e.g. a long `migrate`).",
-    ),
-    "legacy": lambda f: StorageError(
-        f.where,
-        f"The leaderboard database {f.where} is a DuckDB file of an earlier version; this "
-        "version only reads it to copy it. Convert it once with `python -m leaderboard migrate "
-        f"--from {f.where} --to {_converted(f.where)}`, then point ETC_LEADERBOARD_DB at the "
-        "new file (docs/deploy.md).",
-    ),
-    "newer": lambda f: LeaderboardError(
-        f"{f.where} has {f.reason}; update the project before opening it."
-    ),
-    "closed": lambda f: LeaderboardError(
-        f"The leaderboard database {f.where} was closed; call open_db() again."
-    ),
-    "same": lambda f: LeaderboardError(
-        f"migrate copies a board into another; its source and --to name the same one "
-        f"({f.where}). Point --from (or ETC_LEADERBOARD_DB) at the board to copy."
-    ),
-    "unknown": lambda f: LeaderboardError(
-        f"The board {f.where} has tables that this version does not know ({f.reason}); nothing "
-        "was copied. Copy it with the version that wrote it, or move those tables aside."
-    ),
-    "filled": lambda f: LeaderboardError(
-        f"The board {f.where} is not empty: {f.reason}. Nothing was copied. Give --replace to "
-        "delete its leaderboard rows and copy this board in their place, or point --to at an "
-        "empty database."
-    ),
 }
 
 
 def _error(fault: Fault) -> Exception:
-    said = _FAULTS.get(fault.kind)
-    if said is not None:
-        return said(fault)
-    return StorageError(
-        fault.where,
-        f"Cannot open the leaderboard database {fault.where} ({fault.reason}). Check the path "
-        "(ETC_LEADERBOARD_DB) and its folder.",
+    typed = _TYPED.get(fault.kind)
+    if typed is not None:
+        return typed(fault)
+    text = fault.describe(
+        "leaderboard database", "ETC_LEADERBOARD_DB", "python -m leaderboard migrate"
     )
+    if fault.kind in ("newer", "closed", "same", "filled", "unknown"):
+        return LeaderboardError(text)
+    return StorageError(fault.where, text)
 
 
 #: The board as the storage layer sees it.

@@ -24,7 +24,6 @@ from typing import Any
 from . import settings, stages
 from .clock import now
 from .db import MAX_BACKOFF_SECONDS, Database, process_name, requeue_crashed
-from .engine import for_update, next_id
 from .statuses import refresh_status
 
 
@@ -40,7 +39,7 @@ class Job:
 
 def enqueue(cur, submission_id: str, stage: str, options: dict[str, Any] | None = None) -> int:
     """Queue one stage for a submission (inside a write transaction); the job id."""
-    job_id = next_id(cur, "job_ids")
+    job_id = cur.dialect.next_id(cur, "job_ids")
     opts = stages.stage_options(stage) if options is None else options
     cur.execute(
         "INSERT INTO jobs (id, submission_id, stage, status, attempts, created_at, options) "
@@ -138,7 +137,9 @@ def _claim_leased(db: Database, worker: str, process: str) -> Job | None:
 
 def finish_lock(cur, job_id: int) -> str | None:
     """Lock a job's row for storing its outcome; its status (``done``: stored already)."""
-    row = cur.execute("SELECT status FROM jobs WHERE id = ?" + for_update(cur), [job_id]).fetchone()
+    row = cur.execute(
+        "SELECT status FROM jobs WHERE id = ?" + cur.dialect.for_update, [job_id]
+    ).fetchone()
     return None if row is None else row[0]
 
 

@@ -25,7 +25,6 @@ import numpy as np
 from . import stages
 from .clock import now
 from .db import Database
-from .engine import insert_frame, next_id
 from .errors import NotFoundError, StoredPredictionsError
 from .queue import Job
 
@@ -169,7 +168,7 @@ def store_result(cur, job: Job, result) -> list[int]:
     for group in result.metrics:
         module = result.modules[group]
         data = result.data[group]
-        score_id = next_id(cur, "score_ids")
+        score_id = cur.dialect.next_id(cur, "score_ids")
         stored = cur.execute(
             "INSERT INTO scores (id, submission_id, job_id, metric_group, signature, created_at, "
             "n_items, scores, extras, breakdown) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -209,7 +208,7 @@ def store_result(cur, job: Job, result) -> list[int]:
                 )
             )
         frame = pd.DataFrame(per_item, columns=["score_id", "item_index", "scores", "details"])
-        insert_frame(cur, "item_scores", frame)
+        cur.dialect.insert_frame(cur, "item_scores", frame)
         ids.append(int(score_id))
     return ids
 

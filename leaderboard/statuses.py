@@ -24,7 +24,6 @@ from etclib.redact import redact
 
 from . import stages
 from .clock import now
-from .engine import for_update
 
 STATUSES: tuple[str, ...] = (
     "queued",
@@ -93,7 +92,7 @@ def refresh_status(cur, submission_id: str, note: str | None = None, force: bool
     # On PostgreSQL, two workers finishing two stages of one submission at once must not each
     # derive the status without the other's job: the submission's row is locked first.
     (kind,) = cur.execute(
-        "SELECT kind FROM submissions WHERE id = ?" + for_update(cur), [submission_id]
+        "SELECT kind FROM submissions WHERE id = ?" + cur.dialect.for_update, [submission_id]
     ).fetchone()
     if kind == "reported":
         return "scored"

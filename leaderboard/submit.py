@@ -31,7 +31,6 @@ from etclib.errors import PredictionsError, Problem
 from . import settings, stages
 from .clock import now
 from .db import Database, resolve
-from .engine import insert_frame, serialize
 from .errors import LimitError, MetadataError, SubmissionError
 from .metadata import Metadata
 from .names import reserved_problem
@@ -280,7 +279,8 @@ def store_submission(
     # the moderators took off the board, so the same predictions are stored as a new entry.
     sha = content_sha256(preds, order)
     with db.write() as cur:
-        serialize(cur, "submit")  # PostgreSQL: the limits and duplicates, one site at a time
+        # the limits and duplicates checked one writer at a time, across processes
+        cur.dialect.serialize(cur, "submit")
         # only an entry anyone may see is named: never a private, withdrawn or removed one
         dup = cur.execute(
             "SELECT id, status, name, kind FROM submissions WHERE content_sha256 = ? AND split = ? "
@@ -332,7 +332,7 @@ def store_submission(
             ],
         )
         frame.insert(0, "submission_id", sid)
-        insert_frame(cur, "predictions", frame)
+        cur.dialect.insert_frame(cur, "predictions", frame)
         if account:
             cur.execute("INSERT INTO submission_accounts VALUES (?, ?, ?)", [sid, account, issuer])
         cur.execute(

@@ -11,20 +11,59 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 
 class Fault(Exception):
     """A store that cannot be used, as its engine found it; the store words it for its users
-    (:attr:`etclib.storage.database.Store.error`).
+    (:attr:`etclib.storage.database.Store.error`, mostly through :meth:`describe`).
 
-    ``kind``: missing, directory, unwritable, corrupt, legacy (a file of an engine that is
-    only read now), busy, server, newer (a schema newer than this code), other.
+    ``kind``: missing, directory, unwritable, corrupt, busy, server, legacy (a file of an engine
+    that is only read now), newer (a schema newer than this code), closed, and for a copy: same
+    (source and target), filled (the target holds rows), unknown (tables the store lacks).
     """
 
     def __init__(self, kind: str, where: str, reason: str = "") -> None:
         self.kind, self.where, self.reason = kind, where, reason
         super().__init__(f"{kind}: {where}: {reason}")
+
+    def describe(self, what: str, setting: str, migrate: str) -> str:
+        """The one line that says what is wrong with the ``what`` named by ``setting``, and
+        what to do (``migrate``: the store's copy command)."""
+        where, reason = self.where, self.reason
+        new = str(Path(where).with_suffix(".sqlite"))
+        said = {
+            "missing": f"There is no {what} at {where} ({reason}). Check {setting} for a typo.",
+            "directory": f"{where} is a directory, not a database file. Point {setting} at a "
+            "file, or move the directory away.",
+            "unwritable": f"Cannot write the {what} {where} ({reason}). Make it and its folder "
+            f"writable for the user running this, or point {setting} at a writable place.",
+            "corrupt": f"Cannot open the {what} {where}: {reason}. Check {setting}; restore the "
+            "file from a backup, or move it aside to start a new one.",
+            "busy": f"The {what} {where} stayed locked by another process's write for longer "
+            "than the busy timeout; nothing was written. Try again; if it persists, look for a "
+            "process stuck in a write (e.g. a long `migrate`).",
+            "server": f"The {what} {where} (PostgreSQL) cannot be used: {reason}. Check that the "
+            f"server runs and that {setting} names it with the right user, password and database.",
+            "legacy": f"The {what} {where} is a DuckDB file of an earlier version; this version "
+            f"only reads it to copy it. Convert it once with `{migrate} --from {where} --to "
+            f"{new if new != where else 'NEW.sqlite'}`, then point {setting} at the new file "
+            "(docs/deploy.md).",
+            "newer": f"The {what} {where} has {reason}; update the project before opening it.",
+            "closed": f"The {what} {where} was closed; open it again.",
+            "same": f"`{migrate}` copies the {what} into another; its source and --to name the "
+            f"same one ({where}). Give the one to copy with --from (or {setting}).",
+            "filled": f"The {what} {where} is not empty: {reason}. Nothing was copied. Give "
+            "--replace to delete those rows and copy in their place, or point --to at an empty "
+            "database.",
+            "unknown": f"The {what} {where} has tables that this version does not know "
+            f"({reason}); nothing was copied. Copy it with the version that wrote it, or move "
+            "those tables aside.",
+        }
+        return said.get(
+            self.kind, f"Cannot open the {what} {where} ({reason}). Check {setting} and its folder."
+        )
 
 
 class Rows:
@@ -170,6 +209,10 @@ class Dialect:
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
             [tuple(plain(v) for v in row) for row in rows],
         )
+
+    def insert_frame(self, cur: Any, table: str, frame: Any) -> None:
+        """Insert every row of a pandas ``frame`` (its columns named as the table's)."""
+        self.insert_rows(cur, table, list(frame.columns), frame.itertuples(index=False, name=None))
 
     def string_agg(self, expr: str, sep: str, order: str, source: str) -> str:
         """A scalar subquery joining ``expr`` over ``source`` (``FROM ... WHERE ...``) with the

@@ -114,47 +114,8 @@ class StudiesConnection:
 
 
 def _error(fault: Fault) -> StoreError:
-    where = fault.where
-    if fault.kind == "missing":
-        return StoreError(
-            f"There is no studies file at {where}. Give the file to copy with --from "
-            "(or ETC_STUDIES_DB)."
-        )
-    if fault.kind == "legacy":
-        new = Path(where).with_suffix(".sqlite")
-        return StoreError(
-            f"The studies database {where} is a DuckDB file of an earlier version; this version "
-            f"only reads it to copy it. Convert it once with `etclib studies migrate --from "
-            f"{where} --to {new if new != Path(where) else 'NEW.sqlite'}`, then point "
-            "ETC_STUDIES_DB at the new file (docs/deploy.md)."
-        )
-    if fault.kind == "same":
-        return StoreError(
-            f"migrate copies the studies into another database; --from and --to name the same "
-            f"one ({where}). Give the database to copy with --from (or ETC_STUDIES_DB)."
-        )
-    if fault.kind == "unknown":
-        return StoreError(
-            f"The studies database {where} has tables that this version does not know "
-            f"({fault.reason}); nothing was copied. Copy it with the version that wrote it, or "
-            "move those tables aside."
-        )
-    if fault.kind == "filled":
-        return StoreError(
-            f"The studies database {where} is not empty: {fault.reason}. Nothing was copied. "
-            "Give --replace to delete its study rows and copy this file in their place, or "
-            "point --to at an empty database."
-        )
-    if fault.kind == "server":
-        todo = (
-            "Check ETC_STUDIES_DB (user, password, host, port, database) and that the server runs."
-        )
-    elif fault.reason == "the file does not start with SQLite's header":
-        todo = "Check ETC_STUDIES_DB, or move the file aside to start a new database."
-    else:
-        todo = "Check ETC_STUDIES_DB and that its folder is writable."
     return StoreError(
-        f"Cannot open the studies database {where}: {fault.reason or fault.kind}. {todo}"
+        fault.describe("studies database", "ETC_STUDIES_DB", "etclib studies migrate")
     )
 
 

@@ -18,7 +18,6 @@ from etclib.corpus import load_corpus
 from etclib.predictions import MAX_FILE_BYTES, dumps_jsonl
 from etclib.task import items as split_items
 from leaderboard.db import open_db
-from leaderboard.engine import next_id
 from tests.unit.test_leaderboard import _close_databases  # noqa: F401 - autouse
 
 REPO = Path(__file__).resolve().parents[2]
@@ -469,7 +468,7 @@ def _copy_scores_with_signature(submission_id: str, group: str, change: dict, va
     sig = json.dumps({**json.loads(sig), **change}, sort_keys=True)
     scores = json.dumps({k: value for k in json.loads(scores)})
     with db.write() as cur:
-        new = next_id(cur, "score_ids")
+        new = cur.dialect.next_id(cur, "score_ids")
         cur.execute(
             "INSERT INTO scores SELECT ?, submission_id, job_id, metric_group, ?, created_at, "
             "n_items, ?, extras, breakdown FROM scores WHERE id = ?",

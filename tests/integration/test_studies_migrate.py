@@ -112,7 +112,7 @@ def test_migrate_copies_every_study_table_and_checks_it(studies_file, postgres_u
 def test_migrate_refuses_what_it_cannot_copy(tmp_path, postgres_url):
     from etclib.errors import StoreError
 
-    with pytest.raises(StoreError, match="no studies file"):
+    with pytest.raises(StoreError, match="There is no studies database at"):
         studiesdb.migrate(tmp_path / "missing.sqlite", postgres_url)
     with pytest.raises(StoreError, match="name the same one"):
         studiesdb.migrate(postgres_url, postgres_url)
