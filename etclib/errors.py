@@ -30,7 +30,7 @@ class DownloadError(EtcError):
 
 
 class StoreError(EtcError):
-    """The DuckDB corpus store cannot be built or queried."""
+    """A store cannot be built, opened or queried: the DuckDB corpus store, the studies database."""
 
 
 class TaskError(EtcError):

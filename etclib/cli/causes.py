@@ -4,7 +4,7 @@
 included) its emotion transcription is about (prompt etclib/prompts/causes.toml, JSON answer),
 caches each answer in the judge's answer cache ($ETC_JUDGE_CACHE, default
 $ETC_CACHE_DIR/judge.sqlite3: a rerun, or a run resumed after an interruption, asks only what is
-missing), stores the run with its signature in the studies database ($ETC_STUDIES_DB: a DuckDB
+missing), stores the run with its signature in the studies database ($ETC_STUDIES_DB: a SQLite
 file or a postgresql:// URL) and prints the cause-type distribution
 beside RECCON's published shares. `etclib causes export` writes every stored label (LLM and
 human, annotators anonymised) as JSON Lines with a licence header (CC BY-NC 4.0);
