@@ -20,7 +20,6 @@ from typing import Any
 from . import dialect, dialect_for, redacted
 from .database import Database, key_of
 from .dialect import Fault
-from .dialects.duckdb import is_duckdb
 
 #: Rows fetched from the source at a time.
 CHUNK = 50_000
@@ -126,13 +125,20 @@ class MigrationReport:
 
 @contextlib.contextmanager
 def reading(source: Any, target: Database) -> Iterator[Any]:
-    """A cursor of the store ``target.store`` at ``source``, only read: a file of an earlier
-    DuckDB version as it is (its faults worded by the store), else the store there (which must
-    exist)."""
-    if dialect_for(source).server or not is_duckdb(source):
+    """A cursor of the store ``target.store`` at ``source``, only read: the store there (which
+    must exist), or a file of an earlier DuckDB version as it is."""
+    db = None
+    try:
         db = Database(source, target.store, create=False, source="the copy's source")
+        cur = db.cursor()  # connects: SQLite tells a file of another engine here
+    except Exception as exc:
+        if db is not None:
+            db.close()
+        if not (isinstance(exc.__cause__, Fault) and exc.__cause__.kind == "legacy"):
+            raise
+    else:
         try:
-            yield db.cursor()
+            yield cur
         finally:
             db.close()
         return

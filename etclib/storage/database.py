@@ -116,8 +116,6 @@ class Database:
                     self.apply(schema)
         except BaseException:
             self._lender.close()
-            if fresh:
-                self.dialect.discard(target)
             raise
 
     # --- connections -----------------------------------------------------------------------
@@ -128,12 +126,12 @@ class Database:
         try:
             yield
         except Fault as fault:
-            raise self.store.error(fault) from None
+            raise self.store.error(fault) from fault
         except Exception as exc:
             fault = self.dialect.fault(exc, self.label)
             if fault is None:
                 raise
-            raise self.store.error(fault) from None
+            raise self.store.error(fault) from fault
 
     def _open(self) -> None:
         if self.closed:

@@ -138,9 +138,6 @@ class Dialect:
         """Whether reading ``target`` needs nothing made first (a file that exists; a server)."""
         return True
 
-    def discard(self, target: Any) -> None:
-        """Remove what a failed first opening of ``target`` made."""
-
     # --- schema -------------------------------------------------------------------------------
 
     def ddl(self, sql: str) -> list[str]:

@@ -76,7 +76,7 @@ def test_examples_come_from_the_train_split(corpus):
 
 def _cache_rows() -> list[tuple[str, str]]:
     with sqlite3.connect(default_path()) as con:
-        return con.execute("SELECT key, prompt FROM answers ORDER BY prompt").fetchall()
+        return con.execute("SELECT key, prompt FROM judge_answers ORDER BY prompt").fetchall()
 
 
 def test_v1_and_v2_signatures_differ_and_share_no_cache_key(judge_env, capsys):  # noqa: F811

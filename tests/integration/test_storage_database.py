@@ -129,3 +129,60 @@ def test_copy_store_copies_into_another_engine_and_refuses_a_filled_target(targe
     with pytest.raises(Refused, match="same"):
         copy_store(into.target, into)
     into.close()
+
+
+_OPENER = """
+import sys, threading
+from tests.integration.test_storage_database import V1, _add, store
+from etclib.storage.database import Database
+print("ready", flush=True)
+sys.stdin.readline()  # every process starts together
+failed = []
+
+def work(n):
+    try:
+        db = Database(sys.argv[1], store(V1))
+        _add(db, f"{sys.argv[2]}-{n}")
+        db.close()
+    except BaseException as exc:
+        failed.append(repr(exc))
+
+threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(failed, flush=True)
+"""
+
+
+def test_processes_and_threads_making_one_new_file_at_once_lose_nothing(tmp_path):
+    """Opening reads nothing of the file beside SQLite: a descriptor of it closed in a process
+    drops that process's locks, and another process could then take the write-ahead log away."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    for round_ in range(3):
+        path = tmp_path / f"new{round_}.sqlite"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _OPENER, str(path), str(p)],
+                cwd=REPO,
+                text=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )  # fmt: skip
+            for p in range(4)
+        ]
+        for p in procs:
+            assert p.stdout.readline().strip() == "ready", p.stderr.read()[-2000:]
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0 and out.strip() == "[]", (out, err[-2000:])
+        db = Database(path, store(V1))
+        assert db.query("SELECT count(*) FROM items") == [(12,)]
+        db.close()

@@ -42,7 +42,7 @@ _UNWRITABLE = {
     "disk is full": "no space left on device",
     "disk i/o error": "disk I/O error",
 }
-_CORRUPT = ("not a database", "malformed", "corrupt")
+_CORRUPT = ("malformed", "corrupt")
 #: Bytes of a claims file that keys are spread over.
 _CLAIM_SPAN = 1 << 40
 
@@ -148,11 +148,14 @@ def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
 
 
 def _not_sqlite(path: Path) -> Fault | None:
-    """Why the existing file ``path`` cannot be a SQLite store, or None."""
+    """Why the file ``path`` cannot be a SQLite store, or None."""
     from etclib.duckfile import MAGIC, OTHER_HEADERS
 
-    with open(path, "rb") as f:
-        head = f.read(16)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
     if head == HEADER or not head:  # empty: SQLite's new file (maybe another process's, now)
         return None
     if head[8:12] == MAGIC:
@@ -284,10 +287,6 @@ class Claims:
         pass
 
 
-def _sidecars(path: Path) -> tuple[Path, Path]:
-    return path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
-
-
 class SQLite(Dialect):
     name = "sqlite"
     schemes = ("sqlite:///",)
@@ -312,10 +311,7 @@ class SQLite(Dialect):
             return True
         if path.is_dir() or (path.exists() and not path.is_file()):
             raise Fault("directory", str(path))
-        if path.exists():
-            fault = _not_sqlite(path)
-            if fault is not None:
-                raise fault
+        if path.exists():  # its header is read only once SQLite refuses it (see fault())
             return False
         if not create:
             return True
@@ -339,6 +335,10 @@ class SQLite(Dialect):
                 if hint == "unable to open" and Path(where).is_dir():
                     return Fault("directory", where)
                 return Fault("unwritable", where, reason)
+        if "not a database" in low:
+            # what the file is, read once SQLite has refused it: reading a database's file
+            # beside SQLite closes a descriptor of it, which drops this process's locks on it
+            return _not_sqlite(self.path(where)) or Fault("corrupt", where, str(exc))
         if any(h in low for h in _CORRUPT):
             return Fault("corrupt", where, str(exc))
         if "locked" in low or "busy" in low:
@@ -350,14 +350,6 @@ class SQLite(Dialect):
 
     def exists(self, target: Any) -> bool:
         return self.path(target).exists()
-
-    def discard(self, target: Any) -> None:
-        if str(target) == MEMORY:
-            return
-        path = self.path(target)
-        for made in (path, *_sidecars(path)):
-            with contextlib.suppress(OSError):
-                made.unlink()
 
     def ddl(self, sql: str) -> list[str]:
         m = re.match(r"\s*CREATE SEQUENCE (\w+) START (\d+)\s*$", sql)
