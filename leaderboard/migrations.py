@@ -229,6 +229,7 @@ TABLES: tuple[str, ...] = (
     "moderation_log",
     "hub_pushes",
     "limit_events",
+    "entry_changes",
 )
 #: Sequences continued past the largest copied id: sequence -> (table, column).
 SEQUENCES = {"job_ids": ("jobs", "id"), "score_ids": ("scores", "id")}

@@ -35,8 +35,9 @@ class Fault(Exception):
         new = str(Path(where).with_suffix(".sqlite"))
         said = {
             "missing": f"There is no {what} at {where} ({reason}). Check {setting} for a typo.",
-            "directory": f"{where} is a directory, not a database file. Point {setting} at a "
-            "file, or move the directory away.",
+            "directory": f"{where} is "
+            + ("a directory" if Path(where).is_dir() else "a device or other special file")
+            + f", not a database file. Point {setting} at a file, or move it away.",
             "unwritable": f"Cannot write the {what} {where} ({reason}). Make it and its folder "
             f"writable for the user running this, or point {setting} at a writable place.",
             "corrupt": f"Cannot open the {what} {where}: {reason}. Check {setting}; restore the "
