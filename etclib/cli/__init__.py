@@ -45,7 +45,31 @@ def summary(doc: str | None) -> str:
     return text[: end.end()] if end else text
 
 
-_summary = summary
+def command_parser(
+    parser: argparse.ArgumentParser,
+    commands: dict[str, str],
+    only: str | None = None,
+    parents: Sequence[argparse.ArgumentParser] = (),
+) -> argparse.ArgumentParser:
+    """Add a subcommand to ``parser`` for each of ``commands`` (name -> module): its help is the
+    module's docstring, its arguments ``add_arguments(p)``, its action ``run(args)``. With
+    ``only``, the other commands are listed without importing their modules."""
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name in commands.items():
+        if only is not None and name != only:
+            sub.add_parser(name, add_help=False)
+            continue
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(
+            name,
+            help=summary(module.__doc__),
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=list(parents),
+        )
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -54,22 +78,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Emotion Transcription in Conversation (ETC) benchmark tools.",
     )
     parser.add_argument("--version", action="version", version=f"etclib {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module_name in COMMANDS.items():
-        if only is not None and name != only:
-            # Other commands are listed without importing them.
-            sub.add_parser(name, add_help=False)
-            continue
-        module = importlib.import_module(module_name)
-        p = sub.add_parser(
-            name,
-            help=_summary(module.__doc__),
-            description=module.__doc__,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
-    return parser
+    return command_parser(parser, COMMANDS, only)
 
 
 def main(argv: list[str] | None = None) -> int:

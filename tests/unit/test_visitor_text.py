@@ -44,7 +44,7 @@ def _command_helps(text: str) -> dict[str, str]:
 
 
 def test_leaderboard_help_describes_every_command_whole(capsys):
-    from leaderboard.__main__ import build_parser, main
+    from leaderboard.cli import build_parser, main
 
     with pytest.raises(SystemExit):
         main(["--help"])
@@ -70,7 +70,8 @@ def test_etclib_help_describes_every_command_whole(capsys):
 
 
 def test_leaderboard_text_tables_align_japanese_names():
-    from leaderboard.__main__ import _table, _width
+    from leaderboard.cli.text import columns as _width
+    from leaderboard.cli.text import table as _table
 
     text = _table(
         ["rank", "name", "Macro-F1 ↑"], [["1", "いつも喜び", "12.00"], ["2", "joy", "3.00"]]

@@ -1,16 +1,4 @@
-"""``python -m leaderboard admin``: moderation, re-scoring (one submission or ``--all``, the
-judge optionally in batch) and re-running failed jobs."""
-
-from __future__ import annotations
-
-import argparse
-import os
-from collections.abc import Sequence
-
-from .cli_text import _clip as clip
-from .cli_text import _table as table
-
-ADMIN_HELP = """Moderate: list, hide, unhide, delete (soft) and re-score submissions, re-run failed or incomplete jobs.
+"""Moderate: list, hide, unhide, delete (soft) and re-score submissions, re-run failed or incomplete jobs.
 
 Re-running takes one submission's failed or incomplete jobs, or every one without an id. An
 incomplete judge stage (some items failed after every retry: not ranked on the judge's
@@ -29,9 +17,17 @@ Example:
   python -m leaderboard admin rerun --score
 """
 
+from __future__ import annotations
 
-def add_admin_arguments(p: argparse.ArgumentParser, all_stages: Sequence[str]) -> None:
-    """The admin command's arguments (``all_stages``: the stage names, for the help)."""
+import argparse
+import os
+
+from .text import clip, table
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from leaderboard.stages import all_stages
+
     p.add_argument("action", choices=("list", "hide", "unhide", "delete", "rescore", "rerun"))
     p.add_argument("id", nargs="?", help="the submission (rerun: optional, default all)")
     p.add_argument("--token", help="admin token (default $ETC_ADMIN_TOKEN)")
@@ -40,7 +36,7 @@ def add_admin_arguments(p: argparse.ArgumentParser, all_stages: Sequence[str]) -
         "--stages",
         "--stage",
         dest="stages",
-        help=f"rescore: comma-separated stages ({','.join(all_stages)})",
+        help=f"rescore: comma-separated stages ({','.join(all_stages())})",
     )
     p.add_argument(
         "--score", action="store_true", help="rescore, rerun: score now, in this process"
@@ -54,7 +50,7 @@ def add_admin_arguments(p: argparse.ArgumentParser, all_stages: Sequence[str]) -
     )
 
 
-def cmd_admin(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
     token = args.token or os.environ.get("ETC_ADMIN_TOKEN")
