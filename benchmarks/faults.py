@@ -1,5 +1,5 @@
 """How fast the leaderboard's commands refuse a damaged board, and how long a worker takes from
-its start to a job's fault point: the timings that tests/integration/test_hostile_storage.py and
+its start to a job's fault point: the timings that tests/integration/test_storage_faults.py and
 tests/integration/test_leaderboard.py no longer bound (they assert counts: no sleep, no retry, no scoring
 thread, kills == kills wanted).
 

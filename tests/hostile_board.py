@@ -1,4 +1,4 @@
-"""What the hostile-storage tests (integration/test_hostile_queue.py, integration/test_hostile_storage.py) share: the
+"""What the hostile-storage tests (integration/test_queue.py, integration/test_storage_faults.py) share: the
 admin token and metadata, the database-closing and tiny-corpus fixtures (imported by name: the
 ``tiny`` fixture is ``tiny_fixture``), files and job helpers."""
 

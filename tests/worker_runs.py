@@ -1,7 +1,7 @@
 """Runs of ``python -m leaderboard worker ...`` for the fault tests, each its own process,
 forked from a server that imported the worker's code once.
 
-A fault test runs the worker many times (tests/integration/test_hostile_queue.py: 14 runs, 12 of them
+A fault test runs the worker many times (tests/integration/test_queue.py: 14 runs, 12 of them
 SIGKILLed at a fault point). A fresh interpreter per run imports the leaderboard, pandas,
 ``rouge_score`` (with nltk and SciPy), sacrebleu and MeCab again, about 1.8 s of CPU each time,
 which is most of a run on the tiny corpus. Here each run is a child of multiprocessing's
@@ -11,7 +11,7 @@ survives in the test), with the run's environment, working directory and argumen
 the same ``leaderboard.__main__.main`` as ``python -m leaderboard``. The modules read their
 settings from the environment when called, not when imported, so the preloaded copies behave as
 freshly imported ones. A worker process started by ``subprocess`` stays the way the tests check
-the command line itself (tests/integration/test_leases.py, tests/browser/test_multiprocess_board.py).
+the command line itself (tests/integration/test_leases.py, tests/browser/test_shared_board.py).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ wrote, never the reader's own output.
 
 from __future__ import annotations
 
-from tests.unit.test_hostile_uploads import base_records, jsonl_lines, tiny  # noqa: F401
+from tests.unit.test_prediction_files import base_records, jsonl_lines, tiny  # noqa: F401
 
 
 def test_entry_title_is_not_a_link_in_a_browser(tiny, monkeypatch):

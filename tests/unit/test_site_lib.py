@@ -154,7 +154,7 @@ def test_detail_view_keeps_visitor_text_plain():
 
 
 def test_submitter_key_is_the_address_not_the_session():
-    # a reload (a new session) keeps the key: there is no session part (tests/unit/test_login.py)
+    # a reload (a new session) keeps the key: there is no session part (tests/unit/test_limits.py)
     from views.identity import network_address, submitter_key
 
     assert network_address("1.2.3.4", [], []) == "1.2.3.4"

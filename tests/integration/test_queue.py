@@ -6,7 +6,7 @@ worker's jobs are claimed again once their lease has expired (aged here instead 
 32 submissions survive 18 SIGKILLs of a real worker process on the embedded SQLite board (8 and
 6 on PostgreSQL), each at a named fault point (leaderboard/faultpoints.py), with scores
 identical to an uninterrupted run; admins re-run failed jobs (library, CLI, the Leaderboard
-page). Storage faults, the admin token and duplicates: tests/integration/test_hostile_storage.py.
+page). Storage faults, the admin token and duplicates: tests/integration/test_storage_faults.py.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
 
 Every test that uses the board runs on every engine (``board_engine``, tests/conftest.py) except
 those marked ``embedded_only``: the storage faults are about the SQLite file itself. The queue's
-fairness and SIGKILLs: tests/integration/test_hostile_queue.py.
+fairness and SIGKILLs: tests/integration/test_queue.py.
 """
 
 from __future__ import annotations

@@ -10,7 +10,13 @@ wrote, never the reader's own output.
 from __future__ import annotations
 
 from tests.conftest import REPO
-from tests.unit.test_hostile_uploads import AUTOLINK, base_records, jsonl_lines, rendered_text, tiny  # noqa: F401
+from tests.unit.test_prediction_files import (  # noqa: F401
+    AUTOLINK,
+    base_records,
+    jsonl_lines,
+    rendered_text,
+    tiny,
+)
 
 
 def test_leaderboard_entry_title_is_not_a_link(tiny, monkeypatch):

@@ -24,7 +24,7 @@ from etclib.corpus import load_corpus
 from etclib.predictions import dumps_csv, dumps_jsonl, read_predictions
 from etclib.task import items as split_items
 from leaderboard.db import open_db
-from tests.unit.test_hostile_uploads import CASES as HOSTILE
+from tests.unit.test_prediction_files import CASES as HOSTILE
 from views import upload_check
 
 META = {"name": "Once", "setting": "zero-shot", "saw_test": "no"}
@@ -104,7 +104,7 @@ def test_the_content_hash_checked_on_reading_is_the_one_stored(tiny):
 @pytest.mark.parametrize("case", HOSTILE, ids=[c.id for c in HOSTILE])
 def test_the_pages_check_keeps_the_predictions_it_accepted(tiny, case):
     """The page checks an upload with ``upload_check.validate`` (``validate_upload``), which keeps
-    the validated predictions of every crafted file of tests/unit/test_hostile_uploads.py that it accepts, and
+    the validated predictions of every crafted file of tests/unit/test_prediction_files.py that it accepts, and
     none of one it refuses."""
     data = case.make([it.key for it in tiny])
     got = upload_check.validate(data, case.name)

@@ -22,7 +22,7 @@ from etclib import predictions
 from leaderboard import queue, worker
 from leaderboard.db import open_db
 from tests.conftest import REPO
-from tests.unit.test_submission_parsing import META, _file, tiny  # noqa: F401
+from tests.unit.test_submissions import META, _file, tiny  # noqa: F401
 
 COUNTED = ("parse", "check_coverage", "check_values")
 
