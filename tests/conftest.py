@@ -101,6 +101,22 @@ def tiny_corpus(tmp_path) -> Path:
     return write_tiny_corpus(tmp_path / "tiny")
 
 
+@pytest.fixture
+def tiny(tiny_corpus, monkeypatch):
+    """The tiny corpus as ETC_DATA_DIR: its test items in order (20)."""
+    from etclib.corpus import load_corpus
+    from etclib.task import items
+
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
+    return items(load_corpus(tiny_corpus), "test")
+
+
+@pytest.fixture
+def keys(tiny):
+    """The tiny corpus's test keys in order, the corpus as ETC_DATA_DIR."""
+    return [it.key for it in tiny]
+
+
 #: Builds the corpus-derived caches that every served site builds on first use: the retrieval
 #: index and the category classifier for both inputs (each keyed by the corpus's hash and its
 #: version, so a copy is what a site that ran before would have left).

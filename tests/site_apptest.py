@@ -1,7 +1,7 @@
-"""What the AppTest files of the site share (tests/integration/test_site_pages.py, tests/integration/test_site_chat.py):
-the corpus store and caches built once per session, a fresh leaderboard per test, and helpers
-that read what a page shows. Each test file imports the fixtures (``corpus_fixture`` provides
-``corpus``), so that pytest finds them there."""
+"""What the AppTest files of the site share (tests/integration/test_site_pages.py,
+tests/integration/test_site_chat.py): the corpus store and caches built once per session, a fresh
+leaderboard per test, and helpers that read what a page shows. Each test file imports the fixtures
+(``corpus_fixture`` provides ``corpus``), so that pytest finds them there."""
 
 from __future__ import annotations
 

@@ -9,17 +9,17 @@ wrote, never the reader's own output.
 
 from __future__ import annotations
 
-from tests.unit.test_prediction_files import base_records, jsonl_lines, tiny  # noqa: F401
+from tests.fixtures.predictions import base_records, jsonl_lines
 
 
-def test_entry_title_is_not_a_link_in_a_browser(tiny, monkeypatch):
+def test_entry_title_is_not_a_link_in_a_browser(keys, monkeypatch):
     """The real renderer (remark-gfm in Chromium) on the real page: no link in the title."""
     import leaderboard as lb
     from tests.serve import chromium, running_site
 
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")
     name = "Visit https://phish.example/verify or www.phish.example, a@phish.example"
-    records = base_records(tiny)
+    records = base_records(keys)
     receipt = lb.submit(("\n".join(jsonl_lines(records)) + "\n").encode(), {"name": name})
     lb.process_jobs()
     lb.close_all()

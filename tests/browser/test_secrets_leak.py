@@ -21,8 +21,7 @@ from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 from tests.conftest import REAL_CORPUS, REPO, needs_corpus
 from tests.fakes import FakeLLMServer
-from tests.integration.test_secrets_leak import ADMIN, leaks  # noqa: F401
-from tests.unit.test_secrets_leak import SECRET  # noqa: F401
+from tests.fixtures.secrets import ADMIN, SECRET, leaks
 
 SHOTS = REPO / "test-output" / "screenshots"
 

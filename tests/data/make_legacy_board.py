@@ -1,8 +1,8 @@
 """How tests/data/legacy_board.duckdb.gz was made: a board written by the DuckDB engine.
 
-Run with the code of main before issue #28 (the DuckDB board) on the import path, e.g.::
+Run with the code of a commit whose board is still the DuckDB one on the import path, e.g.::
 
-    git archive <commit before #28> | tar -x -C /tmp/legacy && cd /tmp/legacy
+    git archive <a commit with the DuckDB board> | tar -x -C /tmp/legacy && cd /tmp/legacy
     PYTHONPATH=/tmp/legacy python tests/data/make_legacy_board.py /tmp/legacy_board.duckdb
     gzip -9 /tmp/legacy_board.duckdb
 

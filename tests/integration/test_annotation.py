@@ -11,8 +11,12 @@ import pytest
 from etclib.errors import AccessDenied, AnnotationError, EtcError
 from etclib.studies import annotation as ann
 from etclib.studies.annotation import LABELS
+from tests.fixtures.studies import ANNOTATION_ADMIN as ADMIN
+from tests.fixtures.studies import (
+    _annotation_admin,  # noqa: F401 - for every test here
+    unit_rows,
+)
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-from tests.unit.test_annotation import ADMIN, _admin, unit_rows  # noqa: F401
 
 
 @pytest.mark.usefixtures("studies_db")

@@ -1,6 +1,6 @@
 """The annotation parts of the Judge vs Human and Causes pages on an install without annotators:
-what annotation is for, that codes come from the maintainers, what to read instead (issue #26,
-item 7); the code box once a code is in use."""
+what annotation is for, that codes come from the maintainers, what to read instead; the code box
+once a code is in use."""
 
 from __future__ import annotations
 

@@ -17,9 +17,8 @@ from etclib.task import build_messages, chat_item
 from tests.fakes import FakeLLMServer
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.judge_responder import ScriptedJudge
-from tests.integration.test_labeljudge import majority_responder
+from tests.fixtures.llm import KEY, majority_responder, server  # noqa: F401 - server: a fixture
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-from tests.unit.test_anthropic import KEY, server  # noqa: F401
 
 ITEM = chat_item([("A", "試験に受かりました！"), ("B", "おめでとうございます！")])
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.unit.test_architecture import BREACHES, CONTRACTS, PACKAGES  # noqa: F401
+from tests.fixtures.architecture import BREACHES, CONTRACTS, PACKAGES
 
 
 def lint_imports(root: Path) -> tuple[int, str]:

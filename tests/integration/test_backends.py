@@ -8,7 +8,7 @@ from etclib.backends import get_backend
 from etclib.errors import BackendError, ConfigError
 from etclib.task import chat_item, items
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
-from tests.unit.test_backends import _fresh_memory  # noqa: F401 - autouse
+from tests.fixtures.models import _fresh_memory  # noqa: F401 - for every test here
 
 
 def _cuda() -> bool:

@@ -16,7 +16,10 @@ from etclib import significance
 from etclib.predictions import dumps_jsonl
 from leaderboard import board, samples
 from leaderboard.db import resolve
-from tests.unit.test_board_samples import _fresh, tiny  # noqa: F401
+from tests.fixtures.board import (  # noqa: F401 - fixtures: "tiny", and one run for every test
+    _fresh_samples,
+    sampled_tiny,
+)
 
 
 def submit(items, name, text) -> str:

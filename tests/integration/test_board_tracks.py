@@ -1,5 +1,5 @@
 """Both tracks everywhere a visitor or a CLI user reads a board: exports (page and CLI), `show`,
-an entry's detail, the floor lines on each track's chart (issue #26, "tracks everywhere")."""
+an entry's detail, the floor lines on each track's chart."""
 
 from __future__ import annotations
 

@@ -18,8 +18,9 @@ from etclib.studies import annotation, causes
 from tests.conftest import REAL_CORPUS, needs_corpus
 from tests.fakes import FakeLLMServer
 from tests.fakes.cause_responder import ScriptedCauses, cause_question
+from tests.fixtures.studies import CAUSES_ADMIN as ADMIN
+from tests.fixtures.studies import _causes_admin  # noqa: F401 - for every test here
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-from tests.unit.test_causes import ADMIN, _admin  # noqa: F401
 
 
 def _raw_transcriptions():

@@ -1,4 +1,4 @@
-"""The chat's model servers (issue 27): probed, offline when they do not answer, every
+"""The chat's model servers: probed, offline when they do not answer, every
 generation bounded by the configured timeouts, the operator told the setting the chat reads."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.fakes import FakeLLMServer
-from tests.unit.test_chat_servers import REPO, probe  # noqa: F401
+from tests.fixtures.llm import probe  # noqa: F401 - a fixture
 
 
 @pytest.fixture

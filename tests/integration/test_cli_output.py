@@ -1,4 +1,4 @@
-"""Text a reader meets outside the tables (issue #26): the CLIs' output complete and aligned
+"""Text a reader meets outside the tables: the CLIs' output complete and aligned
 (`--help` descriptions whole, `etclib score` printing the breakdowns `--json` has, its tables'
 columns aligned), the docs listing every page, the upload limit as one figure on the page."""
 
@@ -64,21 +64,3 @@ def test_score_text_prints_the_breakdowns_of_the_json(corpus, tmp_path, capsys, 
     assert len({len(r.rstrip()) for r in score_rows}) == 1  # right-aligned: one end column
     if track == "erc":
         assert any(r.split()[0] == "precision_surprise" for r in score_rows)  # long keys fit
-
-
-def test_submit_page_states_the_upload_limit_as_one_figure():
-    """The page's label and Streamlit's own box text ("NMB per file", from the uploader's
-    max_upload_size_mb) say the same figure in the same unit."""
-    from streamlit.testing.v1 import AppTest
-
-    from etclib.predictions import MAX_FILE_BYTES, TOO_BIG
-    from tests.conftest import REPO
-
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
-    at.switch_page("site_pages/submit.py").run()
-    assert not at.exception
-    box = at.file_uploader(key="submit_file")
-    mb = MAX_FILE_BYTES // 10**6
-    assert box.proto.max_upload_size_mb == mb  # the box prints f"{mb}MB per file"
-    assert box.proto.label.endswith(f"at most {mb} MB")
-    assert f"limit of {mb} MB ({MAX_FILE_BYTES:,} bytes)" in TOO_BIG

@@ -14,7 +14,7 @@ from etclib.comparison import A_BETTER, B_BETTER, NO_DIFFERENCE, compare
 from etclib.metrics import rouge
 from etclib.tokenize import TokenCache
 from tests.conftest import needs_corpus
-from tests.unit.test_compare import (  # noqa: F401
+from tests.fixtures.compare import (
     RESAMPLES,
     TRIALS,
     _write,

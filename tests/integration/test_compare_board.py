@@ -14,13 +14,13 @@ import leaderboard as lb
 from etclib import comparison
 from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
 from leaderboard import compare as lbc
 from leaderboard import samples
 from leaderboard.__main__ import main as lb_main
 from leaderboard.errors import LeaderboardError
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.llm_server import FakeLLMServer
+from tests.fixtures.board import sampled_tiny  # noqa: F401 - the fixture "tiny"
 from tests.reasoning_judge import ReasoningJudge, reason, strip_reasons
 
 TRIALS = 1000
@@ -32,14 +32,6 @@ def _fresh():
     yield
     lb.close_all()
     samples.forget()
-
-
-@pytest.fixture
-def tiny(tiny_corpus, monkeypatch):
-    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
-    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "200")
-    monkeypatch.setenv("ETC_LB_SEED", "11")
-    return split_items(load_corpus(tiny_corpus), "test")
 
 
 def submit(items, name, text, track=None) -> tuple[str, dict]:

@@ -1,32 +1,22 @@
-"""Hostile inputs (issue #12): crafted predictions files, display names, upload size, duplicates.
-
-Every crafted file goes through each way in: the library reader, ``etclib validate``,
-``etclib score``, ``python -m leaderboard submit`` and the site's upload check (and a few through
-the Submit page itself). A refusal is a line-numbered message, never a traceback; an accepted file
-keeps exactly the text that was written. Expected predictions are the literal texts the tests
-wrote, never the reader's own output.
-"""
+"""Display names where the site shows them: an entry's title on the Leaderboard is no link,
+whatever URL or address its name holds (the Markdown as AppTest sees it; Streamlit's own
+renderer in Chromium: tests/browser/test_board.py)."""
 
 from __future__ import annotations
 
 from tests.conftest import REPO
-from tests.unit.test_prediction_files import (  # noqa: F401
-    AUTOLINK,
-    base_records,
-    jsonl_lines,
-    rendered_text,
-    tiny,
-)
+from tests.fixtures.names import AUTOLINK, rendered_text
+from tests.fixtures.predictions import base_records, jsonl_lines
 
 
-def test_leaderboard_entry_title_is_not_a_link(tiny, monkeypatch):
+def test_leaderboard_entry_title_is_not_a_link(keys, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     import leaderboard as lb
 
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")
     name = "Visit https://phish.example/verify"
-    records = base_records(tiny)
+    records = base_records(keys)
     receipt = lb.submit(("\n".join(jsonl_lines(records)) + "\n").encode(), {"name": name})
     lb.process_jobs()
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)

@@ -25,7 +25,7 @@ from etclib.tracks.categories import metric as erc
 from etclib.tracks.categories.labels import indicator
 from tests.conftest import needs_corpus
 from tests.fakes import FakeLLMServer
-from tests.unit.test_erc import NON_NEUTRAL, _sklearn  # noqa: F401
+from tests.fixtures.erc import NON_NEUTRAL, _sklearn
 
 
 def _file(corpus, split="valid", value=lambda it: ["joy"], skip=(), extra=()):

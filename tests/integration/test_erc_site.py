@@ -1,4 +1,4 @@
-"""The categories (ERC) track on the chat and corpus pages (issue #13): the library helpers they
+"""The categories (ERC) track on the chat and corpus pages: the library helpers they
 call (etclib/erc.py) and the pages through ``streamlit.testing.v1.AppTest``.
 
 Expected label sets and counts come from the classifiers called directly and from plain set

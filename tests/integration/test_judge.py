@@ -16,7 +16,8 @@ from etclib.errors import JudgeError
 from etclib.judge.providers import SCHEMAS
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401 - fixture
-from tests.unit.test_judge import NAN, NS, N, S, _close  # noqa: F401
+from tests.fixtures.judge import NAN, NS, N, S
+from tests.fixtures.judge import close_or_both_nan as _close
 
 # Texts, their units, and labels. Each item is (prediction, reference).
 UNITS = {

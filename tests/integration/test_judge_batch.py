@@ -1,4 +1,4 @@
-"""Batch judging (issue #27 item 8): `etclib score --metrics judge --batch` sends the uncached
+"""Batch judging: `etclib score --metrics judge --batch` sends the uncached
 questions through OpenAI's Batch API or Gemini's batch mode (the real SDKs against the fake
 server's batch endpoints), fills the same cache, and the online pass that follows makes no call
 for a question the batch answered. A killed run resumes the same batch; expired and failed

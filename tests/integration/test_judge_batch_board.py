@@ -1,4 +1,4 @@
-"""`python -m leaderboard admin rescore --all --stage judge --batch` (issue #27 item 8): a board
+"""`python -m leaderboard admin rescore --all --stage judge --batch`: a board
 whose judge must answer every question anew re-scores every entry through the provider's batch
 interface (the real SDKs against the fake server's batch endpoints), with the online run's
 scores and no online call."""
@@ -11,7 +11,13 @@ import pytest
 
 import leaderboard as lb
 from leaderboard.__main__ import main as lb_main
-from tests.integration.test_leaderboard_judge_runs import FAILING, TOKEN, _close, board, submit  # noqa: F401
+from tests.fixtures.judge import (  # noqa: F401 - fixtures: _close_board, board
+    FAILING,
+    TOKEN,
+    _close_board,
+    board,
+    submit,
+)
 
 
 def test_rescore_all_in_batch_rescores_every_entry_without_an_online_call(

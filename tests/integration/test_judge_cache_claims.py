@@ -1,4 +1,4 @@
-"""The SQLite judge cache's claim reaches the other processes of the machine (issue #28): a key
+"""The SQLite judge cache's claim reaches the other processes of the machine: a key
 claimed by one process is refused to another until released, or until the claiming process
 dies (the kernel drops its record lock), so worker processes beside each other ask the model
 once per question, as they do on PostgreSQL (tests/integration/test_judge_cache_shared.py)."""

@@ -12,7 +12,7 @@ from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import judge_env, point_provider_at  # noqa: F401 - fixture
 from tests.fakes.judge_responder import request_kind
 from tests.fakes.llm_server import FakeLLMServer
-from tests.unit.test_judge_faults import PREDS, REFS  # noqa: F401
+from tests.fixtures.judge import PREDS, REFS
 
 # 4 decompositions + (1 + 2) + (2 + 1) entailments
 CALLS = 10

@@ -1,4 +1,4 @@
-"""Judge prompts v2 (issue #22): every rule of the paper's Figures 6 and 7 reaches the model, the
+"""Judge prompts v2: every rule of the paper's Figures 6 and 7 reaches the model, the
 paraphrase rule is gone, and v1 stays selectable with its own signature and cache keys.
 
 Requests are made with the real SDKs against the loopback fake server (both providers); the
@@ -16,7 +16,7 @@ from etclib.judge import templates
 from etclib.judge.cache import default_path
 from tests.conftest import REPO
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
-from tests.unit.test_judge_prompts import DECOMPOSE_RULES, ENTAIL_RULES, PARAPHRASE_RULE, _examples  # noqa: F401
+from tests.fixtures.judge import DECOMPOSE_RULES, ENTAIL_RULES, PARAPHRASE_RULE, _examples
 
 
 def _judge(*args: str, provider: str, capsys) -> dict:

@@ -1,4 +1,4 @@
-"""Whole judge runs as a user meets them (issue #22, items 3-5), with the real SDKs against the
+"""Whole judge runs as a user meets them, with the real SDKs against the
 fake server: an incomplete run is not a result (``etclib score`` exits 10 unless
 --allow-partial, and a re-run asks only the failed items), a cut answer is an error (asked once
 more with twice the token limit), and a used-up quota stops the run at once (exit 11, the

@@ -10,30 +10,13 @@ import numpy as np
 import pytest
 
 from etclib.cli import judge_labels as cli
-from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
+from etclib.corpus import CATEGORIES
 from etclib.errors import ConfigError, JudgeError
 from etclib.judge.cache import AnswerCache
 from etclib.studies import labeljudge
 from tests.fakes import FakeLLMServer
+from tests.fixtures.llm import _transcription, majority_responder
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-
-
-def _transcription(req) -> str:
-    """The transcription in a label-judge prompt: the text after its last heading."""
-    return req.user.rsplit("# 心情記述\n", 1)[1].strip()
-
-
-def majority_responder(corpus):
-    """Answer with the human majority label of the transcription, in Japanese."""
-    by_text = {}
-    for u in corpus.utterances:
-        by_text.setdefault(u.transcription.strip(), u.label)
-
-    def respond(req) -> str:
-        labels = by_text[_transcription(req)]
-        return json.dumps({"labels": [CATEGORY_TO_JA[c] for c in labels]}, ensure_ascii=False)
-
-    return respond
 
 
 def _cli(argv: list[str]) -> int:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
-import os
+import re
 import subprocess
 import sys
 import threading
@@ -18,34 +19,15 @@ from etclib.corpus import load_corpus
 from etclib.predictions import MAX_FILE_BYTES, dumps_jsonl
 from etclib.task import items as split_items
 from leaderboard.db import open_db
-from tests.unit.test_leaderboard import _close_databases  # noqa: F401 - autouse
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def tiny(tiny_corpus, monkeypatch, board_engine):
-    """The tiny corpus (20 test items) as ETC_DATA_DIR; its test items. Every test using it
-    runs on both engines (DuckDB, PostgreSQL: ``board_engine`` in tests/conftest.py)."""
-    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
-    return split_items(load_corpus(tiny_corpus), "test")
+from tests.conftest import REPO
+from tests.fixtures.board import concurrently, count, process_env, tiny_fixture, variant  # noqa: F401 - tiny_fixture: the fixture "tiny"
 
 
 def jsonl(items, text=lambda it: it.reference) -> bytes:
     return dumps_jsonl((it.key, text(it)) for it in items).encode("utf-8")
 
 
-def variant(items, n: int) -> bytes:
-    """A distinct valid file: the reference with the first n items replaced by the utterance."""
-    return jsonl(items, lambda it: it.utterance if items.index(it) < n else it.reference)
-
-
 META = {"name": "My model", "team": "Lab", "contact": "me@example.org", "setting": "few-shot"}
-
-
-def count(table: str, where: str = "", params=()) -> int:
-    sql = f"SELECT count(*) FROM {table}" + (f" WHERE {where}" if where else "")
-    return int(open_db().query(sql, list(params))[0][0])
 
 
 def test_submit_then_score_flow(tiny):
@@ -114,35 +96,8 @@ def test_eight_concurrent_submissions_all_stored_and_scored(tiny):
     assert not pool.running
 
 
-def _concurrently(n: int, fn) -> tuple[list, list]:
-    results, errors = [], []
-    barrier = threading.Barrier(n)
-
-    def one(k: int) -> None:
-        barrier.wait()
-        try:
-            results.append(fn(k))
-        except Exception as exc:  # noqa: BLE001 - collected and asserted by the caller
-            errors.append(exc)
-
-    threads = [threading.Thread(target=one, args=(k,)) for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results, errors
-
-
-def test_concurrent_submissions_respect_the_daily_limit_exactly(tiny, monkeypatch):
-    monkeypatch.setenv("ETC_LB_DAILY_LIMIT", "5")
-    results, errors = _concurrently(8, lambda k: lb.submit(variant(tiny, k), META))
-    assert len(results) == 5 and len(errors) == 3
-    assert all(isinstance(e, lb.LimitError) for e in errors)
-    assert count("submissions") == 5 and count("predictions") == 5 * 20 and count("jobs") == 5
-
-
 def test_the_same_file_submitted_concurrently_is_stored_once(tiny):
-    results, errors = _concurrently(
+    results, errors = concurrently(
         8, lambda k: lb.submit(jsonl(tiny), {**META, "contact": f"{k}@x.org"})
     )
     assert errors == [] and len({r.id for r in results}) == 1
@@ -236,48 +191,13 @@ def test_metadata_is_stored_exactly_as_given(tiny):
     assert admin[0][0] == "someone@example.org"
 
 
-def test_daily_limit_counts_only_stored_submissions(tiny, monkeypatch):
-    monkeypatch.setenv("ETC_LB_DAILY_LIMIT", "2")
-    with pytest.raises(lb.SubmissionError):
-        lb.submit(jsonl(tiny[:-1]), META)  # refused: uses no quota
-    lb.submit(variant(tiny, 0), META)
-    lb.submit(variant(tiny, 1), META)
-    with pytest.raises(lb.LimitError, match="Daily limit reached: 2 of 2"):
-        lb.submit(variant(tiny, 2), META)
-    assert count("submissions") == 2
-    lb.submit(variant(tiny, 2), {**META, "contact": "other@example.org"})  # another submitter
-    with pytest.raises(lb.LimitError):
-        lb.submit(variant(tiny, 3), META, submitter=" ME@example.org ")  # same key, normalised
-    assert count("submissions") == 3
-
-
-def test_queue_limit(tiny, monkeypatch):
-    monkeypatch.setenv("ETC_LB_MAX_QUEUE", "2")
-    lb.submit(variant(tiny, 0), {**META, "contact": "a@x.org"})
-    lb.submit(variant(tiny, 1), {**META, "contact": "b@x.org"})
-    with pytest.raises(lb.LimitError, match="queue is full"):
-        lb.submit(variant(tiny, 2), {**META, "contact": "c@x.org"})
-    assert count("submissions") == 2
-    lb.process_jobs()
-    lb.submit(variant(tiny, 2), {**META, "contact": "c@x.org"})
-    assert count("submissions") == 3
-
-
-def _env(tiny_corpus_dir: Path | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO)
-    if tiny_corpus_dir is not None:
-        env["ETC_DATA_DIR"] = str(tiny_corpus_dir)
-    return env
-
-
 @pytest.mark.embedded_only  # PostgreSQL's many processes: tests/integration/test_leases.py
 def test_a_second_process_reads_and_writes_while_this_one_holds_the_board(tiny, tiny_corpus):
     """The embedded board is shared: while this process has it open (as the site does), a
     command in another process reads it and writes to it."""
     receipt = lb.submit(jsonl(tiny), META)
     db = open_db()  # this process holds the database open
-    env = {**_env(tiny_corpus), "ETC_ADMIN_TOKEN": "t" * 30}
+    env = {**process_env(tiny_corpus), "ETC_ADMIN_TOKEN": "t" * 30}
     show = subprocess.run(
         [sys.executable, "-m", "leaderboard", "status", receipt.id],
         env=env,
@@ -526,3 +446,78 @@ def test_cli_submit_status_and_errors(tiny, tmp_path, capsys):
     out_csv = tmp_path / "board.csv"
     assert main(["export", "--format", "csv", "--out", str(out_csv)]) == 0
     assert sid in out_csv.read_text(encoding="utf-8")
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t")
+
+
+# Texts whose line breaks once split a CSV row, each hiding a formula on a later line.
+HOSTILE_TEXTS = [
+    "ok\r=2+5",
+    "x\n=cmd|' /C calc'!A0",
+    "a\r\n@SUM(1)",
+    "\r+1",
+    "line\r\r-2+3",
+    "怒り\n\t=1",
+    "",
+    "plain",
+]
+
+
+def cell_lines(cell: str) -> list[str]:
+    return re.split(r"\r\n|\r|\n", cell)
+
+
+def test_csv_export_keeps_one_row_per_item_and_guards_every_line(tiny):
+    texts = {it.key: HOSTILE_TEXTS[n % len(HOSTILE_TEXTS)] for n, it in enumerate(tiny)}
+    data = dumps_jsonl((it.key, texts[it.key]) for it in tiny).encode("utf-8")
+    receipt = lb.submit(data, META, file_name="hostile.jsonl")
+    assert lb.process_jobs() == 1
+    assert lb.status(receipt.id)["status"] == "scored"
+
+    # The site's "This entry's items (CSV)" button serves export_csv("items", submission_id=...);
+    # the all-items export is the CLI's and the Hub's.
+    for kwargs in ({"submission_id": receipt.id}, {}):
+        text = lb.export_csv("items", **kwargs)
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        header, body = rows[0], rows[1:]
+        assert len(body) == len(tiny), kwargs  # one row per item, whatever the text holds
+        assert all(len(row) == len(header) for row in body)
+        for row in rows:
+            for cell in row:
+                for line in cell_lines(cell):
+                    assert not line.startswith(FORMULA_START), (kwargs, cell)
+        got = {row[header.index("prediction")] for row in body}
+        assert "ok\r'=2+5" in got and "x\n'=cmd|' /C calc'!A0" in got and "'\r'+1" in got
+        # The guard only adds apostrophes: without them, the text is what the visitor uploaded.
+        assert {c.replace("'", "") for c in got} == {t.replace("'", "") for t in HOSTILE_TEXTS}
+
+
+def test_file_and_content_hashes_are_stored_apart(tiny):
+    data = jsonl(tiny)
+    sid = lb.submit(data, META).id
+    file_sha, content_sha = open_db().query(
+        "SELECT file_sha256, content_sha256 FROM submissions WHERE id = ?", [sid]
+    )[0]
+    assert file_sha == hashlib.sha256(data).hexdigest()
+    body = [[*it.key, it.reference] for it in tiny]
+    expected = hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii")).hexdigest()
+    assert content_sha == expected
+    crlf = data.replace(b"\n", b"\r\n")
+    again = lb.submit(crlf, {**META, "contact": "other@x.org"})
+    assert again.duplicate and again.id == sid
+
+
+def test_seeding_an_unchanged_baseline_takes_the_fast_path(tiny, monkeypatch):
+    from leaderboard import baselines
+
+    submit = sys.modules["leaderboard.submit"]  # the package's `submit` is the function
+    first = baselines.seed_computed(["constant"])
+    assert first["constant"]["added"]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("store_submission called for an unchanged baseline")
+
+    monkeypatch.setattr(submit, "store_submission", refuse)
+    again = baselines.seed_computed(["constant"])
+    assert again == {"constant": {"id": first["constant"]["id"], "added": False}}

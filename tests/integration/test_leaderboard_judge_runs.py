@@ -1,4 +1,4 @@
-"""The leaderboard's judge stage when the judge cannot finish (issue #22, items 3 and 5), with
+"""The leaderboard's judge stage when the judge cannot finish, with
 the real SDKs against the fake server: an incomplete run is shown as such and not ranked on the
 judge, an admin's `rescore --stage judge` (or the automatic re-run) completes it asking only
 the failed items, and a used-up quota leaves the job waiting instead of failing it."""
@@ -11,55 +11,20 @@ import math
 import pytest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
 from leaderboard.__main__ import main as lb_main
 from tests.conftest import REPO
-from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
-from tests.fakes.judge_responder import ScriptedJudge
 from tests.fakes.llm_server import FakeLLMServer
+from tests.fixtures.judge import (  # noqa: F401 - fixtures: _close_board, board
+    FAIL,
+    FAILING,
+    TOKEN,
+    _close_board,
+    board,
+    submit,
+)
 
-TOKEN = "judge-runs-admin-token-of-24-characters"
-FAIL = "失敗する予測"
-FAILING = (2, 5, 11)
 EXHAUSTED = {"openai": "insufficient_quota", "gemini": "daily_quota"}
 CHECK_AT = {"openai": "platform.openai.com", "gemini": "aistudio.google.com/usage"}
-
-
-@pytest.fixture(autouse=True)
-def _close():
-    yield
-    lb.close_all()
-
-
-@pytest.fixture(params=["gemini", "openai"])
-def board(request, tiny_corpus, monkeypatch):
-    """A board on the tiny corpus whose judge is the fake server (one SDK per run)."""
-    responder = ScriptedJudge()
-    with FakeLLMServer(responder, hang_seconds=10.0) as server:
-        point_provider_at(monkeypatch, request.param, server)
-        for name, value in {
-            "ETC_DATA_DIR": str(tiny_corpus),
-            "ETC_JUDGE_PROVIDER": request.param,
-            "ETC_JUDGE_MODEL": FAKE_MODEL,
-            "ETC_JUDGE_BACKOFF": "0.01",
-            "ETC_JUDGE_MAX_ATTEMPTS": "2",
-            "ETC_ADMIN_TOKEN": TOKEN,
-            "ETC_LB_BOOTSTRAP": "100",
-            "ETC_LB_JUDGE_RETRIES": "0",
-            "ETC_LB_WORKERS": "0",  # the Submit page's site scores nothing itself
-        }.items():
-            monkeypatch.setenv(name, value)
-        server.provider = request.param
-        yield server
-
-
-def submit(name: str, failing=()) -> str:
-    its = split_items(load_corpus(), "test")
-    rows = [(it.key, f"{FAIL}{i}" if i in failing else it.reference) for i, it in enumerate(its)]
-    data = dumps_jsonl(rows).encode("utf-8")
-    return lb.submit(data, {"name": name, "setting": "zero-shot", "saw_test": "no"}).id
 
 
 def asked_once(server: FakeLLMServer) -> bool:

@@ -11,7 +11,7 @@ from etclib.metrics import MetricData
 from etclib.metrics.judge import JudgeMetric
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
-from tests.unit.test_leaderboard_stats import SEED, B, _close_databases, independent_indices  # noqa: F401
+from tests.fixtures.bootstrap import SEED, B, independent_indices
 
 
 @pytest.fixture

@@ -5,24 +5,22 @@ without scoring threads.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import threading
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 import leaderboard as lb
 from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 from leaderboard import queue, worker
 from leaderboard.db import open_db
+from tests.conftest import REPO
+from tests.fixtures.board import age_leases, process_env, variant
 
-REPO = Path(__file__).resolve().parents[2]
 META = {"name": "My model", "team": "Lab", "setting": "few-shot"}
 
 
@@ -35,29 +33,14 @@ def board(tiny_corpus, monkeypatch, board_engine):
     lb.close_all()  # before the database is dropped
 
 
-def variant(items, n: int) -> bytes:
-    """A distinct valid file: the reference with the first n items replaced by the utterance."""
-    return dumps_jsonl(
-        (it.key, it.utterance if i < n else it.reference) for i, it in enumerate(items)
-    ).encode()
-
-
 def q(sql: str, params=()) -> list[tuple]:
     return open_db().query(sql, list(params))
-
-
-def _env(tiny_corpus: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO)
-    env["ETC_DATA_DIR"] = str(tiny_corpus)
-    env.update(extra)
-    return env
 
 
 def _worker(tiny_corpus: Path, *args: str, **env: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "leaderboard", "worker", *args],
-        env=_env(tiny_corpus, **env),
+        env=process_env(tiny_corpus, **env),
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -88,22 +71,6 @@ def test_two_worker_processes_score_each_stage_once(board, tiny_corpus):
         "GROUP BY 1, 2 HAVING count(*) > 1) d"
     )[0]
     assert dupes == 0
-
-
-def age_leases(seconds: float) -> int:
-    """Move every running job's lease ``seconds`` into the past (its claim and its last
-    heartbeat), as if that time had passed with no heartbeat; how many. Instead of sleeping."""
-    back = timedelta(seconds=seconds)
-    with open_db().write() as cur:
-        rows = cur.execute(
-            "SELECT id, claimed_at, heartbeat_at FROM jobs WHERE status = 'running'"
-        ).fetchall()
-        for job_id, claimed, beat in rows:
-            cur.execute(
-                "UPDATE jobs SET claimed_at = ?, heartbeat_at = ? WHERE id = ?",
-                [claimed - back, beat - back if beat is not None else None, job_id],
-            )
-        return len(rows)
 
 
 def test_a_sigkilled_workers_job_is_claimed_again_after_its_lease(board, tiny_corpus, monkeypatch):

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from etclib.redact import redact
-from tests.unit.test_llm import _secret  # noqa: F401
+from tests.fixtures.llm import _secret
 
 
 @given(secret=_secret, before=st.text(max_size=40), after=st.text(max_size=40))

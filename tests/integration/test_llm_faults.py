@@ -1,7 +1,7 @@
 """The real failure shapes through the real SDKs against the fake server: Gemini's RetryInfo
 429, safety-blocked answers, streams that fail before their first chunk, GPT-5's 400s on
 temperature / max_tokens, served snapshots, echoed keys; for the backends, the judge and the
-pre-flight checks (issue 16 items 1-6, 11; issue 12 F5, library side)."""
+pre-flight checks."""
 
 from __future__ import annotations
 

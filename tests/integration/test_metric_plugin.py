@@ -17,7 +17,13 @@ import pytest
 
 import leaderboard as lb
 from etclib.predictions import dumps_jsonl
-from tests.unit.test_metric_plugin import SEED, B, _independent_interval, _predictions, toy  # noqa: F401
+from tests.fixtures.metric_plugin import (  # noqa: F401 - toy: a fixture
+    SEED,
+    B,
+    _independent_interval,
+    _predictions,
+    toy,
+)
 
 
 def test_leaderboard_stores_ranks_and_shows_it(toy, capsys):

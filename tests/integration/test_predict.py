@@ -11,7 +11,10 @@ from etclib.corpus import load_corpus
 from etclib.predictions import MAX_PREDICTION_CHARS, read_predictions
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 from tests.fakes import FakeLLMServer
-from tests.unit.test_predict import _registered, predict  # noqa: F401
+from tests.fixtures.models import (
+    _registered,  # noqa: F401 - for every test here
+    predict,
+)
 
 
 def test_shots_come_from_train_and_are_seeded(tiny_corpus, tmp_path, monkeypatch):

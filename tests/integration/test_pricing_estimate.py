@@ -1,4 +1,4 @@
-"""The pre-flight estimate (issue 27): no answer, no estimate; cached input at its price; the
+"""The pre-flight estimate: no answer, no estimate; cached input at its price; the
 daily request limit of the key's tier."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from etclib.cli import main
 from etclib.judge import pricing
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import judge_env  # noqa: F401 - fixture
-from tests.unit.test_pricing_estimate import LIST_PRICES  # noqa: F401
+from tests.fixtures.llm import LIST_PRICES
 
 #: the model each provider's judge is priced at here
 PRICED_MODEL = {"gemini": "gemini-2.5-flash", "anthropic": "claude-haiku-4-5"}

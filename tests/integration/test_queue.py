@@ -1,4 +1,4 @@
-"""Hostile testing of the leaderboard's queue (issue #12, item 3), on every engine.
+"""Hostile testing of the leaderboard's queue, on every engine.
 
 Queue fairness: a crash counts against a job only when that job was the only one its process
 ran; a job that stopped the scorer is retried alone in its process, after a backoff; a dead
@@ -15,24 +15,24 @@ import json
 import os
 import signal
 import sqlite3
-from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 import leaderboard as lb
 from etclib.predictions import dumps_jsonl
-from leaderboard import faultpoints, queue, settings, worker
+from leaderboard import faultpoints, queue, worker
 from leaderboard.clock import now
 from leaderboard.db import open_db
 from tests.conftest import REPO
-from tests.hostile_board import (  # noqa: F401 - fixtures, found by name
+from tests.fixtures.board import (  # noqa: F401 - fixtures, found by name
     META,
     TOKEN,
     _close_databases,
+    age_leases,
     fail_next,
     job_rows,
     jsonl,
+    process_env,
     submit_many,
     tiny_fixture,
 )
@@ -44,23 +44,8 @@ DEAD = "pid 999999 gone 0000"
 def die(db, jobs_wanted: int) -> list:
     """Claim jobs as a worker of another process, which then dies (its leases run out)."""
     claimed = [worker.claim(db, f"{DEAD} lb-worker-1", process=DEAD) for _ in range(jobs_wanted)]
-    expire(db)
+    age_leases(db=db)
     return claimed
-
-
-def expire(db) -> int:
-    """Age every running job's lease past its end (instead of waiting); how many."""
-    back = timedelta(seconds=settings.lease_seconds() + 3600)
-    with db.write() as cur:
-        rows = cur.execute(
-            "SELECT id, claimed_at, heartbeat_at FROM jobs WHERE status = 'running'"
-        ).fetchall()
-        for job_id, claimed, beat in rows:
-            cur.execute(
-                "UPDATE jobs SET claimed_at = ?, heartbeat_at = ? WHERE id = ?",
-                [claimed - back, beat - back if beat is not None else None, job_id],
-            )
-    return len(rows)
 
 
 # --- item 3: queue fairness ------------------------------------------------------------------
@@ -79,7 +64,7 @@ def test_jobs_in_flight_together_at_crashes_are_never_failed(tiny):
                 "claimed_at = ?, attempts = attempts + 1, crashes = 0",
                 [f"{DEAD} t", DEAD, now()],
             )
-        assert expire(db) == 2
+        assert age_leases(db=db) == 2
         assert queue.reclaim_expired(db) == 2
     assert [r[2] for r in job_rows()] == ["queued", "queued"]
     assert db.query("SELECT sum(solo_crashes) FROM jobs")[0][0] == 0
@@ -97,13 +82,13 @@ def test_a_crash_suspect_runs_alone_and_fails_only_after_crashing_alone(tiny, mo
     suspect = worker.claim(db, f"{DEAD} t", process=DEAD)
     assert suspect is not None
     assert worker.claim(db, f"{DEAD} t", process=DEAD) is None  # a suspect runs alone
-    assert expire(db) == 1  # its process dies while it was the only job: 1 of 2
+    assert age_leases(db=db) == 1  # its process dies while it was the only job: 1 of 2
     other = worker.claim(db, "t", process="t")
     assert other is not None and other.id != suspect.id  # waiting longer, it goes first
     assert worker.run_job(db, other)
     again = worker.claim(db, f"{DEAD} t", process=DEAD)
     assert again is not None and again.id == suspect.id
-    assert expire(db) == 1  # 2 of 2: this job itself stops the scorer
+    assert age_leases(db=db) == 1  # 2 of 2: this job itself stops the scorer
     assert queue.reclaim_expired(db) == 1
     failed = lb.status(suspect.submission_id)
     assert failed["status"] == "failed"
@@ -178,12 +163,6 @@ def test_the_leaderboard_page_reruns_failed_jobs(tiny, monkeypatch):
     assert lb.status(sid)["status"] in ("queued", "scoring", "scored")
 
 
-def _env(corpus_dir: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(PYTHONPATH=str(REPO), ETC_DATA_DIR=str(corpus_dir), **extra)
-    return env
-
-
 def _scores(target: str) -> tuple[dict[str, list], dict[str, str]]:
     """Submission name -> its score rows (group, scores JSON), and name -> status, read from
     the board at ``target`` (a SQLite file or a PostgreSQL URL) with its driver directly."""
@@ -225,14 +204,6 @@ def kill_schedule(kills: int) -> list[str]:
     return [f"{points[k % len(points)]}:{1 + (k // len(points)) % 2}" for k in range(kills)]
 
 
-def age_leases(target: str) -> int:
-    """Move the leases of the running jobs (a killed worker's) past their end, as if their time
-    had run out; how many. Instead of waiting ETC_LB_LEASE_SECONDS."""
-    count = expire(open_db(target))
-    lb.close_all()
-    return count
-
-
 def test_submissions_survive_sigkills_of_the_worker(
     tiny, tiny_corpus, tmp_path, monkeypatch, board_engine
 ):
@@ -258,7 +229,7 @@ def test_submissions_survive_sigkills_of_the_worker(
             )
             lb.submit(data.encode(), {**META, "name": f"m{n:02d}", "contact": f"{n}@x"})
         lb.close_all()
-    env = _env(tiny_corpus, ETC_LEADERBOARD_DB=targets["killed"], ETC_LB_WORKERS="2")
+    env = process_env(tiny_corpus, ETC_LEADERBOARD_DB=targets["killed"], ETC_LB_WORKERS="2")
     env["ETC_LB_RETRY_BACKOFF"] = "0"  # the backoff itself: test_a_crashed_job_waits_...
     # These kills are the test's, not the jobs': one job can be the only one running at three
     # kills in a row, and the poison-job rule (fail after ETC_LB_MAX_ATTEMPTS solo crashes,
@@ -271,11 +242,13 @@ def test_submissions_survive_sigkills_of_the_worker(
         assert proc.returncode == -signal.SIGKILL, (point, proc.output)
         assert f"faultpoint {point}" in proc.output, proc.output
         kills += 1
-        age_leases(targets["killed"])  # the dead worker's jobs are claimed again at once
+        # the dead worker's jobs are claimed again at once
+        age_leases(db=open_db(targets["killed"]))
+        lb.close_all()
     done = run_worker(args, env, REPO, timeout=150)
     assert done.returncode == 0, done.output
     assert kills == kills_wanted
-    env_calm = _env(tiny_corpus, ETC_LEADERBOARD_DB=targets["calm"])
+    env_calm = process_env(tiny_corpus, ETC_LEADERBOARD_DB=targets["calm"])
     calm = run_worker(args, env_calm, REPO, timeout=150)
     assert calm.returncode == 0, calm.output
     killed_scores, killed_status = _scores(targets["killed"])

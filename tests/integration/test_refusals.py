@@ -1,6 +1,5 @@
 """A refused file's message says what is wrong once: the unexpected and missing fields named in
-one line, identical problems on consecutive lines grouped ("lines 1–1010: ..."), in the page
-(issue #26, item 6)."""
+one line, identical problems on consecutive lines grouped ("lines 1–1010: ..."), in the page."""
 
 from __future__ import annotations
 

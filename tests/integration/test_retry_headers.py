@@ -1,4 +1,4 @@
-"""The retry loop follows the server's own advice (issue 27): OpenAI's ``x-should-retry`` and
+"""The retry loop follows the server's own advice: OpenAI's ``x-should-retry`` and
 ``retry-after-ms`` headers, read from the real SDK's exceptions against the fake server."""
 
 from __future__ import annotations

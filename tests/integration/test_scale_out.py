@@ -1,9 +1,7 @@
-"""The scaled leaderboard end to end (issue 15): two site processes and three worker processes on
-one PostgreSQL, uploads through both sites' Submit pages in Chromium at once, a worker killed
-with SIGKILL twice mid-job; and a judge backlog scored by one worker against three.
-
-The runs are benchmarks/scale_out.py's own, smaller (the benchmark prints the same figures for
-N=60 and for the issue's judge backlog, with the speed-up).
+"""A judge backlog scored by one worker against three on one PostgreSQL board: every stage once,
+the same scores. The run is benchmarks/scale_out.py's own, smaller (the benchmark prints the
+figures and the speed-up for a larger backlog); the uploads through two sites in Chromium:
+tests/browser/test_shared_board.py.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from benchmarks.scale_out import (
 )
 
 #: The judge backlog of the test: 3 submissions with the fake judge at 50 ms (the benchmark runs
-#: the issue's 6 at 200 ms and prints the speed-up; a timing is not asserted here).
+#: 6 at 200 ms and prints the speed-up; a timing is not asserted here).
 JUDGE_SUBMISSIONS = 3
 
 

@@ -1,7 +1,6 @@
-"""What `etclib score --metrics bleu,rouge` and the corpus statistics leave unimported (issue
-#28 items 5 and 6): the LLM stack, the metrics it does not run, the studies. Counts of modules in
-a fresh interpreter, never timings; and the provider options still shown and checked as before.
-"""
+"""What `etclib score --metrics bleu,rouge` and the corpus statistics leave unimported: the LLM
+stack, the metrics it does not run, the studies. Counts of modules in a fresh interpreter, never
+timings; and the provider options still shown and checked as before."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No provider text in public (issue 12, item 1): a model server that echoes the key it got.
+"""No provider text in public: a model server that echoes the key it got.
 
 The fake server answers every request with 401 and ``Incorrect API key provided: Bearer <key>``,
 as some servers do. With the key set to :data:`SECRET`, the judge's failure on the leaderboard,
@@ -23,20 +23,7 @@ from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
 from tests.conftest import REPO
 from tests.fakes import FakeLLMServer
-from tests.unit.test_secrets_leak import SECRET  # noqa: F401
-
-#: What the provider says, in its own words (must stay out of public text).
-PROVIDER_WORDS = "Incorrect API key provided"
-
-
-ADMIN = "admin-token-for-the-leak-test-0123456789"
-
-
-def leaks(text: str, server: FakeLLMServer) -> list[str]:
-    """Which of the secret, the provider's words and the server's address ``text`` holds."""
-    found = [s for s in (SECRET, "SECRET123", PROVIDER_WORDS) if s in text]
-    host = server.url.removeprefix("http://")  # 127.0.0.1:PORT
-    return found + ([host] if host in text else [])
+from tests.fixtures.secrets import ADMIN, PROVIDER_WORDS, SECRET, leaks
 
 
 @pytest.fixture

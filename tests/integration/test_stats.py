@@ -9,7 +9,7 @@ import pytest
 
 from etclib import stats, store
 from tests.conftest import REAL_CORPUS, needs_corpus
-from tests.unit.test_stats import CATS, JA  # noqa: F401
+from tests.fixtures.corpus import CATS, JA
 
 
 def kappa_by_hand(subjects):

@@ -1,4 +1,4 @@
-"""The storage layer's dialects, one engine-neutral suite run on each engine (issue #28).
+"""The storage layer's dialects, one engine-neutral suite run on each engine.
 
 Each test opens a connection of its engine through its dialect (a SQLite file in WAL mode; a
 database of its own on the test session's real PostgreSQL server, skipped with the reason where

@@ -1,23 +1,17 @@
-"""Hostile testing of the leaderboard's storage and admin (issue #12, items 6 and 9).
-
-- Storage faults: a truncated, damaged or zero-length file, a foreign file, a directory in its
-  place, a read-only folder and a missing (mistyped) path each give one clear message (the path
-  and what to do) from every command, non-zero, at once (no pause, no retry, no scoring thread);
-  nothing is written into a damaged file; the worker stops after repeated loop errors, with a
-  growing pause between them; ``worker --once`` has a timeout.
-- Admin token: shorter than 24 characters is refused at start-up; wrong tokens are rate-limited
-  per session and logged.
-- Duplicates: ``content_sha256`` holds the content hash, ``file_sha256`` the file's bytes hash.
+"""Storage faults as commands and pages meet them: a truncated, damaged or zero-length board, a
+foreign file, a directory in its place, a read-only folder and a missing (mistyped) path each
+give one clear message (the path and what to do) from every command, non-zero, at once (no
+pause, no retry, no scoring thread); nothing is written into a damaged file; the worker stops
+after repeated loop errors, with a growing pause between them, and on a full disk with one line;
+``worker --once`` has a timeout; with a damaged board, the pages that need it say it is
+unavailable without server details and the others work.
 
 Every test that uses the board runs on every engine (``board_engine``, tests/conftest.py) except
-those marked ``embedded_only``: the storage faults are about the SQLite file itself. The queue's
-fairness and SIGKILLs: tests/integration/test_queue.py.
-"""
+those marked ``embedded_only``: these faults are about the SQLite file itself. The queue's
+fairness and SIGKILLs: tests/integration/test_queue.py."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import re
@@ -32,25 +26,21 @@ from pathlib import Path
 import pytest
 
 import leaderboard as lb
+from etclib.predictions import dumps_jsonl
 from leaderboard import worker
-from leaderboard.db import open_db
 from tests.conftest import REPO
-from tests.hostile_board import (  # noqa: F401 - fixtures, found by name
+from tests.fixtures.board import (  # noqa: F401 - fixtures, found by name
     META,
     TOKEN,
     _close_databases,
     fail_next,
     job_rows,
     jsonl,
+    process_env,
     submit_many,
     tiny_fixture,
 )
-
-
-def _env(corpus_dir: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(PYTHONPATH=str(REPO), ETC_DATA_DIR=str(corpus_dir), **extra)
-    return env
+from tests.site_apptest import app
 
 
 def _good_database(items, path: Path) -> Path:
@@ -181,7 +171,7 @@ def test_the_worker_process_exits_at_once_on_a_bad_database(tiny, tiny_corpus, t
     path = _damage(case, _good_database(tiny, tmp_path / "leaderboard.sqlite"))
     proc = subprocess.run(
         [sys.executable, "-m", "leaderboard", "worker", "--once"],
-        env=_env(tiny_corpus, ETC_LEADERBOARD_DB=str(path)),
+        env=process_env(tiny_corpus, ETC_LEADERBOARD_DB=str(path)),
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -215,7 +205,7 @@ def test_a_read_only_folder_gives_one_clear_message_from_every_command(
     before = sorted(p.name for p in folder.iterdir())
     folder.chmod(0o555)
     prefix = _without_dac_override()
-    env = _env(tiny_corpus, ETC_LEADERBOARD_DB=str(path), ETC_ADMIN_TOKEN=TOKEN)
+    env = process_env(tiny_corpus, ETC_LEADERBOARD_DB=str(path), ETC_ADMIN_TOKEN=TOKEN)
     try:
         for name, argv in commands(tmp_path, tiny).items():
             if state == "new" and name != "seed":
@@ -339,142 +329,110 @@ def test_every_page_shows_the_storage_message(tiny, tmp_path, monkeypatch):
         assert str(path) not in re.sub(r"\\(.)", r"\1", shown[0])
 
 
-def test_a_short_admin_token_is_refused_at_start_up(tiny, monkeypatch, capsys):
-    from streamlit.testing.v1 import AppTest
-
-    from etclib.errors import ConfigError
-    from etclib.studies import annotation
-    from leaderboard.__main__ import main
-
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", "s3cret-but-short")
-    assert main(["show", "--create"]) == 2
-    err = capsys.readouterr().err
-    assert "ETC_ADMIN_TOKEN is shorter than 24 characters" in err and "s3cret" not in err
-    with pytest.raises(ConfigError, match="shorter than 24"):
-        lb.hide("x", "s3cret-but-short")
-    with pytest.raises(ConfigError, match="shorter than 24"):
-        annotation.issue_code("s3cret-but-short")
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
-    assert any("shorter than 24 characters" in e.value for e in at.error)
-    assert not at.title  # the site refused to start: no page ran
+@pytest.fixture
+def damaged_board(tiny, tmp_path, monkeypatch):
+    """A board with a scored entry, then cut in half (SQLite then finds pages missing on
+    its check)."""
+    path = tmp_path / "leaderboard.sqlite"
+    data = dumps_jsonl((it.key, it.reference) for it in tiny).encode("utf-8")
+    lb.submit(data, META, file_name="good.jsonl")
+    lb.process_jobs()
+    lb.close_all()
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(lb.StorageError):
+        lb.open_db(path, create=False)
+    return path
 
 
-def test_wrong_tokens_are_rate_limited_per_session_and_logged(
-    tiny, monkeypatch, caplog, board_engine
+def page_text(at) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [e.value for e in at.error] + [w.value for w in at.warning]
+    parts += [i.value for i in at.info] + [t.value for t in at.title]
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts))
+
+
+@pytest.mark.embedded_only  # about the SQLite file itself
+@pytest.mark.parametrize(
+    "page", ["site_pages/chat.py", "site_pages/corpus.py", "site_pages/about.py"]
+)
+def test_pages_that_do_not_need_the_board_work_with_a_damaged_one(damaged_board, page, caplog):
+    at = app(page)
+    assert not at.error, [e.value for e in at.error]
+    text = page_text(at)
+    assert str(damaged_board) not in text and "DuckDB" not in text
+    assert at.title and "refused to start" not in text
+
+
+@pytest.mark.embedded_only  # about the SQLite file itself
+def test_chat_works_with_a_damaged_board(damaged_board):
+    at = app("site_pages/chat.py")
+    at.chat_input(key="chat_input").set_value("こんにちは").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [t.value for t in at.text] == ["A: こんにちは"]
+
+
+@pytest.mark.embedded_only  # about the SQLite file itself
+@pytest.mark.parametrize(
+    "page", ["site_pages/leaderboard.py", "site_pages/submit.py", "site_pages/home.py"]
+)
+def test_board_pages_say_unavailable_without_server_details(
+    damaged_board, page, caplog, monkeypatch
 ):
-    from etclib import admintoken
+    import logging
 
-    # the failures are counted per session for the whole process: sessions of this run's own
-    visitor, other = f"visitor-1-{board_engine}", f"visitor-2-{board_engine}"
+    import views.errors
 
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
-    sid = lb.submit(jsonl(tiny), META).id
-    outcomes = []
-    with caplog.at_level(logging.WARNING, logger="etclib.admintoken"):
-        with admintoken.session(visitor):
-            for n in range(30):
-                try:
-                    lb.hide(sid, f"guess-{n:030d}")
-                except lb.AdminError as exc:
-                    outcomes.append("wait" if "Too many wrong admin tokens" in str(exc) else "no")
-            with pytest.raises(lb.AdminError, match="Too many wrong admin tokens"):
-                lb.hide(sid, TOKEN)  # locked out: even the right token waits
-    limit = admintoken.MAX_FAILURES
-    assert outcomes == ["no"] * limit + ["wait"] * (30 - limit)
-    failures = [r for r in caplog.records if "wrong admin token" in r.getMessage()]
-    assert len(failures) == limit and all(TOKEN not in r.getMessage() for r in caplog.records)
-    assert all("guess-" not in r.getMessage() for r in caplog.records)
-    with admintoken.session(other):  # another session is not locked out
-        lb.hide(sid, TOKEN)
-    assert lb.status(sid)["visibility"] == "hidden"
+    monkeypatch.setattr(views.errors, "_LOGGED", set())
+    with caplog.at_level(logging.ERROR, logger="views.errors"):
+        at = app(page)
+    text = page_text(at)
+    assert [e.value for e in at.error] == [
+        "The leaderboard is unavailable right now: its database cannot be used. The site's "
+        "operator has been told (the details are in the server's log). The other pages work "
+        "as usual."
+    ]
+    assert str(damaged_board.parent) not in text and "/tmp" not in text
+    for detail in ("SQLite", "sqlite", "malformed", "DuckDB", "Restore it from a backup"):
+        assert detail not in text, detail
+    # the operator's copy, with the path, is in the server log (once per process per message)
+    logged = [r.getMessage() for r in caplog.records if r.name == "views.errors"]
+    assert logged and all(str(damaged_board) in m for m in logged)
 
 
-def test_the_judge_vs_human_admin_form_is_rate_limited(monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from etclib import admintoken
-
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
-    from views.judge_vs_human import TABS
-
-    at = AppTest.from_file(str(REPO / "site_pages" / "judge_vs_human.py"), default_timeout=90).run()
-    assert not at.exception, [e.value for e in at.exception]
-    at.session_state["jvh_tab"] = TABS[1]  # Study 2 holds the admin form; only the open tab runs
-    at.run()
-    at.text_input(key="jvh_admin_token").set_value("wrong-wrong-wrong-wrong-wrong")
-    errors = []
-    for _ in range(admintoken.MAX_FAILURES + 2):
-        at.button(key="jvh_issue").click().run()
-        errors.append(at.error[-1].value if at.error else "")
-    assert all("Wrong admin token" in e for e in errors[: admintoken.MAX_FAILURES])
-    assert all("Too many wrong admin tokens" in e for e in errors[admintoken.MAX_FAILURES :])
-    at.text_input(key="jvh_admin_token").set_value(TOKEN)
-    at.button(key="jvh_issue").click().run()
-    assert "Too many wrong admin tokens" in at.error[-1].value  # this session waits
-
-
-def test_file_and_content_hashes_are_stored_apart(tiny):
-    data = jsonl(tiny)
-    sid = lb.submit(data, META).id
-    file_sha, content_sha = open_db().query(
-        "SELECT file_sha256, content_sha256 FROM submissions WHERE id = ?", [sid]
-    )[0]
-    assert file_sha == hashlib.sha256(data).hexdigest()
-    body = [[*it.key, it.reference] for it in tiny]
-    expected = hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii")).hexdigest()
-    assert content_sha == expected
-    crlf = data.replace(b"\n", b"\r\n")
-    again = lb.submit(crlf, {**META, "contact": "other@x.org"})
-    assert again.duplicate and again.id == sid
-
-
-def test_seeding_an_unchanged_baseline_takes_the_fast_path(tiny, monkeypatch):
-    from leaderboard import baselines
-
-    submit = sys.modules["leaderboard.submit"]  # the package's `submit` is the function
-    first = baselines.seed_computed(["constant"])
-    assert first["constant"]["added"]
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("store_submission called for an unchanged baseline")
-
-    monkeypatch.setattr(submit, "store_submission", refuse)
-    again = baselines.seed_computed(["constant"])
-    assert again == {"constant": {"id": first["constant"]["id"], "added": False}}
-
-
-def test_the_worker_warms_its_stages_before_it_claims_and_survives_a_failed_warm_up(
+@pytest.mark.embedded_only  # about the SQLite file itself
+def test_a_full_disk_stops_the_worker_with_one_line_and_no_chmod_advice(
     tiny, monkeypatch, capsys, caplog
 ):
-    """``python -m leaderboard worker`` pays each stage's one-time costs before its first claim;
-    a warm-up that fails is logged (redacted) and the worker scores all the same."""
-    import dataclasses
+    """ENOSPC met while storing a result (DuckDB's own error, raised where DuckDB raises it:
+    inside the write transaction) through ``python -m leaderboard worker --once``."""
+    import logging
+    import sqlite3
 
-    from leaderboard import stages
+    from leaderboard import worker
     from leaderboard.__main__ import main
 
-    order = []
+    for n in range(3):
+        texts = {it.key: f"{it.reference}{n}" for it in tiny}
+        lb.submit(dumps_jsonl(texts.items()).encode("utf-8"), META, file_name=f"p{n}.jsonl")
+    calls = []
 
-    def broken() -> None:
-        order.append("warm")
-        raise RuntimeError("cannot load the tagger (key sk-abcdefghijklmnopqrstuvwxyz012345)")
+    def full_disk(*args, **kwargs):
+        calls.append(1)
+        raise sqlite3.OperationalError("database or disk is full")
 
-    claim = worker.claim
-
-    def counted(db, name):
-        order.append("claim")
-        return claim(db, name)
-
-    monkeypatch.setitem(stages.RULES, "lexical", dataclasses.replace(stages.RULES["lexical"],
-                                                                     warm=broken))  # fmt: skip
-    monkeypatch.setattr(worker, "claim", counted)
-    sid = lb.submit(jsonl(tiny), META).id
-    with caplog.at_level(logging.WARNING, logger="leaderboard.worker"):
-        assert main(["worker", "--once", "--threads", "1"]) == 0
-    assert order[0] == "warm" and "claim" in order
-    warned = [
-        r.getMessage() for r in caplog.records if "warming the lexical stage" in r.getMessage()
-    ]
-    assert warned and "cannot load the tagger" in warned[0] and "sk-abcdef" not in warned[0]
-    assert "warmed:" not in capsys.readouterr().out  # nothing was warmed
-    assert lb.status(sid)["status"] == "scored"
+    monkeypatch.setattr(worker, "store_result", full_disk)
+    lb.close_all()
+    with caplog.at_level(logging.DEBUG):
+        code = main(["worker", "--once", "--threads", "2", "--timeout", "600"])
+    out = capsys.readouterr()
+    assert code == 8 and calls  # the worker stopped (exit status 8) after the write failed
+    said = [line for line in (out.out + out.err).splitlines() if "space left" in line]
+    assert len(said) == 1 and "the scoring worker stopped" in said[0], out
+    assert "Free space on the disk" in said[0]
+    assert "chown" not in out.out + out.err and "chmod" not in out.out + out.err
+    assert "Traceback" not in out.out + out.err
+    # nothing logged about it (with or without a traceback): the command printed it once
+    records = [r for r in caplog.records if r.name.startswith("leaderboard")]
+    assert not any("space left" in r.getMessage() for r in records)
+    assert not any(r.exc_info and "space left" in str(r.exc_info[1]) for r in records)

@@ -4,7 +4,7 @@ PostgreSQL (the file written as in tests/unit/test_studies_upgrade.py)."""
 from __future__ import annotations
 
 from etclib.studies import db as studiesdb
-from tests.unit.test_studies_upgrade import ANNOTATORS, _legacy_file  # noqa: F401
+from tests.fixtures.studies import ANNOTATORS, _legacy_file
 
 
 def test_migrate_copies_a_duckdb_studies_file_into_postgresql(tmp_path, postgres_url):

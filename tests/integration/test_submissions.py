@@ -1,4 +1,4 @@
-"""A submission is read and validated once, from its upload to its stored rows (issue #24 item 4).
+"""A submission is read and validated once, from its upload to its stored rows.
 
 The Submit page checks the upload (``views.upload_check``), hands the validated
 ``Predictions`` to ``lb.submit``, which stores each value in its track's encoding
@@ -19,10 +19,17 @@ from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
 from etclib import predictions
+from etclib.predictions import dumps_jsonl
 from leaderboard import queue, worker
 from leaderboard.db import open_db
-from tests.conftest import REPO
-from tests.unit.test_submissions import META, _file, tiny  # noqa: F401
+from tests.conftest import REPO, needs_corpus
+from tests.fixtures.predictions import (  # noqa: F401 - submissions_tiny: the fixture "tiny"
+    SUBMISSION_META,
+    submissions_tiny,
+    unknown_items,
+    valid_file,
+)
+from tests.site_apptest import app
 
 COUNTED = ("parse", "check_coverage", "check_values")
 
@@ -52,7 +59,7 @@ def _stored(sid: str) -> dict:
 
 @pytest.mark.parametrize("track", ["transcription", "erc"])
 def test_an_upload_is_parsed_once_from_the_submit_page_to_stored_scores(tiny, calls, track):
-    name, data, expected = _file(tiny, track)
+    name, data, expected = valid_file(tiny, track)
     at = AppTest.from_file(str(REPO / "site_pages" / "submit.py"), default_timeout=60).run()
     at.file_uploader(key="submit_file").upload(name, data).run()
     assert not at.exception, at.exception
@@ -72,8 +79,8 @@ def test_an_upload_is_parsed_once_from_the_submit_page_to_stored_scores(tiny, ca
 
 
 def test_a_file_given_to_lb_submit_is_parsed_once_too(tiny, calls):
-    name, data, expected = _file(tiny, "erc")
-    receipt = lb.submit(data, META, file_name=name)
+    name, data, expected = valid_file(tiny, "erc")
+    receipt = lb.submit(data, SUBMISSION_META, file_name=name)
     assert lb.process_jobs() >= 1
     assert lb.status(receipt.id)["status"] == "scored"
     assert _stored(receipt.id) == expected
@@ -83,8 +90,8 @@ def test_a_file_given_to_lb_submit_is_parsed_once_too(tiny, calls):
 def test_an_erc_row_stored_by_earlier_code_reads_back(tiny):
     """Rows written before Track.encode existed (the label set joined by ";", by
     format_label_set) are the form decode reads: such a board scores without a migration."""
-    _, data, _ = _file(tiny, "erc")
-    sid = lb.submit(data, META, file_name="labels.csv").id
+    _, data, _ = valid_file(tiny, "erc")
+    sid = lb.submit(data, SUBMISSION_META, file_name="labels.csv").id
     db = open_db()
     with db.write() as cur:  # the rows as the earlier store wrote them, written here by hand
         for it in tiny:
@@ -98,8 +105,8 @@ def test_an_erc_row_stored_by_earlier_code_reads_back(tiny):
 
 
 def test_stored_rows_changed_after_submission_are_not_scored(tiny):
-    _, data, _ = _file(tiny, "transcription")
-    sid = lb.submit(data, META, file_name="preds.jsonl").id
+    _, data, _ = valid_file(tiny, "transcription")
+    sid = lb.submit(data, SUBMISSION_META, file_name="preds.jsonl").id
     db = open_db()
     with db.write() as cur:
         cur.execute(
@@ -128,8 +135,8 @@ def test_study2_is_fed_after_the_result_is_stored_and_not_for_a_dropped_duplicat
         return real(submission_id, result)
 
     monkeypatch.setattr(worker, "feed_study", feed)
-    _, data, _ = _file(tiny, "transcription")
-    sid = lb.submit(data, META, file_name="preds.jsonl").id
+    _, data, _ = valid_file(tiny, "transcription")
+    sid = lb.submit(data, SUBMISSION_META, file_name="preds.jsonl").id
     db = open_db()
     job = queue.claim(db, worker.worker_name())
     assert job is not None and job.submission_id == sid
@@ -147,8 +154,63 @@ def test_a_study2_failure_after_the_store_leaves_the_job_scored(tiny, monkeypatc
         raise RuntimeError("the studies database went away")
 
     monkeypatch.setattr(worker, "feed_study", broken)
-    _, data, _ = _file(tiny, "transcription")
-    sid = lb.submit(data, META, file_name="preds.jsonl").id
+    _, data, _ = valid_file(tiny, "transcription")
+    sid = lb.submit(data, SUBMISSION_META, file_name="preds.jsonl").id
     assert lb.process_jobs() == 1
     assert lb.status(sid)["status"] == "scored"
     assert open_db().query("SELECT count(*) FROM jobs WHERE status <> 'done'")[0][0] == 0
+
+
+def test_many_crafted_refused_uploads_leave_the_cache_under_its_bound(tiny, monkeypatch):
+    from etclib.predictions import MAX_PROBLEMS
+    from views import upload_check
+
+    upload_check.clear()
+    monkeypatch.setattr(upload_check, "MAX_BYTES", 400_000)
+    at = app("site_pages/submit.py")
+    sizes = []
+    n_items = len(tiny) + MAX_PROBLEMS  # as many records as the reader reads
+    for n in range(8):
+        at.file_uploader(key="submit_file").upload(f"crafted{n}.jsonl", unknown_items(n_items, n))
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(f"refused\\: {n_items + 1:,} problem" in e.value for e in at.error), at.error
+        assert upload_check.held_bytes() <= upload_check.MAX_BYTES
+        sizes.append(upload_check.held_bytes())
+    entry = upload_check.size_of(upload_check.checked(unknown_items(n_items, 7), "crafted7.jsonl"))
+    assert entry > 100_000  # a full refusal is large...
+    assert 1 <= upload_check.entries() <= upload_check.MAX_BYTES // entry < 8  # ...a few stay
+    check = upload_check.checked(unknown_items(n_items, 0), "crafted0.jsonl")
+    assert len(check.problems) <= MAX_PROBLEMS and check.problem_count == n_items + 1
+
+
+BIDI = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "evil\u202elmsj.exe" shows as "evilexe.jsml"
+
+
+def test_bidi_controls_are_stripped_from_file_names_on_the_page_and_in_the_history(tiny):
+    name = f"evil{BIDI}lnosj\u200b.jsonl"
+    # the Submit page's message, for a refused file
+    at = app("site_pages/submit.py")
+    at.file_uploader(key="submit_file").upload(name, b'{"dialogue_id": 1}\n').run()
+    shown = " ".join(e.value for e in at.error)
+    assert "was refused" in shown and BIDI not in shown and "\u200b" not in shown
+    assert "evillnosj" in shown
+    # the status history of an accepted one
+    data = dumps_jsonl((it.key, it.reference) for it in tiny).encode("utf-8")
+    receipt = lb.submit(data, SUBMISSION_META, file_name=name)
+    history = " ".join(h["message"] or "" for h in lb.status(receipt.id)["history"])
+    assert "received evillnosj.jsonl" in history and BIDI not in history
+
+
+@needs_corpus
+def test_submit_page_says_a_txt_file_is_refused_in_the_page(corpus):
+    from tests.site_apptest import assert_clean, predictions_file, send_button
+
+    at = app("site_pages/submit.py")
+    at.file_uploader(key="submit_file").upload("preds.txt", predictions_file(corpus)).run()
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(r"preds\.txt was refused\: a \.txt file is not taken here\.")
+    assert r"JSON Lines \(\.jsonl, \.json, \.ndjson\) or CSV \(\.csv\)" in errors[0]
+    assert send_button(at).proto.disabled

@@ -6,7 +6,7 @@ from __future__ import annotations
 import leaderboard as lb
 from leaderboard import queue
 from leaderboard.db import open_db
-from tests.unit.test_upgrade import duck_tables, legacy_copy  # noqa: F401
+from tests.fixtures.board import duck_tables, legacy_copy
 
 
 def test_the_converted_board_ranks_scores_and_continues_its_ids(tmp_path, monkeypatch, tiny_corpus):

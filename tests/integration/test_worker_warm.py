@@ -1,4 +1,4 @@
-"""A scoring worker warms every stage it will run before its first claim (issue #28 item 4).
+"""A scoring worker warms every stage it will run before its first claim.
 
 The first lexical job of a fresh ``python -m leaderboard worker`` used to pay MeCab, sacrebleu,
 rouge-score with nltk, the corpus and the category classifier (5-14 s under load); the warm-up
@@ -10,12 +10,17 @@ has the times).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+import leaderboard as lb
+from leaderboard import worker
+from tests.fixtures.board import META, jsonl, tiny_fixture  # noqa: F401 - the fixture "tiny"
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,3 +118,40 @@ def test_a_bertscore_worker_warm_up_loads_its_model(tiny_corpus, tmp_path_factor
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["warmed"] == ["lexical", "bertscore"]
     assert got["models_loaded"] == 1 and got["torch"]
+
+
+def test_the_worker_warms_its_stages_before_it_claims_and_survives_a_failed_warm_up(
+    tiny, monkeypatch, capsys, caplog
+):
+    """``python -m leaderboard worker`` pays each stage's one-time costs before its first claim;
+    a warm-up that fails is logged (redacted) and the worker scores all the same."""
+    import dataclasses
+
+    from leaderboard import stages
+    from leaderboard.__main__ import main
+
+    order = []
+
+    def broken() -> None:
+        order.append("warm")
+        raise RuntimeError("cannot load the tagger (key sk-abcdefghijklmnopqrstuvwxyz012345)")
+
+    claim = worker.claim
+
+    def counted(db, name):
+        order.append("claim")
+        return claim(db, name)
+
+    monkeypatch.setitem(stages.RULES, "lexical", dataclasses.replace(stages.RULES["lexical"],
+                                                                     warm=broken))  # fmt: skip
+    monkeypatch.setattr(worker, "claim", counted)
+    sid = lb.submit(jsonl(tiny), META).id
+    with caplog.at_level(logging.WARNING, logger="leaderboard.worker"):
+        assert main(["worker", "--once", "--threads", "1"]) == 0
+    assert order[0] == "warm" and "claim" in order
+    warned = [
+        r.getMessage() for r in caplog.records if "warming the lexical stage" in r.getMessage()
+    ]
+    assert warned and "cannot load the tagger" in warned[0] and "sk-abcdef" not in warned[0]
+    assert "warmed:" not in capsys.readouterr().out  # nothing was warmed
+    assert lb.status(sid)["status"] == "scored"

@@ -6,39 +6,11 @@ import pandas as pd
 import pytest
 
 from etclib.studies import annotation as ann
+from tests.fixtures.studies import (
+    _annotation_admin,  # noqa: F401 - for every test here
+    unit_rows,
+)
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-
-ADMIN = "s3cret-admin-token-0123456789"
-
-
-@pytest.fixture(autouse=True)
-def _admin(monkeypatch):
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
-
-
-def unit_rows(submission: str = "sub-1") -> list[dict]:
-    """Two items with 2 prediction units and 2 reference units each, all labels present."""
-    rows = []
-    plan = {
-        (1, 1, "speaker"): (["Supported", "Neutral"], ["Supported", "Not Supported"]),
-        (1, 1, "listener"): (["Not Supported", "Supported"], ["Neutral", "Supported"]),
-    }
-    for (d, t, r), (prec, rec) in plan.items():
-        for side, labels in (("precision", prec), ("recall", rec)):
-            for i, label in enumerate(labels):
-                rows.append(
-                    {
-                        "submission_id": submission,
-                        "dialogue_id": d,
-                        "turn": t,
-                        "role": r,
-                        "side": side,
-                        "unit": f"{r}の{side}単位{i}: 嬉しかった",
-                        "target": "私は嬉しかった。",
-                        "label": label,
-                    }
-                )
-    return rows
 
 
 @pytest.mark.parametrize(

@@ -4,24 +4,9 @@ overloaded and used-up credit responses, and prompt caching of the judge's fixed
 
 from __future__ import annotations
 
-import pytest
-
 from etclib import llm
-from tests.fakes import FakeLLMServer
-from tests.fakes.judge_fixtures import point_provider_at
+from tests.fixtures.llm import KEY, server  # noqa: F401 - server: a fixture
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-
-KEY = "sk-ant-test-0123456789abcdef"
-
-
-@pytest.fixture
-def server(monkeypatch):
-    with FakeLLMServer(
-        lambda req: f" 私は{len(req.user)}文字を読んだ。", api_key=KEY, retry_delay=7
-    ) as fake:
-        point_provider_at(monkeypatch, "anthropic", fake, key=KEY)
-        monkeypatch.setenv("ETC_ANTHROPIC_MODEL", "fake-claude")
-        yield fake
 
 
 def test_classification_of_claude_errors():

@@ -22,13 +22,7 @@ from etclib.corpus import load_corpus
 from etclib.errors import BackendError, ConfigError
 from etclib.task import chat_item, items
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
-
-
-@pytest.fixture(autouse=True)
-def _fresh_memory():
-    retrieval_module._MEMORY.clear()
-    yield
-    retrieval_module._MEMORY.clear()
+from tests.fixtures.models import _fresh_memory  # noqa: F401 - for every test here
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""BERTScore without its model cached (issue 27): offline or without network it fails at once
+"""BERTScore without its model cached: offline or without network it fails at once
 with the model's name and the command that caches it, never after the libraries' retries."""
 
 from __future__ import annotations

@@ -5,29 +5,13 @@ empties: the ranking a visitor gets is the same as one computed from scratch."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.task import items as split_items
 from leaderboard import samples
 from leaderboard.db import resolve
-
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    samples.forget()
-    yield
-    lb.close_all()
-    samples.forget()
-
-
-@pytest.fixture
-def tiny(tiny_corpus, monkeypatch):
-    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
-    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "200")
-    monkeypatch.setenv("ETC_LB_SEED", "11")
-    return split_items(load_corpus(tiny_corpus), "test")
+from tests.fixtures.board import (  # noqa: F401 - fixtures: "tiny", and one run for every test
+    _fresh_samples,
+    sampled_tiny,
+)
 
 
 def test_kept_values_are_keyed_by_the_metrics_code(tiny, monkeypatch):

@@ -11,15 +11,8 @@ from sklearn.metrics import f1_score
 
 from etclib.errors import AnnotationError, ConfigError, JudgeError
 from etclib.studies import causes
+from tests.fixtures.studies import _causes_admin  # noqa: F401 - for every test here
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
-
-ADMIN = "cause-admin-token-of-24-characters"
-
-
-@pytest.fixture(autouse=True)
-def _admin(monkeypatch):
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN)
-
 
 S3 = (7, 3, "speaker")  # target at position 5; partner (B) at 2, 4; own earlier (A) at 1, 3
 

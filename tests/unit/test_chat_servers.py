@@ -1,4 +1,4 @@
-"""The chat's model servers (issue 27): probed, offline when they do not answer, every
+"""The chat's model servers: probed, offline when they do not answer, every
 generation bounded by the configured timeouts, the operator told the setting the chat reads."""
 
 from __future__ import annotations
@@ -9,26 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
+from tests.fixtures.llm import probe  # noqa: F401 - a fixture
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def probe(monkeypatch):
-    """views.chat's probe on a clock the test moves."""
-    from views import chat
-
-    clock = Clock()
-    fresh = chat.ServerProbe(clock)
-    monkeypatch.setattr(chat, "PROBE", fresh)
-    return fresh, clock
 
 
 def test_a_self_hosted_openai_server_is_probed_too(probe, monkeypatch):

@@ -1,6 +1,5 @@
-"""Text a reader meets outside the tables (issue #26): the CLIs' output complete and aligned
-(`--help` descriptions whole, `etclib score` printing the breakdowns `--json` has, its tables'
-columns aligned), the docs listing every page, the upload limit as one figure on the page."""
+"""What the CLIs print: every command's ``--help`` description a whole sentence, and the
+leaderboard's text tables aligned, Japanese names included."""
 
 from __future__ import annotations
 
@@ -79,19 +78,3 @@ def test_leaderboard_text_tables_align_japanese_names():
     lines = text.splitlines()
     starts = {_width(line[: line.index(v)]) for line, v in zip(lines[2:], ["12.00", "3.00"])}
     assert starts == {_width(lines[0][: lines[0].index("Macro-F1")])}
-
-
-def test_readme_and_site_doc_list_every_page():
-    """README's site paragraph and docs/site.md's page table name every page streamlit_app.py
-    declares, and README counts them right."""
-    from tests.conftest import REPO
-    from tests.serve import site_pages
-
-    titles = [title for _, title in site_pages()]  # the navigation's pages (not hidden ones)
-    assert len(titles) == 9 and {"Causes", "Compare"} <= set(titles)
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    site = (REPO / "docs" / "site.md").read_text(encoding="utf-8")
-    assert "serves nine pages" in readme
-    for title in titles:
-        assert f"**{title}**" in readme, title
-        assert f"\n| {title} |" in site, title

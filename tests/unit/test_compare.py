@@ -16,66 +16,16 @@ from etclib.comparison import A_BETTER, B_BETTER, NO_DIFFERENCE, compare_data
 from etclib.metrics import MetricData, bleu, judge, rouge
 from etclib.tokenize import TokenCache
 from etclib.tracks.categories import metric as erc
-
-RESAMPLES, TRIALS, SEED = 300, 2000, 20260
-
-
-def numpy_mean_interval(values_a, values_b, resamples=RESAMPLES, seed=SEED):
-    """Percentile interval of B − A of the mean x100 over the drawn items (NaN items left out),
-    on the board's draw of indices."""
-    n = len(values_a)
-    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    diffs = []
-    for row in idx:
-        a, b = values_a[row], values_b[row]
-        diffs.append(np.nanmean(b) * 100 - np.nanmean(a) * 100)
-    return tuple(np.percentile(diffs, [2.5, 97.5]))
-
-
-def numpy_mean_p(values_a, values_b, trials=TRIALS, seed=SEED):
-    """Paired permutation test of the item differences (sign flips on sacrebleu's draw): the
-    share of trials whose |mean difference| is at least the observed one, +1 correction."""
-    n = len(values_a)
-    pos = np.random.default_rng(seed).integers(2, size=(trials, n), dtype=bool)
-    known = ~np.isnan(values_a) & ~np.isnan(values_b)
-    d = np.where(known, values_a - values_b, 0.0)
-    observed = abs(d.sum()) / known.sum()
-    signs = np.where(pos, 1.0, -1.0)
-    stats = np.abs(signs @ d) / known.sum()
-    return (np.count_nonzero(stats >= observed - 1e-12) + 1) / (trials + 1)
-
-
-def sacrebleu_interval(stats_a, stats_b, order, resamples=RESAMPLES, seed=SEED):
-    """Percentile interval of B − A of sacrebleu's corpus BLEU on each resample's summed stats."""
-    from sacrebleu.metrics import BLEU
-
-    metric = BLEU(max_ngram_order=order, tokenize="none")
-    n = len(stats_a)
-    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-
-    def one(stats, row):
-        total = stats[row].sum(axis=0)
-        m = bleu.MAX_ORDER
-        s = [int(total[0]), int(total[1])] + list(map(int, total[2 : 2 + order]))
-        s += list(map(int, total[2 + m : 2 + m + order]))
-        return metric._compute_score_from_stats(s).score
-
-    diffs = [one(stats_b, row) - one(stats_a, row) for row in idx]
-    return tuple(np.percentile(diffs, [2.5, 97.5]))
-
-
-def sacrebleu_ar_p(hyps_a, hyps_b, refs, order, trials=TRIALS, seed=SEED):
-    """sacrebleu's own paired approximate-randomization test (A the baseline) on MeCab tokens."""
-    from sacrebleu.metrics import BLEU
-    from sacrebleu.significance import Result, _paired_ar_test
-
-    metric = BLEU(max_ngram_order=order, tokenize="none")
-    bl_stats = metric._extract_corpus_statistics(hyps_a, [refs])
-    bl = Result(metric._aggregate_and_compute(bl_stats).score)
-    _, got = _paired_ar_test(
-        {"bleu": (bl_stats, bl)}, "B", hyps_b, [refs], {"bleu": metric}, trials, -1, seed
-    )
-    return got["bleu"].p_value
+from tests.fixtures.compare import (
+    RESAMPLES,
+    SEED,
+    TRIALS,
+    _write,
+    numpy_mean_interval,
+    numpy_mean_p,
+    sacrebleu_ar_p,
+    sacrebleu_interval,
+)
 
 
 def _compare_groups(modules, data_a, data_b, n, **kw):
@@ -293,14 +243,6 @@ def test_per_item_rows_and_win_tie_loss():
     assert sum(v["B wins"] for v in counts["role"].values()) == wins
     assert counts["category"]["joy"] == total
     assert "bootstrap:50|seed:20260" in c.signature["compare"]
-
-
-def _write(path, corpus_items, values, field="prediction"):
-    with open(path, "w", encoding="utf-8") as f:
-        for it, v in zip(corpus_items, values):
-            rec = {"dialogue_id": it.dialogue_id, "turn": it.turn, "role": it.role, field: v}
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    return path
 
 
 def test_cli_refuses_another_track(tmp_path, tiny_corpus, capsys):

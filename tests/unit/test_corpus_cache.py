@@ -1,4 +1,4 @@
-"""The parsed corpus cached on disk (issue #28 item 5): a later process reads the cached parse
+"""The parsed corpus cached on disk: a later process reads the cached parse
 instead of parsing and checking every dialogue file, only the splits it asks for, and a changed
 corpus file is parsed again.
 

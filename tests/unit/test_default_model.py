@@ -1,4 +1,4 @@
-"""One default OpenAI model (issue 27): named once, in etclib.llm.models, and read everywhere."""
+"""One default OpenAI model: named once, in etclib.llm.models, and read everywhere."""
 
 from __future__ import annotations
 

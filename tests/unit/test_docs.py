@@ -1,105 +1,12 @@
-"""What a visitor reads instead of operator text (issue #26): a refused file type said in the
-page, doc links to the rendered document in the repository, chart labels that fit a phone."""
+"""The documentation a visitor reaches from a page: a link to the rendered document in the
+repository (or, without one, the site's Documentation page, whose links stay inside the site),
+and the README and docs/site.md naming every page the site declares."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.conftest import REPO
-
-ACCEPTED = "JSON Lines (.jsonl, .json, .ndjson) or CSV (.csv)"
-
-
-@pytest.mark.parametrize(
-    ("name", "refused"),
-    [
-        ("preds.jsonl", None),
-        ("preds.json", None),
-        ("preds.ndjson", None),
-        ("preds.csv", None),
-        ("PREDS.CSV", None),
-        ("予測.jsonl", None),
-        ("notes.txt", "a .txt file is not taken here"),
-        ("preds.jsonl.txt", "a .txt file is not taken here"),
-        ("preds.xlsx", "a .xlsx file is not taken here"),
-        ("preds", "a file without a type in its name is not taken here"),
-        ("", "a file without a type in its name is not taken here"),
-    ],
-)
-def test_upload_type_problem(name, refused):
-    from views.submission import upload_type_problem
-
-    said = upload_type_problem(name)
-    if refused is None:
-        assert said is None
-    else:
-        assert said.startswith(refused) and ACCEPTED in said, said
-
-
-def test_accepted_types_in_words():
-    from views.submission import accepted_types_text, upload_types
-
-    assert accepted_types_text() == ACCEPTED
-    assert upload_types() == ["jsonl", "json", "ndjson", "csv"]
-
-
-def test_a_txt_file_is_refused_by_its_type_before_it_is_read():
-    from views.submission import validate_upload
-
-    valid = b'{"dialogue_id": 1, "turn": 1, "role": "speaker", "prediction": "x"}\n'
-    check = validate_upload(valid, "predictions.txt")
-    assert not check.ok
-    assert [(p.line, p.message[:30]) for p in check.problems] == [
-        (0, "a .txt file is not taken here.")
-    ]
-
-
-@pytest.mark.parametrize(
-    ("names", "limit", "expected"),
-    [
-        (["short"], 10, ["short"]),
-        (["exactly10!"], 10, ["exactly10!"]),
-        (["eleven char"], 10, ["eleven ch…"]),
-        (["a very long one", "a very long two"], 10, ["a very lo…", "a very lo… (2)"]),
-        (
-            ["a very long one", "a very long two", "a very long six"],
-            10,
-            [
-                "a very lo…",
-                "a very lo… (2)",
-                "a very lo… (3)",
-            ],
-        ),
-        (["word     spaces"], 10, ["word…"]),  # no space left before the ellipsis
-        (["<b>bold</b>"], 40, ["&lt;b&gt;bold&lt;/b&gt;"]),  # shown as typed, never HTML
-        (["日本語の長いシステム名です"], 6, ["日本語の長…"]),
-        ([""], 10, [""]),
-        (["GPT-4o paper run · zero-shot (reported)"], 24, ["GPT-4o paper… (reported)"]),
-        (["short (reported)"], 24, ["short (reported)"]),
-        (["a name (with a long aside in it)"], 12, ["a name (wit…"]),  # too long to keep
-    ],
-)
-def test_short_labels(names, limit, expected):
-    from views.charts import short_labels
-
-    assert short_labels(names, limit) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "width", "expected"),
-    [
-        ("Short title", 44, "Short title"),
-        ("one two three four", 9, "one two<br>three<br>four"),
-        ("unbreakable-long-word here", 5, "unbreakable-long-word<br>here"),
-        ("a <b> c", 44, "a &lt;b&gt; c"),
-    ],
-)
-def test_title_layout_wraps_and_escapes(text, width, expected):
-    from views.charts import title_layout
-
-    layout = title_layout(text, width)
-    assert layout["text"] == expected
-    assert layout["automargin"] is True
 
 
 def test_doc_link_is_the_rendered_doc_in_the_repository(monkeypatch):
@@ -169,16 +76,17 @@ def test_the_documentation_page_renders_a_doc_and_refuses_other_names():
     assert any("docs?doc=site.md" in m.value for m in at.markdown)
 
 
-def test_plotly_express_charts_take_the_wrapped_title():
-    """plotly express takes a title as a string only: the wrapped one is set on the layout."""
-    import pandas as pd
+def test_readme_and_site_doc_list_every_page():
+    """README's site paragraph and docs/site.md's page table name every page streamlit_app.py
+    declares, and README counts them right."""
+    from tests.conftest import REPO
+    from tests.serve import site_pages
 
-    from views import charts
-
-    long = "Judge against people on every unit they both answered, per judge label"
-    heat = charts.count_heatmap(pd.DataFrame([[1, 2], [3, 4]]), long)
-    scatter = charts.identity_scatter(
-        pd.DataFrame({"a": [1, 2], "b": [2, 1], "who": ["x", "<y>"]}), "a", "b", "who", long, 1, 2
-    )
-    wrapped = "Judge against people on every unit they both<br>answered, per judge label"
-    assert heat.layout.title.text == wrapped and scatter.layout.title.text == wrapped
+    titles = [title for _, title in site_pages()]  # the navigation's pages (not hidden ones)
+    assert len(titles) == 9 and {"Causes", "Compare"} <= set(titles)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    site = (REPO / "docs" / "site.md").read_text(encoding="utf-8")
+    assert "serves nine pages" in readme
+    for title in titles:
+        assert f"**{title}**" in readme, title
+        assert f"\n| {title} |" in site, title

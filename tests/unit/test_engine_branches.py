@@ -1,8 +1,8 @@
-"""Issue #28: no engine branch outside the storage layer's dialect files.
+"""No engine branch outside the storage layer's dialect files.
 
 Which engine a store setting names is decided by :func:`etclib.storage.dialect_for`, and what an
 engine can do is asked of its dialect; a test of a URL or a name of an engine anywhere else is
-the smell the issue removed (the next engine would silently take the else branch).
+the smell this test keeps out (the next engine would silently take the else branch).
 """
 
 from __future__ import annotations

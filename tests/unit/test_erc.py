@@ -7,11 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.metrics import (
-    accuracy_score,
-    balanced_accuracy_score,
     f1_score,
-    hamming_loss,
-    precision_recall_fscore_support,
 )
 
 from etclib import tracks
@@ -19,6 +15,7 @@ from etclib.corpus import CATEGORIES
 from etclib.errors import MetricError
 from etclib.tracks.categories import metric as erc
 from etclib.tracks.categories.labels import indicator
+from tests.fixtures.erc import NON_NEUTRAL, _sklearn
 
 HAND = [  # (prediction, gold)
     (("joy",), ("joy",)),
@@ -30,47 +27,6 @@ HAND = [  # (prediction, gold)
     (("disgust",), ("neutral",)),
     (("joy",), ("surprise",)),
 ]
-
-
-NON_NEUTRAL = [j for j, c in enumerate(CATEGORIES) if c != "neutral"]
-
-
-def _sklearn(pred, gold):
-    p, g = indicator(pred), indicator(gold)
-    prec, rec, f1, _ = precision_recall_fscore_support(g, p, average=None, zero_division=0)
-    out = {
-        "macro_f1": f1_score(g, p, average="macro", zero_division=0) * 100,
-        "micro_f1": f1_score(g, p, average="micro", zero_division=0) * 100,
-        # scikit-learn is given the multilabel indicator matrices (items x 7), as macro-F1
-        "weighted_f1": f1_score(g, p, average="weighted", zero_division=0) * 100,
-        "micro_f1_no_neutral": f1_score(
-            g, p, average="micro", labels=NON_NEUTRAL, zero_division=np.nan
-        )
-        * 100,
-        "exact_match": accuracy_score(g, p) * 100,
-        "hamming": (1 - hamming_loss(g, p)) * 100,
-    }
-    single = [i for i, s in enumerate(gold) if len(s) == 1]
-    y_true = [gold[i][0] for i in single]
-    y_pred = [pred[i][0] if len(pred[i]) == 1 else "(other)" for i in single]
-    out["wa"] = accuracy_score(y_true, y_pred) * 100
-    with pytest.warns(UserWarning) if set(y_pred) - set(y_true) else _nothing():
-        out["uwa"] = balanced_accuracy_score(y_true, y_pred) * 100
-    for j, c in enumerate(CATEGORIES):
-        out |= {
-            f"precision_{c}": prec[j] * 100,
-            f"recall_{c}": rec[j] * 100,
-            f"f1_{c}": f1[j] * 100,
-        }
-    return out
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def test_every_metric_equals_scikit_learn_on_a_hand_made_case():

@@ -17,15 +17,8 @@ from etclib.errors import JudgeError
 from etclib.judge import parse, templates
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401 - fixture
-
-S, N, NS = "Supported", "Neutral", "Not Supported"
-
-
-NAN = math.nan
-
-
-def _close(a: float, b: float) -> bool:
-    return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-9)
+from tests.fixtures.judge import NAN, NS, N, S
+from tests.fixtures.judge import close_or_both_nan as _close
 
 
 @pytest.mark.parametrize(

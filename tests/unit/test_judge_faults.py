@@ -11,13 +11,7 @@ from etclib.errors import JudgeError
 from etclib.judge import runner
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import judge_env, point_provider_at  # noqa: F401 - fixture
-
-# Two items; units are sentences, Supported when verbatim in the other text:
-#   item 1: P 1/1, R 1/2 -> F1 2/3;   item 2: P 1/2, R 1/1 -> F1 2/3
-PREDS = ["驚いた。", "嬉しかった。楽しかった。"]
-
-
-REFS = ["驚いた。知りたいと思った。", "嬉しかった。"]
+from tests.fixtures.judge import PREDS, REFS
 
 
 def _closed_port() -> int:

@@ -1,4 +1,4 @@
-"""Judge prompts v2 (issue #22): every rule of the paper's Figures 6 and 7 reaches the model, the
+"""Judge prompts v2: every rule of the paper's Figures 6 and 7 reaches the model, the
 paraphrase rule is gone, and v1 stays selectable with its own signature and cache keys.
 
 Requests are made with the real SDKs against the loopback fake server (both providers); the
@@ -16,50 +16,7 @@ from etclib.cli import main
 from etclib.judge import templates
 from tests.conftest import REPO
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
-
-#: Figure 6 (decomposition), rule by rule: (the paper's rule, a line the v2 prompt must carry).
-DECOMPOSE_RULES = [
-    ("units of inner state: emotions", "- 感情: 例「悲しいと感じた」"),
-    ("units of inner state: intentions", "- 意図: 例「相手を励ましたいと思った」"),
-    ("feelings about facts are extracted", "- 事実や出来事についての参加者の感情"),
-    ("thoughts about facts are extracted", "- 事実や出来事についての参加者の考え"),
-    ("recollections about facts are extracted", "- 事実や出来事についての参加者の回想"),
-    ("objective facts are excluded", "- 客観的な事実や出来事: 例"),
-    ("actions are excluded", "- 参加者や相手の行動そのもの"),
-    ("likes/dislikes are excluded", "- 好き嫌い: 例「猫が好きだ」「たばこが嫌いだ」"),
-    (
-        "speech acts ('is explaining', 'performed') are excluded",
-        "「状況を説明している」「質問した」",
-    ),
-    (
-        "feelings, thoughts, recollections about them are kept",
-        "- ただし、事実、行動、好き嫌い、発話行為についての感情、考え、回想はユニットにしてください。",
-    ),
-    ("minimal units", "感情、意図、考え、回想のいずれか1つだけを含めてください"),
-    ("self-contained units", "それだけを読んで意味が通じるように書いてください"),
-    ("no demonstratives", "「それ」「その」「あの」「これ」「この」などの指示語は使わず"),
-    ("the partner's state is marked", "「相手が」「相手の」と明記してください"),
-    ("nothing added by inference", "推測で内容を足さないでください"),
-    ("zero units possible", "空のリストを返してください"),
-]
-
-
-#: Figure 7 (entailment) and the SPEC's labels, rule by rule.
-ENTAIL_RULES = [
-    ("premise = target, hypothesis = unit (§3)", "対象の心情記述を前提、ユニットを仮説として"),
-    ("only surface-level content", "表面に書かれている内容だけを比較してください"),
-    ("no implicit causal relations", "書かれていない因果関係"),
-    ("no value judgements", "価値判断"),
-    ("emotions not explicitly stated are not implied", "明示されていない感情は"),
-    ("Supported only when definitively entailed", "内容だけから確実に導ける場合に限り、Supported"),
-    ("whose state must match", "誰の心情か（書き手本人か相手か）"),
-    ("the object must match", "感情や意図が向けられた対象が一致しない場合も"),
-    ("tense is ignored", "時制（過去・現在・未来）の違いは無視してください"),
-    ("Neutral: core matches, secondary part unverifiable", "- Neutral: 中心となる感情や意図は"),
-]
-
-
-PARAPHRASE_RULE = "同じ意味の言い換えは一致とみなします"
+from tests.fixtures.judge import DECOMPOSE_RULES, ENTAIL_RULES, PARAPHRASE_RULE, _examples
 
 
 def test_v1_keeps_the_paraphrase_rule_and_v2_drops_its_paraphrase_examples():
@@ -71,13 +28,6 @@ def test_v1_keeps_the_paraphrase_rule_and_v2_drops_its_paraphrase_examples():
         "このままでは会話が続かないと思い、別の話題を振ろうと考えました。",
     ):
         assert target in v1.system and target not in v2.system
-
-
-def _examples(kind: str) -> list[dict]:
-    import tomllib
-
-    path = REPO / "etclib" / "judge" / "prompts" / f"{kind}_v2.toml"
-    return tomllib.loads(path.read_text(encoding="utf-8"))["examples"]
 
 
 @pytest.mark.parametrize(

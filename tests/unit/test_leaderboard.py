@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-import leaderboard as lb
-
-
-@pytest.fixture(autouse=True)
-def _close_databases():
-    yield
-    lb.close_all()
-
 
 def test_cli_help_has_examples(capsys):
     from leaderboard.__main__ import main

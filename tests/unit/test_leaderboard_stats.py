@@ -7,23 +7,10 @@ import types
 import numpy as np
 import pytest
 
-import leaderboard as lb
 from etclib import significance
 from etclib.metrics import MetricData
 from etclib.significance import Resamples
-
-SEED, B = 7, 300
-
-
-@pytest.fixture(autouse=True)
-def _close_databases():
-    yield
-    lb.close_all()
-
-
-def independent_indices(n: int) -> np.ndarray:
-    """The documented resampling, written out here: numpy's default_rng(seed).integers."""
-    return np.random.default_rng(SEED).integers(0, n, size=(B, n))
+from tests.fixtures.bootstrap import SEED, B, independent_indices
 
 
 def _resampled_mean(values: np.ndarray, idx: np.ndarray) -> np.ndarray:

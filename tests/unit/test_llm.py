@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import string
 
 import pytest
 from hypothesis import given
@@ -17,6 +16,7 @@ from etclib.judge import pricing
 from etclib.llm import models
 from etclib.llm.retry import RetryPolicy, classify, retry_after
 from etclib.redact import MASK, redact
+from tests.fixtures.llm import _secret
 
 
 @pytest.mark.parametrize(
@@ -243,9 +243,6 @@ def test_redact_keeps_ordinary_text():
     )
     assert redact(text) == text
     assert redact("OPENAI_API_KEY=EMPTY is fine") == "OPENAI_API_KEY=EMPTY is fine"
-
-
-_secret = st.text(string.ascii_letters + string.digits + "-_.", min_size=6, max_size=40)
 
 
 @given(secret=_secret, n=st.integers(1, 3))

@@ -7,24 +7,16 @@ import re
 
 import pytest
 
-from etclib.backends import retrieval as retrieval_module
 from etclib.backends.copy import CopyBackend
-from etclib.cli import COMMANDS, main
 from etclib.corpus import load_corpus
 from etclib.errors import PredictionsError
 from etclib.predictions import read_predictions
 from etclib.task import items
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
-
-
-@pytest.fixture(autouse=True)
-def _registered(monkeypatch):
-    monkeypatch.setitem(COMMANDS, "predict", "etclib.cli.predict")
-    retrieval_module._MEMORY.clear()
-
-
-def predict(*args: str) -> int:
-    return main(["predict", *args])
+from tests.fixtures.models import (
+    _registered,  # noqa: F401 - for every test here
+    predict,
+)
 
 
 def lines_of(path):

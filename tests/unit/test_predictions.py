@@ -186,3 +186,22 @@ def test_shuffling_lines_changes_no_score(tiny, seed):
         read_predictions("\n".join(lines).encode(), corpus=tiny), corpus=tiny
     ).to_json()
     assert shuffled == base
+
+
+def test_the_coverage_check_lists_at_most_the_cap_and_counts_the_rest(tiny_corpus):
+    from etclib.corpus import load_corpus
+    from etclib.errors import PredictionsError
+    from etclib.predictions import MAX_PROBLEMS, check_coverage
+
+    corpus = load_corpus(tiny_corpus)
+    rows = [(n + 1, (900000 + n, 1, "speaker"), "") for n in range(160_000)]
+    with pytest.raises(PredictionsError) as info:
+        check_coverage(rows, "test", corpus, "crafted.jsonl")
+    exc = info.value
+    assert len(exc.problems) <= MAX_PROBLEMS
+    assert exc.total == 160_001  # 160,000 unknown items and the missing test items
+    assert exc.problems[0].line == 1 and "unknown item" in exc.problems[0].message
+    assert any("have no prediction" in p.message for p in exc.problems)  # the whole-file one
+    listed = len(exc.problems) - 1
+    assert exc.problems[-1].message.startswith(f"... and {160_001 - listed:,} more problems")
+    assert "refused, 160001 problems" in str(exc)

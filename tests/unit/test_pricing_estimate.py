@@ -1,4 +1,4 @@
-"""The pre-flight estimate (issue 27): no answer, no estimate; cached input at its price; the
+"""The pre-flight estimate: no answer, no estimate; cached input at its price; the
 daily request limit of the key's tier."""
 
 from __future__ import annotations
@@ -8,15 +8,7 @@ import pytest
 from etclib.errors import ConfigError
 from etclib.judge import pricing
 from tests.fakes.judge_fixtures import judge_env  # noqa: F401 - fixture
-
-# (model, input, output, cached input) USD per 1M tokens, from the providers' price pages
-LIST_PRICES = {
-    "gemini-2.5-flash": (0.30, 2.50, 0.03),
-    "gpt-4.1-mini": (0.40, 1.60, 0.10),
-    "gpt-4.1": (2.00, 8.00, 0.50),
-    "gpt-5-mini": (0.25, 2.00, 0.025),
-    "claude-haiku-4-5": (1.00, 5.00, 0.10),
-}
+from tests.fixtures.llm import LIST_PRICES
 
 
 @pytest.mark.parametrize(("model", "prices"), sorted(LIST_PRICES.items()))

@@ -1,4 +1,4 @@
-"""The provider SDK floors (issue 27): one table (etclib.llm.sdk), the same in requirements.txt
+"""The provider SDK floors: one table (etclib.llm.sdk), the same in requirements.txt
 and pyproject.toml, met by the installed SDKs; an SDK too old for a request says to upgrade."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""No provider text in public (issue 12, item 1): a model server that echoes the key it got.
+"""No provider text in public: a model server that echoes the key it got.
 
 The fake server answers every request with 401 and ``Incorrect API key provided: Bearer <key>``,
 as some servers do. With the key set to :data:`SECRET`, the judge's failure on the leaderboard,
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-#: The configured key: the fake server echoes it in its 401 body.
-SECRET = "sk-test-SECRET123abcdef"
+from tests.fixtures.secrets import SECRET
 
 
 @pytest.mark.parametrize(

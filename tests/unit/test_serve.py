@@ -42,3 +42,25 @@ def test_the_launcher_returns_large_buffers_before_serving(monkeypatch):
     monkeypatch.setattr(cli, "main", lambda *a, **k: order.append("streamlit"))
     serve.main([])
     assert order == ["malloc", "streamlit"]
+
+
+def test_streamlit_still_offers_no_switch_for_the_metrics_endpoint():
+    """docs/deploy.md says the proxy must keep /_stcore/metrics private because Streamlit has no
+    option to turn it off; when a Streamlit upgrade adds one, set it and update the docs."""
+    from streamlit import config
+
+    from tests.conftest import REPO
+    from tests.proxy import BLOCKED
+
+    options = [
+        k
+        for k in config._config_options_template
+        if k.lower().startswith("server.") and "metric" in k.lower()
+    ]
+    assert options == ["server.unsafeMetricsUserAttributes"], options
+    assert config.get_option("server.unsafeMetricsUserAttributes") == []
+    assert config.get_option("server.enableExpensiveMemoryStats") is False
+    deploy = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
+    assert "location = /_stcore/metrics { return 404; }" in deploy
+    assert BLOCKED.match("/_stcore/metrics") and BLOCKED.match("/_stcore/metrics?families=x")
+    assert not BLOCKED.match("/_stcore/metricsx") and not BLOCKED.match("/_stcore/health")

@@ -4,19 +4,7 @@ import pytest
 
 from etclib import stats, store
 from etclib.agreement import fleiss_kappa
-
-JA = {
-    "喜び": "joy",
-    "悲しみ": "sadness",
-    "恐怖": "fear",
-    "怒り": "anger",
-    "驚き": "surprise",
-    "嫌悪": "disgust",
-    "該当なし": "neutral",
-}
-
-
-CATS = list(JA.values())
+from tests.fixtures.corpus import CATS
 
 
 def test_fleiss_kappa_textbook_example():

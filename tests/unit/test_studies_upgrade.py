@@ -18,54 +18,7 @@ import pytest
 from etclib.errors import StoreError
 from etclib.studies import annotation
 from etclib.studies import db as studiesdb
-
-#: The tables as the DuckDB-era code created them (etclib/studies/codes.py and
-#: etclib/studies/annotation/store.py before the switch).
-LEGACY_DDL = """
-CREATE TABLE annotators (
-    annotator_id VARCHAR PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    code_hash VARCHAR NOT NULL UNIQUE,
-    issued_at TIMESTAMP NOT NULL,
-    revoked BOOLEAN NOT NULL
-);
-CREATE TABLE judge_decisions (
-    decision_id VARCHAR PRIMARY KEY,
-    submission_id VARCHAR NOT NULL,
-    dialogue_id INTEGER NOT NULL,
-    turn INTEGER NOT NULL,
-    role VARCHAR NOT NULL,
-    side VARCHAR NOT NULL,
-    unit VARCHAR NOT NULL,
-    target VARCHAR NOT NULL,
-    label VARCHAR NOT NULL,
-    added_at TIMESTAMP NOT NULL
-);
-"""
-
-
-ANNOTATORS = [
-    ("a1", "注釈者Ａ", "hash-1", datetime(2026, 3, 1, 9, 30, 0, 250000), False),
-    ("a2", "", "hash-2", datetime(2026, 3, 2, 10, 0), True),
-]
-
-
-DECISIONS = [
-    (f"d{i}", "sub-x" if i < 3 else "sub-y", 100 + i, i % 2, "speaker", "precision",
-     f"嬉しい{i}", "今日は楽しかった。", "Neutral", datetime(2026, 3, 3, 12, 0, i))
-    for i in range(5)
-]  # fmt: skip
-
-
-def _legacy_file(path) -> bytes:
-    import duckdb
-
-    con = duckdb.connect(str(path))
-    con.execute(LEGACY_DDL)
-    con.executemany("INSERT INTO annotators VALUES (?, ?, ?, ?, ?)", ANNOTATORS)
-    con.executemany("INSERT INTO judge_decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", DECISIONS)
-    con.close()
-    return path.read_bytes()
+from tests.fixtures.studies import ANNOTATORS, DECISIONS, _legacy_file
 
 
 def _sqlite_rows(path, table: str) -> list[tuple]:

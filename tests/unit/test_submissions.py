@@ -1,10 +1,10 @@
-"""A submission is read and validated once, from its upload to its stored rows (issue #24 item 4).
+"""A submission is read and validated once, from its upload to its stored rows.
 
-The Submit page checks the upload (``views.upload_check``), hands the validated
-``Predictions`` to ``lb.submit``, which stores each value in its track's encoding
-(``Track.encode``); the worker reads the rows back with ``Track.decode`` and checks them against
-the content hash, without validating the file again. Study 2 is fed after a result is stored,
-never for a result dropped as another worker's duplicate.
+The Submit page takes a file by its type (refused by name before it is read), checks the upload
+(``views.upload_check``), hands the validated ``Predictions`` to ``lb.submit``, which stores each
+value in its track's encoding (``Track.encode``); the worker reads the rows back with
+``Track.decode`` and checks them against the content hash, without validating the file again. Study
+2 is fed after a result is stored, never for a result dropped as another worker's duplicate.
 
 Counts are of etclib's own entry points (``parse``: bytes to rows; ``check_coverage``: one
 prediction per item; ``check_values``: a track's check of a key->value dict), wrapped here.
@@ -16,53 +16,28 @@ import hashlib
 import json
 
 import pytest
-import streamlit as st
 
 import leaderboard as lb
 from etclib import predictions, tracks
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_csv, dumps_jsonl, read_predictions
-from etclib.task import items as split_items
+from etclib.predictions import read_predictions
 from leaderboard.db import open_db
-from tests.unit.test_prediction_files import CASES as HOSTILE
+from tests.fixtures.predictions import (  # noqa: F401 - submissions_tiny: the fixture "tiny"
+    CASES,
+    SUBMISSION_META,
+    submissions_tiny,
+    unknown_items,
+    valid_file,
+)
 from views import upload_check
-
-META = {"name": "Once", "setting": "zero-shot", "saw_test": "no"}
-
-
-@pytest.fixture
-def tiny(tiny_corpus, monkeypatch):
-    """The tiny corpus's test items; no scoring threads (this test runs the worker itself)."""
-    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
-    monkeypatch.setenv("ETC_LB_WORKERS", "0")
-    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "100")
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    upload_check.clear()  # a check cached by another test would hide this one's parse
-    yield split_items(load_corpus(tiny_corpus), "test")
-    upload_check.clear()
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    lb.close_all()
-
-
-def _file(items, track: str) -> tuple[str, bytes, dict]:
-    """A valid file of ``track`` for ``items``: (name, bytes, key -> the text stored for it)."""
-    if track == "erc":
-        rows = [(it.key, it.label) for it in items]
-        stored = {it.key: ";".join(it.label) for it in items}  # the labels' CSV form
-        return "labels.csv", dumps_csv(rows, "erc").encode("utf-8"), stored
-    rows = [(it.key, f"{it.utterance[:6]}と感じた") for it in items]
-    return "preds.jsonl", dumps_jsonl(rows).encode("utf-8"), dict(rows)
 
 
 def test_validated_predictions_for_another_split_are_refused_and_nothing_is_stored(tiny):
-    name, data, _ = _file(tiny, "transcription")
+    name, data, _ = valid_file(tiny, "transcription")
     preds = read_predictions(data, split="test", name=name)
     with pytest.raises(lb.SubmissionError, match="checked for the split 'test', not 'dev'"):
-        lb.submit(preds, META, split="dev")
+        lb.submit(preds, SUBMISSION_META, split="dev")
     with pytest.raises(lb.SubmissionError, match="the track 'transcription', not 'erc'"):
-        lb.submit(preds, META, track="erc")
+        lb.submit(preds, SUBMISSION_META, track="erc")
     assert open_db().query("SELECT count(*) FROM submissions")[0][0] == 0
 
 
@@ -93,19 +68,19 @@ def test_a_track_reads_an_empty_stored_value(track, stored, value):
 
 def test_the_content_hash_checked_on_reading_is_the_one_stored(tiny):
     """The hash the worker checks is the stored one, computed independently here."""
-    _, data, _ = _file(tiny, "transcription")
-    sid = lb.submit(data, META, file_name="preds.jsonl").id
+    _, data, _ = valid_file(tiny, "transcription")
+    sid = lb.submit(data, SUBMISSION_META, file_name="preds.jsonl").id
     body = [[*it.key, f"{it.utterance[:6]}と感じた"] for it in tiny]
     expected = hashlib.sha256(json.dumps(["etc-predictions-v1", body]).encode("ascii"))
     row = open_db().query("SELECT content_sha256 FROM submissions WHERE id = ?", [sid])
     assert row[0][0] == expected.hexdigest()
 
 
-@pytest.mark.parametrize("case", HOSTILE, ids=[c.id for c in HOSTILE])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_the_pages_check_keeps_the_predictions_it_accepted(tiny, case):
-    """The page checks an upload with ``upload_check.validate`` (``validate_upload``), which keeps
-    the validated predictions of every crafted file of tests/unit/test_prediction_files.py that it accepts, and
-    none of one it refuses."""
+    """The page checks an upload with ``upload_check.validate`` (``validate_upload``), which
+    keeps the validated predictions of every crafted file of tests/fixtures/predictions.py that
+    it accepts, and none of one it refuses."""
     data = case.make([it.key for it in tiny])
     got = upload_check.validate(data, case.name)
     if got.ok:
@@ -124,3 +99,64 @@ def test_the_pages_check_never_raises(tiny, monkeypatch):
     check = upload_check.validate(b"{}\n", "p.jsonl")
     assert not check.ok and check.predictions is None
     assert check.problems and "a bug" not in check.problems[0].message
+
+
+def test_cached_checks_expire(tiny, monkeypatch):
+    from views import upload_check
+
+    upload_check.clear()
+    clock = [1000.0]
+    monkeypatch.setattr(upload_check.time, "monotonic", lambda: clock[0])
+    upload_check.checked(unknown_items(10), "a.jsonl")
+    assert upload_check.entries() == 1
+    clock[0] += upload_check.TTL_S + 1
+    upload_check.checked(unknown_items(10, 50), "b.jsonl")  # any check drops the expired ones
+    assert upload_check.entries() == 1
+    upload_check.clear()
+
+
+ACCEPTED = "JSON Lines (.jsonl, .json, .ndjson) or CSV (.csv)"
+
+
+@pytest.mark.parametrize(
+    ("name", "refused"),
+    [
+        ("preds.jsonl", None),
+        ("preds.json", None),
+        ("preds.ndjson", None),
+        ("preds.csv", None),
+        ("PREDS.CSV", None),
+        ("予測.jsonl", None),
+        ("notes.txt", "a .txt file is not taken here"),
+        ("preds.jsonl.txt", "a .txt file is not taken here"),
+        ("preds.xlsx", "a .xlsx file is not taken here"),
+        ("preds", "a file without a type in its name is not taken here"),
+        ("", "a file without a type in its name is not taken here"),
+    ],
+)
+def test_upload_type_problem(name, refused):
+    from views.submission import upload_type_problem
+
+    said = upload_type_problem(name)
+    if refused is None:
+        assert said is None
+    else:
+        assert said.startswith(refused) and ACCEPTED in said, said
+
+
+def test_accepted_types_in_words():
+    from views.submission import accepted_types_text, upload_types
+
+    assert accepted_types_text() == ACCEPTED
+    assert upload_types() == ["jsonl", "json", "ndjson", "csv"]
+
+
+def test_a_txt_file_is_refused_by_its_type_before_it_is_read():
+    from views.submission import validate_upload
+
+    valid = b'{"dialogue_id": 1, "turn": 1, "role": "speaker", "prediction": "x"}\n'
+    check = validate_upload(valid, "predictions.txt")
+    assert not check.ok
+    assert [(p.line, p.message[:30]) for p in check.problems] == [
+        (0, "a .txt file is not taken here.")
+    ]

@@ -1,7 +1,7 @@
 """Trivial submissions are recognised by the board itself (leaderboard/trivial.py): constant or
 near-constant files, copies of the utterance, a baseline's predictions, all-one-label ERC files;
 badged "⚠ trivial" with the reason (never "✅ scored here"), with a warning when one ranks above
-a real entry (issue #26)."""
+a real entry."""
 
 from __future__ import annotations
 

@@ -9,9 +9,7 @@ sorted rows of every table, value by value, without the project's copier or dige
 
 from __future__ import annotations
 
-import gzip
 import os
-import shutil
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -22,29 +20,10 @@ import pytest
 import leaderboard as lb
 from leaderboard.db import open_db
 from leaderboard.migrations import SCHEMA_VERSION
-
-LEGACY = Path(__file__).resolve().parents[1] / "data" / "legacy_board.duckdb.gz"
-
+from tests.fixtures.board import duck_tables, legacy_copy
 
 #: Rows per table in the fixture, counted when it was made (make_legacy_board.py).
 EXPECTED_SUBMISSIONS = 5
-
-
-def legacy_copy(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(LEGACY) as src, open(path, "wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return path
-
-
-def _value(v):
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, datetime):
-        return v.isoformat(" ")
-    if isinstance(v, memoryview):
-        return bytes(v)
-    return v
 
 
 def _sqlite_value(v):
@@ -52,30 +31,6 @@ def _sqlite_value(v):
     if isinstance(v, str) and len(v) == 26 and v[4] == "-" and v[10] == " " and v[19] == ".":
         return datetime.fromisoformat(v).isoformat(" ")
     return v
-
-
-def duck_tables(path: Path) -> dict[str, list[tuple]]:
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        names = [
-            t
-            for (t,) in con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
-            ).fetchall()
-            if t != "schema_version"
-        ]
-        return {
-            t: sorted(
-                (
-                    tuple(_value(v) for v in row)
-                    for row in con.execute(f"SELECT * FROM {t}").fetchall()
-                ),
-                key=repr,
-            )
-            for t in names
-        }
-    finally:
-        con.close()
 
 
 def sqlite_rows(path: Path, table: str, columns: list[str]) -> list[tuple]:
