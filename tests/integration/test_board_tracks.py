@@ -107,6 +107,12 @@ def test_leaderboard_page_exports_and_floors_on_the_categories_track(boards):
     assert any(n.startswith("majority baseline (floor)") for n in notes), notes
     assert any(n.startswith("prior baseline (floor)") for n in notes), notes
     assert spec["layout"]["title"]["text"].startswith("Macro-F1 ↑")
+    # the board as it is shown: the trivial badge, the score headed by name and direction
+    at.session_state["lb_view"] = "Ranking table"
+    at.run()
+    table = next(d.value for d in at.dataframe if "rank_band" in d.value.columns)
+    assert table.set_index("name").loc["Always joy", "kind"] == "⚠ trivial"
+    assert "Macro-F1 ↑ [95% CI]" in table.columns
 
 
 def test_always_joy_is_flagged_on_the_categories_board(boards):

@@ -3,6 +3,8 @@ browser's cause filter and marks, the chat's replay summary (views/cause_layer.p
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 import streamlit as st
@@ -124,3 +126,84 @@ def test_one_answer_is_shown_in_the_dialogue_view_only(corpus):
     assert cause_layer.cause_set(*key).source == "human majority (2 answers)"
     assert cause_layer.cause_set(*key).positions == (pos,)
     assert cause_layer.corpus_cause_sets() == {key: cause_layer.cause_set(*key)}
+
+
+def _corpus_page_on(key, target: tuple[int, str]) -> AppTest:
+    """The corpus page on ``key``'s dialogue, the causes of ``target`` shown."""
+    from views import cause_layer
+
+    at = AppTest.from_file(str(REPO / "site_pages" / "corpus.py"), default_timeout=120)
+    at.run()
+    at.number_input(key="corpus_dialogue").set_value(key[0]).run()
+    found = cause_layer.cause_set(key[0], *target)
+    label = cause_layer.target_label(*target, found)
+    at.selectbox(key=f"corpus_cause_target_{key[0]}").set_value(label).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_dialogue_view_badges_exactly_the_marked_utterances(corpus):
+    """One person's answers on three items (the target and the first utterance; the target and
+    the first again; nothing in the dialogue): each item's dialogue badges exactly its marked
+    utterances and the target as the chosen one, says the answer is one person's, and says when
+    the cause is in none of the utterances."""
+    from views import cause_layer
+
+    causes.draw_sample(ADMIN, corpus, 3, seed=7)
+    code = annotation.issue_code(ADMIN, "browser").code
+    keys = causes.sample_keys()
+    marked = {}
+    for i, key in enumerate(keys):
+        pos = causes.position(key[1], key[2])
+        marked[key] = () if i == 2 else tuple(sorted({1, pos}))
+        causes.record_causes(code, key, list(marked[key]))
+    for key, chosen in marked.items():
+        at = _corpus_page_on(key, (key[1], key[2]))
+        pos = causes.position(key[1], key[2])
+        messages = at.chat_message
+        assert len(messages) == len(corpus.by_id[key[0]].utterances)
+        for p, message in enumerate(messages, start=1):
+            badges = " ".join(m.value for m in message.markdown)
+            assert (f"cause of utterance {pos}" in badges) == (p in chosen), (key, p, badges)
+            assert ("chosen utterance" in badges) == (p == pos), (key, p, badges)
+        shown = re.sub(r"\\(.)", r"\1", " ".join(str(e.value) for e in (*at.info, *at.markdown)))
+        assert cause_layer.ONE_ANSWER in shown, shown
+        if not chosen:
+            assert "none in the dialogue" in shown
+
+
+def test_the_leaderboard_breaks_a_scored_entry_down_by_cause_type(corpus, monkeypatch):
+    """No type has two human answers yet: every item's type is the proxy's, and each cell is
+    etclib's ROUGE-L (the mean item F-measure ×100) over that type's items, with the items
+    counted by the proxy itself."""
+    import leaderboard as lb
+    from etclib.metrics import rouge
+    from etclib.predictions import dumps_jsonl
+    from etclib.task import items
+
+    monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")
+    its = items(corpus, "test")
+    data = dumps_jsonl((it.key, it.utterance[:8]) for it in its).encode()  # scores that differ
+    sid = lb.submit(data, {"name": "Cause breakdown entry", "setting": "other"}).id
+    lb.process_jobs()
+    at = AppTest.from_file(str(REPO / "site_pages" / "leaderboard.py"), default_timeout=300)
+    at.query_params["submission"] = sid
+    at.run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "cause type" in d.value.columns)
+    rows = table.set_index("cause type")
+    captions = " ".join(c.value for c in at.caption)
+    assert f"proxy (partner mention), {len(its):,} items" in captions, captions
+    by_type: dict[str, tuple[list[str], list[str]]] = {}
+    for it in its:
+        preds, refs = by_type.setdefault(causes.proxy_type(it.reference, it.role), ([], []))
+        preds.append(it.utterance[:8])
+        refs.append(it.reference)
+    assert set(rows.index) == set(by_type)
+    for kind, (preds, refs) in by_type.items():
+        assert int(rows.loc[kind, "items"]) == len(preds)
+        assert rows.loc[kind, "source"] == f"proxy (partner mention) {len(preds)}"
+        # headed by the metric's name and direction (etclib.metrics.heading), not its key
+        expected = rouge.METRIC.score(preds, refs)["rougeL"]
+        assert float(rows.loc[kind, "ROUGE-L ↑"]) == pytest.approx(expected, abs=0.01)
+    lb.close_all()

@@ -91,3 +91,34 @@ def test_annotators_mark_causes_and_agreement_appears():
     f1 = next(df.value for df in at.dataframe if "pos. F1" in df.value.columns)
     assert f1["rater"].tolist() == ["LLM", "answer 1", "answer 2", "answer 3"]
     assert f1["pos. F1"].tolist() == ["100.00"] * 4 and f1["macro F1"].tolist() == ["100.00"] * 4
+
+
+def test_an_annotator_marks_several_utterances_or_none_in_the_dialogue():
+    """The target and the first utterance ticked for one item, 'not in the dialogue' for the
+    other: stored as those positions, and as no cause utterance (latent)."""
+    from etclib.corpus import load_corpus
+
+    corpus = load_corpus()
+    causes.draw_sample(ADMIN, corpus, 2, seed=7)
+    code = annotation.issue_code(ADMIN, "browser").code
+    expected = {}
+    for i in range(2):
+        at = _page()
+        at.text_input(key="causes_code").input(code).run()
+        item = causes.next_item(code)
+        stem = f"causes_pick_{item[0]}_{item[1]}_{item[2]}"
+        pos = causes.position(item[1], item[2])
+        if i == 0:
+            for p in sorted({1, pos}):
+                at.checkbox(key=f"{stem}_{p}").check()
+            expected[item] = tuple(sorted({1, pos}))
+        else:
+            at.checkbox(key=f"{stem}_latent").check()
+            expected[item] = ()
+        at.run()
+        at.button(key="causes_submit").click().run()
+        assert not at.exception, at.exception
+        assert f"Saved item {item[0]}/{item[1]}/{item[2]}" in _texts(at)
+    answers = causes.human_answers()
+    got = {(r.dialogue_id, r.turn, r.role): r.causes for r in answers.itertuples()}
+    assert got == expected

@@ -1,10 +1,9 @@
 """Every page of the site through ``streamlit.testing.v1.AppTest``, with and without secrets.
 
-The corpus store and the retrieval index are built once per session (under pytest's tmp dir);
-each test has its own leaderboard database and secrets file (conftest's isolation fixture).
-Expected numbers come from the corpus records themselves, not from the site's queries. The chat
-page's tests are tests/integration/test_site_chat.py; the shared fixtures and helpers, tests/site_apptest.py.
-"""
+The corpus store and the retrieval index are built once per session (under pytest's tmp dir); each
+test has its own leaderboard database and secrets file (conftest's isolation fixture). Expected
+numbers come from the corpus records themselves, not from the site's queries. The chat page's tests
+are tests/integration/test_site_chat.py; the shared fixtures and helpers, tests/site_apptest.py."""
 
 from __future__ import annotations
 
@@ -365,7 +364,7 @@ def test_leaderboard_empty_database():
 
 @pytest.fixture(scope="module")
 def populated_board(request, tmp_path_factory):
-    """A board with the copy baseline, the reported rows and one scored entry named
+    """A board with the copy and constant baselines, the reported rows and one scored entry named
     ``XSS_NAME``, seeded and scored once for this module's tests (about 5 s each time):
     (its file, the entry's id). Read-only: :func:`populated` copies it."""
     import leaderboard as lb
@@ -383,7 +382,7 @@ def populated_board(request, tmp_path_factory):
         mp.setenv("ETC_STORE_DB", str(shared / "etc.duckdb"))
         mp.setenv("ETC_STUDIES_DB", str(base / "studies.sqlite"))
         try:
-            lb.seed_baselines(backends=("copy",))
+            lb.seed_baselines(backends=("copy", "constant"))
             receipt = lb.submit(
                 predictions_file(corpus, tag="。"),
                 {"name": XSS_NAME, "setting": "zero-shot", "saw_test": "no"},
@@ -415,7 +414,7 @@ def test_leaderboard_populated(populated):
     assert_clean(at)
     board = lb.ranking()
     table = shown_table(at, "rank_band", "name")
-    assert len(table) == len(board) == 2
+    assert len(table) == len(board) == 3
     assert XSS_NAME in list(table["name"])  # shown as a cell value, not markup
     assert "ROUGE-L ↑ [95% CI]" in table.columns and "rougeL [95% CI]" not in table.columns
     assert all("[" in v for v in table["ROUGE-L ↑ [95% CI]"])
@@ -425,7 +424,7 @@ def test_leaderboard_populated(populated):
     assert_clean(at)
     assert len(at.get("plotly_chart")) == 1  # bars; no judge scores, so no scatter
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
-    assert "error_x" in bars and len(bars["x"]) == 2
+    assert "error_x" in bars and len(bars["y"]) == 3  # (x: an encoded array)
     # no markup: the whole name on hover, cut to 32 characters on the axis (views.charts)
     assert "&lt;img src=x onerror=window.__x=1&gt; · zero-shot" in bars["customdata"]
     assert "&lt;img src=x onerror=window.__x=1…" in bars["y"]
@@ -445,6 +444,30 @@ def test_leaderboard_populated(populated):
     at.toggle(key="lb_with_reported").set_value(True).run()
     names = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["y"]
     assert sum("(reported)" in n for n in names) == 5
+
+
+def test_the_banner_and_the_floors_read_the_constant_from_the_board(populated):
+    """No entry has a judge score: Home and the Leaderboard say what the constant baseline
+    reaches on this board, the board marks the trivial baselines as floors, and the chart draws
+    them as floor lines."""
+    import leaderboard as lb
+
+    board = lb.ranking()
+    constant = board[board["baseline"] == "constant"]["rougeL"].iloc[0]
+    for page in (None, "site_pages/leaderboard.py"):
+        at = app(page)
+        assert_clean(at)
+        assert f"reaches ROUGE-L {constant:.1f} here" in texts(at), page
+    kinds = shown_table(at, "rank_band", "name").set_index("name")["kind"]
+    assert kinds["Constant transcription (etclib)"] == "baseline (floor)"
+    assert kinds["Copy of the utterance (etclib)"] == "baseline (floor)"
+    at.session_state["lb_view"] = VIEWS[1]
+    at.run()
+    assert_clean(at)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    notes = [a["text"] for a in spec["layout"].get("annotations", [])]
+    assert any(n.startswith("constant baseline (floor)") for n in notes), notes
+    assert any(n.startswith("copy baseline (floor)") for n in notes), notes
 
 
 def test_leaderboard_detail_view(populated, corpus):
@@ -484,7 +507,7 @@ def test_home_shows_top_of_leaderboard(populated):
     assert_clean(at)
     top = at.dataframe[0].value
     assert XSS_NAME in list(top["name"]) or "Copy of the utterance (etclib)" in list(top["name"])
-    assert len(top) == 2
+    assert len(top) == 3
     # The score column a visitor came for: headed by the ranking metric's name and direction
     # from the registry (never the key), each row its value and 95% interval.
     import leaderboard as lb
