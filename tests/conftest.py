@@ -177,43 +177,6 @@ def warm_cache(tmp_path_factory) -> Path:
     return cache
 
 
-#: Seeds and scores a board as `make prepare` leaves it: the paper's reported rows and every
-#: computed baseline of both tracks (leaderboard.baselines), scored by the worker.
-SEEDED_BOARD_SCRIPT = "import leaderboard as lb; lb.seed_baselines(); lb.process_jobs()"
-
-
-@pytest.fixture(scope="session")
-def seeded_board(tmp_path_factory, warm_cache) -> Path:
-    """A leaderboard database (the embedded SQLite file) holding the reported rows and every computed
-    baseline, scored, built once per run (shared by the xdist workers of one run, under a lock,
-    with the site environment of tests/serve.site_env): the browser tests whose site needs
-    that board copy it (:func:`copy_board`) instead of seeding and scoring the same baselines
-    again for every served site. Read-only: copy it."""
-    import fcntl
-    import subprocess
-    import sys
-
-    from tests.serve import site_env
-
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # this run's folder, shared by its workers
-    base = root / "seeded-board"
-    with open(root / "seeded-board.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (root / "seeded-board.done").exists():
-            env = site_env(base, REAL_CORPUS, cache=warm_cache)
-            subprocess.run(
-                [sys.executable, "-c", SEEDED_BOARD_SCRIPT],
-                cwd=REPO,
-                env={**os.environ, **env},
-                check=True,
-                timeout=600,
-            )
-            (root / "seeded-board.done").touch()
-    return Path(site_env(base, REAL_CORPUS, cache=warm_cache)["ETC_LEADERBOARD_DB"])
-
-
 def copy_board(board: Path, dest: Path) -> Path:
     """Copy the embedded board ``board`` (a SQLite file in WAL mode) to ``dest`` with SQLite's
     online backup, so that what a write-ahead log still holds comes along."""

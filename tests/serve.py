@@ -258,7 +258,7 @@ COUNT_SENDS = """(() => {
     }
     return false;
   };
-  window.__etcScriptFinished = finished;  // tests/browser/test_serve_helpers.py reads it
+  window.__etcScriptFinished = finished;  // tests/browser/test_pages.py reads it
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) {
@@ -383,13 +383,25 @@ def click_grid_row(page: Any, grid: Any, row: int, row_height: int = 35) -> None
 def screenshot(page: Any, path: str | os.PathLike, *, full_page: bool = True) -> None:
     """Save a screenshot of ``page`` (or of an element: ``page`` a locator) once the app's
     script is idle, with CSS animations and transitions finished at once (Playwright's
-    ``animations="disabled"``) rather than waited out by a fixed pause. The browser tests'
-    screenshots are for a person to look at; no test reads them."""
+    ``animations="disabled"``) rather than waited out by a fixed pause (docs/screenshots.py,
+    ``make screenshots``)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     app = page.page if hasattr(page, "page") else page  # a locator knows its page
     wait_idle(app, timeout=60)
     options = {"full_page": full_page} if app is page else {}
     page.screenshot(path=str(path), animations="disabled", **options)
+
+
+def open_page(page: Any, url: str, timeout: float = 120.0) -> Any:
+    """Go to ``url`` in ``page`` and wait until it is drawn (:func:`wait_rendered`); ``page``."""
+    page.goto(url)
+    wait_rendered(page, timeout=timeout)
+    return page
+
+
+def shown_exceptions(page: Any) -> int:
+    """How many of Streamlit's exception boxes the page shows."""
+    return page.locator('[data-testid="stException"]').count()
 
 
 def wait_rendered(page: Any, timeout: float = 30.0) -> float:

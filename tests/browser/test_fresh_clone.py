@@ -1,4 +1,4 @@
-"""A fresh clone served by the README's `make run`, checked in a real browser (issue #11).
+"""A fresh clone served by the README's `make run`, checked in a real browser.
 
 The committed HEAD is cloned into a temporary folder with no ``../shared`` beside it, so the
 corpus comes from ``ETC_DATA_DIR`` alone and the published rows from the copy shipped in etclib.
@@ -15,8 +15,7 @@ The install step is skipped with ``make -o VENV/.installed ... VENV=<this venv>`
 
 Chromium then opens the Leaderboard (the paper's rows, read from paper_baselines.json, and the
 three reproduced baselines seeded by leaderboard.baselines) and Home (the top entry of that
-board). Screenshots: /tmp/fresh/*.png (the page scrolls inside Streamlit's own container,
-so each shows the part under test). Uncommitted changes are not in the clone: commit first.
+board). Uncommitted changes are not in the clone: commit first.
 """
 
 from __future__ import annotations
@@ -38,7 +37,6 @@ from tests.serve import grid_rows
 
 pytestmark = needs_corpus
 
-SHOTS = Path("/tmp/fresh")
 #: `make prepare` (store, seeding and scoring of every baseline) plus Streamlit's start.
 START_TIMEOUT = 240.0
 
@@ -58,12 +56,6 @@ def _first_grid(page, timeout: float = 60.0) -> list[dict[str, str]]:
     """The rows of the page's first dataframe (the Leaderboard's ranking has no heading)."""
     grid = page.get_by_test_id("stDataFrame").first
     return grid_rows(page, grid, timeout, "the Leaderboard's ranking")
-
-
-def _shot(page, name: str) -> None:
-    from tests.serve import screenshot
-
-    screenshot(page, SHOTS / f"{name}.png")
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -171,10 +163,7 @@ def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
             page.goto(f"{url}/leaderboard")
             wait_rendered(page, timeout=120)
             ranking = _first_grid(page)
-            page.get_by_test_id("stDataFrame").first.scroll_into_view_if_needed()
-            _shot(page, "leaderboard_ranking")
             published = _grid(page, "Published results (reported)")
-            _shot(page, "leaderboard_reported")
             assert page.locator('[data-testid="stException"]').count() == 0
 
             # The paper's rows, one each, apart from the ranking.
@@ -203,7 +192,6 @@ def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
             wait_rendered(home, timeout=120)
             shown = _grid(home, "Top of the leaderboard")
             assert home.locator('[data-testid="stException"]').count() == 0
-            _shot(home, "home")
             assert shown[0]["name"] == top, (top, shown)
             assert [r["name"] for r in shown] == [r["name"] for r in ranking][: len(shown)]
             assert len(shown) == min(5, len(ranking))

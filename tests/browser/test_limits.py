@@ -1,11 +1,14 @@
-"""Identity for submissions (issue 12, item 2): who the daily limit counts.
+"""The daily submission limit in a real browser, counted for whom it should be.
 
-- With a login provider (Streamlit's ``st.login``, OpenID Connect): a real Chromium signs in at
-  a local OIDC provider on loopback (``oidc-provider-mock``), submits, hits the daily limit,
-  and a reload does not reset it; the board shows the verified account beside the team name.
-- Without one: the network address, where ``X-Forwarded-For`` counts only from the proxies in
-  ``ETC_TRUSTED_PROXIES``; a forged header and a new session change nothing.
-- Everyone together: the global daily cap.
+- With a login provider (Streamlit's ``st.login``, OpenID Connect): Chromium signs in at a local
+  OIDC provider on loopback (``oidc-provider-mock``), submits, hits the daily limit, and a
+  reload does not reset it; the board shows the verified account beside the team name.
+- Without one, behind a reverse proxy on the same host (docs/deploy.md): two visitors whose
+  addresses the proxy forwards get a limit each, and the proxy keeps /_stcore/metrics private.
+
+Each test serves a site of its own (a login provider, or a proxy in front): the two
+configurations are exclusive. Identity and limits without a browser: tests/unit/test_limits.py
+and tests/integration/test_limits.py.
 """
 
 from __future__ import annotations
@@ -18,9 +21,7 @@ import pytest
 from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
-from tests.conftest import REAL_CORPUS, REPO, needs_corpus
-
-SHOTS = REPO / "test-output" / "screenshots"
+from tests.conftest import REAL_CORPUS, needs_corpus
 
 
 @needs_corpus
@@ -49,7 +50,6 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
         path.write_text(dumps_jsonl(lines), encoding="utf-8")
         files.append(str(path))
     user = User(sub="u-1001", claims={"preferred_username": "alice", "email": "a@example.org"})
-    SHOTS.mkdir(parents=True, exist_ok=True)
     with run_server_in_thread(user_claims=[user]) as oidc:
         issuer = f"http://localhost:{oidc.server_port}"
         port = free_port()
@@ -87,11 +87,9 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
             wait_rendered(page, timeout=120)
             page.get_by_text("Sign in to submit", exact=False).first.wait_for(timeout=30_000)
             assert page.get_by_role("button", name="Submit for scoring").is_disabled()
-            page.screenshot(path=str(SHOTS / "login_1_signed_out.png"), full_page=True)
 
             page.get_by_role("button", name="Sign in").click()
             page.wait_for_url(f"{issuer}/**", timeout=30_000)
-            page.screenshot(path=str(SHOTS / "login_2_provider.png"), full_page=True)
             page.get_by_role("button", name="u-1001").click()  # the predefined user
             page.wait_for_url(f"{url}/**", timeout=30_000)
             wait_rendered(page, timeout=60)
@@ -111,11 +109,9 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
 
             submit(files[0], "First model")
             page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
-            page.screenshot(path=str(SHOTS / "login_3_submitted.png"), full_page=True)
 
             submit(files[1], "Second model")
             page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
-            page.screenshot(path=str(SHOTS / "login_4_limit.png"), full_page=True)
 
             page.reload()  # a new session: the quota is the account's, not the session's
             wait_rendered(page, timeout=60)
@@ -128,14 +124,12 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
             )
             submit(files[2], "Third model")
             page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
-            page.screenshot(path=str(SHOTS / "login_5_limit_after_reload.png"), full_page=True)
 
-            # the board: the verified account beside the team name (its grid is a canvas:
-            # the screenshot shows the column; the board's CSV download holds the same rows)
+            # the board: the verified account beside the team name (its grid is a canvas: the
+            # board's CSV download holds the same rows)
             page.goto(f"{url}/leaderboard")
             wait_rendered(page, timeout=60)
             page.get_by_test_id("stDataFrame").first.wait_for(timeout=30_000)
-            page.screenshot(path=str(SHOTS / "login_6_board.png"), full_page=True)
             button = page.get_by_test_id("stDownloadButton").filter(has_text="Board (CSV)")
             with page.expect_download(timeout=60_000) as info:
                 button.locator("button").click()
@@ -154,3 +148,71 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
     ).fetchall()
     con.close()
     assert rows == [("First model", "Login test lab", "alice", issuer)], (rows, log[-2000:])
+
+
+def test_two_visitors_behind_a_same_host_proxy_get_separate_quotas(tiny_corpus, tmp_path):
+    """docs/deploy.md's set-up: Streamlit on "::" (its default), a proxy on the same host that
+    connects to 127.0.0.1 (so the site sees ::ffff:127.0.0.1) listed in ETC_TRUSTED_PROXIES as
+    127.0.0.1; the proxy forwards two visitors' addresses. Each gets its own daily limit of one
+    submission, and the proxy keeps /_stcore/metrics private."""
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    from tests.proxy import ReverseProxy
+    from tests.serve import CHROMIUM, chromium, running_site, site_env, submit_file
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
+    items = split_items(load_corpus(tiny_corpus), "test")
+    files = []
+    for n in range(3):
+        path = tmp_path / f"p{n}.jsonl"
+        path.write_text(dumps_jsonl((it.key, f"{it.reference}{n}") for it in items), "utf-8")
+        files.append(path)
+    env = site_env(
+        tmp_path / "site",
+        tiny_corpus,
+        ETC_TRUSTED_PROXIES="127.0.0.1, ::1",
+        ETC_LB_DAILY_LIMIT="1",
+        ETC_LB_WORKERS="0",
+    )
+    with running_site(env, log=tmp_path / "server.log", address="::") as site:
+        port = urlsplit(site).port
+        with (
+            ReverseProxy("127.0.0.1", port, client="198.51.100.1") as a_url,
+            ReverseProxy("127.0.0.1", port, client="198.51.100.2") as b_url,
+        ):
+            with urllib.request.urlopen(f"{a_url}/_stcore/health", timeout=10) as resp:
+                assert resp.status == 200
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(f"{a_url}/_stcore/metrics", timeout=10)
+            assert info.value.code == 404
+            with chromium() as browser:
+                page = browser.new_page()
+                submit_file(page, a_url, files[0], "Visitor A")
+                page.get_by_text("Received as submission", exact=False).first.wait_for(
+                    timeout=60_000
+                )
+                submit_file(page, a_url, files[1], "Visitor A again")
+                page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
+                page.close()
+            with chromium() as browser:  # another visitor, through the same proxy
+                page = browser.new_page()
+                submit_file(page, b_url, files[2], "Visitor B")
+                page.get_by_text("Received as submission", exact=False).first.wait_for(
+                    timeout=60_000
+                )
+                assert page.get_by_text("Daily limit reached", exact=False).count() == 0
+                page.close()
+    import sqlite3
+
+    con = sqlite3.connect(env["ETC_LEADERBOARD_DB"])
+    try:
+        keys = con.execute(
+            "SELECT submitter_key, count(*) FROM submissions WHERE kind = 'submission' "
+            "GROUP BY submitter_key"
+        ).fetchall()
+    finally:
+        con.close()
+    assert sorted(n for _, n in keys) == [1, 1]  # two visitors, one submission each

@@ -1,11 +1,14 @@
-"""The embedded board shared by several processes while a real site runs (issue #28, item 3).
+"""Several processes on one board while real sites serve it.
 
-A real ``streamlit run`` serves the embedded SQLite board with ``ETC_LB_WORKERS=0``; from other
-processes, every ``python -m leaderboard`` command works on the same file at the same time; a
-submission made through the Submit page (Chromium) is scored by a separate ``leaderboard worker``
-process; a SIGKILL of that worker at a fault point loses nothing (its job is claimed again once
-its lease has expired: aged here, not waited for); and two site processes on the one board show
-the same new score.
+- The embedded SQLite board: a real ``streamlit run`` serves it with ``ETC_LB_WORKERS=0``; from
+  other processes, every ``python -m leaderboard`` command works on the same file at the same
+  time; a submission made through the Submit page (Chromium) is scored by a separate
+  ``leaderboard worker`` process; a SIGKILL of that worker at a fault point loses nothing (its
+  job is claimed again once its lease has expired: aged here, not waited for); and two site
+  processes on the one board show the same new score.
+- PostgreSQL, scaled out: two site processes and three worker processes, uploads through both
+  sites' Submit pages in Chromium at once, a worker killed with SIGKILL twice mid-job
+  (benchmarks/scale_out.py's own run, smaller).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import sys
 
 import pytest
 
+from benchmarks.scale_out import print_scale_out, scale_out
 from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
@@ -79,14 +83,8 @@ def board_rows(env: dict, sql: str) -> list:
 def expire_leases(env: dict) -> int:
     """Age every running job's lease past its end, from a process of its own; how many."""
     code = (
-        "from datetime import timedelta; from leaderboard.db import open_db; "
-        "db = open_db(create=False); back = timedelta(hours=2); n = 0\n"
-        "with db.write() as cur:\n"
-        '    for i, c, h in cur.execute("SELECT id, claimed_at, heartbeat_at FROM jobs '
-        "WHERE status = 'running'\").fetchall():\n"
-        "        cur.execute('UPDATE jobs SET claimed_at = ?, heartbeat_at = ? WHERE id = ?', "
-        "[c - back, h - back if h else None, i]); n += 1\n"
-        "print(n)"
+        "from leaderboard.db import open_db; from tests.fixtures.board import age_leases; "
+        "print(age_leases(db=open_db(create=False)))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True,
@@ -168,3 +166,30 @@ def test_a_worker_process_scores_a_site_submission_and_a_sigkill_loses_nothing(s
                 page.close()
     assert "Visitor model" in shown[0]
     assert shown[0] == shown[1]  # the same rows, names and scores, in the same order
+
+
+#: Files uploaded in the scale-out test: 12 (the benchmark runs 60): each upload is a fresh visit
+#: to the Submit page in Chromium, about 7 s per file over both sites on two shared cores.
+N_FILES = 12
+
+
+def test_two_sites_three_workers_two_kills_score_every_file_once(tiny_corpus, postgres_url,
+                                                                  tmp_path):  # fmt: skip
+    """12 files (the benchmark's N is 60) uploaded through two sites at once,
+    three workers, two SIGKILLs with a job in flight: all stored, all scored, each stage once,
+    scores identical to one embedded process, no status stuck in "scoring"."""
+    from tests.serve import CHROMIUM
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    work = tmp_path / "scale"
+    work.mkdir()
+    r = scale_out(N_FILES, postgres_url, tiny_corpus, work, kills=2)
+    print_scale_out(r)
+    assert r["upload_errors"] == []
+    assert r["uploaded"] == r["stored"] == r["scored"] == N_FILES
+    assert r["statuses"] == {"scored": N_FILES}  # nothing left in "scoring" (or anything else)
+    assert r["stage_pairs"] == N_FILES and r["stage_jobs"] == [1]  # one finished job each
+    assert r["score_rows_per_signature"] == [1]
+    assert r["kills_in_flight"] == 2 and r["jobs_crashed"] >= 2
+    assert r["single_files"] == N_FILES and r["identical"]
