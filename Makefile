@@ -20,7 +20,7 @@ TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 ETC_DATA_DIR ?= $(firstword $(wildcard ../shared/ETCDataset/etc) data/ETCDataset/etc)
 export ETC_DATA_DIR
 
-.PHONY: install lock run test test-fast test-unit test-gpu system-packages chromium postgres lint format prepare benchmarks clean
+.PHONY: install lock run test test-fast test-unit test-gpu system-packages chromium postgres lint format prepare benchmarks screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -161,6 +161,12 @@ lint: install
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# The documentation's screenshots (docs/img/*.png: every page at 1280 and 390 px wide, the
+# README's chat.png and leaderboard.png), taken from a site on a throw-away board that
+# docs/screenshots.py seeds and serves; no test writes them.
+screenshots: install
+	$(BIN)/python docs/screenshots.py
 
 benchmarks: prepare
 	$(BIN)/python benchmarks/score_lexical.py
