@@ -14,8 +14,7 @@ import pytest
 
 import leaderboard as lb
 from etclib.predictions import dumps_jsonl
-from tests.unit.test_csvexport import HOSTILE, assert_no_formula
-from tests.unit.test_hostile_paths import tiny  # noqa: F401
+from tests.fixtures.spreadsheets import HOSTILE, assert_no_formula
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 import leaderboard as lb
 from etclib.predictions import dumps_csv, dumps_jsonl
 from tests.conftest import REPO
-from tests.unit.test_hostile_paths import META, tiny  # noqa: F401
+from tests.fixtures.predictions import ENTRY_META as META
 
 TOKEN = "s3cret-admin-token-0123456789"
 

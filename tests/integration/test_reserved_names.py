@@ -13,7 +13,6 @@ from streamlit.testing.v1 import AppTest
 import leaderboard as lb
 from etclib.predictions import dumps_jsonl
 from tests.conftest import REPO
-from tests.unit.test_hostile_paths import tiny  # noqa: F401
 
 PUBLISHED = "GPT-4.1 (gpt-4.1-2025-04-14), zero-shot"
 

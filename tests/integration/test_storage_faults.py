@@ -324,7 +324,7 @@ def test_every_page_shows_the_storage_message(tiny, tmp_path, monkeypatch):
         assert not at.exception, (page, [e.value for e in at.exception])
         shown = [e.value for e in at.error]
         # the visitor reads that the board is unavailable; the path and the detail are logged
-        # (tests/unit/test_hostile_paths.py: the pages that do not need the board)
+        # (the pages that do not need the board: further down)
         assert len(shown) == 1 and "leaderboard is unavailable" in shown[0], (page, shown)
         assert str(path) not in re.sub(r"\\(.)", r"\1", shown[0])
 

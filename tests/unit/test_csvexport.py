@@ -5,55 +5,10 @@ the guard only adds apostrophes. The exports themselves: tests/integration/test_
 
 from __future__ import annotations
 
-import csv
-import io
-import re
-
 import pytest
 
 from etclib import csvexport
-
-SEPARATORS = (",", ";", "\t")
-FORMULA_START = ("=", "+", "-", "@")
-
-# Each hides a formula where a spreadsheet splitting on one of SEPARATORS starts a cell.
-HOSTILE = [
-    "a;=cmd|' /C calc'!A0;b",
-    "a;=2+3;b",
-    "a\t=2+3\tb",
-    'x; "=1+1";y',
-    'x;""@SUM(1)',
-    "a;-2+3;b",
-    "p,+1+1,q",
-    "=HYPERLINK(1)",
-    "\t=1",
-    "ok\r=2+5",
-    "line\r\n;@SUM(1)",
-    "怒り;＝ではない;=1",
-    "",
-    "plain",
-]
-
-
-def starts_formula(cell: str) -> bool:
-    """Whether a spreadsheet would run ``cell`` (or a line of it) as a formula: text starting,
-    past spaces, quotes, tabs and carriage returns, with a formula sign (a number such as
-    ``-1.5`` is a number)."""
-    for line in re.split(r"\r\n|\n", cell):
-        text = line.lstrip(' "\t\r')
-        if text.startswith(FORMULA_START):
-            try:
-                float(text)
-            except ValueError:
-                return True
-    return False
-
-
-def assert_no_formula(text: str, what: str) -> None:
-    for sep in SEPARATORS:
-        for row in csv.reader(io.StringIO(text, newline=""), delimiter=sep):
-            for cell in row:
-                assert not starts_formula(cell), (what, repr(sep), cell)
+from tests.fixtures.spreadsheets import HOSTILE, assert_no_formula
 
 
 @pytest.mark.parametrize("text", HOSTILE)

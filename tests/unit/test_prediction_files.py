@@ -24,8 +24,7 @@ from etclib.predictions import FIELDS, dumps_jsonl, read_predictions
 from etclib.task import items as split_items
 from tests.conftest import REPO
 from tests.fixtures.predictions import CASES, IDS, Case, base_records, csv_text, jsonl_lines
-
-META = {"name": "Hostile", "team": "T", "contact": "h@example.org", "description": "d"}
+from tests.fixtures.predictions import ENTRY_META as META
 
 
 def expected_predictions(keys, case: Case) -> dict:
