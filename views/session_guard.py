@@ -16,7 +16,7 @@ tells every visitor facts about the server:
   Streamlit's files of that version anyway; docs/deploy.md).
 
 :func:`install` patches Streamlit's ``AppSession`` once per process (streamlit_app.py calls it
-on every run; ``tests/browser/test_session_guard.py`` pins what it does).
+on every run; ``tests/browser/test_exposure.py`` pins what it does).
 """
 
 from __future__ import annotations

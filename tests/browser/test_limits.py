@@ -1,23 +1,37 @@
-"""The daily submission limit in a real browser, counted for whom it should be.
+"""The limits on what one visitor does, in a real browser, counted for whom they should be.
 
 - With a login provider (Streamlit's ``st.login``, OpenID Connect): Chromium signs in at a local
   OIDC provider on loopback (``oidc-provider-mock``), submits, hits the daily limit, and a
   reload does not reset it; the board shows the verified account beside the team name.
-- Without one, behind a reverse proxy on the same host (docs/deploy.md): two visitors whose
-  addresses the proxy forwards get a limit each, and the proxy keeps /_stcore/metrics private.
+- Behind a reverse proxy on the same host that the operator trusts (docs/deploy.md): two
+  visitors whose addresses the proxy forwards get a daily limit each, and the proxy keeps
+  /_stcore/metrics private.
+- One visitor's memory: the Submit page lets an upload go once it is refused or stored (the
+  server's uploaded files, as its own metrics count them, drop to nothing while the refusal
+  stays on the page), and a visitor's pages beyond ``ETC_PAGES_PER_VISITOR`` say so and stop
+  until one of the others closes.
+- With no trusted proxy: forged ``X-Forwarded-For`` values, addresses and non-addresses alike,
+  sent straight to the site on loopback (whose server, uvicorn, copies the header into the
+  client address for a loopback peer) and through a same-host proxy that passes the header on,
+  count as one visitor for the admin token's guesses, the chat's per-minute limit and the daily
+  quota.
 
-Each test serves a site of its own (a login provider, or a proxy in front): the two
-configurations are exclusive. Identity and limits without a browser: tests/unit/test_limits.py
-and tests/integration/test_limits.py.
+Each configuration is a site of its own (four): they exclude each other. Identity and limits
+without a browser: tests/unit/test_limits.py and tests/integration/test_limits.py.
 """
 
 from __future__ import annotations
 
 import csv
+import re
 import secrets
+import sqlite3
+import time
+import urllib.request
 
 import pytest
 
+from etclib import admintoken
 from etclib.corpus import load_corpus
 from etclib.predictions import dumps_jsonl
 from etclib.task import items as split_items
@@ -150,69 +164,289 @@ def test_login_submit_limit_and_reload(tmp_path, warm_cache):
     assert rows == [("First model", "Login test lab", "alice", issuer)], (rows, log[-2000:])
 
 
-def test_two_visitors_behind_a_same_host_proxy_get_separate_quotas(tiny_corpus, tmp_path):
-    """docs/deploy.md's set-up: Streamlit on "::" (its default), a proxy on the same host that
-    connects to 127.0.0.1 (so the site sees ::ffff:127.0.0.1) listed in ETC_TRUSTED_PROXIES as
-    127.0.0.1; the proxy forwards two visitors' addresses. Each gets its own daily limit of one
-    submission, and the proxy keeps /_stcore/metrics private."""
-    import urllib.error
-    import urllib.request
-    from urllib.parse import urlsplit
-
-    from tests.proxy import ReverseProxy
-    from tests.serve import CHROMIUM, chromium, running_site, site_env, submit_file
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory):
+    """(the site's URL, its environment): Streamlit on "::" (its default), a same-host proxy at
+    127.0.0.1 trusted, one submission a day."""
+    from tests.data.make_tiny_corpus import write_tiny_corpus
+    from tests.serve import CHROMIUM, running_site, site_env
 
     if not CHROMIUM.exists():
         pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
-    items = split_items(load_corpus(tiny_corpus), "test")
+    base = tmp_path_factory.mktemp("proxied-site")
+    env = site_env(
+        base / "site",
+        write_tiny_corpus(base / "tiny"),
+        ETC_TRUSTED_PROXIES="127.0.0.1, ::1",
+        ETC_LB_DAILY_LIMIT="1",
+        ETC_LB_WORKERS="0",
+    )
+    with running_site(env, log=base / "server.log", address="::") as url:
+        yield url, env
+
+
+def test_two_visitors_behind_a_same_host_proxy_get_separate_quotas(proxied, tmp_path):
+    """docs/deploy.md's set-up: a proxy on the same host that connects to 127.0.0.1 (so the site
+    sees ::ffff:127.0.0.1) listed in ETC_TRUSTED_PROXIES as 127.0.0.1; the proxy forwards two
+    visitors' addresses. Each gets its own daily limit of one submission, and the proxy keeps
+    /_stcore/metrics private."""
+    import urllib.error
+    from urllib.parse import urlsplit
+
+    from tests.proxy import ReverseProxy
+    from tests.serve import chromium, submit_file
+
+    site, env = proxied
+    items = split_items(load_corpus(env["ETC_DATA_DIR"]), "test")
     files = []
     for n in range(3):
         path = tmp_path / f"p{n}.jsonl"
         path.write_text(dumps_jsonl((it.key, f"{it.reference}{n}") for it in items), "utf-8")
         files.append(path)
+    port = urlsplit(site).port
+    with (
+        ReverseProxy("127.0.0.1", port, client="198.51.100.1") as a_url,
+        ReverseProxy("127.0.0.1", port, client="198.51.100.2") as b_url,
+    ):
+        with urllib.request.urlopen(f"{a_url}/_stcore/health", timeout=10) as resp:
+            assert resp.status == 200
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(f"{a_url}/_stcore/metrics", timeout=10)
+        assert info.value.code == 404
+        with chromium() as browser:
+            page = browser.new_page()
+            submit_file(page, a_url, files[0], "Visitor A")
+            page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
+            submit_file(page, a_url, files[1], "Visitor A again")
+            page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
+            page.close()
+        with chromium() as browser:  # another visitor, through the same proxy
+            page = browser.new_page()
+            submit_file(page, b_url, files[2], "Visitor B")
+            page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
+            assert page.get_by_text("Daily limit reached", exact=False).count() == 0
+            page.close()
+    keys = board_rows(
+        env,
+        "SELECT submitter_key, count(*) FROM submissions WHERE kind = 'submission' "
+        "GROUP BY submitter_key",
+    )
+    assert sorted(n for _, n in keys) == [1, 1]  # two visitors, one submission each
+
+
+def board_rows(env, sql: str) -> list[tuple]:
+    con = sqlite3.connect(env["ETC_LEADERBOARD_DB"])
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def uploads_held(url: str) -> int:
+    """Bytes of uploaded files the server holds (its /_stcore/metrics)."""
+    with urllib.request.urlopen(f"{url}/_stcore/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    held = re.findall(r'cache_type="UploadedFileManager"[^}]*\} (\d+)', text)
+    return sum(int(n) for n in held)
+
+
+def observed(condition, timeout: float = 60.0) -> None:
+    """Wait until ``condition()`` holds (the metrics are recomputed every few seconds)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition was never observed"
+        time.sleep(0.5)
+
+
+PAGES = 2
+
+
+@pytest.fixture(scope="module")
+def bounded(tmp_path_factory):
+    """(the site's URL, its environment): ``PAGES`` open pages a visitor; no other test's
+    uploads, which the server's metrics would count with this one's."""
+    from tests.data.make_tiny_corpus import write_tiny_corpus
+    from tests.serve import CHROMIUM, running_site, site_env
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
+    base = tmp_path_factory.mktemp("bounded-site")
     env = site_env(
-        tmp_path / "site",
-        tiny_corpus,
-        ETC_TRUSTED_PROXIES="127.0.0.1, ::1",
+        base, write_tiny_corpus(base / "tiny"), ETC_PAGES_PER_VISITOR=str(PAGES), ETC_LB_WORKERS="0"
+    )
+    with running_site(env, log=base / "server.log") as url:
+        yield url, env
+
+
+@pytest.fixture
+def own_browser():
+    """A Chromium of the test's own: no other test's page counts towards a visitor's bound."""
+    from tests.serve import chromium
+
+    with chromium() as context:
+        yield context
+
+
+def test_an_upload_is_let_go_once_refused_or_stored(bounded, own_browser, tmp_path):
+    from tests.serve import rerun_after, wait_idle, wait_rendered
+
+    url, env = bounded
+    refused = tmp_path / "refused.jsonl"
+    refused.write_bytes(b"{}\n" * 50_000)
+    page = own_browser.new_page()
+    page.goto(f"{url}/submit")
+    wait_rendered(page, timeout=120)
+    page.locator('input[type="file"]').set_input_files(str(refused))
+    page.get_by_text("refused.jsonl was refused", exact=False).first.wait_for(timeout=60_000)
+    wait_idle(page, 60)
+    observed(lambda: uploads_held(url) == 0)
+    # the refusal stays on the page through a rerun that no longer has the file
+    assert rerun_after(
+        page, lambda: page.get_by_role("button", name="Template (CSV)", exact=True).click()
+    )
+    assert page.get_by_text("refused.jsonl was refused", exact=False).count() == 1
+
+    valid = tmp_path / "valid.jsonl"
+    tiny = split_items(load_corpus(env["ETC_DATA_DIR"]), "test")
+    valid.write_text(dumps_jsonl((it.key, it.reference) for it in tiny), encoding="utf-8")
+    page.locator('input[type="file"]').set_input_files(str(valid))
+    page.get_by_text("valid.jsonl: valid, ", exact=False).first.wait_for(timeout=60_000)
+    wait_idle(page, 60)
+    assert page.get_by_text("was refused", exact=False).count() == 0  # a new file: no refusal
+    observed(lambda: uploads_held(url) == valid.stat().st_size)  # held until it is stored
+    page.get_by_label("Display name *").fill("Kept until stored")
+    page.get_by_role("button", name="Submit for scoring").click()
+    page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
+    observed(lambda: uploads_held(url) == 0)
+    page.close()
+
+
+def test_a_visitor_has_at_most_the_bound_of_open_pages(bounded, own_browser):
+    from tests.serve import wait_rendered
+
+    url, _ = bounded
+    pages = []
+    for _ in range(PAGES):
+        page = own_browser.new_page()
+        page.goto(url)
+        wait_rendered(page, timeout=120)
+        assert page.get_by_text("pages of this site open", exact=False).count() == 0
+        pages.append(page)
+    extra = own_browser.new_page()
+    extra.goto(url)
+    extra.get_by_text(f"You have {PAGES} pages of this site open", exact=False).wait_for(
+        timeout=60_000
+    )
+    pages.pop().close()  # one of the others closes: this one may run after a reload
+    extra.reload()
+    wait_rendered(extra, timeout=120)
+    assert extra.get_by_text("pages of this site open", exact=False).count() == 0
+    for page in [*pages, extra]:
+        page.close()
+
+
+ADMIN_TOKEN = "s3cret-admin-token-0123456789"
+
+
+@pytest.fixture(scope="module")
+def forged_site(tmp_path_factory):
+    """(the site's URL on loopback, the same-host proxy's URL, the site's environment)."""
+    from urllib.parse import urlsplit
+
+    from tests.data.make_tiny_corpus import write_tiny_corpus
+    from tests.proxy import ReverseProxy
+    from tests.serve import CHROMIUM, running_site, site_env
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's Chromium is not installed at {CHROMIUM}")
+    base = tmp_path_factory.mktemp("forged-site")
+    env = site_env(
+        base,
+        write_tiny_corpus(base / "tiny"),
+        ETC_ADMIN_TOKEN=ADMIN_TOKEN,
+        ETC_CHAT_PER_MINUTE="1",
         ETC_LB_DAILY_LIMIT="1",
         ETC_LB_WORKERS="0",
     )
-    with running_site(env, log=tmp_path / "server.log", address="::") as site:
-        port = urlsplit(site).port
-        with (
-            ReverseProxy("127.0.0.1", port, client="198.51.100.1") as a_url,
-            ReverseProxy("127.0.0.1", port, client="198.51.100.2") as b_url,
-        ):
-            with urllib.request.urlopen(f"{a_url}/_stcore/health", timeout=10) as resp:
-                assert resp.status == 200
-            with pytest.raises(urllib.error.HTTPError) as info:
-                urllib.request.urlopen(f"{a_url}/_stcore/metrics", timeout=10)
-            assert info.value.code == 404
-            with chromium() as browser:
-                page = browser.new_page()
-                submit_file(page, a_url, files[0], "Visitor A")
-                page.get_by_text("Received as submission", exact=False).first.wait_for(
-                    timeout=60_000
-                )
-                submit_file(page, a_url, files[1], "Visitor A again")
-                page.get_by_text("Daily limit reached", exact=False).first.wait_for(timeout=60_000)
-                page.close()
-            with chromium() as browser:  # another visitor, through the same proxy
-                page = browser.new_page()
-                submit_file(page, b_url, files[2], "Visitor B")
-                page.get_by_text("Received as submission", exact=False).first.wait_for(
-                    timeout=60_000
-                )
-                assert page.get_by_text("Daily limit reached", exact=False).count() == 0
-                page.close()
-    import sqlite3
+    with running_site(env, log=base / "server.log") as url:
+        with ReverseProxy("127.0.0.1", urlsplit(url).port, client=None) as tunnel:
+            yield url, tunnel, env
 
-    con = sqlite3.connect(env["ETC_LEADERBOARD_DB"])
-    try:
-        keys = con.execute(
-            "SELECT submitter_key, count(*) FROM submissions WHERE kind = 'submission' "
-            "GROUP BY submitter_key"
-        ).fetchall()
-    finally:
-        con.close()
-    assert sorted(n for _, n in keys) == [1, 1]  # two visitors, one submission each
+
+def visit(browser, base: str, path: str, forged: str):
+    """A new session at ``base``/``path`` whose every request says ``X-Forwarded-For: forged``."""
+    from tests.serve import wait_rendered
+
+    page = browser.new_page()
+    page.set_extra_http_headers({"X-Forwarded-For": forged})
+    page.goto(f"{base}/{path}")
+    wait_rendered(page, timeout=120)
+    return page
+
+
+def test_forged_headers_share_one_admin_token_limit(forged_site, browser):
+    url, tunnel, env = forged_site
+    guesses = [
+        (url, "evil-token-1"),
+        (tunnel, "evil-token-2"),
+        (url, "6.6.6.6"),
+        (tunnel, "198.51.100.7"),
+        (url, "evil-token-3, 127.0.0.1"),
+        # the limit is reached: fresh values, direct and through the proxy, change nothing
+        (url, "evil-token-4"),
+        (tunnel, "evil-token-5"),
+        (tunnel, "203.0.113.9"),
+    ]
+    shown = []
+    for base, forged in guesses:
+        page = visit(browser, base, "leaderboard", forged)
+        page.get_by_text("Admin: re-run failed jobs").click()
+        page.get_by_label("Admin token").fill(f"guess-{forged}")
+        page.get_by_role("button", name="Re-run failed jobs").click()
+        error = page.get_by_text(re.compile("Wrong admin token|Too many wrong admin tokens"))
+        shown.append(error.first.inner_text(timeout=60_000))
+        page.close()
+    limit = admintoken.MAX_FAILURES
+    assert all("Wrong admin token" in s for s in shown[:limit]), shown
+    assert all("Too many wrong admin tokens" in s for s in shown[limit:]), shown
+    rows = board_rows(env, "SELECT key_hash FROM limit_events WHERE bucket = 'admin-failure'")
+    assert len(rows) == limit and len(set(rows)) == 1  # one visitor
+
+
+def test_forged_headers_share_one_chat_limit(forged_site, browser):
+    url, tunnel, env = forged_site
+    shown = []
+    for base, forged in [(url, "evil-chat-1"), (url, "evil-chat-2"), (tunnel, "198.51.100.8")]:
+        page = visit(browser, base, "chat", forged)
+        box = page.get_by_test_id("stChatInputTextArea")
+        box.fill("昨日、友達に裏切られて本当に悲しかったです。")
+        box.press("Enter")
+        outcome = page.get_by_text(
+            re.compile("Predicted emotion transcription|predictions in the last minute")
+        )
+        shown.append(outcome.first.inner_text(timeout=120_000))
+        page.close()
+    assert "Predicted emotion transcription" in shown[0], shown
+    assert all("1 predictions in the last minute" in s for s in shown[1:]), shown
+    rows = board_rows(env, "SELECT key_hash FROM limit_events WHERE bucket = 'chat'")
+    assert len(rows) == 1, rows  # the only prediction made
+
+
+def test_forged_headers_share_one_daily_quota(forged_site, browser, tmp_path):
+    from tests.serve import submit_file
+
+    url, tunnel, env = forged_site
+    items = split_items(load_corpus(env["ETC_DATA_DIR"]), "test")
+    visits = [(url, "quota-token-A"), (url, "quota-token-B"), (tunnel, "quota-token-C")]
+    visits.append((tunnel, "203.0.113.10"))
+    for n, (base, forged) in enumerate(visits):
+        path = tmp_path / f"p{n}.jsonl"
+        path.write_text(dumps_jsonl((it.key, f"{it.reference}{n}") for it in items), "utf-8")
+        page = browser.new_page()
+        page.set_extra_http_headers({"X-Forwarded-For": forged})
+        submit_file(page, base, path, f"Visitor {forged}")
+        wanted = "Received as submission" if n == 0 else "Daily limit reached"
+        page.get_by_text(wanted, exact=False).first.wait_for(timeout=60_000)
+        page.close()
+    keys = board_rows(env, "SELECT submitter_key FROM submissions WHERE kind = 'submission'")
+    assert len(keys) == 1, keys

@@ -1,7 +1,7 @@
 """views/session_guard.py's answer to Streamlit's ``load_git_info``: nothing, even from a
 checkout with a remote, whose branch and files Streamlit's own handler would send to the page.
 The websocket-level checks (clear_cache, the session-start frame) are in
-tests/browser/test_session_guard.py."""
+tests/browser/test_exposure.py."""
 
 from __future__ import annotations
 
