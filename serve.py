@@ -2,21 +2,13 @@
 imported before the server takes its first visitor.
 
 Streamlit imports a site's code only when a visitor's session first runs the script, so the
-first visitor of a new server waits for pandas and the leaderboard to import: about 0.45 s of
-Home's 2.1 s first render on a quiet two-core machine (benchmarks/site.py). This launcher
-imports what ``streamlit_app.py`` imports (read from its import statements: every page run
-starts there) and then hands over to Streamlit's own command line, as gunicorn's ``--preload``
-does for a WSGI application. Every option of ``streamlit run`` works the same:
-
-    python serve.py --server.port 8501 --server.headless true
-
-``streamlit run streamlit_app.py`` serves the same site; its first visitor waits longer.
-
-It also has glibc's malloc hand every freed buffer of 1 MiB or more back to the system at once
-(:func:`return_large_buffers`): an upload (up to 10 MB) and its decoded text are such buffers,
-and by default glibc raises its threshold for mapping a buffer on its own to the size of each
-such buffer freed, so later ones come from the heap, which keeps their memory after they are
-freed (benchmarks/visitor_memory.py measures the site through 20 refused uploads).
+first visitor of a new server would wait for pandas and the leaderboard to import. This launcher
+imports what ``streamlit_app.py`` imports, as gunicorn's ``--preload`` does, then hands over to
+Streamlit's command line; every option of ``streamlit run`` works the same
+(``python serve.py --server.port 8501 --server.headless true``). It also has glibc's malloc
+return every freed buffer of 1 MiB or more to the system at once (:func:`return_large_buffers`),
+so an upload's memory is not kept in the heap after it is freed (benchmarks/visitor_memory.py).
+See docs/site.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """The admin token (``ETC_ADMIN_TOKEN``): its minimum strength, the check, and rate limiting.
 
 One token gates the leaderboard's moderation and the judge-versus-human study's admin actions.
-
-- A token shorter than :data:`MIN_CHARS` characters is refused wherever it is read
-  (:func:`configured_token` raises :class:`~etclib.errors.ConfigError`); the CLI and the site
-  call :func:`check_configured` when they start, so a weak token stops them with a message.
-- :func:`verify` compares in constant time (``hmac.compare_digest``). Wrong tokens are counted
-  per session: after :data:`MAX_FAILURES` wrong tokens within :data:`WINDOW_SECONDS`, that
-  session's attempts are refused without being checked (even the right token) until the window
-  has passed. Every wrong token and every refused attempt is logged (logger
-  ``etclib.admintoken``) with the session and the action, never the token typed.
-- The session is the caller's: the site wraps an admin action in ``with session(key, store):``
-  (the key of the visitor, as the upload quota counts them, and a :class:`FailureStore` in the
-  board's database, so a reload or a new browser session does not reset the count); without a
-  store the failures are counted in this process (:class:`MemoryFailures`). The CLI runs
-  without a session (no limit: whoever runs it can read the files anyway), and its failures are
-  logged all the same.
+A token shorter than :data:`MIN_CHARS` is refused wherever it is read; the CLI and the site call
+:func:`check_configured` when they start. :func:`verify` compares in constant time. Inside
+``with session(key, store):`` (the site: the visitor's key, failures kept in the board's
+database), a session's attempts are refused unchecked after :data:`MAX_FAILURES` wrong tokens
+within :data:`WINDOW_SECONDS`; without a store they are counted in this process
+(:class:`MemoryFailures`). The CLI runs without a session, so without a limit. Every wrong or
+refused attempt is logged (logger ``etclib.admintoken``), never the token typed. See
+docs/leaderboard.md, "Admin operations".
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """Agreement statistics between raters (people and LLM judges).
 
-Every function here is pure and works on plain sequences or numpy arrays:
-
-- chance-corrected agreement on nominal labels: :func:`cohen_kappa` (two raters),
-  :func:`fleiss_kappa` (a subjects x categories count table), :func:`krippendorff_alpha`
-  (any number of raters, missing values allowed, nominal or interval data);
-- association of scores: :func:`pearson` and :func:`spearman`, returning a :class:`Correlation`
-  that says explicitly when a series is constant (the correlation is then undefined, and the
-  constant and the mean absolute difference are reported instead);
-- :func:`mean_absolute_difference`, :func:`confusion_matrix` and a seeded percentile
-  :func:`bootstrap_ci` for any of the above.
-
-Undefined statistics (no variation to correct for chance) are ``NaN``, never an exception; input
-that cannot be a rating table (ragged, empty, mismatched lengths) raises ``ValueError`` with what
-was wrong.
+Pure functions on plain sequences or numpy arrays: Cohen's and Fleiss' kappa, Krippendorff's
+alpha, Pearson and Spearman (a :class:`Correlation` that says when a series is constant), the
+mean absolute difference, a confusion matrix and a seeded percentile :func:`bootstrap_ci`.
+An undefined statistic is ``NaN``, never an exception; input that cannot be a rating table
+(ragged, empty, mismatched lengths) raises ``ValueError``. Definitions and the constant rule:
+docs/judge_vs_human.md, "Statistics".
 """
 
 from __future__ import annotations

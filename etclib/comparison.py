@@ -7,13 +7,10 @@ never hides the function behind a module of the same name).
 >>> c.metrics["rougeL"].difference, c.metrics["rougeL"].verdict          # doctest: +SKIP
 (3.12, 'B better')
 
-The numbers (B − A, the paired bootstrap interval, the paired approximate-randomization
-p-value and the verdict of every compared metric key) come from :mod:`etclib.paired`, whose
-public names are importable from here too; this module builds the :class:`Comparison` of two
-systems (their files, ``ScoreResult`` objects or, through :func:`compare_data`, stored
-per-item data) and what is read from it per item. The signature adds ``compare``: resamples,
-seed, trials, alpha. Per item (:meth:`Comparison.per_item`): both predictions, the reference,
-each metric's item scores for A and B and B − A; win/tie/loss counts (:func:`win_tie_loss`).
+The numbers come from :mod:`etclib.paired` (its public names are importable from here too);
+this module builds the :class:`Comparison` of two files, ``ScoreResult`` objects or stored
+per-item data (:func:`compare_data`), and its per-item rows and win/tie/loss counts.
+See docs/compare.md.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-#: Pinned commit of github.com/UEC-InabaLab/ETCDataset (see SPEC.md).
+#: Pinned commit of github.com/UEC-InabaLab/ETCDataset (README.md, "The corpus").
 DATASET_COMMIT = "6c4f7e10ff2cd3191c2375248b35de095a480d91"
 DATASET_URL = f"https://codeload.github.com/UEC-InabaLab/ETCDataset/tar.gz/{DATASET_COMMIT}"
 

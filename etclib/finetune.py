@@ -1,26 +1,14 @@
-"""QLoRA supervised fine-tuning on the train split (SPEC "Fine-tuning reference setup"), on TRL.
+"""QLoRA supervised fine-tuning on the train split, on TRL: the reference setup by default.
 
-Each train item becomes one conversational prompt-completion example: the prompt is the SPEC
-prompt's messages (``etclib.task.build_messages``, zero-shot), the completion one assistant
-message holding the reference transcription, stripped of surrounding whitespace (35 train
-references start with a newline, which templates that trim the content, such as Llama 3.1's,
-would drop anyway). TRL's ``SFTTrainer`` renders both with the base model's chat template and
-computes the loss on the completion only: the answer tokens and the template's end-of-turn
-token; every prompt and padding position has the label ``-100``. Validation loss on the valid
-split is computed every ``eval_steps`` steps, and the adapter kept at the end is the checkpoint
-with the lowest validation loss (``load_best_model_at_end``).
-
-The base is loaded by default in 4-bit NF4 (bitsandbytes, double quantisation, bf16 compute)
-with a fresh peft LoRA adapter and paged AdamW 8-bit: the reference setup. ``--no-4bit`` trains
-a full-precision base with AdamW (``adamw_torch``), which also runs on a CPU. Gradient
-checkpointing (on by default with a GPU) is the non-reentrant kind.
-
-The output folder holds the adapter (``adapter_config.json``, ``adapter_model.safetensors``),
-the tokenizer, ``training_config.json`` (every setting, resolved, with library versions, prompt
-signature and corpus hash), ``loss.json`` and ``loss.csv`` (the loss curve, rewritten at every
-log so an interrupted run keeps it) and ``checkpoints/``. Running the same command again after an
-interruption resumes from the last checkpoint. Pushing the adapter to the Hub and identifying an
-adapter folder are :mod:`etclib.adapter`'s (re-exported here).
+Each train item becomes one prompt-completion example: the zero-shot task prompt's messages
+(``etclib.task.build_messages``) and one assistant message holding the reference transcription,
+stripped. TRL's ``SFTTrainer`` renders both with the base model's chat template and computes
+the loss on the completion only (the answer and the end-of-turn token); the adapter kept is the
+checkpoint with the lowest valid-split loss. The base is loaded in 4-bit NF4 with a fresh LoRA
+adapter and paged AdamW 8-bit, or, with ``--no-4bit``, in full precision with AdamW (which also
+runs on a CPU). The output folder, resuming and every default: docs/models.md, "Fine-tuning
+(QLoRA)". Pushing an adapter to the Hub and identifying an adapter folder are
+:mod:`etclib.adapter`'s (re-exported here).
 """
 
 from __future__ import annotations
@@ -65,7 +53,7 @@ RESUMABLE_CHANGES = ("push_to_hub", "logging_steps")
 
 @dataclass
 class TrainConfig:
-    """Every setting of a fine-tuning run; defaults are SPEC's reference setup.
+    """Every setting of a fine-tuning run; defaults are the reference setup (docs/models.md).
 
     ``batch_size`` is the effective batch: ``micro_batch_size`` examples per step times
     ``batch_size // micro_batch_size`` gradient-accumulation steps. Checkpoints are written every
@@ -393,9 +381,9 @@ def sft_config(
     has_eval: bool,
     model_init_kwargs: dict[str, Any] | None = None,
 ) -> Any:
-    """TRL's ``SFTConfig`` for the run: SPEC's setup, completion-only loss, best-by-valid-loss;
-    ``model_init_kwargs``: how TRL loads the base when it is given by name (4-bit NF4 through
-    ``quantization_config``, see :func:`model_load_kwargs`)."""
+    """TRL's ``SFTConfig`` for the run: the reference setup, completion-only loss,
+    best-by-valid-loss; ``model_init_kwargs``: how TRL loads the base when it is given by name
+    (4-bit NF4 through ``quantization_config``, see :func:`model_load_kwargs`)."""
     import torch
     from trl import SFTConfig
 

@@ -4,30 +4,13 @@ verdict (:func:`compare_metrics`; every pair of many entries at once: :func:`pai
 :mod:`etclib.comparison` builds a :class:`~etclib.comparison.Comparison` on them (and
 re-exports every public name here).
 
-For every ranking key of the metric groups compared (and, for a group whose
-``from_statistics`` takes ``everything``, its other ×100 keys: the ERC track's per-category
-precision, recall and F1):
-
-- ``difference``: B − A of the scores as ``etclib score`` reports them;
-- ``interval``: the paired bootstrap 95% interval of B − A over items: the board's resamples
-  (:func:`etclib.significance.draw`, same count and seed, the same for both systems), each
-  system's score on each resample from :func:`etclib.significance.resampled_many` (the function
-  behind the board's intervals and rank bands), the percentile interval of the differences;
-- ``p_value``: paired approximate randomization as sacrebleu does it
-  (``sacrebleu.significance._paired_ar_test``: ``default_rng(seed).integers(2, size=(trials,
-  items), dtype=bool)`` picks, per trial, which system each item's statistics go to; the
-  statistic is |A − B| of the two pseudo-systems' scores; p = (c + 1) / (trials + 1)), run on the
-  metric's own per-item sufficient statistics, so it serves every metric of the registry. For a
-  corpus-level metric (BLEU, macro-F1) this is sacrebleu's test; for a mean over items it is the
-  paired permutation (sign-flip) test of the item differences. One deliberate difference: c
-  counts the trials whose statistic is *at least* the observed one (sacrebleu counts those
-  strictly above, which gives two identical systems p = 1/(trials + 1), "significant": see
-  jhclark/multeval#5); where no trial ties the observed value both give the same p;
-- ``verdict``: "A better" / "no significant difference" / "B better" at ``alpha`` (0.05):
-  significant when p < alpha; which side by the metric's direction
-  (:attr:`etclib.metrics.Fact.higher_is_better`).
-
-The signature adds ``compare``: resamples, seed, trials, alpha (:func:`compare_signature`).
+Intervals use the board's resamples (:func:`etclib.significance.draw`,
+:func:`etclib.significance.resampled_many`); the p-value is sacrebleu's paired approximate
+randomization run on the metric's own per-item sufficient statistics, so it serves every metric
+of the registry, with one deliberate difference: a trial that ties the observed statistic counts
+as at least as extreme. The verdict is significant when p < ``alpha``, on the metric's better
+side. The signature adds ``compare`` (:func:`compare_signature`). Definitions: docs/compare.md,
+"What is computed".
 """
 
 from __future__ import annotations

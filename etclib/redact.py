@@ -1,20 +1,14 @@
 """Remove secrets from text before it is logged or shown to an operator.
 
-:func:`redact` is the one place that decides what a secret looks like. It removes
-
-- every configured secret value: the settings named in :data:`SECRET_SETTINGS` (the admin
-  token, the Hub token, the fine-tuned server's key) and every LLM provider's key settings
-  (each spec's ``secret_settings``, added by the provider registry :mod:`etclib.llm.providers`
-  when it loads, through :func:`add_secret_settings`), read with
-  :func:`etclib.config.setting`, plus any ``secrets`` the caller passes;
-- anything shaped like a credential, whatever its value: ``Bearer <token>`` and
-  ``Authorization: ...`` headers, OpenAI-style keys (``sk-...``), Google API keys
-  (``AIza...``), Hugging Face tokens (``hf_...``), GitHub tokens (``ghp_...``), and the value of
-  a ``key=`` / ``api_key=`` / ``token=`` / ``access_token=`` parameter in a URL or a log line.
-
-Each removed span becomes ``[REDACTED]``. Provider error text passes through here before it is
-stored as an error's private ``detail`` (:class:`etclib.errors.ServiceError`) or written to a
-log; the public message of such an error is written by etclib and holds no provider text.
+:func:`redact` is the one place that decides what a secret looks like. It replaces with
+``[REDACTED]`` every configured secret value (the settings in :data:`SECRET_SETTINGS`, every LLM
+provider's key settings, added by the provider registry through :func:`add_secret_settings`, and
+any ``secrets`` the caller passes) and anything shaped like a credential: ``Bearer`` tokens and
+``Authorization`` headers, OpenAI-style (``sk-``), Google (``AIza``), Hugging Face (``hf_``) and
+GitHub (``ghp_``) tokens, and the value of a ``key=`` / ``api_key=`` / ``token=`` /
+``access_token=`` parameter. Provider error text passes through here before it is stored as an
+error's private ``detail`` (:class:`etclib.errors.ServiceError`) or logged; an error's public
+message is etclib's own words and holds no provider text.
 """
 
 from __future__ import annotations

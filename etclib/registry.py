@@ -1,18 +1,13 @@
 """Name -> thing registries: one collision rule and one "Did you mean" for every kind.
 
 A thing that comes in kinds (metrics, backends, tracks, LLM providers, CLI commands, ...) is
-registered by name. These helpers are what every such registry shares, after
-lm-evaluation-harness's ``Registry``:
-
-- :func:`add`: register ``name``; the same name again with another thing is an error naming
-  both (registering the same thing twice is harmless: a module imported twice);
-- :func:`lookup`: the thing of ``name``, or an error that says what was wrong and what to do
-  (:func:`unknown`: "Unknown metric 'blue'. Did you mean 'bleu'? Available: bleu, rouge.");
-- :func:`suggest`: the " Did you mean 'x'?" part alone, for a message of another form;
-- :class:`Registry`: the same rules for a registry of its own (the LLM providers), whose
-  entries may be lazy ``"package.module:attribute"`` strings, imported on first use.
-
-Most kinds keep a plain dict beside their code and call :func:`add` / :func:`lookup` on it.
+registered by name; these helpers are what every such registry shares, after
+lm-evaluation-harness's ``Registry``. :func:`add` registers a name (the same name with another
+thing is an error naming both; the same thing twice is harmless); :func:`lookup` returns it or
+an error that says what to do ("Unknown metric 'blue'. Did you mean 'bleu'? Available: bleu,
+rouge."); :func:`suggest` is the "Did you mean" part alone. :class:`Registry` keeps the same
+rules for a registry whose entries may be lazy ``"package.module:attribute"`` strings. Most kinds
+keep a plain dict beside their code and call :func:`add` / :func:`lookup` on it.
 """
 
 from __future__ import annotations

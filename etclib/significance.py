@@ -1,19 +1,11 @@
 """Paired bootstrap over items: confidence intervals and rank bands, for any metric.
 
 Like sacrebleu's ``significance.py``, this module knows no metric: it draws the resamples and
-calls the metric's own methods (:class:`etclib.metrics.Metric`): its per-item
-``statistics`` summed over each resample and scored by ``from_statistics`` (for many entries
-and metrics at once, one matrix product: :func:`resampled_many`), else its ``resample``, else
-its ``aggregate`` once per resample.
-
-- Resamples: ``numpy.random.default_rng(seed).integers(0, n_items, size=(resamples, n_items))``,
-  the same for every system scored on the same items, so differences are paired.
-  :attr:`Resamples.weights` counts how often each item was drawn in each resample.
-- An interval is the 2.5th and 97.5th percentiles of the resampled scores (numpy's default
-  linear interpolation), NaN resamples left out.
-- Rank bands: an entry's rank is 1 + the number of entries significantly better than it (the
-  95% interval of their paired difference lies on the better side of 0); its band runs to the
-  number of entries not significantly worse.
+calls the metric's own methods (:class:`etclib.metrics.Metric`): per-item ``statistics`` summed
+over each resample and scored by ``from_statistics`` (for many entries and metrics at once, one
+matrix product: :func:`resampled_many`), else ``resample``, else ``aggregate`` once per resample.
+Every system scored on the same items gets the same resamples (:func:`draw`), so differences are
+paired. The interval and rank-band rules: docs/leaderboard.md, "The ranking rule".
 
 >>> res = draw(len(items))                                              # doctest: +SKIP
 >>> intervals("bleu", result.data["bleu"], res)["bleu4"]                # doctest: +SKIP

@@ -1,19 +1,13 @@
 """Corpus statistics (``etclib stats``), queried from the DuckDB store.
 
-Keys (exactly): ``dialogues``, ``participants``, ``utterances``; ``utterance_chars`` and
-``transcription_chars`` as ``{all, speaker, listener}`` mean character lengths; ``labels``: for
-each category ``{speaker, listener, all, kappa}``: the percentage of transcriptions whose
-aggregated label has the category, and Fleiss' kappa of the three annotators' yes/no decisions for
-it; ``kappa_overall``: Fleiss' kappa over all (transcription, category) yes/no decisions pooled;
-``multi_label_share``: the percentage of transcriptions with a non-neutral aggregated label that
-carry two or more categories; ``cooccurrence``: for every pair of categories, the number of
-transcriptions whose aggregated label has both (the diagonal holds each category's count).
-
-:func:`cause_stats` adds the cause layer (docs/causes.md; ``etclib stats`` prints it under
-``causes``): ``proxy``: the lexical proxy's inter-personal share (% of transcriptions that refer
-to the partner, all and per role); ``llm`` / ``human``: the cause-type shares of the newest LLM
-run and of the human majority labels (None while there are none); ``reccon``: RECCON's published
-type shares, for comparison.
+Keys: ``dialogues``, ``participants``, ``utterances``; ``utterance_chars`` and
+``transcription_chars`` (mean lengths, ``{all, speaker, listener}``); ``labels`` (per category:
+the percentage of transcriptions whose aggregated label has it per role and in all, and Fleiss'
+kappa of the three annotators' yes/no decisions); ``kappa_overall`` (all decisions pooled);
+``multi_label_share`` (percentage of non-neutral aggregated labels with two or more categories);
+``cooccurrence`` (transcriptions per pair of categories; the diagonal: each category's count).
+:func:`cause_stats` adds the cause layer (``causes``: the lexical proxy's share, the LLM and
+human cause-type shares, RECCON's; docs/causes.md).
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """The corpus as an embedded DuckDB database, for the site's corpus browser and the statistics.
 
-Tables:
-
-- ``meta(key, value)``: ``content_hash`` of the source files, ``schema`` version, and
-  ``fingerprint`` (the files' names, sizes and times, for a check that reads no file);
-- ``dialogues``: id, file, split, dialogue_emotion, speaker_id, listener_id;
-- ``utterances``: one row per utterance: key, position 1..10, participant, split, emotion, text,
-  transcription, the three annotators' label lists ``ann1..ann3``, the aggregated ``label`` list,
-  one boolean column per category (aggregated), ``votes_<category>`` (0..3 annotators),
-  ``search_text`` (utterance and transcription, lower-cased, for text search),
-  ``agreement`` (``unanimous``: the three label sets are identical; ``majority``: some category
-  has 2 or 3 votes; ``none``: no category has two votes), and character lengths;
-- ``participants``: Big Five scores (2..14) and the questionnaire responses as JSON.
-
-The database is rebuilt only when the source files change (their content hash), into a
-temporary file that then replaces the old one, so a crash never leaves a half-built store.
-Every query that takes user input is parameterised.
+Tables: ``meta(key, value)`` (the source files' ``content_hash``, the ``schema`` version, and a
+``fingerprint`` of their names, sizes and times, checked without reading them); ``dialogues``;
+``utterances`` (one row per utterance: key, position 1..10, participant, split, emotion, text,
+transcription, the annotators' label lists ``ann1..ann3``, the aggregated ``label``, one boolean
+column and one ``votes_<category>`` count per category, ``search_text`` for text search,
+``agreement``: ``unanimous``, ``majority`` or ``none``, and character lengths); ``participants``
+(Big Five scores and questionnaire responses as JSON). The database is rebuilt only when the
+source files' content hash changes, into a temporary file that then replaces the old one, so a
+crash never leaves a half-built store. Every query that takes user input is parameterised.
 """
 
 from __future__ import annotations

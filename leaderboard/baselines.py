@@ -1,18 +1,14 @@
 """Baseline rows: the published results, and the baselines this project computes itself.
 
-- *Reported*: every row of ``paper_baselines.json`` (shipped in ``etclib/reference``, so a fresh
-  clone has it; ``ETC_REFERENCE_DIR`` names another folder) becomes a ``kind = 'reported'`` entry
-  with the paper's numbers as one score row (``metric_group = 'reported'``). They are not re-scored,
-  have no intervals and are never mixed into the ranking columns (see ``board.reported``): the
-  paper used a corpus version with five more dialogues and unpublished tokenisation.
-- *Computed*: each track's baselines (``Track.baselines``: on transcriptions ``retrieval``,
-  ``constant`` and ``copy``; on categories ``majority``, ``prior``, ``tfidf``, trained here on
-  CPU, and ``retrieval-labels``) predict the test split; each becomes a ``kind = 'baseline'``
-  entry, queued and scored like any submission.
+- *Reported*: every row of ``paper_baselines.json`` (shipped in ``etclib/reference``;
+  ``ETC_REFERENCE_DIR`` names another folder) becomes a ``kind = 'reported'`` entry with the
+  paper's numbers as one score row: never re-scored, without intervals, never in the ranking
+  columns (the paper used a corpus with five more dialogues and unpublished tokenisation).
+- *Computed*: each track's baselines (``Track.baselines``) predict the test split; each becomes a
+  ``kind = 'baseline'`` entry, queued and scored like any submission.
 
-Seeding is idempotent: an unchanged reported row or baseline file adds nothing. A changed
-reported row gets a new score row; a changed baseline file becomes a new entry and the old one
-is hidden (logged as superseded).
+Seeding is idempotent: an unchanged row or file adds nothing; a changed reported row gets a new
+score row, a changed baseline file a new entry that hides the old one (logged as superseded).
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Resampled scores of stored score rows, computed once per row and kept by content.
 
-The board's intervals and rank bands need, for every entry and ranking metric, its score on
-each bootstrap resample (:func:`etclib.significance.resampled_many`): the costly part of
-ranking a board (about a second for 50 entries). A stored score row never changes, so its
-resampled scores are computed once: when the worker stores it (:func:`warm`), else the first
-time a board needs them, and kept
-
-- in this process (an LRU of :data:`MEMORY_ROWS` rows), so a board changed by one new entry
-  resamples that entry only, and
-- on disk under ``$ETC_CACHE_DIR/bootstrap/`` (one ``.npy`` per row), so a restarted site or
-  a site replica beside the worker that scored the row reads them instead.
-
-The key is the content (SHA-256 of the metric group, the per-item arrays' names, dtypes,
-shapes and bytes, the resamples' items, count and seed, and the code that turns them into
-scores: :func:`definition`), so a replaced database, a re-scored entry, other bootstrap
-settings or a changed metric can never get another row's values. A file that cannot be read
-is recomputed (and rewritten); nothing here is the only copy of anything.
+The board's intervals and rank bands need every entry's score on each bootstrap resample
+(:func:`etclib.significance.resampled_many`), the costly part of ranking. A stored score row
+never changes, so its resampled scores are computed once (when the worker stores it,
+:func:`warm`, else the first time a board needs them) and kept in this process (an LRU of
+:data:`MEMORY_ROWS` rows) and on disk under ``$ETC_CACHE_DIR/bootstrap/`` (one ``.npy`` per
+row, read by a restarted site or a replica). The key is a hash of the content (metric group,
+per-item arrays, resamples and the code that scores them: :func:`definition`), so no setting,
+database or metric change can reuse another row's values. A file that cannot be read is
+recomputed: nothing here is the only copy of anything. See docs/leaderboard.md, "The ranking rule".
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """A submission's status, derived from its jobs and scores, and its history.
 
-Statuses: ``queued`` -> ``scoring`` -> ``scored``; ``partially scored`` when the first stage
-has scores but another stage is pending or failed (the message lists the pending metrics and
-each failed stage with its reason); ``incomplete`` when nothing is pending or failed but a
-stage's latest run is incomplete (the judge: some items' requests failed after every retry;
-its scores are not stored, so it is not ranked on them; the message says how many items failed
-and the first reasons; ``admin rescore ID --stage judge`` completes it, asking only the failed
-items); ``failed`` when the first stage failed. A queued job may carry a note in ``jobs.error``
-(a re-run of an incomplete stage, a job waiting for a provider's quota), shown in the message.
-Published (``reported``) rows are always ``scored``. Every change is appended to
-``status_history``.
+Statuses: ``queued`` -> ``scoring`` -> ``scored``; ``partially scored`` (a later stage pending
+or failed), ``incomplete`` (a stage's latest run left items unjudged, so it is not ranked on
+them) or ``failed`` (the first stage failed); each message lists what is pending or failed and
+why, with any note a queued job carries in ``jobs.error``. Published (``reported``) rows are
+always ``scored``. Every change is appended to ``status_history``. See docs/leaderboard.md,
+"How it works".
 
 Functions here take a cursor of the caller's write transaction; they never open the database.
 On PostgreSQL, :func:`refresh_status` locks the submission's row, so concurrent transactions

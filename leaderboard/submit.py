@@ -4,15 +4,12 @@
 >>> receipt.id, receipt.duplicate, receipt.status                                       # doctest: +SKIP
 ('3f9c0a1b2d4e', False, 'queued')
 
-``submit`` takes a predictions file (a path, bytes or a binary file object), read and validated
-here once, or an ``etclib.predictions.Predictions`` validated already (the Submit page's check
-of the upload), stored as it is: a file is parsed once between its upload and its stored rows.
-A refused file or refused details store nothing and use no quota. The same predictions
-as a public entry (in any format or order: see :func:`content_sha256`) return that entry; a
-hidden or deleted one is not named, and the predictions are stored as a new entry. A file read
-from a path is stored under its name, never the path. Limits: ``ETC_LB_DAILY_LIMIT`` submissions per submitter per UTC day,
-``ETC_LB_GLOBAL_DAILY_LIMIT`` per UTC day from everyone, ``ETC_LB_MAX_QUEUE`` submissions
-waiting at once, and etclib's file-size and item limits.
+``submit`` takes a predictions file (a path, bytes or a binary file object) or an
+``etclib.predictions.Predictions`` validated already (the Submit page's check of the upload), so
+a file is parsed once between its upload and its stored rows. A refused file or refused details
+store nothing and use no quota; predictions already on the board as a public entry return that
+entry (:func:`content_sha256`). Rules and limits: docs/leaderboard.md, "How it works" and
+"Limits".
 """
 
 from __future__ import annotations

@@ -2,28 +2,14 @@
 
 *Floors* are the computed baselines that know nothing of the item they answer (one fixed
 sentence, the utterance copied, the most frequent label set, a draw from the label
-distribution): each track names its own (``Track.floors``), its board draws them as dashed
-lines and flags an entry scoring below its ``Track.flag_floor``. Retrieval is not one: it reads the dialogue and returns what similar
-training contexts got, a real (if simple) method, so it is marked "baseline" but is not a floor.
-
-The badge of a row (:func:`badge`) says what happened to it: "✅ scored here" (a submission's
-predictions, scored by this site: it ran nothing itself), "baseline" / "baseline (floor)"
-(predictions this project generated and scored), "📄 reported" (the paper's number) or
-"⚠ trivial" (a submission whose predictions :func:`detect` recognises as trivial; it is never
-badged "scored here").
-
-Detection (:func:`reasons`) reads each entry's stored predictions, so it holds for every
-submission, old or new, whatever its name. A submission is *trivial* when, in this order:
-
-- it is constant or near-constant: at most ``Track.max_distinct`` distinct predictions over its
-  items (transcriptions: 5 texts for 1,010 items; categories: 1 label set, "all one label"),
-  or one prediction on at least :data:`TOP_SHARE` (90%) of its items;
-- it copies the target utterance as its prediction on at least :data:`COPY_SHARE` (50%) of
-  its items (only a text can);
-- it equals a baseline entry of the same board on at least :data:`BASELINE_SHARE` (90%) of
-  its items (a byte-identical file is refused at submission already, as a duplicate).
-
-docs/leaderboard.md ("Trivial entries") states the same thresholds for readers.
+distribution): each track names its own (``Track.floors``), its board draws them as dashed lines
+and flags an entry scoring below its ``Track.flag_floor``. Retrieval reads the dialogue, so it
+is a baseline but not a floor. :func:`badge` says what happened to a row ("✅ scored here",
+"baseline", "baseline (floor)", "📄 reported" or "⚠ trivial"); :func:`reasons` reads an entry's
+stored predictions and says why it is trivial (near-constant, a copy of the utterance, or a
+baseline's predictions; thresholds :data:`TOP_SHARE`, :data:`COPY_SHARE`,
+:data:`BASELINE_SHARE` and ``Track.max_distinct``). docs/leaderboard.md, "Trivial entries",
+states the same rules for readers.
 """
 
 from __future__ import annotations

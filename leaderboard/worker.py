@@ -1,50 +1,16 @@
 """The scoring worker: claims queued jobs and runs them, as a thread pool or in the caller.
 
-- In the site process: :func:`start_workers` starts a bounded pool (``ETC_LB_WORKERS``
-  threads, default 2; 0 starts none) that sleeps until a job is queued. It is idempotent per
-  database.
-- Without the site: ``python -m leaderboard worker --concurrency N`` runs the same pool in its
-  own process (``--once`` stops when the queue is empty); on a PostgreSQL board, any number of
-  such processes on any machines (docs/deploy.md).
-- In tests and scripts: :func:`process_jobs` runs every queued job in the calling thread.
-
-First-stage (lexical) jobs are claimed before heavier ones (:func:`leaderboard.queue.claim`).
-A job that raises an ``EtcError`` fails with its public text (shown to the submitter and on the
-board: a model service's failure in etclib's words with a reference, never the provider's text);
-any other exception fails it with a reference only. The redacted detail goes to the log and to
-``jobs.error_detail`` for the admin view (:func:`failure_texts`).
-
-Two outcomes are neither done nor failed:
-
-- **incomplete**: the stage ran but some items failed (the judge: their requests failed after
-  every retry; :meth:`etclib.scoring.ScoreResult.incomplete`). Its scores are not stored, so
-  the entry is not ranked on them (its other stages' scores still are); the job ends
-  ``incomplete`` with the count and first reasons as its public ``error`` and every failed
-  item with its reason in ``error_detail``. It is queued again automatically
-  (``ETC_LB_JUDGE_RETRIES`` times, after ``ETC_LB_JUDGE_RETRY_DELAY`` seconds, doubled each
-  time); then it waits for ``admin rescore ID --stage judge``. A re-run pays only for the
-  failed items: every answer received is in the judge's cache.
-- **waiting for a quota**: the provider said a quota is used up (billing, a daily request
-  quota; :class:`~etclib.errors.QuotaExhaustedError`). Nothing is marked failed: the job goes
-  back to the queue, ready after ``ETC_LB_QUOTA_RETRY_DELAY`` seconds, with a note for the
-  submitter and a warning naming the quota and where to check it for the operator (log and
-  admin view). The answers received before the stop are cached.
-
-A job left ``running`` by a process that died is queued again when its lease expires, after a
-backoff; see :mod:`leaderboard.queue` for how a crash is attributed. A job's outcome is stored
-once: the finishing transaction locks the job's row and drops a result that another worker
-stored first. An error of the loop itself (not of a job: e.g. the database failing) is retried
-with a growing pause; after :data:`MAX_LOOP_ERRORS` in a row the pool stops and keeps the reason
-in ``WorkerPool.failure``.
-
-Study 2 (:func:`leaderboard.scoring.feed_study`) is given a judge stage's decisions after its
-result is committed, and only when this worker stored it: a result dropped because another
-worker stored the job first, or an incomplete one, feeds nothing. A process that dies between
-the commit and the feed leaves those decisions out of the study; ``admin rescore`` of the stage
-feeds them (their ids are stable, so nothing is stored twice).
-
-A job passes the named fault points of :mod:`leaderboard.faultpoints` (after its claim, after
-its compute, and at each step of storing it), where a crash test may have its process SIGKILLed.
+:func:`start_workers` starts the site's bounded pool (``ETC_LB_WORKERS`` threads, idempotent per
+database); ``python -m leaderboard worker`` runs the same pool in its own process;
+:func:`process_jobs` runs every queued job in the calling thread (tests and scripts). Lexical
+jobs are claimed first. A failed job's public error is etclib's own text with a reference; the
+redacted detail goes to the log and ``jobs.error_detail`` (:func:`failure_texts`). An incomplete
+judge stage stores no scores and is queued again automatically; a used-up quota sends the job
+back to the queue without failing anything. A job's outcome is stored once (the finishing
+transaction drops a result another worker stored first), and only a result this worker stored
+feeds Study 2. A job passes the named fault points of :mod:`leaderboard.faultpoints`, where a
+crash test may kill its process. Crash recovery, retries and settings: docs/leaderboard.md,
+"Several processes, one board" and "Incomplete judge runs and used-up quotas".
 """
 
 from __future__ import annotations

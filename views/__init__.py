@@ -1,21 +1,10 @@
 """Helpers shared by the Streamlit pages: everything a page needs beyond layout.
 
-Pages stay thin: they call these functions and ``etclib`` / ``leaderboard``, never SQL, scoring or
-prompt code. One module per concern:
-
-- this module: the corpus store, its statistics, and the example dialogue of the home page;
-- :mod:`.corpus`: the corpus browser's queries (filters, search pages, lengths, Big Five);
-- :mod:`.chat`: the chat page's backend choices, limits and predictions;
-- :mod:`.board`: the leaderboard and submit pages' tables;
-- :mod:`.charts`: every plotly figure;
-- :mod:`.judge_vs_human`: the judge-versus-human page's tables and number formatting;
-- :mod:`.about`: the live signatures shown on About;
-- :mod:`.text`: rendering visitor text safely (never as HTML);
-- :mod:`.errors`: an ``EtcError`` shown as an escaped ``st.error``;
-- :mod:`.navigation`: the page list declared by ``streamlit_app.py``, the first-visit quirk.
-
-No module imports Streamlit at module level, so every function is testable without a running
-page; pages wrap the expensive ones in ``st.cache_data`` / ``st.cache_resource``.
+Pages stay thin: they call these functions and ``etclib`` / ``leaderboard``, never SQL, scoring
+or prompt code. One module per concern (docs/site.md, "Code layout", lists them); this module
+holds the corpus store, its statistics, and the example dialogue of the home page. No module
+imports Streamlit at module level, so every function is testable without a running page; pages
+wrap the expensive ones in ``st.cache_data`` / ``st.cache_resource``.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """How a page shows a failure: an ``EtcError`` becomes an ``st.error`` whose text is escaped.
 
-Library and leaderboard errors carry a message written for the reader (what, where, what to
-do). It can quote what a visitor typed or uploaded (a file name, a code, a CSV cell), so it is
-printed literally with :func:`views.text.escape_markdown`, never as Markdown or HTML. Pages
-wrap a step in :func:`shown_errors`::
-
-    with shown_errors(stop=True):   # the page cannot go on without it
-        stats = _stats()
-
-    runs = pd.DataFrame()
-    with shown_errors():            # the rest of the page can
-        runs = _runs(DB)
-
-Nothing else is caught: a bug still surfaces as Streamlit's exception (details hidden by
-``client.showErrorDetails``).
-
-The leaderboard's storage errors (``leaderboard.StorageError``: a damaged, missing or
-unwritable database, an unreachable server) are the operator's to fix and name the server's
-paths and the engine's detail: a page shows :data:`BOARD_UNAVAILABLE` instead, and the full
-message goes to the server log (:func:`board_unavailable`). Only the pages that need the board
-show it (Home's board part, Leaderboard, Submit); the others do not open the board.
+A library or leaderboard error's message may quote what a visitor typed or uploaded, so it is
+printed literally (:func:`views.text.escape_markdown`), never as Markdown or HTML. Pages wrap a
+step in :func:`shown_errors` (``with shown_errors(stop=True):`` when the page cannot go on
+without it); nothing else is caught, so a bug still surfaces as Streamlit's exception. A board
+storage error (``leaderboard.StorageError``) names the server's paths and is the operator's to
+fix: a page shows :data:`BOARD_UNAVAILABLE` instead, and the full message goes to the server log
+(:func:`board_unavailable`). See docs/leaderboard.md, "Storage faults".
 """
 
 from __future__ import annotations

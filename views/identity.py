@@ -1,19 +1,12 @@
 """Who is submitting: the account a login provider verified, else the visitor's network address.
 
-The daily limit (``ETC_LB_DAILY_LIMIT``) counts by the key :func:`current_visitor` returns:
-
-- With a login provider (an ``[auth]`` section in the Streamlit secrets: OpenID Connect through
-  ``st.login``, which needs Authlib), submitting needs a signed-in account; the key is the
-  provider's issuer and subject (``sub``), which a reload, another browser or a new session do
-  not change. The board shows the account (the first of ``ETC_LB_ACCOUNT_CLAIMS`` the provider
-  gives: ``preferred_username``, else ``email``) beside the team name.
-- Without one, the key is the visitor's network address: the address that connected to the
-  site, or, when that is a proxy listed in ``ETC_TRUSTED_PROXIES``, the address the proxy says
-  it served (``X-Forwarded-For``, read right to left past trusted proxies only). A forged
-  header from anyone else changes nothing. Visitors behind one address share its quota, which
-  the Submit page says.
-
-The global cap (``ETC_LB_GLOBAL_DAILY_LIMIT``) holds whatever the key.
+The daily limit (``ETC_LB_DAILY_LIMIT``) counts by the key :func:`current_visitor` returns: with
+a login provider (an ``[auth]`` section for ``st.login``), the signed-in account's issuer and
+subject, which no reload or new browser changes; without one, the address that connected, or,
+when that is a proxy listed in ``ETC_TRUSTED_PROXIES``, the address in its ``X-Forwarded-For``
+(read right to left past trusted proxies only, so a forged header changes nothing). The global
+cap (``ETC_LB_GLOBAL_DAILY_LIMIT``) holds whatever the key. See docs/site.md, "Sign-in and
+quotas".
 """
 
 from __future__ import annotations

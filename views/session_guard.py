@@ -1,22 +1,12 @@
 """What a visitor's page may ask of the server and learn from it, beyond running the site.
 
 Streamlit's websocket takes messages that a served site should not take from a visitor, and
-tells every visitor facts about the server:
-
-- ``clear_cache`` clears every ``st.cache_data`` and ``st.cache_resource`` entry of the
-  process, every visitor's (the board, the corpus store, the classifiers, the scoring workers'
-  handle), so that a page sending it over and over slows everyone down. The site keeps its
-  heavy state in those caches (Streamlit's way to share it between sessions), so the guard is
-  in front of the message instead: it clears only the asking page's own state.
-- ``load_git_info`` answers with the checkout's git state (branch, remote, uncommitted and
-  untracked files): the guard answers nothing.
-- The session-start message (``new_session``) names the app's script by its absolute path on
-  the server and gives Python's version and the server's OS: the guard sends the script's file
-  name and leaves the other two blank. Streamlit's own version stays (the page's scripts are
-  Streamlit's files of that version anyway; docs/deploy.md).
-
-:func:`install` patches Streamlit's ``AppSession`` once per process (streamlit_app.py calls it
-on every run; ``tests/browser/test_exposure.py`` pins what it does).
+tells every visitor facts about the server. The guard answers ``clear_cache`` by clearing only
+the asking page's own state (not every visitor's cached board, store and classifiers),
+answers nothing to ``load_git_info``, and sends the script's file name without Python's version
+or the server's OS in the session-start message. :func:`install` patches Streamlit's
+``AppSession`` once per process; ``tests/browser/test_exposure.py`` pins what it does. See
+docs/deploy.md, "The proxy in front of the site".
 """
 
 from __future__ import annotations

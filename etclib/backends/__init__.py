@@ -1,22 +1,13 @@
 """Model backends: one module per backend behind one small interface, registered by name.
 
-A backend turns task items into emotion transcriptions::
-
-    >>> from etclib.backends import get_backend          # doctest: +SKIP
-    >>> backend = get_backend("retrieval")               # doctest: +SKIP
-    >>> backend.predict(items, progress=bar.update)      # doctest: +SKIP
-    ['相手の話に共感して...', ...]
-    >>> "".join(backend.stream(item))                    # doctest: +SKIP
-
-Every backend module defines one subclass of :class:`etclib.backends.base.Backend` and names it
-``BACKEND``. Adding a backend means one new module and one line in :data:`REGISTRY` (or, from
-outside the library, one :func:`register` call). Modules are imported only when used, so listing
-backends never imports torch or an API SDK. Everything that lists backends (the CLI's help, the
-site's chat) asks this registry; :func:`backend_status` says whether one is usable here and, if
-not, what to set, and never raises.
-
-Options are the keyword arguments of the backend's constructor; :func:`get_backend` checks their
-names (with "Did you mean") before anything heavy is loaded, and each backend checks values.
+A backend turns task items into emotion transcriptions (``get_backend("retrieval")
+.predict(items)``, or ``.stream(item)`` for the chat). Every backend module defines one subclass
+of :class:`etclib.backends.base.Backend` named ``BACKEND``; adding one means one new module and
+one line in :data:`REGISTRY` (or, from outside the library, one :func:`register` call). Modules
+are imported only when used, so listing backends never imports torch or an API SDK. Everything
+that lists backends asks this registry; :func:`backend_status` says whether one is usable here
+and what to set, and never raises. Options are the constructor's keyword arguments;
+:func:`get_backend` checks their names before anything heavy is loaded. See docs/models.md.
 """
 
 from __future__ import annotations

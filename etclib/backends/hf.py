@@ -1,22 +1,12 @@
 """``hf``: a causal LM run in-process with transformers, optionally with a LoRA adapter and 4-bit.
 
-Prompts are the SPEC prompt (``etclib.task.build_messages``) rendered with the model's own chat
+Prompts are the task prompt (``etclib.task.build_messages``) rendered with the model's own chat
 template; decoding is greedy and stops at the end of the assistant's turn or after
 ``max_new_tokens``. Batches are generated together with left padding, longest prompts first.
-
-Options (each falls back to a setting, environment variable or ``.streamlit/secrets.toml``):
-
-- ``model``: ``ETC_HF_MODEL``; default ``tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3``.
-- ``adapter``: ``ETC_HF_ADAPTER``; default none (a PEFT LoRA adapter: hub id or folder).
-- ``load_in_4bit``: ``ETC_HF_4BIT``; default false (NF4, double quantisation, bf16 compute;
-  needs CUDA and bitsandbytes).
-- ``max_new_tokens``: ``ETC_HF_MAX_NEW_TOKENS``; default 256.
-- ``batch_size``: ``ETC_HF_BATCH_SIZE``; default 8 (prompts generated together).
-- ``device``: ``ETC_HF_DEVICE``; default ``cuda`` when available, else ``cpu`` (``cuda:N`` picks a
-  GPU; a 4-bit model is placed whole on that device).
-
-Base model and adapter may be hub ids or local folders. The site lists this backend as usable only
-when ``ETC_HF_MODEL`` is set, so it never loads an 8B model unless someone asked for it.
+Options (``model``, ``adapter``, ``load_in_4bit``, ``max_new_tokens``, ``batch_size``,
+``device``) fall back to the ``ETC_HF_*`` settings; base model and adapter may be hub ids or
+local folders. The site lists this backend as usable only when ``ETC_HF_MODEL`` is set, so it
+never loads an 8B model unless someone asked for it. docs/models.md, "Settings".
 """
 
 from __future__ import annotations

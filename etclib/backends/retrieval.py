@@ -1,27 +1,12 @@
-"""``retrieval``: answer with a transcription of the most similar train-split utterances.
+"""``retrieval``: answer with the consensus transcription of the most similar train items.
 
-The default backend: CPU only, no download, a few milliseconds per prediction. For a target
-utterance it scores every train item of the same role (speaker or listener) by
-
-    cos(utterance) + context_weight * cos(preceding lines) + turn_weight * [same turn]
-
-where the cosines are between character 1-3-gram TF-IDF vectors (``_tfidf``) and the preceding
-lines are the up to ``context_lines`` utterances before the target. Then:
-
-- if some train items have exactly the target's utterance and preceding lines (same role), they
-  are the candidates (one such item: its transcription is the answer);
-- otherwise the ``neighbours`` best-scoring items are.
-
-Among the candidates the answer is the consensus transcription: the one with the highest
-score-weighted cosine similarity to the other candidates' transcriptions (with
-``neighbours=1``, plain nearest neighbour). Ties go to the first item in (dialogue, turn, role)
-order, so answers are reproducible. The consensus step avoids the idiosyncratic wording of a
-single neighbour: on the valid split it raises BLEU-4 from 4.7 (nearest neighbour) to 7.1
-(``neighbours=20``; 8.0 with 50, which drifts towards the constant baseline).
-
-The index is built from the train split only, never from the split being evaluated, once per
-corpus content: it is kept in memory and on disk under ``etclib.config.cache_dir()/retrieval``,
-keyed by the corpus content hash and the index settings.
+The default backend: CPU only, no download, a few milliseconds per prediction. Train items of the
+target's role are scored by character 1-3-gram TF-IDF cosines (``_tfidf``) of the utterance and
+of the preceding lines, plus a same-turn bonus; the answer is the transcription closest to the
+other candidates' (a consensus, reproducible on ties). The index comes from the train split only,
+never from the split being evaluated, and is cached per corpus content under
+``etclib.config.cache_dir()/retrieval``. The rule and its figures: docs/models.md, "The
+retrieval baseline".
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
 """Label the emotion causes of ETC items with an LLM (after RECCON), or export collected labels.
 
-`etclib causes` asks an LLM, for each item, which utterances of the dialogue so far (the target
-included) its emotion transcription is about (prompt etclib/prompts/causes.toml, JSON answer),
-caches each answer in the judge's answer cache ($ETC_JUDGE_CACHE, default
-$ETC_CACHE_DIR/judge.sqlite3: a rerun, or a run resumed after an interruption, asks only what is
-missing), stores the run with its signature in the studies database ($ETC_STUDIES_DB: a SQLite
-file or a postgresql:// URL) and prints the cause-type distribution
-beside RECCON's published shares. `etclib causes export` writes every stored label (LLM and
-human, annotators anonymised) as JSON Lines with a licence header (CC BY-NC 4.0);
-`--format reccon` writes one source's cause sets (the human majority, or `--source llm` with
-`--run ID`, default the newest run) in RECCON's JSON layout (data/original_annotation/*.json of
-github.com/declare-lab/RECCON at commit 579ea8a: utterances numbered from 1, "b" for a latent
-cause), with the licence in FILE.LICENSE.txt beside it. Keys: OPENAI_API_KEY / GEMINI_API_KEY
-(environment or .streamlit/secrets.toml). See docs/causes.md.
+`etclib causes` asks an LLM which utterances of the dialogue so far each item's transcription is
+about, caches every answer (a rerun or a resumed run asks only what is missing), stores the run
+in the studies database and prints the cause-type shares beside RECCON's. `etclib causes export`
+writes every stored label as JSON Lines (licence header), or with --format reccon one source's
+cause sets in RECCON's JSON layout. See docs/causes.md.
 
 Example:
   etclib causes --provider gemini --model gemini-2.5-flash
-  etclib causes --provider openai --model gpt-4.1-mini --split sample --json
   etclib causes --provider openai --model gpt-4.1-mini --limit 20     # a trial run
   etclib causes export --out causes.jsonl
-  etclib causes export --format reccon --out etc_causes_reccon.json
   etclib causes export --format reccon --source llm --out etc_causes_llm_reccon.json
 """
 

@@ -1,15 +1,11 @@
 """Compare two predictions files: B − A on every metric, its interval, a paired test, a verdict.
 
-Both files must be of the same split and track. By default the metrics every leaderboard entry
-has are compared (transcriptions: BLEU, ROUGE and Category F1; categories: the F1s, exact match,
-Hamming, WA/UWA). For each metric key: the difference B − A, its paired bootstrap 95% interval
-over items (the leaderboard's resamples: 1,000, seed 20260 by default), the p-value of the
-paired approximate-randomization test (sacrebleu's, on the metric's per-item statistics: for a
-mean over items, the paired permutation test), and the verdict "A better" / "no significant
-difference" / "B better" at alpha 0.05. --json prints {"a", "b", "signature", "n_items",
-"metrics": {key: {a, b, difference, interval, p_value, verdict}}}, the shape `python -m
-leaderboard compare --json` prints for stored entries. --per-item writes one JSON line per item:
-both predictions, the reference, each item score of A and B and their difference.
+Both files must be of the same split and track; by default the metrics every leaderboard entry
+has are compared. Per metric key: B − A, its paired bootstrap 95% interval over items (the
+leaderboard's resamples), the paired approximate-randomization p-value and the verdict "A
+better" / "no significant difference" / "B better" at alpha 0.05. --json prints the shape
+`python -m leaderboard compare --json` prints; --per-item writes one JSON line per item. See
+docs/compare.md.
 
 Example:
   etclib compare baseline.jsonl mine.jsonl

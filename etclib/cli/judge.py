@@ -1,23 +1,10 @@
 """Ask the LLM judge one question: decompose a transcription, or label one unit against a text.
 
-`decompose TEXT` prints the units of inner state in TEXT (one per line; none when it has none).
-`entail UNIT TARGET` prints Supported, Neutral or Not Supported, and the judge's reasoning.
-`check` is the pre-flight: it judges 3 test items for real (no cache), checks that the answers
-parse, prints the settings sent, the served model, latency and tokens per call, and an estimate
-of calls and cost for the whole test split, and names any setting the model refuses. Exit 1
-when something is wrong.
-`calibrate` compares this judge with the paper's: it decomposes the test references (all, or
---sample N with --seed S) and prints their mean (SD) units beside the paper's 1.35 (0.64) with a
-verdict band, judges --pairs references against themselves (F1 near 100) and against another
-dialogue's reference (near 0), and with --predictions FILE prints the file's units per
-prediction beside Table 3's rows (--paper-row names the row it is). It runs a one-item
-pre-flight first, stores the result with its signature in the studies database (shown on the
-Judge-vs-Human page; --no-store skips that) and exits 1 when a check fails.
---judge-prompts v1 asks with the first prompt set instead of v2 (the default).
-Answers come from the same cache as `etclib score --metrics judge` ($ETC_JUDGE_CACHE), so asking
-twice costs one call. Provider and model: --provider/--model, else $ETC_JUDGE_PROVIDER /
-$ETC_JUDGE_MODEL, else gemini / gemini-2.5-flash. Keys: GEMINI_API_KEY, or OPENAI_API_KEY (and
-OPENAI_BASE_URL for a self-hosted server). See docs/judge.md.
+`decompose TEXT` prints TEXT's units of inner state, one per line; `entail UNIT TARGET` prints
+Supported, Neutral or Not Supported with the judge's reasoning. `check` judges 3 test items for
+real and estimates a whole run's calls and cost; `calibrate` compares this judge with the
+paper's (units per reference, self and shuffled checks); both exit 1 when something is wrong.
+Answers share the cache and settings of `etclib score --metrics judge`. See docs/judge.md.
 
 Example:
   etclib judge decompose "相手の話を聞いて驚きました。もっと詳しく知りたいと思いました。"
@@ -25,7 +12,6 @@ Example:
   etclib judge check --provider openai --model gpt-5-mini
   etclib judge calibrate --sample 200 --seed 1
   etclib judge calibrate --predictions ft.jsonl --paper-row fine-tuned --json
-  etclib judge decompose "懐かしい話を思い出して説明しました。" --judge-prompts v1
 """
 
 from __future__ import annotations

@@ -1,28 +1,15 @@
 """Write a predictions file for a split with a model backend; resumes an interrupted run.
 
-Every item of the split gets one prediction, written as JSON Lines (SPEC "Predictions file")
-batch by batch, each batch flushed to disk: after a crash or Ctrl-C, run the same command again
-and it skips the items already in the file (a half-written last line is dropped). A side file
-OUT.run.json records the backend, its signature, split, shots and seed; resuming with different
-ones is refused (pass --overwrite to start again). k-shot examples come from the train split
-(etclib.task.choose_shots, seeded), never from the evaluated split.
-
-Backends: retrieval (default, CPU), constant, copy, hf, openai, gemini (docs/models.md).
-With --track erc the file holds each item's emotion categories ("labels"), and the backends are
-the ERC track's: tfidf (default; trained here on CPU in seconds), majority, prior,
-retrieval-labels, llm (--provider: a registered LLM provider, zero- or k-shot).
-
---check is the pre-flight: it answers the first 3 items of the split for real (nothing is
-written), and prints latency, tokens per call, the served model, the settings sent, and an
-estimate of calls and cost for the whole split; a setting the model refuses, a bad key or an
-empty answer (safety block, output spent on thinking) is named. Exit 1 when something is wrong.
+Predictions are written batch by batch: after a crash or Ctrl-C, the same command skips the
+items already in the file (other settings are refused unless --overwrite). Backends: retrieval
+(default), constant, copy, hf, openai, gemini; with --track erc: tfidf (default), majority,
+prior, retrieval-labels, llm. --check answers 3 items for real, writes nothing, prints latency,
+tokens and a cost estimate for the split, and exits 1 when something is wrong (docs/models.md).
 
 Examples:
   etclib predict --backend openai --model gpt-5-mini --check
   etclib predict --backend retrieval --split test --out runs/retrieval.jsonl
-  etclib predict --track erc --backend tfidf --split test --out runs/erc-tfidf.jsonl
   etclib predict --track erc --backend llm --provider gemini --shots 4 --out runs/erc-llm.jsonl
-  etclib predict --backend openai --shots 4 --seed 0 --out runs/gpt-4.1-4shot.jsonl
   etclib predict --backend hf --model tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 \\
       --adapter runs/qlora --4bit --batch-size 16 --out runs/swallow-qlora.jsonl
 """

@@ -1,38 +1,16 @@
 """Score a predictions file: BLEU-1..4, ROUGE-1/2/L, BERTScore, LLM judge, and breakdowns.
 
-Scores are x100. Every result carries its signature (tokenizer and dictionary, models, etclib
-version); compare only numbers with equal signatures. --ci adds each ranking metric's 95% paired
-bootstrap interval over items (the leaderboard's: 1,000 resamples, seed 20260 by default).
-
-The track (transcription, or erc: emotion categories) is detected from the file's fields unless
---track names it. Transcription metrics: bleu, rouge (default), bertscore, judge, and category
-(category agreement: a classifier trained on the train transcriptions reads each prediction's
-categories; macro-F1 against the aggregated label; offline). ERC metrics: erc (macro-F1, the
-ranking metric; micro-F1, support-weighted F1 (MELD/IEMOCAP papers), micro-F1 without neutral
-(DailyDialog papers), exact match, Hamming accuracy, EmotionLines WA/UWA, per-category
-precision/recall/F1) and erc_loo (the same measures against each annotator-left-out pair's
-consensus, averaged: like for like with the board's "a person" row). A category with no gold
-and no predicted label among the scored items is n/a and left out of macro-F1.
-
-A judge run where some items' requests failed after every retry is incomplete: the command
-prints "judge incomplete: K of N items failed (first reason ...)" and exits 10 (with --json,
-after printing the JSON, which always holds judge_errors and n_judged), unless
---allow-partial. Run the same command again to retry: every answer received is cached, so
-only the failed items' questions are asked.
-
-Exit status: 0 ok, 1 refused input or another error, 2 configuration, 10 judge incomplete,
-11 a provider's quota used up (billing, or a daily request quota: the message says where to
-check it; answers so far are cached, so the same command resumes).
+Scores are x100, each with its signature: compare only numbers with equal signatures. The track
+is detected from the file's fields unless --track names it. --ci adds each ranking metric's 95%
+paired bootstrap interval over items (the leaderboard's). A judge run where some items failed
+after every retry exits 10 unless --allow-partial; the same command again asks only the failed
+items. Exit status: 0 ok, 1 refused input or another error, 2 configuration, 10 judge
+incomplete, 11 a provider's quota used up. See README.md, "Scores and signatures".
 
 Example:
-  etclib score preds.jsonl
   etclib score preds.jsonl --metrics bleu,rouge,category
   etclib score labels.jsonl --track erc --ci
   etclib score preds.jsonl --metrics bleu,rouge,bertscore --json --per-item items.jsonl
-  etclib score preds.jsonl --ci --resamples 1000 --seed 20260
-  etclib score preds.jsonl --metrics bertscore --bertscore-model ./my-bert --bertscore-layer 9
-  etclib score preds.jsonl --metrics bleu,rouge,judge --judge-provider gemini --json
-  etclib score preds.jsonl --metrics judge --judge-prompts v1     # the first prompts, to compare
   etclib score preds.jsonl --metrics judge --batch     # half price via the batch interface
 """
 

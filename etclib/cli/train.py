@@ -1,19 +1,11 @@
 """Fine-tune a chat model with QLoRA on the train split; save the adapter, config and loss curve.
 
-Supervised fine-tuning with TRL's SFTTrainer on prompt -> transcription pairs (the SPEC prompt in
-the model's chat template; loss on the transcription and end-of-turn token only), with the valid
-split's loss every --eval-steps; the adapter kept is the checkpoint with the lowest valid loss.
-Defaults are SPEC's reference setup: 4-bit NF4 base, paged AdamW 8-bit, effective batch 8,
-2 epochs, learning rate 1e-5, 300 warm-up steps, validation every 200 steps; LoRA r=16,
-alpha=32, dropout 0.05 on q,k,v,o,gate,up,down projections. 4-bit needs a CUDA GPU and
-bitsandbytes (ETC_HF_DEVICE=cuda:N picks the GPU); --no-4bit trains a full-precision base (on a
-CPU only for tiny smoke runs).
-
-OUT receives adapter_config.json + adapter_model.safetensors, the tokenizer,
-training_config.json, loss.json, loss.csv and checkpoints/. If a run is interrupted, run the same
-command again: it resumes from the last checkpoint (other settings are refused unless
---overwrite). Serve the adapter with `etclib predict --backend hf --adapter OUT --4bit` or vLLM
-(docs/models.md).
+Supervised fine-tuning with TRL's SFTTrainer on prompt -> transcription pairs, loss on the
+transcription only; the adapter kept is the checkpoint with the lowest valid-split loss. The
+defaults are the reference setup (4-bit NF4 base, which needs a CUDA GPU and bitsandbytes;
+--no-4bit trains a full-precision base). OUT receives the adapter, the tokenizer,
+training_config.json, loss.json, loss.csv and checkpoints/; the same command again resumes an
+interrupted run. See docs/models.md, "Fine-tuning (QLoRA)".
 
 Examples:
   etclib train --base tokyotech-llm/Llama-3.1-Swallow-8B-Instruct-v0.3 --out runs/swallow-qlora

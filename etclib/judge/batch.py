@@ -1,39 +1,14 @@
 """Batch judging: the uncached questions of a run answered through the provider's batch
 interface (OpenAI's Batch API, Gemini's batch mode), at half the online price.
 
-``etclib score ... --metrics judge --batch`` (or ``judge_batch`` / ``ETC_JUDGE_BATCH``) runs
-:func:`prefill` before the normal, online judging of the same items:
-
-1. the decompositions: every non-blank reference and prediction whose decomposition is not in
-   the judge's cache becomes one request, the same request (and cache key) the online path
-   sends (:meth:`~etclib.judge.runner.Judge.question`); they go out as one batch job;
-2. the entailments: from the units now in the cache, every entailment question not in the
-   cache, as a second batch job.
-
-Each job is written in the provider's form by its spec (:class:`~etclib.llm.providers.Batch`:
-``batch_submit``, ``batch_read``, ``batch_answers``; for a provider without that capability
-``--batch`` is refused with a message naming those that have it), then read every
-``batch_poll`` seconds (``judge_batch_poll`` / ``ETC_JUDGE_BATCH_POLL``), each change of
-state printed on stderr. Every answer is parsed by the online path's parser and stored in
-the same cache (:meth:`~etclib.judge.runner.Judge.store`). A request the batch did not answer
-(an error, an expired window, an answer cut at its token limit or that does not parse) is
-left uncached: the online pass that follows asks it as it asks any question, with its
-retries, and an item that still fails stays an item error (an incomplete run stays
-incomplete). Everything the batch answered is a cache hit for that pass: no online call.
-
-A stage's requests are one job, or several where the provider's limits (``batch_max_requests``,
-``batch_max_bytes`` on its spec: Gemini takes 20 MB of inlined requests) cut them.
-
-Resume: as each job is created, a small record (the job ids so far, provider, model, stage,
-size) is kept in ``judge_batches/`` beside the judge cache, named by a hash of the request
-set. A run that was stopped (killed, interrupted) and started again computes the same set,
-finds the record and reads the same jobs rather than creating others (sending those it had
-not sent yet); the record goes once the jobs' answers are in the cache.
-
-Cost: the tokens of the batch answers priced at the model's online price and at its batch
-price (``batch_price`` in the capability table, :mod:`etclib.llm.models`; half the online
-price for both providers, source and date on each provider spec); :class:`BatchReport` says
-``cost saved ≈ $X (batch: $Y instead of $Z)``.
+``--batch`` (``judge_batch``) runs :func:`prefill` before the normal, online judging of the same
+items: the uncached decompositions go out as one batch job, then the entailments of the units
+now cached as a second. Each request is the one the online path sends (same cache key), written
+in the provider's form by its spec (:class:`~etclib.llm.providers.Batch`); every answer is parsed
+and cached as an online answer would be, and whatever a batch did not answer is left to the
+online pass and its retries. A record in ``judge_batches/`` beside the cache, named by a hash of
+the request set, lets a stopped run read the same jobs again. :class:`BatchReport` prices the
+answers at both rates. See docs/judge.md, "Half the price".
 """
 
 from __future__ import annotations

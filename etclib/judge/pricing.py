@@ -1,25 +1,14 @@
 """Approximate list prices of judge models and the providers' daily request limits, for the
 estimate a pre-flight check (``etclib judge check``, ``etclib predict --check``) reports.
 
-Prices are US dollars per million tokens (input, output, cached input), standard paid tier,
-from the providers' public price pages (read 2025-11); they change, and long-context
-surcharges are ignored. Treat the estimate as an order of magnitude. The estimate is at the
-online rate, with the batch rate beside it (:func:`batch_cost_usd`: the table's
-``batch_price``, half the online price for OpenAI's Batch API and Gemini's batch mode, as a
-``--batch`` run pays, :mod:`etclib.judge.batch`). They live in
-the capability table (:data:`etclib.llm.models.MODELS`), beside what each model accepts, so a
-priced model always has known settings. Cached input tokens (the provider's prompt cache, as
-each answer reports them) are billed at the cached-input price. A model not in the table
-(self-hosted, new families) gets no estimate, and a check in which no call answered gets none
-either (:data:`NO_ESTIMATE`): an estimate from zero tokens would read "$0.00".
-
-Daily request limits (:data:`DAILY_REQUESTS`, from each provider spec's ``daily_requests``) are
-per project and per model, by the key's tier (``ETC_JUDGE_TIER``: ``free``, ``tier1``; unset,
-the free tier's limit is checked and named as such). Google's Gemini API limits requests per day
-on its free tier and tier 1 (:data:`DAILY_LIMITS_SOURCE`, read :data:`DAILY_LIMITS_READ`; Google
-changes them without notice, as it did in December 2025); OpenAI's paid tiers limit requests and
-tokens per minute, not per day, so OpenAI models have no row. When a full run needs more calls than the limit, the
-estimate says so and how many days it would take.
+Prices (USD per million input, output and cached input tokens; standard tier, list prices read
+2025-11, long-context surcharges ignored: an order of magnitude) live in the capability table
+(:data:`etclib.llm.models.MODELS`), so a priced model always has known settings; the estimate is
+at the online rate, with the batch rate beside it (:func:`batch_cost_usd`). A model not in the
+table, or a check in which no call answered (:data:`NO_ESTIMATE`), gets no estimate rather than
+"$0.00". Daily request limits (:data:`DAILY_REQUESTS`, per project, model and key tier,
+``ETC_JUDGE_TIER``; Google changes them without notice) come from the provider specs; OpenAI's
+paid tiers have none. See docs/judge.md, "Before a full run".
 """
 
 from __future__ import annotations

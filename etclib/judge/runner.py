@@ -1,51 +1,16 @@
 """Run the judge over many items: asyncio, bounded concurrency, retries, cache, usage counts.
 
-:class:`Judge` answers two questions, each one request to the provider:
-
-- ``await judge.decompose(text)`` -> list of units (an empty or blank text has no unit and
-  costs no call);
-- ``await judge.entail(unit, target)`` -> ``(label, reasoning)``.
-
-Both are built on :meth:`Judge.ask`, which asks any structured question (messages, a schema kind
-from :data:`~etclib.judge.providers.SCHEMAS`, a parser); the label judge
-(:mod:`etclib.studies.labeljudge`) asks its ``labels`` questions through it. Every request goes through
-the same path: the in-run memo (identical requests within a run are asked once, including
-requests still in flight), then the persistent :class:`AnswerCache`, then the provider; the
-first asker of an uncached question claims it in the cache (:meth:`AnswerCache.once`), so other
-runs, threads and, with a PostgreSQL cache, workers on other machines asking it meanwhile wait
-for that one call instead of making their own. A call holds one of ``concurrency`` slots only while it is on the wire; back-off sleeps release it.
-Faults are classified by :func:`etclib.llm.retry.classify` (the same code the backends use)
-and handled like this:
-
-- 429, 408, 5xx, timeouts (``timeout`` seconds per call), dropped connections, malformed
-  bodies, blank answers and answers that do not parse: retried with exponential back-off and
-  full jitter (``backoff`` seconds doubled per attempt, capped at ``backoff_max``; the delay the
-  server suggests, in ``Retry-After`` or Gemini's RetryInfo ``retryDelay``, wins when longer,
-  up to 120 s), at most ``max_attempts`` attempts per request; then the request fails and every
-  item that needs it gets an error (counted, never scored as "Not Supported");
-- a safety block or refusal: the request fails at once (an item error naming the reason);
-- an answer cut by the token limit (OpenAI ``finish_reason: "length"``, Gemini
-  ``MAX_TOKENS``, or no text because thinking took the whole limit): asked once more with
-  twice the limit; cut again, the request fails with "answer cut at N tokens", even when the
-  cut text parses (a truncated judgement is not a judgement);
-- a used-up quota (OpenAI 429 ``insufficient_quota``; Gemini 429 ``RESOURCE_EXHAUSTED`` naming a
-  per-day quota): stop the run at once, no retry, with
-  :class:`~etclib.errors.QuotaExhaustedError` naming the provider, the quota and where to
-  check it; the calls already on the wire finish (at most ``concurrency``), every answer
-  received is cached, so running again resumes;
-- a missing key, 401/403 (bad key), 404 (unknown model), a 400 that names a setting the model
-  refuses (:class:`~etclib.errors.UnsupportedSettingError`), and, before any call has
-  succeeded in the run, a refused connection or another 400 (wrong endpoint or unsupported
-  request): stop the run at once with :class:`~etclib.errors.JudgeServiceError`.
-
-Error messages are etclib's own words (kind of failure, HTTP status, what to check, a
-reference id); the provider's text and the endpoint, redacted, are in the error's ``detail``
-and in the ``etclib.llm`` log, never in an item's error text.
-
-:func:`judge_items` scores whole submissions item by item, overlapping decompositions and
-entailments so that the concurrency slots stay busy (:func:`gather_items` runs any per-item
-coroutines that way, with a progress bar); :func:`run_sync` runs a coroutine from sync code, in
-a worker thread when the current thread already runs an event loop.
+:class:`Judge` answers ``await judge.decompose(text)`` (a list of units; a blank text costs no
+call) and ``await judge.entail(unit, target)`` (a label and its reasoning), both built on
+:meth:`Judge.ask`, which asks any structured question (the label judge asks through it too).
+Every request goes through the in-run memo (identical requests asked once, in flight included),
+then the persistent :class:`AnswerCache`, whose claim makes other runs and workers wait for one
+call, then the provider, holding one of ``concurrency`` slots only while on the wire. Faults are
+classified by :func:`etclib.llm.retry.classify`: transient ones are retried with back-off, a cut
+answer is asked once more with twice the limit, and a used-up quota or a fatal service error
+stops the run. What each fault does, and the public error texts: docs/judge.md, "Faults" and
+"When a run cannot finish". :func:`judge_items` scores whole submissions, overlapping
+decompositions and entailments; :func:`run_sync` runs a coroutine from sync code.
 """
 
 from __future__ import annotations
@@ -546,7 +511,7 @@ class ItemResult:
 
 
 async def judge_item(judge: Judge, prediction: str, reference: str) -> ItemResult:
-    """Decompose both texts, then label each unit against the other text (SPEC rules 1-3)."""
+    """Decompose both texts, then label each unit against the other text (docs/judge.md)."""
     out = ItemResult()
     try:
         # the reference first: it is shared by every submission (and worker) judging the item

@@ -1,19 +1,12 @@
 """One LLM client stack for the judge and the backends, whatever the provider.
 
-- :mod:`.providers`: the registry of providers, one module each exporting a spec (settings,
-  default models, client, request/reply codec, capability and price rows, hints) with the
-  optional capabilities it has (batch, prompt cache, service tiers, quotas ...);
-- this module: the lookups everything else uses (:func:`configured`, :func:`endpoint`) and
-  :func:`failure`, which turns a classified failure into a public-safe error;
-- :mod:`.models`: the per-model capability table and prices, filled from the specs;
-  :func:`~.models.decoding` says what a model gets;
-- :mod:`.chat`: what a call returns (:class:`~.chat.Reply`), the empty-answer rule, usage
-  counting (:class:`~.chat.Usage`);
-- :mod:`.retry`: error classification, retry delays, the sync and streaming retry loops.
-
-Keys and endpoints are read with :func:`etclib.config.setting` (the environment or
-``.streamlit/secrets.toml``). Every SDK client is built with its own retries off, so that
-callers own retry policy and count retries themselves.
+:mod:`.providers` is the registry of providers (one module each, a spec with the capabilities it
+has); :mod:`.models` the per-model capability and price table; :mod:`.chat` what a call returns
+and its usage; :mod:`.retry` error classification and the retry loops. This module holds the
+lookups everything else uses (:func:`configured`, :func:`endpoint`) and :func:`failure`, which
+turns a classified failure into a public-safe error. Keys and endpoints are read with
+:func:`etclib.config.setting`; every SDK client has its own retries off, so callers own the
+retry policy and count retries themselves. See docs/providers.md.
 """
 
 from __future__ import annotations

@@ -1,43 +1,16 @@
 """What each hosted model accepts: one small capability table, and the settings etclib sends.
 
-Models differ in what a request may carry, and a wrong setting is a 400 from the server:
-
-- **temperature**: GPT-5 and the o-series accept only their default (1) and answer 400 to
-  ``temperature=0``; Gemini 3's guidance is to keep the default 1.0; the others take 0.
-- **token limit**: ``max_tokens`` for the classic chat models, ``max_completion_tokens`` for
-  GPT-5 and the o-series (which refuse ``max_tokens``), ``max_output_tokens`` for Gemini.
-- **structured output**: JSON-schema answers (OpenAI ``response_format``, Gemini
-  ``response_json_schema``, Anthropic ``output_config.format``).
-- **thinking**: ``budget`` (Gemini 2.5: ``thinking_config.thinking_budget``, tokens; 0 turns
-  it off where the model allows), ``level`` (Gemini 3: ``thinking_level``), ``effort``
-  (OpenAI reasoning models: ``reasoning_effort``), or ``none``.
-
-etclib always sets thinking explicitly where a model has it, so that scores and cost do not
-depend on a server default: ``thinking`` below is what the judge and the backends send unless
-told otherwise (``"default"`` sends nothing and says so in the signature). The choices: no
-thinking where the model allows it (Gemini 2.5 Flash and Flash-Lite: budget 0; the judge's
-questions are short classifications with worked examples, and thinking tokens are billed as
-output and add latency), the smallest budget where it cannot be turned off (Gemini 2.5 Pro:
-128), ``low`` for Gemini 3 and the OpenAI reasoning models.
-
-A model is looked up by the longest matching name prefix (``models/`` ignored), so dated
-snapshots (``gpt-4.1-2025-04-14``) find their family. **Unknown models** (a vLLM server's
-model, a new family) get :func:`default_info`: a classic chat model that takes temperature 0
-and ``max_tokens`` (the provider's spec may say otherwise: its ``token_param`` and
-``unknown_model``), has no thinking setting, and gets structured output as the caller asks.
-If such a model refuses a setting, the call fails with
-:class:`~etclib.errors.UnsupportedSettingError` naming it (``etclib judge check`` and
-``etclib predict --check`` find this with three calls); add the model's family to
-:data:`MODELS` (one line in the provider's spec, :mod:`etclib.llm.providers`) to use it.
-Prices (USD per 1M input / output / cached input tokens, list prices of 2025, standard tier:
-https://openai.com/api/pricing, https://ai.google.dev/gemini-api/docs/pricing and
-https://www.anthropic.com/pricing, read 2025-11) live in the same rows, so every priced model
-has known capabilities. Cached input is the provider's price for prompt tokens it served from
-its prompt cache (OpenAI's automatic caching of prompts over 1,024 tokens, Gemini's implicit
-caching, Anthropic's cache reads), reported per call and billed at that price by :func:`cost`. The ``batch_price`` column is the
-price through the provider's batch interface (OpenAI's Batch API, Gemini's batch mode: half
-the online price, :func:`half_price`; the page and date on each spec's
-``batch_prices_source``), billed by :func:`batch_cost`.
+Models differ in what a request may carry (temperature, the token limit's field, structured
+output, a thinking setting), and a wrong setting is a 400 from the server. etclib always sets
+thinking explicitly where a model has it, so that scores and cost do not depend on a server
+default (``"default"`` sends nothing and says so in the signature). A model is looked up by the
+longest matching name prefix, so dated snapshots find their family; an unknown model gets
+:func:`default_info` (temperature 0, ``max_tokens``, no thinking, unless its provider's spec
+says otherwise), and a setting it refuses fails with
+:class:`~etclib.errors.UnsupportedSettingError`: add its family to :data:`MODELS` (one line in
+the provider's spec). Prices, cached-input and batch prices live in the same rows
+(:func:`cost`, :func:`batch_cost`). The table and its choices: docs/judge.md, "What each model
+is sent".
 """
 
 from __future__ import annotations

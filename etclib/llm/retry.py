@@ -1,49 +1,14 @@
 """Failures of hosted-model calls: one classification, one retry-delay rule, sync and streaming
-retry loops. The judge (async, :mod:`etclib.judge.runner`) and the backends (threads,
-:mod:`etclib.backends._api`) both use :func:`classify` and
-:meth:`RetryPolicy.delay`; the backends use :func:`call_with_retries` and
-:func:`stream_with_retries` as they are.
+retry loops, shared by the judge (async, :mod:`etclib.judge.runner`) and the backends (threads,
+:mod:`etclib.backends._api`, which use :func:`call_with_retries` and :func:`stream_with_retries`).
 
-:func:`classify` turns any exception from the openai or google-genai SDK (or their HTTP
-libraries) into a :class:`Fault`: its ``kind``, HTTP ``status``, a public description written by
-etclib, the redacted provider ``detail``, and the server's suggested ``retry_after`` in seconds:
-
-========== ==================================================== =========
-kind       what                                                 transient
-========== ==================================================== =========
-timeout    no answer within the timeout                          yes
-connect    connection refused / DNS (wrong endpoint)             no
-connection connection dropped, protocol error                    yes
-rate_limit 429, 409, 408                                         yes
-quota      400/402/429 naming a used-up quota or credit           no
-server     5xx                                                   yes
-malformed  a body that is not JSON                               yes
-auth       401, 403                                              no
-not_found  404 (unknown model or endpoint)                       no
-unsupported 400 naming a setting the model refuses               no
-bad_request other 400s and 4xx                                   no
-empty      an empty answer (no text, output spent on thinking)   no
-sdk        the installed SDK refused a field (etclib.llm.sdk)    no
-blocked    a safety block or a refusal                           no
-other      anything else                                         no
-========== ==================================================== =========
-
-The server may say whether to retry: OpenAI's ``x-should-retry: true`` / ``false`` header (the
-rule the openai SDK itself follows) overrides the table's "transient" for that call
-(:attr:`Fault.should_retry`), except for a used-up quota, which no retry cures.
-
-Retry delays (:meth:`RetryPolicy.delay`): exponential back-off with full jitter (``backoff``
-seconds doubled per attempt, drawn from the upper half, capped at ``backoff_max``), or the
-server's suggestion when it is longer, up to ``retry_after_max``. The suggestion is read from
-``Retry-After`` / ``retry-after-ms`` headers and from Gemini's ``google.rpc.RetryInfo``
-``retryDelay`` in a 429 body (``"57s"``).
-
-A 429 is a rate limit (wait and retry) unless its body says a quota is used up, which no wait
-within a run cures: OpenAI's ``code`` / ``type`` ``insufficient_quota`` (no credit left on the
-account) and a Gemini ``google.rpc.QuotaFailure`` violation whose ``quotaId`` names a per-day
-quota (``GenerateRequestsPerDayPerProjectPerModel-FreeTier``). A Gemini per-minute violation
-(``...PerMinute...``) stays a rate limit. Each provider's spec reads its own error bodies
-(:class:`etclib.llm.providers.base.Quotas`); :func:`quota_of` asks every one that has them.
+:func:`classify` turns any exception of a provider SDK (or its HTTP library) into a
+:class:`Fault`. A server's ``x-should-retry`` header overrides the kind's default, except for a
+used-up quota, which no retry cures: a 429 is a rate limit unless its body names a used-up quota
+or credit, which each provider's spec reads (:class:`etclib.llm.providers.base.Quotas`,
+:func:`quota_of`). :meth:`RetryPolicy.delay` is exponential back-off with full jitter, or the
+server's longer suggestion (``Retry-After``, ``retry-after-ms``, Gemini's ``retryDelay``) up to
+``retry_after_max``. What each fault does: docs/judge.md, "Faults".
 """
 
 from __future__ import annotations
@@ -67,6 +32,7 @@ _RATE_STATUS = {408, 409, 429}
 #: statuses a provider may use for a used-up quota or credit (each spec's ``quota`` decides)
 _QUOTA_STATUS = {400, 402, 429}
 
+#: every fault kind, in etclib's public words; :data:`TRANSIENT` are the kinds worth a retry
 _PUBLIC = {
     "timeout": "the model service did not answer in time",
     "connect": "cannot connect to the model service",
@@ -88,7 +54,8 @@ _PUBLIC = {
 
 @dataclass(frozen=True)
 class Fault:
-    """One failed call, classified (see the module docstring)."""
+    """One failed call, classified: its ``kind`` (a key of ``_PUBLIC``), HTTP ``status``, the
+    redacted provider ``detail`` and the server's suggested ``retry_after`` in seconds."""
 
     kind: str
     status: int | None = None

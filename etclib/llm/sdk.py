@@ -1,20 +1,11 @@
 """The provider SDK versions etclib needs, in one table, and the error for an SDK that is too old.
 
-:data:`FLOORS` is the lowest version of each SDK that takes every request field etclib sends
-(each provider spec's ``sdk_floor``, :mod:`etclib.llm.providers`); ``requirements.txt`` and ``pyproject.toml`` (extra ``api``) carry the same floors, and
-``tests/unit/test_sdk_floors.py`` checks both files and the installed versions against this table.
-
-- **google-genai 1.51**: ``ThinkingConfig.thinking_level`` (Gemini 3's thinking setting) came in
-  1.51.0 (2025-11-18, "Add generate_content_config.thinking_level" in the SDK's CHANGELOG.md);
-  an older SDK refuses the field client-side with a pydantic ``ValidationError``.
-- **openai 1.100**: ``reasoning_effort="minimal"`` and ``max_completion_tokens`` for GPT-5
-  (1.99), ``stream_options``, ``client.with_options`` and ``models.list``.
-- **anthropic 2.0**: the Messages API version that takes ``output_config`` (structured outputs)
-  and refuses sampling settings.
-
-An SDK's own validation error for a request etclib built is reported by
-:func:`too_old` as :class:`~etclib.errors.DependencyError` "upgrade google-genai to >= 1.51"
-when the installed version is below the floor (the cause); otherwise it is left as it is.
+:data:`FLOORS` holds the lowest version of each SDK that takes every request field etclib sends,
+and what needs it (each provider spec's ``sdk_floor``, :mod:`etclib.llm.providers`);
+``requirements.txt`` and ``pyproject.toml`` (extra ``api``) carry the same floors, and
+``tests/unit/test_sdk_floors.py`` checks them. An SDK's own validation error for a request
+etclib built is reported by :func:`too_old` as :class:`~etclib.errors.DependencyError`
+("upgrade google-genai to >= 1.51") when the installed version is below the floor.
 """
 
 from __future__ import annotations

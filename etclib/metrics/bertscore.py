@@ -1,20 +1,12 @@
 """BERTScore F1 (bert-score), mean over items.
 
-The model and layer are configurable and part of the signature:
-
-- ``--bertscore-model`` / ``ETC_BERTSCORE_MODEL``: a Hugging Face hub id or a local folder
-  (default ``bert-base-multilingual-cased``, bert-score's default for non-English text);
-- ``--bertscore-layer`` / ``ETC_BERTSCORE_LAYER``: the hidden layer whose embeddings are compared
-  (default: bert-score's tuned layer for known models, e.g. 9 for mBERT; else the last layer).
-
-No IDF weighting and no baseline rescaling (bert-score ships no Japanese baseline).
-
-A hub model that is not in the local Hugging Face cache (``try_to_load_from_cache``) is not
-waited for when it cannot be downloaded: with ``HF_HUB_OFFLINE=1`` (or
-``TRANSFORMERS_OFFLINE=1``) no connection is tried at all, and otherwise one connection to the
-hub (``HF_ENDPOINT``) is tried for :data:`HUB_PROBE_TIMEOUT` seconds; either way the error names
-the model and the command that caches it (:func:`_not_cached`), instead of the libraries'
-retries. Load errors carry their whole cause.
+The model (``--bertscore-model`` / ``ETC_BERTSCORE_MODEL``, default
+``bert-base-multilingual-cased``) and layer (``--bertscore-layer`` / ``ETC_BERTSCORE_LAYER``,
+default bert-score's tuned layer for the model) are part of the signature. No IDF weighting and
+no baseline rescaling (bert-score ships no Japanese baseline). A hub model that is not in the
+local cache and cannot be downloaded fails at once (offline, or after one connection attempt of
+:data:`HUB_PROBE_TIMEOUT` seconds) with an error naming the command that caches it, instead of
+the libraries' retries. See README.md, "Configuration".
 """
 
 from __future__ import annotations
@@ -191,8 +183,8 @@ class BERTScore(MeanMetric):
         model, layer, batch = _settings(ctx)
         scorer, _ = _scorer(model, layer)
         out = np.zeros(len(predictions))
-        # An empty text has no token to align: its F1 is 0, as bert-score itself reports (and its
-        # empty-text path no longer runs under transformers 5, so such items are not sent to it).
+        # An empty text has no token to align: its F1 is 0, as bert-score itself reports. Such
+        # items are not sent to bert-score, whose empty-text path fails under transformers 5.
         keep = [
             i
             for i, (p, r) in enumerate(zip(predictions, references, strict=True))

@@ -1,34 +1,13 @@
-"""LLM-judge atomic-unit precision, recall and F1 (FActScore-style; SPEC.md "LLM-judge").
+"""LLM-judge atomic-unit precision, recall and F1 (FActScore-style).
 
-An LLM decomposes each prediction and each reference into units of inner state, then labels
-every prediction unit against the reference (precision) and every reference unit against the
-prediction (recall) as Supported / Neutral / Not Supported. Per item (SPEC rule 3):
-
-- precision = Supported prediction units / prediction units; recall likewise for the reference;
-  Neutral counts as not supported;
-- an item whose reference has no unit is excluded (NaN) from all three;
-- a prediction with no unit against a reference with units scores 0 / 0 / 0;
-- item F1 = harmonic mean of the item's precision and recall (0 when both are 0).
-
-Reported precision, recall and f1 are means over the included items, x100 (f1 is the mean of
-item F1s). ``units_mean`` / ``units_sd`` (units per prediction) and ``ref_units_mean`` /
-``ref_units_sd`` (units per reference) are plain counts, not x100, over the items whose two
-decompositions succeeded (population SD); ``n_judged`` is the number of included items.
-An item whose requests failed after every retry is excluded from everything and counted in
-``extra["judge_errors"]``; its reason is in ``details[i]["error"]``. Such a run is
-*incomplete* (:func:`incomplete` words it): ``etclib score`` exits 10 unless
-``--allow-partial``, and the leaderboard does not rank it; running again asks only the failed
-items' questions (every answer received is cached). Per item, ``details[i]`` holds both
-decompositions and every decision: ``units`` / ``unit_labels`` / ``unit_reasons`` (the
-prediction's units judged against the reference) and ``ref_units`` / ``ref_unit_labels`` /
-``ref_unit_reasons`` (the reference's units judged against the prediction); a reason is the
-judge's ``reasoning`` for that decision, '' when its answer had none.
-
-Options (``Context.get``): ``judge_provider`` (a registered LLM provider), ``judge_model``,
-``concurrency`` (16), ``judge_timeout`` (seconds per call, 60), ``judge_max_attempts`` (6),
-``judge_backoff`` (first back-off in seconds, 1). Answers are cached in ``ETC_JUDGE_CACHE``
-(default ``$ETC_CACHE_DIR/judge.sqlite3``; a ``postgresql://`` URL shares it between workers);
-see docs/judge.md.
+An LLM decomposes each prediction and each reference into units of inner state, then labels every
+prediction unit against the reference (precision) and every reference unit against the
+prediction (recall) as Supported / Neutral / Not Supported; :func:`item_prf` is the per-item rule
+(Neutral counts as not supported, an item whose reference has no unit is left out). Scores are
+means over the included items, x100; the unit counts are plain counts. An item whose requests
+failed after every retry is left out and counted in ``extra["judge_errors"]``, which makes the
+run *incomplete* (:meth:`JudgeMetric.incomplete`). ``details[i]`` holds both decompositions and
+every decision with the judge's reasoning. The rules, options and cache: docs/judge.md.
 """
 
 from __future__ import annotations

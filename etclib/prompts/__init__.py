@@ -1,6 +1,6 @@
 """The versioned prompt files, and the one loader that reads them all.
 
-Prompts are data (STYLE.md): each is a TOML file with a ``name`` and a ``version`` bumped when
+Prompts are data: each is a TOML file with a ``name`` and a ``version`` bumped when
 the prompt changes. This folder holds the task prompt (``transcription.toml``), the ERC
 classifier's (``erc_classify.toml``), the label judge's (``label_judge.toml``) and the cause
 layer's (``causes.toml``); the scoring judge's prompt sets are in ``etclib/judge/prompts/``.

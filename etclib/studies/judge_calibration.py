@@ -1,30 +1,14 @@
 """Calibrate the LLM judge against the ETC paper's: units per reference, and two sanity checks.
 
-The paper reports that its judge (Gemini-2.5-Flash with its prompts) finds **1.35 (SD 0.64)**
-atomic units per test reference (Table 3, ``reference_units`` in
-:mod:`etclib.reference`'s ``paper_baselines.json``). A judge whose decomposition is faithful to
-the paper's rules should come near it. :func:`calibrate`:
-
-1. decomposes the test references (all, or a seeded sample of ``sample``) and reports the mean
-   and population SD of units per reference beside the paper's, with a verdict band;
-2. judges ``pairs`` sampled references against themselves (F1 must be near 100) and against the
-   reference of another item, from another dialogue (F1 near 0), with the judge metric's own
-   per-item rule (:func:`etclib.metrics.judge.item_prf`);
-3. for a predictions file (``predictions``), decomposes its predictions of the same items and
-   reports their mean (SD) units beside Table 3's rows (the paper's systems), naming the row the
-   file is (``paper_row``) when given.
-
-The verdict band compares a mean with the paper's in units of the paper's SD (Cohen's d against
-the paper's distribution): ``|d| <= 0.2`` "close to the paper's", ``<= 0.5`` "somewhat off the
-paper's", else "far from the paper's" (Cohen's small and medium effect sizes). The checks pass
-when the self F1 is at least :data:`SELF_MIN` and the shuffled F1 at most :data:`SHUFFLED_MAX`.
-
-Everything goes through one :class:`~etclib.judge.runner.Judge`: the same answer cache (so the
-references' decompositions are shared with scoring runs of the same signature), the same
-concurrency bound and retries, the same fail-fast on a bad key, model or endpoint; a one-item
-pre-flight (:func:`etclib.judge.check.preflight`, ``check=True``) runs first, as
-``etclib judge check`` would. A run is stored in the studies database (``ETC_STUDIES_DB``,
-table ``judge_calibrations``) with the judge's signature; the Judge-vs-Human page shows it.
+The paper's judge finds 1.35 (SD 0.64) atomic units per test reference (Table 3,
+``reference_units`` in :mod:`etclib.reference`'s ``paper_baselines.json``). :func:`calibrate`
+decomposes the test references (or a seeded sample) and puts their mean beside it with a verdict
+band (Cohen's d against the paper's SD); judges sampled references against themselves (F1 at
+least :data:`SELF_MIN`) and against another dialogue's reference (at most :data:`SHUFFLED_MAX`);
+and, for a predictions file, sets its units per prediction beside Table 3's rows. Everything
+goes through one :class:`~etclib.judge.runner.Judge` (the scoring runs' cache, retries and
+fail-fast) after a one-item pre-flight; a run is stored in the studies database with the judge's
+signature. See docs/judge.md, "How this judge compares with the paper's".
 """
 
 from __future__ import annotations

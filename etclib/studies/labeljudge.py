@@ -1,33 +1,14 @@
 """Study 1 of docs/judge_vs_human.md: an LLM labels transcriptions with ETC's seven categories.
 
-``etclib judge-labels`` asks an LLM (any registered provider, :mod:`etclib.llm.providers`) to label each emotion transcription of a
-split with the categories the three annotators used (multi-label), with the versioned prompt
-``etclib/prompts/label_judge.toml``. The questions go through the scoring judge's machinery
-(:mod:`etclib.judge`): its providers (structured output with the ``labels`` schema), its
-bounded concurrency, retries and fault handling (:class:`etclib.judge.runner.Judge`), and its
-answer cache (``ETC_JUDGE_CACHE``: by default ``judge.sqlite3`` under
-``etclib.config.cache_dir()``), keyed by provider, model, prompt hash and the full request
-(messages, temperature), so a rerun costs nothing. Each run is stored in the studies database
-(``ETC_STUDIES_DB``: a SQLite file or a ``postgresql://`` URL) with its signature:
-
-- ``label_runs``: run id, signature, provider, model, prompt name/version/hash, temperature,
-  split, item counts, etclib version, time;
-- ``label_judgements``: one row per item: run id, item key, the judge's labels (comma-joined
-  category keys, NULL when the answer was unusable), the raw answer.
-
-:func:`label_study` compares a run with the annotators per category:
-
-- ``judge_vs_majority``: Cohen's kappa of the judge against the human majority (SPEC's aggregated
-  label: chosen by at least 2 of 3 annotators; neutral only when no other category is);
-- ``fleiss_humans`` / ``fleiss_with_judge``: Fleiss' kappa of the three annotators, and of the
-  three plus the judge as a fourth rater;
-- the human yardstick ``human_vs_others``: each annotator against the consensus of the other two,
-  where a category counts as chosen by the other two only when **both** chose it (a 1-of-2 split
-  counts as not chosen: a category needs two votes, as in SPEC's aggregation), averaged over the
-  three annotators; ``judge_vs_pairs`` scores the judge against the same three pair consensuses,
-  so it is directly comparable with the yardstick.
-
-Without a run, only the human columns are filled (the yardstick alone).
+``etclib judge-labels`` asks an LLM (any registered provider) to label each emotion
+transcription of a split with the annotators' categories (multi-label), with the versioned
+prompt ``etclib/prompts/label_judge.toml``. The questions go through the scoring judge's
+machinery (providers, bounded concurrency, retries, the answer cache: a rerun costs nothing);
+each run is stored with its signature in the studies database (``label_runs``,
+``label_judgements``). :func:`label_study` compares a run with the annotators per category:
+the judge against the human majority (the aggregated label), Fleiss' kappa with and without the
+judge, and the human yardstick, each annotator against the consensus of the other two, with the
+judge scored against the same consensuses. Without a run, only the human columns are filled.
 """
 
 from __future__ import annotations

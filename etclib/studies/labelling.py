@@ -2,20 +2,13 @@
 (:mod:`.causes`) share.
 
 Each study keeps its own prompt (a versioned TOML file under ``etclib/prompts/``), its answer
-parser and its result table; this module runs the rest once for both:
-
-- :func:`load_prompt`: read and check a chat prompt (name, version, system, instruction with
-  the study's ``$slots``), hashed for the signature;
-- :func:`start`: the checks and settings a run starts with (provider, model, ``--limit``, the
-  signature marked with the limit);
-- :func:`ask_all`: one question per item through the scoring judge's machinery
-  (:class:`etclib.judge.runner.Judge`: bounded concurrency, retries, the answer cache), an
-  unusable answer kept as unlabelled;
-- :func:`finished_run` and :meth:`Study.store`: the run's summary (:class:`LabellingRun`) and
-  its rows in the studies database, in one transaction, replacing a run of the same signature;
-- :func:`runs_table`: the run table both studies keep (``label_runs``, ``cause_runs``);
-- :class:`Study`: what differs between the two studies' runs, and :meth:`Study.label`, a whole
-  run from the items to the summary.
+parser and its result table; this module runs the rest once for both: :func:`load_prompt` (read,
+check and hash a chat prompt), :func:`start` (the checks and settings a run starts with),
+:func:`ask_all` (one question per item through :class:`etclib.judge.runner.Judge`, an unusable
+answer kept as unlabelled), :func:`finished_run` and :meth:`Study.store` (the run's summary and
+rows, stored in one transaction, replacing a run of the same signature), :func:`runs_table`
+(the run table both keep) and :class:`Study` (what differs between the two; :meth:`Study.label`
+runs a whole study).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Moderate: list, hide, unhide, delete (soft) and re-score submissions, re-run failed or incomplete jobs.
 
-Re-running takes one submission's failed or incomplete jobs, or every one without an id. An
-incomplete judge stage (some items failed after every retry: not ranked on the judge's
-metrics) is completed by `rescore ID --stage judge`: only the failed items are asked again,
-every other answer comes from the judge's cache. `list` shows every failed item's reason.
-`rescore --all` re-scores every submission (a changed judge prompt); with `--stage judge
---batch` each judge job sends its uncached questions through the provider's batch interface
-(half price, within 24 hours; a stopped job resumes its batch; docs/judge.md).
+`rerun` takes one submission's failed or incomplete jobs, or every one without an id.
+`rescore ID --stage judge` completes an incomplete judge stage, asking only the failed items;
+`rescore --all --stage judge --batch` re-scores every submission through the provider's batch
+interface (half price). See docs/leaderboard.md, "Admin operations".
 
 Example:
   python -m leaderboard admin list

@@ -1,27 +1,13 @@
 """Study 2 of docs/judge_vs_human.md: people re-check the LLM judge's atomic-unit decisions.
 
-The judge of SPEC.md decides, for one atomic unit and one target transcription, Supported /
-Neutral / Not Supported. This module stores such decisions, lets people with an annotator code
-give their own answer to a stratified sample of them, and compares the two.
-
-Storage is the studies database (``ETC_STUDIES_DB``: a SQLite file, default
-``data/studies.sqlite``, or a ``postgresql://`` URL; :mod:`etclib.studies.db`), shared with study 1
-(:mod:`etclib.studies.labeljudge`):
-
-- ``judge_decisions``: one row per (submission, item, side, unit, target) with the judge's
-  label. ``side`` is ``precision`` (a prediction unit judged against the reference) or
-  ``recall`` (a reference unit judged against the prediction). Filled by :func:`feed` (the
-  leaderboard calls it after each judge run, :func:`judge_decisions` turning the judge's
-  per-item details into rows) or :func:`add_decisions`.
-- ``annotators``: codes issued by an admin (``ETC_ADMIN_TOKEN``); only a SHA-256 hash of each
-  code is stored, so a leaked database does not leak codes.
-- ``annotation_sample``: the decisions chosen for re-checking. :func:`feed` draws it
-  automatically, seeded, up to :data:`AUTO_PER_STRATUM` per (judge label, side) stratum; an
-  admin can draw more per label with :func:`draw_sample`.
-- ``annotation_answers``: one answer per (decision, annotator); answering again replaces it.
-
-Every write that comes from a person needs a valid, unrevoked code: there are no anonymous
-answers. Every query is parameterised.
+The scoring judge decides, for one atomic unit and one target transcription, Supported / Neutral
+/ Not Supported (docs/judge.md). This package stores such decisions (``judge_decisions``: filled
+by :func:`feed`, which the leaderboard calls after each judge run, or :func:`add_decisions`),
+draws a stratified sample of them (``annotation_sample``: automatically per (label, side)
+stratum, or by an admin with :func:`draw_sample`), lets people with an annotator code answer
+(``annotation_answers``; only a hash of each code is stored) and compares the two
+(:func:`results`). Every write that comes from a person needs a valid, unrevoked code, and every
+query is parameterised. Tables live in the studies database (``ETC_STUDIES_DB``).
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
 """A CPU emotion-category classifier: MeCab-token TF-IDF + one-vs-rest logistic regression.
 
 Trained on the train split, tuned on the valid split, in seconds (scikit-learn). Two inputs:
-
-- ``"transcription"``: an emotion transcription (the transcription track's ``category``
-  metric asks it which categories a predicted transcription expresses);
-- ``"dialogue"``: the dialogue prefix of an item (the ERC ``tfidf`` backend): the target
-  utterance's tokens, the tokens of the two utterances before it (marked ``c:``) and the role.
-
-Features: word uni- and bigrams of etclib's MeCab tokens (:mod:`etclib.tokenize`), sublinear TF,
-smoothed IDF, L2 rows. One logistic regression per non-neutral category (``class_weight =
-"balanced"``, liblinear); an item gets every category whose probability reaches the threshold, and
-``neutral`` alone when none does (the aggregated label's rule). The regularisation ``C`` and the
-threshold are chosen on the valid split by macro-F1 over the seven categories.
-
-A trained model is saved as arrays and JSON (no pickle) under
-``etclib.config.cache_dir()/classifier``, named by :data:`VERSION`, the input and a hash of the
-training data (corpus content, input, version, scikit-learn version), and kept in memory; its
-:attr:`Classifier.signature` names all of them.
+``"transcription"`` (the transcription track's ``category`` metric asks which categories a
+predicted transcription expresses) and ``"dialogue"`` (the ERC ``tfidf`` backend: the target
+utterance's tokens, the two utterances before it, marked ``c:``, and the role). Features are
+word uni- and bigrams of etclib's MeCab tokens; one balanced logistic regression per non-neutral
+category, whose probability threshold and ``C`` are chosen on the valid split by macro-F1; an
+item gets every category over the threshold, else ``neutral`` alone. A trained model is saved
+as arrays and JSON (no pickle) under ``etclib.config.cache_dir()/classifier``, named by
+:data:`VERSION`, the input and a hash of the training data; :attr:`Classifier.signature` names
+all of them.
 """
 
 from __future__ import annotations
