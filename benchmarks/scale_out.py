@@ -11,7 +11,7 @@ checks: N stored, N scored, each (submission, stage) finished by one job, one sc
 to a single-process run of the same files (an embedded DuckDB board, ``worker --once``).
 Lexical metrics only (no judge, no BERTScore).
 
-*Judge backlog*: the fake LLM server (tests/fakes/llm_server.py) answers the judge after 200 ms;
+*Judge backlog*: the fake LLM server (tests/fakes/llm_server/) answers the judge after 200 ms;
 six submissions are queued, then scored with the judge by one worker process, then (on a fresh
 database: board, shared judge cache ``ETC_JUDGE_CACHE`` and studies ``ETC_STUDIES_DB`` on the
 same server) by three. Printed: the time each took to clear the judge backlog (from the first
