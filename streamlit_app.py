@@ -71,6 +71,14 @@ SITE_PAGES = (
         "The project's documents, for operators and contributors.",
         hidden=True,
     ),
+    SitePage(
+        "site_pages/operator.py",
+        "Operator",
+        "🔧",
+        "Moderation, annotator codes and samples, with the admin token.",
+        hidden=True,
+        admin=True,
+    ),
 )
 
 
@@ -86,7 +94,8 @@ st.set_page_config(
 )
 session_guard.install()  # no visitor clears every cache or learns the server's paths
 with shown_errors("The site refused to start: ", stop=True):
-    admintoken.check_configured()  # a weak ETC_ADMIN_TOKEN (under 24 characters) stops the site
+    # a weak ETC_ADMIN_TOKEN (under 24 characters) stops the site; none leaves out the admin pages
+    admin = admintoken.configured_token() is not None
 with shown_errors(stop=True):
     if not visitors.admit():  # what one visitor holds in the server's memory is bounded
         st.error(
@@ -105,7 +114,7 @@ else:
     with shown_errors("The scoring workers cannot start: "):
         _scoring_workers(database_key())
 
-pages = declare_pages(p for p in SITE_PAGES if (ROOT / p.path).is_file())
+pages = declare_pages(p for p in SITE_PAGES if (ROOT / p.path).is_file() and (admin or not p.admin))
 st.navigation(
     [
         st.Page(

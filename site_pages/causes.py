@@ -132,21 +132,6 @@ with tab_annotate:
             if problem:
                 st.caption(problem)
 
-    with st.expander("Admin: issue codes, draw the sample"):
-        token = st.text_input("Admin token", type="password", key="causes_admin_token")
-        name = st.text_input("Annotator name (a note for you)", key="causes_admin_name")
-        if st.button("Issue a code", key="causes_issue"):
-            with shown_errors():
-                issued = annotation.issue_code(token, name)
-                st.success(f"Code for {issued.annotator_id}; it is shown only once:")
-                st.code(issued.code, language=None)
-        size = st.number_input("Sample size (items)", 1, 1010, 100, key="causes_size")
-        split = st.selectbox("Split", ["test", "valid", "train"], key="causes_split")
-        if st.button("Draw the sample", key="causes_draw"):
-            with shown_errors():
-                n = causes.draw_sample(token, corpus, int(size), split=split)
-                st.success(f"The cause sample holds {n} items.")
-
 with tab_results:
     runs = pd.DataFrame()
     with shown_errors():

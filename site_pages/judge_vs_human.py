@@ -15,8 +15,6 @@ from etclib.corpus import load_corpus
 from etclib.studies import annotation, judge_calibration, labeljudge, ratings
 from views import annotators, charts
 from views import judge_vs_human as jvh
-from views.admin import admin_session
-from views.docs import doc_link
 from views.errors import shown_errors
 
 RESAMPLES = 300  # bootstrap resamples for the site's intervals (the CLI uses 1000)
@@ -97,16 +95,12 @@ if tab_labels.open:
             list(run_names),
             format_func=run_names.get,
             key="jvh_run",
-            help="Runs are made by the site's operator: "
-            + doc_link("judge_vs_human.md#study-1-emotion-categories", "study 1")
-            + ".",
+            help=f"Runs are made by the benchmark's maintainers: {jvh.HOW_LINK}.",
         )
         if runs.empty:
             st.info(
-                "No judge run is stored yet, so only the human yardstick is shown. The site's "
-                "operator adds one ("
-                + doc_link("judge_vs_human.md#study-1-emotion-categories", "how")
-                + ")."
+                "No judge run is stored yet, so only the human yardstick is shown. The "
+                f"benchmark's maintainers add one ({jvh.HOW_LINK})."
             )
         chosen = (
             None if run_id == jvh.NONE_RUN else runs[runs["run_id"] == run_id].iloc[0].to_dict()
@@ -311,26 +305,6 @@ if tab_units.open:
                 key="jvh_export",
             )
 
-        with st.expander("Admin: issue codes, draw a sample"):
-            token = st.text_input("Admin token", type="password", key="jvh_admin_token")
-            name = st.text_input("Annotator name (a note for you)", key="jvh_admin_name")
-            if st.button("Issue a code", key="jvh_issue"):
-                with shown_errors(), admin_session():
-                    issued = annotation.issue_code(token, name)
-                    st.success(f"Code for {issued.annotator_id}; it is shown only once:")
-                    st.code(issued.code, language=None)
-            per_label = st.number_input("Units per judge label", 1, 500, 20, key="jvh_per_label")
-            if st.button(
-                "Draw a sample",
-                key="jvh_draw",
-                disabled=submission_id is None,
-                help="Choose one submission above first.",
-            ):
-                with shown_errors(), admin_session():
-                    sizes = annotation.draw_sample(token, submission_id, int(per_label))
-                    st.success(f"Sample per judge label: {jvh.sample_sizes(sizes)}")
-                    _submissions.clear()
-
 # --- study 3 ---------------------------------------------------------------------------------
 if tab_ratings.open:
     with tab_ratings:
@@ -389,11 +363,7 @@ if tab_ratings.open:
         if emplifai is None:
             st.info(
                 "The EmplifAI reference figures are not installed on this site, so the published "
-                "comparison cannot be shown ("
-                + doc_link(
-                    "judge_vs_human.md#emplifais-published-comparison", "where they come from"
-                )
-                + ")."
+                f"comparison cannot be shown ({jvh.HOW_LINK})."
             )
         else:
             st.caption(f"{emplifai.source} {emplifai.setting}")
@@ -438,11 +408,7 @@ if tab_calibration.open:
             runs = _calibrations(DB)
         if runs.empty:
             st.info(
-                "No calibration is stored yet: the site's operator runs one ("
-                + doc_link(
-                    "judge.md#how-this-judge-compares-with-the-papers-etclib-judge-calibrate", "how"
-                )
-                + ")."
+                f"No calibration is stored yet: the benchmark's maintainers run one ({jvh.HOW_LINK})."
             )
         else:
             names = jvh.calibration_names(runs)
@@ -454,3 +420,6 @@ if tab_calibration.open:
             st.dataframe(
                 jvh.calibration_table(report), hide_index=True, key="jvh_calibration_table"
             )
+
+st.subheader("How these studies are made", anchor=jvh.HOW_ANCHOR)
+st.markdown(jvh.HOW_MADE)

@@ -9,7 +9,6 @@ from etclib import tracks
 from leaderboard import compare as lb_compare
 from views import board, cause_layer, charts, chat
 from views import compare as compare_view
-from views.admin import admin_session
 from views.docs import doc_link
 from views.errors import shown_errors
 from views.navigation import link_to
@@ -257,12 +256,6 @@ else:
     st.dataframe(
         board.reported_table(published), hide_index=True, width="stretch", key="lb_reported"
     )
-
-with st.expander("Admin: re-run failed jobs"):
-    token = st.text_input("Admin token", type="password", key="lb_admin_token")
-    if st.button("Re-run failed jobs", key="lb_admin_rerun"):
-        with shown_errors(), admin_session():
-            st.success(f"Re-queued {len(lb.rerun_failed(token))} failed job(s).")
 
 # --- one submission ------------------------------------------------------------------------------
 

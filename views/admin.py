@@ -13,8 +13,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from etclib import admintoken
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 BUCKET = "admin-failure"
@@ -69,3 +73,23 @@ def admin_session() -> Iterator[None]:
     """Count the admin attempts made in the block against this visitor."""
     with admintoken.session(session_key(), BoardFailures()):
         yield
+
+
+#: What the operator page lists of each submission (``leaderboard.admin_submissions``), in order.
+MODERATION_COLUMNS = (
+    "id",
+    "name",
+    "team",
+    "contact",
+    "account",
+    "kind",
+    "status",
+    "visibility",
+    "created_at",
+    "failure_detail",
+)
+
+
+def moderation_table(submissions: pd.DataFrame) -> pd.DataFrame:
+    """The operator's list of submissions: who, what state, why a job failed."""
+    return submissions[[c for c in MODERATION_COLUMNS if c in submissions.columns]]

@@ -45,6 +45,24 @@ DEFINITIONS = """
 """
 
 
+#: The page's own section on how its figures come about (its links point there, not to the
+#: maintainers' documents).
+HOW_ANCHOR = "how-these-studies-are-made"
+HOW_LINK = f"[how]({'#' + HOW_ANCHOR})"
+HOW_MADE = """
+- **Study 1, a judge run**: the benchmark's maintainers ask an LLM to label every emotion
+  transcription of a split with the seven categories, with a fixed prompt whose wording is
+  versioned. The run is stored with what its answers depend on (the model, the prompt's
+  version, the decoding settings: its *signature*) and appears in the *Judge run* list.
+- **Study 2, the decisions**: when the leaderboard scores an entry with the LLM judge, a
+  sample of its decisions is kept here for people with an annotator code to check.
+- **Study 3, ratings**: the figures come from the file you upload; EmplifAI's come from its
+  published paper and are installed with the site.
+- **Study 4, a calibration run**: the maintainers have a judge split the test references into
+  atomic units and compare the count with the paper's; it appears in the *Calibration run* list.
+"""
+
+
 def auto_per_stratum() -> int:
     """Decisions per (judge label, side) of Study 2's automatic sample, as configured."""
     from etclib.studies.annotation import auto_sample_settings

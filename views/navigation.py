@@ -18,13 +18,15 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class SitePage:
     """One page of the site: its script, title, icon, and a line for the home page; a
-    ``hidden`` page has a URL but no place in the navigation (the documentation reader)."""
+    ``hidden`` page has a URL but no place in the navigation (the documentation reader); an
+    ``admin`` page exists only where an admin token is configured (the operator's page)."""
 
     path: str
     title: str
     icon: str
     blurb: str
     hidden: bool = False
+    admin: bool = False
 
 
 #: The pages of the last ``declare_pages`` call in this server process; None before the first.

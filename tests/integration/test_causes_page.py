@@ -53,10 +53,10 @@ def test_annotators_mark_causes_and_agreement_appears():
     from etclib.corpus import load_corpus
 
     corpus = load_corpus()
-    at = _page()
-    at.text_input(key="causes_admin_token").input(ADMIN)
-    at.number_input(key="causes_size").set_value(2)
-    at.button(key="causes_draw").click().run()
+    at = AppTest.from_file(str(REPO / "site_pages" / "operator.py"), default_timeout=90).run()
+    at.text_input(key="op_token").input(ADMIN).run()
+    at.number_input(key="op_causes_size").set_value(2)
+    at.button(key="op_causes_draw").click().run()
     assert "The cause sample holds 2 items." in _texts(at)
     keys = causes.sample_keys()
     codes = [annotation.issue_code(ADMIN, f"p{i}").code for i in range(3)]

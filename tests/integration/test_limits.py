@@ -27,9 +27,8 @@ def test_admin_guesses_from_new_sessions_are_refused_after_the_limit(tiny, monke
     monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN_TOKEN)
     errors = []
     for n in range(admintoken.MAX_FAILURES + 2):
-        at = app("site_pages/leaderboard.py")  # each guess from a reloaded page
-        at.text_input(key="lb_admin_token").set_value(f"guess-{n:030d}")
-        at.button(key="lb_admin_rerun").click().run()
+        at = app("site_pages/operator.py")  # each guess from a reloaded page
+        at.text_input(key="op_token").set_value(f"guess-{n:030d}").run()
         errors.append(at.error[-1].value if at.error else "")
     limit = admintoken.MAX_FAILURES
     assert all("Wrong admin token" in e for e in errors[:limit]), errors
@@ -39,9 +38,8 @@ def test_admin_guesses_from_new_sessions_are_refused_after_the_limit(tiny, monke
     assert len(rows) == limit and {r[0] for r in rows} == {"admin-failure"}
     assert all(len(r[1]) == 64 for r in rows)
     # even the right token waits, in yet another session
-    at = app("site_pages/leaderboard.py")
-    at.text_input(key="lb_admin_token").set_value(ADMIN_TOKEN)
-    at.button(key="lb_admin_rerun").click().run()
+    at = app("site_pages/operator.py")
+    at.text_input(key="op_token").set_value(ADMIN_TOKEN).run()
     assert "Too many wrong admin tokens" in at.error[-1].value
 
 
@@ -153,30 +151,6 @@ def test_wrong_tokens_are_rate_limited_per_session_and_logged(
     with admintoken.session(other):  # another session is not locked out
         lb.hide(sid, TOKEN)
     assert lb.status(sid)["visibility"] == "hidden"
-
-
-def test_the_judge_vs_human_admin_form_is_rate_limited(monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from etclib import admintoken
-
-    monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
-    from views.judge_vs_human import TABS
-
-    at = AppTest.from_file(str(REPO / "site_pages" / "judge_vs_human.py"), default_timeout=90).run()
-    assert not at.exception, [e.value for e in at.exception]
-    at.session_state["jvh_tab"] = TABS[1]  # Study 2 holds the admin form; only the open tab runs
-    at.run()
-    at.text_input(key="jvh_admin_token").set_value("wrong-wrong-wrong-wrong-wrong")
-    errors = []
-    for _ in range(admintoken.MAX_FAILURES + 2):
-        at.button(key="jvh_issue").click().run()
-        errors.append(at.error[-1].value if at.error else "")
-    assert all("Wrong admin token" in e for e in errors[: admintoken.MAX_FAILURES])
-    assert all("Too many wrong admin tokens" in e for e in errors[admintoken.MAX_FAILURES :])
-    at.text_input(key="jvh_admin_token").set_value(TOKEN)
-    at.button(key="jvh_issue").click().run()
-    assert "Too many wrong admin tokens" in at.error[-1].value  # this session waits
 
 
 def test_submit_page_states_the_upload_limit_as_one_figure():

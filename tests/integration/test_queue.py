@@ -146,7 +146,7 @@ def test_admins_rerun_failed_jobs(tiny, monkeypatch, capsys):
     assert lb.status(other)["status"] == "scored"
 
 
-def test_the_leaderboard_page_reruns_failed_jobs(tiny, monkeypatch):
+def test_the_operator_page_reruns_failed_jobs(tiny, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
@@ -154,10 +154,10 @@ def test_the_leaderboard_page_reruns_failed_jobs(tiny, monkeypatch):
     fail_next(monkeypatch)
     lb.close_all()
     monkeypatch.setenv("ETC_LB_WORKERS", "1")
-    at = AppTest.from_file(str(REPO / "site_pages" / "leaderboard.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(REPO / "site_pages" / "operator.py"), default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
-    at.text_input(key="lb_admin_token").set_value(TOKEN)
-    at.button(key="lb_admin_rerun").click().run()
+    at.text_input(key="op_token").set_value(TOKEN).run()
+    at.button(key="op_rerun").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Re-queued 1 failed job" in s.value for s in at.success)
     assert lb.status(sid)["status"] in ("queued", "scoring", "scored")
