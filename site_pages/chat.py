@@ -18,8 +18,9 @@ st.caption(
     f"per conversation, {chat.rate_per_minute()} predictions per minute."
 )
 st.caption(
-    "Under each utterance too: the emotion categories predicted by the categories track's "
-    f"baseline ({escape_markdown(chat.erc_label())}), over {chat.LABEL_SET_NOTE}."
+    "Under each utterance too: the emotion categories a simple word-based classifier reads in "
+    f"the dialogue so far, among {chat.LABEL_SET_NOTE}.",
+    help=f"The categories track's baseline: {escape_markdown(chat.erc_label())}",
 )
 
 
@@ -74,7 +75,11 @@ asked = st.query_params.get("model")  # a link to one model (the board links to 
 if asked in options and "chat_model" not in state:
     state["chat_model"] = asked
 key = top[0].selectbox(
-    "Model", list(options), key="chat_model", format_func=lambda k: options[k].label
+    "Model",
+    list(options),
+    key="chat_model",
+    format_func=lambda k: options[k].label,
+    help=chat.picker_help(list(options.values())) or None,
 )
 note = chat.unavailable_note(unusable)
 if note:
@@ -88,14 +93,17 @@ if isinstance(limiter, chat.VisitorLimiter):
 k = 0
 if picked.prompted:
     k = top[1].select_slider(
-        "Solved examples in the prompt",
+        "Worked examples shown to the model first",
         chat.SHOT_CHOICES,
         value=0,
         key="chat_shots",
-        format_func=lambda n: "zero-shot" if n == 0 else f"{n}-shot",
+        format_func=chat.shots_text,
+        help="Few-shot prompting: before your dialogue the model sees this many solved "
+        "training items (a dialogue and its author's transcription); none is zero-shot. The "
+        "paper's baselines used 4.",
     )
 else:
-    top[1].caption("This model takes no prompt, so no k-shot setting.")
+    top[1].caption("This model reads no instructions, so there are no examples to choose.")
 if picked.card:
     with top[0].expander("Which weights are served", expanded=asked == picked.key):
         st.markdown(
@@ -119,17 +127,16 @@ def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
 
     try:
         backend = _backend(key, repr(picked.options))
-        st.caption(
-            escape_markdown(f"Predicted emotion transcription ({picked.label}, {_shots_label()}):")
-        )
+        st.caption(escape_markdown(f"Predicted emotion transcription ({_model_text()}):"))
         st.write_stream(chunks())
     except EtcError as exc:
         return None, str(exc)
     return "".join(raw), None
 
 
-def _shots_label() -> str:
-    return "no prompt" if not picked.prompted else ("zero-shot" if k == 0 else f"{k}-shot")
+def _model_text() -> str:
+    """The model under an utterance: its name, and the examples it saw when it takes any."""
+    return f"{picked.label}, {chat.shots_text(k)}" if picked.prompted else picked.label
 
 
 def _show_prediction(line: dict) -> None:
@@ -155,8 +162,8 @@ def _show_categories(found: dict) -> None:
         st.caption(escape_markdown(f"No predicted categories: {found['categories_error']}"))
     elif found.get("categories"):
         st.caption(
-            f"Predicted emotion categories ({escape_markdown(chat.erc_backend_name())} "
-            f"baseline): **{escape_markdown(chat.categories_text(found['categories']))}**"
+            "Predicted emotion categories: "
+            f"**{escape_markdown(chat.categories_text(found['categories']))}**"
         )
 
 
@@ -189,7 +196,7 @@ if mode == "Write a dialogue":
                     pending=False,
                     prediction=pred,
                     error=err,
-                    model=f"{picked.label}, {_shots_label()}",
+                    model=_model_text(),
                     **_categories(context),
                 )
                 if err:
@@ -267,7 +274,7 @@ else:
                     replay["out"][i] = {
                         "prediction": pred,
                         "error": err,
-                        "model": f"{picked.label}, {_shots_label()}",
+                        "model": _model_text(),
                     }
                     if err:
                         show_error(err)

@@ -122,6 +122,8 @@ class Choice:
     server_setting: str = ""
     #: what is served (:func:`model_card`), or None
     card: dict[str, Any] | None = None
+    #: how it works, for a reader who asks (the picker's help icon)
+    detail: str = ""
 
 
 def _chat_options(name: str) -> dict[str, Any]:
@@ -141,25 +143,49 @@ def _chat_options(name: str) -> dict[str, Any]:
 
 
 def _label(name: str, description: str) -> str:
-    """How the picker names backend ``name`` (its description for a backend unknown here)."""
+    """How the picker names backend ``name`` in a visitor's words (its description for a
+    backend unknown here); the technical detail is :func:`_detail`'s."""
     if name == "retrieval":
-        return "Retrieval baseline (most similar train contexts)"
+        return "Retrieval baseline"
     from etclib.llm import providers
 
     if name in providers.REGISTRY:
         spec = providers.get(name)
         model = setting(spec.model_setting) or spec.backend_model
-        where = f"{spec.label}-compatible server" if spec.base_url() else spec.label
-        return f"{model} ({where})"
+        return f"{model} ({'self-hosted' if spec.base_url() else spec.label})"
     if name == "hf":
-        return "Local transformers model (in this server, GPU advised)"
+        return "An open model run by this site"
     return f"{name}: {description}" if description else name
+
+
+def _detail(name: str, description: str) -> str:
+    """What backend ``name`` does, for a reader who asks (the picker's help icon)."""
+    from etclib.llm import providers
+
+    if name == "retrieval":
+        return (
+            "writes no text of its own: it finds the training dialogues whose last utterances "
+            "are most like yours and returns what their authors wrote. " + description
+        )
+    if name in providers.REGISTRY:
+        return (
+            "a large language model, asked with the benchmark's prompt to write the author's "
+            "emotion transcription; with examples, it first sees solved training items."
+        )
+    return description
+
+
+#: The fine-tuned model's picker help (:func:`_detail`'s kind of text).
+FINETUNED_DETAIL = (
+    "Llama-3.1-Swallow-8B-Instruct, fine-tuned (QLoRA) on ETC's training dialogues to write "
+    "emotion transcriptions, served from a GPU server."
+)
 
 
 def _finetuned() -> Choice:
     url = setting("ETC_FINETUNED_BASE_URL")
     model = setting("ETC_FINETUNED_MODEL") or FINETUNED_MODEL
-    label = "Fine-tuned Llama-3.1-Swallow-8B (GPU server)"
+    label = "Fine-tuned Swallow 8B (trained on ETC)"
     if not url:
         return Choice(
             "finetuned",
@@ -182,7 +208,14 @@ def _finetuned() -> Choice:
         )
     if not state.online:
         return Choice(
-            "finetuned", label, FINETUNED_BACKEND, True, False, state.problem, offline=True
+            "finetuned",
+            label,
+            FINETUNED_BACKEND,
+            True,
+            False,
+            state.problem,
+            offline=True,
+            detail=FINETUNED_DETAIL,
         )
     options = {
         **_chat_options(FINETUNED_BACKEND),
@@ -202,6 +235,7 @@ def _finetuned() -> Choice:
         metered=True,
         server_setting=where,
         card=model_card(model, state),
+        detail=FINETUNED_DETAIL,
     )
 
 
@@ -255,6 +289,7 @@ def choices() -> list[Choice]:
                     status.reason,
                     _chat_options(name),
                     metered,
+                    detail=_detail(name, status.description),
                 )
             )
         )
@@ -602,3 +637,13 @@ def replay_ids(split: str = "test") -> list[int]:
     from etclib.corpus import load_corpus
 
     return [d.dialogue_id for d in load_corpus().split(split)]
+
+
+def picker_help(options: Sequence[Choice]) -> str:
+    """The model picker's help: each model in a line, what it does."""
+    return "\n".join(f"- **{c.label}**: {c.detail}" for c in options if c.detail)
+
+
+def shots_text(k: int) -> str:
+    """Worked examples in a prompt, in a visitor's words: ``no examples``, ``4 examples``."""
+    return "no examples" if k == 0 else f"{k} example" + ("s" if k > 1 else "")
