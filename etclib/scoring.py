@@ -27,6 +27,17 @@ from .task import Item, Key
 from .task import items as split_items
 
 
+def breakdown_groups(items: list[Item]) -> dict[str, dict[str, np.ndarray]]:
+    """Index sets of the breakdowns of ``items``: role, aggregated category, turn."""
+    role = np.array([it.role for it in items])
+    turn = np.array([it.turn for it in items])
+    return {
+        "role": {r: np.flatnonzero(role == r) for r in ROLES},
+        "category": {c: np.flatnonzero([c in it.label for it in items]) for c in CATEGORIES},
+        "turn": {str(t): np.flatnonzero(turn == t) for t in range(1, 6)},
+    }
+
+
 @dataclass
 class ScoreResult:
     split: str
@@ -61,17 +72,8 @@ class ScoreResult:
         return self.aggregate()
 
     def groups(self) -> dict[str, dict[str, np.ndarray]]:
-        """Index sets of the breakdowns: role, aggregated category, turn."""
-        role = np.array([it.role for it in self.items])
-        turn = np.array([it.turn for it in self.items])
-        out: dict[str, dict[str, np.ndarray]] = {
-            "role": {r: np.flatnonzero(role == r) for r in ROLES},
-            "category": {
-                c: np.flatnonzero([c in it.label for it in self.items]) for c in CATEGORIES
-            },
-            "turn": {str(t): np.flatnonzero(turn == t) for t in range(1, 6)},
-        }
-        return out
+        """Index sets of the breakdowns (:func:`breakdown_groups`)."""
+        return breakdown_groups(self.items)
 
     def breakdown(self, names: list[str] | None = None) -> dict[str, dict[str, dict[str, float]]]:
         """Breakdown -> subset -> ``n_items`` and every metric's (or ``names``') scores."""

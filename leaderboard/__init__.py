@@ -22,6 +22,7 @@ from .admin import (
 from .baselines import seed_baselines
 from .board import (
     board_version,
+    entry_scores,
     metric_columns,
     other_scores,
     ranking,
@@ -31,7 +32,7 @@ from .board import (
     tracks,
 )
 from .db import Database, close_all, open_db
-from .entry import detail, per_item, standing, status
+from .entry import breakdown, detail, per_item, standing, status
 from .errors import (
     AdminError,
     DatabaseCorruptError,
@@ -60,6 +61,8 @@ from .worker import WorkerPool, process_jobs, start_workers, stop_workers
 
 __all__ = [
     "board_version",
+    "breakdown",
+    "entry_scores",
     "AdminError",
     "Database",
     "DatabaseCorruptError",

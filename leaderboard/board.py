@@ -56,9 +56,11 @@ def tracks() -> dict[str, str]:
 def ranking_rule(track: str | None = None) -> str:
     """The ranking rule in words (shown with the board and in its JSON export)."""
     return (
-        f"{registry.get(track).ranking_rule()} Intervals: 95% paired bootstrap over items. rank = 1 + "
-        "entries significantly better (95% interval of the paired difference on the better "
-        "side of 0); rank_band = rank..entries not significantly worse."
+        f"{registry.get(track).ranking_rule()} Intervals: 95% paired bootstrap over items. An "
+        "entry's rank is 1 + the number of entries significantly better (the 95% interval of "
+        "the paired difference on the better side of 0); its rank band runs from that rank to "
+        "the number of entries it does not beat significantly: the places it could hold once "
+        "chance is allowed for."
     )
 
 
@@ -462,3 +464,35 @@ def other_scores(
         rec.update(json.loads(row.scores))
         records.append(rec)
     return pd.DataFrame(records)
+
+
+def entry_scores(
+    keys: list[str], *, split: str = "test", track: str | None = None, db: Database | None = None
+) -> pd.DataFrame:
+    """Every public entry's ``keys`` under the board's current signatures (any result key, the
+    columns the board leaves out included, such as each category's F1): ``id``, ``name``,
+    ``setting`` and the keys, in the board's entry order. Cached per board version."""
+    db = resolve(db)
+    generation = db.generation
+    return db.cached(
+        ("entry_scores", tuple(keys), split, registry.get(track).name),
+        lambda: _entry_scores(db, keys, split, track),
+        generation,
+    )
+
+
+def _entry_scores(db: Database, keys: list[str], split: str, track: str | None) -> pd.DataFrame:
+    entries = _entries(db, False, split, track)
+    rows = _score_rows(db, list(entries["id"]))
+    frame = entries[["id", "name", "setting"]].copy()
+    for key in keys:
+        frame[key] = np.nan
+    if rows.empty:
+        return frame
+    pos = {sid: i for i, sid in enumerate(frame["id"])}
+    for row in _latest_current(rows, current_signatures(rows)).itertuples():
+        values = json.loads(row.scores)
+        for key in keys:
+            if values.get(key) is not None:
+                frame.iloc[pos[row.submission_id], frame.columns.get_loc(key)] = float(values[key])
+    return frame

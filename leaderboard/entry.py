@@ -12,7 +12,7 @@ import pandas as pd
 
 from etclib import metrics, tracks
 
-from . import samples, trivial
+from . import samples, settings, trivial
 from .board import PUBLIC_FIELDS, _entries, _score_rows, current_signatures, ranking
 from .db import Database, resolve
 from .errors import NotFoundError
@@ -299,3 +299,44 @@ def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
             if len(v) == len(preds):
                 preds[k] = v
     return preds
+
+
+def breakdown(submission_id: str, metric: str, *, db: Database | None = None) -> pd.DataFrame:
+    """``metric`` of one entry on each subset of its items (role, aggregated category, turn),
+    with the 95% bootstrap interval over the subset's items (the board's resamples and seed):
+    columns ``breakdown``, ``subset``, ``n_items``, ``value``, ``lo``, ``hi``. Empty when the
+    entry has no stored scores of ``metric``'s group. Cached per board version."""
+    db = resolve(db)
+    key = ("breakdown", str(submission_id), metric, settings.resamples(), settings.seed())
+    generation = db.generation
+    return db.cached(key, lambda: _breakdown(db, str(submission_id), metric), generation)
+
+
+def _breakdown(db: Database, submission_id: str, metric: str) -> pd.DataFrame:
+    from etclib import significance
+    from etclib.metrics import MetricData
+    from etclib.scoring import breakdown_groups
+
+    columns = ["breakdown", "subset", "n_items", "value", "lo", "hi"]
+    rec = _submission(db, submission_id)
+    chosen, _ = _chosen_for(db, submission_id)
+    group = metrics.fact(metric).group
+    rows = chosen[chosen["metric_group"] == group] if not chosen.empty else chosen
+    items = _items(rec["split"])
+    if rows.empty or int(rows["n_items"].iloc[-1]) != len(items):
+        return pd.DataFrame(columns=columns)
+    score_id = int(rows["id"].iloc[-1])
+    arrays = load_arrays(db, [score_id])[score_id]
+    module = metrics.get(group)
+    out = []
+    for name, subsets in breakdown_groups(items).items():
+        for subset, idx in subsets.items():
+            if not len(idx):
+                continue
+            part = MetricData({k: v[idx] for k, v in arrays.items()})
+            res = significance.draw(len(idx), settings.resamples(), settings.seed())
+            spread = significance.resampled(module, part, res).get(metric)
+            lo, hi = (np.nan, np.nan) if spread is None else significance.interval(spread)
+            value = module.aggregate(part).get(metric, np.nan)
+            out.append([name, subset, len(idx), value, lo, hi])
+    return pd.DataFrame(out, columns=columns)

@@ -209,8 +209,13 @@ with tab_results:
         llm_dist = causes.type_distribution("llm", run_id=run, db=DB) if run else None
         human_dist = causes.type_distribution("human", db=DB)
     st.subheader("Cause-type shares beside RECCON's")
-    st.dataframe(cv.shares_table(llm_dist, human_dist), hide_index=True, key="causes_shares_table")
-    st.caption(
+    shares = cv.shares_table(llm_dist, human_dist)
+    if not (llm_dist or human_dist):
+        st.info(cv.SHARES_PENDING)
+    chart, table = st.columns([3, 2])
+    chart.plotly_chart(charts.shares_bars(shares), key="causes_shares_chart")
+    table.dataframe(shares, hide_index=True, key="causes_shares_table")
+    table.caption(
         "Shares (%) over type labels, counted as RECCON's Table 2 counts them: an item whose "
         "causes include its own utterance and context carries two labels (no-context and the "
         "context's type)."

@@ -4,7 +4,7 @@ import streamlit as st
 
 import leaderboard as lb
 from leaderboard import compare as lbc
-from views import cause_layer
+from views import cause_layer, fields
 from views import compare as cv
 from views.board import board_of, database_key
 from views.docs import doc_link
@@ -102,11 +102,19 @@ st.dataframe(
     width="stretch",
     height=min(36 + 35 * len(table), 36 + 35 * 30),  # every metric row, up to 30
     key="cmp_metrics",
+    column_order=[c for c in table.columns if c != "key"],
     column_config={
-        "A": st.column_config.NumberColumn(format="%.2f"),
-        "B": st.column_config.NumberColumn(format="%.2f"),
+        "metric": st.column_config.TextColumn("Metric", width=120),
+        "A": st.column_config.TextColumn("A", help=cv.UNDEFINED_HELP, alignment="right"),
+        "B": st.column_config.TextColumn("B", help=cv.UNDEFINED_HELP, alignment="right"),
         "B − A": st.column_config.NumberColumn(format="%+.2f"),
-        "p": st.column_config.NumberColumn(format="%.4f"),
+        "95% interval": st.column_config.TextColumn(help="95% paired bootstrap interval of B − A"),
+        "p": st.column_config.NumberColumn(
+            format="%.4f",
+            help="Paired approximate-randomization test: the chance of a "
+            "difference this large if A and B were interchangeable.",
+        ),
+        "verdict": st.column_config.TextColumn("Verdict", help="At α = 0.05.", width=180),
     },
 )
 st.caption(
@@ -161,11 +169,10 @@ event = st.dataframe(
     key="cmp_items",
     on_select="rerun",
     selection_mode="single-row",
-    column_config={
-        "reference": st.column_config.TextColumn(width="medium"),
-        "prediction A": st.column_config.TextColumn(width="medium"),
-        "prediction B": st.column_config.TextColumn(width="medium"),
-    },
+    column_config=fields.column_config(
+        shown.columns,
+        **dict.fromkeys(("reference", "prediction A", "prediction B"), "medium"),
+    ),
 )
 picked = event.selection.rows if event is not None else []
 if len(shown):

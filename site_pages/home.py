@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from views import corpus_key, corpus_stats, example_dialogue
+from views import charts, corpus_key, corpus_stats, example_dialogue, fields
 from views.board import (
+    chart_table,
     database_key,
     floor_values_of,
     honesty_note,
@@ -45,7 +46,8 @@ def _top(database: str, version: str):
     ranking = lb.ranking()
     top, metric = top_table(5)
     floors = floor_values_of(ranking, metric)
-    return top, metric, honesty_note(ranking), floors, len(ranking), trivial_warning(ranking)
+    bars = chart_table(ranking.head(5), metric)
+    return top, metric, honesty_note(ranking), floors, len(ranking), trivial_warning(ranking), bars
 
 
 with shown_errors(stop=True):
@@ -69,6 +71,28 @@ cols[1].metric("Participants", f"{stats['participants']:,}")
 cols[2].metric("Utterances", f"{stats['utterances']:,}")
 cols[3].metric("Annotator agreement (Fleiss κ)", f"{stats['kappa_overall']:.2f}")
 
+st.subheader("Top of the leaderboard")
+if board is not None:
+    top, metric, _, floors, n_entries, _, bars = board
+    if top.empty:
+        st.info("No scored entry yet: be the first on the Submit page.")
+    else:
+        label = metric_label(metric)
+        floor_text = ", ".join(f"{name} {value:.2f}" for name, value in floors.items())
+        st.caption(
+            f"The first {len(top)} of {n_entries} entries scored by this site, ranked by "
+            f"{label} (×100)."
+            + (f" Trivial baselines (floors): {floor_text}." if floor_text else "")
+            + " The paper's reported numbers are on the Leaderboard page, apart."
+        )
+        table, chart = st.columns([3, 2], gap="large")
+        # a static table: whole names, wrapped on a phone (a data grid cuts them)
+        table.table(top.rename(columns=fields.label), hide_index=True)
+        chart.plotly_chart(
+            charts.score_bars(bars, metric, floors, title=f"Top {len(top)}: {label} (×100)"),
+            key="home_top_chart",
+        )
+
 left, right = st.columns([3, 2], gap="large")
 with left:
     if example:
@@ -81,32 +105,6 @@ with left:
         show_dialogue(example["utterances"])
 
 with right:
-    st.subheader("Top of the leaderboard")
-    if board is not None:
-        top, metric, _, floors, n_entries, _ = board
-        if top.empty:
-            st.info("No scored entry yet: be the first on the Submit page.")
-        else:
-            label = metric_label(metric)
-            floor_text = ", ".join(f"{name} {value:.1f}" for name, value in floors.items())
-            st.caption(
-                f"The first {len(top)} of {n_entries} entries scored by this site, ranked by "
-                f"{label} (×100)."
-                + (f" Trivial baselines (floors): {floor_text}." if floor_text else "")
-                + " The paper's reported numbers are on the Leaderboard page, apart."
-            )
-            st.dataframe(
-                top,
-                hide_index=True,
-                width="stretch",
-                key="home_top",
-                # the score and its interval in view in this narrow column: the name gives way
-                # (its whole text on the Leaderboard page)
-                column_config={
-                    "rank": st.column_config.NumberColumn("rank", width=40),
-                    "name": st.column_config.TextColumn("name", width="small"),
-                },
-            )
     st.subheader("Explore")
     for page in declared_pages():  # as streamlit_app.py declared them
         if page.path != "site_pages/home.py" and not page.hidden:

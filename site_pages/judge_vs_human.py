@@ -296,7 +296,9 @@ if tab_units.open:
             )
             with right:
                 st.markdown("**If people's labels replaced the judge's on re-checked units**")
-                st.dataframe(res.metrics.round(2), hide_index=True, key="jvh_unit_metrics")
+                st.dataframe(
+                    jvh.unit_metrics_table(res.metrics), hide_index=True, key="jvh_unit_metrics"
+                )
             st.download_button(
                 "Download answers (CSV)",
                 annotation.export_csv(submission_id),
@@ -384,10 +386,10 @@ if tab_ratings.open:
             )
             st.markdown(f"**Constant rule.** {emplifai.constant_rule}")
             st.caption(
-                "`printed_value`/`printed_mad`: what the paper printed in place of r. Their MAD equals "
-                "5 minus the printed value, which is what the rule gives when the judge always says 5; "
-                "but the printed values differ from Table 5's human means, from which the rule gives "
-                "`mad_from_means` (5 − human mean)."
+                "*Printed in place of r* and *printed mean absolute difference*: what the paper "
+                "printed where r is undefined. That difference equals 5 minus the printed value, "
+                "which is what the rule gives when the judge always says 5; but the printed values "
+                "differ from Table 5's human means, from which the rule gives *5 − people's mean*."
             )
             st.markdown(f"**Finding.** {emplifai.finding}  \n*p-values:* {emplifai.p_note}")
 

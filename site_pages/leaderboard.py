@@ -6,8 +6,9 @@ import streamlit as st
 
 import leaderboard as lb
 from etclib import tracks
+from etclib.metrics import fact as metric_fact
 from leaderboard import compare as lb_compare
-from views import board, cause_layer, charts, chat
+from views import board, cause_layer, charts, chat, fields
 from views import compare as compare_view
 from views.docs import doc_link
 from views.errors import shown_errors
@@ -185,28 +186,40 @@ def board_view(track: str, everything, published) -> None:
                 board.keep_in_url(url, "columns", columns, usual)
                 st.session_state["lb_table_ids"] = list(shown["id"])
                 st.caption("Select a row to see that entry's details below.")
+                table = board.board_table(shown, metric, track, columns)
                 st.dataframe(
-                    board.board_table(shown, metric, track, columns),
+                    table,
                     hide_index=True,
                     width="stretch",
                     key="lb_table",
                     on_select=_open_row,
                     selection_mode="single-row",
-                    column_config=board.column_config(),
+                    column_config=board.ranking_config(table, metric),
+                    row_height=board.RANKING_ROW_HEIGHT,
                 )
                 if st.session_state.pop("lb_open_detail", False):
                     st.rerun()  # the detail is outside this fragment: the whole page
                 with shown_errors():
-                    reference = board.reference_table(track)
+                    reference = board.reference_table(track, metric)
                     if not reference.empty:
                         st.caption(tracks.get(track).reference_caption)
                         st.dataframe(
-                            reference, hide_index=True, width="stretch", key="lb_reference"
+                            reference,
+                            hide_index=True,
+                            width="stretch",
+                            key="lb_reference",
+                            column_config=fields.column_config(reference.columns),
                         )
-                    like = board.like_for_like_table(shown, track)
+                    like = board.like_for_like_table(shown, track, metric)
                     if not like.empty:
                         st.caption(tracks.get(track).like_for_like_caption)
-                        st.dataframe(like, hide_index=True, width="stretch", key="lb_like_for_like")
+                        st.dataframe(
+                            like,
+                            hide_index=True,
+                            width="stretch",
+                            key="lb_like_for_like",
+                            column_config=fields.column_config(like.columns),
+                        )
                 with st.expander("Signatures of the board's columns"):
                     st.json(ranking.attrs.get("signatures", {}))
 
@@ -239,6 +252,40 @@ def board_view(track: str, everything, published) -> None:
                 right.plotly_chart(
                     charts.precision_recall_scatter(pr, board.pr_floors(ranking)), key="lb_pr"
                 )
+            with shown_errors():
+                like = board.like_for_like_table(shown, track, metric)
+                people, marks = board.person_bars(like, metric)
+                if not people.empty:
+                    right.plotly_chart(
+                        charts.score_bars(
+                            people,
+                            metric,
+                            marks=marks,
+                            title=f"{board.metric_label(metric)} (×100) against the same "
+                            "references as a person · dashed: a person",
+                        ),
+                        key="lb_person",
+                    )
+            over_time = board.time_table(shown, metric, published if with_reported else None)
+            keys = board.per_category_keys(track)
+            left, right = st.columns(2) if keys else (st.container(), None)
+            if over_time["value"].notna().any():
+                left.plotly_chart(
+                    charts.best_over_time(over_time, metric, metric_fact(metric).higher_is_better),
+                    key="lb_over_time",
+                )
+            if keys:
+                with shown_errors():
+                    scores = lb.entry_scores(list(keys.values()), track=track)
+                    per_category = board.category_table(
+                        scores[scores["id"].isin(shown["id"])], keys
+                    )
+                    right.plotly_chart(
+                        charts.category_heatmap(
+                            per_category, "F1 (×100) of each entry per category"
+                        ),
+                        key="lb_per_category",
+                    )
 
     # which rank differences are real: every pair of the top 10, on demand (45 tests)
     if st.toggle("Pairwise tests of the top 10 on this metric", key="lb_pairwise"):
@@ -253,8 +300,13 @@ st.subheader("Published results (reported)")
 if published.empty:
     st.caption("No published result is loaded on this site.")
 else:
+    reported = board.reported_table(published)
     st.dataframe(
-        board.reported_table(published), hide_index=True, width="stretch", key="lb_reported"
+        reported,
+        hide_index=True,
+        width="stretch",
+        key="lb_reported",
+        column_config=fields.column_config(reported.columns),
     )
 
 # --- one submission ------------------------------------------------------------------------------
@@ -307,17 +359,40 @@ if sid is not None:
                 icon="🆚",
                 query_params={"track": track, "a": other, "b": sid},
             )
-    st.dataframe(view["fields"], hide_index=True, key="lb_detail_fields", width="stretch")
+    st.dataframe(
+        view["fields"],
+        hide_index=True,
+        key="lb_detail_fields",
+        width="stretch",
+        column_config=fields.column_config(view["fields"].columns),
+    )
     if chat.links_to_card(info["submission"]):
         st.caption(chat.CARD_NOTE)
     if view["description"]:
         st.text(view["description"])
     if view["scores"] is not None:
-        st.dataframe(view["scores"], hide_index=True, width="stretch", key="lb_detail_scores")
+        st.dataframe(
+            view["scores"],
+            hide_index=True,
+            width="stretch",
+            key="lb_detail_scores",
+            column_order=[c for c in view["scores"].columns if c != "group"],
+            column_config=fields.column_config(view["scores"].columns),
+        )
+    if info["submission"]["kind"] != "reported" and metric:
+        with shown_errors():
+            parts = lb.breakdown(sid, metric)
+            if not parts.empty:
+                st.plotly_chart(charts.breakdown_bars(parts, metric), key="lb_breakdown_chart")
     for name, table in view["breakdown"].items():
-        with st.expander(f"Breakdown by {name}"):
+        with st.expander(f"Breakdown by {name}: every metric"):
             st.caption(board.BREAKDOWN_NOTE)
-            st.dataframe(table, width="stretch", key=f"lb_breakdown_{name}")
+            st.dataframe(
+                table,
+                width="stretch",
+                key=f"lb_breakdown_{name}",
+                column_config=fields.column_config(table.columns),
+            )
     if info["submission"]["kind"] != "reported":
         with shown_errors():
             by_cause, cause_caption = _by_cause(board.database_key(), sid, view["status"], items)
@@ -329,11 +404,13 @@ if sid is not None:
                         "Mean per-item score (×100) by the emotion cause type of the item "
                         f"({doc_link('causes.md', 'what a cause type is')}); {cause_caption}."
                     )
+                    by_cause = board.labelled(board.metric_first(by_cause, metric))
                     st.dataframe(
-                        board.labelled(board.metric_first(by_cause, metric)),
+                        by_cause,
                         hide_index=True,
                         width="stretch",
                         key="lb_by_cause",
+                        column_config=fields.column_config(by_cause.columns),
                     )
     if view["verbosity"]:
         cols = st.columns(len(view["verbosity"]))
@@ -342,15 +419,15 @@ if sid is not None:
 
     if info["submission"]["kind"] != "reported":
         st.caption(tracks.get(info["submission"]["track"]).items_caption)
+        shown_items = board.items_view(items)
         st.dataframe(
-            board.items_view(items),
+            shown_items,
             hide_index=True,
             width="stretch",
             key="lb_items",
-            column_config={
-                "prediction": st.column_config.TextColumn(width="large"),
-                "reference": st.column_config.TextColumn(width="large"),
-            },
+            column_config=fields.column_config(
+                shown_items.columns, prediction="large", reference="large"
+            ),
         )
         st.download_button(
             "This entry's items (CSV)",

@@ -362,6 +362,20 @@ def grid_rows(page: Any, grid: Any, timeout: float = 60.0, what: str = "the tabl
     return [dict(zip(header, row, strict=True)) for row in body]
 
 
+#: The rows of a static table (``st.table``, drawn as HTML): ``[{header: text, ...}, ...]``.
+STATIC_ROWS = """(el) => {
+  const rows = Array.from(el.querySelectorAll('tr'))
+    .map((tr) => Array.from(tr.querySelectorAll('th, td')).map((c) => c.textContent.trim()));
+  const [header, ...body] = rows;
+  return body.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
+}"""
+
+
+def table_rows(table: Any) -> list[dict]:
+    """The rows a static table ``table`` (an ``stTable`` locator) shows, as header -> text."""
+    return table.evaluate(STATIC_ROWS)
+
+
 def click_grid_row(page: Any, grid: Any, row: int, row_height: int = 35) -> None:
     """Click the row-marker box (the selection column) of row ``row`` of the data grid
     ``grid`` (a ``stDataFrame`` locator), once the grid has drawn its rows and stands still:

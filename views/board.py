@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from views import fields
 from views.docs import doc_link
 from views.submission import (  # noqa: F401 - the Submit page's names, importable from here
     FINAL_STATUSES,
@@ -52,10 +53,33 @@ def labelled(table: pd.DataFrame) -> pd.DataFrame:
     return table.rename(columns={c: metric_label(c) for c in table.columns if c in known})
 
 
+def ranking_config(table: pd.DataFrame, metric: str) -> dict[str, Any]:
+    """``column_config`` of a ranking table: every header spelled out (:mod:`views.fields`),
+    the first columns at :data:`RANKING_WIDTHS`, the paper and code links clickable."""
+    import streamlit as st
+
+    widths = {**RANKING_WIDTHS, score_header(metric): RANKING_WIDTHS["score"]}
+    widths.pop("score")
+    links = {
+        FIELD_COLUMNS[key]: st.column_config.LinkColumn(
+            FIELD_COLUMNS[key], display_text=f"{FIELD_COLUMNS[key]} ↗"
+        )
+        for key in ("paper_url", "model_url")
+    }
+    return {**fields.column_config(table.columns, **widths), **links}
+
+
 def score_header(key: str) -> str:
     """The heading of a score column with its interval: ``"ROUGE-L ↑ [95% CI]"``."""
     return f"{metric_label(key)} [95% CI]"
 
+
+#: Pixel widths of the ranking's first columns (rank, name, the score with its interval):
+#: with the row-selection column they fit a phone's screen (390 px, 358 px inside the page's
+#: margins), and :data:`RANKING_ROW_HEIGHT` wraps a long name onto three lines, not cut.
+RANKING_WIDTHS = {"rank": 36, "name": 130, "score": 146}
+#: Streamlit 1.67 wraps cell text only in rows taller than 4rem (views.corpus.RESULT_ROW_HEIGHT).
+RANKING_ROW_HEIGHT = 70
 
 #: The Leaderboard's two views of a board (tabs; only the open one is drawn).
 VIEWS = ("Ranking table", "Charts")
@@ -113,32 +137,46 @@ def metric_choices(ranking: pd.DataFrame, track: str | None = None) -> list[str]
     return [m for m in metric_order(track) if m in ranking.columns and ranking[m].notna().any()]
 
 
-def reference_table(track: str | None = None) -> pd.DataFrame:
+def shown_order(track: str | None = None, metric: str | None = None) -> list[str]:
+    """The metric columns of the board's tables in the order the ranking table shows them:
+    ``metric`` (the chosen one) first, then the track's display order."""
+    order = metric_order(track)
+    return ([metric] if metric in order else []) + [m for m in order if m != metric]
+
+
+def reference_table(track: str | None = None, metric: str | None = None) -> pd.DataFrame:
     """The board's reference rows (``Track.reference_rows``; on the categories track "a
     person", each annotator against the other two's majority, averaged), with the track's
-    ranking metrics, rounded."""
+    ranking metrics, rounded, in the ranking table's order (:func:`shown_order`)."""
     import leaderboard as lb
 
     rows = lb.reference_rows(track)
     if rows.empty:
         return rows
-    keys = [m for m in metric_order(track) if m in rows.columns]
+    keys = [m for m in shown_order(track, metric) if m in rows.columns]
     out = rows[["name", *keys]].copy()
     out[keys] = out[keys].astype(float).round(2)
     out.insert(1, "kind", "👤 reference (annotators)")
     return out.rename(columns={k: metric_label(k) for k in keys}).reset_index(drop=True)
 
 
-def like_for_like_table(ranking: pd.DataFrame, track: str | None = None) -> pd.DataFrame:
+def like_for_like_table(
+    ranking: pd.DataFrame, track: str | None = None, metric: str | None = None
+) -> pd.DataFrame:
     """The reference rows and every entry of ``ranking`` on the same references: the columns
     the track scores on its reference rows' own references (``Track.like_for_like``: on the
     categories track each measure against the three leave-one-annotator-out references,
-    averaged), headed as the measures they are. Empty when the track has no such columns or no
-    entry has them."""
+    averaged), headed as the measures they are (``Macro-F1 ↑``), in the ranking table's order.
+    Empty when the track has no such columns or no entry has them."""
     import leaderboard as lb
     from etclib import tracks
 
-    heads = dict(tracks.get(track).like_for_like)
+    measures = dict(tracks.get(track).like_for_like)
+    place = {m: i for i, m in enumerate(shown_order(track, metric))}
+    heads = {
+        c: metric_label(m)
+        for c, m in sorted(measures.items(), key=lambda cm: place.get(cm[1], len(place)))
+    }
     wanted = [c for c in heads if ranking is not None and c in ranking.columns]
     if not wanted or not ranking[wanted].notna().any().any():
         return pd.DataFrame()
@@ -298,19 +336,6 @@ def _has_accounts(ranking: pd.DataFrame) -> bool:
     )
 
 
-def column_config() -> dict[str, Any]:
-    """How the page draws the ranking's columns: the links clickable, the name wide."""
-    import streamlit as st
-
-    return {  # narrow rank columns: a phone shows the score beside the name
-        "rank": st.column_config.NumberColumn("rank", width=40),
-        "rank_band": st.column_config.TextColumn("band", width=48),
-        "name": st.column_config.TextColumn("name", width="medium"),
-        "paper": st.column_config.LinkColumn("paper", display_text="paper ↗"),
-        "code": st.column_config.LinkColumn("code", display_text="code ↗"),
-    }
-
-
 def board_table(
     ranking: pd.DataFrame,
     metric: str,
@@ -340,7 +365,10 @@ def board_table(
             t[heading] = ranking[key].fillna("")  # blank, not "None", where nothing was said
         else:
             t[heading] = ranking[key].round(2)
-    return t.reset_index(drop=True)
+    # the columns a visitor came for first, so a phone shows them without scrolling (within
+    # RANKING_WIDTHS): rank, name, the score with its interval; then the band, what the row is
+    first = [c for c in ("rank", "name", score_header(metric), "rank_band") if c in t]
+    return t[first + [c for c in t.columns if c not in first]].reset_index(drop=True)
 
 
 def chart_table(
@@ -417,16 +445,18 @@ def _labels(frame: pd.DataFrame) -> list[str]:
     """Display names, made unique by the setting (and the id) when names repeat."""
     names = [str(n) for n in frame.get("name", pd.Series([""] * len(frame)))]
     settings = [str(s) for s in frame.get("setting", pd.Series([""] * len(frame)))]
-    labels = [f"{n} · {s}" if s else n for n, s in zip(names, settings)]
+    labels = names
+    if len(set(labels)) < len(labels):
+        labels = [f"{n} · {s}" if s else n for n, s in zip(names, settings)]
     if len(set(labels)) < len(labels) and "id" in frame.columns:
         labels = [f"{lab} · {i}" for lab, i in zip(labels, frame["id"])]
     return labels
 
 
 def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
-    """The first ``n`` rows of the ranking (rank, name, kind, the ranking metric's value and
-    interval under :func:`score_header`, flag, setting) and the metric's key; baselines say
-    "baseline" in ``kind``."""
+    """The first ``n`` rows of the ranking (rank, name, the ranking metric's value and interval
+    under :func:`score_header`, kind with its flag) and the metric's key; baselines say
+    "baseline" in ``kind``. Four columns: they fit a phone's width."""
     import leaderboard as lb
 
     ranking = lb.ranking()
@@ -435,18 +465,11 @@ def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
     metric = str(ranking.attrs.get("sort_by") or tracks.get().ranking_key(metric_choices(ranking)))
     header = score_header(metric)
     if ranking.empty:
-        return pd.DataFrame(columns=["rank", "name", "kind", header, "setting"]), metric
-    cols = [c for c in ("rank", "name", "setting") if c in ranking.columns]
+        return pd.DataFrame(columns=["rank", "name", header, "kind"]), metric
     top = ranking.head(n)
-    out = top[cols].copy()
-    out["kind"] = _kinds(top)
+    out = top[["rank", "name"]].copy()
     out[header] = _interval_texts(top, metric)
-    flags = _flags(top)
-    if any(flags):
-        out["flag"] = flags
-    # the score first after the name, then the mark: a narrow column still shows the score
-    order = ["rank", "name", header, "kind", *[c for c in out.columns if c == "flag"]]
-    out = out[order + [c for c in out.columns if c not in order]]
+    out["kind"] = [" · ".join(filter(None, pair)) for pair in zip(_kinds(top), _flags(top))]
     return out.reset_index(drop=True), metric
 
 
@@ -505,7 +528,7 @@ def honesty_note(ranking: pd.DataFrame) -> str | None:
     else:
         fact = (
             f"Such scores reward generic wording: the {floor} baseline, {why}, reaches {label} "
-            f"{value:.1f} here. Read the ranking against that floor."
+            f"{value:.2f} here. Read the ranking against that floor."
         )
     return head + fact
 
@@ -553,8 +576,8 @@ def _fmt(value: Any, digits: int = 2) -> str:
 def detail_view(info: dict[str, Any]) -> dict[str, Any]:
     """``leaderboard.detail`` as display pieces: title, badge, fields, scores, breakdowns."""
     sub = info.get("submission", {})
-    fields = [
-        {"field": k, "value": "" if sub.get(k) is None else str(sub.get(k))}
+    shown_fields = [
+        {"field": fields.label(k), "value": "" if sub.get(k) is None else str(sub.get(k))}
         for k in (
             "id",
             "team",
@@ -580,15 +603,20 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
                     {
                         "metric": metric_label(key),
                         "value [95% CI]": interval_text(value, lo, hi),
-                        "group": group,
-                        "current signature": "yes" if entry.get("current") else "no (older)",
+                        "group": group,  # for the page's links, never shown
+                        "current": "yes" if entry.get("current") else "no (older)",
                         "signature": json_text(entry.get("signature")),
                     }
                 )
     for key, value in (info.get("reported") or {}).items():
         if isinstance(value, (int, float)):
             rows.append(
-                {"metric": metric_label(key), "value [95% CI]": _fmt(value), "group": "reported"}
+                {
+                    "metric": metric_label(key),
+                    "value [95% CI]": _fmt(value),
+                    "group": "reported",
+                    "signature": "as reported",
+                }
             )
     breakdown = {}
     for name, subsets in (info.get("breakdown") or {}).items():
@@ -611,7 +639,7 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
         "badge": badge(sub.get("kind"), "", info.get("trivial"))
         + (f" ({info['trivial']})" if info.get("trivial") else ""),
         "status": str((info.get("status") or {}).get("status", "")),
-        "fields": pd.DataFrame(fields, columns=["field", "value"]),
+        "fields": pd.DataFrame(shown_fields, columns=["field", "value"]),
         "description": str(sub.get("description") or ""),
         "scores": pd.DataFrame(rows) if rows else None,
         "breakdown": breakdown,
@@ -655,6 +683,8 @@ def items_view(items: pd.DataFrame) -> pd.DataFrame:
     for col in out.columns:
         if out[col].map(lambda x: isinstance(x, (list, dict, tuple))).any():
             out[col] = out[col].map(json_text)
+        elif pd.api.types.is_float_dtype(out[col]):
+            out[col] = out[col].round(2)
     first = [
         c for c in ("dialogue_id", "turn", "role", "label", "prediction", "reference") if c in out
     ]
@@ -706,3 +736,84 @@ def metric_first(table: pd.DataFrame, metric: str | None, after: int = 2) -> pd.
         return table
     cols = [c for c in table.columns if c != metric]
     return table[cols[:after] + [metric] + cols[after:]]
+
+
+# --- what the charts draw ------------------------------------------------------------------------
+
+
+def _chart_kind(kind: Any) -> str:
+    return "baseline" if kind == "baseline" else "reproduced"
+
+
+def time_table(
+    ranking: pd.DataFrame, metric: str, published: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Rows of the best-over-time chart: ``name``, ``when``, ``value``, ``kind``: each entry at
+    its submission date, the paper's reported rows at their publication date."""
+    from etclib import reference
+
+    parts = []
+    if not ranking.empty and metric in ranking.columns:
+        parts.append(
+            pd.DataFrame(
+                {
+                    "name": _labels(ranking),
+                    "when": pd.to_datetime(ranking["created_at"], utc=True, errors="coerce"),
+                    "value": ranking[metric].to_numpy(dtype=float),
+                    "kind": [_chart_kind(k) for k in ranking["kind"]],
+                }
+            )
+        )
+    date = reference.published()
+    if date and published is not None and not published.empty and metric in published.columns:
+        parts.append(
+            pd.DataFrame(
+                {
+                    "name": [f"{n} (reported)" for n in _labels(published)],
+                    "when": pd.to_datetime(date, utc=True),
+                    "value": published[metric].to_numpy(dtype=float),
+                    "kind": "reported",
+                }
+            )
+        )
+    columns = ["name", "when", "value", "kind"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def per_category_keys(track: str | None = None) -> dict[str, str]:
+    """Category -> the track's result key of its F1 (``f1_joy``), when the track scores each
+    category's F1; empty otherwise."""
+    from etclib import tracks
+    from etclib.corpus import CATEGORIES
+
+    keys = set(tracks.get(track).keys())
+    wanted = {c: f"f1_{c}" for c in CATEGORIES}
+    return wanted if set(wanted.values()) <= keys else {}
+
+
+def category_table(scores: pd.DataFrame, keys: dict[str, str]) -> pd.DataFrame:
+    """``leaderboard.entry_scores`` as the per-category chart reads it: one row per entry
+    (index: its label), one column per category, two decimals."""
+    out = scores[list(keys.values())].astype(float).round(2)
+    out.columns = list(keys)
+    out.index = _labels(scores)
+    return out.dropna(how="all")
+
+
+def person_bars(like: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The like-for-like table (:func:`like_for_like_table`) as the chart draws it: the
+    entries' bars on ``metric`` and each reference row ("a person") as a line."""
+    head = metric_label(metric)
+    if like.empty or head not in like.columns:
+        return pd.DataFrame(columns=["name", "value", "kind"]), {}
+    people = like["kind"].str.startswith("👤")
+    marks = {str(n): float(v) for n, v in zip(like["name"][people], like[head][people])}
+    bars = like[~people]
+    table = pd.DataFrame(
+        {
+            "name": bars["name"],
+            "value": bars[head].astype(float),
+            "kind": ["baseline" if "baseline" in k else "reproduced" for k in bars["kind"]],
+        }
+    ).dropna(subset=["value"])
+    return table.sort_values("value", ascending=False).reset_index(drop=True), marks

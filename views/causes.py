@@ -16,12 +16,12 @@ from .judge_vs_human import NONE_RUN, number
 #: Column labels of the agreement table, in order.
 AGREEMENT_COLUMNS = {
     "decision": "decision",
-    "units": "units",
-    "humans": "people (α pairs / Fleiss κ)",
-    "annotator_vs_others": "annotator vs other two (κ)",
-    "llm_vs_majority": "LLM vs majority (κ)",
-    "llm_vs_others": "LLM vs pairs (κ)",
-    "proxy_vs_majority": "proxy vs majority (κ)",
+    "units": "decisions compared",
+    "humans": "people with each other (Krippendorff's α or Fleiss' κ)",
+    "annotator_vs_others": "each answer vs the other two's consensus, κ (yardstick)",
+    "llm_vs_majority": "LLM vs people's majority, κ",
+    "llm_vs_others": "LLM vs each pair's consensus, κ",
+    "proxy_vs_majority": "lexical proxy vs people's majority, κ",
 }
 
 
@@ -64,15 +64,15 @@ def agreement_table(table: pd.DataFrame, with_llm: bool, with_proxy: bool) -> pd
 PAIR_F1_LABELS = {
     "who": "rater",
     "pairs": "pairs",
-    "positives": "causes (majority)",
-    "f1_positive": "pos. F1",
-    "f1_negative": "neg. F1",
-    "macro_f1": "macro F1",
+    "positives": "causes (people's majority)",
+    "f1_positive": "F1, cause",
+    "f1_negative": "F1, not a cause",
+    "macro_f1": "macro-F1 (mean of the two)",
 }
 PAIR_F1_NOTE = (
     "Cause utterance decisions scored as RECCON scores Causal Emotion Entailment: each "
-    '(target, candidate) pair is a yes/no decision; F1 of the class "cause" (pos.), of the '
-    'class "not a cause" (neg.) and their mean (macro), ×100, against the human majority (2 '
+    '(target, candidate) pair is a yes/no decision; F1 of the class "cause", of the class '
+    '"not a cause" and their mean (macro-F1), ×100, against the human majority (2 '
     "of 3) on items with three answers. An answer slot is one of the three voters of that "
     "majority, so its figures are optimistic; the κ columns above set it against the other two."
 )
@@ -88,15 +88,24 @@ def pair_f1_table(frame: pd.DataFrame | None) -> pd.DataFrame:
     return shown[list(PAIR_F1_LABELS)].rename(columns=PAIR_F1_LABELS)
 
 
+#: The shares table's ETC columns (beside RECCON's datasets).
+ETC_LLM, ETC_PEOPLE = "ETC, LLM run", "ETC, people's majority"
+#: What the shares say before ETC has any (the caption under them).
+SHARES_PENDING = (
+    "ETC's own shares join RECCON's here once annotators have labelled items (people's "
+    "majority) or an LLM run is chosen above."
+)
+
+
 def shares_table(llm: dict | None, human: dict | None) -> pd.DataFrame:
     """Type-label shares (%) of the stored LLM run and human majority beside RECCON's."""
     rows = []
     for t in CAUSE_TYPES:
         row = {"cause type": t}
         if llm:
-            row["LLM"] = round(llm["reccon"][t], 1)
+            row[ETC_LLM] = round(llm["reccon"][t], 1)
         if human:
-            row["people"] = round(human["reccon"][t], 1)
+            row[ETC_PEOPLE] = round(human["reccon"][t], 1)
         for name, shares in RECCON_SHARES.items():
             row[name] = shares[t]
         rows.append(row)

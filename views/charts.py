@@ -28,23 +28,36 @@ LABEL_CHARS = 32
 TITLE_CHARS = 44
 
 
-def short_labels(names: Any, limit: int = LABEL_CHARS) -> list[str]:
-    """``names`` as chart labels: entity-escaped, each longer than ``limit`` characters cut with
-    "…" (before a closing parenthesis such as "(reported)", which is kept), kept distinct (plotly merges equal category labels) by a number where cuts collide."""
+def _cut(name: str, limit: int) -> str:
+    """``name`` cut to ``limit`` characters with "…", a closing "(reported)" or the like kept."""
     import re
+
+    tail = re.search(r" \([^()]*\)$", name)
+    keep = tail.group(0) if tail and len(tail.group(0)) <= limit // 2 else ""
+    head, room = name[: len(name) - len(keep)], limit - len(keep)
+    return name if len(name) <= limit else head[: room - 1].rstrip() + "…" + keep
+
+
+def short_labels(names: Any, limit: int = LABEL_CHARS, lines: int = 1) -> list[str]:
+    """``names`` as chart labels: entity-escaped, each longer than ``limit`` characters wrapped
+    onto ``lines`` lines of at most ``limit`` (``<br>``) and the last cut with "…" (before a
+    closing parenthesis such as "(reported)", which is kept), kept distinct (plotly merges
+    equal category labels) by a number where cuts collide."""
+    import textwrap
 
     out: list[str] = []
     for name in map(str, names):
-        # a closing "(reported)" and the like is kept whole: the head is cut instead
-        tail = re.search(r" \([^()]*\)$", name)
-        keep = tail.group(0) if tail and len(tail.group(0)) <= limit // 2 else ""
-        head, room = name[: len(name) - len(keep)], limit - len(keep)
-        short = name if len(name) <= limit else head[: room - 1].rstrip() + "…" + keep
+        parts = [name]
+        if lines > 1 and len(name) > limit:
+            first = textwrap.wrap(name, limit, break_on_hyphens=False)[0]
+            parts = [first, name[len(first) :].strip()]
+        parts[-1] = _cut(parts[-1], limit)
+        short = "\n".join(parts)
         label, n = short, 2
         while label in out:
             label, n = f"{short} ({n})", n + 1
         out.append(label)
-    return [label_text(x) for x in out]
+    return ["<br>".join(label_text(line) for line in x.split("\n")) for x in out]
 
 
 def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str, Any]:
@@ -63,6 +76,10 @@ def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str,
         "pad": {"b": gap},
     }
 
+
+#: A title's gap above a figure whose subplots have titles of their own (they sit just above
+#: the plot area): the main title clears them.
+SUBPLOT_GAP = 30
 
 ROLE_COLORS = {"speaker": "#c2410c", "listener": "#2563eb", "all": "#6b7280"}
 _LAYOUT = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "height": 380}
@@ -157,7 +174,10 @@ def length_histograms(lengths: pd.DataFrame) -> Any:
                 col=col,
             )
     fig.update_layout(
-        title=title_layout("Length distributions (characters)"), barmode="overlay", **_LAYOUT
+        title=title_layout("Length distributions (characters)", gap=SUBPLOT_GAP),
+        barmode="overlay",
+        legend={"orientation": "h", "y": -0.3},
+        **_LAYOUT,
     )
     fig.update_xaxes(title_text="characters")
     return fig
@@ -190,9 +210,16 @@ def _floor_name(name: str) -> str:
     return f"{name} baseline (floor)"
 
 
-def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None = None) -> Any:
+def score_bars(
+    table: pd.DataFrame,
+    metric: str,
+    floors: dict[str, float] | None = None,
+    marks: dict[str, float] | None = None,
+    title: str | None = None,
+) -> Any:
     """Horizontal bars of ``metric`` per row with error bars from ``lo``/``hi`` when present,
-    and a dashed vertical floor line at each trivial baseline's value (``floors``).
+    and a dashed vertical line at each trivial baseline's value (``floors``) and at each of
+    ``marks`` (label -> value, e.g. "a person"); ``title`` replaces the default one.
 
     ``table`` has columns ``name``, ``value``, optional ``lo``/``hi`` (interval bounds) and
     ``kind`` (``reproduced``, ``baseline`` or ``reported``), best first.
@@ -200,14 +227,7 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
     go = _go()
     t = table.iloc[::-1]
     has_ci = {"lo", "hi"} <= set(t.columns) and t["lo"].notna().any()
-    err = None
-    if has_ci:
-        err = {
-            "type": "data",
-            "symmetric": False,
-            "array": (t["hi"] - t["value"]).fillna(0).clip(lower=0),
-            "arrayminus": (t["value"] - t["lo"]).fillna(0).clip(lower=0),
-        }
+    err = _error(t["value"], t["lo"], t["hi"]) if has_ci else None
     colors = [
         KIND_COLORS.get(k, KIND_COLORS["reproduced"])
         for k in t.get("kind", ["reproduced"] * len(t))
@@ -215,7 +235,7 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
     fig = go.Figure(
         go.Bar(
             x=t["value"],
-            y=short_labels(t["name"]),  # a long name cut, and whole on hover
+            y=short_labels(t["name"], lines=2),  # a long name wrapped, whole on hover
             orientation="h",
             error_x=err,
             marker_color=colors,
@@ -223,7 +243,8 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
             hovertemplate="%{customdata}: %{x:.2f}<extra></extra>",
         )
     )
-    ordered = sorted((floors or {}).items(), key=lambda kv: kv[1])
+    lines = {_floor_name(name): value for name, value in (floors or {}).items()}
+    ordered = sorted({**lines, **(marks or {})}.items(), key=lambda kv: kv[1])
     for i, (name, value) in enumerate(ordered):
         fig.add_vline(x=value, line_dash="dash", line_color=FLOOR_COLOR, line_width=1.5)
         # The floor's name above the plot area, one line per floor: never over a bar.
@@ -236,13 +257,20 @@ def score_bars(table: pd.DataFrame, metric: str, floors: dict[str, float] | None
             yshift=2 + 16 * i,
             xanchor="right",  # the text runs leftwards from its line: never off the figure
             showarrow=False,
-            text=f"{_floor_name(name)}: {value:.1f}",
+            text=f"{label_text(name)}: {value:.2f}",
             font={"size": 11, "color": FLOOR_COLOR},
         )
+    # the range of the bars, intervals and lines: plotly's own would stretch to hold the lines'
+    # names, which run leftwards from their lines
+    ends = [*t["value"], *(value for _, value in ordered)]
+    if has_ci:
+        ends += [*t["lo"].dropna(), *t["hi"].dropna()]
+    fig.update_xaxes(range=[min(0.0, min(ends)), max(ends) * 1.05 if max(ends) > 0 else 1.0])
     fig.update_layout(
         # above the floors' names
         title=title_layout(
-            f"{heading(metric)} (×100) · dashed: trivial floors", gap=20 + 16 * len(ordered)
+            title or f"{heading(metric)} (×100) · dashed: trivial floors",
+            gap=20 + 16 * len(ordered),
         ),
         xaxis_title=heading(metric),
         height=max(300, 36 * len(t) + 110 + 16 * len(ordered)),
@@ -283,7 +311,7 @@ def precision_recall_scatter(
                 "line": {"width": 1, "color": "#1f2328"},
             },
             customdata=list(zip([label_text(n) for n in t["name"]], units, strict=True)),
-            hovertemplate="%{customdata[0]}<br>recall %{x:.1f} · precision %{y:.1f}"
+            hovertemplate="%{customdata[0]}<br>recall %{x:.2f} · precision %{y:.2f}"
             "<br>units %{customdata[1]:.2f}<extra></extra>",
         )
     )
@@ -305,6 +333,147 @@ def precision_recall_scatter(
         ),
         xaxis_title="recall",
         yaxis_title="precision",
+        **_LAYOUT,
+    )
+    return fig
+
+
+def _error(values: pd.Series, lo: pd.Series, hi: pd.Series) -> dict[str, Any]:
+    """Plotly's asymmetric error bars from interval bounds (none where a bound is missing)."""
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": (hi - values).fillna(0).clip(lower=0),
+        "arrayminus": (values - lo).fillna(0).clip(lower=0),
+    }
+
+
+#: The breakdowns of an entry's detail, in the order they are drawn, and how each is titled.
+BREAKDOWN_TITLES = {"role": "By the author's role", "category": "By category", "turn": "By turn"}
+
+
+def breakdown_bars(table: pd.DataFrame, metric: str) -> Any:
+    """An entry's ``metric`` on each part of its items, one panel per breakdown (role,
+    category, turn), each bar with its 95% interval. ``table``: ``leaderboard.breakdown``."""
+    from plotly.subplots import make_subplots
+
+    names = [b for b in BREAKDOWN_TITLES if b in set(table["breakdown"])]
+    fig = make_subplots(
+        rows=len(names) or 1,
+        cols=1,
+        subplot_titles=[BREAKDOWN_TITLES[b] for b in names],
+        vertical_spacing=0.12,
+    )
+    for row, name in enumerate(names, start=1):
+        part = table[table["breakdown"] == name]
+        fig.add_bar(
+            x=[label_text(x) for x in part["subset"]],
+            y=part["value"],
+            error_y=_error(part["value"], part["lo"], part["hi"]),
+            marker_color=KIND_COLORS["reproduced"],
+            customdata=list(zip(part["n_items"], part["lo"], part["hi"], strict=True)),
+            hovertemplate="%{x}: %{y:.2f} [%{customdata[1]:.2f}, %{customdata[2]:.2f}]"
+            "<br>%{customdata[0]} items<extra></extra>",
+            showlegend=False,
+            row=row,
+            col=1,
+        )
+        fig.update_xaxes(type="category", row=row, col=1)
+    fig.update_layout(
+        title=title_layout(
+            f"{heading(metric)} (×100) on each part of the items, with 95% intervals",
+            gap=SUBPLOT_GAP,
+        ),
+        height=220 * max(len(names), 1) + 80,
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
+    return fig
+
+
+def category_heatmap(table: pd.DataFrame, title: str) -> Any:
+    """Every entry's score per category side by side: ``table`` has one row per entry (index:
+    its name) and one column per category; each cell written out."""
+    go = _go()
+    fig = go.Figure(
+        go.Heatmap(
+            z=table.to_numpy(dtype=float),
+            x=[label_text(c) for c in table.columns],
+            y=short_labels(table.index, lines=2),
+            text=table.round(1).to_numpy(),
+            texttemplate="%{text}",
+            customdata=[[label_text(n)] * len(table.columns) for n in table.index],
+            hovertemplate="%{customdata}<br>%{x}: %{z:.2f}<extra></extra>",
+            colorscale="Oranges",
+            zmin=0,
+            zmax=100,
+            showscale=False,
+        )
+    )
+    fig.update_layout(
+        title=title_layout(title),
+        yaxis={"autorange": "reversed", "automargin": True},
+        xaxis={"automargin": True},
+        height=150 + 40 * len(table),
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
+    return fig
+
+
+def best_over_time(entries: pd.DataFrame, metric: str, higher_is_better: bool = True) -> Any:
+    """The best ``metric`` over time: each entry at its date (``when``: submission date; the
+    paper's reported rows at their publication date, in grey) and a step line through the best
+    so far. ``entries`` has ``name``, ``when``, ``value`` and ``kind`` (``reproduced``,
+    ``baseline`` or ``reported``)."""
+    go = _go()
+    t = entries.dropna(subset=["value", "when"]).sort_values("when", kind="stable")
+    best = t["value"].cummax() if higher_is_better else t["value"].cummin()
+    fig = go.Figure()
+    fig.add_scatter(
+        x=t["when"],
+        y=best,
+        mode="lines",
+        line={"shape": "hv", "color": FLOOR_COLOR, "width": 2},
+        name="best so far",
+        hovertemplate="best so far: %{y:.2f}<extra></extra>",
+    )
+    for kind, part in t.groupby("kind", sort=False):
+        fig.add_scatter(
+            x=part["when"],
+            y=part["value"],
+            mode="markers",
+            name=str(kind),
+            marker={"size": 10, "color": KIND_COLORS.get(str(kind), KIND_COLORS["reproduced"])},
+            customdata=[label_text(n) for n in part["name"]],
+            hovertemplate="%{customdata}<br>%{x|%Y-%m-%d}: %{y:.2f}<extra></extra>",
+        )
+    fig.update_layout(
+        title=title_layout(f"Best {heading(metric)} (×100) over time"),
+        xaxis_title="date submitted"
+        + (" (the paper's rows: published)" if "reported" in set(t["kind"]) else ""),
+        yaxis_title=heading(metric),
+        legend={"orientation": "h", "y": -0.25},
+        **_LAYOUT,
+    )
+    return fig
+
+
+def shares_bars(table: pd.DataFrame) -> Any:
+    """Cause-type shares (%) side by side: one group per cause type, one bar per source
+    (``views.causes.shares_table``: ETC's columns, once there are any, beside RECCON's)."""
+    go = _go()
+    fig = go.Figure()
+    for column in [c for c in table.columns if c != "cause type"]:
+        fig.add_bar(
+            x=table["cause type"],
+            y=table[column],
+            name=label_text(column),
+            hovertemplate="%{x}: %{y:.1f}%<extra>" + label_text(column) + "</extra>",
+        )
+    fig.update_layout(
+        title=title_layout("Cause-type shares (% of type labels)"),
+        barmode="group",
+        yaxis_title="% of type labels",
+        legend={"orientation": "h", "y": -0.2},
         **_LAYOUT,
     )
     return fig

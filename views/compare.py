@@ -35,21 +35,57 @@ def _num(v: Any) -> float:
     return float("nan") if v is None else float(v)
 
 
+#: What an undefined score reads (a per-category precision of a category never predicted).
+UNDEFINED = "n/a"
+UNDEFINED_HELP = (
+    "n/a: undefined, not 0: a precision for a category the entry never predicts, a recall for "
+    "a category no item has in its label (the verdict says which)."
+)
+
+
+def undefined(c: Comparison) -> dict[str, dict[str, str]]:
+    """Side ("A", "B") -> each metric key with no value on that side's items -> why, from the
+    metric modules' own ``undefined(data)`` (those that declare one)."""
+    out: dict[str, dict[str, str]] = {"A": {}, "B": {}}
+    for group, module in c.modules.items():
+        find = getattr(module, "undefined", None)
+        if find is not None:
+            out["A"].update(find(c.data_a[group]))
+            out["B"].update(find(c.data_b[group]))
+    return out
+
+
+def _score(value: Any, why: str | None) -> str:
+    return UNDEFINED if why or math.isnan(_num(value)) else f"{float(value):.2f}"
+
+
 def metric_table(c: Comparison) -> pd.DataFrame:
-    """One row per compared metric key: label, A, B, B − A, the interval, p and the verdict."""
+    """One row per compared metric key: its label, A, B (two decimals; "n/a" where a score is
+    undefined on that side), B − A, the interval, p and the verdict (where a side is undefined,
+    why instead). ``key`` is the metric key, for the page's links, never shown."""
     rows = []
+    missing = undefined(c)
     for key, m in c.metrics.items():
         lo, hi = m.interval
+        sides = {side: missing[side][key] for side in ("A", "B") if key in missing[side]}
+        # "B never predicts fear"; a reason both sides share ("no item is labelled fear") once
+        why = (
+            [sides["A"]]
+            if len(sides) == 2 and len(set(sides.values())) == 1
+            else [f"{side} {text}" for side, text in sides.items()]
+        )
         rows.append(
             {
                 "metric": registry.fact(key).label,
                 "key": key,
-                "A": m.a,
-                "B": m.b,
-                "B − A": m.difference,
-                "95% interval": "–" if math.isnan(_num(lo)) else f"[{lo:+.2f}, {hi:+.2f}]",
+                "A": _score(m.a, missing["A"].get(key)),
+                "B": _score(m.b, missing["B"].get(key)),
+                "B − A": math.nan if why else _num(m.difference),
+                "95% interval": "–" if why or math.isnan(_num(lo)) else f"[{lo:+.2f}, {hi:+.2f}]",
                 "p": m.p_value,
-                "verdict": VERDICT_MARKS.get(m.verdict, m.verdict),
+                "verdict": f"{UNDEFINED}: " + "; ".join(why)
+                if why
+                else VERDICT_MARKS.get(m.verdict, m.verdict),
             }
         )
     return pd.DataFrame(rows)
@@ -63,16 +99,21 @@ def item_keys(c: Comparison) -> list[str]:
 
 
 def item_key_label(key: str) -> str:
+    """How a per-item score is named: its metric's label (a key that is no metric's, such as
+    ``n_units``, by its field label)."""
     try:
-        return f"{registry.fact(key).label} ({key})"
+        return registry.fact(key).label
     except Exception:  # noqa: BLE001 - a per-item key that is no metric key (n_units)
-        return key
+        from .fields import label
+
+        return label(key)
 
 
 def items_frame(c: Comparison, key: str) -> pd.DataFrame:
     """One row per item: its index, key, label, the reference, both predictions and the item
     scores of ``key`` for A and B with B − A (labels joined by ", " on the ERC track)."""
     rows = []
+    name = item_key_label(key)
     for i, r in enumerate(c.per_item()):
         row = {
             "item": i,
@@ -81,8 +122,8 @@ def items_frame(c: Comparison, key: str) -> pd.DataFrame:
             "role": r["role"],
             "label": ", ".join(r["label"]),
             "B − A": r.get(f"{key}_diff"),
-            f"{key} A": r.get(f"{key}_a"),
-            f"{key} B": r.get(f"{key}_b"),
+            f"{name} A": r.get(f"{key}_a"),
+            f"{name} B": r.get(f"{key}_b"),
             "reference": r["reference"],
             "prediction A": text_of(r["prediction_a"]),
             "prediction B": text_of(r["prediction_b"]),
@@ -91,9 +132,9 @@ def items_frame(c: Comparison, key: str) -> pd.DataFrame:
             row["label sets differ"] = r["labels_differ"]
         rows.append(row)
     frame = pd.DataFrame(rows)
-    for col in (f"{key} A", f"{key} B", "B − A"):
+    for col in (f"{name} A", f"{name} B", "B − A"):
         if col in frame:
-            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").round(2)
     return frame
 
 
@@ -333,7 +374,7 @@ def pairwise_figure(matrix: pd.DataFrame) -> Any:
     )
     fig.update_layout(
         title=title_layout(
-            f"Row entry against column entry on {matrix.attrs.get('metric', '')} "
+            f"Row entry against column entry on {item_key_label(matrix.attrs.get('metric', ''))} "
             "(Δ: row − column; paired approximate randomization, α = 0.05)"
         ),
         yaxis={"autorange": "reversed"},

@@ -113,21 +113,21 @@ def label_table(table: pd.DataFrame, with_judge: bool) -> pd.DataFrame:
         {
             "category": table["category"],
             "Japanese": table["ja"],
-            "human rate": table["human_rate"].map(_percent),
+            "share chosen by people": table["human_rate"].map(_percent),
         }
     )
     if with_judge:
-        shown["judge rate"] = table["judge_rate"].map(_percent)
-        shown["judge vs majority [95% CI]"] = _intervals(
+        shown["share chosen by the judge"] = table["judge_rate"].map(_percent)
+        shown["judge vs people's majority, κ [95% CI]"] = _intervals(
             table, "judge_vs_majority", "judge_vs_majority_low", "judge_vs_majority_high"
         )
-        shown["judge vs pairs"] = table["judge_vs_pairs"].map(number)
-    shown["annotator vs other two"] = table["human_vs_others"].map(number)
-    shown["Fleiss 3 [95% CI]"] = _intervals(
+        shown["judge vs each pair's consensus, κ"] = table["judge_vs_pairs"].map(number)
+    shown["annotator vs the other two, κ (yardstick)"] = table["human_vs_others"].map(number)
+    shown["three annotators, Fleiss' κ [95% CI]"] = _intervals(
         table, "fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"
     )
     if with_judge:
-        shown["Fleiss 3 + judge [95% CI]"] = _intervals(
+        shown["three annotators and the judge, Fleiss' κ [95% CI]"] = _intervals(
             table, "fleiss_with_judge", "fleiss_with_judge_low", "fleiss_with_judge_high"
         )
     return shown
@@ -135,8 +135,9 @@ def label_table(table: pd.DataFrame, with_judge: bool) -> pd.DataFrame:
 
 def yardstick_table(yardstick: pd.DataFrame) -> pd.DataFrame:
     """Each annotator against the other two's consensus, per category, with its interval."""
-    return yardstick.assign(**{"κ [95% CI]": _intervals(yardstick, "kappa", "low", "high")})[
-        ["category", "annotator", "κ [95% CI]"]
+    column = "against the other two's consensus, Cohen's κ [95% CI]"
+    return yardstick.assign(**{column: _intervals(yardstick, "kappa", "low", "high")})[
+        ["category", "annotator", column]
     ]
 
 
@@ -149,7 +150,7 @@ def ratings_table(compared: pd.DataFrame) -> pd.DataFrame:
         }
     )
     columns = ["system", "metric", "items", "llm_mean", "human_mean", "r [95% CI]", "p", "mad"]
-    return shown[[*columns, "note"]].round(2)
+    return shown[[*columns, "note"]].round(2).rename(columns=RATING_COLUMNS)
 
 
 def emplifai_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -169,7 +170,41 @@ def emplifai_table(table: pd.DataFrame) -> pd.DataFrame:
             "printed_mad",
             "mad_from_means",
         ]
-    ]
+    ].rename(columns=RATING_COLUMNS)
+
+
+#: Study 3's columns as a reader names them.
+RATING_COLUMNS = {
+    "llm_mean": "LLM mean",
+    "human_mean": "people's mean",
+    "r": "Pearson's r",
+    "r [95% CI]": "Pearson's r [95% CI]",
+    "mad": "mean absolute difference",
+    "judge": "judge's scores",
+    "printed_value": "printed in place of r",
+    "printed_mad": "printed mean absolute difference",
+    "mad_from_means": "5 − people's mean",
+}
+
+
+#: Study 2's table of scores recomputed with people's labels, as a reader names its columns.
+UNIT_METRIC_COLUMNS = {
+    "submission_id": "entry id",
+    "metric": "metric",
+    "judge": "with the judge's labels",
+    "with_humans": "with people's labels",
+    "change": "change",
+    "items": "items",
+    "relabelled": "units relabelled",
+}
+
+
+def unit_metrics_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Study 2: each judge score with the judge's labels and with people's, two decimals."""
+    from .fields import label
+
+    shown = metrics.assign(metric=metrics["metric"].map(lambda k: label(str(k))))
+    return shown.round(2).rename(columns=UNIT_METRIC_COLUMNS)
 
 
 def sample_sizes(sizes: dict[str, int]) -> str:

@@ -106,7 +106,10 @@ class Metric(abc.ABC):
     - ``warm(ctx)``: pays the one-time costs (imports, a tokenizer, a trained model) before a
       scoring worker's first job;
     - ``incomplete(data, keys, shown)`` and ``failures(data, keys)``: why a run's scores are
-      incomplete, for a metric whose items can fail (the judge).
+      incomplete, for a metric whose items can fail (the judge);
+    - ``undefined(data)``: the keys that have no value on ``data``'s items although the score
+      holds a number (a per-category precision of a category never predicted: 0 by
+      convention), each with why; readers show them as "n/a".
     """
 
     #: the leaderboard stage that computes it: "lexical" (the first), "bertscore", "judge", or

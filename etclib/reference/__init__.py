@@ -1,7 +1,8 @@
 """Published figures the project shows beside its own: data files with their provenance.
 
 - ``paper_baselines.json``: the ETC paper's Tables 2 and 3 (five systems, eleven metrics), shown
-  as *reported* leaderboard rows; its ``provenance`` says why they are not comparable one to one.
+  as *reported* leaderboard rows; its ``provenance`` says why they are not comparable one to one,
+  ``published`` when the paper appeared (LREC 2026: May 2026), where a chart over time puts them.
 - ``emplifai_judge_vs_human.json``: EmplifAI's LLM-judge versus crowd figures (Tables 5 and 6),
   shown on the Judge-vs-Human page.
 
@@ -30,3 +31,13 @@ def reference_dir() -> Path:
 def path(name: str) -> Path:
     """The file ``name`` in :func:`reference_dir`."""
     return reference_dir() / name
+
+
+def published(name: str = PAPER_BASELINES) -> str | None:
+    """When the figures of reference file ``name`` were published (``YYYY-MM[-DD]``), or None."""
+    import json
+
+    try:
+        return json.loads(path(name).read_text(encoding="utf-8")).get("published")
+    except (OSError, ValueError):
+        return None

@@ -88,9 +88,10 @@ def test_the_url_names_the_pair_and_the_numbers_are_leaderboard_compares(judged_
     c = lbc.compare(ida, idb)
     shown = table(at, "key", "verdict")
     assert list(shown["key"]) == list(c.metrics)
-    for row in shown.itertuples():
-        m = c.metrics[row.key]
-        assert row.A == m.a and row.B == m.b and row._5 == m.difference and row.p == m.p_value
+    for _, row in shown.iterrows():
+        m = c.metrics[row["key"]]
+        assert (row["A"], row["B"]) == (f"{m.a:.2f}", f"{m.b:.2f}")  # two decimals, as shown
+        assert row["B − A"] == m.difference and row["p"] == m.p_value
     assert at.query_params["a"] == [ida] or at.query_params["a"] == ida
     # win/tie/loss by role, category, turn and cause type (the proxy's types here)
     causes = table(at, "cause type", "B wins")
@@ -193,7 +194,8 @@ def test_leaderboard_links_here_and_draws_the_pairwise_matrix(judged_board):
     assert f"b={second}" in links[0].query_string
     at.toggle(key="lb_pairwise").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
-    spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    chart = next(c for c in at.get("plotly_chart") if c.key == "lb_pairwise_chart")
+    spec = json.loads(chart.proto.spec)
     assert spec["data"][0]["type"] == "heatmap" and len(spec["data"][0]["z"]) == 2
 
 
@@ -214,7 +216,11 @@ def test_the_erc_track_gets_the_same_view(tiny_corpus, monkeypatch):
     shown = table(at, "key", "verdict")
     assert {"macro_f1", "f1_joy", "f1_sadness"} <= set(shown["key"])
     c = lbc.compare(*ids)
-    assert list(shown["B − A"]) == [m.difference for m in c.metrics.values()]
+    defined = shown[~shown["verdict"].str.startswith("n/a")]
+    assert list(defined["B − A"]) == [c.metrics[k].difference for k in defined["key"]]
+    # an undefined precision is n/a, not 0, and the verdict says why
+    row = shown.set_index("key").loc["precision_sadness"]
+    assert (row["A"], row["verdict"]) == ("n/a", "n/a: A never predicts sadness")
     at.toggle(key="cmp_f_differ").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
     items = table(at, "prediction A", "turn")

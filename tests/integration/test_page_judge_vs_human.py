@@ -71,9 +71,9 @@ def test_page_without_any_study_shows_the_yardstick():
     assert at.title[0].value == "Judge versus human"
     assert at.selectbox(key="jvh_run").value == "none"
     assert "only the human yardstick is shown" in _texts(at)
-    table = _frame(at, "annotator vs other two")
-    assert len(table) == 7 and "annotator vs other two" in table.columns
-    assert "judge vs majority [95% CI]" not in table.columns
+    table = _frame(at, "annotator vs the other two, κ (yardstick)")
+    assert len(table) == 7 and "annotator vs the other two, κ (yardstick)" in table.columns
+    assert "judge vs people's majority, κ [95% CI]" not in table.columns
     assert not at.error
     assert not at.get("plotly_chart")  # the chart tab is closed: a visit draws no chart
     at.session_state["jvh_label_view"] = LABEL_VIEWS[1]
@@ -90,7 +90,7 @@ def test_page_without_any_study_shows_the_yardstick():
     assert "EmplifAI" in "\n".join(s.value for s in at.subheader)
     assert "another dataset" in "\n".join(s.value for s in at.subheader)
     assert "not ETC's" in _texts(at)
-    assert len(_frame(at, "mad_from_means")) == 28
+    assert len(_frame(at, "5 − people's mean")) == 28
 
 
 @pytest.mark.usefixtures("studies_db")  # after _studies: both engines
@@ -109,10 +109,10 @@ def test_page_after_a_judge_labels_run(corpus):
     at = _page()
     at.selectbox(key="jvh_run").set_value(run.run_id).run()
     assert not at.exception, at.exception
-    table = _frame(at, "annotator vs other two")
-    assert "judge vs majority [95% CI]" in table.columns
+    table = _frame(at, "annotator vs the other two, κ (yardstick)")
+    assert "judge vs people's majority, κ [95% CI]" in table.columns
     joy = table[table["category"] == "joy"].iloc[0]
-    assert joy["judge vs majority [95% CI]"].startswith("1.00")
+    assert joy["judge vs people's majority, κ [95% CI]"].startswith("1.00")
     assert any(run.signature in c.value for c in at.caption)
     assert at.selectbox(key="jvh_label_category").value == "joy"
 
@@ -178,7 +178,7 @@ def test_ratings_upload_errors_and_results():
         ("ok.csv", "\n".join(rows).encode(), "text/csv")
     ).run()
     assert not at.exception, at.exception
-    table = _frame(at, "r [95% CI]")
-    assert table.iloc[0]["r [95% CI]"] == "undefined"
+    table = _frame(at, "Pearson's r [95% CI]")
+    assert table.iloc[0]["Pearson's r [95% CI]"] == "undefined"
     assert "the LLM gave every item 5" in table.iloc[0]["note"]
-    assert table.iloc[0]["mad"] == 1.0
+    assert table.iloc[0]["mean absolute difference"] == 1.0

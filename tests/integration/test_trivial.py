@@ -76,9 +76,9 @@ def test_home_and_leaderboard_pages_show_the_badge_and_warning(tiny_corpus, monk
     lb.process_jobs()
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
-    top = next(d.value for d in at.dataframe if "kind" in d.value.columns)
-    row = top.set_index("name").loc["Constant upload"]
-    assert row["kind"] == "⚠ trivial" and row["flag"].startswith("⚠ trivial: one text")
+    top = at.table[0].value  # Home's top five: a static table, headed in words
+    kind = top.set_index("Entry").loc["Constant upload", "What it is"]
+    assert kind.startswith("⚠ trivial · ⚠ trivial: one text")
     assert any("1 trivial entry ranks above" in w.value for w in at.warning)
     at.switch_page("site_pages/leaderboard.py").run()
     assert not at.exception, [e.value for e in at.exception]

@@ -102,7 +102,7 @@ def test_chart_table_orders_and_marks_reported():
     t = chart_table(ranking_frame(), "rougeL", reported)
     assert t["value"].tolist() == [30.0, 22.98, 20.0, 19.0]
     assert t["kind"].tolist() == ["reproduced", "reported", "baseline", "reproduced"]
-    assert t["name"].iloc[1] == "GPT-4.1 · 4-shot (reported)"
+    assert t["name"].iloc[1] == "GPT-4.1 (reported)"  # a name alone, when it is unique
     assert math.isnan(t["lo"].iloc[1])
     # Repeated names are told apart by their setting.
     assert t["name"].iloc[0] == "Alpha · zero-shot" and t["name"].iloc[3] == "Alpha · few-shot"

@@ -182,6 +182,20 @@ class ERC(Metric):
         got = self.from_statistics(sub.sum(axis=0), everything=True)
         return {k: float(got[k][0]) for k in self.KEYS}
 
+    def undefined(self, data: MetricData) -> dict[str, str]:
+        """The per-category keys that have no value on ``data``'s items, and why: a precision
+        where the category is never predicted, a recall where no item has it in its label (the
+        scores hold 0 there, by the ``zero_division`` convention of the signature)."""
+        sums = self.statistics(data).sum(axis=0)
+        tp, fp, fn = sums[_TP], sums[_FP], sums[_FN]
+        out = {}
+        for j, c in enumerate(CATEGORIES):
+            if tp[j] + fp[j] == 0:
+                out[f"precision_{c}"] = f"never predicts {c}"
+            if tp[j] + fn[j] == 0:
+                out[f"recall_{c}"] = f"no item is labelled {c}"
+        return out
+
     def item_scores(self, data: MetricData, i: int) -> dict[str, float]:
         pred = data.arrays["pred"][i].astype(bool)
         gold = data.arrays["gold"][i].astype(bool)
