@@ -275,9 +275,9 @@ if view == "Category classifier":
     )
     per = clf["per_category"]
     m = st.columns(3)
-    m[0].metric(f"Macro-F1 on {clf['split']}", f"{per['f1'].mean():.1f}")
+    m[0].metric(f"Macro-F1 on {clf['split']}", f"{per['f1'].mean():.2f}")
     if clf["valid"].get("macro_f1") is not None:
-        m[1].metric("Macro-F1 on valid (tuning)", f"{clf['valid']['macro_f1']:.1f}")
+        m[1].metric("Macro-F1 on valid (tuning)", f"{clf['valid']['macro_f1']:.2f}")
     m[2].metric("Categories", f"{len(per)}")
     st.caption(f"Signature: `{clf['signature']}`")
     left, right = st.columns([3, 2])
@@ -313,9 +313,9 @@ if view == "Category classifier":
         ),
         column_config={
             "category": st.column_config.TextColumn("category"),
-            "f1": st.column_config.NumberColumn("F1", format="%.1f"),
-            "precision": st.column_config.NumberColumn("precision", format="%.1f"),
-            "recall": st.column_config.NumberColumn("recall", format="%.1f"),
+            "f1": st.column_config.NumberColumn("F1", format="%.2f"),
+            "precision": st.column_config.NumberColumn("precision", format="%.2f"),
+            "recall": st.column_config.NumberColumn("recall", format="%.2f"),
             "tp": st.column_config.NumberColumn("both", help="annotators and classifier"),
             "fp": st.column_config.NumberColumn("classifier only"),
             "fn": st.column_config.NumberColumn("annotators only"),
@@ -346,7 +346,7 @@ elif view == "Statistics":
             "speaker": st.column_config.NumberColumn("speaker (A) %", format="%.2f"),
             "listener": st.column_config.NumberColumn("listener (B) %", format="%.2f"),
             "all": st.column_config.NumberColumn("all %", format="%.2f"),
-            "kappa": st.column_config.NumberColumn("Fleiss κ", format="%.3f"),
+            "kappa": st.column_config.NumberColumn("Fleiss κ", format="%.2f"),
         },
     )
     left, right = st.columns(2)

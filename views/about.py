@@ -93,7 +93,7 @@ def board_state() -> str:
         if floors:
             parts.append(
                 "Trivial baselines, drawn as floors: "
-                + ", ".join(f"{name} {value:.1f}" for name, value in floors.items())
+                + ", ".join(f"{name} {value:.2f}" for name, value in floors.items())
                 + "; an entry below the constant one is flagged."
             )
         note = honesty_note(ranking)

@@ -16,9 +16,11 @@ from views import fields
 from views.docs import doc_link
 from views.submission import (  # noqa: F401 - the Submit page's names, importable from here
     FINAL_STATUSES,
+    PROBLEMS_LAYOUT,
     Validation,
     accepted_types_text,
     history_table,
+    problems_config,
     problems_table,
     submission_status,
     template_bytes,
@@ -577,7 +579,13 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
     """``leaderboard.detail`` as display pieces: title, badge, fields, scores, breakdowns."""
     sub = info.get("submission", {})
     shown_fields = [
-        {"field": fields.label(k), "value": "" if sub.get(k) is None else str(sub.get(k))}
+        {
+            "field": fields.label(k),
+            # a timestamp to the minute: the microseconds say nothing to a reader
+            "value": ""
+            if sub.get(k) is None
+            else str(sub.get(k))[: 16 if k == "created_at" else None],
+        }
         for k in (
             "id",
             "team",

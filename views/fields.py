@@ -77,6 +77,8 @@ FIELDS: dict[str, Field] = {
         Field("signature", "Signature", "Everything the number depends on."),
         Field("current", "Current signature", "Scored with the board's current settings."),
         Field("field", "Field"),
+        Field("line", "Line", "The line of the file (a run of lines: from–to)."),
+        Field("problem", "Problem"),
         Field("cause type", "Cause type"),
         Field("items", "Items"),
     )

@@ -257,7 +257,7 @@ def calibration_table(report: dict[str, Any]) -> pd.DataFrame:
         rows.append(
             {
                 "measure": f"{what} ({c['n_judged']} of {c['n']} judged)",
-                "this judge": number(c["f1"], 1),
+                "this judge": number(c["f1"]),
                 "the paper's": ("near 100 " if key == "self_check" else "near 0 ")
                 + f"({c['bound']})",
                 "verdict": "ok" if c["ok"] else "NOT OK",

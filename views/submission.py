@@ -146,6 +146,19 @@ def validate_upload(
     )
 
 
+#: How a problems table is drawn: the problem column wide and its rows tall enough for
+#: Streamlit 1.67 to wrap a message onto three lines (it wraps only in rows over 4rem) instead of
+#: cutting it at one.
+PROBLEMS_LAYOUT: dict[str, Any] = {"widths": {"problem": 640}, "row_height": 70}
+
+
+def problems_config(columns: Any) -> dict[str, Any]:
+    """``st.dataframe``'s ``column_config`` for a problems table (:data:`PROBLEMS_LAYOUT`)."""
+    from views.fields import column_config
+
+    return column_config(columns, **PROBLEMS_LAYOUT["widths"])
+
+
 def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
     """Problems as rows ``line`` (``"3"``, a run ``"1–1010"``, blank for the whole file) and
     ``problem``, first ``limit``."""

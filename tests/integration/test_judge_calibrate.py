@@ -174,7 +174,7 @@ def test_the_judge_vs_human_page_shows_a_stored_calibration(
     assert first["this judge"] == f"{refs['units_mean']:.2f} ({refs['units_sd']:.2f})"
     assert first["the paper's"] == "1.35 (0.64)"
     assert first["verdict"].startswith(refs["verdict"])
-    assert list(table["this judge"][1:3]) == ["100.0", "0.0"]
+    assert list(table["this judge"][1:3]) == ["100.00", "0.00"]
     assert list(table["verdict"][1:3]) == ["ok", "ok"]
     last = table.iloc[3]
     assert last["this judge"] == "2.00 (0.00)"

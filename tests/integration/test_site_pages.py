@@ -348,7 +348,7 @@ def test_submit_csv_and_refused_details(corpus):
     send_button(at).click().run()
     assert_clean(at)
     fields = shown_table(at, "field", "problem")
-    assert list(fields["field"]) == ["model_url"]
+    assert list(fields["field"]) == ["Model link"]  # the field as the form names it
     assert "http" in fields["problem"].iloc[0]
 
 

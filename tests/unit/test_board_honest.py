@@ -30,9 +30,9 @@ LEXICAL = [
 def test_banner_reads_the_constant_from_the_board():
     note = board.honesty_note(frame(LEXICAL))
     assert "ranked by ROUGE-L" in note
-    assert "reaches ROUGE-L 32.6 here" in note  # 32.64, as stored on the board
+    assert "reaches ROUGE-L 32.64 here" in note  # as stored on the board, two decimals
     other = [(*r[:4], 40.04 if r[2] == "constant" else r[4], *r[5:]) for r in LEXICAL]
-    assert "reaches ROUGE-L 40.0 here" in board.honesty_note(frame(other))
+    assert "reaches ROUGE-L 40.04 here" in board.honesty_note(frame(other))
 
 
 def test_banner_says_when_the_constant_is_absent_and_is_gone_once_judged():
