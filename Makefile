@@ -162,7 +162,7 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# The documentation's screenshots (docs/img/*.png: every page at 1280 and 390 px wide, the
+# The documentation's screenshots (docs/img/*.png: every page at 1440 and 390 px wide, the
 # README's chat.png and leaderboard.png), taken from a site on a throw-away board that
 # docs/screenshots.py seeds and serves; no test writes them.
 screenshots: install

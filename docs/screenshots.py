@@ -1,5 +1,5 @@
 """Screenshots of the site for the documentation (``make screenshots``): every page of the
-navigation at a laptop's 1280×800 and a phone's 390×844 as it opens
+navigation at a laptop's 1440×900 and a phone's 390×844 as it opens
 (``docs/img/<page>-<width>.png``), and the README's two pictures: the Chat with a short dialogue
 (``chat.png``) and the Leaderboard's charts with the paper's reported rows (``leaderboard.png``).
 
@@ -34,7 +34,7 @@ from tests.serve import (  # noqa: E402
     wait_idle,
 )
 
-SIZES = ((1280, 800), (390, 844))
+SIZES = ((1440, 900), (390, 844))
 #: Plotly draws a chart after the script has ended, and widgets being mounted show as
 #: skeletons: a screenshot waits until every shown chart has its axes and no skeleton is left.
 DRAWN = """() => !document.querySelector('[data-testid="stSkeleton"]')

@@ -67,6 +67,20 @@ def _stats(corpus: str):
     return corpus_stats(), cq.utterance_lengths(con), cq.big_five_scores(con)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _stat_figures(corpus: str):
+    # Built once per corpus and shared by every visitor (st.plotly_chart only reads them):
+    # building five figures took most of each visit's server time.
+    stats, lengths, big_five = _stats(corpus)
+    return {
+        "chart_prevalence": charts.prevalence_chart(cq.prevalence_table(stats)),
+        "chart_cooccurrence": charts.cooccurrence_heatmap(cq.cooccurrence_matrix(stats)),
+        "chart_kappa": charts.kappa_chart(cq.kappa_table(stats)),
+        "chart_big_five": charts.big_five_chart(big_five),
+        "chart_lengths": charts.length_histograms(lengths),
+    }
+
+
 state = st.session_state
 corpus = corpus_key()
 with shown_errors(stop=True):
@@ -325,7 +339,7 @@ if view == "Category classifier":
     )
 elif view == "Statistics":
     with shown_errors(stop=True):
-        stats, lengths, big_five = _stats(corpus)
+        stats = _stats(corpus)[0]
     m = st.columns(4)
     m[0].metric("Mean utterance length", f"{stats['utterance_chars']['all']:.1f} chars")
     m[1].metric("Mean transcription length", f"{stats['transcription_chars']['all']:.1f} chars")
@@ -349,13 +363,9 @@ elif view == "Statistics":
             "kappa": st.column_config.NumberColumn("Fleiss κ", format="%.2f"),
         },
     )
+    figures = _stat_figures(corpus)
     left, right = st.columns(2)
-    left.plotly_chart(charts.prevalence_chart(cq.prevalence_table(stats)), key="chart_prevalence")
-    right.plotly_chart(
-        charts.cooccurrence_heatmap(cq.cooccurrence_matrix(stats)), key="chart_cooccurrence"
-    )
-    left.plotly_chart(charts.kappa_chart(cq.kappa_table(stats)), key="chart_kappa")
-    right.plotly_chart(charts.big_five_chart(big_five), key="chart_big_five")
-    st.plotly_chart(charts.length_histograms(lengths), key="chart_lengths")
+    for place, key in zip((left, right, left, right, st), figures):
+        place.plotly_chart(figures[key], key=key)
 else:
     browse()

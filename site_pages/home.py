@@ -50,6 +50,13 @@ def _top(database: str, version: str):
     return top, metric, honesty_note(ranking), floors, len(ranking), trivial_warning(ranking), bars
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _top_chart(database: str, version: str, title: str):
+    # Built once per board version and shared by every visitor (st.plotly_chart only reads it).
+    _, metric, _, floors, _, _, bars = _top(database, version)
+    return charts.score_bars(bars, metric, floors, title=title)
+
+
 with shown_errors(stop=True):
     corpus = corpus_key()
     stats = _stats(corpus)
@@ -59,7 +66,8 @@ board = None
 with shown_errors():
     import leaderboard as lb
 
-    board = _top(database_key(), lb.board_version())
+    version = lb.board_version()
+    board = _top(database_key(), version)
 if board is not None and board[2]:
     st.warning(board[2] + " See the Leaderboard and About pages.", icon="⚠️")
 if board is not None and board[5]:
@@ -89,7 +97,7 @@ if board is not None:
         # a static table: whole names, wrapped on a phone (a data grid cuts them)
         table.table(top.rename(columns=fields.label), hide_index=True)
         chart.plotly_chart(
-            charts.score_bars(bars, metric, floors, title=f"Top {len(top)}: {label} (×100)"),
+            _top_chart(database_key(), version, f"Top {len(top)}: {label} (×100)"),
             key="home_top_chart",
         )
 

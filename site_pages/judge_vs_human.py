@@ -56,6 +56,20 @@ def _emplifai(folder: str) -> ratings.EmplifAI | None:
     return ratings.load_emplifai(Path(folder) / ratings.EMPLIFAI_FILE)
 
 
+@st.cache_resource(show_spinner=False)
+def _emplifai_chart(folder: str):
+    # Published figures: one chart per server, shared (st.plotly_chart only reads it).
+    return charts.identity_scatter(
+        _emplifai(folder).table,
+        "human_mean",
+        "llm_mean",
+        "system",
+        "Mean score per system and metric (judge vs people)",
+        1.0,
+        5.0,
+    )
+
+
 st.title("Judge versus human")
 st.markdown(
     "How far can an LLM judge stand in for people? Each study puts the judge's agreement with "
@@ -370,16 +384,7 @@ if tab_ratings.open:
         else:
             st.caption(f"{emplifai.source} {emplifai.setting}")
             st.plotly_chart(
-                charts.identity_scatter(
-                    emplifai.table,
-                    "human_mean",
-                    "llm_mean",
-                    "system",
-                    "Mean score per system and metric (judge vs people)",
-                    1.0,
-                    5.0,
-                ),
-                key="jvh_emplifai_scatter",
+                _emplifai_chart(str(ratings.reference_dir())), key="jvh_emplifai_scatter"
             )
             st.dataframe(
                 jvh.emplifai_table(emplifai.table), hide_index=True, key="jvh_emplifai_table"

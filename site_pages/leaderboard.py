@@ -6,7 +6,6 @@ import streamlit as st
 
 import leaderboard as lb
 from etclib import tracks
-from etclib.metrics import fact as metric_fact
 from leaderboard import compare as lb_compare
 from views import board, cause_layer, charts, chat, fields
 from views import compare as compare_view
@@ -18,9 +17,17 @@ from views.text import escape_markdown, not_found
 st.title("Leaderboard")
 
 
-@st.cache_data(ttl=10, show_spinner="Computing intervals…", max_entries=64)
-def _detail(database: str, submission_id: str, status: str):
+@st.cache_data(show_spinner="Computing intervals…", max_entries=64)
+def _detail(database: str, submission_id: str, version: str):
+    # Per board version (a new score or status changes it), not for a few seconds only: a
+    # visitor coming back to an entry gets it without its per-item rows read again.
     return lb.detail(submission_id), lb.per_item(submission_id)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _breakdown_figure(database: str, version: str, submission_id: str, metric: str):
+    parts = lb.breakdown(submission_id, metric)
+    return None if parts.empty else charts.breakdown_bars(parts, metric)
 
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=16)
@@ -46,6 +53,14 @@ def _items_csv(database: str, submission_id: str, version: str) -> bytes:
 @st.cache_data(show_spinner=False, max_entries=4)
 def _reported(database: str, version: str):
     return lb.reported()
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _charts(database, version, track, metric, filters, with_reported, _ranking, _shown, _published):
+    # The Charts tab's figures for one view of one board version, built once and shared (st.
+    # plotly_chart only reads them): a rerun of the tab (a toggle, the pairwise tests) builds
+    # none again.
+    return board.chart_figures(_ranking, _shown, _published if with_reported else None, metric)
 
 
 # The view lives in the URL (track, metric, filters, columns, entry), so a link reproduces it:
@@ -231,61 +246,27 @@ def board_view(track: str, everything, published) -> None:
                 disabled=published.empty,
                 help="No published result is loaded on this site." if published.empty else None,
             )
-            left, right = st.columns(2)
-            bars = board.chart_table(shown, metric, published if with_reported else None)
-            if bars.empty:
-                left.info(
-                    "No entry matches these filters."
-                    if ranking[metric].notna().any()
-                    else f"No entry has {board.metric_label(metric)} yet."
-                )
-            else:
-                floors = board.floor_values_of(ranking, metric)
-                left.plotly_chart(charts.score_bars(bars, metric, floors), key="lb_bars")
-            pr = board.pr_table(shown, published if with_reported else None)
-            if pr.empty and tracks.get(track).free_text:
-                right.info(
-                    "Judge precision and recall appear once entries are scored by the LLM judge; "
-                    "this site has no judge score yet."
-                )
-            elif not pr.empty:
-                right.plotly_chart(
-                    charts.precision_recall_scatter(pr, board.pr_floors(ranking)), key="lb_pr"
-                )
+            figures = {}
             with shown_errors():
-                like = board.like_for_like_table(shown, track, metric)
-                people, marks = board.person_bars(like, metric)
-                if not people.empty:
-                    right.plotly_chart(
-                        charts.score_bars(
-                            people,
-                            metric,
-                            marks=marks,
-                            title=f"{board.metric_label(metric)} (×100) against the same "
-                            "references as a person · dashed: a person",
-                        ),
-                        key="lb_person",
-                    )
-            over_time = board.time_table(shown, metric, published if with_reported else None)
-            keys = board.per_category_keys(track)
-            left, right = st.columns(2) if keys else (st.container(), None)
-            if over_time["value"].notna().any():
-                left.plotly_chart(
-                    charts.best_over_time(over_time, metric, metric_fact(metric).higher_is_better),
-                    key="lb_over_time",
+                figures = _charts(
+                    board.database_key(),
+                    version,
+                    track,
+                    metric,
+                    tuple((k, tuple(v)) for k, v in only.items()),
+                    with_reported,
+                    ranking,
+                    shown,
+                    published,
                 )
-            if keys:
-                with shown_errors():
-                    scores = lb.entry_scores(list(keys.values()), track=track)
-                    per_category = board.category_table(
-                        scores[scores["id"].isin(shown["id"])], keys
-                    )
-                    right.plotly_chart(
-                        charts.category_heatmap(
-                            per_category, "F1 (×100) of each entry per category"
-                        ),
-                        key="lb_per_category",
-                    )
+            left, right = st.columns(2)
+            wide = "lb_per_category" not in figures
+            for key, figure in figures.items():
+                place = {"lb_bars": left, "lb_over_time": st if wide else left}.get(key, right)
+                if isinstance(figure, str):
+                    place.info(figure)
+                else:
+                    place.plotly_chart(figure, key=key)
 
     # which rank differences are real: every pair of the top 10, on demand (45 tests)
     if st.toggle("Pairwise tests of the top 10 on this metric", key="lb_pairwise"):
@@ -332,9 +313,7 @@ sid = st.selectbox(
 board.keep_in_url(st.query_params, "submission", sid, None)
 if sid is not None:
     with shown_errors(stop=True):
-        info, items = _detail(
-            board.database_key(), sid, str(ranking.set_index("id")["status"].get(sid))
-        )
+        info, items = _detail(board.database_key(), sid, version)
     view = board.detail_view(info)
     st.markdown(
         f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}"
@@ -381,9 +360,9 @@ if sid is not None:
         )
     if info["submission"]["kind"] != "reported" and metric:
         with shown_errors():
-            parts = lb.breakdown(sid, metric)
-            if not parts.empty:
-                st.plotly_chart(charts.breakdown_bars(parts, metric), key="lb_breakdown_chart")
+            figure = _breakdown_figure(board.database_key(), version, sid, metric)
+            if figure is not None:
+                st.plotly_chart(figure, key="lb_breakdown_chart")
     for name, table in view["breakdown"].items():
         with st.expander(f"Breakdown by {name}: every metric"):
             st.caption(board.BREAKDOWN_NOTE)

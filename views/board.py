@@ -7,6 +7,7 @@ tables returned here; pages show it with ``st.dataframe`` / ``st.text`` or Markd
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -146,13 +147,26 @@ def shown_order(track: str | None = None, metric: str | None = None) -> list[str
     return ([metric] if metric in order else []) + [m for m in order if m != metric]
 
 
+def reference_rows(track: str | None = None) -> pd.DataFrame:
+    """``leaderboard.reference_rows`` of ``track``, computed once per corpus (each annotator
+    against the other two: every item of the split, a tenth of a second or more), a copy."""
+    from views import corpus_key
+
+    return _reference_rows(corpus_key(), track).copy()
+
+
+@functools.lru_cache(maxsize=8)
+def _reference_rows(corpus: str, track: str | None) -> pd.DataFrame:
+    import leaderboard as lb
+
+    return lb.reference_rows(track)
+
+
 def reference_table(track: str | None = None, metric: str | None = None) -> pd.DataFrame:
     """The board's reference rows (``Track.reference_rows``; on the categories track "a
     person", each annotator against the other two's majority, averaged), with the track's
     ranking metrics, rounded, in the ranking table's order (:func:`shown_order`)."""
-    import leaderboard as lb
-
-    rows = lb.reference_rows(track)
+    rows = reference_rows(track)
     if rows.empty:
         return rows
     keys = [m for m in shown_order(track, metric) if m in rows.columns]
@@ -170,7 +184,6 @@ def like_for_like_table(
     categories track each measure against the three leave-one-annotator-out references,
     averaged), headed as the measures they are (``Macro-F1 ↑``), in the ranking table's order.
     Empty when the track has no such columns or no entry has them."""
-    import leaderboard as lb
     from etclib import tracks
 
     measures = dict(tracks.get(track).like_for_like)
@@ -182,7 +195,7 @@ def like_for_like_table(
     wanted = [c for c in heads if ranking is not None and c in ranking.columns]
     if not wanted or not ranking[wanted].notna().any().any():
         return pd.DataFrame()
-    person = lb.reference_rows(track)
+    person = reference_rows(track)
     parts = []
     if not person.empty:
         part = pd.DataFrame({"name": person["name"], "kind": "👤 reference (annotators)"})
@@ -825,3 +838,57 @@ def person_bars(like: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict[str
         }
     ).dropna(subset=["value"])
     return table.sort_values("value", ascending=False).reset_index(drop=True), marks
+
+
+def chart_figures(
+    ranking: pd.DataFrame, shown: pd.DataFrame, reported: pd.DataFrame | None, metric: str
+) -> dict[str, Any]:
+    """The Leaderboard's charts of ``shown`` (the filtered rows of ``ranking``, ranked by
+    ``metric``), ``reported`` rows included where given: key -> a figure, or the sentence that
+    stands in its place. Bars with intervals and floors; the judge's precision and recall; on a
+    board with reference rows, the entries against them; the best score over time; every
+    entry's per-category F1 where the track scores it."""
+    import leaderboard as lb
+    from etclib import metrics, tracks
+    from views import charts
+
+    track = ranking.attrs.get("track")
+    out: dict[str, Any] = {}
+    bars = chart_table(shown, metric, reported)
+    if bars.empty:
+        out["lb_bars"] = (
+            "No entry matches these filters."
+            if ranking[metric].notna().any()
+            else f"No entry has {metric_label(metric)} yet."
+        )
+    else:
+        out["lb_bars"] = charts.score_bars(bars, metric, floor_values_of(ranking, metric))
+    pr = pr_table(shown, reported)
+    if not pr.empty:
+        out["lb_pr"] = charts.precision_recall_scatter(pr, pr_floors(ranking))
+    elif tracks.get(track).free_text:
+        out["lb_pr"] = (
+            "Judge precision and recall appear once entries are scored by the LLM judge; this "
+            "site has no judge score yet."
+        )
+    people, marks = person_bars(like_for_like_table(shown, track, metric), metric)
+    if not people.empty:
+        out["lb_person"] = charts.score_bars(
+            people,
+            metric,
+            marks=marks,
+            title=f"{metric_label(metric)} (×100) against the same references as a person · "
+            "dashed: a person",
+        )
+    over_time = time_table(shown, metric, reported)
+    if over_time["value"].notna().any():
+        higher = metrics.fact(metric).higher_is_better
+        out["lb_over_time"] = charts.best_over_time(over_time, metric, higher)
+    keys = per_category_keys(track)
+    if keys:
+        scores = lb.entry_scores(list(keys.values()), track=track)
+        table = category_table(scores[scores["id"].isin(shown["id"])], keys)
+        out["lb_per_category"] = charts.category_heatmap(
+            table, "F1 (×100) of each entry per category"
+        )
+    return out

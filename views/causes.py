@@ -13,6 +13,9 @@ from etclib.studies.causes import CAUSE_TYPES, RECCON_SHARES
 
 from .judge_vs_human import NONE_RUN, number
 
+#: The page's tabs (only the open one runs).
+TABS = ("Annotate", "Agreement and shares")
+
 #: Column labels of the agreement table, in order.
 AGREEMENT_COLUMNS = {
     "decision": "decision",

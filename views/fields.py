@@ -58,6 +58,7 @@ FIELDS: dict[str, Field] = {
         Field("status", "Status"),
         Field("source", "Source", "Where the published numbers are printed."),
         Field("n_items", "Items", "How many test items the figures are computed over."),
+        Field("n_units", "Atomic units", "How many atomic units the judge found in the text."),
         Field("dialogue_id", "Dialogue"),
         Field("turn", "Turn"),
         Field(

@@ -1,8 +1,10 @@
 """Every page as a visitor meets it in a real browser (Debian's Chromium driven by Playwright
 against one served site on a copy of the run's seeded board, tests/browser/conftest.py): the
-site's navigation from a first visit to any page; at a laptop's 1280×800 and a phone's 390×844,
-nothing wider than the window, chart labels that fit (long entry names shortened), tables with
-their key column first, and no operator text (settings, commands, file paths) in any state a
+site's navigation from a first visit to any page; at a laptop's 1440×900 and a phone's 390×844,
+nothing wider than the window, chart labels that fit (long entry names on two lines, cut beyond,
+the whole name on hover), chart titles clear of subplot titles and line labels, the columns a
+visitor came for in view (Home's whole entry names, each ranking row's score with its interval,
+each Compare row's verdict, a refused upload's problems), and no operator text (settings, commands, file paths) in any state a
 visitor reaches by clicking (every expander open, each option of each segmented control, each
 tab, and on the Leaderboard an entry's detail); a click on a ranking row opening its entry's
 detail; the chat's speakers alternating when a visitor sends the moment a prediction appears,
@@ -23,7 +25,7 @@ from tests.serve import PAGE_PATHS, open_page, shown_exceptions, wait_idle
 
 pytestmark = needs_corpus
 
-SIZES = ((1280, 800), (390, 844))
+SIZES = ((1440, 900), (390, 844))
 #: The longest entry name a chart writes out whole (a longer one is shortened).
 LABEL_CHARS = 40
 REPO_URL = "https://example.test/etc/benchmark"
@@ -44,11 +46,16 @@ OVERFLOW = """() => ({
   body: document.body.scrollWidth,
   width: window.innerWidth,
 })"""
-#: Pages whose first table is a ranking: the entry's name and its score among its first four
-#: columns, so a phone shows them without scrolling sideways.
-KEY_FIRST = ("home", "leaderboard")
+#: The headers of the columns a data grid has drawn: those in view (it draws no other), the
+#: last of them perhaps only in part.
 GRID_HEADER = """(el) => Array.from(el.querySelector('table[role="grid"] tr').querySelectorAll('th, td'))
   .map((c) => c.textContent.trim()).filter((t) => t)"""
+#: A file the Submit page refuses with a problem per line (a long message among them).
+BROKEN = b'{"dialogue_id": 1, "turn": 1, "role": "speaker"}\nnot json at all\n'
+#: A static table (st.table): how wide it is, and how wide its box.
+STATIC_WIDTH = (
+    """(el) => [el.querySelector('table').scrollWidth, el.getBoundingClientRect().width]"""
+)
 #: Plotly draws a chart after the script has ended: every shown chart has its axes drawn.
 CHARTS_DRAWN = """() => !document.querySelector('[data-testid="stSkeleton"]') && Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
   .every((p) => !p.offsetParent || p.querySelector('.main-svg .xtick, .main-svg .ytick'))"""
@@ -59,12 +66,15 @@ CHART_BOXES = r"""() => Array.from(document.querySelectorAll('.js-plotly-plot'))
   const sel = (s) => Array.from(plot.querySelectorAll(s)).filter((e) => e.textContent.trim());
   // a rotated label's box is not its shape: those are left to plotly's own spacing
   const flat = (es) => es.filter((e) => !/rotate\(\s*-?[1-9]/.test(e.getAttribute('transform') || ''));
+  // a label on two lines: each line's text (plotly draws a line per tspan)
+  const lines = (e) => { const t = Array.from(e.querySelectorAll('tspan.line'));
+    return t.length ? t.map((l) => l.textContent) : [e.textContent]; };
   return {
     chart: box(plot),
     title: sel('.gtitle').map(box),
+    notes: sel('.annotation-text').map(box),
     yticks: sel('.yaxislayer-above .ytick text, .yaxislayer-above text.ytick').map(box),
-    ylabels: sel('.yaxislayer-above .ytick text, .yaxislayer-above text.ytick')
-      .map((e) => e.textContent),
+    ylabels: sel('.yaxislayer-above .ytick text, .yaxislayer-above text.ytick').map(lines),
     xticks: flat(sel('.xaxislayer-above .xtick text, .xaxislayer-above text.xtick')).map(box),
   };
 })"""
@@ -79,11 +89,11 @@ def _chart_problems(page, where: str) -> list[str]:
     problems = []
     for chart in page.evaluate(CHART_BOXES):
         left, top, right, bottom = chart["chart"]
-        for label, b in zip(chart["ylabels"], chart["yticks"], strict=True):
+        for lines, b in zip(chart["ylabels"], chart["yticks"], strict=True):
             if b[0] < left - 1 or b[2] > right + 1:
-                problems.append(f"{where}: y label {label!r} cut off")
-            if len(label) > LABEL_CHARS:
-                problems.append(f"{where}: y label {label!r} not shortened")
+                problems.append(f"{where}: y label {lines!r} cut off")
+            if len(lines) > 2 or any(len(line) > LABEL_CHARS for line in lines):
+                problems.append(f"{where}: y label {lines!r} not shortened")
         for ticks in (chart["yticks"], chart["xticks"]):
             for i, a in enumerate(ticks):
                 problems += [
@@ -96,7 +106,61 @@ def _chart_problems(page, where: str) -> list[str]:
             for t in chart["title"]
             if t[0] < left - 1 or t[2] > right + 1 or t[1] < top - 1 or t[3] > bottom + 1
         ]
+        problems += [
+            f"{where}: chart title over a subplot title or a line's name: {t} {n}"
+            for t in chart["title"]
+            for n in chart["notes"]
+            if _overlap(t, n)
+        ]
     return problems
+
+
+def _whole_in_view(page, grid, wanted: str, where: str) -> list[str]:
+    """The column of data grid ``grid`` headed ``wanted`` (or a heading containing it) is
+    whole in the window: drawn, and a column after it drawn too."""
+    from tests.serve import TWO_FRAMES
+
+    grid.locator('table[role="grid"] tr').first.wait_for(state="attached")
+    page.evaluate(TWO_FRAMES)
+    header = grid.evaluate(GRID_HEADER)
+    at = next((i for i, h in enumerate(header) if wanted in h), None)
+    if at is None or at == len(header) - 1:
+        return [f"{where}: the column {wanted!r} is not whole in the window: {header}"]
+    return []
+
+
+def _key_columns(page, url: str, stem: str, where: str, long_name: str, ids) -> list[str]:
+    """What a visitor came for on ``stem``'s page is in view at this width: Home's whole entry
+    names (a static table no wider than its box); each ranking row's score with its interval;
+    each Compare row's verdict; a refused upload's problems."""
+    from tests.serve import table_rows
+
+    if stem == "home":
+        table = page.get_by_test_id("stTable").first
+        names = [row["name"] for row in table_rows(table)]
+        wide, box = table.evaluate(STATIC_WIDTH)
+        problems = [f"{where}: Home's names cut: {names}"] if long_name not in names else []
+        return problems + ([f"{where}: Home's table wider than its box"] if wide > box + 1 else [])
+    if stem == "leaderboard":
+        grid = page.get_by_test_id("stDataFrame").first
+        return _whole_in_view(page, grid, "[95% CI]", f"{where}, the ranking")
+    if stem == "compare":
+        open_page(
+            page, f"{url}/{PAGE_PATHS[stem]}?track=transcription&a={ids[0]}&b={ids[1]}", timeout=180
+        )
+        page.get_by_text("95% interval", exact=False).first.wait_for(timeout=120_000)
+        grid = page.get_by_test_id("stDataFrame").first
+        return _whole_in_view(page, grid, "verdict", f"{where}, the metric table")
+    if stem == "submit" and page.viewport_size["width"] > 1000:
+        page.locator('input[type="file"]').set_input_files(
+            files=[{"name": "broken.jsonl", "mimeType": "text/plain", "buffer": BROKEN}]
+        )
+        page.get_by_text("was refused", exact=False).first.wait_for(timeout=120_000)
+        grid = page.get_by_test_id("stDataFrame").first
+        grid.locator('table[role="grid"] tr').first.wait_for(state="attached")
+        header = grid.evaluate(GRID_HEADER)
+        return [] if header == ["line", "problem"] else [f"{where}: problems cut: {header}"]
+    return []
 
 
 def _operator_text(text: str, where: str) -> list[str]:
@@ -167,7 +231,8 @@ def test_first_visit_to_a_page_gets_the_site_navigation(site, page):
 def test_every_page_fits_and_speaks_to_a_visitor(site, browser, entries, width, height):
     from tests.serve import site_pages
 
-    _, entry = entries["long"]
+    long_name, entry = entries["long"]
+    other = entries["real"][1]
     problems = []
     drawn = {}  # page -> charts looked at, over its states
     links: set[str] = set()
@@ -184,13 +249,9 @@ def test_every_page_fits_and_speaks_to_a_visitor(site, browser, entries, width, 
         size = page.evaluate(OVERFLOW)
         if max(size["scroll"], size["body"]) > size["width"]:
             problems.append(f"{where}: page {size} wider than the window")
-        if stem in KEY_FIRST:
-            grid = page.get_by_test_id("stDataFrame").first
-            grid.locator('table[role="grid"] tr').first.wait_for(state="attached")
-            header = grid.evaluate(GRID_HEADER)
-            first = header[:4]
-            if "name" not in first or not any("[95% CI]" in h for h in first):
-                problems.append(f"{where}: the table's key columns come late: {header}")
+        problems += _key_columns(page, site, stem, where, long_name, (entry, other))
+        if stem in ("compare", "submit"):  # the checks moved on from the page as it opens
+            open_page(page, f"{site}/{PAGE_PATHS[stem]}", timeout=180)
         found, charts = _states(page, where)
         problems += found
         if stem == "leaderboard":  # and an entry's detail, with its expanders open
@@ -211,12 +272,13 @@ def test_a_ranking_row_opens_its_entrys_detail(site, page):
     """Selecting a row of the ranking (a grid drawn on a canvas: a real browser's click) opens
     that entry's detail and puts it in the URL, so the link reproduces it."""
     from tests.serve import click_grid_row, grid_rows, rerun_after
+    from views.board import RANKING_ROW_HEIGHT
 
     page.set_viewport_size({"width": 1280, "height": 800})
     open_page(page, f"{site}/leaderboard", timeout=180)
     grid = page.get_by_test_id("stDataFrame").first
     second = grid_rows(page, grid)[1]  # header -> text
-    rerun_after(page, lambda: click_grid_row(page, grid, 1))
+    rerun_after(page, lambda: click_grid_row(page, grid, 1, RANKING_ROW_HEIGHT))
     page.wait_for_url(re.compile(r"[?&]submission=\w+"), timeout=60_000)
     # the detail's heading names the row's entry, with its "compare with…" picker
     title = page.get_by_test_id("stMarkdown").filter(has_text=second["name"]).first

@@ -25,8 +25,9 @@ def _studies(monkeypatch):
     st.cache_data.clear()
 
 
-def _page() -> AppTest:
+def _page(tab: str = cv.TABS[0]) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=90)
+    at.session_state["causes_tab"] = tab  # only the open tab runs
     at.run()
     assert not at.exception, at.exception
     return at
@@ -40,7 +41,7 @@ def _texts(at: AppTest) -> str:
 
 
 def test_page_without_labels():
-    at = _page()
+    at = _page(cv.TABS[1])
     assert at.title[0].value == "Emotion causes"
     assert "No human cause labels yet" in _texts(at)
     shares = next(df.value for df in at.dataframe if "RECCON-DD" in df.value.columns)
@@ -82,7 +83,7 @@ def test_annotators_mark_causes_and_agreement_appears():
     # an LLM run, then the agreement tab shows people, the LLM and the proxy
     causes.label_causes(corpus, "openai", "scripted", split="sample", ask=ScriptedCauses())
     st.cache_data.clear()  # the page lists runs with a 30-second cache
-    at = _page()
+    at = _page(cv.TABS[1])
     table = next(df.value for df in at.dataframe if "decisions compared" in df.value.columns)
     assert table["decision"].tolist() == ["cause utterance", "cause type", "partner involved"]
     assert {"LLM vs people's majority, κ", "lexical proxy vs people's majority, κ"} <= set(

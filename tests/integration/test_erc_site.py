@@ -154,7 +154,7 @@ def test_corpus_page_shows_the_classifiers_confusion(corpus):
     gold, read = _reads(corpus)
     macro = 100 * f1_score(indicator(gold), indicator(read), average="macro", zero_division=0)
     got = {m.label: m.value for m in at.metric}
-    assert got["Macro-F1 on test"] == f"{macro:.1f}"
+    assert got["Macro-F1 on test"] == f"{macro:.2f}"  # two decimals, as every score
     (table,) = [d.value for d in at.dataframe]  # (AppTest does not keep a dataframe's key)
     assert list(table["category"]) == list(CATEGORIES)
     assert any("multi-label pair counts" in c.value for c in at.caption)
