@@ -204,6 +204,12 @@ def big_five_chart(scores: pd.DataFrame) -> Any:
 #: Bar colours by row kind: our scored entries, baselines, the paper's reported numbers.
 KIND_COLORS = {"reproduced": "#c2410c", "baseline": "#64748b", "reported": "#9ca3af"}
 FLOOR_COLOR = "#1f2328"
+#: How a legend names each kind of row.
+KIND_NAMES = {
+    "reproduced": "entries scored here",
+    "baseline": "baselines",
+    "reported": "the paper's reported rows",
+}
 
 
 def _floor_name(name: str) -> str:
@@ -441,7 +447,7 @@ def best_over_time(entries: pd.DataFrame, metric: str, higher_is_better: bool = 
             x=part["when"],
             y=part["value"],
             mode="markers",
-            name=str(kind),
+            name=KIND_NAMES.get(str(kind), str(kind)),
             marker={"size": 10, "color": KIND_COLORS.get(str(kind), KIND_COLORS["reproduced"])},
             customdata=[label_text(n) for n in part["name"]],
             hovertemplate="%{customdata}<br>%{x|%Y-%m-%d}: %{y:.2f}<extra></extra>",

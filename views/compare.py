@@ -60,9 +60,9 @@ def _score(value: Any, why: str | None) -> str:
 
 
 def metric_table(c: Comparison) -> pd.DataFrame:
-    """One row per compared metric key: its label, A, B (two decimals; "n/a" where a score is
-    undefined on that side), B − A, the interval, p and the verdict (where a side is undefined,
-    why instead). ``key`` is the metric key, for the page's links, never shown."""
+    """One row per compared metric key: its label, the verdict (where a side is undefined, why
+    instead), B − A, the interval, A and B (two decimals; "n/a" where a score is undefined on
+    that side) and p. ``key`` is the metric key, for the page's links, never shown."""
     rows = []
     missing = undefined(c)
     for key, m in c.metrics.items():
@@ -78,14 +78,15 @@ def metric_table(c: Comparison) -> pd.DataFrame:
             {
                 "metric": registry.fact(key).label,
                 "key": key,
-                "A": _score(m.a, missing["A"].get(key)),
-                "B": _score(m.b, missing["B"].get(key)),
-                "B − A": math.nan if why else _num(m.difference),
-                "95% interval": "–" if why or math.isnan(_num(lo)) else f"[{lo:+.2f}, {hi:+.2f}]",
-                "p": m.p_value,
+                # the verdict beside the metric: a phone shows both without scrolling
                 "verdict": f"{UNDEFINED}: " + "; ".join(why)
                 if why
                 else VERDICT_MARKS.get(m.verdict, m.verdict),
+                "B − A": math.nan if why else _num(m.difference),
+                "95% interval": "–" if why or math.isnan(_num(lo)) else f"[{lo:+.2f}, {hi:+.2f}]",
+                "A": _score(m.a, missing["A"].get(key)),
+                "B": _score(m.b, missing["B"].get(key)),
+                "p": m.p_value,
             }
         )
     return pd.DataFrame(rows)
