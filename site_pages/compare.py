@@ -104,7 +104,7 @@ st.dataframe(
     key="cmp_metrics",
     column_order=[c for c in table.columns if c != "key"],
     column_config={
-        "metric": st.column_config.TextColumn("Metric", width=120),
+        "metric": st.column_config.TextColumn("metric", width=120),
         "A": st.column_config.TextColumn("A", help=cv.UNDEFINED_HELP, alignment="right"),
         "B": st.column_config.TextColumn("B", help=cv.UNDEFINED_HELP, alignment="right"),
         "B − A": st.column_config.NumberColumn(format="%+.2f"),
@@ -114,7 +114,7 @@ st.dataframe(
             help="Paired approximate-randomization test: the chance of a "
             "difference this large if A and B were interchangeable.",
         ),
-        "verdict": st.column_config.TextColumn("Verdict", help="At α = 0.05.", width=180),
+        "verdict": st.column_config.TextColumn("verdict", help="At α = 0.05.", width=180),
     },
 )
 st.caption(

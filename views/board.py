@@ -64,10 +64,8 @@ def ranking_config(table: pd.DataFrame, metric: str) -> dict[str, Any]:
     widths = {**RANKING_WIDTHS, score_header(metric): RANKING_WIDTHS["score"]}
     widths.pop("score")
     links = {
-        FIELD_COLUMNS[key]: st.column_config.LinkColumn(
-            FIELD_COLUMNS[key], display_text=f"{FIELD_COLUMNS[key]} ↗"
-        )
-        for key in ("paper_url", "model_url")
+        FIELD_COLUMNS[key]: st.column_config.LinkColumn(FIELD_COLUMNS[key], display_text=shown)
+        for key, shown in (("paper_url", "paper ↗"), ("model_url", "code ↗"))
     }
     return {**fields.column_config(table.columns, **widths), **links}
 
@@ -304,19 +302,23 @@ def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
     ]
 
 
-#: The ranking's optional entry columns (the column chooser): field -> heading.
+#: The ranking's optional entry columns (the column chooser): field -> heading (the field
+#: facts' label; ``account``, the signed-in account, offered only when some entry has one).
 FIELD_COLUMNS = {
-    "team": "team",
-    "account": "verified account",  # the signed-in account; offered only when some entry has one
-    "setting": "setting",
-    "saw_test": "saw test data",
-    "paper_url": "paper",
-    "model_url": "code",
-    "parameters": "parameters (billions)",
-    "open_weights": "open weights",
-    "licence": "licence",
-    "created_at": "submitted",
-    "id": "id",
+    key: fields.label(key)
+    for key in (
+        "team",
+        "account",
+        "setting",
+        "saw_test",
+        "paper_url",
+        "model_url",
+        "parameters",
+        "open_weights",
+        "licence",
+        "created_at",
+        "id",
+    )
 }
 #: Shown until a visitor chooses otherwise: every metric, and these fields.
 DEFAULT_FIELDS = ("team", "account", "setting", "saw_test", "paper_url", "model_url", "id")

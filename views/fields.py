@@ -28,60 +28,65 @@ class Field:
     help: str = ""
 
 
+#: Each column's label, in the site's lower-case header style (a metric's heading keeps its
+#: own case: "ROUGE-L ↑").
 FIELDS: dict[str, Field] = {
     f.key: f
     for f in (
-        Field("rank", "Rank", "1 + the number of entries significantly better on this metric."),
-        Field("rank_band", "Rank band", RANK_BAND),
-        Field("name", "Entry"),
-        Field("team", "Team"),
-        Field("account", "Verified account", "The account the submitter signed in with."),
-        Field("verified account", "Verified account", "The account the submitter signed in with."),
+        Field("rank", "rank", "1 + the number of entries significantly better on this metric."),
+        Field("rank_band", "rank band", RANK_BAND),
+        Field("name", "name"),
+        Field("team", "team"),
+        Field("account", "verified account", "The account the submitter signed in with."),
         Field(
             "setting",
-            "Setting",
+            "setting",
             "How the system was built, as its submitter declared: zero-shot, few-shot, "
             "fine-tuned or other.",
         ),
         Field(
             "saw_test",
-            "Saw test data",
+            "saw test data",
             "Whether the system's training saw ETC's test dialogues, as its submitter declared.",
         ),
-        Field("kind", "What it is", "Scored here, a baseline, a trivial submission or reported."),
-        Field("flag", "Flag", "Why an entry is marked: trivial, or below a trivial baseline."),
-        Field("id", "Entry id"),
-        Field("model_url", "Model link"),
-        Field("paper_url", "Paper link"),
-        Field("created_at", "Submitted (UTC)"),
-        Field("description", "Description"),
-        Field("status", "Status"),
-        Field("source", "Source", "Where the published numbers are printed."),
-        Field("n_items", "Items", "How many test items the figures are computed over."),
-        Field("n_units", "Atomic units", "How many atomic units the judge found in the text."),
-        Field("dialogue_id", "Dialogue"),
-        Field("turn", "Turn"),
+        Field("kind", "kind", "Scored here, a baseline, a trivial submission or reported."),
+        Field("flag", "flag", "Why an entry is marked: trivial, or below a trivial baseline."),
+        Field("id", "id", "The entry's id, as links and the command line name it."),
+        Field("model_url", "model or code link"),
+        Field("paper_url", "paper link"),
+        Field("parameters", "parameters (billions)", "As the submitter declared."),
+        Field("open_weights", "open weights", "Whether the weights can be downloaded."),
+        Field("licence", "licence", "The model's licence, as the submitter declared."),
+        Field("visibility", "visibility"),
+        Field("created_at", "submitted (UTC)"),
+        Field("description", "description"),
+        Field("status", "status"),
+        Field("source", "source", "Where the published numbers are printed."),
+        Field("n_items", "items", "How many test items the figures are computed over."),
+        Field("n_units", "atomic units", "How many atomic units the judge found in the text."),
+        Field("dialogue_id", "dialogue"),
+        Field("turn", "turn"),
         Field(
-            "role", "Role", "The author's role: speaker (A, opens the dialogue) or listener (B)."
+            "role", "role", "The author's role: speaker (A, opens the dialogue) or listener (B)."
         ),
-        Field("label", "Annotators' label", "The annotators' aggregated categories (2 of 3)."),
-        Field("reference", "Reference", "The participant's own emotion transcription."),
-        Field("prediction", "Prediction"),
-        Field("pred_chars", "Prediction length (characters)"),
+        Field("label", "annotators' label", "The annotators' aggregated categories (2 of 3)."),
+        Field("reference", "reference", "The participant's own emotion transcription."),
+        Field("prediction", "prediction"),
+        Field("pred_chars", "prediction length (characters)"),
         Field(
-            "categories", "Categories read", "The categories the transcription classifier reads."
+            "categories", "categories read", "The categories the transcription classifier reads."
         ),
-        Field("category_exact", "Same categories", "The categories read equal the label."),
-        Field("metric", "Metric"),
-        Field("value", "Value"),
-        Field("value [95% CI]", "Value [95% CI]", "The score and its 95% bootstrap interval."),
-        Field("signature", "Signature", "Everything the number depends on."),
-        Field("current", "Current signature", "Scored with the board's current settings."),
-        Field("field", "Field"),
-        Field("line", "Line", "The line of the file (a run of lines: from–to)."),
-        Field("problem", "Problem"),
-        Field("cause type", "Cause type"),
-        Field("items", "Items"),
+        Field("category_exact", "same categories", "The categories read equal the label."),
+        Field("metric", "metric"),
+        Field("value", "value"),
+        Field("value [95% CI]", "value [95% CI]", "The score and its 95% bootstrap interval."),
+        Field("signature", "signature", "Everything the number depends on."),
+        Field("current", "current signature", "Scored with the board's current settings."),
+        Field("field", "field"),
+        Field("line", "line", "The line of the file (a run of lines: from–to)."),
+        Field("problem", "problem"),
+        Field("cause type", "cause type"),
+        Field("items", "items"),
     )
 }
 

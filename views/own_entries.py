@@ -7,6 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from views.fields import label
+
 #: The Submit page's query parameter that carries an edit key (``/submit?edit=ID.SECRET``).
 EDIT_PARAM = "edit"
 #: The most edit keys one visitor's page keeps (this session's receipts and links).
@@ -21,14 +23,17 @@ VISIBILITY_WORDS = {
 }
 #: How a history row names what changed.
 CHANGE_WORDS = {
-    "status": "status",
-    "name": "name",
-    "model_url": "model or code link",
-    "paper_url": "paper link",
-    "parameters": "parameters (billions)",
-    "open_weights": "open weights",
-    "licence": "licence",
-    "visibility": "visibility",
+    key: label(key)
+    for key in (
+        "status",
+        "name",
+        "model_url",
+        "paper_url",
+        "parameters",
+        "open_weights",
+        "licence",
+        "visibility",
+    )
 }
 
 

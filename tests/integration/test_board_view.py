@@ -80,19 +80,19 @@ def test_a_link_reproduces_the_view(board):
     assert set(table["name"]) == {"oracle", "plain"}
     assert list(table.columns) == [
         "rank",
-        "rank_band",
         "name",
-        "BLEU-1 ↑ [95% CI]",
+        "BLEU-1 ↑ [95% CI]",  # within a phone's width: rank, name and score first
+        "rank_band",
         "kind",
         "flag",
         "team",
-        "paper",
+        "paper link",
         "parameters (billions)",
         "open weights",
     ]
     row = table.set_index("name").loc["oracle"]
     assert (row["parameters (billions)"], row["open weights"]) == ("8", "yes")
-    assert row["paper"] == "https://example.org/paper"
+    assert row["paper link"] == "https://example.org/paper"
     assert at.selectbox(key="lb_detail").value == board["plain"]
     # the link's values stay in the URL (the columns in the table's order)
     assert url(at) == {
@@ -127,8 +127,11 @@ def test_links_are_link_columns_and_the_detail_compares_with_any_entry(board):
     at = page(submission=board["plain"])
     grid = ranking_table(at)
     config = json.loads(grid.proto.columns)
-    assert config["paper"]["type_config"] == {"type": "link", "display_text": "paper ↗"}
-    assert config["code"]["type_config"] == {"type": "link", "display_text": "code ↗"}
+    assert config["paper link"]["type_config"] == {"type": "link", "display_text": "paper ↗"}
+    assert config["model or code link"]["type_config"] == {
+        "type": "link",
+        "display_text": "code ↗",
+    }
     order = list(lb.ranking()["id"])
     above = order[order.index(board["plain"]) - 1]
     picker = at.selectbox(key=f"lb_compare_with_{board['plain']}")

@@ -348,7 +348,7 @@ def test_submit_csv_and_refused_details(corpus):
     send_button(at).click().run()
     assert_clean(at)
     fields = shown_table(at, "field", "problem")
-    assert list(fields["field"]) == ["Model link"]  # the field as the form names it
+    assert list(fields["field"]) == ["model or code link"]  # the field facts' label
     assert "http" in fields["problem"].iloc[0]
 
 
@@ -507,10 +507,10 @@ def test_home_shows_top_of_leaderboard(populated):
     at = app()
     assert_clean(at)
     top = at.table[0].value  # a static table: whole names at any width
-    names = list(top["Entry"])
+    names = list(top["name"])
     assert XSS_NAME in names or "Copy of the utterance (etclib)" in names
     assert len(top) == 3
-    assert list(top.columns) == ["Rank", "Entry", "ROUGE-L ↑ [95% CI]", "What it is"]
+    assert list(top.columns) == ["rank", "name", "ROUGE-L ↑ [95% CI]", "kind"]
     # The score column a visitor came for: headed by the ranking metric's name and direction
     # from the registry (never the key), each row its value and 95% interval.
     import leaderboard as lb

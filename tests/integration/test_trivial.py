@@ -77,7 +77,7 @@ def test_home_and_leaderboard_pages_show_the_badge_and_warning(tiny_corpus, monk
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     top = at.table[0].value  # Home's top five: a static table, headed in words
-    kind = top.set_index("Entry").loc["Constant upload", "What it is"]
+    kind = top.set_index("name").loc["Constant upload", "kind"]
     assert kind.startswith("⚠ trivial · ⚠ trivial: one text")
     assert any("1 trivial entry ranks above" in w.value for w in at.warning)
     at.switch_page("site_pages/leaderboard.py").run()

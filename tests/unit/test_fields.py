@@ -9,10 +9,10 @@ import pytest
 @pytest.mark.parametrize(
     ("column", "label"),
     [
-        ("saw_test", "Saw test data"),
-        ("rank_band", "Rank band"),
-        ("n_items", "Items"),
-        ("created_at", "Submitted (UTC)"),
+        ("saw_test", "saw test data"),
+        ("rank_band", "rank band"),
+        ("n_items", "items"),
+        ("created_at", "submitted (UTC)"),
         ("rougeL", "ROUGE-L ↑"),  # a metric key: its fact's heading
         ("ROUGE-L ↑", "ROUGE-L ↑"),  # a heading already
         ("ROUGE-L ↑ [95% CI]", "ROUGE-L ↑ [95% CI]"),
@@ -30,7 +30,7 @@ def test_a_header_carries_its_meaning():
     from views.fields import RANK_BAND, column_config
 
     config = column_config(["rank_band", "rougeL", "name"], name="medium")
-    assert config["rank_band"]["label"] == "Rank band" and config["rank_band"]["help"] == RANK_BAND
+    assert config["rank_band"]["label"] == "rank band" and config["rank_band"]["help"] == RANK_BAND
     assert config["rougeL"]["help"] == (
         "Longest-common-subsequence F-measure per item on MeCab tokens, mean over items."
     )  # the metric's own definition
