@@ -345,7 +345,8 @@ def scale_out(n: int, url: str, corpus: Path, work: Path, kills: int = 2) -> dic
     per_signature = pg_query(
         url, "SELECT submission_id, metric_group, signature, count(*) FROM scores GROUP BY 1, 2, 3"
     )
-    crashed = pg_query(url, "SELECT count(*) FROM jobs WHERE crashes > 0")[0][0]
+    # one job may be killed twice (claimed again by a worker killed next): count the crashes
+    crashed = pg_query(url, "SELECT coalesce(sum(crashes), 0) FROM jobs")[0][0]
     scores = stored_scores(pg_query(url, SCORES_SQL))
     return {
         "n": n,
@@ -359,7 +360,7 @@ def scale_out(n: int, url: str, corpus: Path, work: Path, kills: int = 2) -> dic
         "score_rows_per_signature": sorted({c for *_, c in per_signature}),
         "kills": record,
         "kills_in_flight": sum(1 for r in record if r["in_flight"]),
-        "jobs_crashed": crashed,
+        "crashes": crashed,
         "identical": scores == single and len(scores) == n,
         "single_files": len(single),
         "start_s": ready - started,
@@ -525,7 +526,7 @@ def print_scale_out(r: dict) -> None:
     )
     print(f"  score rows per (submission, group, signature): {r['score_rows_per_signature']}")
     print(f"  SIGKILLs: {len(r['kills'])}, with a job in flight: {r['kills_in_flight']}; "
-          f"jobs with a recorded crash: {r['jobs_crashed']}")  # fmt: skip
+          f"crashes recorded on jobs: {r['crashes']}")  # fmt: skip
     print(f"  scores identical to one embedded process (worker --once): {r['identical']} "
           f"({r['single_files']} files there)")  # fmt: skip
     print(f"  times: start {r['start_s']:.1f} s, uploads {r['upload_s']:.1f} s "

@@ -191,5 +191,5 @@ def test_two_sites_three_workers_two_kills_score_every_file_once(tiny_corpus, po
     assert r["statuses"] == {"scored": N_FILES}  # nothing left in "scoring" (or anything else)
     assert r["stage_pairs"] == N_FILES and r["stage_jobs"] == [1]  # one finished job each
     assert r["score_rows_per_signature"] == [1]
-    assert r["kills_in_flight"] == 2 and r["jobs_crashed"] >= 2
+    assert r["kills_in_flight"] == 2 and r["crashes"] >= 2
     assert r["single_files"] == N_FILES and r["identical"]
