@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# A property test's verdict must not depend on the machine's speed: no per-example deadline
+# (hypothesis's default of 200 ms fails examples on a loaded CI machine).
+settings.register_profile("etc", deadline=None)
+settings.load_profile("etc")
 
 # One thread per library pool (torch, OpenBLAS) in each test process and the processes it
 # starts: the suite runs one xdist worker more than the cores, and each worker's own pools
