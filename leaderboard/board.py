@@ -1,6 +1,5 @@
-"""The board: ranking with intervals and rank bands, published results, other scores.
-
-One entry's own views (its status, detail and per-item frame) are :mod:`leaderboard.entry`.
+"""The board: ranking with intervals and rank bands, published results, other scores (one
+entry's status, detail and per-item frame: :mod:`leaderboard.entry`).
 
 Columns, their groups and directions, and the ranking rule come from the track and etclib's
 metric registry (``Track.facts``, :func:`etclib.metrics.fact`, ``Track.ranking_key``): by

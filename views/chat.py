@@ -1,35 +1,15 @@
 """The chat page's logic: which models a visitor can pick, the limits, and the predictions.
 
-A *choice* is a backend of :mod:`etclib.backends` with the options the site uses for it. The
-choices come from the backend registry: every registered backend that is meant for a chat
-(``Backend.in_chat``), the default one (``retrieval``) first, each usable or not as its own
-``availability()`` says. One more entry, ``finetuned``, is the ``openai`` backend pointed at the
-fine-tuned Swallow model's OpenAI-compatible server (vLLM) at ``ETC_FINETUNED_BASE_URL`` as
-``ETC_FINETUNED_MODEL`` (key ``ETC_FINETUNED_API_KEY``, default ``EMPTY``). A chat answers within
-seconds, so each backend gets those of :data:`CHAT_OPTIONS` it takes (hosted models: one retry),
-with the time limits of :data:`SERVER_LIMITS`. The picker's wording for the library's backends
-is in :func:`_label`; any other backend shows its own description.
-
-Model servers are probed, and their time limits and the fine-tuned model's card read, in
-:mod:`views.model_servers`; every generation is bounded by those limits (:func:`stream_prediction`);
-a failure is a visitor message (:func:`visitor_failure`) and an operator log line naming the
-setting. The emotion categories under each utterance come from :mod:`views.chat_categories`.
-Both modules' public names are importable from here too.
-
-Limits: :data:`MAX_UTTERANCE_CHARS` per utterance and :data:`MAX_LINES` utterances per
-conversation; :func:`rate_per_minute` predictions per minute per visitor
-(``ETC_CHAT_PER_MINUTE``, default :data:`RATE_PER_MINUTE`), counted like the upload quota
-(:class:`VisitorLimiter`: the signed-in account, else the network address, in the board's
-database, so a reload or a new session does not reset it); and for each *metered* model (a
-hosted or served LLM, ``Backend.metered``) a budget for everyone together:
-``ETC_CHAT_MODEL_PER_MINUTE`` (default 60) and ``ETC_CHAT_MODEL_PER_DAY`` (default 1000)
-predictions (0 switches the model's chat off).
-
-A conversation alternates A (speaker role, who opens it) and B (listener role), as every corpus
-dialogue does: :func:`next_speaker` decides from the lines so far, never from a widget.
-:func:`submit` is the one way an utterance enters a conversation: a model that is not usable, a
-full conversation, an empty or over-long utterance and the rate limit refuse it with a message
-for the visitor and change nothing.
+A *choice* is a registered backend meant for a chat (``Backend.in_chat``), the default
+(``retrieval``) first, plus ``finetuned``: the ``openai`` backend at the fine-tuned Swallow
+model's OpenAI-compatible server (``ETC_FINETUNED_BASE_URL``). Each gets the
+:data:`CHAT_OPTIONS` it takes and the time limits of :data:`SERVER_LIMITS`; servers are probed
+in :mod:`views.model_servers`, the categories under each utterance come from
+:mod:`views.chat_categories` (both importable from here). :func:`submit` is the one way an
+utterance enters a conversation (A and B alternate: :func:`next_speaker`); it refuses, with a
+message for the visitor, an unusable model, a full conversation, an empty or over-long
+utterance, a visitor over the per-minute limit and a metered model over its shared budget
+(docs/site.md, "How the chat takes an utterance").
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def test_from_the_board_to_a_comparison_by_clicks(site, page, entries):
     click_grid_row(page, table, 2)
     wait_idle(page, timeout=60)
     title = (
-        f"of the selected item (dialogue {row['dialogue_id'].replace(',', '')}, "
+        f"of the selected item (dialogue {row['dialogue'].replace(',', '')}, "
         f"turn {row['turn']}, {row['role']})"
     )
     page.get_by_text(title, exact=False).wait_for(timeout=30_000)

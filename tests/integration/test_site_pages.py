@@ -458,7 +458,7 @@ def test_the_banner_and_the_floors_read_the_constant_from_the_board(populated):
     for page in (None, "site_pages/leaderboard.py"):
         at = app(page)
         assert_clean(at)
-        assert f"reaches ROUGE-L {constant:.1f} here" in texts(at), page
+        assert f"reaches ROUGE-L {constant:.2f} here" in texts(at), page
     kinds = shown_table(at, "rank_band", "name").set_index("name")["kind"]
     assert kinds["Constant transcription (etclib)"] == "baseline (floor)"
     assert kinds["Copy of the utterance (etclib)"] == "baseline (floor)"
