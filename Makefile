@@ -115,7 +115,7 @@ postgres:
 # loadgroup would be finer but does not group on pytest 9.2, xdist issue 1386; tests/conftest.py
 # hands out the longest modules first). One more, because a worker waiting on a browser, a served
 # site or a process it started leaves its core idle: on two cores, two workers kept the cores 92 %
-# busy over a run of the suite, three 99 % (benchmarks/results.md, 2026-11-26, third session).
+# busy over a run of the suite, three 99 % (benchmarks/results.md, "Test suite run time").
 # TEST_JOBS=0: no workers. No test needs the machine to itself: the fault tests kill at named
 # fault points and age leases instead of waiting for them, and no test bounds a wall-clock time
 # (benchmarks/ keep the timings).
