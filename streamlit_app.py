@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 import leaderboard as lb
-from etclib import admintoken
+from etclib.core import admintoken
 from views import session_guard, visitors
 from views.board import database_key
 from views.errors import board_unavailable, shown_errors

@@ -1,5 +1,5 @@
 """What a crafted file costs to refuse, beside a valid file's check: the CPU seconds of
-``etclib.predictions.read_predictions`` (what ``etclib validate`` and the Submit page's check
+``etclib.tracks.predictions.read_predictions`` (what ``etclib validate`` and the Submit page's check
 run) on the test split's valid file and on two 9.9 MB crafted files, the corpus already loaded
 (as the site has it). Target: each crafted file refused within 3x the valid file's check.
 
@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from etclib.corpus import load_corpus  # noqa: E402
-from etclib.errors import PredictionsError  # noqa: E402
-from etclib.predictions import FIELDS, dumps_jsonl, read_predictions  # noqa: E402
-from etclib.task import items  # noqa: E402
+from etclib.core.errors import PredictionsError  # noqa: E402
+from etclib.data.corpus import load_corpus  # noqa: E402
+from etclib.data.task import items  # noqa: E402
+from etclib.tracks.predictions import FIELDS, dumps_jsonl, read_predictions  # noqa: E402
 
 TARGET = 3.0
 SIZE = 9_900_000

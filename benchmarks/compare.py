@@ -63,7 +63,7 @@ print(json.dumps(list(board["id"])))
 IN_PROCESS = """
 import json, sys, time
 import leaderboard as lb
-from etclib.corpus import load_corpus
+from etclib.data.corpus import load_corpus
 from leaderboard import compare as lbc
 a, b = sys.argv[1], sys.argv[2]
 load_corpus(); lb.open_db()

@@ -53,9 +53,9 @@ def main() -> int:
     }
     os.environ.update({k: env[k] for k in ("ETC_DATA_DIR", "ETC_LEADERBOARD_DB", "HOME")})
     import leaderboard as lb
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     test = items(load_corpus(corpus), "test")
     data = dumps_jsonl((it.key, it.reference) for it in test).encode()

@@ -41,11 +41,11 @@ REFERENCE_SHAPE = dict(
 
 def bench_items(n: int):
     """The first ``n`` test items of the corpus (``ETC_DATA_DIR``), or made-up chats without one."""
-    from etclib.errors import DataError
-    from etclib.task import chat_item, items
+    from etclib.core.errors import DataError
+    from etclib.data.task import chat_item, items
 
     try:
-        from etclib.corpus import load_corpus
+        from etclib.data.corpus import load_corpus
 
         return items(load_corpus(), "test")[:n], "test split"
     except DataError:
@@ -89,7 +89,7 @@ def run(model: str, load_in_4bit: bool, batch_size: int, max_new_tokens: int, to
     """Time one generation pass over ``todo``: items/s, new tokens/s, prompt tokens, peak GiB."""
     import torch
 
-    from etclib.backends import get_backend
+    from etclib.models import get_backend
 
     backend = get_backend(
         "hf",

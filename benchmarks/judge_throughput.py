@@ -49,8 +49,8 @@ def _texts() -> tuple[list[str], list[str], list[str], str]:
     candidates = [os.environ.get("ETC_DATA_DIR"), str(REPO.parent / "shared/ETCDataset/etc")]
     root = next((c for c in candidates if c and (Path(c) / "dialogues").is_dir()), None)
     if root is not None:
-        from etclib.corpus import load_corpus
-        from etclib.task import items
+        from etclib.data.corpus import load_corpus
+        from etclib.data.task import items
 
         corpus = load_corpus(root)
         test = items(corpus, "test")

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 
 
 def _predictions(items, k: int) -> bytes:
-    from etclib.predictions import dumps_jsonl
+    from etclib.tracks.predictions import dumps_jsonl
 
     def text(i: int, it) -> str:
         if i == k:
@@ -89,8 +89,8 @@ def main() -> None:
         os.environ.setdefault("ETC_CACHE_DIR", str(Path(tmp) / "cache"))
         os.environ["ETC_LB_DAILY_LIMIT"] = "100"
         import leaderboard as lb
-        from etclib.corpus import load_corpus
-        from etclib.task import items as split_items
+        from etclib.data.corpus import load_corpus
+        from etclib.data.task import items as split_items
 
         items = split_items(load_corpus(), "test")
         files = [_predictions(items, k) for k in range(20)]

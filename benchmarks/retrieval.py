@@ -29,9 +29,9 @@ def main() -> int:
 
     import numpy as np
 
-    from etclib.backends import get_backend, retrieval
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.models import get_backend, retrieval
 
     corpus = load_corpus(args.data)
     t = time.perf_counter()

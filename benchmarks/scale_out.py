@@ -75,15 +75,15 @@ def tiny_corpus(root: Path) -> Path:
 
 
 def split_items(corpus: Path) -> list:
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     return items(load_corpus(corpus), "test")
 
 
 def prediction_file(items: list, k: int) -> bytes:
     """The k-th distinct valid file: references and utterances mixed by k, a k-tag on some."""
-    from etclib.predictions import dumps_jsonl
+    from etclib.tracks.predictions import dumps_jsonl
 
     def pred(j: int, it) -> str:
         base = it.reference if (j + k) % 3 else it.utterance
@@ -495,7 +495,7 @@ def _children_cpu() -> float:
 def judge_file(items: list, k: int) -> bytes:
     """A judge file whose predictions never equal a reference (so reference decompositions
     can be told apart on the fake server)."""
-    from etclib.predictions import dumps_jsonl
+    from etclib.tracks.predictions import dumps_jsonl
 
     return dumps_jsonl((it.key, f"{it.utterance}と感じた{k}。") for it in items).encode()
 

@@ -2,7 +2,7 @@
 and whole processes: `etclib score` against a hand-written sacrebleu + rouge-score script
 (target: within 1.05x).
 
-In-process (default): ``etclib.scoring.score`` with breakdowns, imports and MeCab loaded first.
+In-process (default): ``etclib.tracks.scoring.score`` with breakdowns, imports and MeCab loaded first.
 
 ``--processes N``: N rounds, each running, one after the other, ``python -m etclib score FILE
 --metrics bleu,rouge --json`` and :data:`HAND` (reads split.json and the test split's dialogue
@@ -33,10 +33,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from etclib.corpus import load_corpus
-from etclib.scoring import score
-from etclib.task import items
-from etclib.tokenize import tokenize
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items
+from etclib.data.tokenize import tokenize
+from etclib.tracks.scoring import score
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -80,7 +80,7 @@ KEYS = ("bleu4", "rouge1", "rouge2", "rougeL")
 
 
 def predictions_file(folder: Path) -> Path:
-    from etclib.predictions import dumps_jsonl
+    from etclib.tracks.predictions import dumps_jsonl
 
     corpus = load_corpus()
     its = items(corpus, "test")

@@ -311,9 +311,9 @@ def seed_entries(n: int) -> list[str]:
     board's order (best first)."""
     import leaderboard as lb
     from benchmarks.leaderboard import _predictions
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     its = items(load_corpus(), "test")
     ids = [
@@ -332,8 +332,8 @@ def upload_until_scored(context, url: str, k: int, folder: Path) -> float:
     """Upload the ``k``-th benchmark file on the Submit page and wait until the page shows it
     scored (by the site's own scoring threads); the seconds that took."""
     from benchmarks.leaderboard import _predictions
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     path = folder / f"bench-{k}.jsonl"
     path.write_bytes(_predictions(items(load_corpus(), "test"), k))
@@ -440,7 +440,7 @@ def search_times(context, url: str) -> list[tuple[str, float, float]]:
     """(query, Enter -> the frame showing the new count, Enter -> the rerun finished) in
     seconds, each timed on the page's clock (a Playwright wait from outside sees the count
     only once the page's main thread is free again, i.e. after the whole rerun is drawn)."""
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     utterances = load_corpus().utterances
     page = context.new_page()

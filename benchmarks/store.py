@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from etclib import stats, store
-from etclib.corpus import load_corpus
+from etclib.data import store
+from etclib.data.corpus import load_corpus
+from etclib.studies import corpus_stats as stats
 
 
 def main() -> None:

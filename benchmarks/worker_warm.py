@@ -30,9 +30,9 @@ mode, n = sys.argv[1], sys.argv[2:]
 import leaderboard as lb
 from leaderboard import stages, worker
 if mode == "submit":
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.predictions import dumps_jsonl
+    from etclib.data.task import items
     c = load_corpus()
     its, train = items(c, "test"), [it.reference for it in items(c, "train")]
     for k in map(int, n):

@@ -10,15 +10,15 @@ __all__ = ["__version__", "compare", "load_corpus", "score"]
 def __getattr__(name: str):
     # Lazy: `import etclib` stays fast; heavy modules load on first use.
     if name == "load_corpus":
-        from .corpus import load_corpus
+        from etclib.data.corpus import load_corpus
 
         return load_corpus
     if name == "compare":
-        from .comparison import compare
+        from etclib.tracks.comparison import compare
 
         return compare
     if name == "score":
-        from .scoring import score
+        from etclib.tracks.scoring import score
 
         return score
     raise AttributeError(f"module 'etclib' has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Moderation: hide, unhide, soft-delete, re-score submissions and re-run failed jobs.
 
-Every operation takes the admin token, checked by :mod:`etclib.admintoken` (constant-time
+Every operation takes the admin token, checked by :mod:`etclib.core.admintoken` (constant-time
 compare; at least 24 characters; wrong tokens rate-limited per session and logged). Without
 ``ETC_ADMIN_TOKEN`` admin operations are disabled. Nothing is erased: a deleted submission keeps
 its rows (``visibility = 'deleted'``), every action is logged in ``moderation_log``, and a
@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from etclib import admintoken
-from etclib.errors import AccessDenied
+from etclib.core import admintoken
+from etclib.core.errors import AccessDenied
 
 from . import stages as stage_rules
 from .clock import now
@@ -28,7 +28,7 @@ from .statuses import refresh_status
 def check_token(token: str | None, action: str = "leaderboard admin") -> None:
     """Raise :class:`AdminError` unless ``token`` is the configured admin token.
 
-    Counts against the session of ``etclib.admintoken.session`` (the site sets one per visitor).
+    Counts against the session of ``etclib.core.admintoken.session`` (the site sets one per visitor).
     """
     try:
         admintoken.verify(token, action)
@@ -231,7 +231,7 @@ def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.Da
     where to check it), passed through the redactor again on the way out; ``account`` the
     signed-in account, if any.
     """
-    from etclib.redact import redact
+    from etclib.core.redact import redact
 
     check_token(token, "list")
     db = resolve(db)

@@ -1,6 +1,6 @@
 """Baseline rows: the published results, and the baselines this project computes itself.
 
-- *Reported*: every row of ``paper_baselines.json`` (shipped in ``etclib/reference``;
+- *Reported*: every row of ``paper_baselines.json`` (shipped in ``etclib/data/reference``;
   ``ETC_REFERENCE_DIR`` names another folder) becomes a ``kind = 'reported'`` entry with the
   paper's numbers as one score row: never re-scored, without intervals, never in the ranking
   columns (the paper used a corpus with five more dialogues and unpublished tokenisation).
@@ -45,7 +45,7 @@ def load_reference(directory: str | Path | None = None) -> dict[str, Any]:
     if not path.is_file():
         raise ReferenceDataError(
             f"{path}: not found. Set ETC_REFERENCE_DIR to a folder holding "
-            "paper_baselines.json, or unset it to use the copy shipped in etclib/reference, or "
+            "paper_baselines.json, or unset it to use the copy shipped in etclib/data/reference, or "
             "seed only the computed baselines (python -m leaderboard seed-baselines "
             "--no-reported)."
         )
@@ -59,7 +59,7 @@ def load_reference(directory: str | Path | None = None) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ReferenceDataError(
             f"{path}: cannot read the published results ({type(exc).__name__}: {exc}); "
-            "restore it (etclib/reference/paper_baselines.json in the repository)."
+            "restore it (etclib/data/reference/paper_baselines.json in the repository)."
         ) from None
     data["_path"] = str(path)
     return data
@@ -166,9 +166,9 @@ def seed_computed(
 
     Returns backend -> ``{"id", "added"}``.
     """
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl, read_predictions
-    from etclib.task import items as split_items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items as split_items
+    from etclib.tracks.predictions import dumps_jsonl, read_predictions
 
     from .submit import content_sha256, store_submission
 

@@ -6,7 +6,7 @@ metric registry (``Track.facts``, :func:`etclib.metrics.fact`, ``Track.ranking_k
 default a board is ranked by the first key of its track's ``rank_order`` (transcriptions: judge
 F1, else BERTScore, else ROUGE-L) that any entry has under the board's current signature.
 ``ranking(sort_by=...)`` ranks by any other ranking column instead. Entries lacking the ranking
-metric come last, unranked. Intervals and rank bands come from :mod:`etclib.significance`.
+metric come last, unranked. Intervals and rank bands come from :mod:`etclib.metrics.significance`.
 
 Signatures: each metric group has one *current* signature, the one held by the most public
 entries (ties: the newest). Only scores under it fill the board's columns; an entry's scores
@@ -25,8 +25,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from etclib import metrics, significance
+from etclib import metrics
 from etclib import tracks as registry
+from etclib.metrics import significance
 
 from . import samples, settings, trivial
 from .db import Database, resolve

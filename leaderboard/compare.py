@@ -2,7 +2,7 @@
 
 :func:`compare` reads both entries' stored per-item arrays (the score rows the entry's detail
 shows: the board's current signature when the entry has it) and hands them to
-:func:`etclib.comparison.compare_data`, with the board's bootstrap settings
+:func:`etclib.tracks.comparison.compare_data`, with the board's bootstrap settings
 (``ETC_LB_BOOTSTRAP``, ``ETC_LB_SEED``), so ``python -m leaderboard compare`` and the site's
 comparison page print the same numbers, and ``etclib compare`` on the two predictions files
 prints them too (same resamples, seed and trials). A metric group whose signatures differ
@@ -22,11 +22,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from etclib import comparison, csvexport, tracks
 from etclib import metrics as registry
-from etclib.comparison import Comparison
+from etclib import tracks
+from etclib.core import csvexport
 from etclib.metrics import MetricData
+from etclib.tracks import comparison
 from etclib.tracks.categories.labels import CSV_SEPARATOR
+from etclib.tracks.comparison import Comparison
 
 from . import settings
 from .board import ranking

@@ -113,8 +113,8 @@ def standing(submission_id: str, *, db: Database | None = None) -> dict[str, Any
 
 
 def _items(split: str):
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     return items(load_corpus(), split)
 
@@ -313,9 +313,8 @@ def breakdown(submission_id: str, metric: str, *, db: Database | None = None) ->
 
 
 def _breakdown(db: Database, submission_id: str, metric: str) -> pd.DataFrame:
-    from etclib import significance
-    from etclib.metrics import MetricData
-    from etclib.scoring import breakdown_groups
+    from etclib.metrics import MetricData, significance
+    from etclib.tracks.scoring import breakdown_groups
 
     columns = ["breakdown", "subset", "n_items", "value", "lo", "hi"]
     rec = _submission(db, submission_id)

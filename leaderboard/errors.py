@@ -1,4 +1,4 @@
-"""Every exception that the leaderboard raises on purpose (all are ``etclib.errors.EtcError``).
+"""Every exception that the leaderboard raises on purpose (all are ``etclib.core.errors.EtcError``).
 
 The CLI turns them into a message and a non-zero exit status; the site shows ``str(exc)`` with
 ``st.error``. Messages say what was wrong, where, and what to do.
@@ -6,7 +6,7 @@ The CLI turns them into a message and a non-zero exit status; the site shows ``s
 
 from __future__ import annotations
 
-from etclib.errors import EtcError, Problem
+from etclib.core.errors import EtcError, Problem
 
 __all__ = [
     "LeaderboardError",

@@ -1,7 +1,7 @@
 """Public exports of the board and of per-item scores (CSV, JSON), and the Hub push.
 
 Exports hold public fields only (never the contact or the submitter key) and public entries
-only. CSV goes through :mod:`etclib.csvexport`, whose cells no spreadsheet runs as a formula
+only. CSV goes through :mod:`etclib.core.csvexport`, whose cells no spreadsheet runs as a formula
 whatever separator it splits on.
 
 :func:`push_to_hub` uploads ``leaderboard.json`` and ``leaderboard.csv`` to the Hugging Face
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from etclib import csvexport
-from etclib.files import write_text
-from etclib.redact import redact
+from etclib.core import csvexport
+from etclib.core.files import write_text
+from etclib.core.redact import redact
 
 from . import settings
 from .board import ranking, reported
@@ -158,7 +158,7 @@ def push_to_hub(
     try:
         from huggingface_hub import HfApi
     except ImportError:
-        from etclib.errors import DependencyError
+        from etclib.core.errors import DependencyError
 
         raise DependencyError(
             "The Hub push needs huggingface-hub: pip install huggingface-hub"

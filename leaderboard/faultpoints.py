@@ -7,7 +7,7 @@ per process over all its threads. ``ETC_FAULTPOINTS=after_compute:3`` kills a wo
 as its third job's scores are computed and before they are stored, so a crash test kills at the
 moment it names, on any machine, instead of after a sleep that a fast machine outruns.
 
-The machinery is etclib's (:mod:`etclib.faultpoints`, whose judge batch points a schedule may
+The machinery is etclib's (:mod:`etclib.core.faultpoints`, whose judge batch points a schedule may
 name too); this module names the worker's points and registers them.
 
 Before dying, the process writes ``faultpoint <point>:<N>`` on stderr (flushed), so the test
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os  # noqa: F401 - tests record os.kill through this module
 
-from etclib import faultpoints as _points
-from etclib.faultpoints import ENV, _schedule, hit, reset
+from etclib.core import faultpoints as _points
+from etclib.core.faultpoints import ENV, _schedule, hit, reset
 
 __all__ = ["ENV", "POINTS", "_schedule", "hit", "reset"]
 

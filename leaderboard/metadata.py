@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 from urllib.parse import urlsplit
 
-from etclib import registry
+from etclib.core import registry
 
 from .errors import MetadataError
 

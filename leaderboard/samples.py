@@ -1,7 +1,7 @@
 """Resampled scores of stored score rows, computed once per row and kept by content.
 
 The board's intervals and rank bands need every entry's score on each bootstrap resample
-(:func:`etclib.significance.resampled_many`), the costly part of ranking. A stored score row
+(:func:`etclib.metrics.significance.resampled_many`), the costly part of ranking. A stored score row
 never changes, so its resampled scores are computed once (when the worker stores it,
 :func:`warm`, else the first time a board needs them) and kept in this process (an LRU of
 :data:`MEMORY_ROWS` rows) and on disk under ``$ETC_CACHE_DIR/bootstrap/`` (one ``.npy`` per
@@ -27,8 +27,8 @@ from types import ModuleType
 
 import numpy as np
 
-from etclib import metrics, significance
-from etclib.metrics import Metric, MetricData
+from etclib import metrics
+from etclib.metrics import Metric, MetricData, significance
 
 from . import settings
 
@@ -57,7 +57,7 @@ def ranking_keys(group: str) -> list[str]:
 def definition_modules(group: str | Metric) -> list[ModuleType]:
     """The modules whose code a row's resampled scores come from: those of the metric's class
     and its base classes, the metric modules they use (``category`` scores with ``erc``'s
-    ``from_statistics``), recursively, and :mod:`etclib.significance`."""
+    ``from_statistics``), recursively, and :mod:`etclib.metrics.significance`."""
     registered = {m if isinstance(m, str) else type(m).__module__ for m in metrics.METRICS.values()}
     metric = metrics.get(group) if isinstance(group, str) else group
     found: dict[str, ModuleType] = {}
@@ -113,7 +113,7 @@ def content_key(group: str, arrays: Mapping[str, np.ndarray], res: significance.
 
 def folder() -> Path:
     """Where rows are kept on disk (``$ETC_CACHE_DIR/bootstrap``)."""
-    from etclib.config import cache_dir
+    from etclib.core.config import cache_dir
 
     return cache_dir() / "bootstrap"
 
@@ -171,7 +171,7 @@ def resampled_rows(rows: list[tuple[str, Mapping[str, np.ndarray]]], n_items: in
     resampled scores and 95% interval on the board's resamples of ``n_items`` items.
 
     Rows seen before come from memory or disk; the others are resampled together (one
-    :func:`~etclib.significance.resampled_many` call) and kept."""
+    :func:`~etclib.metrics.significance.resampled_many` call) and kept."""
     res = draw(n_items)
     keys = [content_key(group, arrays, res) for group, arrays in rows]
     out: list[Row | None] = []
@@ -206,7 +206,7 @@ def resampled_rows(rows: list[tuple[str, Mapping[str, np.ndarray]]], n_items: in
 
 
 def warm(result) -> None:
-    """Resample the rows of a just-stored :class:`~etclib.scoring.ScoreResult`, so the board
+    """Resample the rows of a just-stored :class:`~etclib.tracks.scoring.ScoreResult`, so the board
     that shows them next reads them (called by the worker; a failure is logged, never raised:
     the board computes them itself then)."""
     try:

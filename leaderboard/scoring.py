@@ -62,7 +62,7 @@ def group_signature(signature: dict[str, str], group: str, groups: list[str]) ->
 
 
 def load_predictions(db: Database, submission_id: str):
-    """A stored submission's predictions, as the ``etclib.predictions.Predictions`` it was
+    """A stored submission's predictions, as the ``etclib.tracks.predictions.Predictions`` it was
     stored from: each value decoded by its track (:meth:`etclib.tracks.Track.decode`).
 
     A stored submission was validated on its way in, so it is not validated again; its rows
@@ -70,9 +70,9 @@ def load_predictions(db: Database, submission_id: str):
     mismatch (rows changed or lost since) is a :class:`StoredPredictionsError`, never a score.
     """
     from etclib import tracks
-    from etclib.corpus import load_corpus
-    from etclib.predictions import Predictions
-    from etclib.task import items as split_items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items as split_items
+    from etclib.tracks.predictions import Predictions
 
     from .submit import content_sha256
 
@@ -110,8 +110,8 @@ def compute(db: Database, job: Job):
     ``ScoreResult``. Study 2 is fed by the worker once the result is stored
     (:func:`feed_study`), not here: a result dropped as another worker's duplicate feeds
     nothing."""
-    from etclib.corpus import load_corpus
-    from etclib.scoring import score
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.scoring import score
 
     preds = load_predictions(db, job.submission_id)
     corpus = load_corpus()
@@ -131,7 +131,7 @@ def feed_study(submission_id: str, result) -> dict[str, int]:
     scoring job: the score stands, and re-scoring feeds the same decisions again (their ids
     are stable, so nothing is stored twice).
     """
-    from etclib.errors import EtcError
+    from etclib.core.errors import EtcError
     from etclib.studies import annotation
 
     out = {"stored": 0, "sampled": 0}

@@ -1,6 +1,6 @@
 """The leaderboard's settings: environment variables (or ``.streamlit/secrets.toml``).
 
-Every setting is read when used (``etclib.config.setting``), so tests and the site can change
+Every setting is read when used (``etclib.core.config.setting``), so tests and the site can change
 them without restarting. See docs/leaderboard.md for the full table.
 """
 
@@ -10,9 +10,9 @@ import ipaddress
 import os
 from pathlib import Path
 
-from etclib import significance
-from etclib.config import setting
-from etclib.errors import ConfigError
+from etclib.core.config import setting
+from etclib.core.errors import ConfigError
+from etclib.metrics import significance
 
 #: Repository root (the folder holding ``leaderboard/``).
 REPO = Path(__file__).resolve().parent.parent
@@ -233,7 +233,7 @@ def judge_provider() -> str | None:
 
 def reference_dir() -> Path:
     """Folder of ``paper_baselines.json``: ``ETC_REFERENCE_DIR``, else the copy shipped in etclib."""
-    from etclib.reference import reference_dir as folder
+    from etclib.data.reference import reference_dir as folder
 
     return folder()
 
@@ -241,9 +241,9 @@ def reference_dir() -> Path:
 def admin_token() -> str | None:
     """The admin token (``ETC_ADMIN_TOKEN``); admin operations are disabled without it.
 
-    :class:`ConfigError` when it is shorter than 24 characters (``etclib.admintoken``).
+    :class:`ConfigError` when it is shorter than 24 characters (``etclib.core.admintoken``).
     """
-    from etclib import admintoken
+    from etclib.core import admintoken
 
     return admintoken.configured_token()
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from etclib import metrics, tracks
-from etclib.redact import redact
+from etclib.core.redact import redact
 
 from . import settings
 from .errors import LeaderboardError
@@ -38,7 +38,7 @@ def _warm_judge() -> None:
 
 
 def _judge_options() -> dict[str, Any]:
-    from etclib.config import setting
+    from etclib.core.config import setting
 
     provider = settings.judge_provider()
     out: dict[str, Any] = {"judge_provider": provider} if provider else {}

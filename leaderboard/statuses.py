@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from etclib.redact import redact
+from etclib.core.redact import redact
 
 from . import stages
 from .clock import now

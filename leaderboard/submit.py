@@ -5,7 +5,7 @@
 ('3f9c0a1b2d4e', False, 'queued')
 
 ``submit`` takes a predictions file (a path, bytes or a binary file object) or an
-``etclib.predictions.Predictions`` validated already (the Submit page's check of the upload), so
+``etclib.tracks.predictions.Predictions`` validated already (the Submit page's check of the upload), so
 a file is parsed once between its upload and its stored rows. A refused file or refused details
 store nothing and use no quota; predictions already on the board as a public entry return that
 entry (:func:`content_sha256`). Rules and limits: docs/leaderboard.md, "How it works" and
@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from etclib.errors import PredictionsError, Problem
+from etclib.core.errors import PredictionsError, Problem
 
 from . import settings, stages
 from .clock import now
@@ -34,7 +34,7 @@ from .names import reserved_problem
 from .queue import enqueue, queue_position, waiting_submissions
 
 if TYPE_CHECKING:
-    from etclib.predictions import Predictions
+    from etclib.tracks.predictions import Predictions
 
 KINDS: tuple[str, ...] = ("submission", "baseline", "reported")
 
@@ -74,7 +74,7 @@ FileSource = str | os.PathLike | bytes | IO[bytes]
 
 def read_source(file: FileSource, file_name: str | None = None) -> tuple[bytes, str]:
     """The bytes and a display name of a path, bytes, or binary file object (e.g. an upload)."""
-    from etclib.predictions import MAX_FILE_BYTES
+    from etclib.tracks.predictions import MAX_FILE_BYTES
 
     if isinstance(file, (bytes, bytearray)):
         return bytes(file), file_name or "predictions"
@@ -111,8 +111,8 @@ def validated(
     """``file`` read and validated once (its track detected from its fields unless given), or,
     when it is a validated ``Predictions`` already, that object itself after checking that it is
     for ``split`` (and ``track`` when given); :class:`SubmissionError` with etclib's problems."""
-    from etclib.corpus import load_corpus
-    from etclib.predictions import Predictions, read_predictions
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.predictions import Predictions, read_predictions
 
     if isinstance(file, Predictions):
         wrong = [
@@ -161,9 +161,9 @@ def submit(
     provider that verified it); give it only for an account a login provider vouched for.
 
     ``file``: a path, bytes or a binary file object, read and validated here; or a validated
-    ``etclib.predictions.Predictions`` (:func:`validated`), stored without reading it again.
+    ``etclib.tracks.predictions.Predictions`` (:func:`validated`), stored without reading it again.
     ``track`` (``etclib.tracks``): by default detected from the file's
-    fields (:func:`etclib.predictions.detect_track`).
+    fields (:func:`etclib.tracks.predictions.detect_track`).
 
     Raises :class:`MetadataError` (bad details), :class:`SubmissionError` (a refused file, with
     etclib's line-level ``problems``), :class:`LimitError` (daily or queue limit).
@@ -214,7 +214,7 @@ def content_sha256(preds, order) -> str:
 
     The hash of (item, prediction) in the split's item order, so the same predictions saved as
     CSV or JSON Lines, with a byte-order mark, CRLF, extra fields or lines in another order are
-    one submission. ``order`` is the split's items (``etclib.task.items``).
+    one submission. ``order`` is the split's items (``etclib.data.task.items``).
     """
     from etclib import tracks
 
@@ -250,14 +250,14 @@ def store_submission(
     issuer: str | None = None,
     owner_hash: str | None = None,
 ) -> Receipt:
-    """Store a validated ``etclib.predictions.Predictions`` and queue its first stage; a
+    """Store a validated ``etclib.tracks.predictions.Predictions`` and queue its first stage; a
     submission gets a private edit key (the receipt's, stored as its hash)."""
 
     import pandas as pd
 
     from etclib import tracks
-    from etclib.corpus import load_corpus
-    from etclib.task import items as split_items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items as split_items
 
     corpus = load_corpus()
     order = split_items(corpus, preds.split)

@@ -111,8 +111,8 @@ def _profiles(db: Any, ids: list[str], split: str) -> dict[str, Profile]:
     }
     missing = [sid for sid in ids if keys.get(sid) not in _PROFILES]
     if missing:
-        from etclib.corpus import load_corpus
-        from etclib.task import items
+        from etclib.data.corpus import load_corpus
+        from etclib.data.task import items
 
         utterances = [it.utterance for it in items(load_corpus(), split)]
         frame = db.query_df(

@@ -22,8 +22,8 @@ import traceback
 import uuid
 from datetime import timedelta
 
-from etclib.errors import EtcError, QuotaExhaustedError, ServiceError
-from etclib.redact import redact
+from etclib.core.errors import EtcError, QuotaExhaustedError, ServiceError
+from etclib.core.redact import redact
 
 from . import board, samples, settings, stages
 from .clock import now
@@ -199,7 +199,7 @@ def failure_texts(exc: BaseException) -> tuple[str, str]:
     """(public reason, private detail) of a job's failure.
 
     The public reason becomes the submission's ``status_message`` (board, exports, ``status``):
-    a :class:`~etclib.errors.ServiceError` gives its own visitor-safe text with its reference,
+    a :class:`~etclib.core.errors.ServiceError` gives its own visitor-safe text with its reference,
     another ``EtcError`` its message (etclib's words), redacted; anything else a reference only.
     The detail (provider text, endpoint, status, exception), always redacted, is for the log
     and the admin view (``jobs.error_detail``).

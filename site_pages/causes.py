@@ -8,8 +8,8 @@ Agreement among people, of an LLM run and of the lexical proxy with them: docs/c
 import pandas as pd
 import streamlit as st
 
-from etclib.corpus import load_corpus
-from etclib.jsonl import dumps_line
+from etclib.core.jsonl import dumps_line
+from etclib.data.corpus import load_corpus
 from etclib.studies import annotation, causes
 from views import annotators, charts
 from views import causes as cv

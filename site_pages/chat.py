@@ -3,7 +3,7 @@ predicted emotion transcription and its predicted emotion categories (the ERC ba
 
 import streamlit as st
 
-from etclib.errors import EtcError
+from etclib.core.errors import EtcError
 from views import cause_layer, chat
 from views.dialogue import utterance_message
 from views.errors import show_error, shown_errors

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from etclib.corpus import load_corpus
+from etclib.data.corpus import load_corpus
 from etclib.studies import annotation, judge_calibration, labeljudge, ratings
 from views import annotators, charts
 from views import judge_vs_human as jvh

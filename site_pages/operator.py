@@ -8,8 +8,8 @@ against this visitor (:func:`views.admin.admin_session`).
 import streamlit as st
 
 import leaderboard as lb
-from etclib import admintoken
-from etclib.corpus import SPLITS, load_corpus
+from etclib.core import admintoken
+from etclib.data.corpus import SPLITS, load_corpus
 from etclib.studies import annotation, causes
 from views.admin import admin_session, moderation_table
 from views.errors import shown_errors

@@ -3,9 +3,9 @@
 import streamlit as st
 
 import leaderboard as lb
-from etclib.errors import EtcError
-from etclib.predictions import MAX_FILE_BYTES
+from etclib.core.errors import EtcError
 from etclib.tracks import TRACKS
+from etclib.tracks.predictions import MAX_FILE_BYTES
 from leaderboard import settings as lb_settings
 from views import board, fields, identity, own_entries, upload_check, visitors
 from views.errors import shown_errors

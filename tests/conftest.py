@@ -75,7 +75,7 @@ def _isolated(tmp_path, monkeypatch):
         monkeypatch.setenv("ETC_DATA_DIR", str(REAL_CORPUS))
     else:
         monkeypatch.delenv("ETC_DATA_DIR", raising=False)
-    from etclib import config
+    from etclib.core import config
 
     config._secrets.cache_clear()
     import sys
@@ -94,7 +94,7 @@ def _isolated(tmp_path, monkeypatch):
 def corpus():
     if REAL_CORPUS is None:
         pytest.skip("real ETC corpus not found: set ETC_DATA_DIR")
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     return load_corpus(REAL_CORPUS)
 
@@ -110,8 +110,8 @@ def tiny_corpus(tmp_path) -> Path:
 @pytest.fixture
 def tiny(tiny_corpus, monkeypatch):
     """The tiny corpus as ETC_DATA_DIR: its test items in order (20)."""
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     return items(load_corpus(tiny_corpus), "test")
@@ -127,10 +127,10 @@ def keys(tiny):
 #: index and the category classifier for both inputs (each keyed by the corpus's hash and its
 #: version, so a copy is what a site that ran before would have left).
 WARM_CACHE_SCRIPT = """
-from etclib import store
+from etclib.data import store
 from etclib.tracks.categories import classifier
-from etclib.backends import get_backend
-from etclib.corpus import load_corpus
+from etclib.models import get_backend
+from etclib.data.corpus import load_corpus
 corpus = load_corpus()
 get_backend("retrieval", corpus=corpus)
 classifier.cached(corpus, "transcription")

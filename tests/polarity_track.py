@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from etclib import metrics, tracks
-from etclib.backends import Backend
 from etclib.metrics import Context, Fact, MeanMetric, MetricData
+from etclib.models import Backend
 
 POLARITIES = ("positive", "negative", "neutral")
 NEGATIVE = {"sadness", "fear", "anger", "disgust"}

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from etclib.errors import ConfigError, DependencyError
+from etclib.core.errors import ConfigError, DependencyError
 
 REPO = Path(__file__).resolve().parents[1]  # tests/serve.py -> the checkout
 CHROMIUM = Path("/usr/bin/chromium")

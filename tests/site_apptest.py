@@ -54,7 +54,7 @@ def _site(_isolated, shared_dirs, monkeypatch):
 
 @pytest.fixture(name="corpus")
 def corpus_fixture():
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     return load_corpus()
 
@@ -101,7 +101,7 @@ def send_button(at: AppTest):
 
 
 def write_secrets(tmp_path, **values: str) -> None:
-    from etclib import config
+    from etclib.core import config
 
     lines = [f"{k} = {json.dumps(v)}" for k, v in values.items()]
     (tmp_path / "secrets.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -110,7 +110,7 @@ def write_secrets(tmp_path, **values: str) -> None:
 
 def predictions_file(corpus, fmt: str = "jsonl", tag: str = "") -> bytes:
     """A valid test-split file: one made-up prediction per item (distinct from the baselines)."""
-    from etclib.task import items
+    from etclib.data.task import items
 
     rows = [
         {

@@ -14,7 +14,7 @@ from typing import Any
 
 def corpus_store() -> Any:
     """A read-only cursor on the corpus store (built on first use); one per caller/thread."""
-    from etclib import store
+    from etclib.data import store
 
     return store.connect()
 
@@ -23,21 +23,21 @@ def corpus_key() -> str:
     """Which corpus the pages show (its folder and its store file): the key of a page's cached
     corpus data, so that data cached for another corpus (another ``ETC_DATA_DIR`` in this
     process) is never shown for this one."""
-    from etclib import config
+    from etclib.core import config
 
     return f"{config.data_dir().resolve()}|{config.store_path().resolve()}"
 
 
 def corpus_stats() -> dict[str, Any]:
-    """``etclib.stats.compute`` on the corpus store."""
-    from etclib import stats
+    """``etclib.studies.corpus_stats.compute`` on the corpus store."""
+    from etclib.studies import corpus_stats as stats
 
     return stats.compute(corpus_store())
 
 
 def example_dialogue(dialogue_id: int | None = None) -> dict[str, Any] | None:
     """A test-split dialogue to show the task with (the first one, unless asked)."""
-    from etclib import store
+    from etclib.data import store
 
     con = corpus_store()
     ids = store.dialogue_ids(con, "test")

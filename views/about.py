@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from etclib.errors import EtcError
+from etclib.core.errors import EtcError
 
 
 def metric_signatures() -> dict[str, str]:
@@ -16,9 +16,11 @@ def metric_signatures() -> dict[str, str]:
 
     out: dict[str, str] = {"etclib": __version__}
     parts = {
-        "tokenizer": lambda: __import__("etclib.tokenize", fromlist=["signature"]).signature(),
+        "tokenizer": lambda: __import__("etclib.data.tokenize", fromlist=["signature"]).signature(),
         "rouge": lambda: _metric("rouge"),
-        "prompt": lambda: __import__("etclib.task", fromlist=["x"]).prompt_template().signature,
+        "prompt": lambda: (
+            __import__("etclib.data.task", fromlist=["x"]).prompt_template().signature
+        ),
         "judge": _judge,
     }
     for name, get in parts.items():

@@ -1,10 +1,10 @@
 """The site's admin forms: wrong admin tokens count per visitor, like the upload quota.
 
-``with admin_session():`` around an admin action makes :mod:`etclib.admintoken` count a wrong
+``with admin_session():`` around an admin action makes :mod:`etclib.core.admintoken` count a wrong
 token against this visitor (:func:`views.identity.limit_key`: the signed-in account, else the
 network address) in the board's database (:mod:`leaderboard.limits`), so a reload, a new
 browser session or another replica does not reset it: one visitor gets
-:data:`etclib.admintoken.MAX_FAILURES` guesses per window, and each is logged. When the board
+:data:`etclib.core.admintoken.MAX_FAILURES` guesses per window, and each is logged. When the board
 cannot be used, the count is kept in this process instead.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from etclib import admintoken
+from etclib.core import admintoken
 
 if TYPE_CHECKING:
     import pandas as pd

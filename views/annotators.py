@@ -38,7 +38,7 @@ CODES = (
 def issued(db: str | None = None) -> int:
     """How many annotator codes are in use (issued, not revoked); 0 when the studies database
     cannot be read (a fresh install has none)."""
-    from etclib.errors import EtcError
+    from etclib.core.errors import EtcError
     from etclib.studies import annotation
 
     try:

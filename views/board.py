@@ -773,7 +773,7 @@ def time_table(
 ) -> pd.DataFrame:
     """Rows of the best-over-time chart: ``name``, ``when``, ``value``, ``kind``: each entry at
     its submission date, the paper's reported rows at their publication date."""
-    from etclib import reference
+    from etclib.data import reference
 
     parts = []
     if not ranking.empty and metric in ranking.columns:
@@ -807,7 +807,7 @@ def per_category_keys(track: str | None = None) -> dict[str, str]:
     """Category -> the track's result key of its F1 (``f1_joy``), when the track scores each
     category's F1; empty otherwise."""
     from etclib import tracks
-    from etclib.corpus import CATEGORIES
+    from etclib.data.corpus import CATEGORIES
 
     keys = set(tracks.get(track).keys())
     wanted = {c: f"f1_{c}" for c in CATEGORIES}

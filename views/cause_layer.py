@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from etclib.corpus import ROLE_LETTER, load_corpus
+from etclib.data.corpus import ROLE_LETTER, load_corpus
 from etclib.studies import causes
 
 #: How a source of ``cause_types_for_items`` is named on the site.

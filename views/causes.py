@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from etclib.corpus import Dialogue
+from etclib.data.corpus import Dialogue
 from etclib.studies.causes import CAUSE_TYPES, RECCON_SHARES
 
 from .judge_vs_human import NONE_RUN, number

@@ -1,7 +1,7 @@
 """Plotly figures for the site: corpus statistics, leaderboard and judge-versus-human charts.
 
 Each function takes plain tables (from :mod:`views.corpus`, :mod:`views.board`, the studies or
-``etclib.stats.compute``) and returns a ``plotly.graph_objects.Figure``; pages only show them.
+``etclib.studies.corpus_stats.compute``) and returns a ``plotly.graph_objects.Figure``; pages only show them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from etclib.corpus import BIG_FIVE
+from etclib.data.corpus import BIG_FIVE
 from etclib.metrics import heading
 
 

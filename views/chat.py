@@ -20,9 +20,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from etclib.config import setting
-from etclib.errors import BackendError, ConfigError, EtcError
-from etclib.task import Item, chat_item, choose_shots, dialogue_items
+from etclib.core.config import setting
+from etclib.core.errors import BackendError, ConfigError, EtcError
+from etclib.data.task import Item, chat_item, choose_shots, dialogue_items
 from views.chat_categories import (  # noqa: F401 - the chat page's names, importable from here
     LABEL_SET_NOTE,
     backend_failure,
@@ -108,7 +108,7 @@ class Choice:
 
 def _chat_options(name: str) -> dict[str, Any]:
     """The :data:`CHAT_OPTIONS` that backend ``name`` takes."""
-    from etclib.backends import options_of
+    from etclib.models import options_of
 
     try:
         takes = options_of(name)
@@ -244,7 +244,7 @@ def _probed(c: Choice) -> Choice:
 def choices() -> list[Choice]:
     """Every chat model of the backend registry, the default first, then the fine-tuned model;
     unusable ones say what to configure."""
-    from etclib.backends import DEFAULT_BACKEND, REGISTRY, backend_class, backend_status
+    from etclib.models import DEFAULT_BACKEND, REGISTRY, backend_class, backend_status
 
     out = []
     names = [DEFAULT_BACKEND, *(n for n in REGISTRY if n != DEFAULT_BACKEND)]
@@ -308,7 +308,7 @@ def unavailable_note(unusable: Sequence[Choice]) -> str | None:
 
 def make_backend(key: str) -> Any:
     """Create the backend of choice ``key``; ``BackendError`` saying what to set if unusable."""
-    from etclib.backends import get_backend
+    from etclib.models import get_backend
 
     c = choice(key)
     if not c.usable:
@@ -490,8 +490,8 @@ def rate_message(wait: float, limit: int = RATE_PER_MINUTE) -> str:
 
 def train_pool() -> list[Item]:
     """Every train-split item: the pool that k-shot examples are drawn from."""
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     return items(load_corpus(), "train")
 
@@ -519,12 +519,12 @@ def stream_prediction(
 
     The whole answer, retries included, must come within ``ETC_CHAT_TOTAL_TIMEOUT`` seconds
     (the chunks are read in a helper thread, so a server that hangs or trickles cannot hold the
-    visitor longer). A model service's failure (:class:`~etclib.errors.ServiceError`) reaches
+    visitor longer). A model service's failure (:class:`~etclib.core.errors.ServiceError`) reaches
     the visitor as :func:`visitor_failure`'s words and the operator's log with the setting of
     ``picked``'s server; other ``EtcError`` pass through; any other exception from a backend (a
     broken connection half way) is a ``BackendError`` with its class name, never a traceback.
     """
-    from etclib.errors import ServiceError
+    from etclib.core.errors import ServiceError
 
     examples = shots(item, k, pool) if getattr(backend, "uses_prompt", False) else []
     try:
@@ -541,7 +541,7 @@ def stream_prediction(
 def visitor_failure(exc: Any, backend: Any, picked: Choice | None) -> BackendError:
     """The visitor's message for a model service's failure ``exc`` (what failed in etclib's
     words, what to do, the reference), logged for the operator with the setting to check."""
-    from etclib.errors import EmptyAnswerError
+    from etclib.core.errors import EmptyAnswerError
     from etclib.llm.retry import Fault
 
     if isinstance(exc, EmptyAnswerError):
@@ -571,7 +571,7 @@ def _within(chunks: Iterator[str], total: float) -> Iterator[str]:
     import queue
     import threading
 
-    from etclib.errors import BackendServiceError
+    from etclib.core.errors import BackendServiceError
 
     box: queue.Queue[tuple[str, Any]] = queue.Queue()
 
@@ -603,7 +603,7 @@ def _within(chunks: Iterator[str], total: float) -> Iterator[str]:
 
 def replay_dialogue(dialogue_id: int) -> list[Item]:
     """The ten task items of a corpus dialogue, in order, for the replay mode."""
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     corpus = load_corpus()
     d = corpus.by_id.get(int(dialogue_id))
@@ -614,7 +614,7 @@ def replay_dialogue(dialogue_id: int) -> list[Item]:
 
 def replay_ids(split: str = "test") -> list[int]:
     """Dialogue ids offered by the replay mode."""
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     return [d.dialogue_id for d in load_corpus().split(split)]
 

@@ -12,9 +12,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
-from etclib.errors import BackendError, EtcError
-from etclib.task import Item
+from etclib.core.errors import BackendError, EtcError
+from etclib.data.corpus import CATEGORIES, CATEGORY_TO_JA
+from etclib.data.task import Item
 from etclib.tracks.categories import TRACK as CATEGORIES_TRACK
 from etclib.tracks.categories.labels import LabelSet
 
@@ -35,7 +35,7 @@ def erc_backend_name() -> str:
 
 
 def erc_status() -> Any:
-    """``etclib.backends.backend_status`` of :func:`erc_backend_name` (never raises)."""
+    """``etclib.models.backend_status`` of :func:`erc_backend_name` (never raises)."""
     return CATEGORIES_TRACK.backend_status(erc_backend_name())
 
 
@@ -87,10 +87,10 @@ def backend_failure(
     """The visitor's error for a backend's own failure ``exc`` (not an ``EtcError``): ``what``
     failed, with the exception's class and a reference; its text, which may hold a provider's
     answer, an endpoint or a key, goes redacted to the operator's log (``log``) under that
-    reference (etclib.errors.ServiceError's rule)."""
+    reference (etclib.core.errors.ServiceError's rule)."""
     import uuid
 
-    from etclib.redact import redact
+    from etclib.core.redact import redact
 
     ref = uuid.uuid4().hex[:10]
     log.error("%s failed (ref %s): %s", logged_as, ref, redact(f"{type(exc).__name__}: {exc}"))

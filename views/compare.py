@@ -1,5 +1,5 @@
 """Tables and figures of the comparison page (site_pages/compare.py) and the Leaderboard's pairwise
-matrix, from a :class:`etclib.comparison.Comparison` (``leaderboard.compare.compare``).
+matrix, from a :class:`etclib.tracks.comparison.Comparison` (``leaderboard.compare.compare``).
 
 Pure functions of plain data: the page only shows what they return. Texts and names from
 visitors stay plain text (dataframes, ``st.text``); chart labels are escaped
@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from etclib import metrics as registry
-from etclib.comparison import A_BETTER, B_BETTER, Comparison, outcome, win_tie_loss
-from etclib.corpus import CATEGORIES, ROLES
+from etclib.data.corpus import CATEGORIES, ROLES
+from etclib.tracks.comparison import A_BETTER, B_BETTER, Comparison, outcome, win_tie_loss
 
 from .charts import short_labels, title_layout
 

@@ -1,7 +1,7 @@
 """The corpus browser's data: filter choices, search pages, one dialogue, and chart tables.
 
-Every query goes through :mod:`etclib.store` or the parameterised SQL below; a visitor's text is
-only ever a bound parameter (``etclib.store.search`` matches it literally, so ``%`` or ``'`` are
+Every query goes through :mod:`etclib.data.store` or the parameterised SQL below; a visitor's text is
+only ever a bound parameter (``etclib.data.store.search`` matches it literally, so ``%`` or ``'`` are
 just characters).
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from etclib import store
-from etclib.corpus import BIG_FIVE, CATEGORIES, ROLE_LETTER, ROLES, SPLITS
-from etclib.errors import StoreError
+from etclib.core.errors import StoreError
+from etclib.data import store
+from etclib.data.corpus import BIG_FIVE, CATEGORIES, ROLE_LETTER, ROLES, SPLITS
 
 #: Results per page in the browser.
 PAGE_SIZE = 25
@@ -180,7 +180,7 @@ def big_five_scores(con: Any) -> pd.DataFrame:
     ).df()
 
 
-# --- tables for the statistics charts (from etclib.stats.compute) -----------------------------
+# --- tables for the statistics charts (from etclib.studies.corpus_stats.compute) -----------------------------
 
 
 def prevalence_table(stats: dict[str, Any]) -> pd.DataFrame:
@@ -239,7 +239,7 @@ def classifier_view(split: str = CLASSIFIER_SPLIT) -> dict[str, Any]:
     ``confusion`` (aggregated category × read category, multi-label pair counts),
     ``per_category`` (one 2x2 confusion per category with precision, recall, F1), its
     ``signature`` and ``valid`` scores, and ``n_items``."""
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
     from etclib.tracks.categories import analysis
 
     corpus = load_corpus()

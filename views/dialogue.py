@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from etclib.corpus import ROLE_LETTER
+from etclib.data.corpus import ROLE_LETTER
 
 from .text import escape_markdown
 

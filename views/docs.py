@@ -37,7 +37,7 @@ def _declared_repository() -> str | None:
 
 def repository_url() -> str | None:
     """Where the project's repository is hosted (no trailing slash), or None if not declared."""
-    from etclib.config import setting
+    from etclib.core.config import setting
 
     url = setting("ETC_REPOSITORY_URL") or _declared_repository()
     return url.rstrip("/") if url else None

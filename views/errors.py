@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from etclib.errors import EtcError
+from etclib.core.errors import EtcError
 
 from .text import escape_markdown
 

@@ -77,7 +77,7 @@ def login_configured() -> bool:
 
 def check_login_setup() -> None:
     """``ConfigError`` saying what to do when a provider is configured but cannot work."""
-    from etclib.errors import ConfigError
+    from etclib.core.errors import ConfigError
 
     if not login_configured():
         return

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from etclib.config import setting
-from etclib.errors import EtcError
+from etclib.core.config import setting
+from etclib.core.errors import EtcError
 from views.docs import doc_link
 
 _log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ FINETUNED_MODEL = "etc-swallow-8b-sft"
 def server_limit(name: str) -> float:
     """The seconds of ``name`` (a key of :data:`SERVER_LIMITS`): its setting, else the default;
     a value that is not a positive number is a ``ConfigError`` naming the setting."""
-    from etclib.errors import ConfigError
+    from etclib.core.errors import ConfigError
 
     raw = setting(name)
     if raw in (None, ""):
@@ -157,10 +157,10 @@ def model_card(model: str, state: ServerState) -> dict[str, Any]:
     (vLLM's ``/v1/models``: ``parent`` is the base of a LoRA module), the quantisation the
     operator declares (``ETC_FINETUNED_QUANTIZATION``), and the adapter the operator declares
     (``ETC_FINETUNED_ADAPTER``: the served adapter folder, read for its hash, its base and its
-    training quantisation by :func:`etclib.finetune.adapter_fingerprint`). ``same_weights`` says
+    training quantisation by :func:`etclib.models.finetune.adapter_fingerprint`). ``same_weights`` says
     whether that is the evaluated model (the adapter on the base and quantisation it was trained
     with): True, False, or None when not known."""
-    from etclib.finetune import adapter_fingerprint
+    from etclib.models.finetune import adapter_fingerprint
 
     row = next((m for m in state.models if m.get("id") == model), {})
     card: dict[str, Any] = {

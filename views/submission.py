@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from etclib.errors import PredictionsError, Problem
-from etclib.predictions import Predictions
+from etclib.core.errors import PredictionsError, Problem
 from etclib.tracks import DEFAULT_TRACK
+from etclib.tracks.predictions import Predictions
 
 _log = logging.getLogger(__name__)
 
@@ -28,8 +28,8 @@ FINAL_STATUSES = ("scored", "incomplete", "failed")
 def template_bytes(fmt: str = "jsonl", split: str = "test", track: str | None = None) -> bytes:
     """Every item of ``split`` with the track's blank prediction, as JSON Lines or CSV
     (UTF-8)."""
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_csv, dumps_jsonl, template_rows
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.predictions import dumps_csv, dumps_jsonl, template_rows
 
     if fmt not in ("jsonl", "csv"):
         raise ValueError(f"unknown template format {fmt!r}: use 'jsonl' or 'csv'")
@@ -50,7 +50,7 @@ class Validation:
     message: str = ""
     #: the track detected from the file's fields (etclib.tracks); the default when unknown
     track: str = DEFAULT_TRACK
-    #: problems found (``problems`` lists at most etclib.predictions.MAX_PROBLEMS of them)
+    #: problems found (``problems`` lists at most etclib.tracks.predictions.MAX_PROBLEMS of them)
     problem_count: int = 0
     #: when ``ok``, the validated predictions: they travel to ``lb.submit`` (parsed once)
     predictions: Predictions | None = None
@@ -64,14 +64,14 @@ def template_hint(track: Any) -> str:
 
 def upload_types() -> list[str]:
     """The file name suffixes the Submit page takes, without the dot: ``jsonl``, ``csv``, ..."""
-    from etclib.predictions import SUFFIX_FORMATS
+    from etclib.tracks.predictions import SUFFIX_FORMATS
 
     return [suffix.lstrip(".") for suffix in SUFFIX_FORMATS]
 
 
 def accepted_types_text() -> str:
     """``JSON Lines (.jsonl, .json, .ndjson) or CSV (.csv)``: the accepted files, in words."""
-    from etclib.predictions import FORMAT_NAMES, SUFFIX_FORMATS
+    from etclib.tracks.predictions import FORMAT_NAMES, SUFFIX_FORMATS
 
     groups = {
         name: ", ".join(s for s, f in SUFFIX_FORMATS.items() if f == fmt)
@@ -106,8 +106,8 @@ def validate_upload(
     Nothing raises out of here: a page shows the problems, never Streamlit's error page. An
     unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
     """
-    from etclib.errors import EtcError
-    from etclib.predictions import detect_track, read_predictions, shown_name
+    from etclib.core.errors import EtcError
+    from etclib.tracks.predictions import detect_track, read_predictions, shown_name
 
     name = shown_name(name)
     wrong_type = upload_type_problem(name)

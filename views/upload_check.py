@@ -1,11 +1,11 @@
 """The Submit page's check of an upload, cached for every visitor, bounded in bytes and time.
 
 The upload is read and validated once, here (:func:`validate`: etclib's parse and coverage
-check): an accepted check carries the validated ``etclib.predictions.Predictions``, which the
+check): an accepted check carries the validated ``etclib.tracks.predictions.Predictions``, which the
 page hands to ``leaderboard.submit`` as it is, so the file is not read again on its way to
 storage. A page reruns on every widget change, so the check is kept: one entry per file content
 and name, shared by all sessions (the cached predictions are never changed by their users). A
-refusal lists at most ``etclib.predictions.MAX_PROBLEMS`` problems, and the cache holds at most
+refusal lists at most ``etclib.tracks.predictions.MAX_PROBLEMS`` problems, and the cache holds at most
 :data:`MAX_BYTES` (each entry's pickled size) for at most :data:`TTL_S` seconds, least recently
 used first out, so crafted refused uploads cannot make it grow without bound. One visitor's
 checks run one at a time (a second waits for the first), so opening many pages at once does not

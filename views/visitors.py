@@ -17,8 +17,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from etclib.config import setting
-from etclib.errors import ConfigError
+from etclib.core.config import setting
+from etclib.core.errors import ConfigError
 
 #: The most pages one visitor may have open at once by default.
 PAGES_PER_VISITOR = 10

@@ -13,8 +13,9 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .. import __version__, registry
-from ..errors import EtcError
+from etclib import __version__
+from etclib.core import registry
+from etclib.core.errors import EtcError
 
 #: name -> module, imported only when that command runs (keeps `etclib --help` fast).
 COMMANDS: dict[str, str] = {
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def provider_names() -> tuple[str, ...]:
     """The LLM providers a ``--provider`` option takes (the registry's names)."""
-    from ..llm.providers import names
+    from etclib.llm.providers import names
 
     return names()
 
@@ -167,7 +168,7 @@ def add_json_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_track_argument(parser: argparse.ArgumentParser, detect: bool = False) -> None:
-    from ..tracks import DEFAULT_TRACK, TRACKS
+    from etclib.tracks import DEFAULT_TRACK, TRACKS
 
     parser.add_argument(
         "--track",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import add_data_argument, add_json_argument, labelling, provider_names
+from etclib.cli import add_data_argument, add_json_argument, labelling, provider_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,14 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
-    from ..studies.causes import LICENCE, export_jsonl
+    from etclib.core.errors import ConfigError
+    from etclib.studies.causes import LICENCE, export_jsonl
 
     if not args.out:
         raise ConfigError("etclib causes export needs --out FILE (.jsonl, or .json for reccon).")
     if args.format == "reccon":
-        from ..corpus import load_corpus
-        from ..studies.causes import export_reccon
+        from etclib.data.corpus import load_corpus
+        from etclib.studies.causes import export_reccon
 
         got = export_reccon(
             args.out, load_corpus(args.data), source=args.source, run_id=args.run, db=args.db
@@ -87,7 +87,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
+    from etclib.core.errors import ConfigError
 
     if args.action == "export":
         return _export(args)
@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
             f"etclib causes needs --provider {'|'.join(provider_names())} and --model NAME "
             "(e.g. --provider gemini --model gemini-2.5-flash)."
         )
-    from ..corpus import load_corpus
-    from ..studies.causes import CAUSE_TYPES, RECCON_SHARES, label_causes, type_distribution
+    from etclib.data.corpus import load_corpus
+    from etclib.studies.causes import CAUSE_TYPES, RECCON_SHARES, label_causes, type_distribution
 
     corpus = load_corpus(args.data)
     result = label_causes(corpus, args.provider, args.model, **labelling.options(args))

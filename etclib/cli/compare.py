@@ -21,16 +21,16 @@ import json
 import sys
 from pathlib import Path
 
-from . import add_data_argument, add_json_argument, add_track_argument
-from .score import add_metric_options
+from etclib.cli import add_data_argument, add_json_argument, add_track_argument
+from etclib.cli.score import add_metric_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..comparison import ALPHA, DEFAULT_TRIALS
-    from ..metrics import METRICS
-    from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-    from ..tracks import TRACKS
-    from .score import _positive, _seed
+    from etclib.cli.score import _positive, _seed
+    from etclib.metrics import METRICS
+    from etclib.metrics.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from etclib.tracks import TRACKS
+    from etclib.tracks.comparison import ALPHA, DEFAULT_TRIALS
 
     parser.add_argument("a", help="predictions file of system A (.jsonl or .csv)")
     parser.add_argument("b", help="predictions file of system B, compared with A (B − A)")
@@ -70,11 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import tracks
-    from ..comparison import compare, format_text, write_per_item
-    from ..corpus import load_corpus
-    from ..predictions import read_predictions
-    from .score import options
+    from etclib import tracks
+    from etclib.cli.score import options
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.comparison import compare, format_text, write_per_item
+    from etclib.tracks.predictions import read_predictions
 
     track = args.track  # else A's, detected from its fields: B is read as a file of it
     corpus = load_corpus(args.data)

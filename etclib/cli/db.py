@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import add_data_argument
+from etclib.cli import add_data_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import store
+    from etclib.data import store
 
     print(store.ensure(args.db, args.data))
     return 0

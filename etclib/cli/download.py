@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..download import download
+    from etclib.data.download import download
 
     path = download(args.dest, force=args.force, quiet=args.quiet)
     print(path)

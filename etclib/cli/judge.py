@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import (
+from etclib.cli import (
     add_data_argument,
     add_json_argument,
     add_judge_prompts_argument,
@@ -67,8 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import JudgeError
-    from ..judge.runner import Judge, JudgeSettings, RequestFailed, run_sync
+    from etclib.core.errors import JudgeError
+    from etclib.judge.runner import Judge, JudgeSettings, RequestFailed, run_sync
 
     options = {
         "judge_provider": args.provider,
@@ -124,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, settings) -> int:
-    from ..corpus import load_corpus
-    from ..judge.check import format_report, preflight
+    from etclib.data.corpus import load_corpus
+    from etclib.judge.check import format_report, preflight
 
     report = preflight(settings, load_corpus(args.data), n=args.items)
     if args.json:
@@ -136,19 +136,19 @@ def _check(args: argparse.Namespace, settings) -> int:
 
 
 def _calibrate(args: argparse.Namespace, settings) -> int:
-    from ..corpus import load_corpus
-    from ..studies.judge_calibration import calibrate, format_report, store
+    from etclib.data.corpus import load_corpus
+    from etclib.studies.judge_calibration import calibrate, format_report, store
 
     corpus = load_corpus(args.data)
     predictions = None
     if args.predictions:
-        from ..predictions import read_predictions
+        from etclib.tracks.predictions import read_predictions
 
         predictions = read_predictions(
             args.predictions, split="test", corpus=corpus, track="transcription"
         )
     elif args.paper_row:
-        from ..errors import ConfigError
+        from etclib.core.errors import ConfigError
 
         raise ConfigError("--paper-row names the row of a --predictions FILE; give the file.")
     report = calibrate(
@@ -167,7 +167,7 @@ def _calibrate(args: argparse.Namespace, settings) -> int:
             f"studies database (ETC_STUDIES_DB), judge calibration {report['run_id']}"
         )
     if args.json:
-        from ..studies.judge_calibration import json_safe
+        from etclib.studies.judge_calibration import json_safe
 
         print(json.dumps(json_safe(report), ensure_ascii=False, indent=1))
     else:

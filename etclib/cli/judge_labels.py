@@ -1,7 +1,7 @@
 """Ask an LLM to label transcriptions with the 7 emotion categories and compare it with people.
 
 Labels every emotion transcription of a split (multi-label, prompt
-etclib/prompts/label_judge.toml), caches each answer in the judge's answer cache
+etclib/data/prompts/label_judge.toml), caches each answer in the judge's answer cache
 ($ETC_JUDGE_CACHE, default $ETC_CACHE_DIR/judge.sqlite3), stores the run in the studies database
 ($ETC_STUDIES_DB: a SQLite file, default data/studies.sqlite, or a postgresql:// URL) and prints, per category, Cohen's kappa of the judge against the human
 majority beside the human yardstick (each annotator against the other two). Keys:
@@ -19,7 +19,7 @@ import argparse
 import json
 import math
 
-from . import add_data_argument, add_json_argument, labelling
+from etclib.cli import add_data_argument, add_json_argument, labelling
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,8 +45,8 @@ def _fmt(x: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus import load_corpus
-    from ..studies.labeljudge import judge_labels, label_study
+    from etclib.data.corpus import load_corpus
+    from etclib.studies.labeljudge import judge_labels, label_study
 
     corpus = load_corpus(args.data)
     result = judge_labels(corpus, args.provider, args.model, **labelling.options(args))

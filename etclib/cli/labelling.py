@@ -10,7 +10,7 @@ from typing import Any
 def add_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
     """The options of an LLM labelling run (``judge-labels``, ``causes``): provider, model,
     temperature, workers, ``--limit`` and the studies database."""
-    from . import add_provider_argument
+    from etclib.cli import add_provider_argument
 
     add_provider_argument(parser, "--provider", required=required, help="LLM provider")
     parser.add_argument(

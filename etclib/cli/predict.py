@@ -24,20 +24,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, progress, tracks
-from ..backends import Backend, options_of
-from ..corpus import SPLITS, Corpus, load_corpus
-from ..errors import ConfigError, PredictionsError, Problem
-from ..llm.models import OPENAI_DEFAULT_MODEL
-from ..predictions import MAX_PREDICTION_CHARS, dumps_jsonl, read_predictions
-from ..task import Item, Key, choose_shots
-from ..task import items as split_items
-from . import (
+from etclib import __version__, tracks
+from etclib.cli import (
     add_data_argument,
     add_json_argument,
     add_provider_argument,
     add_track_argument,
 )
+from etclib.core import progress
+from etclib.core.errors import ConfigError, PredictionsError, Problem
+from etclib.data.corpus import SPLITS, Corpus, load_corpus
+from etclib.data.task import Item, Key, choose_shots
+from etclib.data.task import items as split_items
+from etclib.llm.models import OPENAI_DEFAULT_MODEL
+from etclib.models import Backend, options_of
+from etclib.tracks.predictions import MAX_PREDICTION_CHARS, dumps_jsonl, read_predictions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -239,8 +240,8 @@ def plan(
 
 def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
     """``--check``: answer ``n`` items for real and report (see the module docstring)."""
-    from ..errors import EmptyAnswerError, ServiceError, UnsupportedSettingError
-    from ..judge import pricing
+    from etclib.core.errors import EmptyAnswerError, ServiceError, UnsupportedSettingError
+    from etclib.judge import pricing
 
     todo, shots = plan(corpus, args.split, args.shots, args.seed, None)
     backend = make_backend(args, corpus)

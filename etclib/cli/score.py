@@ -20,8 +20,8 @@ import argparse
 import json
 import sys
 
-from .. import tracks
-from . import (
+from etclib import tracks
+from etclib.cli import (
     add_data_argument,
     add_json_argument,
     add_judge_prompts_argument,
@@ -31,9 +31,9 @@ from . import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..metrics import METRICS
-    from ..significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-    from ..tracks import TRACKS
+    from etclib.metrics import METRICS
+    from etclib.metrics.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from etclib.tracks import TRACKS
 
     parser.add_argument("file", help="predictions file (.jsonl or .csv)")
     parser.add_argument("--split", default="test", choices=("train", "valid", "test"))
@@ -155,7 +155,7 @@ def breakdown_text(result) -> str:
     """Every breakdown of ``result`` (role, category, turn: what ``--json`` holds), one aligned
     table each: subset, items, then the track's summary scores (the metrics' ``summary``
     facts)."""
-    from ..metrics import facts
+    from etclib.metrics import facts
 
     keys = [f.key for f in facts(list(result.metrics)) if f.summary and f.key in result.scores]
     out = []
@@ -187,10 +187,10 @@ def _text(x: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus import load_corpus
-    from ..errors import JudgeIncompleteError
-    from ..predictions import detect_file_track, read_predictions
-    from ..scoring import score, signature_string, write_per_item
+    from etclib.core.errors import JudgeIncompleteError
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.predictions import detect_file_track, read_predictions
+    from etclib.tracks.scoring import score, signature_string, write_per_item
 
     track = tracks.get(args.track or detect_file_track(args.file))
     metrics = track.parse_metrics(args.metrics)

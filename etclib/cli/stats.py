@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from . import add_data_argument, add_json_argument
+from etclib.cli import add_data_argument, add_json_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import stats, store
+    from etclib.data import store
+    from etclib.studies import corpus_stats as stats
 
     con = store.connect(args.db, args.data)
     result = stats.compute(con)

@@ -48,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import StoreError
-    from ..studies import db as studiesdb
+    from etclib.core.errors import StoreError
+    from etclib.studies import db as studiesdb
 
     report = studiesdb.migrate(args.source, args.to, replace=args.replace)
     print(report.text())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import add_data_argument, add_track_argument
+from etclib.cli import add_data_argument, add_track_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,9 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus import load_corpus
-    from ..files import write_text
-    from ..predictions import dumps_csv, dumps_jsonl, template_rows
+    from etclib.core.files import write_text
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.predictions import dumps_csv, dumps_jsonl, template_rows
 
     rows = template_rows(load_corpus(args.data), args.split, args.track)
     out = args.out  # as given: an empty name is refused as such, not read as "."

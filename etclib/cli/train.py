@@ -20,8 +20,8 @@ import argparse
 import dataclasses
 import json
 
-from ..finetune import LLAMA_TARGETS, TrainConfig, train
-from . import add_data_argument, add_json_argument
+from etclib.cli import add_data_argument, add_json_argument
+from etclib.models.finetune import LLAMA_TARGETS, TrainConfig, train
 
 _D = TrainConfig(base="", out="")
 

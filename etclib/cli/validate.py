@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 
-from . import add_data_argument, add_json_argument, add_track_argument
+from etclib.cli import add_data_argument, add_json_argument, add_track_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,9 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus import load_corpus
-    from ..errors import PredictionsError
-    from ..predictions import read_predictions
+    from etclib.core.errors import PredictionsError
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.predictions import read_predictions
 
     try:
         preds = read_predictions(

@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import config, faultpoints, llm
-from ..errors import JudgeError, JudgeServiceError
-from ..llm import models
-from ..llm.providers import Batch, ProviderSpec
-from ..llm.providers.base import BatchState
-from .parse import AnswerParseError
-from .providers import settings_hint
-from .runner import AnswerCut, Judge, Question
+from etclib import llm
+from etclib.core import config, faultpoints
+from etclib.core.errors import JudgeError, JudgeServiceError
+from etclib.judge.parse import AnswerParseError
+from etclib.judge.providers import settings_hint
+from etclib.judge.runner import AnswerCut, Judge, Question
+from etclib.llm import models
+from etclib.llm.providers import Batch, ProviderSpec
+from etclib.llm.providers.base import BatchState
 
 __all__ = ["BatchReport", "BatchStore", "chunks", "prefill", "request_set"]
 

@@ -25,10 +25,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from .. import config
-from ..errors import JudgeError
-from ..storage import Fault, target_of
-from ..storage.database import Database, Schema, Store, key_of
+from etclib.core import config
+from etclib.core.errors import JudgeError
+from etclib.storage import Fault, target_of
+from etclib.storage.database import Database, Schema, Store, key_of
 
 log = logging.getLogger("etclib.judge")
 

@@ -20,16 +20,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..corpus import Corpus
-from ..errors import EtcError, ServiceError, UnsupportedSettingError
-from . import pricing
-from .cache import AnswerCache
-from .runner import Judge, JudgeSettings, judge_items, run_sync
+from etclib.core.errors import EtcError, ServiceError, UnsupportedSettingError
+from etclib.data.corpus import Corpus
+from etclib.judge import pricing
+from etclib.judge.cache import AnswerCache
+from etclib.judge.runner import Judge, JudgeSettings, judge_items, run_sync
 
 
 def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, Any]:
     """Judge ``n`` test items for real; the report described in the module docstring."""
-    from ..task import items
+    from etclib.data.task import items
 
     test = items(corpus, "test")
     n = max(1, min(n, len(test)))

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 
-from ..config import setting
-from ..llm import models
+from etclib.core.config import setting
+from etclib.llm import models
 
 #: model name prefix -> (USD per 1M input tokens, USD per 1M output tokens). Longest prefix wins.
 PRICES: dict[str, tuple[float, float]] = {m.prefix: m.price for m in models.MODELS if m.price}
@@ -26,7 +26,7 @@ NO_ESTIMATE = "no answer, no estimate"
 
 
 def _daily_rows() -> dict[tuple[str, str, str], int]:
-    from ..llm import providers
+    from etclib.llm import providers
 
     return {
         (spec.name, prefix, tier): n
@@ -36,7 +36,7 @@ def _daily_rows() -> dict[tuple[str, str, str], int]:
 
 
 def _daily_source(provider: str | None = None) -> tuple[str, str]:
-    from ..llm import providers
+    from etclib.llm import providers
 
     specs = [providers.get(provider)] if provider in providers.REGISTRY else providers.specs()
     found = [s.daily_limits_source for s in specs if s.daily_requests and s.daily_limits_source[0]]
@@ -81,7 +81,7 @@ def cost_text(cost: float | None, answered: bool = True) -> str:
 
 def key_tier() -> str | None:
     """The key's tier from ``ETC_JUDGE_TIER`` (None when unset)."""
-    from ..errors import ConfigError
+    from etclib.core.errors import ConfigError
 
     tier = (setting("ETC_JUDGE_TIER") or "").strip().lower()
     if not tier:

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .. import llm
-from ..errors import ConfigError, JudgeError
-from ..llm.chat import Reply
-from ..llm.models import Decoding
-from ..llm.providers import JSONAnswers, PromptCache, ProviderSpec, ServiceTiers
-from ..registry import unknown
+from etclib import llm
+from etclib.core.errors import ConfigError, JudgeError
+from etclib.core.registry import unknown
+from etclib.llm.chat import Reply
+from etclib.llm.models import Decoding
+from etclib.llm.providers import JSONAnswers, PromptCache, ProviderSpec, ServiceTiers
 
 __all__ = [
     "ANSWER_TOKENS",

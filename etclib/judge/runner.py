@@ -23,14 +23,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .. import llm, progress
-from ..errors import JudgeError, JudgeServiceError, QuotaExhaustedError
-from ..llm.chat import Usage
-from ..llm.retry import Fault
-from . import parse, templates
-from .cache import AnswerCache, request_key
-from .providers import TEMPERATURE, Provider, make_provider, settings_hint
-from .settings import JudgeSettings
+from etclib import llm
+from etclib.core import progress
+from etclib.core.errors import JudgeError, JudgeServiceError, QuotaExhaustedError
+from etclib.judge import parse, templates
+from etclib.judge.cache import AnswerCache, request_key
+from etclib.judge.providers import TEMPERATURE, Provider, make_provider, settings_hint
+from etclib.judge.settings import JudgeSettings
+from etclib.llm.chat import Usage
+from etclib.llm.retry import Fault
 
 T = TypeVar("T")
 

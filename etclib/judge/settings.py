@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import llm
-from ..config import setting
-from ..errors import ConfigError, JudgeError
-from ..llm.models import Decoding
-from ..llm.retry import RetryPolicy
-from ..registry import unknown
-from . import templates
-from .providers import DEFAULT_MODELS, DEFAULT_PROVIDER, TEMPERATURE, default_max_tokens
+from etclib import llm
+from etclib.core.config import setting
+from etclib.core.errors import ConfigError, JudgeError
+from etclib.core.registry import unknown
+from etclib.judge import templates
+from etclib.judge.providers import DEFAULT_MODELS, DEFAULT_PROVIDER, TEMPERATURE, default_max_tokens
+from etclib.llm.models import Decoding
+from etclib.llm.retry import RetryPolicy
 
 __all__ = ["JudgeSettings"]
 

@@ -23,8 +23,8 @@ from importlib import resources
 from string import Template
 from typing import Any
 
-from .. import prompts as prompts_
-from ..errors import JudgeError
+from etclib.core.errors import JudgeError
+from etclib.data import prompts as prompts_
 
 KINDS: tuple[str, ...] = ("decompose", "entail")
 #: The prompt set used when none is named.

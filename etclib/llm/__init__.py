@@ -5,7 +5,7 @@ has); :mod:`.models` the per-model capability and price table; :mod:`.chat` what
 and its usage; :mod:`.retry` error classification and the retry loops. This module holds the
 lookups everything else uses (:func:`configured`, :func:`endpoint`) and :func:`failure`, which
 turns a classified failure into a public-safe error. Keys and endpoints are read with
-:func:`etclib.config.setting`; every SDK client has its own retries off, so callers own the
+:func:`etclib.core.config.setting`; every SDK client has its own retries off, so callers own the
 retry policy and count retries themselves. See docs/providers.md.
 """
 
@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import logging
 
-from ..errors import (
+from etclib.core.errors import (
     EmptyAnswerError,
     QuotaExhaustedError,
     ServiceError,
     UnsupportedSettingError,
 )
-from . import providers
-from .chat import Reply, Usage
-from .models import Decoding, ModelInfo, decoding, info
-from .providers import Quotas
-from .retry import CallFailed, Fault, RetryPolicy, classify
+from etclib.llm import providers
+from etclib.llm.chat import Reply, Usage
+from etclib.llm.models import Decoding, ModelInfo, decoding, info
+from etclib.llm.providers import Quotas
+from etclib.llm.retry import CallFailed, Fault, RetryPolicy, classify
 
 __all__ = [
     "PROVIDERS",
@@ -102,8 +102,8 @@ def failure(
     ``who`` names the caller in our words (``"The openai backend (model 'gpt-4.1')"``). The
     message is ``who``, the fault's public description, the attempts and a hint; the redacted
     provider text is the error's ``detail``. A refused setting becomes
-    :class:`~etclib.errors.UnsupportedSettingError`, an empty answer
-    :class:`~etclib.errors.EmptyAnswerError`, anything else ``cls``.
+    :class:`~etclib.core.errors.UnsupportedSettingError`, an empty answer
+    :class:`~etclib.core.errors.EmptyAnswerError`, anything else ``cls``.
     """
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     if fault.kind == "unsupported":

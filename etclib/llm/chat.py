@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import EmptyAnswerError, JudgeError
+from etclib.core.errors import EmptyAnswerError, JudgeError
 
 REASON_TEXT = {
     "safety": "blocked by the provider's safety filter",
@@ -112,7 +112,7 @@ class Usage:
         the cached-input price). Tokens count only calls made in this run, not answers from
         etclib's cache; ``cached_tokens`` (read from the provider's prompt cache) are part of
         ``input_tokens``, ``reasoning_tokens`` part of ``output_tokens``."""
-        from .models import cost as priced
+        from etclib.llm.models import cost as priced
 
         cost = priced(model, self.input_tokens, self.output_tokens, self.cached_tokens)
         cost = None if cost is None else round(cost, 6)

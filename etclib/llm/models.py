@@ -7,7 +7,7 @@ default (``"default"`` sends nothing and says so in the signature). A model is l
 longest matching name prefix, so dated snapshots find their family; an unknown model gets
 :func:`default_info` (temperature 0, ``max_tokens``, no thinking, unless its provider's spec
 says otherwise), and a setting it refuses fails with
-:class:`~etclib.errors.UnsupportedSettingError`: add its family to :data:`MODELS` (one line in
+:class:`~etclib.core.errors.UnsupportedSettingError`: add its family to :data:`MODELS` (one line in
 the provider's spec). Prices, cached-input and batch prices live in the same rows
 (:func:`cost`, :func:`batch_cost`). The table and its choices: docs/judge.md, "What each model
 is sent".
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from etclib.core.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Failures of hosted-model calls: one classification, one retry-delay rule, sync and streaming
 retry loops, shared by the judge (async, :mod:`etclib.judge.runner`) and the backends (threads,
-:mod:`etclib.backends._api`, which use :func:`call_with_retries` and :func:`stream_with_retries`).
+:mod:`etclib.models._api`, which use :func:`call_with_retries` and :func:`stream_with_retries`).
 
 :func:`classify` turns any exception of a provider SDK (or its HTTP library) into a
 :class:`Fault`. A server's ``x-should-retry`` header overrides the kind's default, except for a
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..errors import DependencyError, EmptyAnswerError, ServiceError
-from ..redact import redact
+from etclib.core.errors import DependencyError, EmptyAnswerError, ServiceError
+from etclib.core.redact import redact
 
 T = TypeVar("T")
 
@@ -84,7 +84,7 @@ class Fault:
         if self.kind == "sdk" and self.what:
             text = f"{text}: {self.what}"
         if self.kind in ("empty", "blocked") and self.what:
-            from .chat import REASON_TEXT
+            from etclib.llm.chat import REASON_TEXT
 
             text = f"the model returned no answer: {REASON_TEXT.get(self.what, self.what)}"
         if self.status is not None:
@@ -175,7 +175,7 @@ def quota_of(exc: BaseException, status: int | None = None) -> str | None:
     """The used-up quota an error names (OpenAI ``insufficient_quota``; a Gemini per-day
     ``quotaId``; whatever each registered provider's ``quota`` reads), or None for a rate limit
     that a wait cures (see the module docstring)."""
-    from .providers import Quotas, specs
+    from etclib.llm.providers import Quotas, specs
 
     body = _body(exc)
     if isinstance(body, list) and len(body) == 1:

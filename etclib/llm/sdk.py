@@ -4,7 +4,7 @@
 and what needs it (each provider spec's ``sdk_floor``, :mod:`etclib.llm.providers`);
 ``requirements.txt`` and ``pyproject.toml`` (extra ``api``) carry the same floors, and
 ``tests/unit/test_sdk_floors.py`` checks them. An SDK's own validation error for a request
-etclib built is reported by :func:`too_old` as :class:`~etclib.errors.DependencyError`
+etclib built is reported by :func:`too_old` as :class:`~etclib.core.errors.DependencyError`
 ("upgrade google-genai to >= 1.51") when the installed version is below the floor.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from ..errors import DependencyError
+from etclib.core.errors import DependencyError
 
 #: package -> (lowest version etclib works with, what needs it), filled by the provider registry
 #: (:mod:`etclib.llm.providers`) from each spec's ``package`` and ``sdk_floor``.

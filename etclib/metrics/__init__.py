@@ -13,13 +13,13 @@ import importlib
 from dataclasses import replace
 from typing import Any
 
-from .. import registry
-from ..errors import MetricError
-from .base import FAMILIES, UNITS, Context, Fact, Metric
+from etclib.core import registry
+from etclib.core.errors import MetricError
+from etclib.metrics.base import FAMILIES, UNITS, Context, Fact, Metric
 
 # re-exported: what metric modules and the scoring code import from here
-from .base import MeanMetric as MeanMetric
-from .base import MetricData as MetricData
+from etclib.metrics.base import MeanMetric as MeanMetric
+from etclib.metrics.base import MetricData as MetricData
 
 #: metric group name -> the module naming its ``METRIC`` (a dotted path, imported when first
 #: used) or a :class:`Metric` instance
@@ -53,7 +53,7 @@ def register(name: str, metric: Metric | str, *, replace_existing: bool = False)
     ``METRIC``. Its facts are checked now: a key another group already produces, or an unknown
     unit or family, is refused with a :class:`MetricError` that says which; so is a name
     registered to another metric (the registries' one collision rule,
-    :func:`etclib.registry.add`) unless ``replace_existing``.
+    :func:`etclib.core.registry.add`) unless ``replace_existing``.
     """
     found = metric
     if isinstance(metric, str):
@@ -147,7 +147,7 @@ def warm(names: list[str] | tuple[str, ...], corpus: Any = None) -> list[str]:
         if fn is None:
             continue
         if ctx.corpus is None:
-            from ..corpus import load_corpus
+            from etclib.data.corpus import load_corpus
 
             ctx.corpus = load_corpus()
         fn(ctx)

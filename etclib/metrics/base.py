@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..tokenize import TokenCache
+from etclib.data.tokenize import TokenCache
 
 UNITS = ("×100", "count")
 #: What kind of measure a metric is (its ``FAMILY``).
@@ -77,12 +77,12 @@ class Context:
 
     options: dict[str, Any] = field(default_factory=dict)
     tokens: TokenCache = field(default_factory=TokenCache)
-    #: the aggregated label of each scored item, in item order (set by etclib.scoring.score)
+    #: the aggregated label of each scored item, in item order (set by etclib.tracks.scoring.score)
     labels: list[tuple[str, ...]] | None = None
     #: the corpus scored (metrics that train on its train split use it; default: ETC_DATA_DIR)
     corpus: Any = None
     #: the key ``(dialogue_id, turn, role)`` of each scored item, in item order (set by
-    #: etclib.scoring.score; metrics that read the items' annotations use it)
+    #: etclib.tracks.scoring.score; metrics that read the items' annotations use it)
     keys: list[tuple[int, int, str]] | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -99,7 +99,7 @@ class Metric(abc.ABC):
 
     - ``statistics(data)`` (items x k) and ``from_statistics(sums)``: per-item sufficient
       statistics that add up, and every ranking key from their sums (one row per bootstrap
-      resample), so that :mod:`etclib.significance` scores all resamples of all entries with
+      resample), so that :mod:`etclib.metrics.significance` scores all resamples of all entries with
       one matrix product (else it calls a vectorised ``resample(data, resamples)``, else
       :meth:`aggregate` once per resample). They read only ``data.arrays``, which is all the
       leaderboard stores;

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import setting
-from ..errors import DependencyError, MetricError
-from . import Context, Fact, MeanMetric, MetricData
+from etclib.core.config import setting
+from etclib.core.errors import DependencyError, MetricError
+from etclib.metrics import Context, Fact, MeanMetric, MetricData
 
 DEFAULT_MODEL = "bert-base-multilingual-cased"
 #: seconds one connection to the hub may take before a model that is not cached is given up

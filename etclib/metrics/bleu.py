@@ -1,6 +1,6 @@
 """Corpus BLEU with maximum n-gram order 1..4 (sacrebleu, uniform weights, brevity penalty).
 
-Texts are tokenised by MeCab (``etclib.tokenize``) and handed to sacrebleu with its ``none``
+Texts are tokenised by MeCab (``etclib.data.tokenize``) and handed to sacrebleu with its ``none``
 tokenizer, which is what sacrebleu's own ``ja-mecab`` tokenizer does internally. Per item we keep
 sacrebleu's sufficient statistics (lengths, matches and totals per order), so any subset is
 scored by sacrebleu itself (:meth:`BLEU.aggregate`), and every bootstrap resample at once by
@@ -13,8 +13,8 @@ from functools import cache
 
 import numpy as np
 
-from .. import tokenize
-from . import Context, Fact, Metric, MetricData
+from etclib.data import tokenize
+from etclib.metrics import Context, Fact, Metric, MetricData
 
 MAX_ORDER = 4
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Context, Fact, MeanMetric, MetricData
+from etclib.metrics import Context, Fact, MeanMetric, MetricData
 
 
 def item_prf(
@@ -118,7 +118,7 @@ class JudgeMetric(MeanMetric):
     ) -> dict[str, str]:
         """``{"judge": "provider:..|model:..|temperature:0|thinking:..|prompts:..|etclib-judge"}``,
         with ``|served:SNAPSHOT`` when ``data`` (a finished run) says which snapshots answered."""
-        from ..judge.runner import JudgeSettings
+        from etclib.judge.runner import JudgeSettings
 
         settings = JudgeSettings.resolve(ctx.get if ctx is not None else None)
         served = data.extra.get("judge_model_versions", ()) if data is not None else ()
@@ -127,8 +127,8 @@ class JudgeMetric(MeanMetric):
     def compute(self, predictions: list[str], references: list[str], ctx: Context) -> MetricData:
         """Judge every item (concurrently, cached); per-item arrays, details and run usage."""
         # imported here: listing the metrics (every `etclib score`) need not load the judge's stack
-        from ..judge.parse import SUPPORTED
-        from ..judge.runner import Judge, JudgeSettings, judge_items, run_sync
+        from etclib.judge.parse import SUPPORTED
+        from etclib.judge.runner import Judge, JudgeSettings, judge_items, run_sync
 
         settings = JudgeSettings.resolve(ctx.get)
 
@@ -136,7 +136,7 @@ class JudgeMetric(MeanMetric):
             async with Judge(settings) as judge:
                 batch = None
                 if settings.batch:  # the uncached questions through the batch interface first
-                    from ..judge.batch import prefill
+                    from etclib.judge.batch import prefill
 
                     batch = await prefill(judge, predictions, references)
                 results = await judge_items(judge, predictions, references)

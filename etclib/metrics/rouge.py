@@ -10,8 +10,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import tokenize
-from . import Context, Fact, MeanMetric, MetricData
+from etclib.data import tokenize
+from etclib.metrics import Context, Fact, MeanMetric, MetricData
 
 
 class _Whitespace:

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .dialect import Dialect, Fault
+from etclib.storage.dialect import Dialect, Fault
 
 #: Engine name -> its module (imported on first use). A new engine: one module, one line.
 ENGINES = {
@@ -44,7 +44,7 @@ __all__ = [
 def dialect(name: str) -> Dialect:
     """The engine registered as ``name``."""
     if name not in ENGINES:
-        from ..errors import ConfigError
+        from etclib.core.errors import ConfigError
 
         raise ConfigError(f"Unknown storage engine {name!r}. Available: {', '.join(ENGINES)}.")
     return importlib.import_module(ENGINES[name]).DIALECT

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from . import dialect, dialect_for, redacted
-from .database import Database, key_of
-from .dialect import Fault
+from etclib.storage import dialect, dialect_for, redacted
+from etclib.storage.database import Database, key_of
+from etclib.storage.dialect import Fault
 
 #: Rows fetched from the source at a time.
 CHUNK = 50_000

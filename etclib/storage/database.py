@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import dialect_for, redacted
-from .dialect import Fault
+from etclib.storage import dialect_for, redacted
+from etclib.storage.dialect import Fault
 
 #: A migration step: one statement in the shared SQL, or a function of a write cursor.
 Step = str | Callable[[Any], None]

@@ -6,7 +6,7 @@ what the LLM-labelling studies share. The studies: :mod:`.labeljudge` (Study 1: 
 transcriptions), :mod:`.annotation` (Study 2: people re-check the judge's decisions),
 :mod:`.ratings` (Study 3: people's ratings), :mod:`.causes` (the emotion-cause layer) and
 :mod:`.judge_calibration` (the judge against the paper's). The agreement statistics are
-:mod:`etclib.agreement`, outside the package: the corpus statistics use them too. Importing the
+:mod:`etclib.studies.agreement`, outside the package: the corpus statistics use them too. Importing the
 package imports every study, so :func:`.db.schemas` lists them all (``etclib studies migrate``
 copies every one); a new study is one module that calls ``db.register(name, ddl)`` and one line
 below. See docs/judge_vs_human.md and docs/causes.md.
@@ -14,4 +14,4 @@ below. See docs/judge_vs_human.md and docs/causes.md.
 
 from __future__ import annotations
 
-from . import annotation, causes, codes, judge_calibration, labeljudge  # noqa: F401  registers
+from etclib.studies import annotation, causes, codes, judge_calibration, labeljudge  # noqa: F401  registers

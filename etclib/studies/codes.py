@@ -1,6 +1,6 @@
 """Annotator codes: who may answer in a study (Study 2's decisions, the cause layer's items).
 
-An admin (``ETC_ADMIN_TOKEN``, checked by :mod:`etclib.admintoken`) issues a code per person
+An admin (``ETC_ADMIN_TOKEN``, checked by :mod:`etclib.core.admintoken`) issues a code per person
 and may revoke it; only a SHA-256 hash of each code is stored (table ``annotators``), so a
 leaked database does not leak codes. Every write that comes from a person names its code:
 :func:`annotator` turns it into the annotator id or raises AccessDenied.
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import AccessDenied, AnnotationError
-from . import db as studiesdb
+from etclib.core.errors import AccessDenied, AnnotationError
+from etclib.studies import db as studiesdb
 
 SCHEMA = studiesdb.register(
     "codes",
@@ -33,8 +33,8 @@ CREATE TABLE IF NOT EXISTS annotators (
 
 def require_admin(token: str | None) -> None:
     """Raise AccessDenied unless ``token`` is the admin token (``ETC_ADMIN_TOKEN``); the check
-    of :mod:`etclib.admintoken` (strength, rate limit, logging)."""
-    from .. import admintoken
+    of :mod:`etclib.core.admintoken` (strength, rate limit, logging)."""
+    from etclib.core import admintoken
 
     admintoken.verify(token, "judge-vs-human admin")
 

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import config, registry
-from ..errors import StoreError
-from ..storage import MEMORY, Fault, copier, dialect_for, target_of
-from ..storage.database import Database, Schema, Store, now, open_store
-from ..storage.dialects.duckdb import is_duckdb
+from etclib.core import config, registry
+from etclib.core.errors import StoreError
+from etclib.storage import MEMORY, Fault, copier, dialect_for, target_of
+from etclib.storage.database import Database, Schema, Store, now, open_store
+from etclib.storage.dialects.duckdb import is_duckdb
 
 __all__ = ["STUDIES", "StudiesConnection", "connect", "migrate", "now", "register"]
 
@@ -160,7 +160,7 @@ _SCHEMAS: dict[str, str] = {}
 def register(name: str, ddl: str) -> str:
     """Declare study ``name``'s tables (``CREATE TABLE IF NOT EXISTS`` statements); returns
     ``ddl``. A second registration of a name with other statements is an error (the
-    registries' one collision rule, :func:`etclib.registry.add`: two studies would share one
+    registries' one collision rule, :func:`etclib.core.registry.add`: two studies would share one
     schema name on PostgreSQL)."""
     return registry.add(_SCHEMAS, name, ddl, kind="study", error=StoreError)
 

@@ -1,7 +1,7 @@
 """Calibrate the LLM judge against the ETC paper's: units per reference, and two sanity checks.
 
 The paper's judge finds 1.35 (SD 0.64) atomic units per test reference (Table 3,
-``reference_units`` in :mod:`etclib.reference`'s ``paper_baselines.json``). :func:`calibrate`
+``reference_units`` in :mod:`etclib.data.reference`'s ``paper_baselines.json``). :func:`calibrate`
 decomposes the test references (or a seeded sample) and puts their mean beside it with a verdict
 band (Cohen's d against the paper's SD); judges sampled references against themselves (F1 at
 least :data:`SELF_MIN`) and against another dialogue's reference (at most :data:`SHUFFLED_MAX`);
@@ -25,14 +25,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import __version__, reference
-from ..corpus import Corpus
-from ..errors import JudgeError
-from ..judge.parse import SUPPORTED
-from ..judge.runner import Judge, JudgeSettings, RequestFailed, gather_items, judge_items, run_sync
-from ..metrics.judge import item_prf
-from ..task import items
-from . import db as studiesdb
+from etclib import __version__
+from etclib.core.errors import JudgeError
+from etclib.data import reference
+from etclib.data.corpus import Corpus
+from etclib.data.task import items
+from etclib.judge.parse import SUPPORTED
+from etclib.judge.runner import (
+    Judge,
+    JudgeSettings,
+    RequestFailed,
+    gather_items,
+    judge_items,
+    run_sync,
+)
+from etclib.metrics.judge import item_prf
+from etclib.studies import db as studiesdb
 
 #: The checks' bounds: a reference against itself scores at least this F1 (x100) ...
 SELF_MIN = 90.0
@@ -182,7 +190,7 @@ def calibrate(
 ) -> dict[str, Any]:
     """Run the calibration (module docstring); the report as a JSON-able dict.
 
-    ``predictions``: a :class:`etclib.predictions.Predictions` of the test split, or None.
+    ``predictions``: a :class:`etclib.tracks.predictions.Predictions` of the test split, or None.
     ``report["ok"]`` is False when the pre-flight found a problem (then nothing else ran) or a
     check is out of its bound.
     """
@@ -214,7 +222,7 @@ def calibrate(
         "problems": [],
     }
     if check:
-        from ..judge.check import preflight
+        from etclib.judge.check import preflight
 
         pre = preflight(settings, corpus, n=1)
         if not pre["ok"]:

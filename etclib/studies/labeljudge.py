@@ -2,7 +2,7 @@
 
 ``etclib judge-labels`` asks an LLM (any registered provider) to label each emotion
 transcription of a split with the annotators' categories (multi-label), with the versioned
-prompt ``etclib/prompts/label_judge.toml``. The questions go through the scoring judge's
+prompt ``etclib/data/prompts/label_judge.toml``. The questions go through the scoring judge's
 machinery (providers, bounded concurrency, retries, the answer cache: a rerun costs nothing);
 each run is stored with its signature in the studies database (``label_runs``,
 ``label_judgements``). :func:`label_study` compares a run with the annotators per category:
@@ -22,17 +22,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..agreement import (
+from etclib.core.errors import JudgeError
+from etclib.data.corpus import CATEGORIES, CATEGORY_TO_JA, Corpus, Utterance
+from etclib.studies import db as studiesdb
+from etclib.studies import labelling
+from etclib.studies.agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
     confusion_matrix,
     kappa_with_ci,
 )
-from ..corpus import CATEGORIES, CATEGORY_TO_JA, Corpus, Utterance
-from ..errors import JudgeError
-from ..tracks.categories.labels import ANNOTATORS, pair_consensus, parse_labels
-from . import db as studiesdb
-from . import labelling
+from etclib.tracks.categories.labels import ANNOTATORS, pair_consensus, parse_labels
 
 PROMPT_NAME = "label_judge"
 
@@ -42,7 +42,7 @@ PROMPT_NAME = "label_judge"
 
 @dataclass(frozen=True)
 class LabelPrompt(labelling.ChatPrompt):
-    """The versioned label-judge prompt (``etclib/prompts/label_judge.toml``)."""
+    """The versioned label-judge prompt (``etclib/data/prompts/label_judge.toml``)."""
 
     def messages(self, transcription: str) -> list[dict[str, str]]:
         """Chat messages (system, user) asking for the labels of one transcription."""
@@ -51,7 +51,7 @@ class LabelPrompt(labelling.ChatPrompt):
 
 @lru_cache(maxsize=1)
 def load_prompt() -> LabelPrompt:
-    """Load and check ``etclib/prompts/label_judge.toml``."""
+    """Load and check ``etclib/data/prompts/label_judge.toml``."""
     return labelling.load_prompt(PROMPT_NAME, ("transcription",), "label-judge", LabelPrompt)
 
 

@@ -1,7 +1,7 @@
 """An LLM labels study items: what the label judge (:mod:`.labeljudge`) and the cause layer
 (:mod:`.causes`) share.
 
-Each study keeps its own prompt (a versioned TOML file under ``etclib/prompts/``), its answer
+Each study keeps its own prompt (a versioned TOML file under ``etclib/data/prompts/``), its answer
 parser and its result table; this module runs the rest once for both: :func:`load_prompt` (read,
 check and hash a chat prompt), :func:`start` (the checks and settings a run starts with),
 :func:`ask_all` (one question per item through :class:`etclib.judge.runner.Judge`, an unusable
@@ -23,14 +23,15 @@ from typing import Any
 
 import pandas as pd
 
-from .. import __version__, llm, prompts
-from ..corpus import SPLITS, Corpus, Dialogue
-from ..errors import ConfigError, JudgeError, TaskError
-from ..judge import providers, runner
-from ..judge.parse import AnswerParseError
-from ..llm.models import Decoding
-from ..registry import unknown
-from . import db as studiesdb
+from etclib import __version__, llm
+from etclib.core.errors import ConfigError, JudgeError, TaskError
+from etclib.core.registry import unknown
+from etclib.data import prompts
+from etclib.data.corpus import SPLITS, Corpus, Dialogue
+from etclib.judge import providers, runner
+from etclib.judge.parse import AnswerParseError
+from etclib.llm.models import Decoding
+from etclib.studies import db as studiesdb
 
 #: Called with one message list, returns the model's reply text.
 Ask = Callable[[list[dict[str, str]]], str]
@@ -42,7 +43,7 @@ Key = tuple[int, int, str]
 
 @dataclass(frozen=True)
 class ChatPrompt:
-    """A versioned chat prompt (``etclib/prompts/<name>.toml``): system text and instruction."""
+    """A versioned chat prompt (``etclib/data/prompts/<name>.toml``): system text and instruction."""
 
     name: str
     version: int
@@ -61,11 +62,11 @@ class ChatPrompt:
 
 
 def load_prompt(name: str, slots: Sequence[str], what: str, kind: type[ChatPrompt]) -> Any:
-    """Load and check ``etclib/prompts/<name>.toml`` (:func:`etclib.prompts.load`) as a
+    """Load and check ``etclib/data/prompts/<name>.toml`` (:func:`etclib.data.prompts.load`) as a
     ``kind``; ``what`` names it in the message when it is missing, ``slots`` are the ``$names``
     its instruction must hold."""
     p = prompts.load(
-        f"prompts/{name}.toml",
+        f"data/prompts/{name}.toml",
         slots={"instruction": slots},
         hashed=("system", "instruction"),
         what=f"{what} prompt",

@@ -25,8 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..agreement import pearson
-from ..errors import Problem, RatingsError
+from etclib.core.errors import Problem, RatingsError
+from etclib.studies.agreement import pearson
 
 COLUMNS: tuple[str, ...] = ("item", "system", "metric", "rater_kind", "rater_id", "score")
 RATER_KINDS: tuple[str, ...] = ("llm", "human")
@@ -272,8 +272,8 @@ def _note(c) -> str:
 
 
 def reference_dir() -> Path:
-    """Folder of published reference figures (:func:`etclib.reference.reference_dir`)."""
-    from ..reference import reference_dir as folder
+    """Folder of published reference figures (:func:`etclib.data.reference.reference_dir`)."""
+    from etclib.data.reference import reference_dir as folder
 
     return folder()
 

@@ -11,10 +11,10 @@ calls :func:`register` (README, "Adding a track").
 
 from __future__ import annotations
 
-from .. import registry
-from ..errors import TaskError
-from . import categories, transcription
-from .base import MAX_PREDICTION_CHARS, TRACKS, Track
+from etclib.core import registry
+from etclib.core.errors import TaskError
+from etclib.tracks import categories, transcription
+from etclib.tracks.base import MAX_PREDICTION_CHARS, TRACKS, Track
 
 __all__ = ["DEFAULT_TRACK", "MAX_PREDICTION_CHARS", "TRACKS", "Track", "detect", "get"]
 

@@ -14,8 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .. import metrics, registry
-from ..errors import BackendError, MetricError
+from etclib import metrics
+from etclib.core import registry
+from etclib.core.errors import BackendError, MetricError
 
 #: The longest prediction of a text track, in characters.
 MAX_PREDICTION_CHARS = 2000
@@ -274,7 +275,7 @@ class Track:
 
     # --- backends ----------------------------------------------------------------------------
 
-    # etclib.backends is imported when a backend is asked for: it loads the LLM providers'
+    # etclib.models is imported when a backend is asked for: it loads the LLM providers'
     # registry, which scoring a file does not need.
 
     def backend_class(self, name: str) -> Any:
@@ -286,19 +287,19 @@ class Track:
             if other:
                 msg += f" ({name!r} is a backend of the {other} track.)"
             raise BackendError(msg)
-        from ..backends import backend_class
+        from etclib.models import backend_class
 
         return backend_class(name, self.backends)
 
     def backend(self, name: str, **options: Any) -> Any:
-        """Backend ``name`` created with ``options`` (:func:`etclib.backends.get_backend`)."""
-        from ..backends import get_backend
+        """Backend ``name`` created with ``options`` (:func:`etclib.models.get_backend`)."""
+        from etclib.models import get_backend
 
         self.backend_class(name)
         return get_backend(name, registry=self.backends, **options)
 
     def backend_status(self, name: str) -> Any:
-        """:func:`etclib.backends.backend_status` of backend ``name`` (never raises)."""
-        from ..backends import backend_status
+        """:func:`etclib.models.backend_status` of backend ``name`` (never raises)."""
+        from etclib.models import backend_status
 
         return backend_status(name, self.backends)

@@ -20,7 +20,7 @@ import logging
 import sys
 
 from etclib.cli import command_parser
-from etclib.errors import EtcError
+from etclib.core.errors import EtcError
 
 #: name -> module, imported only when that command runs.
 COMMANDS: dict[str, str] = {
@@ -55,7 +55,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _start(args: argparse.Namespace) -> None:
     """Before any command: refuse a weak admin token; open (and check) the database."""
-    from etclib import admintoken
+    from etclib.core import admintoken
     from leaderboard.db import open_db
 
     admintoken.check_configured()

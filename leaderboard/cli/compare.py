@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from etclib.comparison import format_text, write_per_item
+    from etclib.tracks.comparison import format_text, write_per_item
     from leaderboard.compare import compare
 
     result = compare(args.a, args.b, metrics=args.metrics, trials=args.trials)

@@ -27,9 +27,9 @@ ENTRIES = {
 #: computed baseline of both tracks), with ENTRIES submitted by visitors; prints name -> id.
 SEED = f"""
 import json, leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items
+from etclib.data.corpus import load_corpus
+from etclib.tracks.predictions import dumps_jsonl
+from etclib.data.task import items
 its = items(load_corpus(), "test")
 names = {ENTRIES!r}
 lb.seed_baselines()

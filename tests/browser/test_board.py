@@ -33,8 +33,8 @@ def site(serve_seeded):
 
 def predictions_file(tmp_path, name: str, text, field: str = "prediction") -> str:
     """A file of the real test split: ``text(item)`` for each item, under ``field``."""
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     path = tmp_path / name
     rows = (

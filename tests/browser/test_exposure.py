@@ -25,9 +25,9 @@ import urllib.request
 
 import pytest
 
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.conftest import REAL_CORPUS, REPO, needs_corpus
 from tests.fakes import FakeLLMServer
 from tests.fixtures.secrets import ADMIN, SECRET, leaks

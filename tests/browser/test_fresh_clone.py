@@ -131,7 +131,9 @@ def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
     commit = _clone(clone)
     assert not (clone.parent / "shared").exists()
     reported = json.loads(
-        (clone / "etclib" / "reference" / "paper_baselines.json").read_text(encoding="utf-8")
+        (clone / "etclib" / "data" / "reference" / "paper_baselines.json").read_text(
+            encoding="utf-8"
+        )
     )["rows"]
 
     port = free_port()

@@ -31,10 +31,10 @@ import urllib.request
 
 import pytest
 
-from etclib import admintoken
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.core import admintoken
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.conftest import REAL_CORPUS, needs_corpus
 
 

@@ -345,7 +345,7 @@ def _pick(page, label: str, option: str) -> None:
 
 
 def test_corpus_result_row_click_opens_that_dialogue(site, page):
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
     from tests.serve import click_grid_row
     from views.corpus import RESULT_ROW_HEIGHT
 

@@ -22,9 +22,9 @@ import sys
 import pytest
 
 from benchmarks.scale_out import print_scale_out, scale_out
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.conftest import REPO
 
 TOKEN = "a-long-enough-admin-token-0123456789"

@@ -25,9 +25,9 @@ os.environ["ETC_ADMIN_TOKEN"] = "t" * 30
 os.environ["ETC_LB_RETRY_BACKOFF"] = "0"
 os.environ["ETC_CACHE_DIR"] = "/tmp/legacy_cache"
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items
+from etclib.data.corpus import load_corpus
+from etclib.tracks.predictions import dumps_jsonl
+from etclib.data.task import items
 from leaderboard import queue
 from leaderboard.db import open_db
 

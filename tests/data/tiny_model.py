@@ -58,7 +58,7 @@ LLAMA31_SPECIALS = [
 
 
 def _training_texts() -> list[str]:
-    from etclib.task import prompt_template
+    from etclib.data.task import prompt_template
 
     t = prompt_template()
     texts = [t.system, t.instruction.template, t.examples_header, t.example.template]

@@ -1,7 +1,7 @@
 """A scripted cause labeller for :class:`~tests.fakes.llm_server.FakeLLMServer` or ``ask=``.
 
 It reads the cause prompt's last ``対象発話: N（A）`` and ``心情記述: ...`` lines (as rendered from
-``etclib/prompts/causes.toml``) and answers ``{"reasoning": ..., "causes": [...]}`` from a table
+``etclib/data/prompts/causes.toml``) and answers ``{"reasoning": ..., "causes": [...]}`` from a table
 keyed by ``(transcription, target number)``; items not in the table get ``default(target)``
 (by default ``[target]``: the cause lies in the target itself).
 """

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from etclib.backends import get_backend
 from etclib.cli import main
-from etclib.corpus import load_corpus
-from etclib.predictions import read_predictions
-from etclib.task import chat_item, items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import chat_item, items
+from etclib.models import get_backend
+from etclib.tracks.predictions import read_predictions
 from tests.data.make_tiny_corpus import write_tiny_corpus
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 

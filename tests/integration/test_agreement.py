@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from etclib.agreement import (
+from etclib.studies.agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
     bootstrap_ci,

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from etclib.errors import AccessDenied, AnnotationError, EtcError
+from etclib.core.errors import AccessDenied, AnnotationError, EtcError
 from etclib.studies import annotation as ann
 from etclib.studies.annotation import LABELS
 from tests.fixtures.studies import ANNOTATION_ADMIN as ADMIN

@@ -12,10 +12,10 @@ from sklearn.metrics import cohen_kappa_score
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
 from etclib.studies import annotation
-from etclib.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.conftest import REPO
 from tests.fakes.judge_fixtures import FAKE_MODEL, JudgeEnv, point_provider_at
 from tests.fakes.judge_responder import ScriptedJudge

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from etclib import tracks
-from etclib.backends import get_backend
-from etclib.errors import BackendServiceError, QuotaExhaustedError
+from etclib.core.errors import BackendServiceError, QuotaExhaustedError
+from etclib.data.task import build_messages, chat_item
 from etclib.llm.retry import RetryPolicy
 from etclib.metrics import Context
 from etclib.metrics import judge as J
+from etclib.models import get_backend
 from etclib.studies import labeljudge
-from etclib.task import build_messages, chat_item
 from tests.fakes import FakeLLMServer
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.judge_responder import ScriptedJudge

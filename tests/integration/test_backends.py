@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from etclib.backends import get_backend
-from etclib.errors import BackendError, ConfigError
-from etclib.task import chat_item, items
+from etclib.core.errors import BackendError, ConfigError
+from etclib.data.task import chat_item, items
+from etclib.models import get_backend
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 from tests.fixtures.models import _fresh_memory  # noqa: F401 - for every test here
 
@@ -23,7 +23,7 @@ def _cuda() -> bool:
 
 def test_constant_on_the_real_corpus_is_reproducible(corpus):
     a = get_backend("constant", corpus=corpus).text
-    from etclib.backends import constant
+    from etclib.models import constant
 
     constant._MEMORY.clear()
     assert get_backend("constant", corpus=corpus).text == a
@@ -34,7 +34,7 @@ def test_retrieval_on_the_real_corpus_finds_train_items_with_bounded_work(corpus
     """Train items find themselves; a prediction reuses the index (never rebuilt nor reloaded)
     and weighs at most ``neighbours`` candidates. Its latency (p95 < 50 ms) is a performance
     claim, measured by benchmarks/retrieval.py."""
-    from etclib.backends import retrieval
+    from etclib.models import retrieval
 
     backend = get_backend("retrieval", corpus=corpus)
     train = items(corpus, "train")[::40]

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from etclib.backends import get_backend
-from etclib.errors import BackendError
-from etclib.task import build_messages, chat_item
+from etclib.core.errors import BackendError
+from etclib.data.task import build_messages, chat_item
+from etclib.models import get_backend
 from tests.fakes import FakeLLMServer
 
 PROVIDERS = ["openai", "gemini"]

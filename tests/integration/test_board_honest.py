@@ -8,9 +8,9 @@ import pytest
 def test_ranking_flags_entries_below_the_constant(tiny_corpus, monkeypatch):
     """Through the leaderboard: a submission under the constant's ROUGE-L is flagged."""
     import leaderboard as lb
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")

@@ -15,9 +15,9 @@ def boards(tiny_corpus, monkeypatch):
     """Both boards on the tiny corpus: the copy baseline and a made-up transcription entry; the
     majority floor and "always joy" on categories. Yields the corpus's test items."""
     import leaderboard as lb
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")
@@ -45,7 +45,7 @@ def test_an_entrys_breakdown_is_its_score_on_each_part_with_an_interval(boards):
 
     sid = _id("Made up")
     parts = lb.breakdown(sid, "rougeL")
-    stored = lb.detail(sid)["breakdown"]  # the scoring run's own breakdown (etclib.scoring)
+    stored = lb.detail(sid)["breakdown"]  # the scoring run's own breakdown (etclib.tracks.scoring)
     assert set(parts["breakdown"]) == {"role", "category", "turn"}
     for row in parts.itertuples():
         assert row.value == pytest.approx(stored[row.breakdown][row.subset]["rougeL"])
@@ -77,7 +77,7 @@ def test_every_entrys_per_category_f1_is_its_stored_score(boards):
 
 def test_the_best_score_over_time_steps_up_at_each_new_best(boards):
     import leaderboard as lb
-    from etclib import reference
+    from etclib.data import reference
     from views import board, charts
 
     ranking = lb.ranking()

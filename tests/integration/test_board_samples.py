@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import leaderboard as lb
-from etclib import significance
-from etclib.predictions import dumps_jsonl
+from etclib.metrics import significance
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import board, samples
 from leaderboard.db import resolve
 from tests.fixtures.board import (  # noqa: F401 - fixtures: "tiny", and one run for every test

@@ -18,9 +18,9 @@ def boards(tiny_corpus, monkeypatch):
     """Both boards on the tiny corpus: the copy floor on transcriptions; the majority and prior
     floors and a visitor's "always joy" file on categories. Returns the ERC entry ids by name."""
     import leaderboard as lb
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")

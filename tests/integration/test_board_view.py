@@ -12,9 +12,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import samples
 from tests.conftest import REPO
 

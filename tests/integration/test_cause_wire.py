@@ -177,9 +177,9 @@ def test_the_leaderboard_breaks_a_scored_entry_down_by_cause_type(corpus, monkey
     etclib's ROUGE-L (the mean item F-measure ×100) over that type's items, with the items
     counted by the proxy itself."""
     import leaderboard as lb
+    from etclib.data.task import items
     from etclib.metrics import rouge
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     monkeypatch.setenv("ETC_LB_BOOTSTRAP", "50")
     its = items(corpus, "test")

@@ -12,7 +12,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from etclib.cli import main
-from etclib.errors import AccessDenied, AnnotationError, JudgeError
+from etclib.core.errors import AccessDenied, AnnotationError, JudgeError
 from etclib.judge.cache import AnswerCache
 from etclib.studies import annotation, causes
 from tests.conftest import REAL_CORPUS, needs_corpus

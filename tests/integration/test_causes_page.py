@@ -53,7 +53,7 @@ def test_page_without_labels():
 
 
 def test_annotators_mark_causes_and_agreement_appears():
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     corpus = load_corpus()
     at = AppTest.from_file(str(REPO / "site_pages" / "operator.py"), default_timeout=90).run()
@@ -100,7 +100,7 @@ def test_annotators_mark_causes_and_agreement_appears():
 def test_an_annotator_marks_several_utterances_or_none_in_the_dialogue():
     """The target and the first utterance ticked for one item, 'not in the dialogue' for the
     other: stored as those positions, and as no cause utterance (latent)."""
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     corpus = load_corpus()
     causes.draw_sample(ADMIN, corpus, 2, seed=7)

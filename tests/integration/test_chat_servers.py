@@ -97,7 +97,7 @@ def test_a_hanging_server_fails_the_utterance_with_the_visitor_message(
 ):
     """The first-token timeout (small here) aborts each attempt; the visitor reads our words,
     the operator's log names ETC_FINETUNED_BASE_URL."""
-    from etclib.errors import BackendError
+    from etclib.core.errors import BackendError
     from views import chat
 
     monkeypatch.setenv("ETC_CHAT_FIRST_TOKEN_TIMEOUT", "0.3")
@@ -119,7 +119,7 @@ def test_a_hanging_server_fails_the_utterance_with_the_visitor_message(
 
 
 def test_a_refused_connection_names_the_setting_for_the_operator(served, probe, caplog):
-    from etclib.errors import BackendError
+    from etclib.core.errors import BackendError
     from views import chat
 
     picked = chat.choice("finetuned")

@@ -3,9 +3,9 @@
 import json
 
 from etclib.cli import main
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
 
 

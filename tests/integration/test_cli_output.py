@@ -25,8 +25,8 @@ def _columns_aligned(lines: list[str]) -> None:
 @pytest.mark.parametrize("track", ["transcription", "erc"])
 def test_score_text_prints_the_breakdowns_of_the_json(corpus, tmp_path, capsys, track):
     from etclib.cli import main
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     its = items(corpus, "test")
     if track == "erc":

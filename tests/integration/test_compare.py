@@ -10,9 +10,9 @@ import random
 import pytest
 
 from etclib.cli import main
-from etclib.comparison import A_BETTER, B_BETTER, NO_DIFFERENCE, compare
+from etclib.data.tokenize import TokenCache
 from etclib.metrics import rouge
-from etclib.tokenize import TokenCache
+from etclib.tracks.comparison import A_BETTER, B_BETTER, NO_DIFFERENCE, compare
 from tests.conftest import needs_corpus
 from tests.fixtures.compare import (
     RESAMPLES,
@@ -27,7 +27,7 @@ from tests.fixtures.compare import (
 
 @pytest.fixture
 def real_files(corpus, tmp_path):
-    from etclib.task import items
+    from etclib.data.task import items
 
     its = items(corpus, "test")
     rng = random.Random(5)
@@ -93,7 +93,7 @@ def test_real_oracle_against_constant_is_significant_everywhere(real_files):
 
 @needs_corpus
 def test_real_erc_oracle_against_constant(corpus, tmp_path):
-    from etclib.task import items
+    from etclib.data.task import items
 
     its = items(corpus, "test")
     oracle = _write(tmp_path / "gold.jsonl", its, [list(it.label) for it in its], "labels")

@@ -11,9 +11,9 @@ import json
 import pytest
 
 import leaderboard as lb
-from etclib import comparison
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
+from etclib.data.corpus import load_corpus
+from etclib.tracks import comparison
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import compare as lbc
 from leaderboard import samples
 from leaderboard.__main__ import main as lb_main

@@ -13,10 +13,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
-from etclib.comparison import NO_DIFFERENCE
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.comparison import NO_DIFFERENCE
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import compare as lbc
 from leaderboard import samples
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at

@@ -13,7 +13,7 @@ import io
 import pytest
 
 import leaderboard as lb
-from etclib.predictions import dumps_jsonl
+from etclib.tracks.predictions import dumps_jsonl
 from tests.fixtures.spreadsheets import HOSTILE, assert_no_formula
 
 

@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from etclib.cli import main
-from etclib.corpus import load_corpus
-from etclib.download import download
-from etclib.errors import DownloadError
+from etclib.core.errors import DownloadError
+from etclib.data.corpus import load_corpus
+from etclib.data.download import download
 
 
 def make_archive(root, extra=None) -> bytes:

@@ -15,14 +15,14 @@ from sklearn.metrics import (
 )
 
 from etclib import tracks
-from etclib.corpus import CATEGORIES
-from etclib.errors import PredictionsError
-from etclib.predictions import detect_track, dumps_csv, dumps_jsonl, read_predictions
-from etclib.scoring import score
-from etclib.task import chat_item
-from etclib.task import items as split_items
+from etclib.core.errors import PredictionsError
+from etclib.data.corpus import CATEGORIES
+from etclib.data.task import chat_item
+from etclib.data.task import items as split_items
 from etclib.tracks.categories import metric as erc
 from etclib.tracks.categories.labels import indicator
+from etclib.tracks.predictions import detect_track, dumps_csv, dumps_jsonl, read_predictions
+from etclib.tracks.scoring import score
 from tests.conftest import needs_corpus
 from tests.fakes import FakeLLMServer
 from tests.fixtures.erc import NON_NEUTRAL, _sklearn
@@ -266,7 +266,7 @@ def test_classifier_saved_with_version_and_hash_and_reloaded(corpus):
     # the saved vocabulary and IDF reproduce scikit-learn's own TfidfVectorizer rows
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from etclib.tokenize import TokenCache
+    from etclib.data.tokenize import TokenCache
 
     feats = classifier.text_features(texts, TokenCache())
     vec = TfidfVectorizer(
@@ -342,7 +342,7 @@ def test_llm_backend_against_the_fake_server(monkeypatch, provider):
 
 
 def test_llm_backend_refuses_an_unusable_answer(monkeypatch):
-    from etclib.errors import BackendError
+    from etclib.core.errors import BackendError
 
     with FakeLLMServer(lambda req: '{"labels": ["happy"]}', api_key="k") as fake:
         monkeypatch.setenv("OPENAI_API_KEY", "k")

@@ -13,7 +13,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from etclib.corpus import CATEGORIES
+from etclib.data.corpus import CATEGORIES
 from tests.conftest import REPO, needs_corpus
 
 pytestmark = [needs_corpus]
@@ -46,7 +46,7 @@ def _plain(markdown: str) -> str:
 
 def _reads(corpus):
     """(aggregated label sets, the transcription classifier's readings) on test, directly."""
-    from etclib.task import items
+    from etclib.data.task import items
     from etclib.tracks.categories.classifier import cached
 
     its = items(corpus, "test")
@@ -90,7 +90,7 @@ def test_chat_categories_takes_a_created_backend(corpus):
 
 def test_chat_shows_the_erc_baselines_categories_under_each_utterance(corpus):
     from etclib import tracks
-    from etclib.task import chat_item
+    from etclib.data.task import chat_item
     from etclib.tracks.categories.labels import japanese
     from views import chat
 
@@ -118,7 +118,7 @@ def test_chat_shows_the_erc_baselines_categories_under_each_utterance(corpus):
 
 def test_chat_replay_shows_categories_beside_the_annotators_label(corpus):
     from etclib import tracks
-    from etclib.task import dialogue_items
+    from etclib.data.task import dialogue_items
 
     at = AppTest.from_file(str(REPO / "site_pages" / "chat.py"), default_timeout=300)
     at.run()
@@ -165,8 +165,8 @@ def test_leaderboard_page_shows_like_for_like_and_na_breakdowns(corpus):
     entry's breakdown by category shows n/a for categories absent from a subset, and says so."""
     import leaderboard as lb
     from etclib import tracks
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     its = items(corpus, "test")
     pred = tracks.get("erc").backend("majority", corpus=corpus).predict(its)

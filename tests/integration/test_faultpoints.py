@@ -8,9 +8,9 @@ from leaderboard import faultpoints
 def test_the_worker_passes_every_point_of_a_job_in_order(tiny_corpus, monkeypatch):
     """One job run in this process passes each named point once, in the documented order."""
     import leaderboard as lb
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
     test_items = items(load_corpus(tiny_corpus), "test")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from etclib.backends import get_backend, hf
-from etclib.errors import BackendError
+from etclib.core.errors import BackendError
+from etclib.models import get_backend, hf
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 
 torch = pytest.importorskip("torch")

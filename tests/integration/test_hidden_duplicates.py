@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
-from etclib.predictions import dumps_csv, dumps_jsonl
+from etclib.tracks.predictions import dumps_csv, dumps_jsonl
 from tests.conftest import REPO
 from tests.fixtures.predictions import ENTRY_META as META
 

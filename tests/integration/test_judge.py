@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from etclib.errors import JudgeError
+from etclib.core.errors import JudgeError
 from etclib.judge.providers import SCHEMAS
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401 - fixture
@@ -251,9 +251,9 @@ def test_cli_decompose_and_entail(scripted, monkeypatch, capsys):
 def test_through_etclib_scoring_with_breakdowns_and_per_item(scripted, tiny_corpus, monkeypatch):
     # the metric registry line the integrator adds, set here for this test only
     from etclib import metrics
-    from etclib.corpus import load_corpus
-    from etclib.scoring import score
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.scoring import score
 
     monkeypatch.setitem(metrics.METRICS, "judge", "etclib.metrics.judge")
     corpus = load_corpus(tiny_corpus)

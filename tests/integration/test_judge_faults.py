@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from etclib.errors import JudgeError
+from etclib.core.errors import JudgeError
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import judge_env, point_provider_at  # noqa: F401 - fixture
 from tests.fakes.judge_responder import request_kind

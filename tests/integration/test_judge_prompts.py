@@ -58,7 +58,7 @@ def test_v2_entailment_request_carries_each_rule_and_no_paraphrase_rule(judge_en
 def test_examples_come_from_the_train_split(corpus):
     """Every example transcription (decomposition text, entailment target) is a train reference
     of the real corpus, as the comment above it says."""
-    from etclib.task import items
+    from etclib.data.task import items
 
     train = {it.key: it.reference for it in items(corpus, "train")}
     for kind, field in (("decompose", "text"), ("entail", "target")):
@@ -109,9 +109,9 @@ def test_a_board_row_keeps_its_v1_signature_and_is_rescored_under_v2(
     --stages judge` with the default settings adds a v2 row, which becomes the entry's judge
     score, and the entry's detail shows both signatures."""
     import leaderboard as lb
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
     from views.board import detail_view
 
     token = "prompts-admin-token-0123456789"

@@ -11,15 +11,15 @@ import json
 import pytest
 
 from etclib.cli import main
-from etclib.corpus import load_corpus
-from etclib.errors import QuotaExhaustedError
+from etclib.core.errors import QuotaExhaustedError
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
 from etclib.judge.cache import AnswerCache
 from etclib.judge.check import format_report, preflight
 from etclib.judge.providers import ANSWER_TOKENS, THINKING_TOKENS
 from etclib.judge.runner import JudgeSettings
 from etclib.metrics import judge as J
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401
 from tests.fakes.llm_server import FakeRequest
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from etclib.cli import judge_labels as cli
-from etclib.corpus import CATEGORIES
-from etclib.errors import ConfigError, JudgeError
+from etclib.core.errors import ConfigError, JudgeError
+from etclib.data.corpus import CATEGORIES
 from etclib.judge.cache import AnswerCache
 from etclib.studies import labeljudge
 from tests.fakes import FakeLLMServer

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import MAX_FILE_BYTES, dumps_jsonl
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import MAX_FILE_BYTES, dumps_jsonl
 from leaderboard.db import open_db
 from tests.conftest import REPO
 from tests.fixtures.board import concurrently, count, process_env, tiny_fixture, variant  # noqa: F401 - tiny_fixture: the fixture "tiny"

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import queue
 from leaderboard.db import open_db
 

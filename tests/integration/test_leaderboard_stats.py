@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
 from etclib.metrics import MetricData
 from etclib.metrics.judge import JudgeMetric
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.fixtures.bootstrap import SEED, B, independent_indices
 
 
@@ -29,8 +29,8 @@ def jsonl(items, text) -> bytes:
 def test_board_intervals_equal_an_independent_bootstrap(tiny):
     from sacrebleu.metrics import BLEU
 
+    from etclib.data.tokenize import TokenCache
     from etclib.metrics import Context, rouge
-    from etclib.tokenize import TokenCache
 
     half = {it.key for it in tiny[::2]}
     pred = lambda it: it.reference if it.key in half else it.utterance  # noqa: E731

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
 from leaderboard import queue, worker
 from leaderboard.db import open_db
 from tests.conftest import REPO

@@ -22,7 +22,7 @@ ADMIN_TOKEN = "s3cret-admin-token-0123456789"
 
 
 def test_admin_guesses_from_new_sessions_are_refused_after_the_limit(tiny, monkeypatch, caplog):
-    from etclib import admintoken
+    from etclib.core import admintoken
 
     monkeypatch.setenv("ETC_ADMIN_TOKEN", ADMIN_TOKEN)
     errors = []
@@ -106,7 +106,7 @@ def test_limits_count_per_key_in_the_board_on_both_engines(board_engine):
 def test_a_short_admin_token_is_refused_at_start_up(tiny, board_engine, monkeypatch, capsys):
     from streamlit.testing.v1 import AppTest
 
-    from etclib.errors import ConfigError
+    from etclib.core.errors import ConfigError
     from etclib.studies import annotation
     from leaderboard.__main__ import main
 
@@ -126,7 +126,7 @@ def test_a_short_admin_token_is_refused_at_start_up(tiny, board_engine, monkeypa
 def test_wrong_tokens_are_rate_limited_per_session_and_logged(
     tiny, monkeypatch, caplog, board_engine
 ):
-    from etclib import admintoken
+    from etclib.core import admintoken
 
     # the failures are counted per session for the whole process: sessions of this run's own
     visitor, other = f"visitor-1-{board_engine}", f"visitor-2-{board_engine}"
@@ -134,7 +134,7 @@ def test_wrong_tokens_are_rate_limited_per_session_and_logged(
     monkeypatch.setenv("ETC_ADMIN_TOKEN", TOKEN)
     sid = lb.submit(variant(tiny, 0), META).id
     outcomes = []
-    with caplog.at_level(logging.WARNING, logger="etclib.admintoken"):
+    with caplog.at_level(logging.WARNING, logger="etclib.core.admintoken"):
         with admintoken.session(visitor):
             for n in range(30):
                 try:
@@ -158,7 +158,7 @@ def test_submit_page_states_the_upload_limit_as_one_figure():
     max_upload_size_mb) say the same figure in the same unit."""
     from streamlit.testing.v1 import AppTest
 
-    from etclib.predictions import MAX_FILE_BYTES, TOO_BIG
+    from etclib.tracks.predictions import MAX_FILE_BYTES, TOO_BIG
 
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
     at.switch_page("site_pages/submit.py").run()

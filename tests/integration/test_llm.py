@@ -1,4 +1,4 @@
-"""etclib.llm and etclib.redact without a server: the capability table, the decoding settings
+"""etclib.llm and etclib.core.redact without a server: the capability table, the decoding settings
 each model gets, error classification, retry delays, and the redactor."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from etclib.redact import redact
+from etclib.core.redact import redact
 from tests.fixtures.llm import _secret
 
 

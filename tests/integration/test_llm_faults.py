@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from etclib.backends import get_backend
 from etclib.cli import main
-from etclib.errors import BackendServiceError, EmptyAnswerError, UnsupportedSettingError
+from etclib.core.errors import BackendServiceError, EmptyAnswerError, UnsupportedSettingError
+from etclib.data.task import build_messages, chat_item
 from etclib.metrics import judge as J
-from etclib.task import build_messages, chat_item
+from etclib.models import get_backend
 from tests.fakes import FakeLLMServer
 from tests.fakes.judge_fixtures import judge_env, point_provider_at  # noqa: F401 - fixture
 from tests.fakes.judge_responder import ScriptedJudge, request_kind
@@ -210,9 +210,9 @@ def test_judge_stops_when_an_unknown_model_refuses_temperature(gpt5_judge):
 
 def test_score_json_signature_names_thinking_and_decoding(judge_env, tiny_corpus, tmp_path, capsys):  # noqa: F811
     from etclib import metrics
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
 
     if judge_env.provider != "gemini":
         pytest.skip("the Gemini form")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import leaderboard as lb
-from etclib.predictions import dumps_jsonl
+from etclib.tracks.predictions import dumps_jsonl
 from tests.fixtures.metric_plugin import (  # noqa: F401 - toy: a fixture
     SEED,
     B,

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from etclib import metrics
-from etclib.errors import MetricError
+from etclib.core.errors import MetricError
+from etclib.data.tokenize import tokenize
 from etclib.metrics import bertscore
-from etclib.tokenize import tokenize
 from tests.conftest import needs_corpus
 
 
@@ -15,8 +15,8 @@ def test_lexical_scores_equal_the_libraries_on_the_real_test_split(corpus):
     import sacrebleu
     from rouge_score import rouge_scorer
 
-    from etclib.scoring import score
-    from etclib.task import items
+    from etclib.data.task import items
+    from etclib.tracks.scoring import score
 
     its = items(corpus, "test")
     refs = [it.reference for it in its]

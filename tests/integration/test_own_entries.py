@@ -10,9 +10,9 @@ import json
 import pytest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import samples
 from leaderboard.__main__ import main as lb_main
 

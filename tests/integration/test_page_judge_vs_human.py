@@ -9,7 +9,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from etclib.corpus import CATEGORY_TO_JA
+from etclib.data.corpus import CATEGORY_TO_JA
 from etclib.studies import annotation, labeljudge
 from tests.conftest import REPO, needs_corpus
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from etclib.corpus import load_corpus
-from etclib.predictions import MAX_PREDICTION_CHARS, read_predictions
+from etclib.data.corpus import load_corpus
+from etclib.tracks.predictions import MAX_PREDICTION_CHARS, read_predictions
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 from tests.fakes import FakeLLMServer
 from tests.fixtures.models import (

@@ -19,7 +19,7 @@ import sqlite3
 import pytest
 
 import leaderboard as lb
-from etclib.predictions import dumps_jsonl
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import faultpoints, queue, worker
 from leaderboard.clock import now
 from leaderboard.db import open_db

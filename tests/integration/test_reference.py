@@ -35,5 +35,5 @@ def test_a_built_wheel_carries_the_figures(tmp_path):
     )
     (wheel,) = tmp_path.glob("etclib-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "etclib/reference/paper_baselines.json" in names
-    assert "etclib/reference/emplifai_judge_vs_human.json" in names
+    assert "etclib/data/reference/paper_baselines.json" in names
+    assert "etclib/data/reference/emplifai_judge_vs_human.json" in names

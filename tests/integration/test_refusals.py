@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from etclib.errors import Problem
+from etclib.core.errors import Problem
 from tests.conftest import REPO, needs_corpus
 
 
 def wrong_keys_file(corpus) -> bytes:
-    from etclib.task import items
+    from etclib.data.task import items
 
     return "\n".join(
         json.dumps(
@@ -38,8 +38,8 @@ EXPECTED = (
 @needs_corpus
 def test_wrong_keys_are_named_once_for_every_line(corpus, tmp_path, capsys):
     from etclib.cli import main
-    from etclib.errors import PredictionsError
-    from etclib.predictions import read_predictions
+    from etclib.core.errors import PredictionsError
+    from etclib.tracks.predictions import read_predictions
 
     data = wrong_keys_file(corpus)
     with pytest.raises(PredictionsError) as err:

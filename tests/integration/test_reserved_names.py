@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
-from etclib.predictions import dumps_jsonl
+from etclib.tracks.predictions import dumps_jsonl
 from tests.conftest import REPO
 
 PUBLISHED = "GPT-4.1 (gpt-4.1-2025-04-14), zero-shot"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import openai
 import pytest
 
-from etclib.backends import get_backend
-from etclib.errors import BackendServiceError
+from etclib.core.errors import BackendServiceError
+from etclib.data.task import chat_item
 from etclib.llm import retry
-from etclib.task import chat_item
+from etclib.models import get_backend
 from tests.fakes import FakeLLMServer
 from tests.fakes.judge_fixtures import point_provider_at
 

@@ -8,8 +8,8 @@ import json
 import subprocess
 import sys
 
-from etclib.predictions import dumps_jsonl
-from etclib.task import items
+from etclib.data.task import items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.data.make_tiny_corpus import write_tiny_corpus
 
 SCORE = """
@@ -30,7 +30,7 @@ def fresh_modules(code: str, *args: str) -> tuple[set[str], str]:
 
 
 def test_scoring_bleu_rouge_imports_no_llm_stack_and_no_other_metric(tmp_path):
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     corpus_dir = write_tiny_corpus(tmp_path / "tiny")
     its = items(load_corpus(corpus_dir), "test")
@@ -55,9 +55,9 @@ def test_scoring_bleu_rouge_imports_no_llm_stack_and_no_other_metric(tmp_path):
 
 def test_corpus_statistics_import_no_study():
     modules, _ = fresh_modules(
-        'import json, sys, etclib.stats; print(json.dumps({"modules": sorted(sys.modules)}),'
+        'import json, sys, etclib.studies.corpus_stats; print(json.dumps({"modules": sorted(sys.modules)}),'
         " file=sys.stderr)"
     )
-    assert "etclib.agreement" in modules
+    assert "etclib.studies.agreement" in modules
     assert not any(m == "etclib.studies" or m.startswith("etclib.studies.") for m in modules)
     assert "etclib.llm" not in modules

@@ -18,9 +18,9 @@ import sys
 import pytest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import dumps_jsonl
 from tests.conftest import REPO
 from tests.fakes import FakeLLMServer
 from tests.fixtures.secrets import ADMIN, PROVIDER_WORDS, SECRET, leaks
@@ -102,9 +102,9 @@ def test_judge_failure_is_public_only_in_our_words(tiny, echoing, monkeypatch, t
 
 
 def test_a_service_error_keeps_its_public_text(echoing):
-    from etclib.backends import get_backend
-    from etclib.errors import ServiceError
-    from etclib.task import chat_item
+    from etclib.core.errors import ServiceError
+    from etclib.data.task import chat_item
+    from etclib.models import get_backend
     from leaderboard.worker import failure_texts
 
     backend = get_backend("openai", retries=0)
@@ -131,8 +131,8 @@ def test_the_model_picker_never_shows_a_server_address(echoing, monkeypatch):
 
 
 def test_a_chat_backends_raw_failure_reaches_the_page_without_its_text(echoing):
-    from etclib.errors import BackendError
-    from etclib.task import chat_item
+    from etclib.core.errors import BackendError
+    from etclib.data.task import chat_item
     from views import chat
 
     class Broken:

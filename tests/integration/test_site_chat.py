@@ -25,8 +25,8 @@ pytestmark = needs_corpus
 
 
 def test_chat_with_retrieval_predicts_for_each_author(corpus):
-    from etclib.backends import get_backend
-    from etclib.task import chat_item
+    from etclib.data.task import chat_item
+    from etclib.models import get_backend
 
     lines = [("A", "昨日、友達に裏切られて本当に悲しかったです。"), ("B", "それは辛かったですね。")]
     at = app("site_pages/chat.py")

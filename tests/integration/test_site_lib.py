@@ -10,8 +10,8 @@ from tests.conftest import needs_corpus
 @needs_corpus
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_template_is_valid_once_filled(fmt):
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
     from views.board import template_bytes, validate_upload
 
     data = template_bytes(fmt)
@@ -33,7 +33,7 @@ def test_validate_upload_reports_lines():
 
 @needs_corpus
 def test_make_filters_and_pages(tmp_path):
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
     from views import corpus as cq
     from views import corpus_store
 
@@ -55,7 +55,7 @@ def test_make_filters_and_pages(tmp_path):
 
 @needs_corpus
 def test_lengths_and_big_five_tables():
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
     from views import corpus as cq
     from views import corpus_store
 
@@ -72,7 +72,7 @@ def test_lengths_and_big_five_tables():
 
 def test_finetuned_choice_reaches_its_own_server(monkeypatch):
     """The fine-tuned model is served apart from OPENAI_*: its choice talks to its own URL."""
-    from etclib.task import chat_item
+    from etclib.data.task import chat_item
     from tests.fakes import FakeLLMServer
     from views.chat import choice, make_backend
 
@@ -96,7 +96,7 @@ def test_shown_errors_prints_the_message_literally_and_can_stop():
     def script():
         import streamlit as st
 
-        from etclib.errors import DataError
+        from etclib.core.errors import DataError
         from views.errors import shown_errors
 
         with shown_errors("Cannot load: "):

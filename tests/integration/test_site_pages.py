@@ -211,8 +211,9 @@ def test_corpus_result_row_selection_opens_its_dialogue(corpus):
 
 
 def test_corpus_statistics_show_overall_prevalence_as_etclib_stats(corpus):
-    from etclib import stats, store
-    from etclib.corpus import CATEGORIES
+    from etclib.data import store
+    from etclib.data.corpus import CATEGORIES
+    from etclib.studies import corpus_stats as stats
 
     at = app("site_pages/corpus.py")
     at.segmented_control(key="corpus_view").set_value("Statistics").run()
@@ -368,7 +369,7 @@ def populated_board(request, tmp_path_factory):
     ``XSS_NAME``, seeded and scored once for this module's tests (about 5 s each time):
     (its file, the entry's id). Read-only: :func:`populated` copies it."""
     import leaderboard as lb
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
     from tests.conftest import REAL_CORPUS
 
     if REAL_CORPUS is None:

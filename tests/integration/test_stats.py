@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from etclib import stats, store
+from etclib.data import store
+from etclib.studies import corpus_stats as stats
 from tests.conftest import REAL_CORPUS, needs_corpus
 from tests.fixtures.corpus import CATS, JA
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import leaderboard as lb
-from etclib.predictions import dumps_jsonl
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import worker
 from tests.conftest import REPO
 from tests.fixtures.board import (  # noqa: F401 - fixtures, found by name

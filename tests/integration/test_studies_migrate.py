@@ -72,7 +72,7 @@ def studies_file(tmp_path, monkeypatch):
 
 
 def test_migrate_copies_every_study_table_and_checks_it(studies_file, postgres_url, capsys):
-    from etclib.errors import StoreError
+    from etclib.core.errors import StoreError
 
     before = annotation.submissions()
     report = studiesdb.migrate(studies_file, postgres_url)
@@ -110,7 +110,7 @@ def test_migrate_copies_every_study_table_and_checks_it(studies_file, postgres_u
 
 
 def test_migrate_refuses_what_it_cannot_copy(tmp_path, postgres_url):
-    from etclib.errors import StoreError
+    from etclib.core.errors import StoreError
 
     with pytest.raises(StoreError, match="There is no studies database at"):
         studiesdb.migrate(tmp_path / "missing.sqlite", postgres_url)

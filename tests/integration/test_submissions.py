@@ -18,8 +18,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
-from etclib import predictions
-from etclib.predictions import dumps_jsonl
+from etclib.tracks import predictions
+from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import queue, worker
 from leaderboard.db import open_db
 from tests.conftest import REPO, needs_corpus
@@ -162,7 +162,7 @@ def test_a_study2_failure_after_the_store_leaves_the_job_scored(tiny, monkeypatc
 
 
 def test_many_crafted_refused_uploads_leave_the_cache_under_its_bound(tiny, monkeypatch):
-    from etclib.predictions import MAX_PROBLEMS
+    from etclib.tracks.predictions import MAX_PROBLEMS
     from views import upload_check
 
     upload_check.clear()

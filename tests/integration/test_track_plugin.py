@@ -17,8 +17,8 @@ from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
 from etclib.cli import main as etclib
-from etclib.corpus import load_corpus
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
 from leaderboard.__main__ import main as board
 from tests import polarity_track
 from tests.conftest import REPO

@@ -9,11 +9,12 @@ import warnings
 
 import pytest
 
-from etclib.backends import get_backend
 from etclib.cli import COMMANDS, main
-from etclib.corpus import load_corpus
-from etclib.errors import ConfigError, TrainError
-from etclib.finetune import (
+from etclib.core.errors import ConfigError, TrainError
+from etclib.data.corpus import load_corpus
+from etclib.data.task import build_messages, chat_item, items
+from etclib.models import get_backend
+from etclib.models.finetune import (
     IGNORE_INDEX,
     LLAMA_TARGETS,
     TrainConfig,
@@ -23,7 +24,6 @@ from etclib.finetune import (
     load_base,
     push_adapter,
 )
-from etclib.task import build_messages, chat_item, items
 from tests.conftest import REAL_CORPUS, needs_corpus
 from tests.data.make_tiny_corpus import write_tiny_corpus
 from tests.data.tiny_model import tiny_llama31, tiny_model  # noqa: F401 - fixtures
@@ -285,7 +285,7 @@ def spoil_after(step: int):
 
 
 def test_best_adapter_by_validation_loss_is_kept(tiny_model, tiny_corpus, tmp_path, monkeypatch):  # noqa: F811
-    from etclib import finetune
+    from etclib.models import finetune
 
     built = finetune.build_trainer
 
@@ -390,7 +390,7 @@ def test_resuming_with_other_settings_is_refused_unless_overwrite(
     [("cuda:1", {"": 1}), ("cuda:0", {"": 0}), ("cuda:3", {"": 3})],
 )
 def test_4bit_training_places_the_base_on_the_etc_hf_device_gpu(setting, expected, monkeypatch):
-    from etclib import finetune
+    from etclib.models import finetune
 
     monkeypatch.setenv("ETC_HF_DEVICE", setting)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -404,7 +404,7 @@ def test_4bit_training_places_the_base_on_the_etc_hf_device_gpu(setting, expecte
 
 
 def test_training_on_cpu_when_etc_hf_device_says_so(monkeypatch):
-    from etclib import finetune
+    from etclib.models import finetune
 
     monkeypatch.setenv("ETC_HF_DEVICE", "cpu")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -433,7 +433,7 @@ def test_defaults_are_the_reference_setup():
 
 
 def test_the_sft_config_carries_the_reference_setup(tmp_path):
-    from etclib.finetune import sft_config
+    from etclib.models.finetune import sft_config
 
     args = sft_config(TrainConfig(base="m", out=str(tmp_path)), tmp_path, "cpu", has_eval=True)
     assert type(args).__name__ == "SFTConfig"
@@ -492,7 +492,7 @@ def test_4bit_without_a_gpu_says_to_pass_no_4bit(tiny_model, tiny_corpus, tmp_pa
 
 
 def test_bad_lora_targets(tiny_model, tiny_corpus, tmp_path):  # noqa: F811
-    from etclib.finetune import train
+    from etclib.models.finetune import train
 
     cfg = TrainConfig(
         base=str(tiny_model),
@@ -630,7 +630,7 @@ def test_trl_loads_the_base_from_model_init_kwargs(tiny_model, tiny_corpus, tmp_
     quantization_config (model_load_kwargs) reaches TRL's own from_pretrained; no model of ours."""
     from trl import SFTConfig
 
-    from etclib import finetune
+    from etclib.models import finetune
 
     cfg = TrainConfig(base=str(tiny_model), out=str(tmp_path / "o"), load_in_4bit=False)
     kwargs = finetune.model_load_kwargs(TrainConfig(base="m", out="o"), "cuda:0")

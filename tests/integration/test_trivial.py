@@ -10,9 +10,9 @@ def test_an_uploaded_constant_file_is_badged_trivial_on_the_board(tiny_corpus, m
     """Submit + worker + board view: the constant file ranks above a real (if poor) entry and
     is badged trivial with its reason, the board warns, the detail says so too."""
     import leaderboard as lb
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
     from views.board import board_table, detail_view
 
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
@@ -60,9 +60,9 @@ def test_home_and_leaderboard_pages_show_the_badge_and_warning(tiny_corpus, monk
     from streamlit.testing.v1 import AppTest
 
     import leaderboard as lb
-    from etclib.corpus import load_corpus
-    from etclib.predictions import dumps_jsonl
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import dumps_jsonl
     from tests.conftest import REPO
 
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))

@@ -28,7 +28,7 @@ PROBE = """
 import json, logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 from leaderboard import stages
-from etclib import tokenize
+from etclib.data import tokenize
 from etclib.tracks.categories import classifier
 from etclib.metrics import rouge
 before = sorted(m for m in ("MeCab", "ipadic", "sacrebleu", "rouge_score.rouge_scorer", "nltk",

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from etclib.backends import (
+from etclib.core.errors import BackendError, ConfigError
+from etclib.data.corpus import load_corpus
+from etclib.data.task import chat_item, items
+from etclib.models import (
     REGISTRY,
     configured_backends,
     get_backend,
     options_of,
 )
-from etclib.backends import retrieval as retrieval_module
-from etclib.backends._tfidf import ngrams
-from etclib.backends.base import as_bool, positive_int
-from etclib.corpus import load_corpus
-from etclib.errors import BackendError, ConfigError
-from etclib.task import chat_item, items
+from etclib.models import retrieval as retrieval_module
+from etclib.models._tfidf import ngrams
+from etclib.models.base import as_bool, positive_int
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 from tests.fixtures.models import _fresh_memory  # noqa: F401 - for every test here
 
@@ -58,7 +58,7 @@ def test_none_options_are_dropped():
 
 def test_every_registered_module_defines_its_backend():
     for name in REGISTRY:
-        from etclib.backends import backend_class
+        from etclib.models import backend_class
 
         cls = backend_class(name)
         assert cls.name == name

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from etclib.backends import get_backend
-from etclib.errors import BackendError
+from etclib.core.errors import BackendError
+from etclib.models import get_backend
 
 
 @pytest.mark.parametrize(

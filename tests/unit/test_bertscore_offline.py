@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from etclib.errors import MetricError
+from etclib.core.errors import MetricError
 from etclib.metrics import bertscore
 
 MODEL = "bert-base-multilingual-cased"

@@ -19,7 +19,7 @@ def test_kept_values_are_keyed_by_the_metrics_code(tiny, monkeypatch):
     # read the values category rows kept under the former code
     assert [m.__name__ for m in samples.definition_modules("category")] == [
         "etclib.metrics.base",
-        "etclib.significance",
+        "etclib.metrics.significance",
         "etclib.tracks.categories.metric",
         "etclib.tracks.transcription.category",
     ]

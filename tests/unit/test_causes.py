@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from etclib.errors import AnnotationError, ConfigError, JudgeError
+from etclib.core.errors import AnnotationError, ConfigError, JudgeError
 from etclib.studies import causes
 from tests.fixtures.studies import _causes_admin  # noqa: F401 - for every test here
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
@@ -134,7 +134,7 @@ def test_parse_causes_refuses(text, message):
 
 
 def test_bad_settings(tiny_corpus):
-    from etclib.corpus import load_corpus
+    from etclib.data.corpus import load_corpus
 
     corpus = load_corpus(tiny_corpus)
     with pytest.raises(ConfigError, match="Unknown provider"):

@@ -26,7 +26,7 @@ def test_a_self_hosted_openai_server_is_probed_too(probe, monkeypatch):
 
 @pytest.mark.parametrize("bad", ["0", "-1", "soon"])
 def test_a_bad_time_limit_names_its_setting(monkeypatch, bad):
-    from etclib.errors import ConfigError
+    from etclib.core.errors import ConfigError
     from views import chat
 
     monkeypatch.setenv("ETC_CHAT_TOTAL_TIMEOUT", bad)
@@ -36,7 +36,7 @@ def test_a_bad_time_limit_names_its_setting(monkeypatch, bad):
 
 def test_the_whole_answer_is_bounded_by_the_total_timeout():
     """A stream that never ends is cut at ETC_CHAT_TOTAL_TIMEOUT (small here): the mechanism."""
-    from etclib.errors import BackendServiceError
+    from etclib.core.errors import BackendServiceError
     from views import chat
 
     never = threading.Event()

@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
-from etclib import predictions
-from etclib.predictions import MAX_FOUND, MAX_PROBLEMS
+from etclib.tracks import predictions
+from etclib.tracks.predictions import MAX_FOUND, MAX_PROBLEMS
 from tests.conftest import REPO
 
 #: 9.9 MB of empty records: 3.3 million lines with the same problem.
@@ -57,8 +57,8 @@ def test_a_record_repeated_over_ten_megabytes_stops_after_the_split_and_a_bound(
     counted, tiny_corpus, tmp_path, capsys
 ):
     from etclib.cli import main
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     first = items(load_corpus(tiny_corpus), "test")[0]
     line = json.dumps(dict(zip(predictions.FIELDS, (*first.key, "x"), strict=True))) + "\n"

@@ -3,8 +3,8 @@ import json
 import pytest
 
 from etclib.cli import main
-from etclib.corpus import load_corpus
-from etclib.predictions import dumps_jsonl, template_rows
+from etclib.data.corpus import load_corpus
+from etclib.tracks.predictions import dumps_jsonl, template_rows
 
 
 def run(argv, capsys):

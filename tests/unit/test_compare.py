@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from etclib import comparison, paired
 from etclib.cli import main
-from etclib.comparison import A_BETTER, B_BETTER, NO_DIFFERENCE, compare_data
-from etclib.metrics import MetricData, bleu, judge, rouge
-from etclib.tokenize import TokenCache
+from etclib.data.tokenize import TokenCache
+from etclib.metrics import MetricData, bleu, judge, paired, rouge
+from etclib.tracks import comparison
 from etclib.tracks.categories import metric as erc
+from etclib.tracks.comparison import A_BETTER, B_BETTER, NO_DIFFERENCE, compare_data
 from tests.fixtures.compare import (
     RESAMPLES,
     SEED,
@@ -206,7 +206,7 @@ def test_erc_macro_and_per_category_f1_by_numpy():
 
 
 def test_per_item_rows_and_win_tie_loss():
-    from etclib.task import Item
+    from etclib.data.task import Item
 
     items = [
         Item(i, 1 + i % 5, ("speaker", "listener")[i % 2], "test", (), h[2], ("joy",))
@@ -246,8 +246,8 @@ def test_per_item_rows_and_win_tie_loss():
 
 
 def test_cli_refuses_another_track(tmp_path, tiny_corpus, capsys):
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     its = items(load_corpus(tiny_corpus), "test")
     a = _write(tmp_path / "a.jsonl", its, ["嬉しかった"] * len(its))
@@ -288,8 +288,8 @@ def test_pairwise_equals_each_pairs_comparison(module, key):
 
 def test_cli_compares_the_boards_metrics_by_default(tmp_path, tiny_corpus, capsys):
     from etclib import metrics, tracks
-    from etclib.corpus import load_corpus
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
 
     its = items(load_corpus(tiny_corpus), "test")
     a = _write(tmp_path / "a.jsonl", its, ["嬉しかった"] * len(its))

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from etclib.corpus import aggregate_label, load_corpus
-from etclib.errors import DataError
+from etclib.core.errors import DataError
+from etclib.data.corpus import aggregate_label, load_corpus
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 instead of parsing and checking every dialogue file, only the splits it asks for, and a changed
 corpus file is parsed again.
 
-Equality is against a fresh parse (``etclib.corpus._load``), never against the cache itself.
+Equality is against a fresh parse (``etclib.data.corpus._load``), never against the cache itself.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import json
 
 import pytest
 
-from etclib import corpus as corpus_mod
-from etclib.corpus import content_hash, load_corpus
-from etclib.errors import PredictionsError
-from etclib.predictions import dumps_jsonl
-from etclib.scoring import score
-from etclib.task import items
+from etclib.core.errors import PredictionsError
+from etclib.data import corpus as corpus_mod
+from etclib.data.corpus import content_hash, load_corpus
+from etclib.data.task import items
+from etclib.tracks.predictions import dumps_jsonl
+from etclib.tracks.scoring import score
 
 _PARSE = corpus_mod._load  # a fresh parse, whatever the tests count
 

@@ -1,4 +1,4 @@
-"""The export CSV writer's guard (etclib.csvexport): text hiding a formula where a spreadsheet
+"""The export CSV writer's guard (etclib.core.csvexport): text hiding a formula where a spreadsheet
 splitting on ``,``, ``;`` or a tab starts a cell, written and read back with each separator;
 the guard only adds apostrophes. The exports themselves: tests/integration/test_csv_formulas.py.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from etclib import csvexport
+from etclib.core import csvexport
 from tests.fixtures.spreadsheets import HOSTILE, assert_no_formula
 
 

@@ -24,7 +24,7 @@ def test_the_default_is_written_once_in_the_code():
 
 
 def test_the_backend_and_the_chat_use_it(monkeypatch):
-    from etclib.backends import get_backend
+    from etclib.models import get_backend
     from views import chat
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

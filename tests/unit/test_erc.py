@@ -11,8 +11,8 @@ from sklearn.metrics import (
 )
 
 from etclib import tracks
-from etclib.corpus import CATEGORIES
-from etclib.errors import MetricError
+from etclib.core.errors import MetricError
+from etclib.data.corpus import CATEGORIES
 from etclib.tracks.categories import metric as erc
 from etclib.tracks.categories.labels import indicator
 from tests.fixtures.erc import NON_NEUTRAL, _sklearn

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from etclib.errors import JudgeError
+from etclib.core.errors import JudgeError
 from etclib.judge import parse, templates
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import FAKE_MODEL, judge_env  # noqa: F401 - fixture

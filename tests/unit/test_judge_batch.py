@@ -27,7 +27,7 @@ def test_the_batch_price_is_half_the_list_price(model, expected):
 
 
 def test_a_batch_record_is_whole_or_refused_with_the_fix(tmp_path):
-    from etclib.errors import JudgeError
+    from etclib.core.errors import JudgeError
     from etclib.judge.batch import BatchStore, request_set
 
     store = BatchStore(tmp_path / "judge_batches")

@@ -25,7 +25,7 @@ def test_request_key_covers_everything_that_changes_the_answer():
 def test_unreadable_cache_file_says_what_to_do(tmp_path):
     bad = tmp_path / "judge.sqlite3"
     bad.write_bytes(b"this is not a database" * 100)
-    from etclib.errors import JudgeError
+    from etclib.core.errors import JudgeError
 
     with pytest.raises(JudgeError, match="Delete the file"):
         AnswerCache(bad)

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from etclib.errors import JudgeError
+from etclib.core.errors import JudgeError
 from etclib.judge import runner
 from etclib.metrics import judge as J
 from tests.fakes.judge_fixtures import judge_env, point_provider_at  # noqa: F401 - fixture
@@ -66,7 +66,7 @@ def test_backoff_is_exponential_jittered_and_capped(attempt, low, high):
     ],
 )
 def test_bad_options_are_refused(options, message):
-    from etclib.errors import EtcError
+    from etclib.core.errors import EtcError
 
     with pytest.raises(EtcError, match=message):
         runner.JudgeSettings.resolve(options.get)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from etclib.corpus import CATEGORIES, CATEGORY_TO_JA
-from etclib.errors import JudgeError
+from etclib.core.errors import JudgeError
+from etclib.data.corpus import CATEGORIES, CATEGORY_TO_JA
 from etclib.studies import labeljudge
 from etclib.tracks.categories import labels
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL

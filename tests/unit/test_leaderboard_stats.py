@@ -7,9 +7,8 @@ import types
 import numpy as np
 import pytest
 
-from etclib import significance
-from etclib.metrics import MetricData
-from etclib.significance import Resamples
+from etclib.metrics import MetricData, significance
+from etclib.metrics.significance import Resamples
 from tests.fixtures.bootstrap import SEED, B, independent_indices
 
 

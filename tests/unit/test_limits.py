@@ -13,9 +13,9 @@ import tomllib
 import pytest
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.errors import PredictionsError
-from etclib.predictions import MAX_FILE_BYTES, dumps_jsonl, read_predictions
+from etclib.core.errors import PredictionsError
+from etclib.data.corpus import load_corpus
+from etclib.tracks.predictions import MAX_FILE_BYTES, dumps_jsonl, read_predictions
 from tests.conftest import REPO
 from tests.fixtures.predictions import base_records, jsonl_lines
 
@@ -104,7 +104,7 @@ def test_mapped_proxy_address_is_trusted_like_its_ipv4_form(
 
 
 def test_trusted_proxies_setting(monkeypatch):
-    from etclib.errors import ConfigError
+    from etclib.core.errors import ConfigError
     from leaderboard import settings
 
     assert settings.trusted_proxies() == []
@@ -237,7 +237,7 @@ def test_docs_and_page_state_the_limit_as_one_figure():
 
 
 def test_the_model_budget_setting_is_checked(monkeypatch):
-    from etclib.errors import ConfigError
+    from etclib.core.errors import ConfigError
     from views import chat
 
     assert [b[:2] for b in chat.model_budget()] == [(60, 60.0), (1000, 86400.0)]

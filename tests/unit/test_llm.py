@@ -1,4 +1,4 @@
-"""etclib.llm and etclib.redact without a server: the capability table, the decoding settings
+"""etclib.llm and etclib.core.redact without a server: the capability table, the decoding settings
 each model gets, error classification, retry delays, and the redactor."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from etclib import llm
-from etclib.errors import ConfigError, EmptyAnswerError, ServiceError
+from etclib.core.errors import ConfigError, EmptyAnswerError, ServiceError
+from etclib.core.redact import MASK, redact
 from etclib.judge import pricing
 from etclib.llm import models
 from etclib.llm.retry import RetryPolicy, classify, retry_after
-from etclib.redact import MASK, redact
 from tests.fixtures.llm import _secret
 
 

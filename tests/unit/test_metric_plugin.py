@@ -17,7 +17,7 @@ import pytest
 
 import leaderboard as lb
 from etclib import metrics, tracks
-from etclib.errors import MetricError
+from etclib.core.errors import MetricError
 from tests.fixtures.metric_plugin import (  # noqa: F401 - toy: a fixture
     ExactMatch,
     _independent_interval,

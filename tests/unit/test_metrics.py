@@ -4,9 +4,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from etclib import metrics, tracks
-from etclib.errors import MetricError
+from etclib.core.errors import MetricError
+from etclib.data.tokenize import TokenCache, tokenize
 from etclib.metrics import bleu, rouge
-from etclib.tokenize import TokenCache, tokenize
 
 
 def test_mecab_tokenises_japanese():
@@ -47,7 +47,7 @@ def test_unknown_metric_suggests():
 def test_token_cache_tokenises_once(monkeypatch):
     cache = TokenCache()
     calls = []
-    import etclib.tokenize as t
+    import etclib.data.tokenize as t
 
     real = t._tokenizer()
     monkeypatch.setattr(t, "_tokenizer", lambda: lambda s: calls.append(s) or real(s))

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from etclib.backends.copy import CopyBackend
-from etclib.corpus import load_corpus
-from etclib.errors import PredictionsError
-from etclib.predictions import read_predictions
-from etclib.task import items
+from etclib.core.errors import PredictionsError
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items
+from etclib.models.copy import CopyBackend
+from etclib.tracks.predictions import read_predictions
 from tests.data.tiny_model import tiny_model  # noqa: F401 - fixture
 from tests.fixtures.models import (
     _registered,  # noqa: F401 - for every test here
@@ -63,7 +63,7 @@ class Crashing(CopyBackend):
 
 
 def test_resume_after_a_crash_skips_written_items(tiny_corpus, tmp_path, monkeypatch):
-    import etclib.backends.copy as copy_module
+    import etclib.models.copy as copy_module
 
     monkeypatch.setattr(copy_module, "BACKEND", Crashing)
     Crashing.calls = 0

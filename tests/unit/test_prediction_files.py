@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import leaderboard as lb
-from etclib.corpus import load_corpus
-from etclib.errors import PredictionsError
-from etclib.predictions import FIELDS, dumps_jsonl, read_predictions
-from etclib.task import items as split_items
+from etclib.core.errors import PredictionsError
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.predictions import FIELDS, dumps_jsonl, read_predictions
 from tests.conftest import REPO
 from tests.fixtures.predictions import CASES, IDS, Case, base_records, csv_text, jsonl_lines
 from tests.fixtures.predictions import ENTRY_META as META
@@ -109,13 +109,13 @@ def test_site_upload_check(keys, case):
 
 def test_site_upload_check_never_raises(keys, monkeypatch):
     """A bug in the reader is a refusal with a message on the page, not Streamlit's error page."""
-    import etclib.predictions
+    import etclib.tracks.predictions
     from views.board import validate_upload
 
     def broken(*args, **kwargs):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(etclib.predictions, "read_predictions", broken)
+    monkeypatch.setattr(etclib.tracks.predictions, "read_predictions", broken)
     check = validate_upload(b"{}\n", "p.jsonl")
     assert not check.ok and check.problems and "a bug" not in check.problems[0].message
 
@@ -171,7 +171,7 @@ def quote_all_csv(rows) -> str:
 )
 @given(texts=st.lists(PREDICTION_TEXT, min_size=20, max_size=20))
 def test_every_file_etclib_writes_etclib_reads(tiny_corpus, texts):
-    from etclib.predictions import dumps_csv
+    from etclib.tracks.predictions import dumps_csv
 
     corpus = load_corpus(tiny_corpus)
     keys = [it.key for it in split_items(corpus, "test")]
@@ -273,7 +273,7 @@ def test_a_utf32_file_is_called_utf32(tiny, encoding, called):
 
 
 def test_a_cr_only_file_gets_a_hint_about_line_ends(tiny):
-    from etclib.predictions import CR_ONLY
+    from etclib.tracks.predictions import CR_ONLY
     from views.board import validate_upload
 
     text = dumps_jsonl((it.key, it.reference) for it in tiny).replace("\n", "\r")

@@ -6,16 +6,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from etclib.corpus import load_corpus
-from etclib.errors import PredictionsError
-from etclib.predictions import (
+from etclib.core.errors import PredictionsError
+from etclib.data.corpus import load_corpus
+from etclib.tracks.predictions import (
     MAX_FILE_BYTES,
     MAX_PREDICTION_CHARS,
     dumps_jsonl,
     read_predictions,
     template_rows,
 )
-from etclib.scoring import score
+from etclib.tracks.scoring import score
 
 
 @pytest.fixture
@@ -189,9 +189,9 @@ def test_shuffling_lines_changes_no_score(tiny, seed):
 
 
 def test_the_coverage_check_lists_at_most_the_cap_and_counts_the_rest(tiny_corpus):
-    from etclib.corpus import load_corpus
-    from etclib.errors import PredictionsError
-    from etclib.predictions import MAX_PROBLEMS, check_coverage
+    from etclib.core.errors import PredictionsError
+    from etclib.data.corpus import load_corpus
+    from etclib.tracks.predictions import MAX_PROBLEMS, check_coverage
 
     corpus = load_corpus(tiny_corpus)
     rows = [(n + 1, (900000 + n, 1, "speaker"), "") for n in range(160_000)]

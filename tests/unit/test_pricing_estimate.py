@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from etclib.errors import ConfigError
+from etclib.core.errors import ConfigError
 from etclib.judge import pricing
 from tests.fakes.judge_fixtures import judge_env  # noqa: F401 - fixture
 from tests.fixtures.llm import LIST_PRICES

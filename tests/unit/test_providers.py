@@ -7,13 +7,13 @@ import argparse
 
 import pytest
 
-from etclib import redact as R
-from etclib.backends import REGISTRY as BACKENDS
-from etclib.backends import backend_class
-from etclib.errors import ConfigError, JudgeError
+from etclib.core import redact as R
+from etclib.core.errors import ConfigError, JudgeError
+from etclib.core.registry import Registry
 from etclib.judge import providers as judge_providers
 from etclib.llm import models, providers
-from etclib.registry import Registry
+from etclib.models import REGISTRY as BACKENDS
+from etclib.models import backend_class
 
 NAMES = providers.names()
 
@@ -26,7 +26,7 @@ def test_registry_rules():
     with pytest.raises(ConfigError, match="Unknown widget 'alpah'. Did you mean 'alpha'\\?"):
         reg.get("alpah")
     assert reg.names() == ["alpha", "beta"] and "beta" in reg and len(reg) == 2
-    lazy: Registry[object] = Registry("thing", {"registry": "etclib.registry:Registry"})
+    lazy: Registry[object] = Registry("thing", {"registry": "etclib.core.registry:Registry"})
     assert lazy.get("registry") is Registry
 
 
@@ -92,7 +92,7 @@ def test_keys_come_from_their_settings_first_set_wins(monkeypatch):
 
 
 def test_settings_from_the_secrets_file(tmp_path):
-    from etclib import config
+    from etclib.core import config
 
     secrets = tmp_path / "secrets.toml"  # conftest points ETC_SECRETS_FILE here
     secrets.write_text('OPENAI_API_KEY = "from-secrets"\nOPENAI_BASE_URL = "http://x/v1"\n')

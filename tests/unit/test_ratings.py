@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from etclib.errors import EtcError
+from etclib.core.errors import EtcError
 from etclib.studies.ratings import (
     RatingsError,
     compare_ratings,
@@ -21,7 +21,11 @@ from etclib.studies.ratings import (
 
 HEADER = "item,system,metric,rater_kind,rater_id,score\n"
 REFERENCE = (
-    Path(__file__).resolve().parents[2] / "etclib" / "reference" / "emplifai_judge_vs_human.json"
+    Path(__file__).resolve().parents[2]
+    / "etclib"
+    / "data"
+    / "reference"
+    / "emplifai_judge_vs_human.json"
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from etclib import reference
+from etclib.data import reference
 
 METRICS = "bleu1 bleu2 bleu3 bleu4 rouge1 rouge2 rougeL bertscore precision recall f1".split()
 

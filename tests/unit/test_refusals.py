@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from etclib.errors import Problem, merge_runs
+from etclib.core.errors import Problem, merge_runs
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,9 @@
 import pytest
 
 import etclib
-from etclib.corpus import load_corpus
-from etclib.errors import PredictionsError
-from etclib.predictions import dumps_jsonl, template_rows
+from etclib.core.errors import PredictionsError
+from etclib.data.corpus import load_corpus
+from etclib.tracks.predictions import dumps_jsonl, template_rows
 
 
 def test_score_from_a_path_a_dict_and_breakdowns(tiny_corpus, tmp_path, monkeypatch):

@@ -63,7 +63,7 @@ def _refused_field():
 
 
 def test_an_old_sdk_refusing_a_field_says_to_upgrade(monkeypatch):
-    from etclib.errors import DependencyError
+    from etclib.core.errors import DependencyError
     from etclib.llm.providers import gemini
 
     monkeypatch.setattr(sdk, "installed", lambda package: "1.39.0")

@@ -176,7 +176,7 @@ def test_chat_choices_without_settings():
 
 
 SHOUT = """
-from etclib.backends.base import Backend
+from etclib.models.base import Backend
 
 
 class ShoutBackend(Backend):
@@ -196,7 +196,7 @@ BACKEND = ShoutBackend
 @pytest.fixture
 def shout(tmp_path, monkeypatch):
     """A backend module outside etclib, registered through the registry's public function."""
-    from etclib import backends
+    from etclib import models as backends
 
     (tmp_path / "shout_backend.py").write_text(SHOUT, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -208,9 +208,9 @@ def shout(tmp_path, monkeypatch):
 def test_a_registered_backend_reaches_the_chat_and_the_cli(shout, tiny_corpus, tmp_path, capsys):
     """One register() call, no other file: the chat offers it and `etclib predict` runs it."""
     from etclib.cli import main
-    from etclib.corpus import load_corpus
-    from etclib.predictions import read_predictions
-    from etclib.task import items
+    from etclib.data.corpus import load_corpus
+    from etclib.data.task import items
+    from etclib.tracks.predictions import read_predictions
     from views import chat
 
     got = {c.key: c for c in chat.choices()}
@@ -233,7 +233,7 @@ def test_a_registered_backend_reaches_the_chat_and_the_cli(shout, tiny_corpus, t
 
 
 def test_chat_lists_the_registry_and_each_backend_says_why_not(tmp_path, monkeypatch):
-    from etclib import backends
+    from etclib import models as backends
     from views import chat
 
     (tmp_path / "broken_backend.py").write_text(
@@ -266,8 +266,8 @@ def test_chat_lists_the_registry_and_each_backend_says_why_not(tmp_path, monkeyp
 
 
 def test_register_refuses_bad_names_and_replacements(monkeypatch):
-    from etclib import backends
-    from etclib.errors import ConfigError
+    from etclib import models as backends
+    from etclib.core.errors import ConfigError
 
     monkeypatch.setattr(backends, "REGISTRY", dict(backends.REGISTRY))
     backends.register("retrieval", backends.REGISTRY["retrieval"])  # the same: a no-op
@@ -278,7 +278,7 @@ def test_register_refuses_bad_names_and_replacements(monkeypatch):
 
 
 def test_backend_status_never_raises():
-    from etclib.backends import backend_status
+    from etclib.models import backend_status
 
     status = backend_status("retreival")
     assert not status.usable and "Did you mean 'retrieval'" in status.reason
@@ -317,7 +317,7 @@ def test_judge_vs_human_interval(value, low, high, expected):
 
 
 def test_secrets_example_documents_every_setting():
-    """Every name read through etclib.config.setting appears in .streamlit/secrets.toml.example."""
+    """Every name read through etclib.core.config.setting appears in .streamlit/secrets.toml.example."""
     import re
     import tomllib
 
@@ -383,7 +383,7 @@ def test_items_view_shows_judge_units_as_text():
     ],
 )
 def test_overlong_search_is_refused_with_its_length(text, refused):
-    from etclib.errors import StoreError
+    from etclib.core.errors import StoreError
     from views import corpus as cq
 
     problem = cq.query_problem(text)

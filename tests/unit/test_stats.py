@@ -2,8 +2,9 @@
 
 import pytest
 
-from etclib import stats, store
-from etclib.agreement import fleiss_kappa
+from etclib.data import store
+from etclib.studies import corpus_stats as stats
+from etclib.studies.agreement import fleiss_kappa
 from tests.fixtures.corpus import CATS
 
 

@@ -69,7 +69,7 @@ def test_a_foreign_file_as_the_board_is_named_and_nothing_is_installed(tmp_path,
 
 
 def test_a_file_that_is_no_studies_database_is_named(tmp_path, monkeypatch):
-    from etclib.errors import StoreError
+    from etclib.core.errors import StoreError
     from etclib.studies.db import connect
 
     path = tmp_path / "studies.sqlite"
@@ -90,7 +90,7 @@ def test_every_duckdb_connection_has_extension_loading_off(tmp_path):
     """Even a connection given a SQLite file directly fails locally, at once, not by download."""
     import duckdb
 
-    from etclib import duckfile
+    from etclib.storage import duckfile
 
     path = tmp_path / "x.db"
     path.write_bytes(SQLITE_HEADER)

@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from etclib import store
-from etclib.errors import StoreError
+from etclib.core.errors import StoreError
+from etclib.data import store
 
 
 @pytest.fixture

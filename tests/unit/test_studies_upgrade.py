@@ -15,7 +15,7 @@ from datetime import datetime
 
 import pytest
 
-from etclib.errors import StoreError
+from etclib.core.errors import StoreError
 from etclib.studies import annotation
 from etclib.studies import db as studiesdb
 from tests.fixtures.studies import ANNOTATORS, DECISIONS, _legacy_file

@@ -18,8 +18,9 @@ import json
 import pytest
 
 import leaderboard as lb
-from etclib import predictions, tracks
-from etclib.predictions import read_predictions
+from etclib import tracks
+from etclib.tracks import predictions
+from etclib.tracks.predictions import read_predictions
 from leaderboard.db import open_db
 from tests.fixtures.predictions import (  # noqa: F401 - submissions_tiny: the fixture "tiny"
     CASES,

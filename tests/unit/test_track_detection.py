@@ -12,8 +12,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from etclib.cli import main
-from etclib.corpus import load_corpus
-from etclib.task import items as split_items
+from etclib.data.corpus import load_corpus
+from etclib.data.task import items as split_items
 from tests.conftest import REPO
 from views import upload_check
 

@@ -11,8 +11,8 @@ secret names are installed at once.
 
 from __future__ import annotations
 
-from ...registry import Registry
-from .base import (
+from etclib.core.registry import Registry
+from etclib.llm.providers.base import (
     DEFAULT_TIMEOUT,
     Batch,
     JSONAnswers,
@@ -75,8 +75,8 @@ def _install() -> None:
 
 
 def _install_one(spec: ProviderSpec) -> None:
-    from ... import redact
-    from .. import models, sdk
+    from etclib.core import redact
+    from etclib.llm import models, sdk
 
     models.install(spec.name, spec.models, spec.token_param, spec.unknown_model)
     redact.add_secret_settings(spec.secret_settings)

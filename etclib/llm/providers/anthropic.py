@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..chat import Reply, empty_answer
-from ..models import ModelInfo
-from .base import JSONAnswers, PromptCache, ProviderSpec, Quotas
+from etclib.llm.chat import Reply, empty_answer
+from etclib.llm.models import ModelInfo
+from etclib.llm.providers.base import JSONAnswers, PromptCache, ProviderSpec, Quotas
 
 #: ``max_tokens`` when the caller sets none (the API requires one)
 DEFAULT_MAX_TOKENS = 1024
@@ -151,7 +151,7 @@ class AnthropicSpec(ProviderSpec, JSONAnswers, PromptCache, Quotas):
         return req
 
     def judge_format(self, model: str) -> str:
-        from ..models import info
+        from etclib.llm.models import info
 
         return "json_schema" if info(self.name, model).structured else "prompt"
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from ...config import setting
-from ...errors import ConfigError, DependencyError
-from ..chat import Reply
-from ..models import Decoding, ModelInfo
+from etclib.core.config import setting
+from etclib.core.errors import ConfigError, DependencyError
+from etclib.llm.chat import Reply
+from etclib.llm.models import Decoding, ModelInfo
 
 #: Default per-request timeout in seconds.
 DEFAULT_TIMEOUT = 60.0

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ...errors import EmptyAnswerError
-from ..chat import Reply, empty_answer
-from ..models import Decoding, ModelInfo, half_price
-from .base import (
+from etclib.core.errors import EmptyAnswerError
+from etclib.llm.chat import Reply, empty_answer
+from etclib.llm.models import Decoding, ModelInfo, half_price
+from etclib.llm.providers.base import (
     DEFAULT_TIMEOUT,
     Batch,
     BatchAnswer,
@@ -82,7 +82,7 @@ def sdk_config(config: dict[str, Any]) -> Any:
     try:
         return types.GenerateContentConfig(**config)
     except ValueError as exc:  # pydantic's ValidationError: the SDK refused a field client-side
-        from ..sdk import too_old
+        from etclib.llm.sdk import too_old
 
         old = too_old("google-genai", exc)
         if old is None:

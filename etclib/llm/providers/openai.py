@@ -18,12 +18,12 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ...config import setting
-from ...errors import ConfigError, EmptyAnswerError
-from .. import models as table
-from ..chat import Reply, empty_answer
-from ..models import OPENAI_DEFAULT_MODEL, Decoding, ModelInfo, half_price, info
-from .base import (
+from etclib.core.config import setting
+from etclib.core.errors import ConfigError, EmptyAnswerError
+from etclib.llm import models as table
+from etclib.llm.chat import Reply, empty_answer
+from etclib.llm.models import OPENAI_DEFAULT_MODEL, Decoding, ModelInfo, half_price, info
+from etclib.llm.providers.base import (
     Batch,
     BatchAnswer,
     BatchState,

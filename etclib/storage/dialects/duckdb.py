@@ -1,7 +1,7 @@
 """DuckDB, only read: store files of the earlier versions, whose embedded engine was DuckDB.
 
 Nothing opens such a file as a store; ``migrate --from FILE`` copies one into a store of today
-(docs/deploy.md). Connections go through :func:`etclib.duckfile.connect` (no extension is
+(docs/deploy.md). Connections go through :func:`etclib.storage.duckfile.connect` (no extension is
 installed or loaded).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..dialect import Dialect, Fault
+from etclib.storage.dialect import Dialect, Fault
 
 
 class Connection:
@@ -29,7 +29,7 @@ class Connection:
 
 def is_duckdb(path: str | Path) -> bool:
     """Whether ``path`` is an existing file with DuckDB's header."""
-    from etclib.duckfile import MAGIC
+    from etclib.storage.duckfile import MAGIC
 
     try:
         with open(path, "rb") as f:
@@ -54,7 +54,7 @@ class DuckDB(Dialect):
         return None
 
     def connect(self, target: Any, **options: Any) -> Connection:
-        from etclib import duckfile
+        from etclib.storage import duckfile
 
         return Connection(duckfile.connect(str(target).removeprefix("duckdb:///"), read_only=True))
 

@@ -17,8 +17,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .. import redacted
-from ..dialect import Dialect, Fault, Rows, plain
+from etclib.storage import redacted
+from etclib.storage.dialect import Dialect, Fault, Rows, plain
 
 #: The server's clock, in the naive UTC the TIMESTAMP columns hold.
 NOW = "timezone('UTC', clock_timestamp())"
@@ -56,7 +56,7 @@ def _psycopg():
     try:
         import psycopg
     except ImportError as exc:  # pragma: no cover - psycopg is in requirements.txt
-        from etclib.errors import DependencyError
+        from etclib.core.errors import DependencyError
 
         raise DependencyError(
             "A postgresql:// database needs psycopg 3: pip install 'psycopg[binary]' psycopg-pool "
@@ -67,7 +67,7 @@ def _psycopg():
 
 def reason(exc: BaseException) -> str:
     """A server error's text without any password (psycopg may quote the connection string)."""
-    from etclib.redact import redact
+    from etclib.core.redact import redact
 
     text = str(exc).strip() or type(exc).__name__
     text = re.sub(r"(postgres(?:ql)?://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)

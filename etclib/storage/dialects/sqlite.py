@@ -27,8 +27,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .. import MEMORY
-from ..dialect import Dialect, Fault
+from etclib.storage import MEMORY
+from etclib.storage.dialect import Dialect, Fault
 
 #: Milliseconds a statement waits for another process's write lock before failing.
 BUSY_TIMEOUT_MS = 30_000
@@ -149,7 +149,7 @@ def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
 
 def _not_sqlite(path: Path) -> Fault | None:
     """Why the file ``path`` cannot be a SQLite store, or None."""
-    from etclib.duckfile import MAGIC, OTHER_HEADERS
+    from etclib.storage.duckfile import MAGIC, OTHER_HEADERS
 
     try:
         with open(path, "rb") as f:

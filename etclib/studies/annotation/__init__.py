@@ -12,9 +12,8 @@ query is parameterised. Tables live in the studies database (``ETC_STUDIES_DB``)
 
 from __future__ import annotations
 
-from ..codes import IssuedCode, annotator_for_code, issue_code, require_admin, revoke_code
-from .answers import annotators, next_decision, progress, record_answer
-from .results import (
+from etclib.studies.annotation.answers import annotators, next_decision, progress, record_answer
+from etclib.studies.annotation.results import (
     EXPORT_COLUMNS,
     AnnotationResults,
     answers_frame,
@@ -23,7 +22,7 @@ from .results import (
     results,
     submission_metrics,
 )
-from .sample import (
+from etclib.studies.annotation.sample import (
     AUTO_PER_STRATUM,
     AUTO_SEED,
     auto_sample_settings,
@@ -32,7 +31,7 @@ from .sample import (
     judge_decisions,
     pool,
 )
-from .store import (
+from etclib.studies.annotation.store import (
     ANSWERS_PER_DECISION,
     LABELS,
     SIDES,
@@ -42,6 +41,13 @@ from .store import (
     decision_id,
     studies_path,
     submissions,
+)
+from etclib.studies.codes import (
+    IssuedCode,
+    annotator_for_code,
+    issue_code,
+    require_admin,
+    revoke_code,
 )
 
 __all__ = [

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...errors import AnnotationError
-from .. import db as studiesdb
-from ..codes import annotator
-from .store import ANSWERS_PER_DECISION, LABELS, Decision, _db, _frame
+from etclib.core.errors import AnnotationError
+from etclib.studies import db as studiesdb
+from etclib.studies.annotation.store import ANSWERS_PER_DECISION, LABELS, Decision, _db, _frame
+from etclib.studies.codes import annotator
 
 
 def annotators(*, db: str | Path | None = None) -> pd.DataFrame:

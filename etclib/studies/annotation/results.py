@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from ... import csvexport
-from ...agreement import confusion_matrix, fleiss_kappa, kappa_with_ci, krippendorff_alpha
-from .answers import _DECISION_COLUMNS
-from .store import _TIE_ORDER, LABELS, SIDES, _db, _frame
+from etclib.core import csvexport
+from etclib.studies.agreement import (
+    confusion_matrix,
+    fleiss_kappa,
+    kappa_with_ci,
+    krippendorff_alpha,
+)
+from etclib.studies.annotation.answers import _DECISION_COLUMNS
+from etclib.studies.annotation.store import _TIE_ORDER, LABELS, SIDES, _db, _frame
 
 # --- results -------------------------------------------------------------------------------
 

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ... import config
-from ...errors import AnnotationError
-from ..codes import require_admin
-from .store import ANSWERS_PER_DECISION, LABELS, SIDES, _db, add_decisions
+from etclib.core import config
+from etclib.core.errors import AnnotationError
+from etclib.studies.annotation.store import ANSWERS_PER_DECISION, LABELS, SIDES, _db, add_decisions
+from etclib.studies.codes import require_admin
 
 
 def draw_sample(

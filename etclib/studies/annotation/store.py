@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from ...corpus import ROLES
-from ...errors import AnnotationError
-from .. import db as studiesdb
-from ..codes import SCHEMA as SCHEMA_CODES
+from etclib.core.errors import AnnotationError
+from etclib.data.corpus import ROLES
+from etclib.studies import db as studiesdb
+from etclib.studies.codes import SCHEMA as SCHEMA_CODES
 
 LABELS: tuple[str, ...] = ("Supported", "Neutral", "Not Supported")
 SIDES: tuple[str, ...] = ("precision", "recall")

@@ -14,13 +14,13 @@ storage and figures: docs/causes.md.
 
 from __future__ import annotations
 
-from .agreement import (
+from etclib.studies.causes.agreement import (
     PAIR_F1_COLUMNS,
     CauseAgreement,
     cause_agreement,
     pair_f1,
 )
-from .export import (
+from etclib.studies.causes.export import (
     EVIDENCE,
     LICENCE,
     RECCON_COMMIT,
@@ -32,7 +32,7 @@ from .export import (
     export_records,
     reccon_layout,
 )
-from .human import (
+from etclib.studies.causes.human import (
     ANNOTATORS_PER_ITEM,
     draw_sample,
     human_answers,
@@ -42,7 +42,7 @@ from .human import (
     record_causes,
     sample_keys,
 )
-from .llm import (
+from etclib.studies.causes.llm import (
     PROMPT_NAME,
     CausePrompt,
     CauseRun,
@@ -52,14 +52,14 @@ from .llm import (
     parse_causes,
     run_causes,
 )
-from .lookup import (
+from etclib.studies.causes.lookup import (
     SOURCES,
     cause_types_for_items,
     cause_utterances,
     cause_utterances_of,
     type_distribution,
 )
-from .proxy import (
+from etclib.studies.causes.proxy import (
     PARTNER_PATTERNS,
     ROLE_NOUNS,
     THIRD_PARTY_COMPOUNDS,
@@ -68,10 +68,10 @@ from .proxy import (
     proxy_share,
     proxy_type,
 )
-from .store import (
+from etclib.studies.causes.store import (
     SCHEMA,
 )
-from .typology import (
+from etclib.studies.causes.typology import (
     CAUSE_TYPES,
     PROXY_TYPES,
     RECCON_SHARES,

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...agreement import cohen_kappa, confusion_matrix, fleiss_kappa, krippendorff_alpha
-from ...corpus import Corpus
-from .human import ANNOTATORS_PER_ITEM, human_answers
-from .llm import _utterance, run_causes
-from .proxy import partner_reference
-from .typology import CAUSE_TYPES, Key, cause_type, position
+from etclib.data.corpus import Corpus
+from etclib.studies.agreement import cohen_kappa, confusion_matrix, fleiss_kappa, krippendorff_alpha
+from etclib.studies.causes.human import ANNOTATORS_PER_ITEM, human_answers
+from etclib.studies.causes.llm import _utterance, run_causes
+from etclib.studies.causes.proxy import partner_reference
+from etclib.studies.causes.typology import CAUSE_TYPES, Key, cause_type, position
 
 # --- agreement ---------------------------------------------------------------------------------
 

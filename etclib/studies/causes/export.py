@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
-from ...corpus import Corpus
-from ...errors import ConfigError
-from ...jsonl import dumps_line
-from .human import human_majority
-from .llm import _latest_run, run_causes
-from .store import _Db, _split
-from .typology import CAUSE_TYPES, Key, cause_type, reccon_labels, turn_role
+from etclib import __version__
+from etclib.core.errors import ConfigError
+from etclib.core.jsonl import dumps_line
+from etclib.data.corpus import Corpus
+from etclib.studies.causes.human import human_majority
+from etclib.studies.causes.llm import _latest_run, run_causes
+from etclib.studies.causes.store import _Db, _split
+from etclib.studies.causes.typology import CAUSE_TYPES, Key, cause_type, reccon_labels, turn_role
 
 LICENCE = (
     "CC BY-NC 4.0: derived from the ETC corpus (github.com/UEC-InabaLab/ETCDataset), which is "

@@ -10,12 +10,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...corpus import SPLITS, Corpus
-from ...errors import AnnotationError
-from .. import db as studiesdb
-from ..codes import annotator_for_code, require_admin
-from .store import _Db, _join, _split
-from .typology import CauseSet, Key, _positions, cause_type, position, turn_role
+from etclib.core.errors import AnnotationError
+from etclib.data.corpus import SPLITS, Corpus
+from etclib.studies import db as studiesdb
+from etclib.studies.causes.store import _Db, _join, _split
+from etclib.studies.causes.typology import (
+    CauseSet,
+    Key,
+    _positions,
+    cause_type,
+    position,
+    turn_role,
+)
+from etclib.studies.codes import annotator_for_code, require_admin
 
 ANNOTATORS_PER_ITEM = 3
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import pandas as pd
 
-from ...corpus import ROLE_LETTER, Corpus, Dialogue, Utterance
-from ...errors import JudgeError, TaskError
-from ...llm.chat import answer_object
-from .. import db as studiesdb
-from .. import labelling
-from .human import sample_keys
-from .store import SCHEMA, _join, _split
-from .typology import Key, cause_type
+from etclib.core.errors import JudgeError, TaskError
+from etclib.data.corpus import ROLE_LETTER, Corpus, Dialogue, Utterance
+from etclib.llm.chat import answer_object
+from etclib.studies import db as studiesdb
+from etclib.studies import labelling
+from etclib.studies.causes.human import sample_keys
+from etclib.studies.causes.store import SCHEMA, _join, _split
+from etclib.studies.causes.typology import Key, cause_type
 
 PROMPT_NAME = "causes"
 
@@ -26,7 +26,7 @@ PROMPT_NAME = "causes"
 
 @dataclass(frozen=True)
 class CausePrompt(labelling.ChatPrompt):
-    """The versioned cause prompt (``etclib/prompts/causes.toml``)."""
+    """The versioned cause prompt (``etclib/data/prompts/causes.toml``)."""
 
     def messages(self, dialogue: Dialogue, target: Utterance) -> list[dict[str, str]]:
         """Chat messages (system, user) asking for the causes of one item."""
@@ -46,7 +46,7 @@ class CausePrompt(labelling.ChatPrompt):
 
 @lru_cache(maxsize=1)
 def load_prompt() -> CausePrompt:
-    """Load and check ``etclib/prompts/causes.toml``."""
+    """Load and check ``etclib/data/prompts/causes.toml``."""
     slots = ("dialogue", "target", "letter", "transcription")
     return labelling.load_prompt(PROMPT_NAME, slots, "cause", CausePrompt)
 

@@ -9,12 +9,20 @@ from typing import Any
 
 import pandas as pd
 
-from ...corpus import Utterance
-from ...errors import ConfigError
-from .human import _human_sets, _majority, human_majority
-from .llm import _latest_run, run_causes
-from .proxy import proxy_type
-from .typology import CAUSE_TYPES, CauseSet, Key, cause_type, position, reccon_labels, turn_role
+from etclib.core.errors import ConfigError
+from etclib.data.corpus import Utterance
+from etclib.studies.causes.human import _human_sets, _majority, human_majority
+from etclib.studies.causes.llm import _latest_run, run_causes
+from etclib.studies.causes.proxy import proxy_type
+from etclib.studies.causes.typology import (
+    CAUSE_TYPES,
+    CauseSet,
+    Key,
+    cause_type,
+    position,
+    reccon_labels,
+    turn_role,
+)
 
 SOURCES: tuple[str, ...] = ("auto", "human", "llm", "proxy")
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ...corpus import ROLES, Utterance
+from etclib.data.corpus import ROLES, Utterance
 
 #: Compounds of 相手 that name a third party, not the partner (相談相手 "someone to confide
 #: in", 対戦相手 "opponent", 結婚相手 "spouse", ...). 話相手 and 話し相手 are the partner.

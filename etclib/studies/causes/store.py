@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import db as studiesdb
-from .. import labelling
+from etclib.studies import db as studiesdb
+from etclib.studies import labelling
 
 SCHEMA = studiesdb.register(
     "causes",

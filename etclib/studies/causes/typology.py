@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ...corpus import ROLES, TURNS_PER_DIALOGUE
-from ...errors import AnnotationError
+from etclib.core.errors import AnnotationError
+from etclib.data.corpus import ROLES, TURNS_PER_DIALOGUE
 
 #: RECCON's cause types, in its order (type 1..5).
 CAUSE_TYPES: tuple[str, ...] = (

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...jsonl import shown
-from ..base import Track
-from .labels import (
+from etclib.core.jsonl import shown
+from etclib.tracks.base import Track
+from etclib.tracks.categories.labels import (
     CSV_SEPARATOR,
     LABEL_SET_VERSION,
     LabelSetError,
@@ -105,8 +105,8 @@ class Categories(Track):
     def reference_rows(self, split: str) -> Any:
         """ "a person": each annotator against the majority of the other two, averaged
         (:func:`.analysis.human_ceiling`)."""
-        from ...corpus import load_corpus
-        from .analysis import PERSON, human_ceiling
+        from etclib.data.corpus import load_corpus
+        from etclib.tracks.categories.analysis import PERSON, human_ceiling
 
         frame = human_ceiling(load_corpus(), split)
         person = frame[frame["annotator"] == PERSON]
@@ -114,7 +114,7 @@ class Categories(Track):
 
     @property
     def like_for_like(self) -> dict[str, str]:  # type: ignore[override]
-        from .metric_loo import MEASURES, PREFIX
+        from etclib.tracks.categories.metric_loo import MEASURES, PREFIX
 
         return {PREFIX + k: k for k in MEASURES}
 

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...corpus import CATEGORIES, Corpus
-from ...task import items as split_items
-from . import metric as erc_metric
-from . import metric_loo as erc_loo
-from .labels import LabelSet, from_indicator, indicator
+from etclib.data.corpus import CATEGORIES, Corpus
+from etclib.data.task import items as split_items
+from etclib.tracks.categories import metric as erc_metric
+from etclib.tracks.categories import metric_loo as erc_loo
+from etclib.tracks.categories.labels import LabelSet, from_indicator, indicator
 
 #: the name of the reference row on the categories board
 PERSON = "a person"
@@ -31,7 +31,7 @@ PERSON = "a person"
 def annotator_sets(corpus: Corpus, split: str = "test") -> list[tuple[list, list]]:
     """For each annotator: (their label sets, the other two's majority label sets), in item
     order."""
-    from .labels import ANNOTATORS, pair_consensus
+    from etclib.tracks.categories.labels import ANNOTATORS, pair_consensus
 
     by_key = {u.key: u for d in corpus.split(split) for u in d.utterances}  # this split only
     utterances = [by_key[it.key] for it in split_items(corpus, split)]
@@ -68,15 +68,15 @@ def chat_categories(
     **options,
 ) -> LabelSet:
     """The categories ERC backend ``backend`` predicts for the last utterance of ``lines``
-    (``[("A", "..."), ("B", "...")]``, as :func:`etclib.task.chat_item` takes them).
+    (``[("A", "..."), ("B", "...")]``, as :func:`etclib.data.task.chat_item` takes them).
 
     ``backend`` is a registered ERC backend's name (created here with ``options``), or a backend
     already created (a site keeps one and passes it, so that nothing is loaded per call)."""
-    from ...task import chat_item
+    from etclib.data.task import chat_item
 
     if isinstance(backend, str):
-        from ...backends import options_of
-        from . import TRACK
+        from etclib.models import options_of
+        from etclib.tracks.categories import TRACK
 
         if corpus is not None and "corpus" in options_of(backend, TRACK.backends):
             options["corpus"] = corpus
@@ -108,7 +108,7 @@ def classifier_confusion(corpus: Corpus, split: str = "test") -> pd.DataFrame:
 def _classifier_reads(corpus: Corpus, split: str) -> tuple[list[LabelSet], list[LabelSet]]:
     """The split's aggregated label sets and the transcription classifier's reading of each
     reference transcription, in item order."""
-    from .classifier import cached
+    from etclib.tracks.categories.classifier import cached
 
     its = split_items(corpus, split)
     read = cached(corpus, "transcription").predict_texts([it.reference for it in its])
@@ -151,6 +151,6 @@ def classifier_summary(corpus: Corpus) -> dict[str, Any]:
     """The transcription classifier's signature and its scores on the valid split (×100), as
     :func:`etclib.tracks.categories.classifier.describe` gives them: what the corpus page names beside its
     confusion."""
-    from .classifier import cached, describe
+    from etclib.tracks.categories.classifier import cached, describe
 
     return describe(cached(corpus, "transcription"))

@@ -7,7 +7,7 @@ utterance's tokens, the two utterances before it, marked ``c:``, and the role). 
 word uni- and bigrams of etclib's MeCab tokens; one balanced logistic regression per non-neutral
 category, whose probability threshold and ``C`` are chosen on the valid split by macro-F1; an
 item gets every category over the threshold, else ``neutral`` alone. A trained model is saved
-as arrays and JSON (no pickle) under ``etclib.config.cache_dir()/classifier``, named by
+as arrays and JSON (no pickle) under ``etclib.core.config.cache_dir()/classifier``, named by
 :data:`VERSION`, the input and a hash of the training data; :attr:`Classifier.signature` names
 all of them.
 """
@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import config
-from ...corpus import CATEGORIES, Corpus
-from ...errors import DependencyError, TaskError
-from ...files import write_atomic
-from ...task import Item
-from ...task import items as split_items
-from ...tokenize import TokenCache
-from .labels import LabelSet, from_indicator, indicator
+from etclib.core import config
+from etclib.core.errors import DependencyError, TaskError
+from etclib.core.files import write_atomic
+from etclib.data.corpus import CATEGORIES, Corpus
+from etclib.data.task import Item
+from etclib.data.task import items as split_items
+from etclib.data.tokenize import TokenCache
+from etclib.tracks.categories.labels import LabelSet, from_indicator, indicator
 
 if TYPE_CHECKING:  # scipy is imported where a matrix is built: the site's pages that only list
     from scipy import sparse  # the metrics (and import this module) never load it

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ... import registry
-from ...corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY
-from ...errors import JudgeError
+from etclib.core import registry
+from etclib.core.errors import JudgeError
+from etclib.data.corpus import CATEGORIES, CATEGORY_TO_JA, JA_TO_CATEGORY
 
 #: The separator of label names in a CSV cell.
 CSV_SEPARATOR = ";"
@@ -143,7 +143,7 @@ def parse_labels(text: str) -> tuple[str, ...]:
     Labels may be Japanese (喜び) or English keys (joy); code fences and text around the object
     are ignored. An empty list means neutral. Raises JudgeError for an unusable answer.
     """
-    from ...llm.chat import answer_object  # the LLM stack only where an answer is read
+    from etclib.llm.chat import answer_object  # the LLM stack only where an answer is read
 
     obj = answer_object(text, "The judge's answer")
     labels = obj.get("labels") if isinstance(obj, dict) else None

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...corpus import CATEGORIES
-from ...metrics import Context, Fact, Metric, MetricData
-from .labels import LABEL_SET_VERSION, indicator
+from etclib.data.corpus import CATEGORIES
+from etclib.metrics import Context, Fact, Metric, MetricData
+from etclib.tracks.categories.labels import LABEL_SET_VERSION, indicator
 
 N = len(CATEGORIES)
 #: the six non-neutral categories' columns (micro_f1_no_neutral)

@@ -14,9 +14,9 @@ import warnings
 
 import numpy as np
 
-from ...errors import MetricError
-from ...metrics import Context, Fact, Metric, MetricData
-from . import metric as erc_metric
+from etclib.core.errors import MetricError
+from etclib.metrics import Context, Fact, Metric, MetricData
+from etclib.tracks.categories import metric as erc_metric
 
 #: the ERC measures scored against the leave-one-annotator-out references
 MEASURES = (
@@ -49,7 +49,7 @@ def _fact(key: str) -> Fact:
 def references(corpus, keys) -> np.ndarray:
     """Items x 3 x 7 booleans: for annotator ``i``, the consensus of the other two (both chose
     the category; ``neutral`` alone when they share none), as label-set indicator rows."""
-    from .labels import from_indicator, indicator, pair_consensus
+    from etclib.tracks.categories.labels import from_indicator, indicator, pair_consensus
 
     votes = []
     for d, t, r in keys:
@@ -82,19 +82,19 @@ class ERCLeaveOneOut(Metric):
 
     def compute(self, predictions: list, references_: list, ctx: Context) -> MetricData:
         """``predictions``: one label set per item; the items' keys come from ``ctx.keys`` (set by
-        :func:`etclib.scoring.score`) or the option ``keys``, their annotations from ``ctx.corpus``
+        :func:`etclib.tracks.scoring.score`) or the option ``keys``, their annotations from ``ctx.corpus``
         or the option ``corpus`` (default: ``ETC_DATA_DIR``)."""
-        from .labels import indicator
+        from etclib.tracks.categories.labels import indicator
 
         keys = ctx.keys if ctx.keys is not None else ctx.get("keys")
         if keys is None or len(keys) != len(predictions):
             raise MetricError(
                 "erc_loo needs the items' keys (dialogue_id, turn, role) to find their annotators; "
-                "score through etclib.scoring.score, or pass keys=[...] in the item order."
+                "score through etclib.tracks.scoring.score, or pass keys=[...] in the item order."
             )
         corpus = ctx.corpus if ctx.corpus is not None else ctx.get("corpus")
         if corpus is None:
-            from ...corpus import load_corpus
+            from etclib.data.corpus import load_corpus
 
             corpus = load_corpus()
         return MetricData(

@@ -1,14 +1,14 @@
 """The transcription track: the ETC task (SPEC), a ``prediction`` text per item scored against
 the participant's own transcription.
 
-Its backends are etclib's model backends (:data:`etclib.backends.REGISTRY`), its metrics every
+Its backends are etclib's model backends (:data:`etclib.models.REGISTRY`), its metrics every
 metric module that names no other track (bleu, rouge, bertscore, judge and :mod:`.category`).
 """
 
 from __future__ import annotations
 
-from ... import metrics
-from ..base import Track
+from etclib import metrics
+from etclib.tracks.base import Track
 
 
 class Transcription(Track):
@@ -44,13 +44,13 @@ class Transcription(Track):
 
     @property
     def backends(self):  # type: ignore[override]
-        from ... import backends  # read when asked: a plugin's register() is seen
+        from etclib import models as backends  # read when asked: a plugin's register() is seen
 
         return backends.REGISTRY
 
     @property
     def default_backend(self) -> str:  # type: ignore[override]
-        from ...backends import DEFAULT_BACKEND
+        from etclib.models import DEFAULT_BACKEND
 
         return DEFAULT_BACKEND
 

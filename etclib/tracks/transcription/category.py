@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...corpus import load_corpus
-from ...errors import MetricError
-from ...metrics import Context, Fact, Metric, MetricData
-from ..categories import classifier
-from ..categories import metric as erc
+from etclib.core.errors import MetricError
+from etclib.data.corpus import load_corpus
+from etclib.metrics import Context, Fact, Metric, MetricData
+from etclib.tracks.categories import classifier
+from etclib.tracks.categories import metric as erc
 
 
 def _model(ctx: Context | None) -> classifier.Classifier:
@@ -54,7 +54,7 @@ class Category(Metric):
         return {"category": f"{sig}|macro-f1:7-categories|zero_division:0|absent-category:n/a"}
 
     def compute(self, predictions: list[str], references: list, ctx: Context) -> MetricData:
-        """``ctx.labels``: the items' aggregated labels (etclib.scoring.score sets them)."""
+        """``ctx.labels``: the items' aggregated labels (etclib.tracks.scoring.score sets them)."""
         if ctx.labels is None or len(ctx.labels) != len(predictions):
             raise MetricError(
                 "The category metric needs each item's aggregated label (Context.labels); score "

@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
-from ....backends.base import Backend
-from ....task import Item
+from etclib.data.task import Item
+from etclib.models.base import Backend
 
 
 class CategoryBackend(Backend):
     """A model that predicts the emotion categories of task items (the ERC track).
 
     :meth:`answer` and :meth:`predict` give label sets: tuples of category keys in
-    ``etclib.corpus.CATEGORIES`` order (``("neutral",)`` when none applies).
+    ``etclib.data.corpus.CATEGORIES`` order (``("neutral",)`` when none applies).
     """
 
     in_chat: ClassVar[bool] = False  # the chat's transcription picker does not offer it

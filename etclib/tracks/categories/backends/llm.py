@@ -1,6 +1,6 @@
 """``llm`` (ERC): an LLM names the categories of each item, zero- or k-shot.
 
-The prompt (``etclib/prompts/erc_classify.toml``, versioned) shows the dialogue prefix and asks
+The prompt (``etclib/data/prompts/erc_classify.toml``, versioned) shows the dialogue prefix and asks
 for the last speaker's categories as ``{"labels": [...]}`` (Japanese or English names); k-shot
 prompts add k solved train examples with their aggregated labels. Calls go through the
 transcription track's API backends (one per registered LLM provider: the same clients, keys,
@@ -17,25 +17,25 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .... import llm
-from ....backends._api import concurrent_map
-from ....backends.base import Progress, Shots, shots_for
-from ....errors import BackendError, ConfigError, JudgeError
-from ....registry import unknown
-from ....task import Item, PromptTemplate, prompt_template, render_dialogue
-from . import CategoryBackend
+from etclib import llm
+from etclib.core.errors import BackendError, ConfigError, JudgeError
+from etclib.core.registry import unknown
+from etclib.data.task import Item, PromptTemplate, prompt_template, render_dialogue
+from etclib.models._api import concurrent_map
+from etclib.models.base import Progress, Shots, shots_for
+from etclib.tracks.categories.backends import CategoryBackend
 
 PROVIDERS = llm.PROVIDERS
 
 
 def prompt() -> PromptTemplate:
-    """The ERC classifier's few-shot prompt (``etclib/prompts/erc_classify.toml``)."""
+    """The ERC classifier's few-shot prompt (``etclib/data/prompts/erc_classify.toml``)."""
     return prompt_template("erc_classify")
 
 
 def build_messages(item: Item, shots: Sequence[Item] = ()) -> list[dict[str, str]]:
     """The chat messages asking for ``item``'s categories, with solved ``shots``."""
-    from ....corpus import CATEGORY_TO_JA
+    from etclib.data.corpus import CATEGORY_TO_JA
 
     p = prompt()
     examples = ""
@@ -74,7 +74,7 @@ class LLMLabelsBackend(CategoryBackend):
         base_url: str | None = None,
         api_key: str | None = None,
     ) -> None:
-        from ....backends import get_backend
+        from etclib.models import get_backend
 
         if provider not in PROVIDERS:
             raise ConfigError(
@@ -103,7 +103,7 @@ class LLMLabelsBackend(CategoryBackend):
         return False, "; or ".join(llm.providers.get(p).availability_help for p in PROVIDERS)
 
     def _ask(self, job: tuple[Item, list[dict[str, str]]]) -> tuple[str, ...]:
-        from ..labels import parse_labels
+        from etclib.tracks.categories.labels import parse_labels
 
         item, messages = job
         answer = self.api.complete(messages)  # type: ignore[attr-defined]

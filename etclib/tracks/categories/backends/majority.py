@@ -6,11 +6,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ....backends.retrieval import corpus_availability, load_corpus_option
-from ....corpus import Corpus
-from ....task import Item
-from ....task import items as split_items
-from . import CategoryBackend
+from etclib.data.corpus import Corpus
+from etclib.data.task import Item
+from etclib.data.task import items as split_items
+from etclib.models.retrieval import corpus_availability, load_corpus_option
+from etclib.tracks.categories.backends import CategoryBackend
 
 
 def majority_label(corpus: Corpus) -> tuple[str, ...]:

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ....backends.retrieval import RetrievalBackend, corpus_availability, load_corpus_option
-from ....corpus import Corpus
-from ....task import Item
-from ....task import items as split_items
-from ..labels import from_indicator, indicator
-from . import CategoryBackend
+from etclib.data.corpus import Corpus
+from etclib.data.task import Item
+from etclib.data.task import items as split_items
+from etclib.models.retrieval import RetrievalBackend, corpus_availability, load_corpus_option
+from etclib.tracks.categories.backends import CategoryBackend
+from etclib.tracks.categories.labels import from_indicator, indicator
 
 
 class RetrievalLabelsBackend(CategoryBackend):

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ....backends.base import Progress, Shots
-from ....backends.retrieval import corpus_availability, load_corpus_option
-from ....corpus import Corpus
-from ....task import Item
-from .. import classifier
-from . import CategoryBackend
+from etclib.data.corpus import Corpus
+from etclib.data.task import Item
+from etclib.models.base import Progress, Shots
+from etclib.models.retrieval import corpus_availability, load_corpus_option
+from etclib.tracks.categories import classifier
+from etclib.tracks.categories.backends import CategoryBackend
 
 
 class TfidfBackend(CategoryBackend):
