@@ -213,7 +213,8 @@ if upload is not None:
     # refused file go (the page then no longer sees it).
     state["submit_refused"] = None if check.ok else check
     if not check.ok:
-        visitors.release(upload)
+        visitors.release(upload, "submit_file")
+        upload = None  # the page's namespace outlives the run (its functions keep it)
 if check is not None and check.ok:
     st.success(
         escape_markdown(
@@ -337,7 +338,8 @@ if sent and check is not None and check.predictions is not None and visitor is n
                 row_height=board.PROBLEMS_LAYOUT["row_height"],
             )
     if receipt is not None:
-        visitors.release(upload)  # stored: the server lets the file go
+        visitors.release(upload, "submit_file")  # stored: the server lets the file go
+        upload = None
         if receipt.id in state["submit_ids"]:
             state["submit_ids"].remove(receipt.id)
         state["submit_ids"].insert(0, receipt.id)

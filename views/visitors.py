@@ -90,15 +90,19 @@ def pages_of(key: str) -> int:
         return sum(1 for k in _VISITOR.values() if k == key)
 
 
-def release(upload: Any) -> None:
-    """Drop ``upload`` (a ``st.file_uploader`` file) from the server's memory: the page has what
-    it needs of it."""
+def release(upload: Any, key: str) -> None:
+    """Drop ``upload``, the file of the ``st.file_uploader`` keyed ``key``, from the server's
+    memory: the page has what it needs of it."""
+    import streamlit as st
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
     if ctx is None or upload is None:
         return
     ctx.uploaded_file_mgr.remove_file(ctx.session_id, upload.file_id)
+    # the widget's value (the file's bytes) would stay in the page's state until its session
+    # ends, two minutes after its tab closed
+    st.session_state.pop(key, None)
     with _LOCK:
         held = _FILES.get(ctx.session_id, [])
         if upload.file_id in held:
