@@ -46,7 +46,7 @@ def verdicts(output: str) -> dict[str, str]:
     """Contract name -> KEPT or BROKEN, from lint-imports' summary lines."""
     found = {}
     for name in CONTRACTS.values():
-        m = re.search(rf"^{re.escape(name)} (KEPT|BROKEN)$", output, flags=re.M)
+        m = re.search(rf"^{re.escape(name)} (KEPT|BROKEN)\b", output, flags=re.M)
         found[name] = m.group(1) if m else "missing"
     return found
 
