@@ -1,17 +1,10 @@
 """Compare two stored entries (no re-scoring), the board's pairwise verdicts, and their exports.
 
-:func:`compare` reads both entries' stored per-item arrays (the score rows the entry's detail
-shows: the board's current signature when the entry has it) and hands them to
-:func:`etclib.tracks.comparison.compare_data`, with the board's bootstrap settings
-(``ETC_LB_BOOTSTRAP``, ``ETC_LB_SEED``), so ``python -m leaderboard compare`` and the site's
-comparison page print the same numbers, and ``etclib compare`` on the two predictions files
-prints them too (same resamples, seed and trials). A metric group whose signatures differ
-between the two entries is left out and named in ``Comparison.signature["not compared"]``.
-
-:func:`pairwise`: the verdict of every pair of the board's top entries (up to 10) on one
-ranking metric, the Leaderboard page's heat map.
-
-Results are cached per board version (:meth:`leaderboard.db.Database.cached`).
+:func:`compare` hands both entries' stored per-item arrays to
+:func:`etclib.tracks.comparison.compare_data` with the board's bootstrap settings, so the CLI,
+the site and ``etclib compare`` on the two files print the same numbers; a metric group whose
+signatures differ is left out. :func:`pairwise`: the verdicts among the board's top entries.
+Results are cached per board version.
 """
 
 from __future__ import annotations
@@ -97,8 +90,7 @@ def compare(
     db: Database | None = None,
 ) -> Comparison:
     """Entry B compared with entry A (B − A) on every metric group both have under the same
-    signature (``metrics``: only these groups), from the stored per-item data. Cached per
-    board version."""
+    signature (``metrics``: only these groups)."""
     db = resolve(db)
     trials = comparison.DEFAULT_TRIALS if trials is None else int(trials)
     names = None if metrics is None else (metrics,) if isinstance(metrics, str) else tuple(metrics)
@@ -200,10 +192,9 @@ def pairwise(
     """The verdict of every ordered pair of the board's top ``top`` ranked entries (at most
     :data:`MAX_PAIRWISE`) on ``sort_by`` (default: the ranking metric).
 
-    One row per (row entry, column entry), row entries in board order: ``a_id``, ``a_name``,
-    ``b_id``, ``b_name``, ``difference`` (row − column), ``p_value``, ``verdict`` (the row
-    entry's view: "better" / "no significant difference" / "worse"; the diagonal "same").
-    ``df.attrs``: ``metric``, ``order`` (the entry ids), ``names``. Cached per board version."""
+    One row per (row entry, column entry): ``a_id``, ``a_name``, ``b_id``, ``b_name``,
+    ``difference`` (row − column), ``p_value``, ``verdict`` (the row entry's view; the diagonal
+    "same"). ``df.attrs``: ``metric``, ``order`` (the entry ids), ``names``."""
     db = resolve(db)
     trials = comparison.DEFAULT_TRIALS if trials is None else int(trials)
     top = max(0, min(int(top), MAX_PAIRWISE))
@@ -300,8 +291,7 @@ def export_csv(c: Comparison, what: str = "metrics") -> str:
 
 
 def export_json(c: Comparison, per_item: bool = True) -> str:
-    """The comparison as JSON (``Comparison.to_json``: the CLI's shape), with the per-item
-    rows by default."""
+    """The comparison as JSON (the CLI's shape), with the per-item rows by default."""
     return json.dumps(
         comparison._finite(c.to_json(per_item=per_item)), ensure_ascii=False, indent=2
     )

@@ -1,13 +1,10 @@
 """The leaderboard's database: the board and its scoring queue, on the storage layer.
 
-``ETC_LEADERBOARD_DB`` (or ``open_db(target)``) names a file (SQLite, the default) or a
-``postgresql://`` URL; :data:`BOARD` is what the storage layer (:mod:`etclib.storage`) needs to
-know of the board: its migrations (:mod:`leaderboard.migrations`), its tables, how it words a
-fault. :class:`Database` adds what each process keeps of the board: caches dropped when anyone
-writes (:attr:`Database.generation`), the leases of its running jobs (renewed by
-:meth:`Database.keep_alive`; another worker claims a job whose lease expired), and its running
-jobs put back in the queue when it closes cleanly. Every fault of the store is one clear error
-(:class:`StorageError`, exit status 7, for what is wrong with the file or the server).
+``ETC_LEADERBOARD_DB`` (or ``open_db(target)``) names a SQLite file or a ``postgresql://`` URL;
+:data:`BOARD` is what :mod:`etclib.storage` needs to know of the board. :class:`Database` adds
+what each process keeps: caches dropped when anyone writes, the leases of its running jobs
+(renewed by :meth:`Database.keep_alive`), and its running jobs put back in the queue when it
+closes cleanly. Every fault of the store is one clear :class:`StorageError`.
 """
 
 from __future__ import annotations
@@ -69,8 +66,8 @@ _PROCESS: tuple[int, str] | None = None
 
 def requeue_crashed(cur, rows: list[tuple], note: str) -> int:
     """Queue again (after a backoff) the jobs whose worker died, or fail those that crashed
-    alone too often; ``rows`` are (id, submission_id, crashes, solo_crashes, claimed_by, alone)
-    where ``alone`` says the job was the only one its worker ran (the crash is then its own)."""
+    alone too often; ``rows`` are (id, submission_id, crashes, solo_crashes, claimed_by, alone),
+    ``alone`` when the job was the only one its worker ran (the crash is then its own)."""
     limit = settings.max_attempts()
     at = now()
     for job_id, sid, crashes, solo, claimed_by, alone in rows:
@@ -137,8 +134,7 @@ class Database(storage.Database):
     """The board open in this process; :func:`open_db` gives it.
 
     Reads: :meth:`cursor`, :meth:`query`, :meth:`query_df`; writes: :meth:`write` (one
-    transaction); ``dialect`` is the engine's :class:`etclib.storage.Dialect` and ``leases``
-    says whether running jobs hold a lease (several processes share the board).
+    transaction); ``dialect`` is the engine's :class:`etclib.storage.Dialect`.
     """
 
     def __init__(self, target: Any, store: storage.Store = BOARD, **options: Any) -> None:
@@ -166,10 +162,6 @@ class Database(storage.Database):
     def engine(self) -> str:
         return self.dialect.name
 
-    @property
-    def leases(self) -> bool:
-        return self.dialect.shared
-
     def schema_version(self) -> int:
         return self.version()
 
@@ -194,8 +186,7 @@ class Database(storage.Database):
     def cached(self, key: Any, compute: Callable[[], Any], generation: int | None = None) -> Any:
         """The cached value of ``key``, else ``compute()``'s, cached unless a write happened
         since ``generation`` (default: now) was read. One computation per key and generation at
-        a time: a second caller (a visitor's page while the scoring thread warms the board)
-        waits for the first and takes its value instead of computing it again beside it."""
+        a time: a second caller waits for the first and takes its value."""
         generation = self.generation if generation is None else generation
         hit = self.cache.get(key)
         if hit is not None:
@@ -221,12 +212,9 @@ class Database(storage.Database):
 
     def _stop_work(self) -> None:
         """Stop this process's workers and its lease heartbeat, and put its running jobs back
-        in the queue.
-
-        The heartbeat is waited for: a renewal in progress ends (at most the store's busy
-        timeout) before the caller closes the connections, since closing a SQLite connection
-        that another thread is using crashes the process (the sqlite3 module frees the
-        statement under that thread's feet)."""
+        in the queue. The heartbeat is waited for: closing a SQLite connection that another
+        thread is using crashes the process (the sqlite3 module frees the statement under that
+        thread's feet)."""
         for pool in list(self.pools):
             pool.stop()
         self._stopping.set()
@@ -315,12 +303,9 @@ class Database(storage.Database):
 
 
 def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Database:
-    """The process-wide :class:`Database` for ``path`` (default ``ETC_LEADERBOARD_DB``): a file
-    path (SQLite) or a ``postgresql://`` URL, opened, checked and migrated on first use; later
-    calls return the same object. A missing board (an empty server database) is created when
-    ``create`` (the library's default; the CLI refuses a missing one unless ``--create``), else
-    :class:`DatabaseMissingError`; every other fault is a :class:`StorageError`.
-    """
+    """The process-wide :class:`Database` for ``path`` (default ``ETC_LEADERBOARD_DB``),
+    opened, checked and migrated on first use. A missing board is created when ``create``,
+    else :class:`DatabaseMissingError`; every other fault is a :class:`StorageError`."""
     target = settings.db_target(path)
     if path is not None:
         source = "given explicitly"

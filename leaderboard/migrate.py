@@ -5,9 +5,8 @@ into PostgreSQL, or a board file of an earlier DuckDB version into SQLite.
 >>> report.ok, report.tables["scores"]                                               # doctest: +SKIP
 (True, TableCheck(rows_source=412, rows_target=412, sha_source='9f…', sha_target='9f…'))
 
-The storage layer's copier (:func:`etclib.storage.copier.copy_store`) does the work: the target
-is opened (created, migrated), the copy is one transaction, and each table is compared (row
-count and SHA-256) afterwards.
+The work is :func:`etclib.storage.copier.copy_store`'s: one transaction, then each table
+compared (row count and SHA-256).
 """
 
 from __future__ import annotations

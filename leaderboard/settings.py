@@ -10,12 +10,10 @@ import ipaddress
 import os
 from pathlib import Path
 
+from etclib import metrics
 from etclib.core.config import setting
 from etclib.core.errors import ConfigError
 from etclib.metrics import significance
-
-#: Repository root (the folder holding ``leaderboard/``).
-REPO = Path(__file__).resolve().parent.parent
 
 DEFAULT_DB = Path("data") / "leaderboard.sqlite"
 #: The default board of the earlier versions (a DuckDB file): `migrate --from` converts it.
@@ -50,8 +48,8 @@ def db_target(explicit: str | os.PathLike | None = None) -> str | Path:
 
 
 def db_path(explicit: str | os.PathLike | None = None) -> Path:
-    """The leaderboard's database file (a server URL gives a path named after the URL with no
-    password: a cache key, never a file to open; :func:`db_target` tells the two apart)."""
+    """The leaderboard's database file (for a server URL, a path named after it without the
+    password: a cache key, never a file to open)."""
     target = db_target(explicit)
     if isinstance(target, Path):
         return target
@@ -97,11 +95,8 @@ def global_daily_limit() -> int:
 
 
 def trusted_proxies() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    """Reverse proxies whose ``X-Forwarded-For`` the site believes (``ETC_TRUSTED_PROXIES``).
-
-    Comma-separated addresses or networks (``127.0.0.1, ::1, 10.0.0.0/8``); empty (the default)
-    trusts none, so the quota counts by the address that connected to the site.
-    """
+    """Reverse proxies whose ``X-Forwarded-For`` the site believes (``ETC_TRUSTED_PROXIES``:
+    comma-separated addresses or networks; empty trusts none)."""
     raw = setting("ETC_TRUSTED_PROXIES") or ""
     out = []
     for part in (p.strip() for p in raw.split(",")):
@@ -147,9 +142,8 @@ def workers() -> int:
 
 
 def lease_seconds() -> int:
-    """Seconds without a heartbeat after which a running job's worker
-    counts as dead and the job is claimed again (``ETC_LB_LEASE_SECONDS``, default 60; a
-    running worker renews its lease every third of that)."""
+    """Seconds without a heartbeat after which a running job's worker counts as dead
+    (``ETC_LB_LEASE_SECONDS``, default 60)."""
     return _int("ETC_LB_LEASE_SECONDS", DEFAULT_LEASE_SECONDS, 1)
 
 
@@ -175,15 +169,14 @@ def using_default_db() -> bool:
 
 
 def max_attempts() -> int:
-    """Times a job may stop the scorer while it is the only job running before it is failed
-    (``ETC_LB_MAX_ATTEMPTS``, default 3). Crashes with several jobs in flight count against none.
-    """
+    """Times a job may stop the scorer while it runs alone before it is failed
+    (``ETC_LB_MAX_ATTEMPTS``, default 3)."""
     return _int("ETC_LB_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS, 1)
 
 
 def retry_backoff() -> int:
-    """Seconds a job waits after its first crash, doubling with each further one (capped at
-    ten minutes) (``ETC_LB_RETRY_BACKOFF``, default 2)."""
+    """Seconds a job waits after its first crash, doubling with each further one
+    (``ETC_LB_RETRY_BACKOFF``, default 2)."""
     return _int("ETC_LB_RETRY_BACKOFF", DEFAULT_RETRY_BACKOFF, 0)
 
 
@@ -211,17 +204,10 @@ def bertscore_enabled() -> bool:
 
 
 def judge_provider() -> str | None:
-    """The judge provider when the judge should run, else None.
-
-    The judge runs when ``ETC_JUDGE_PROVIDER`` is set, etclib has the ``judge`` metric, and
-    ``etclib.llm.configured(provider)`` says the provider has a key.
-    """
+    """``ETC_JUDGE_PROVIDER`` when the judge should run (etclib has the metric and the
+    provider is configured), else None."""
     provider = setting("ETC_JUDGE_PROVIDER")
-    if not provider:
-        return None
-    from etclib import metrics
-
-    if "judge" not in metrics.METRICS:
+    if not provider or "judge" not in metrics.METRICS:
         return None
     from etclib import llm
 
@@ -236,16 +222,6 @@ def reference_dir() -> Path:
     from etclib.data.reference import reference_dir as folder
 
     return folder()
-
-
-def admin_token() -> str | None:
-    """The admin token (``ETC_ADMIN_TOKEN``); admin operations are disabled without it.
-
-    :class:`ConfigError` when it is shorter than 24 characters (``etclib.core.admintoken``).
-    """
-    from etclib.core import admintoken
-
-    return admintoken.configured_token()
 
 
 def hub_repo() -> str | None:

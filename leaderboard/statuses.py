@@ -1,15 +1,9 @@
 """A submission's status, derived from its jobs and scores, and its history.
 
 Statuses: ``queued`` -> ``scoring`` -> ``scored``; ``partially scored`` (a later stage pending
-or failed), ``incomplete`` (a stage's latest run left items unjudged, so it is not ranked on
-them) or ``failed`` (the first stage failed); each message lists what is pending or failed and
-why, with any note a queued job carries in ``jobs.error``. Published (``reported``) rows are
-always ``scored``. Every change is appended to ``status_history``. See docs/leaderboard.md,
-"How it works".
-
-Functions here take a cursor of the caller's write transaction; they never open the database.
-On PostgreSQL, :func:`refresh_status` locks the submission's row, so concurrent transactions
-derive its status one after the other.
+or failed), ``incomplete`` (a stage's latest run left items unjudged) or ``failed`` (the first
+stage failed); each message lists what is pending or failed and why. Every change is appended
+to ``status_history``. Functions here take a cursor of the caller's write transaction.
 """
 
 from __future__ import annotations
