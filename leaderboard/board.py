@@ -347,11 +347,7 @@ def _ranked(
         ascending=[True, not higher, True, True],
         na_position="last",
         kind="stable",
-    ).drop(
-        columns=["_unranked", "n_items", "visibility"]
-        if not include_hidden
-        else ["_unranked", "n_items"]
-    )
+    ).drop(columns=["_unranked", "n_items", *([] if include_hidden else ["visibility"])])
     lead = ["rank", "rank_band", "rank_worst"]
     frame = frame[lead + [c for c in frame.columns if c not in lead]].reset_index(drop=True)
     frame.attrs.update(

@@ -243,12 +243,9 @@ def _pairwise(db: Database, board: pd.DataFrame, metric: str, top: int, trials: 
                 continue
             got = pairs[(min(i, j), max(i, j))]  # A: the upper entry of the two
             side = sides.get(got.verdict, comparison.NO_DIFFERENCE)
-            if i < j:  # this row's entry is A: row − column = A − B
-                records.append((ida, na, idb, nb, -got.difference, got.p_value, side))
-            else:
-                records.append(
-                    (ida, na, idb, nb, got.difference, got.p_value, flipped.get(side, side))
-                )
+            # when this row's entry is A: row − column = A − B
+            sign, view = (-1, side) if i < j else (1, flipped.get(side, side))
+            records.append((ida, na, idb, nb, sign * got.difference, got.p_value, view))
     frame = pd.DataFrame(
         records, columns=["a_id", "a_name", "b_id", "b_name", "difference", "p_value", "verdict"]
     )

@@ -178,11 +178,6 @@ class Database(storage.Database):
         self._generation += 1
         self.cache.clear()
 
-    def cache_put(self, key: Any, value: Any, generation: int) -> None:
-        """Cache ``value`` unless a write happened since ``generation`` was read."""
-        if generation == self._generation:
-            self.cache[key] = value
-
     def cached(self, key: Any, compute: Callable[[], Any], generation: int | None = None) -> Any:
         """The cached value of ``key``, else ``compute()``'s, cached unless a write happened
         since ``generation`` (default: now) was read. One computation per key and generation at
@@ -199,7 +194,8 @@ class Database(storage.Database):
                 if hit is not None:
                     return hit
                 value = compute()
-                self.cache_put(key, value, generation)
+                if generation == self._generation:
+                    self.cache[key] = value
                 return value
         finally:
             with self._computing_lock:

@@ -35,14 +35,6 @@ def recent(bucket: str, key: str, window_s: float, *, db: Database | None = None
     return [r[0] for r in rows]
 
 
-def wait_after(times: list, limit: int, window_s: float) -> float:
-    """Seconds until one more event is allowed, given the window's event ``times``."""
-    if len(times) < limit:
-        return 0.0
-    oldest = times[len(times) - limit]
-    return max(1.0, window_s - (now() - oldest).total_seconds())
-
-
 def record(bucket: str, key: str, *, db: Database | None = None) -> None:
     """Count one event of ``key`` in ``bucket`` (and forget events older than :data:`KEEP`)."""
     db = resolve(db)
@@ -68,7 +60,9 @@ def take(
             "AND happened_at > ? ORDER BY happened_at",
             [bucket, hashed, at - timedelta(seconds=window_s)],
         ).fetchall()
-        wait = wait_after([r[0] for r in rows], limit, window_s)
+        wait = 0.0
+        if len(rows) >= limit:  # the oldest event that counts
+            wait = max(1.0, window_s - (now() - rows[len(rows) - limit][0]).total_seconds())
         if wait == 0.0:
             cur.execute("INSERT INTO limit_events VALUES (?, ?, ?)", [bucket, hashed, at])
     return wait

@@ -179,12 +179,6 @@ def own_names(db: Database) -> list[str]:
     return [name for (name,) in rows]
 
 
-def new_edit_key(submission_id: str) -> tuple[str, str]:
-    """A fresh private edit key for ``submission_id`` (``ID.SECRET``) and what is stored of it."""
-    secret = secrets.token_urlsafe(24)
-    return f"{submission_id}.{secret}", key_digest(secret)
-
-
 def key_digest(secret: str) -> str:
     """How an edit key's secret is stored (the key itself is not kept)."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
@@ -258,7 +252,10 @@ def store_submission(
         if enforce_limits:
             _check_limits(cur, submitter_key, at)
         sid = secrets.token_hex(6)
-        edit_key, edit_key_hash = new_edit_key(sid) if kind == "submission" else (None, None)
+        secret = secrets.token_urlsafe(24)  # the edit key (ID.SECRET) is given once, not kept
+        edit_key, edit_key_hash = (None, None)
+        if kind == "submission":
+            edit_key, edit_key_hash = f"{sid}.{secret}", key_digest(secret)
         row = {
             **asdict(meta),
             "id": sid,

@@ -38,17 +38,6 @@ from .queue import (
 from .scoring import compute, feed_study, store_result
 from .statuses import refresh_status
 
-__all__ = [
-    "WorkerPool",
-    "claim",
-    "pending_jobs",
-    "process_jobs",
-    "run_job",
-    "run_one",
-    "start_workers",
-    "stop_workers",
-]
-
 log = logging.getLogger("leaderboard.worker")
 
 #: Consecutive errors of a worker thread's loop (not of a job) after which the pool stops.

@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
     token = args.token or os.environ.get("ETC_ADMIN_TOKEN")
+    stages = args.stages.split(",") if args.stages else None
     if args.action == "list":
         frame = lb.admin_submissions(token)
         rows = [
@@ -81,7 +82,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"status: {lb.status(args.id)['status']}")
         return 0
     if args.action == "rescore" and args.all:
-        stages = args.stages.split(",") if args.stages else None
         queued = lb.rescore_all(token, stages, note=args.note or "", batch=args.batch)
         n = sum(len(ids) for ids in queued.values())
         print(f"queued {n} job(s) for {len(queued)} submission(s)")
@@ -93,7 +93,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.id:
         raise SystemExit(f"admin {args.action}: give the submission id")
     if args.action == "rescore":
-        stages = args.stages.split(",") if args.stages else None
         ids = lb.rescore(args.id, token, stages, note=args.note or "", batch=args.batch)
         print(f"queued {len(ids)} job(s) for {args.id}")
         if args.score:
