@@ -99,10 +99,9 @@ def rescore(
     check_token(token, "rescore")
     db = resolve(db)
     wanted = [stage_rules.check(s) for s in (stages or [stage_rules.first()])]
-    judge_stage = "judge"
-    if batch and judge_stage not in wanted:
+    if batch and "judge" not in wanted:
         raise LeaderboardError(
-            f"--batch applies to the judge stage only; add --stage {judge_stage} "
+            "--batch applies to the judge stage only; add --stage judge "
             f"(asked: {','.join(wanted)})."
         )
     with db.write() as cur:
@@ -146,8 +145,7 @@ def rescore_all(
     db: Database | None = None,
     batch: bool = False,
 ) -> dict[str, list[int]]:
-    """:func:`rescore` every submission that has predictions and is not deleted; submission id
-    -> its new job ids."""
+    """:func:`rescore` every submission that has predictions and is not deleted."""
     check_token(token, "rescore")
     db = resolve(db)
     rows = db.query(

@@ -10,6 +10,7 @@ baseline file a new entry that hides the old one.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -64,8 +65,7 @@ def load_reference(directory: str | Path | None = None) -> dict[str, Any]:
 def seed_reported(
     *, directory: str | Path | None = None, db: Database | None = None
 ) -> dict[str, int]:
-    """Add the published rows (their numbers under the result keys of ``Track.reported``);
-    ``{"added": n, "updated": n, "unchanged": n}``."""
+    """Add the published rows; ``{"added": n, "updated": n, "unchanged": n}``."""
     from .scoring import dumps
 
     keys = [k for t in tracks.TRACKS.values() if t.reported for k in t.keys()]
@@ -96,8 +96,6 @@ def seed_reported(
                     continue
                 counts["updated"] += 1
             else:
-                import secrets
-
                 sid = secrets.token_hex(6)
                 meta = Metadata.from_dict(
                     {
@@ -146,8 +144,7 @@ def seed_computed(
     db: Database | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Predict the test split with each backend of ``track`` (default: its ``baselines``) and
-    store it as a baseline entry; backend -> ``{"id", "added"}``."""
+    """Store each backend's test predictions as a baseline entry; backend -> ``{"id", "added"}``."""
     from etclib.data.corpus import load_corpus
     from etclib.data.task import items as split_items
     from etclib.tracks.predictions import dumps_jsonl, read_predictions

@@ -1,10 +1,9 @@
 """The board: ranking with intervals and rank bands, published results, other scores.
 
-Columns, directions and the ranking rule come from the track and etclib's metric registry: a
-board is ranked by the first key of its track's ``rank_order`` that any entry has; entries
-lacking the ranking metric come last, unranked. Each metric group has one *current* signature,
-the one held by the most public entries (ties: the newest); only scores under it fill the
-columns (the others: :func:`other_scores`). Published rows are never ranked: :func:`reported`.
+Columns and the ranking rule come from the track and etclib's metric registry. Each metric group
+has one *current* signature, the one held by the most public entries (ties: the newest); only
+scores under it fill the columns (the others: :func:`other_scores`). docs/leaderboard.md, "The
+ranking rule".
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ def ranking_rule(track: str | None = None) -> str:
 
 
 def board_version(*, db: Database | None = None) -> str:
-    """A short text that changes whenever what the board shows may change (a cache key):
-    this process's write generation and the database's own counters, in one query."""
+    """A short text that changes whenever what the board shows may change (a cache key)."""
     db = resolve(db)
     counts = db.query(
         "SELECT (SELECT count(*) FROM submissions), (SELECT max(id) FROM scores), "
@@ -144,8 +142,7 @@ def _latest_current(rows: pd.DataFrame, sigs: dict[str, str]) -> pd.DataFrame:
 def _samples(
     db: Database, chosen: pd.DataFrame, n_items: int
 ) -> dict[tuple[str, str], tuple[np.ndarray, tuple[float, float]]]:
-    """(submission id, metric key) -> (resampled scores, 95% interval), for every chosen score
-    row on ``n_items`` items."""
+    """(submission id, metric key) -> (resampled scores, 95% interval) of the chosen rows."""
     rows = [
         row
         for row in chosen.itertuples()
@@ -267,14 +264,12 @@ def _base(
     split: str,
     track: str | None = None,
 ) -> tuple[pd.DataFrame, dict[tuple[str, str], np.ndarray], dict[str, str]]:
-    """What every ordering of the board shares: entries with values and intervals, the
-    resampled scores behind them, and the current signatures."""
+    """What every ordering shares: entries, values, intervals, resamples, signatures."""
     entries = _entries(db, include_hidden, split, track)
     rows = _score_rows(db, list(entries["id"]))
     sigs = current_signatures(rows) if not rows.empty else {}
     chosen = _latest_current(rows, sigs)
     frame = entries.copy()
-    # why a submission is trivial (blank when it is not): leaderboard.trivial's rules
     frame["trivial"] = trivial.reasons(db, entries, track, split) if len(entries) else []
     for col in list(ranked) + list(plain):
         frame[col] = np.nan
@@ -317,8 +312,7 @@ def _ranked(
     track: str | None = None,
     floors: dict[str, float] | None = None,
 ) -> pd.DataFrame:
-    """``frame`` ranked by ``sort_by``: rank bands, floors (``floors``, else read from
-    ``frame``) and flags, best first."""
+    """``frame`` ranked by ``sort_by``, best first, with rank bands, floors and flags."""
     higher = metrics.fact(sort_by).higher_is_better
     frame["rank"] = 0
     frame["rank_worst"] = 0
@@ -365,8 +359,7 @@ def _ranked(
 
 
 def floor_values(frame: pd.DataFrame, metric: str, track: str | None = None) -> dict[str, float]:
-    """Each floor of the board's track (``track``, else ``frame.attrs["track"]``) -> its
-    newest entry's ``metric`` value (none when absent)."""
+    """Each floor of the board's track -> its newest entry's ``metric`` value."""
     out: dict[str, float] = {}
     if frame.empty or metric not in frame.columns or "baseline" not in frame.columns:
         return out
@@ -389,11 +382,9 @@ def reported(*, db: Database | None = None) -> pd.DataFrame:
     records = []
     for sid, name, setting_, description, paper_url, scores, signature in rows:
         rec = {"id": sid, "kind": "reported", "name": name, "setting": setting_}
-        rec.update(json.loads(scores))
-        rec["source"] = json.loads(signature).get("source", "")
-        rec["paper_url"] = paper_url
-        rec["description"] = description
-        records.append(rec)
+        rec |= json.loads(scores)
+        source = json.loads(signature).get("source", "")
+        records.append(rec | {"source": source, "paper_url": paper_url, "description": description})
     frame = pd.DataFrame(records)
     if frame.empty:
         frame = pd.DataFrame(columns=["id", "kind", "name", "setting", *metric_columns()])
@@ -421,25 +412,24 @@ def other_scores(
     other = rows[rows["signature"] != rows["metric_group"].map(sigs)]
     other = other.sort_values("id").groupby(["submission_id", "metric_group", "signature"]).tail(1)
     names = dict(zip(entries["id"], entries["name"]))
-    records = []
-    for row in other.itertuples():
-        rec = {
+    records = [
+        {
             "id": row.submission_id,
             "name": names[row.submission_id],
             "metric_group": row.metric_group,
             "signature": row.signature,
             "created_at": row.created_at,
         }
-        rec.update(json.loads(row.scores))
-        records.append(rec)
+        | json.loads(row.scores)
+        for row in other.itertuples()
+    ]
     return pd.DataFrame(records)
 
 
 def entry_scores(
     keys: list[str], *, split: str = "test", track: str | None = None, db: Database | None = None
 ) -> pd.DataFrame:
-    """Every public entry's ``id``, ``name``, ``setting`` and ``keys`` (any result key) under
-    the board's current signatures, in the board's entry order. Cached per board version."""
+    """Every public entry's ``id``, ``name``, ``setting`` and ``keys`` (current signatures)."""
     db = resolve(db)
     generation = db.generation
     return db.cached(

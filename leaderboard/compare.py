@@ -2,9 +2,7 @@
 
 :func:`compare` hands both entries' stored per-item arrays to
 :func:`etclib.tracks.comparison.compare_data` with the board's bootstrap settings, so the CLI,
-the site and ``etclib compare`` on the two files print the same numbers; a metric group whose
-signatures differ is left out. :func:`pairwise`: the verdicts among the board's top entries.
-Results are cached per board version.
+the site and ``etclib compare`` on the two files print the same numbers.
 """
 
 from __future__ import annotations
@@ -89,8 +87,7 @@ def compare(
     trials: int | None = None,
     db: Database | None = None,
 ) -> Comparison:
-    """Entry B compared with entry A (B − A) on every metric group both have under the same
-    signature (``metrics``: only these groups)."""
+    """Entry B compared with entry A (B − A) on the metric groups both have alike."""
     db = resolve(db)
     trials = comparison.DEFAULT_TRIALS if trials is None else int(trials)
     names = None if metrics is None else (metrics,) if isinstance(metrics, str) else tuple(metrics)
@@ -113,10 +110,8 @@ def _compare(db: Database, id_a: str, id_b: str, wanted, trials: int) -> Compari
             f"{rec_a['name']!r} covers the {rec_a['split']} split and {rec_b['name']!r} the "
             f"{rec_b['split']} split; compare two entries of the same split."
         )
-    chosen_a, _ = _chosen_for(db, rec_a["id"])
-    chosen_b, _ = _chosen_for(db, rec_b["id"])
-    rows_a = {r.metric_group: r for r in chosen_a.itertuples()} if not chosen_a.empty else {}
-    rows_b = {r.metric_group: r for r in chosen_b.itertuples()} if not chosen_b.empty else {}
+    chosen = [_chosen_for(db, rec["id"])[0] for rec in (rec_a, rec_b)]
+    rows_a, rows_b = ({r.metric_group: r for r in c.itertuples()} for c in chosen)
     groups = [g for g in tracks.get(track_a).groups() if g in rows_a and g in rows_b]
     if wanted is not None:
         asked = tracks.get(track_a).parse_metrics(wanted)
@@ -259,9 +254,6 @@ def _pairwise(db: Database, board: pd.DataFrame, metric: str, top: int, trials: 
     return frame
 
 
-# --- exports ---------------------------------------------------------------------------------
-
-
 def _csv(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
@@ -278,8 +270,7 @@ def _cell(v: Any) -> Any:
 
 
 def export_csv(c: Comparison, what: str = "metrics") -> str:
-    """The comparison's metric table (``what="metrics"``) or per-item table (``"items"``) as
-    formula-safe CSV (lists joined by ``;``)."""
+    """The comparison's ``metrics`` or per-``items`` table as formula-safe CSV."""
     if what == "metrics":
         return _csv(c.metric_rows())
     if what == "items":

@@ -1,15 +1,15 @@
 """The leaderboard's database: the board and its scoring queue, on the storage layer.
 
-``ETC_LEADERBOARD_DB`` (or ``open_db(target)``) names a SQLite file or a ``postgresql://`` URL;
-:data:`BOARD` is what :mod:`etclib.storage` needs to know of the board. :class:`Database` adds
-what each process keeps: caches dropped when anyone writes, the leases of its running jobs
-(renewed by :meth:`Database.keep_alive`), and its running jobs put back in the queue when it
-closes cleanly. Every fault of the store is one clear :class:`StorageError`.
+``ETC_LEADERBOARD_DB`` names a SQLite file or a ``postgresql://`` URL. :class:`Database` adds
+what each process keeps: caches dropped when anyone writes, the leases of its running jobs, and
+its running jobs put back in the queue when it closes cleanly.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import os
 import socket
@@ -52,8 +52,7 @@ def backoff(crashes: int) -> timedelta:
 
 
 def process_name() -> str:
-    """This process, as the ``claimed_process`` of the jobs it runs: PID, host and a random
-    token (PIDs repeat across machines and restarts)."""
+    """This process as its jobs' ``claimed_process``: PID, host and a token (PIDs repeat)."""
     global _PROCESS
     pid = os.getpid()
     if _PROCESS is None or _PROCESS[0] != pid:  # a forked child is another process
@@ -74,17 +73,11 @@ def requeue_crashed(cur, rows: list[tuple], note: str) -> int:
         crashes = (crashes or 0) + 1
         solo = (solo or 0) + (1 if alone else 0)
         if solo >= limit:
+            why = f"the scorer stopped {solo} times while this job was the only one running"
             cur.execute(
                 "UPDATE jobs SET status = 'failed', finished_at = ?, error = ?, "
                 "crashes = ?, solo_crashes = ? WHERE id = ?",
-                [
-                    at,
-                    f"the scorer stopped {solo} times while this job was the only one "
-                    "running; an admin can re-run it",
-                    crashes,
-                    solo,
-                    job_id,
-                ],
+                [at, why + "; an admin can re-run it", crashes, solo, job_id],
             )
         else:
             cur.execute(
@@ -246,9 +239,6 @@ class Database(storage.Database):
         )
         if not rows:
             return
-        import hashlib
-        import json
-
         with self.write() as cur:
             for (sid,) in rows:
                 preds = cur.execute(
@@ -262,11 +252,8 @@ class Database(storage.Database):
                 ).hexdigest()
                 cur.execute("UPDATE submissions SET content_sha256 = ? WHERE id = ?", [digest, sid])
 
-    # --- leases ------------------------------------------------------------------------------
-
     def keep_alive(self) -> None:
-        """Renew the lease of this process's running jobs every third of
-        ``ETC_LB_LEASE_SECONDS``, from one thread (started once)."""
+        """Renew this process's leases every third of ``ETC_LB_LEASE_SECONDS``, in one thread."""
         if self._heartbeat is not None and self._heartbeat.is_alive():
             return
         self._heartbeat = threading.Thread(target=self._beat, name="lb-heartbeat", daemon=True)
@@ -305,7 +292,7 @@ def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Da
     target = settings.db_target(path)
     if path is not None:
         source = "given explicitly"
-    elif settings.using_default_db():
+    elif not settings.setting("ETC_LEADERBOARD_DB"):  # data/leaderboard.sqlite
         source = "the default path; `make prepare` creates it"
         old = settings.LEGACY_DEFAULT_DB
         if not Path(target).exists() and is_duckdb(old):
@@ -316,8 +303,7 @@ def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Da
 
 
 def storage_fault(exc: BaseException) -> Exception | None:
-    """The clear error for a storage failure of the default board that escaped the board's own
-    checks (the store's fault, not a query's), else None."""
+    """The clear error for a storage fault of the default board, else None."""
     target = settings.db_target()
     fault = dialect_for(target).fault(exc, redacted(str(target)))
     return None if fault is None else _error(fault)

@@ -35,8 +35,7 @@ def _submission(db: Database, submission_id: str, include_deleted: bool = False)
 
 
 def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
-    """Where a submission stands: status, message, pending, failed and incomplete metrics
-    (metric group -> reason), queue position, warnings and history."""
+    """Where a submission stands: status, pending and failed metrics, queue place, history."""
     db = resolve(db)
     rec = _submission(db, submission_id)
     cur = db.cursor()
@@ -188,14 +187,11 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     )[0][0]
     refs = [it.reference for it in _items(rec["split"])]
     judge = scores.get("judge", {}).get("scores", {})
+    judged = ("units_mean", "units_sd", "ref_units_mean", "precision", "recall")
     out["verbosity"] = {
         "pred_chars": float(preds) if preds is not None else None,
         "ref_chars": float(np.mean([len(r) for r in refs])) if refs else None,
-        "units_mean": judge.get("units_mean"),
-        "units_sd": judge.get("units_sd"),
-        "ref_units_mean": judge.get("ref_units_mean"),
-        "precision": judge.get("precision"),
-        "recall": judge.get("recall"),
+        **{k: judge.get(k) for k in judged},
     }
     return out
 

@@ -61,8 +61,7 @@ class ReferenceDataError(LeaderboardError):
 
 
 class StoredPredictionsError(LeaderboardError):
-    """A stored submission's predictions no longer match the content hash they were stored
-    with: its rows were changed or lost after it was accepted."""
+    """A stored submission's rows no longer match the content hash they were stored with."""
 
     def __init__(self, submission_id: str, found: int, expected: int) -> None:
         self.submission_id = submission_id

@@ -90,8 +90,7 @@ def export_csv(
     track: str | None = None,
     db: Database | None = None,
 ) -> str:
-    """Formula-safe CSV of ``"board"``, ``"reported"`` or ``"items"`` (one submission, or all
-    public ones) of ``track``'s board; written to ``path`` too when given."""
+    """Formula-safe CSV of ``what`` (board, reported, items); written to ``path`` if given."""
     db = resolve(db)
     frame = _frame(what, submission_id, db, track)
     columns = list(frame.columns)
@@ -107,8 +106,7 @@ def export_json(
     track: str | None = None,
     db: Database | None = None,
 ) -> str:
-    """JSON of ``track``'s board (with its ranking rule, signatures and reported rows), of the
-    reported rows, or of per-item scores; written to ``path`` too when given."""
+    """JSON of ``what`` (board, reported, items); written to ``path`` if given."""
     from etclib import tracks
 
     db = resolve(db)
@@ -116,19 +114,11 @@ def export_json(
     frame = _frame(what, submission_id, db, t.name)
     payload: dict[str, Any] = {"generated_at": now().isoformat() + "Z", "what": what}
     if what == "board":
-        payload.update(
-            {
-                "track": t.name,
-                "ranking_rule": frame.attrs.get("ranking_rule"),
-                "sort_by": frame.attrs.get("sort_by"),
-                "floors": frame.attrs.get("floors"),
-                "signatures": frame.attrs.get("signatures"),
-                "resamples": frame.attrs.get("resamples"),
-                "seed": frame.attrs.get("seed"),
-                "board": _records(frame),
-                "reported": _records(reported(db=db)) if t.reported else [],
-            }
-        )
+        payload["track"] = t.name
+        for key in ("ranking_rule", "sort_by", "floors", "signatures", "resamples", "seed"):
+            payload[key] = frame.attrs.get(key)
+        payload["board"] = _records(frame)
+        payload["reported"] = _records(reported(db=db)) if t.reported else []
     else:
         payload["rows"] = _records(frame)
     return _write(json.dumps(payload, ensure_ascii=False, indent=1), path)

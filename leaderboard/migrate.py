@@ -4,9 +4,6 @@ into PostgreSQL, or a board file of an earlier DuckDB version into SQLite.
 >>> report = migrate(open_db("data/leaderboard.sqlite"), "postgresql://etc@db/etc")  # doctest: +SKIP
 >>> report.ok, report.tables["scores"]                                               # doctest: +SKIP
 (True, TableCheck(rows_source=412, rows_target=412, sha_source='9f…', sha_target='9f…'))
-
-The work is :func:`etclib.storage.copier.copy_store`'s: one transaction, then each table
-compared (row count and SHA-256).
 """
 
 from __future__ import annotations

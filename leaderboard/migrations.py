@@ -109,12 +109,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (
         4,
         [
-            # A failed job's reason (jobs.error) is public: it becomes the submission's
-            # status_message, which the board and its exports show. The provider's text,
-            # endpoint and status (redacted) go to error_detail, read only by the admin view.
+            # jobs.error is public (the status message); the provider's text is for admins only
             "ALTER TABLE jobs ADD COLUMN error_detail VARCHAR",
-            # Failures stored before this version may quote a provider: moved to the admin
-            # column, replaced by a neutral public reason (a re-score writes a fresh one).
+            # failures stored before may quote a provider: moved to the admin column
             "UPDATE jobs SET error_detail = error, error = 'the scoring failed; an admin can "
             "see why and re-score it' WHERE status = 'failed' AND error IS NOT NULL",
             "UPDATE submissions SET status_message = 'a scoring stage failed; an admin can see "
@@ -157,11 +154,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             # the lease of a running job (docs/deploy.md): its process and last heartbeat
             "ALTER TABLE jobs ADD COLUMN claimed_process VARCHAR",
             "ALTER TABLE jobs ADD COLUMN heartbeat_at TIMESTAMP",
-            # a job's result is stored once, however many workers ran it (a re-claimed job
-            # whose first worker was slow, not dead): INSERT ... ON CONFLICT DO NOTHING
+            # a job's result is stored once, however many workers ran it (one slow, not dead)
             "CREATE UNIQUE INDEX scores_once ON scores (job_id, metric_group, signature)",
-            # the board orders a submission's history by insertion (SQLite's rowid); on other
-            # engines an identity column of that name keeps the same order
+            # a submission's history in insertion order, as SQLite's rowid keeps it
             "ALTER TABLE status_history ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY",
         ],
     ),

@@ -1,11 +1,9 @@
 """A submitter's own entries: who owns one, what its owner sees and may change.
 
-An entry is its owner's by the signed-in account that submitted it (``owner_hash``) and by its
-private edit key (``ID.SECRET``, stored only as the secret's SHA-256, compared in constant
-time). Anyone else gets the not-found answer of an unknown id, so no one learns of another
-visitor's entries. Its owner edits :data:`leaderboard.metadata.EDITABLE`, makes it private or
-withdraws it (for good; its rows are kept); each change is a row of ``entry_changes``. Entries
-the moderators hid or removed are theirs to change.
+An entry is its owner's by the signed-in account that submitted it and by its private edit key
+(``ID.SECRET``, stored only as the secret's SHA-256). Anyone else gets the not-found answer of an
+unknown id, so no one learns of another visitor's entries. Entries the moderators hid or removed
+are theirs to change. docs/leaderboard.md, "Your own entries".
 """
 
 from __future__ import annotations
@@ -85,10 +83,8 @@ def entries(owner: Owner, *, db: Database | None = None) -> pd.DataFrame:
         params,
     )
     found = [dict(zip(_COLUMNS, r)) for r in rows]
-    mine = [
-        {k: v for k, v in r.items() if not k.endswith("_hash")} for r in found if _owns(r, owner)
-    ]
-    return pd.DataFrame(mine, columns=_COLUMNS[:-2])
+    # the columns leave out the two hashes
+    return pd.DataFrame([r for r in found if _owns(r, owner)], columns=_COLUMNS[:-2])
 
 
 def _mine(cur, submission_id: str, owner: Owner) -> dict[str, Any]:
@@ -127,8 +123,7 @@ def _record(cur, submission_id: str, what: str, old: Any, new: Any, owner: Owner
 def update(
     submission_id: str, owner: Owner, changes: dict[str, str], *, db: Database | None = None
 ) -> list[str]:
-    """Set the :data:`EDITABLE` fields in ``changes`` of the owner's entry; the fields that
-    changed. :class:`MetadataError` names each refused one."""
+    """Set the :data:`EDITABLE` fields in ``changes``; the fields that changed."""
     problems = {k: "cannot be changed after submitting." for k in changes if k not in EDITABLE}
     for key, value in changes.items():
         if key in EDITABLE:
@@ -201,8 +196,7 @@ def history(submission_id: str, owner: Owner, *, db: Database | None = None) -> 
 
 
 def quota(submitter_key: str, *, db: Database | None = None) -> dict[str, Any]:
-    """Today's submissions of ``submitter_key``: ``used``, ``limit``, ``left`` and ``resets``
-    (the next UTC midnight)."""
+    """Today's submissions of ``submitter_key``: ``used``, ``limit``, ``left``, ``resets``."""
     db = resolve(db)
     at = now()
     used = used_today(db.cursor(), submitter_hash(submitter_key), at)

@@ -1,11 +1,9 @@
 """The scoring queue: jobs (one stage of one submission) queued, claimed, and counted.
 
-Jobs of the first stage are claimed first, so new submissions become visible quickly. A worker
-claims a job in one write transaction (``FOR UPDATE SKIP LOCKED`` on PostgreSQL, ``BEGIN
-IMMEDIATE`` on SQLite) and holds it under a lease its process renews. A job whose heartbeat is
-older than ``ETC_LB_LEASE_SECONDS`` belonged to a worker that died: the next claim queues it
-again, counting the crash against it only when it was the only job its process ran; such a
-suspect job then runs alone in its worker process.
+Jobs of the first stage are claimed first, so new submissions become visible quickly. A claimed
+job is held under a lease its process renews; a job whose lease expired is queued again, and one
+that crashed its process alone then runs alone. docs/leaderboard.md, "Several processes, one
+board".
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Resampled scores of stored score rows, computed once per row and kept by content.
 
-Resampling every entry is the costly part of ranking, and a stored score row never changes, so
-its resampled scores are computed once (:func:`warm`, else when a board first needs them) and
-kept in memory (an LRU) and under ``$ETC_CACHE_DIR/bootstrap/`` (for a restarted site or a
-replica). The key hashes the metric group, the per-item arrays, the resamples and the code that
-scores them (:func:`definition`), so no setting or metric change reuses another row's values. A
-file that cannot be read is recomputed: nothing here is the only copy of anything.
+Resampling is the costly part of ranking, and a stored score row never changes, so its resampled
+scores are kept in memory and under ``$ETC_CACHE_DIR/bootstrap/``, keyed by a hash of all they
+depend on, the metric's code included (:func:`content_key`). A file that cannot be read is
+recomputed: nothing here is the only copy of anything.
 """
 
 from __future__ import annotations
@@ -52,8 +50,7 @@ def ranking_keys(group: str) -> list[str]:
 
 
 def definition_modules(group: str | Metric) -> list[ModuleType]:
-    """The modules whose code a row's resampled scores come from: the metric's class and base
-    classes, the metric modules they use, recursively, and :mod:`etclib.metrics.significance`."""
+    """The modules a row's resampled scores come from: the metric's classes and what they use."""
     registered = {m if isinstance(m, str) else type(m).__module__ for m in metrics.METRICS.values()}
     metric = metrics.get(group) if isinstance(group, str) else group
     found: dict[str, ModuleType] = {}
@@ -93,8 +90,7 @@ def _definition(metric: Metric) -> str:
 
 
 def content_key(group: str, arrays: Mapping[str, np.ndarray], res: significance.Resamples) -> str:
-    """SHA-256 of what a row's resampled scores depend on, the group's ranking keys included
-    (the rows of its file, in that order)."""
+    """SHA-256 of everything a row's resampled scores depend on."""
     h = hashlib.sha256()
     keys = ",".join(ranking_keys(group))
     h.update(f"{group}\0{definition(group)}\0{keys}\0".encode())
@@ -170,9 +166,7 @@ def resampled_rows(rows: list[tuple[str, Mapping[str, np.ndarray]]], n_items: in
     out: list[Row | None] = []
     for (group, _), key in zip(rows, keys):
         if not ranking_keys(group):
-            # nothing ranks on it (erc_loo: like-for-like figures beside the board): no
-            # interval to compute, and resampling it only to keep nothing cost every cold board
-            # one aggregate per resample
+            # nothing ranks on it (erc_loo): resampling it would only cost every cold board
             out.append({})
             continue
         row = _recall(key)
@@ -199,8 +193,7 @@ def resampled_rows(rows: list[tuple[str, Mapping[str, np.ndarray]]], n_items: in
 
 
 def warm(result) -> None:
-    """Resample the rows of a just-stored ``ScoreResult`` for the board that shows them next (a
-    failure is logged, never raised: the board computes them itself then)."""
+    """Resample a just-stored ``ScoreResult``'s rows for the next board (failures are logged)."""
     try:
         rows = [
             (group, dict(data.arrays))

@@ -100,8 +100,7 @@ def load_predictions(db: Database, submission_id: str):
 
 
 def compute(db: Database, job: Job):
-    """Run the job's metrics (outside the write lock) on the stored predictions; an etclib
-    ``ScoreResult``."""
+    """Run the job's metrics (outside the write lock); an etclib ``ScoreResult``."""
     from etclib.data.corpus import load_corpus
     from etclib.tracks.scoring import score
 
@@ -146,8 +145,7 @@ def feed_study(submission_id: str, result) -> dict[str, int]:
 
 
 def store_result(cur, job: Job, result) -> list[int]:
-    """Insert one ``scores`` row per metric group of ``result``, its arrays and item scores;
-    a group another worker stored for the same job already is skipped (``scores_once``)."""
+    """Insert each group's ``scores`` row, arrays and item scores (once per job and group)."""
     import pandas as pd
 
     ids = []

@@ -25,8 +25,7 @@ _FALSE = ("0", "false", "no", "off")
 
 
 def db_target(explicit: str | os.PathLike | None = None) -> str | Path:
-    """The leaderboard database: argument, ``ETC_LEADERBOARD_DB``, or data/leaderboard.sqlite;
-    a server URL (kept as text) or a file path (:func:`etclib.storage.target_of`)."""
+    """The board: argument, ``ETC_LEADERBOARD_DB`` or the default; a URL or a file path."""
     from etclib.storage import target_of
 
     return target_of(explicit or setting("ETC_LEADERBOARD_DB") or DEFAULT_DB)
@@ -127,14 +126,12 @@ def workers() -> int:
 
 
 def lease_seconds() -> int:
-    """Seconds without a heartbeat after which a running job's worker counts as dead
-    (``ETC_LB_LEASE_SECONDS``, default 60)."""
+    """Seconds without a heartbeat before a job's worker counts as dead (default 60)."""
     return _int("ETC_LB_LEASE_SECONDS", 60, 1)
 
 
 def pool_size() -> int:
-    """On a PostgreSQL board: most connections one process opens (``ETC_LB_POOL_SIZE``,
-    default 10)."""
+    """Most connections one process opens to PostgreSQL (``ETC_LB_POOL_SIZE``, default 10)."""
     return _int("ETC_LB_POOL_SIZE", 10, 2)
 
 
@@ -149,20 +146,13 @@ def seed() -> int:
     return _int("ETC_LB_SEED", significance.DEFAULT_SEED, 0)
 
 
-def using_default_db() -> bool:
-    """True when no ``ETC_LEADERBOARD_DB`` is set (the board is data/leaderboard.sqlite)."""
-    return not setting("ETC_LEADERBOARD_DB")
-
-
 def max_attempts() -> int:
-    """Times a job may stop the scorer while it runs alone before it is failed
-    (``ETC_LB_MAX_ATTEMPTS``, default 3)."""
+    """Crashes alone before a job is failed (``ETC_LB_MAX_ATTEMPTS``, default 3)."""
     return _int("ETC_LB_MAX_ATTEMPTS", 3, 1)
 
 
 def retry_backoff() -> int:
-    """Seconds a job waits after its first crash, doubling with each further one
-    (``ETC_LB_RETRY_BACKOFF``, default 2)."""
+    """Seconds after a job's first crash, doubled after each (``ETC_LB_RETRY_BACKOFF``, 2)."""
     return _int("ETC_LB_RETRY_BACKOFF", 2, 0)
 
 
@@ -179,8 +169,7 @@ def judge_retry_delay() -> int:
 
 
 def quota_retry_delay() -> int:
-    """Seconds a job stopped by a used-up provider quota waits before it is tried again
-    (``ETC_LB_QUOTA_RETRY_DELAY``, default 3600)."""
+    """Seconds a job waits for a used-up quota (``ETC_LB_QUOTA_RETRY_DELAY``, default 3600)."""
     return _int("ETC_LB_QUOTA_RETRY_DELAY", 3600, 0)
 
 

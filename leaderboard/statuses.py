@@ -32,7 +32,6 @@ class JobSummary(NamedTuple):
     pending: list[str]
     #: failed stage -> its public reason
     failed: dict[str, str]
-    #: any stage running
     running: bool
     #: the first stage's scores exist (the submission is on the board)
     visible: bool
@@ -44,12 +43,11 @@ class JobSummary(NamedTuple):
 
 def job_summary(cur, submission_id: str) -> JobSummary:
     """The submission's :class:`JobSummary`."""
-    latest: dict[str, tuple[str, str | None]] = {}
-    for stage, status, error in cur.execute(
+    jobs = cur.execute(
         "SELECT stage, status, error FROM jobs WHERE submission_id = ? ORDER BY id",
         [submission_id],
-    ).fetchall():
-        latest[stage] = (status, error)
+    ).fetchall()
+    latest = {stage: (status, error) for stage, status, error in jobs}  # the newest of each
     track = stages.track_of(cur, submission_id)
     order = list(stages.all_stages(track))
     ordered = [s for s in order if s in latest] + [s for s in latest if s not in order]

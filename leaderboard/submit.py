@@ -212,8 +212,7 @@ def store_submission(
     issuer: str | None = None,
     owner_hash: str | None = None,
 ) -> Receipt:
-    """Store a validated ``Predictions`` and queue its first stage; a submission gets a private
-    edit key (the receipt's, stored as its hash)."""
+    """Store validated ``Predictions`` and queue the first stage; a submission gets an edit key."""
 
     import pandas as pd
 
@@ -299,8 +298,7 @@ def store_submission(
 
 
 def used_today(cur, submitter_key: str, at: datetime) -> int:
-    """Submissions stored under ``submitter_key`` (its hash) since the UTC midnight before
-    ``at``, withdrawn ones too: what the daily limit counts."""
+    """Submissions (withdrawn ones too) of ``submitter_key`` since UTC midnight before ``at``."""
     (count,) = cur.execute(
         "SELECT count(*) FROM submissions WHERE kind = 'submission' AND submitter_key = ? "
         "AND created_at >= ?",

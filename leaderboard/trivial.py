@@ -1,9 +1,7 @@
 """Trivial entries: the floors each board is read against, and the badge rules, in one place.
 
-*Floors* are the computed baselines that know nothing of the item they answer (``Track.floors``);
-a board draws them as lines and flags an entry scoring below its ``Track.flag_floor``.
-:func:`badge` says what a row is; :func:`reasons` says why an entry's stored predictions are
-trivial (near-constant, a copy of the utterance, or a baseline's predictions).
+*Floors* are the computed baselines that know nothing of the item they answer (``Track.floors``).
+:func:`badge` says what a row is; :func:`reasons` why an entry's predictions are trivial.
 docs/leaderboard.md, "Trivial entries", states the same rules for readers.
 """
 
@@ -39,8 +37,6 @@ def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
 SCORED_HERE = "✅ scored here"
 
 
-# --- detection -----------------------------------------------------------------------------------
-
 #: one prediction on at least this share of the items: near-constant
 TOP_SHARE = 0.9
 #: the utterance itself as the prediction on at least this share of the items: a copy
@@ -75,8 +71,7 @@ def _code(text: str) -> int:
 
 
 def profile(predictions: list[str], utterances: list[str]) -> Profile:
-    """The profile of ``predictions`` (stored form: a label set is ``"joy;surprise"``), item by
-    item against the items' ``utterances``."""
+    """The profile of ``predictions`` (stored form) against the items' ``utterances``."""
     preds = [p.strip() for p in predictions]
     counts = Counter(preds)
     top, top_n = counts.most_common(1)[0] if counts else ("", 0)
@@ -163,8 +158,7 @@ def reasons(db: Any, entries: pd.DataFrame, track: str | None, split: str = "tes
 
 
 def ranking_warning(frame: pd.DataFrame) -> str | None:
-    """A warning naming the trivial submissions that rank above a real entry (neither trivial
-    nor a floor) of the ranking ``frame``; None when none does."""
+    """A warning naming the trivial submissions ranked above a real entry, else None."""
     if frame.empty or "trivial" not in frame.columns:
         return None
     flagged = frame["trivial"].fillna("").astype(str) != ""

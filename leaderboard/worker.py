@@ -1,11 +1,9 @@
 """The scoring worker: claims queued jobs and runs them, as a thread pool or in the caller.
 
-:func:`start_workers` starts the site's pool (``ETC_LB_WORKERS`` threads, once per database);
-``python -m leaderboard worker`` runs it in its own process; :func:`process_jobs` runs the queue
-in the calling thread. An incomplete judge stage stores no scores and is queued again; a used-up
-quota sends the job back to the queue without failing anything. A job's outcome is stored once
-(the finishing transaction drops a result another worker stored first), and only a result this
-worker stored feeds Study 2. Crash recovery, retries and settings: docs/leaderboard.md.
+:func:`start_workers` starts the site's pool; ``python -m leaderboard worker`` runs it in its own
+process; :func:`process_jobs` runs the queue in the calling thread. A job's outcome is stored
+once (the finishing transaction drops a result another worker stored first), and only a result
+this worker stored feeds Study 2. Crash recovery, retries and quotas: docs/leaderboard.md.
 """
 
 from __future__ import annotations
@@ -111,8 +109,7 @@ INCOMPLETE_REASONS_SHOWN = 3
 
 
 def _incomplete(db: Database, job: Job, result, messages: dict[str, str]) -> None:
-    """End ``job`` as ``incomplete`` (no scores stored) and queue its automatic re-run, if any
-    is left."""
+    """End ``job`` as ``incomplete`` and queue its automatic re-run, if any is left."""
     public = redact("; ".join(messages.values()))
     failures = result.failures()
     detail = redact("\n".join(line for lines in failures.values() for line in lines))

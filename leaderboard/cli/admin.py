@@ -53,21 +53,14 @@ def run(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("ETC_ADMIN_TOKEN")
     stages = args.stages.split(",") if args.stages else None
     if args.action == "list":
-        frame = lb.admin_submissions(token)
+        records = lb.admin_submissions(token).to_dict("records")
         rows = [
-            [
-                str(r["id"]),
-                str(r["kind"]),
-                str(r["visibility"]),
-                str(r["status"]),
-                clip(r["name"], 30),
-                clip(r["contact"], 30),
-                f"{r['created_at']:%Y-%m-%d %H:%M}",
-            ]
-            for r in frame.to_dict("records")
+            [str(r[k]) for k in ("id", "kind", "visibility", "status")]
+            + [clip(r["name"], 30), clip(r["contact"], 30), f"{r['created_at']:%Y-%m-%d %H:%M}"]
+            for r in records
         ]
         print(table(["id", "kind", "visibility", "status", "name", "contact", "created"], rows))
-        failed = [r for r in frame.to_dict("records") if r["failure_detail"]]
+        failed = [r for r in records if r["failure_detail"]]
         if failed:
             print("\nfailures, failed items and waits (provider text, redacted; admin only):")
         for r in failed:

@@ -44,11 +44,8 @@ def run(args: argparse.Namespace) -> int:
     sid = entry_of_key(args.key)
     changes = {f: getattr(args, f) for f in EDITABLE if getattr(args, f) is not None}
     changed = lb.update_entry(sid, owner, changes) if changes else []
-    visibility = next(
-        (v for v, on in (("private", args.private), ("public", args.public)) if on), None
-    )
-    if args.withdraw:
-        visibility = "withdrawn"
+    states = (("private", args.private), ("public", args.public), ("withdrawn", args.withdraw))
+    visibility = next((v for v, on in states if on), None)
     if visibility:
         lb.set_entry_visibility(sid, owner, visibility)
     mine = lb.owned_entries(owner)
