@@ -1,11 +1,8 @@
 """The ETC leaderboard: submissions, a scoring queue, bootstrap intervals, rank bands, export.
 
-One embedded SQLite file (``ETC_LEADERBOARD_DB``, default ``data/leaderboard.sqlite``) shared by
-the processes of one machine, or a ``postgresql://`` URL shared by many (docs/deploy.md). Every
-function takes an optional ``db=`` and otherwise uses :func:`open_db`. Each track
-(``etclib.tracks``) gives the metrics, columns and ranking rule; an entry's rank is 1 + the
-number of entries significantly better than it. The Python API, the errors and the modules:
-docs/leaderboard.md; the command line: ``python -m leaderboard --help``.
+Every function takes an optional ``db=`` and otherwise uses :func:`open_db` (a SQLite file or a
+PostgreSQL URL). The Python API and the errors: docs/leaderboard.md; the command line:
+``python -m leaderboard --help``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Moderation: hide, unhide, soft-delete, re-score submissions and re-run failed jobs.
 
-Every operation takes the admin token, checked by :mod:`etclib.core.admintoken` (constant-time
-compare; at least 24 characters; wrong tokens rate-limited per session and logged). Without
-``ETC_ADMIN_TOKEN`` admin operations are disabled. Nothing is erased: a deleted submission keeps
-its rows (``visibility = 'deleted'``), every action is logged in ``moderation_log``, and a
-re-score adds new score rows next to the old ones.
+Every operation takes the admin token (:mod:`etclib.core.admintoken`; without
+``ETC_ADMIN_TOKEN`` admin is disabled). Nothing is erased: a deleted submission keeps its rows,
+every action is logged in ``moderation_log``, and a re-score adds score rows beside the old ones.
 """
 
 from __future__ import annotations
@@ -26,10 +24,7 @@ from .statuses import refresh_status
 
 
 def check_token(token: str | None, action: str = "leaderboard admin") -> None:
-    """Raise :class:`AdminError` unless ``token`` is the configured admin token.
-
-    Counts against the session of ``etclib.core.admintoken.session`` (the site sets one per visitor).
-    """
+    """Raise :class:`AdminError` unless ``token`` is the configured admin token."""
     try:
         admintoken.verify(token, action)
     except admintoken.AdminDisabled:
@@ -94,24 +89,19 @@ def rescore(
     batch: bool = False,
 ) -> list[int]:
     """Queue new scoring jobs for ``stages`` (default: the first stage, which queues the
-    configured heavier ones when it finishes); job ids.
+    heavier ones when it finishes); job ids. A stage already queued is not queued twice, but
+    made ready now. Re-scoring an incomplete judge stage asks only its failed items (the others
+    are in the judge's cache).
 
-    New score rows are added with their signatures; old ones stay. A stage already queued is
-    not queued twice, but made ready now (an automatic re-run of an incomplete judge stage, or a
-    job waiting for a quota, waits no longer). Re-scoring an incomplete judge stage asks only
-    its failed items: every answer received before is in the judge's cache.
-
-    ``batch``: the judge stage's job sends its uncached questions through the provider's batch
-    interface first (:mod:`etclib.judge.batch`: half price, answers within 24 hours; the job
-    waits for its batches, and a job stopped meanwhile resumes them); only with the judge stage.
+    ``batch``: the judge's uncached questions go through the provider's batch interface first
+    (:mod:`etclib.judge.batch`); only with the judge stage.
     """
     check_token(token, "rescore")
     db = resolve(db)
     wanted = [stage_rules.check(s) for s in (stages or [stage_rules.first()])]
-    judge_stage = "judge"
-    if batch and judge_stage not in wanted:
+    if batch and "judge" not in wanted:
         raise LeaderboardError(
-            f"--batch applies to the judge stage only; add --stage {judge_stage} "
+            "--batch applies to the judge stage only; add --stage judge "
             f"(asked: {','.join(wanted)})."
         )
     with db.write() as cur:
@@ -141,8 +131,7 @@ def rescore(
 
 
 def _options(stage: str, batch: bool) -> dict[str, Any] | None:
-    """A rescored stage's job options: the stage's own (None), with ``judge_batch`` for a
-    batch rescore of the judge."""
+    """A rescored stage's job options (None: the stage's own)."""
     if not batch or stage != "judge":
         return None
     return {**stage_rules.stage_options(stage), "judge_batch": True}
@@ -156,18 +145,12 @@ def rescore_all(
     db: Database | None = None,
     batch: bool = False,
 ) -> dict[str, list[int]]:
-    """:func:`rescore` every submission that has predictions (not the published ``reported``
-    rows, not deleted ones): a board whose judge prompt changed re-scores every entry.
-    Submission id -> its new job ids."""
+    """:func:`rescore` every submission that has predictions and is not deleted."""
     check_token(token, "rescore")
     db = resolve(db)
-    rows = (
-        db.cursor()
-        .execute(
-            "SELECT id FROM submissions WHERE kind <> 'reported' AND visibility <> 'deleted' "
-            "ORDER BY created_at, id"
-        )
-        .fetchall()
+    rows = db.query(
+        "SELECT id FROM submissions WHERE kind <> 'reported' AND visibility <> 'deleted' "
+        "ORDER BY created_at, id"
     )
     return {
         sid: rescore(sid, token, stages, note or "rescore --all", db=db, batch=batch)
@@ -182,13 +165,8 @@ def rerun_failed(
     *,
     db: Database | None = None,
 ) -> list[int]:
-    """Queue again every failed or incomplete job (of one submission, or of all); the new job
-    ids.
-
-    A stage counts as failed when its latest job failed (a crash limit, or an error), or ended
-    incomplete (some items failed). Each is queued as a new job with the same options; deleted
-    and published rows are skipped.
-    """
+    """Queue again, with the same options, each stage whose latest job failed or ended
+    incomplete (of one submission, or of all but deleted and published rows); the new job ids."""
     check_token(token, "rerun")
     db = resolve(db)
     ids: list[int] = []
@@ -223,14 +201,9 @@ def rerun_failed(
 
 
 def admin_submissions(token: str | None, *, db: Database | None = None) -> pd.DataFrame:
-    """Every submission with every field (contact included), newest first.
-
-    ``failure_detail`` is what the public status leaves out: each failed stage's provider text,
-    endpoint and status (as ``jobs.error_detail`` holds them), every failed item of an
-    incomplete stage with its reason, and why a queued job waits (a used-up quota, named, with
-    where to check it), passed through the redactor again on the way out; ``account`` the
-    signed-in account, if any.
-    """
+    """Every submission with every field (contact and account included), newest first, and
+    ``failure_detail``: what the public status leaves out of failed, incomplete and waiting
+    jobs, redacted again on the way out."""
     from etclib.core.redact import redact
 
     check_token(token, "list")

@@ -1,19 +1,16 @@
 """Baseline rows: the published results, and the baselines this project computes itself.
 
-- *Reported*: every row of ``paper_baselines.json`` (shipped in ``etclib/data/reference``;
-  ``ETC_REFERENCE_DIR`` names another folder) becomes a ``kind = 'reported'`` entry with the
-  paper's numbers as one score row: never re-scored, without intervals, never in the ranking
-  columns (the paper used a corpus with five more dialogues and unpublished tokenisation).
-- *Computed*: each track's baselines (``Track.baselines``) predict the test split; each becomes a
-  ``kind = 'baseline'`` entry, queued and scored like any submission.
-
-Seeding is idempotent: an unchanged row or file adds nothing; a changed reported row gets a new
-score row, a changed baseline file a new entry that hides the old one (logged as superseded).
+Every row of ``paper_baselines.json`` becomes a ``reported`` entry with the paper's numbers:
+never re-scored nor ranked (the paper used a corpus with five more dialogues and unpublished
+tokenisation). Each track's computed baselines predict the test split and are scored like any
+submission. Seeding is idempotent: a changed reported row gets a new score row, a changed
+baseline file a new entry that hides the old one.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,11 +65,7 @@ def load_reference(directory: str | Path | None = None) -> dict[str, Any]:
 def seed_reported(
     *, directory: str | Path | None = None, db: Database | None = None
 ) -> dict[str, int]:
-    """Add the published rows; ``{"added": n, "updated": n, "unchanged": n}``.
-
-    A row's scores are its numbers under every result key of the track they are results of
-    (``Track.reported``); other fields are not kept.
-    """
+    """Add the published rows; ``{"added": n, "updated": n, "unchanged": n}``."""
     from .scoring import dumps
 
     keys = [k for t in tracks.TRACKS.values() if t.reported for k in t.keys()]
@@ -103,8 +96,6 @@ def seed_reported(
                     continue
                 counts["updated"] += 1
             else:
-                import secrets
-
                 sid = secrets.token_hex(6)
                 meta = Metadata.from_dict(
                     {
@@ -115,22 +106,14 @@ def seed_reported(
                         "saw_test": "unknown",  # pre-training data not published
                     }
                 )
+                shown = (meta.name, meta.team, meta.description, meta.setting, meta.saw_test)
                 cur.execute(
                     "INSERT INTO submissions (id, kind, created_at, split, name, team, contact, "
                     "model_url, paper_url, description, setting, saw_test, baseline_key, "
                     "visibility, status, status_message) VALUES "
                     "(?, 'reported', ?, 'test', ?, ?, '', '', '', ?, ?, ?, ?, 'public', "
                     "'scored', 'reported in the paper; not re-scored')",
-                    [
-                        sid,
-                        at,
-                        meta.name,
-                        meta.team,
-                        meta.description,
-                        meta.setting,
-                        meta.saw_test,
-                        key,
-                    ],
+                    [sid, at, *shown, key],
                 )
                 cur.execute(
                     "INSERT INTO status_history VALUES (?, ?, 'scored', ?)",
@@ -161,11 +144,7 @@ def seed_computed(
     db: Database | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Predict the test split with each backend of ``track`` (default: its ``baselines``) and
-    submit it as a baseline entry.
-
-    Returns backend -> ``{"id", "added"}``.
-    """
+    """Store each backend's test predictions as a baseline entry; backend -> ``{"id", "added"}``."""
     from etclib.data.corpus import load_corpus
     from etclib.data.task import items as split_items
     from etclib.tracks.predictions import dumps_jsonl, read_predictions
@@ -236,12 +215,9 @@ def seed_baselines(
     db: Database | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Seed the published rows and the computed baselines (queued; run the worker to score).
-    ``backends``: the baselines to seed, each on the track that has it (default: every track's
-    ``baselines``).
-
-    Returns ``{"reported": {...counts}, "computed": {backend: {"id", "added"}}}``.
-    """
+    """Seed the published rows and the computed baselines (``backends``, each on the track that
+    has it; default: every track's), queued for the worker;
+    ``{"reported": {...counts}, "computed": {backend: {"id", "added"}}}``."""
     db = resolve(db)
     out: dict[str, Any] = {}
     if reported:

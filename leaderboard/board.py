@@ -1,17 +1,9 @@
-"""The board: ranking with intervals and rank bands, published results, other scores (one
-entry's status, detail and per-item frame: :mod:`leaderboard.entry`).
+"""The board: ranking with intervals and rank bands, published results, other scores.
 
-Columns, their groups and directions, and the ranking rule come from the track and etclib's
-metric registry (``Track.facts``, :func:`etclib.metrics.fact`, ``Track.ranking_key``): by
-default a board is ranked by the first key of its track's ``rank_order`` (transcriptions: judge
-F1, else BERTScore, else ROUGE-L) that any entry has under the board's current signature.
-``ranking(sort_by=...)`` ranks by any other ranking column instead. Entries lacking the ranking
-metric come last, unranked. Intervals and rank bands come from :mod:`etclib.metrics.significance`.
-
-Signatures: each metric group has one *current* signature, the one held by the most public
-entries (ties: the newest). Only scores under it fill the board's columns; an entry's scores
-under other signatures are listed by :func:`other_scores`. Published results (paper rows) are
-never in the ranking columns: :func:`reported`.
+Columns and the ranking rule come from the track and etclib's metric registry. Each metric group
+has one *current* signature, the one held by the most public entries (ties: the newest); only
+scores under it fill the columns (the others: :func:`other_scores`). docs/leaderboard.md, "The
+ranking rule".
 """
 
 from __future__ import annotations
@@ -38,8 +30,7 @@ log = logging.getLogger(__name__)
 
 
 def metric_columns(track: str | None = None) -> dict[str, str]:
-    """Ranking column (a metric key with an interval) -> its metric group, in registry order,
-    for ``track`` (default: the default track)."""
+    """Ranking column (a metric key with an interval) -> its metric group, in registry order."""
     return {f.key: f.group for f in registry.get(track).facts() if f.ranking}
 
 
@@ -65,12 +56,7 @@ def ranking_rule(track: str | None = None) -> str:
 
 
 def board_version(*, db: Database | None = None) -> str:
-    """A short text that changes whenever what the board shows may change (a cache key).
-
-    Made of this process's write generation and the database's own counters: submissions,
-    the newest score row, the newest status change, moderation actions and owners' changes.
-    Cheap (one query).
-    """
+    """A short text that changes whenever what the board shows may change (a cache key)."""
     db = resolve(db)
     counts = db.query(
         "SELECT (SELECT count(*) FROM submissions), (SELECT max(id) FROM scores), "
@@ -156,9 +142,7 @@ def _latest_current(rows: pd.DataFrame, sigs: dict[str, str]) -> pd.DataFrame:
 def _samples(
     db: Database, chosen: pd.DataFrame, n_items: int
 ) -> dict[tuple[str, str], tuple[np.ndarray, tuple[float, float]]]:
-    """(submission id, metric key) -> (resampled scores, 95% interval), for every chosen score
-    row on ``n_items`` items (:func:`leaderboard.samples.resampled_rows`: computed once per
-    stored row, kept by content)."""
+    """(submission id, metric key) -> (resampled scores, 95% interval) of the chosen rows."""
     rows = [
         row
         for row in chosen.itertuples()
@@ -182,26 +166,18 @@ def ranking(
     only: Mapping[str, Sequence[str]] | None = None,
     db: Database | None = None,
 ) -> pd.DataFrame:
-    """The board of ``track`` (default: transcription): one row per public entry, best first,
-    with intervals and rank bands.
+    """The board of ``track``: one row per public entry, best first, with intervals and rank
+    bands. Cached per board version.
 
-    Columns: ``rank``, ``rank_band``, ``rank_worst``, entry fields (``id``, ``kind``, ``name``,
-    ``team``, ``account`` (the verified account, empty when none), ``setting``, ``saw_test``, ``model_url``, ``paper_url``, ``description``,
-    ``created_at``, ``status``), every ranking metric (:func:`metric_columns`) with ``_lo`` /
-    ``_hi`` (NaN when not scored under the current signature), the plain columns
-    (:func:`plain_columns`: ``units_mean``, ``units_sd``),
-    ``pred_chars`` (mean prediction length in characters), ``other_signatures`` (groups this
-    entry has only under another signature), ``baseline`` (the etclib backend of a computed
-    baseline, else blank) and ``below_floor`` (an entry, not a baseline, scoring worse than the
-    constant baseline on ``sort_by``), ``trivial`` (why a submission's predictions are trivial,
-    :mod:`leaderboard.trivial`; blank when they are not). ``df.attrs`` holds ``sort_by``,
-    ``trivial_warning`` (a trivial entry above a real one, else None), ``signatures``,
-    ``ranking_rule``, ``floors`` (:func:`floor_values` on ``sort_by``), ``flag_floor``,
-    ``resamples``, ``seed`` and ``only``. Cached per board version (``Database.invalidate``).
+    Columns: ``rank``, ``rank_band``, ``rank_worst``, the entry fields (:data:`PUBLIC_FIELDS`),
+    every ranking metric with ``_lo`` / ``_hi`` (NaN when not scored under the current
+    signature), the plain columns, ``pred_chars``, ``other_signatures`` (groups held only under
+    another signature), ``baseline`` (a computed baseline's backend), ``below_floor`` and
+    ``trivial`` (:mod:`leaderboard.trivial`). ``df.attrs``: ``sort_by``, ``trivial_warning``,
+    ``signatures``, ``ranking_rule``, ``floors``, ``flag_floor``, ``resamples``, ``seed``, ``only``.
 
-    ``only``: an entry field -> the values kept (e.g. ``{"setting": ["zero-shot"]}``; an
-    empty list keeps all). The kept entries are ranked among themselves (ranks, bands and the
-    trivial warning count only them); the floors stay the whole board's.
+    ``only``: an entry field -> the values kept (e.g. ``{"setting": ["zero-shot"]}``); the kept
+    entries are ranked among themselves, the floors stay the whole board's.
     """
     db = resolve(db)
     track = registry.get(track).name  # one cache entry whether the default is named or not
@@ -254,11 +230,9 @@ WARM_PAUSE = 0.25
 
 
 def warm(*, db: Database | None = None) -> None:
-    """Rank every track's board in its default order, then by each other metric it has, so
-    the next visit and its metric switches find them in the cache (the site's scoring threads
-    call this when their queue empties; it stops early when the board changes meanwhile). The
-    default orders come first, for every track: they are what the next visitor's page shows.
-    A failure is logged: the visitor's page computes the board itself then."""
+    """Rank every track's board in its default order (what the next visitor's page shows),
+    then by each other metric, so they are cached; stops early when the board changes, and
+    logs a failure (the visitor's page computes the board itself then)."""
     db = resolve(db)
     generation = db.generation
     boards = {}
@@ -290,15 +264,12 @@ def _base(
     split: str,
     track: str | None = None,
 ) -> tuple[pd.DataFrame, dict[tuple[str, str], np.ndarray], dict[str, str]]:
-    """What every ordering of the board shares: entries with values and intervals, the
-    resampled scores behind them, and the current signatures (computed once per board
-    version, whichever metric a visitor ranks by)."""
+    """What every ordering shares: entries, values, intervals, resamples, signatures."""
     entries = _entries(db, include_hidden, split, track)
     rows = _score_rows(db, list(entries["id"]))
     sigs = current_signatures(rows) if not rows.empty else {}
     chosen = _latest_current(rows, sigs)
     frame = entries.copy()
-    # why a submission is trivial (blank when it is not): leaderboard.trivial's rules
     frame["trivial"] = trivial.reasons(db, entries, track, split) if len(entries) else []
     for col in list(ranked) + list(plain):
         frame[col] = np.nan
@@ -341,8 +312,7 @@ def _ranked(
     track: str | None = None,
     floors: dict[str, float] | None = None,
 ) -> pd.DataFrame:
-    """``frame`` ranked by ``sort_by``: rank bands, floors (``floors``, else read from
-    ``frame``) and flags, best first."""
+    """``frame`` ranked by ``sort_by``, best first, with rank bands, floors and flags."""
     higher = metrics.fact(sort_by).higher_is_better
     frame["rank"] = 0
     frame["rank_worst"] = 0
@@ -371,11 +341,7 @@ def _ranked(
         ascending=[True, not higher, True, True],
         na_position="last",
         kind="stable",
-    ).drop(
-        columns=["_unranked", "n_items", "visibility"]
-        if not include_hidden
-        else ["_unranked", "n_items"]
-    )
+    ).drop(columns=["_unranked", "n_items", *([] if include_hidden else ["visibility"])])
     lead = ["rank", "rank_band", "rank_worst"]
     frame = frame[lead + [c for c in frame.columns if c not in lead]].reset_index(drop=True)
     frame.attrs.update(
@@ -393,9 +359,7 @@ def _ranked(
 
 
 def floor_values(frame: pd.DataFrame, metric: str, track: str | None = None) -> dict[str, float]:
-    """Each trivial baseline of the board's track (``track``, else ``frame.attrs["track"]``;
-    ``Track.floors``) -> its ``metric`` value (the newest entry of that backend; none when it
-    is absent or has no such score)."""
+    """Each floor of the board's track -> its newest entry's ``metric`` value."""
     out: dict[str, float] = {}
     if frame.empty or metric not in frame.columns or "baseline" not in frame.columns:
         return out
@@ -418,11 +382,9 @@ def reported(*, db: Database | None = None) -> pd.DataFrame:
     records = []
     for sid, name, setting_, description, paper_url, scores, signature in rows:
         rec = {"id": sid, "kind": "reported", "name": name, "setting": setting_}
-        rec.update(json.loads(scores))
-        rec["source"] = json.loads(signature).get("source", "")
-        rec["paper_url"] = paper_url
-        rec["description"] = description
-        records.append(rec)
+        rec |= json.loads(scores)
+        source = json.loads(signature).get("source", "")
+        records.append(rec | {"source": source, "paper_url": paper_url, "description": description})
     frame = pd.DataFrame(records)
     if frame.empty:
         frame = pd.DataFrame(columns=["id", "kind", "name", "setting", *metric_columns()])
@@ -432,9 +394,7 @@ def reported(*, db: Database | None = None) -> pd.DataFrame:
 
 
 def reference_rows(track: str | None = None, *, split: str = "test") -> pd.DataFrame:
-    """Reference rows shown with a board (``Track.reference_rows``: on the categories track,
-    "a person", each annotator against the majority of the other two, averaged); none
-    elsewhere."""
+    """Reference rows shown with a board (``Track.reference_rows``); empty where it has none."""
     rows = registry.get(track).reference_rows(split)
     return pd.DataFrame() if rows is None else rows
 
@@ -452,26 +412,24 @@ def other_scores(
     other = rows[rows["signature"] != rows["metric_group"].map(sigs)]
     other = other.sort_values("id").groupby(["submission_id", "metric_group", "signature"]).tail(1)
     names = dict(zip(entries["id"], entries["name"]))
-    records = []
-    for row in other.itertuples():
-        rec = {
+    records = [
+        {
             "id": row.submission_id,
             "name": names[row.submission_id],
             "metric_group": row.metric_group,
             "signature": row.signature,
             "created_at": row.created_at,
         }
-        rec.update(json.loads(row.scores))
-        records.append(rec)
+        | json.loads(row.scores)
+        for row in other.itertuples()
+    ]
     return pd.DataFrame(records)
 
 
 def entry_scores(
     keys: list[str], *, split: str = "test", track: str | None = None, db: Database | None = None
 ) -> pd.DataFrame:
-    """Every public entry's ``keys`` under the board's current signatures (any result key, the
-    columns the board leaves out included, such as each category's F1): ``id``, ``name``,
-    ``setting`` and the keys, in the board's entry order. Cached per board version."""
+    """Every public entry's ``id``, ``name``, ``setting`` and ``keys`` (current signatures)."""
     db = resolve(db)
     generation = db.generation
     return db.cached(

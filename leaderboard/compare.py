@@ -1,17 +1,8 @@
 """Compare two stored entries (no re-scoring), the board's pairwise verdicts, and their exports.
 
-:func:`compare` reads both entries' stored per-item arrays (the score rows the entry's detail
-shows: the board's current signature when the entry has it) and hands them to
-:func:`etclib.tracks.comparison.compare_data`, with the board's bootstrap settings
-(``ETC_LB_BOOTSTRAP``, ``ETC_LB_SEED``), so ``python -m leaderboard compare`` and the site's
-comparison page print the same numbers, and ``etclib compare`` on the two predictions files
-prints them too (same resamples, seed and trials). A metric group whose signatures differ
-between the two entries is left out and named in ``Comparison.signature["not compared"]``.
-
-:func:`pairwise`: the verdict of every pair of the board's top entries (up to 10) on one
-ranking metric, the Leaderboard page's heat map.
-
-Results are cached per board version (:meth:`leaderboard.db.Database.cached`).
+:func:`compare` hands both entries' stored per-item arrays to
+:func:`etclib.tracks.comparison.compare_data` with the board's bootstrap settings, so the CLI,
+the site and ``etclib compare`` on the two files print the same numbers.
 """
 
 from __future__ import annotations
@@ -96,9 +87,7 @@ def compare(
     trials: int | None = None,
     db: Database | None = None,
 ) -> Comparison:
-    """Entry B compared with entry A (B − A) on every metric group both have under the same
-    signature (``metrics``: only these groups), from the stored per-item data. Cached per
-    board version."""
+    """Entry B compared with entry A (B − A) on the metric groups both have alike."""
     db = resolve(db)
     trials = comparison.DEFAULT_TRIALS if trials is None else int(trials)
     names = None if metrics is None else (metrics,) if isinstance(metrics, str) else tuple(metrics)
@@ -121,10 +110,8 @@ def _compare(db: Database, id_a: str, id_b: str, wanted, trials: int) -> Compari
             f"{rec_a['name']!r} covers the {rec_a['split']} split and {rec_b['name']!r} the "
             f"{rec_b['split']} split; compare two entries of the same split."
         )
-    chosen_a, _ = _chosen_for(db, rec_a["id"])
-    chosen_b, _ = _chosen_for(db, rec_b["id"])
-    rows_a = {r.metric_group: r for r in chosen_a.itertuples()} if not chosen_a.empty else {}
-    rows_b = {r.metric_group: r for r in chosen_b.itertuples()} if not chosen_b.empty else {}
+    chosen = [_chosen_for(db, rec["id"])[0] for rec in (rec_a, rec_b)]
+    rows_a, rows_b = ({r.metric_group: r for r in c.itertuples()} for c in chosen)
     groups = [g for g in tracks.get(track_a).groups() if g in rows_a and g in rows_b]
     if wanted is not None:
         asked = tracks.get(track_a).parse_metrics(wanted)
@@ -200,10 +187,9 @@ def pairwise(
     """The verdict of every ordered pair of the board's top ``top`` ranked entries (at most
     :data:`MAX_PAIRWISE`) on ``sort_by`` (default: the ranking metric).
 
-    One row per (row entry, column entry), row entries in board order: ``a_id``, ``a_name``,
-    ``b_id``, ``b_name``, ``difference`` (row − column), ``p_value``, ``verdict`` (the row
-    entry's view: "better" / "no significant difference" / "worse"; the diagonal "same").
-    ``df.attrs``: ``metric``, ``order`` (the entry ids), ``names``. Cached per board version."""
+    One row per (row entry, column entry): ``a_id``, ``a_name``, ``b_id``, ``b_name``,
+    ``difference`` (row − column), ``p_value``, ``verdict`` (the row entry's view; the diagonal
+    "same"). ``df.attrs``: ``metric``, ``order`` (the entry ids), ``names``."""
     db = resolve(db)
     trials = comparison.DEFAULT_TRIALS if trials is None else int(trials)
     top = max(0, min(int(top), MAX_PAIRWISE))
@@ -252,12 +238,9 @@ def _pairwise(db: Database, board: pd.DataFrame, metric: str, top: int, trials: 
                 continue
             got = pairs[(min(i, j), max(i, j))]  # A: the upper entry of the two
             side = sides.get(got.verdict, comparison.NO_DIFFERENCE)
-            if i < j:  # this row's entry is A: row − column = A − B
-                records.append((ida, na, idb, nb, -got.difference, got.p_value, side))
-            else:
-                records.append(
-                    (ida, na, idb, nb, got.difference, got.p_value, flipped.get(side, side))
-                )
+            # when this row's entry is A: row − column = A − B
+            sign, view = (-1, side) if i < j else (1, flipped.get(side, side))
+            records.append((ida, na, idb, nb, sign * got.difference, got.p_value, view))
     frame = pd.DataFrame(
         records, columns=["a_id", "a_name", "b_id", "b_name", "difference", "p_value", "verdict"]
     )
@@ -269,9 +252,6 @@ def _pairwise(db: Database, board: pd.DataFrame, metric: str, top: int, trials: 
         trials=trials,
     )
     return frame
-
-
-# --- exports ---------------------------------------------------------------------------------
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:
@@ -290,8 +270,7 @@ def _cell(v: Any) -> Any:
 
 
 def export_csv(c: Comparison, what: str = "metrics") -> str:
-    """The comparison's metric table (``what="metrics"``) or per-item table (``"items"``) as
-    formula-safe CSV (lists joined by ``;``)."""
+    """The comparison's ``metrics`` or per-``items`` table as formula-safe CSV."""
     if what == "metrics":
         return _csv(c.metric_rows())
     if what == "items":
@@ -300,8 +279,7 @@ def export_csv(c: Comparison, what: str = "metrics") -> str:
 
 
 def export_json(c: Comparison, per_item: bool = True) -> str:
-    """The comparison as JSON (``Comparison.to_json``: the CLI's shape), with the per-item
-    rows by default."""
+    """The comparison as JSON (the CLI's shape), with the per-item rows by default."""
     return json.dumps(
         comparison._finite(c.to_json(per_item=per_item)), ensure_ascii=False, indent=2
     )

@@ -1,18 +1,15 @@
 """The leaderboard's database: the board and its scoring queue, on the storage layer.
 
-``ETC_LEADERBOARD_DB`` (or ``open_db(target)``) names a file (SQLite, the default) or a
-``postgresql://`` URL; :data:`BOARD` is what the storage layer (:mod:`etclib.storage`) needs to
-know of the board: its migrations (:mod:`leaderboard.migrations`), its tables, how it words a
-fault. :class:`Database` adds what each process keeps of the board: caches dropped when anyone
-writes (:attr:`Database.generation`), the leases of its running jobs (renewed by
-:meth:`Database.keep_alive`; another worker claims a job whose lease expired), and its running
-jobs put back in the queue when it closes cleanly. Every fault of the store is one clear error
-(:class:`StorageError`, exit status 7, for what is wrong with the file or the server).
+``ETC_LEADERBOARD_DB`` names a SQLite file or a ``postgresql://`` URL. :class:`Database` adds
+what each process keeps: caches dropped when anyone writes, the leases of its running jobs, and
+its running jobs put back in the queue when it closes cleanly.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import os
 import socket
@@ -55,8 +52,7 @@ def backoff(crashes: int) -> timedelta:
 
 
 def process_name() -> str:
-    """This process, as the ``claimed_process`` of the jobs it runs: PID, host and a random
-    token (PIDs repeat across machines and restarts)."""
+    """This process as its jobs' ``claimed_process``: PID, host and a token (PIDs repeat)."""
     global _PROCESS
     pid = os.getpid()
     if _PROCESS is None or _PROCESS[0] != pid:  # a forked child is another process
@@ -69,25 +65,19 @@ _PROCESS: tuple[int, str] | None = None
 
 def requeue_crashed(cur, rows: list[tuple], note: str) -> int:
     """Queue again (after a backoff) the jobs whose worker died, or fail those that crashed
-    alone too often; ``rows`` are (id, submission_id, crashes, solo_crashes, claimed_by, alone)
-    where ``alone`` says the job was the only one its worker ran (the crash is then its own)."""
+    alone too often; ``rows`` are (id, submission_id, crashes, solo_crashes, claimed_by, alone),
+    ``alone`` when the job was the only one its worker ran (the crash is then its own)."""
     limit = settings.max_attempts()
     at = now()
     for job_id, sid, crashes, solo, claimed_by, alone in rows:
         crashes = (crashes or 0) + 1
         solo = (solo or 0) + (1 if alone else 0)
         if solo >= limit:
+            why = f"the scorer stopped {solo} times while this job was the only one running"
             cur.execute(
                 "UPDATE jobs SET status = 'failed', finished_at = ?, error = ?, "
                 "crashes = ?, solo_crashes = ? WHERE id = ?",
-                [
-                    at,
-                    f"the scorer stopped {solo} times while this job was the only one "
-                    "running; an admin can re-run it",
-                    crashes,
-                    solo,
-                    job_id,
-                ],
+                [at, why + "; an admin can re-run it", crashes, solo, job_id],
             )
         else:
             cur.execute(
@@ -137,8 +127,7 @@ class Database(storage.Database):
     """The board open in this process; :func:`open_db` gives it.
 
     Reads: :meth:`cursor`, :meth:`query`, :meth:`query_df`; writes: :meth:`write` (one
-    transaction); ``dialect`` is the engine's :class:`etclib.storage.Dialect` and ``leases``
-    says whether running jobs hold a lease (several processes share the board).
+    transaction); ``dialect`` is the engine's :class:`etclib.storage.Dialect`.
     """
 
     def __init__(self, target: Any, store: storage.Store = BOARD, **options: Any) -> None:
@@ -166,10 +155,6 @@ class Database(storage.Database):
     def engine(self) -> str:
         return self.dialect.name
 
-    @property
-    def leases(self) -> bool:
-        return self.dialect.shared
-
     def schema_version(self) -> int:
         return self.version()
 
@@ -186,16 +171,10 @@ class Database(storage.Database):
         self._generation += 1
         self.cache.clear()
 
-    def cache_put(self, key: Any, value: Any, generation: int) -> None:
-        """Cache ``value`` unless a write happened since ``generation`` was read."""
-        if generation == self._generation:
-            self.cache[key] = value
-
     def cached(self, key: Any, compute: Callable[[], Any], generation: int | None = None) -> Any:
         """The cached value of ``key``, else ``compute()``'s, cached unless a write happened
         since ``generation`` (default: now) was read. One computation per key and generation at
-        a time: a second caller (a visitor's page while the scoring thread warms the board)
-        waits for the first and takes its value instead of computing it again beside it."""
+        a time: a second caller waits for the first and takes its value."""
         generation = self.generation if generation is None else generation
         hit = self.cache.get(key)
         if hit is not None:
@@ -208,7 +187,8 @@ class Database(storage.Database):
                 if hit is not None:
                     return hit
                 value = compute()
-                self.cache_put(key, value, generation)
+                if generation == self._generation:
+                    self.cache[key] = value
                 return value
         finally:
             with self._computing_lock:
@@ -221,12 +201,9 @@ class Database(storage.Database):
 
     def _stop_work(self) -> None:
         """Stop this process's workers and its lease heartbeat, and put its running jobs back
-        in the queue.
-
-        The heartbeat is waited for: a renewal in progress ends (at most the store's busy
-        timeout) before the caller closes the connections, since closing a SQLite connection
-        that another thread is using crashes the process (the sqlite3 module frees the
-        statement under that thread's feet)."""
+        in the queue. The heartbeat is waited for: closing a SQLite connection that another
+        thread is using crashes the process (the sqlite3 module frees the statement under that
+        thread's feet)."""
         for pool in list(self.pools):
             pool.stop()
         self._stopping.set()
@@ -262,9 +239,6 @@ class Database(storage.Database):
         )
         if not rows:
             return
-        import hashlib
-        import json
-
         with self.write() as cur:
             for (sid,) in rows:
                 preds = cur.execute(
@@ -278,11 +252,8 @@ class Database(storage.Database):
                 ).hexdigest()
                 cur.execute("UPDATE submissions SET content_sha256 = ? WHERE id = ?", [digest, sid])
 
-    # --- leases ------------------------------------------------------------------------------
-
     def keep_alive(self) -> None:
-        """Renew the lease of this process's running jobs every third of
-        ``ETC_LB_LEASE_SECONDS``, from one thread (started once)."""
+        """Renew this process's leases every third of ``ETC_LB_LEASE_SECONDS``, in one thread."""
         if self._heartbeat is not None and self._heartbeat.is_alive():
             return
         self._heartbeat = threading.Thread(target=self._beat, name="lb-heartbeat", daemon=True)
@@ -315,16 +286,13 @@ class Database(storage.Database):
 
 
 def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Database:
-    """The process-wide :class:`Database` for ``path`` (default ``ETC_LEADERBOARD_DB``): a file
-    path (SQLite) or a ``postgresql://`` URL, opened, checked and migrated on first use; later
-    calls return the same object. A missing board (an empty server database) is created when
-    ``create`` (the library's default; the CLI refuses a missing one unless ``--create``), else
-    :class:`DatabaseMissingError`; every other fault is a :class:`StorageError`.
-    """
+    """The process-wide :class:`Database` for ``path`` (default ``ETC_LEADERBOARD_DB``),
+    opened, checked and migrated on first use. A missing board is created when ``create``,
+    else :class:`DatabaseMissingError`; every other fault is a :class:`StorageError`."""
     target = settings.db_target(path)
     if path is not None:
         source = "given explicitly"
-    elif settings.using_default_db():
+    elif not settings.setting("ETC_LEADERBOARD_DB"):  # data/leaderboard.sqlite
         source = "the default path; `make prepare` creates it"
         old = settings.LEGACY_DEFAULT_DB
         if not Path(target).exists() and is_duckdb(old):
@@ -335,8 +303,7 @@ def open_db(path: str | os.PathLike | None = None, *, create: bool = True) -> Da
 
 
 def storage_fault(exc: BaseException) -> Exception | None:
-    """The clear error for a storage failure of the default board that escaped the board's own
-    checks (the store's fault, not a query's), else None."""
+    """The clear error for a storage fault of the default board, else None."""
     target = settings.db_target()
     fault = dialect_for(target).fault(exc, redacted(str(target)))
     return None if fault is None else _error(fault)

@@ -1,6 +1,4 @@
-"""One entry of the board: its status, its detail (scores under the board's current
-signatures, breakdowns, history) and its per-item frame. The ranking it sits in is
-:mod:`leaderboard.board`."""
+"""One entry of the board: its status, standing, detail, per-item frame and breakdowns."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ from .statuses import failed_metrics, job_summary, pending_metrics
 
 
 def _submission(db: Database, submission_id: str, include_deleted: bool = False) -> dict[str, Any]:
-    cur = db.cursor()
-    res = cur.execute(
+    res = db.cursor().execute(
         "SELECT s.*, coalesce(a.account, '') AS account FROM submissions s "
         "LEFT JOIN submission_accounts a ON a.submission_id = s.id WHERE s.id = ?",
         [str(submission_id)],
@@ -38,14 +35,11 @@ def _submission(db: Database, submission_id: str, include_deleted: bool = False)
 
 
 def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
-    """Where a submission stands: status, message, pending, failed and incomplete metrics
-    (metric group -> reason: ``judge incomplete: K of N items failed (first reasons ...)``),
-    history."""
+    """Where a submission stands: status, pending and failed metrics, queue place, history."""
     db = resolve(db)
     rec = _submission(db, submission_id)
     cur = db.cursor()
     summary = job_summary(cur, rec["id"])
-    pending, failed = summary.pending, summary.failed
     track = tracks.get(rec.get("track")).name
     history = [
         {"at": at, "status": st, "message": msg or ""}
@@ -63,8 +57,8 @@ def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
         "visibility": rec["visibility"],
         "status": rec["status"],
         "message": rec["status_message"] or "",
-        "pending": pending_metrics(pending, track),
-        "failed_metrics": failed_metrics(failed, track),
+        "pending": pending_metrics(summary.pending, track),
+        "failed_metrics": failed_metrics(summary.failed, track),
         "incomplete_metrics": failed_metrics(summary.incomplete, track),
         "track": track,
         "queue_position": queue_position(cur, rec["id"]),
@@ -74,10 +68,9 @@ def status(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
 
 
 def standing(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
-    """Where an entry stands on its track's board: ``track``, ``sort_by`` (the board's ranking
-    metric), ``rank``, ``rank_band`` and ``of`` (entries ranked; None off the board: private,
-    withdrawn, hidden or not scored yet), and ``scores``: each summary ranking metric it has ->
-    (value, lo, hi), in the track's order."""
+    """Where an entry stands on its track's board: ``track``, ``sort_by``, ``rank``,
+    ``rank_band`` and ``of`` (None off the board), and ``scores``: each summary ranking metric
+    it has -> (value, lo, hi)."""
     db = resolve(db)
     rec = _submission(db, submission_id)
     track = tracks.get(rec.get("track"))
@@ -137,16 +130,10 @@ def _chosen_for(db: Database, submission_id: str) -> tuple[pd.DataFrame, dict[st
 
 
 def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
-    """Everything public about one submission.
-
-    Keys: ``submission`` (public fields; never the contact), ``status`` (as :func:`status`),
-    ``scores`` (group -> ``{"scores", "intervals", "signature", "current", "created_at"}``),
-    ``breakdown`` (``role`` / ``category`` / ``turn`` -> subset -> metrics with ``n_items``),
-    ``verbosity`` (``pred_chars``, ``ref_chars``, ``units_mean``, ``ref_units_mean``,
-    ``precision``, ``recall``; none on the categories track), ``trivial`` (why its predictions
-    are trivial, :mod:`leaderboard.trivial`; blank when they are not), ``history`` (every score row: group, signature, time), and for
-    published rows ``reported`` (the paper's numbers).
-    """
+    """Everything public about one submission (never the contact): ``submission``,
+    ``status``, ``scores`` (group -> scores, intervals, extras, signature, current,
+    created_at), ``breakdown``, ``verbosity`` (free-text tracks only), ``trivial``, ``history``
+    (every score row), and for published rows ``reported`` (the paper's numbers)."""
     db = resolve(db)
     rec = _submission(db, submission_id)
     out: dict[str, Any] = {
@@ -173,13 +160,10 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
             [int(i) for i in chosen["id"]],
         ).set_index("id")
         for row in chosen.itertuples():
-            got = (
-                samples.resampled_rows([(row.metric_group, arrays[int(row.id)])], int(row.n_items))[
-                    0
-                ]
-                if row.metric_group in metrics.METRICS
-                else {}
-            )
+            got = {}
+            if row.metric_group in metrics.METRICS:
+                pair = [(row.metric_group, arrays[int(row.id)])]
+                got = samples.resampled_rows(pair, int(row.n_items))[0]
             intervals = {key: bounds for key, (_, bounds) in got.items()}
             scores[row.metric_group] = {
                 "scores": json.loads(row.scores),
@@ -203,20 +187,17 @@ def detail(submission_id: str, *, db: Database | None = None) -> dict[str, Any]:
     )[0][0]
     refs = [it.reference for it in _items(rec["split"])]
     judge = scores.get("judge", {}).get("scores", {})
+    judged = ("units_mean", "units_sd", "ref_units_mean", "precision", "recall")
     out["verbosity"] = {
         "pred_chars": float(preds) if preds is not None else None,
         "ref_chars": float(np.mean([len(r) for r in refs])) if refs else None,
-        "units_mean": judge.get("units_mean"),
-        "units_sd": judge.get("units_sd"),
-        "ref_units_mean": judge.get("ref_units_mean"),
-        "precision": judge.get("precision"),
-        "recall": judge.get("recall"),
+        **{k: judge.get(k) for k in judged},
     }
     return out
 
 
 def trivial_reason(db: Database, rec: dict[str, Any]) -> str:
-    """Why the submission ``rec`` is trivial (:mod:`leaderboard.trivial`; blank when not)."""
+    """Why the submission ``rec`` is trivial (blank when it is not)."""
     if rec["kind"] != "submission":
         return ""
     track = tracks.get(rec.get("track")).name
@@ -242,13 +223,8 @@ def _history(db: Database, submission_id: str) -> list[dict[str, Any]]:
 
 
 def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
-    """One row per item: key, label, reference, prediction, and each metric's item scores.
-
-    Judge columns (when judged) are etclib's item scores and details, as etclib names them
-    (currently ``precision``, ``recall``, ``f1``, ``n_units``, ``n_ref_units``, and the details
-    that :mod:`etclib.metrics.judge` lists: unit texts, their labels and reasons, ``error``).
-    A detail whose name clashes with a score column is prefixed with its metric group.
-    """
+    """One row per item: key, label, reference, prediction, and each metric's item scores and
+    details as etclib names them (a detail whose name clashes is prefixed with its group)."""
     db = resolve(db)
     rec = _submission(db, submission_id)
     preds = db.query_df(
@@ -257,25 +233,13 @@ def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
         [rec["id"]],
     )
     items = {it.key: it for it in _items(rec["split"])}
-    preds.insert(
-        4,
-        "label",
-        [
-            ", ".join(items[(d, t, r)].label) if (d, t, r) in items else ""
-            for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
-        ],
-    )
+    keys = list(zip(preds["dialogue_id"], preds["turn"], preds["role"]))
+    preds.insert(4, "label", [", ".join(items[k].label) if k in items else "" for k in keys])
     track = tracks.get(rec.get("track"))
     if track.free_text:
         # the reference text and the prediction's length: what free texts are read beside
-        preds.insert(
-            5,
-            "reference",
-            [
-                track.reference_of(items[(d, t, r)]) if (d, t, r) in items else ""
-                for d, t, r in zip(preds["dialogue_id"], preds["turn"], preds["role"])
-            ],
-        )
+        refs = [track.reference_of(items[k]) if k in items else "" for k in keys]
+        preds.insert(5, "reference", refs)
         preds["pred_chars"] = preds["prediction"].str.len()
     if rec["kind"] == "reported":
         return preds
@@ -302,10 +266,9 @@ def per_item(submission_id: str, *, db: Database | None = None) -> pd.DataFrame:
 
 
 def breakdown(submission_id: str, metric: str, *, db: Database | None = None) -> pd.DataFrame:
-    """``metric`` of one entry on each subset of its items (role, aggregated category, turn),
-    with the 95% bootstrap interval over the subset's items (the board's resamples and seed):
-    columns ``breakdown``, ``subset``, ``n_items``, ``value``, ``lo``, ``hi``. Empty when the
-    entry has no stored scores of ``metric``'s group. Cached per board version."""
+    """``metric`` of one entry on each subset of its items (role, category, turn) with its 95%
+    bootstrap interval: ``breakdown``, ``subset``, ``n_items``, ``value``, ``lo``, ``hi``; empty
+    without stored scores of ``metric``'s group. Cached per board version."""
     db = resolve(db)
     key = ("breakdown", str(submission_id), metric, settings.resamples(), settings.seed())
     generation = db.generation

@@ -1,30 +1,8 @@
-"""Every exception that the leaderboard raises on purpose (all are ``etclib.core.errors.EtcError``).
-
-The CLI turns them into a message and a non-zero exit status; the site shows ``str(exc)`` with
-``st.error``. Messages say what was wrong, where, and what to do.
-"""
+"""Every exception the leaderboard raises on purpose (all ``etclib.core.errors.EtcError``)."""
 
 from __future__ import annotations
 
 from etclib.core.errors import EtcError, Problem
-
-__all__ = [
-    "LeaderboardError",
-    "SubmissionError",
-    "MetadataError",
-    "LimitError",
-    "NotFoundError",
-    "AdminError",
-    "ReferenceDataError",
-    "StorageError",
-    "DatabaseMissingError",
-    "DatabaseCorruptError",
-    "DatabaseUnwritableError",
-    "DatabaseServerError",
-    "WorkerStoppedError",
-    "StoredPredictionsError",
-    "Problem",
-]
 
 
 class LeaderboardError(EtcError):
@@ -66,18 +44,10 @@ class NotFoundError(LeaderboardError):
     @classmethod
     def entry(cls, submission_id: object) -> NotFoundError:
         """The one message for an id that names no entry one may see (unknown, removed, or
-        another visitor's private one: all read the same), the id cut to a readable length."""
-        return cls(f"No entry {quoted_id(submission_id)} was found: check the id.")
-
-
-#: The most characters of an id a message quotes (ids are 12; a link can carry anything).
-ID_CHARS = 24
-
-
-def quoted_id(value: object) -> str:
-    """An id as a message quotes it: in quotes, cut to :data:`ID_CHARS` with an ellipsis."""
-    text = str(value)
-    return repr(text if len(text) <= ID_CHARS else text[: ID_CHARS - 1] + "…")
+        another visitor's private one: all read the same)."""
+        text = str(submission_id)  # ids are 12 characters; a link can carry anything
+        shown = text if len(text) <= 24 else text[:23] + "…"
+        return cls(f"No entry {shown!r} was found: check the id.")
 
 
 class AdminError(LeaderboardError):
@@ -91,8 +61,7 @@ class ReferenceDataError(LeaderboardError):
 
 
 class StoredPredictionsError(LeaderboardError):
-    """A stored submission's predictions no longer match the content hash they were stored
-    with: its rows were changed or lost after it was accepted."""
+    """A stored submission's rows no longer match the content hash they were stored with."""
 
     def __init__(self, submission_id: str, found: int, expected: int) -> None:
         self.submission_id = submission_id

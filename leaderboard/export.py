@@ -1,12 +1,8 @@
 """Public exports of the board and of per-item scores (CSV, JSON), and the Hub push.
 
-Exports hold public fields only (never the contact or the submitter key) and public entries
-only. CSV goes through :mod:`etclib.core.csvexport`, whose cells no spreadsheet runs as a formula
-whatever separator it splits on.
-
-:func:`push_to_hub` uploads ``leaderboard.json`` and ``leaderboard.csv`` to the Hugging Face
-dataset repo ``ETC_LB_HUB_REPO`` with ``HF_TOKEN`` (the worker does it after each job when both
-are set). Every push is logged in ``hub_pushes``.
+Exports hold public fields and public entries only. CSV goes through
+:mod:`etclib.core.csvexport`, whose cells no spreadsheet runs as a formula. :func:`push_to_hub`
+uploads the board to the dataset ``ETC_LB_HUB_REPO``; every push is logged in ``hub_pushes``.
 """
 
 from __future__ import annotations
@@ -59,15 +55,12 @@ def _frame(
         return ranking(track=track, db=db)
     if what == "reported":
         return reported(db=db)
-    if submission_id is not None:
-        frame = per_item_frame(submission_id, db=db)
-        frame.insert(0, "submission_id", submission_id)
-        return frame
-    frames = []
-    for sid in ranking(track=track, db=db)["id"]:
-        frame = per_item_frame(sid, db=db)
+    ids = [submission_id] if submission_id is not None else ranking(track=track, db=db)["id"]
+    frames = [per_item_frame(sid, db=db) for sid in ids]
+    for sid, frame in zip(ids, frames):
         frame.insert(0, "submission_id", sid)
-        frames.append(frame)
+    if submission_id is not None:
+        return frames[0]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -97,9 +90,7 @@ def export_csv(
     track: str | None = None,
     db: Database | None = None,
 ) -> str:
-    """Formula-safe CSV of ``"board"``, ``"reported"`` or ``"items"`` (one submission, or all
-    public ones) of ``track``'s board (default: transcription; :mod:`etclib.tracks`); written
-    to ``path`` too when given."""
+    """Formula-safe CSV of ``what`` (board, reported, items); written to ``path`` if given."""
     db = resolve(db)
     frame = _frame(what, submission_id, db, track)
     columns = list(frame.columns)
@@ -115,9 +106,7 @@ def export_json(
     track: str | None = None,
     db: Database | None = None,
 ) -> str:
-    """JSON of ``track``'s board (default: the default track's; with its ranking rule,
-    signatures and, on the track of the paper's results, its reported rows), of the reported
-    rows, or of per-item scores; written to ``path`` too when given."""
+    """JSON of ``what`` (board, reported, items); written to ``path`` if given."""
     from etclib import tracks
 
     db = resolve(db)
@@ -125,19 +114,11 @@ def export_json(
     frame = _frame(what, submission_id, db, t.name)
     payload: dict[str, Any] = {"generated_at": now().isoformat() + "Z", "what": what}
     if what == "board":
-        payload.update(
-            {
-                "track": t.name,
-                "ranking_rule": frame.attrs.get("ranking_rule"),
-                "sort_by": frame.attrs.get("sort_by"),
-                "floors": frame.attrs.get("floors"),
-                "signatures": frame.attrs.get("signatures"),
-                "resamples": frame.attrs.get("resamples"),
-                "seed": frame.attrs.get("seed"),
-                "board": _records(frame),
-                "reported": _records(reported(db=db)) if t.reported else [],
-            }
-        )
+        payload["track"] = t.name
+        for key in ("ranking_rule", "sort_by", "floors", "signatures", "resamples", "seed"):
+            payload[key] = frame.attrs.get(key)
+        payload["board"] = _records(frame)
+        payload["reported"] = _records(reported(db=db)) if t.reported else []
     else:
         payload["rows"] = _records(frame)
     return _write(json.dumps(payload, ensure_ascii=False, indent=1), path)

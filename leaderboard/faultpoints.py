@@ -1,17 +1,9 @@
-"""Named fault points that only a test enables (the etcd "failpoint" idea).
+"""The scoring worker's named fault points, which only a test enables (the etcd "failpoint" idea).
 
-The scoring worker calls :func:`hit` at the named points of a job's life (:data:`POINTS`).
-Nothing happens unless ``ETC_FAULTPOINTS`` is set, which only tests do: a comma-separated list
-of ``point:N``, each meaning "SIGKILL this process at the N-th pass of that point", counted
-per process over all its threads. ``ETC_FAULTPOINTS=after_compute:3`` kills a worker process
-as its third job's scores are computed and before they are stored, so a crash test kills at the
-moment it names, on any machine, instead of after a sleep that a fast machine outruns.
-
-The machinery is etclib's (:mod:`etclib.core.faultpoints`, whose judge batch points a schedule may
-name too); this module names the worker's points and registers them.
-
-Before dying, the process writes ``faultpoint <point>:<N>`` on stderr (flushed), so the test
-sees which point fired.
+The worker calls :func:`hit` at the points of a job's life (:data:`POINTS`); with
+``ETC_FAULTPOINTS=after_compute:3`` (set only by tests) the process SIGKILLs itself at the third
+pass of that point, so a crash test kills at the moment it names instead of after a sleep. The
+machinery is etclib's (:mod:`etclib.core.faultpoints`); this module names the points.
 """
 
 from __future__ import annotations

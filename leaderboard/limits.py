@@ -1,11 +1,7 @@
 """Rate limits that count per visitor (or per model) in the board's database.
 
-The daily upload quota counts a visitor's submissions in the board's database, so a reload, a
-new session or another replica of the site does not reset it. The other limits count the same
-way here: each counted event is a row of ``limit_events`` (bucket, the sha256 of the key, when),
-read over a sliding window. The site keys them like the quota (:mod:`views.identity`: the
-signed-in account, else the network address): wrong admin tokens, chat predictions per visitor,
-and the chat's budget per paid model for everyone together.
+Each counted event is a row of ``limit_events`` (bucket, the sha256 of the key, when), read over
+a sliding window, so a reload, a new session or another replica of the site does not reset it.
 
 >>> take("chat", "address:203.0.113.5", limit=20, window_s=60)   # doctest: +SKIP
 0.0
@@ -39,14 +35,6 @@ def recent(bucket: str, key: str, window_s: float, *, db: Database | None = None
     return [r[0] for r in rows]
 
 
-def wait_after(times: list, limit: int, window_s: float) -> float:
-    """Seconds until one more event is allowed, given the window's event ``times``."""
-    if len(times) < limit:
-        return 0.0
-    oldest = times[len(times) - limit]
-    return max(1.0, window_s - (now() - oldest).total_seconds())
-
-
 def record(bucket: str, key: str, *, db: Database | None = None) -> None:
     """Count one event of ``key`` in ``bucket`` (and forget events older than :data:`KEEP`)."""
     db = resolve(db)
@@ -60,10 +48,8 @@ def take(
     bucket: str, key: str, limit: int, window_s: float, *, db: Database | None = None
 ) -> float:
     """Count one event if ``key`` has had fewer than ``limit`` in ``bucket`` within the last
-    ``window_s`` seconds and return 0; else count nothing and return the seconds to wait.
-
-    The check and the count are one write transaction, so two sessions of one visitor (or two
-    replicas) never both take the last event."""
+    ``window_s`` seconds and return 0; else count nothing and return the seconds to wait. One
+    transaction, so two sessions of one visitor never both take the last event."""
     db = resolve(db)
     at = now()
     hashed = _hash(key)
@@ -74,7 +60,9 @@ def take(
             "AND happened_at > ? ORDER BY happened_at",
             [bucket, hashed, at - timedelta(seconds=window_s)],
         ).fetchall()
-        wait = wait_after([r[0] for r in rows], limit, window_s)
+        wait = 0.0
+        if len(rows) >= limit:  # the oldest event that counts
+            wait = max(1.0, window_s - (now() - rows[len(rows) - limit][0]).total_seconds())
         if wait == 0.0:
             cur.execute("INSERT INTO limit_events VALUES (?, ?, ?)", [bucket, hashed, at])
     return wait

@@ -1,13 +1,9 @@
 """A submission's details: checked, stored exactly as given, always shown as plain text.
 
-Rules: known fields only; text fields within their length limits and free of control characters
-(NUL included; a description may hold newlines and tabs) and of every format character (Unicode
-category Cf: bidirectional marks and overrides such as U+202E and U+061C, zero-width spaces and
-joiners, the soft hyphen, ...); a name, and a team when given, must show at least one visible
-character; links are absolute ``http``/``https`` URLs with a host; ``setting``, ``saw_test`` and
-``open_weights`` from fixed choices; ``parameters`` a number (billions). The model facts
-(``parameters``, ``open_weights``, ``licence``) are optional; blank means not said. Values are never rendered as HTML or Markdown by this package; pages must
-show them as text, where nothing becomes a link (``views.text.escape_markdown``).
+Text fields are refused with control characters (a description may hold newlines and tabs) or
+any format character (Unicode Cf: bidirectional overrides, zero-width spaces, ...), which could
+disguise what a page shows; pages must show values as text, where nothing becomes a link
+(``views.text.escape_markdown``). The model facts are optional; blank means not said.
 """
 
 from __future__ import annotations

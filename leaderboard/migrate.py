@@ -4,10 +4,6 @@ into PostgreSQL, or a board file of an earlier DuckDB version into SQLite.
 >>> report = migrate(open_db("data/leaderboard.sqlite"), "postgresql://etc@db/etc")  # doctest: +SKIP
 >>> report.ok, report.tables["scores"]                                               # doctest: +SKIP
 (True, TableCheck(rows_source=412, rows_target=412, sha_source='9f…', sha_target='9f…'))
-
-The storage layer's copier (:func:`etclib.storage.copier.copy_store`) does the work: the target
-is opened (created, migrated), the copy is one transaction, and each table is compared (row
-count and SHA-256) afterwards.
 """
 
 from __future__ import annotations

@@ -109,12 +109,9 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (
         4,
         [
-            # A failed job's reason (jobs.error) is public: it becomes the submission's
-            # status_message, which the board and its exports show. The provider's text,
-            # endpoint and status (redacted) go to error_detail, read only by the admin view.
+            # jobs.error is public (the status message); the provider's text is for admins only
             "ALTER TABLE jobs ADD COLUMN error_detail VARCHAR",
-            # Failures stored before this version may quote a provider: moved to the admin
-            # column, replaced by a neutral public reason (a re-score writes a fresh one).
+            # failures stored before may quote a provider: moved to the admin column
             "UPDATE jobs SET error_detail = error, error = 'the scoring failed; an admin can "
             "see why and re-score it' WHERE status = 'failed' AND error IS NOT NULL",
             "UPDATE submissions SET status_message = 'a scoring stage failed; an admin can see "
@@ -132,8 +129,6 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             )""",
         ],
     ),
-]
-MIGRATIONS.append(
     (
         5,
         [
@@ -144,43 +139,31 @@ MIGRATIONS.append(
             "ALTER TABLE jobs ADD COLUMN solo_crashes INTEGER DEFAULT 0",
             "ALTER TABLE jobs ADD COLUMN not_before TIMESTAMP",
         ],
-    )
-)
-MIGRATIONS.append(
+    ),
     (
         6,
         [
-            # the leaderboard track (etclib.tracks): transcription, or erc (emotion categories;
-            # predictions.prediction then holds the label set as "joy;surprise")
+            # the leaderboard track (etclib.tracks); erc predictions hold label sets as "joy;surprise"
             "ALTER TABLE submissions ADD COLUMN track VARCHAR DEFAULT 'transcription'",
             "UPDATE submissions SET track = 'transcription' WHERE track IS NULL",
         ],
-    )
-)
-MIGRATIONS.append(
+    ),
     (
         7,
         [
-            # the lease of a running job (docs/deploy.md): the worker process holding it and
-            # its last heartbeat; a job whose heartbeat is older than ETC_LB_LEASE_SECONDS is
-            # claimed again
+            # the lease of a running job (docs/deploy.md): its process and last heartbeat
             "ALTER TABLE jobs ADD COLUMN claimed_process VARCHAR",
             "ALTER TABLE jobs ADD COLUMN heartbeat_at TIMESTAMP",
-            # a job's result is stored once, however many workers ran it (a re-claimed job
-            # whose first worker was slow, not dead): INSERT ... ON CONFLICT DO NOTHING
+            # a job's result is stored once, however many workers ran it (one slow, not dead)
             "CREATE UNIQUE INDEX scores_once ON scores (job_id, metric_group, signature)",
-            # the board orders a submission's history by insertion (SQLite's rowid); on other
-            # engines an identity column of that name keeps the same order
+            # a submission's history in insertion order, as SQLite's rowid keeps it
             "ALTER TABLE status_history ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY",
         ],
-    )
-)
-MIGRATIONS.append(
+    ),
     (
         8,
         [
-            # per-visitor and per-model rate limits that a reload or another replica does not
-            # reset (leaderboard.limits): one row per counted event, the key hashed
+            # rate limits that a reload or another replica does not reset (leaderboard.limits)
             """CREATE TABLE limit_events (
                 bucket VARCHAR NOT NULL,        -- e.g. admin-failure, chat, chat-model:openai
                 key_hash VARCHAR NOT NULL,      -- sha256 of the visitor's key (or "all")
@@ -188,9 +171,7 @@ MIGRATIONS.append(
             )""",
             "CREATE INDEX limit_events_by_key ON limit_events (bucket, key_hash, happened_at)",
         ],
-    )
-)
-MIGRATIONS.append(
+    ),
     (
         9,
         [
@@ -198,9 +179,7 @@ MIGRATIONS.append(
             "ALTER TABLE submissions ADD COLUMN parameters VARCHAR",  # billions, as given
             "ALTER TABLE submissions ADD COLUMN open_weights VARCHAR",  # yes | no | '' (not said)
             "ALTER TABLE submissions ADD COLUMN licence VARCHAR",
-            # who may change an entry (leaderboard.owners): the signed-in account that submitted
-            # it (sha256 of its key) and the private edit key's sha256; visibility gains
-            # private (off the board, its owner's) and withdrawn (off the board for good, kept)
+            # who may change an entry (leaderboard.owners); visibility gains private and withdrawn
             "ALTER TABLE submissions ADD COLUMN owner_hash VARCHAR",
             "ALTER TABLE submissions ADD COLUMN edit_key_hash VARCHAR",
             """CREATE TABLE entry_changes (
@@ -213,8 +192,8 @@ MIGRATIONS.append(
             )""",
             "CREATE INDEX entry_changes_by_entry ON entry_changes (submission_id, happened_at)",
         ],
-    )
-)
+    ),
+]
 SCHEMA_VERSION = max(version for version, _ in MIGRATIONS)
 #: Every table ``migrate`` copies, parents first (schema_version is each board's own).
 TABLES: tuple[str, ...] = (

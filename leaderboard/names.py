@@ -1,13 +1,9 @@
-"""Names the board keeps for its own rows: a visitor's entry may not be called like one.
+"""Names the board keeps for its own rows (baselines, published results): no entry may pass for one.
 
-The board's own rows are its computed baselines (every name ends in "(etclib)") and the paper's
-published results. An entry whose name is one of them, or reads as one, would pass for the
-board's own row: so a name is refused when it ends in "(etclib)", or when its *skeleton*
-equals one of those rows' skeletons. A skeleton (after Unicode's UTS #39) is the text under
-NFKC, case-folded, its runs of spaces as one, and each character that Unicode's confusables list
-pairs with others replaced by the lowest of them (``confusable_homoglyphs``, which carries that
-list): "Retrieval baseline (etclib)" with a Cyrillic "е", with "l" written "I", or in full-width
-letters, has the same skeleton as the real one. docs/leaderboard.md says why.
+A name is refused when it ends in "(etclib)", or when its *skeleton* (after Unicode's UTS #39:
+NFKC, case-folded, spaces folded, each confusable character replaced by the lowest of its
+``confusable_homoglyphs``) equals one of those rows' skeletons: a Cyrillic "е", an "I" for "l"
+or full-width letters do not make another name. docs/leaderboard.md says why.
 """
 
 from __future__ import annotations
@@ -36,8 +32,7 @@ def skeleton(text: str) -> str:
 
 
 def reserved_problem(name: str, reserved: Iterable[str]) -> str | None:
-    """Why ``name`` may not be an entry's name (None when it may): it reads as one of the
-    ``reserved`` names of the board's own rows, or carries their mark."""
+    """Why ``name`` may not be an entry's name (None when it may)."""
     mine = skeleton(name)
     if mine.endswith(skeleton(OWN_MARK)):
         return f'ends in "{OWN_MARK}", which marks the board\'s own computed rows; choose another name.'

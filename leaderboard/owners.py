@@ -1,15 +1,9 @@
 """A submitter's own entries: who owns one, what its owner sees and may change.
 
-An entry is its owner's two ways: by the signed-in account that submitted it (``owner_hash``,
-the SHA-256 of the account's key, as the daily limit counts it) and by its private edit key,
-given once in the receipt (``Receipt.edit_key``, ``ID.SECRET``) and stored only as the
-secret's SHA-256, compared in constant time. Anyone else asking about an entry gets the
-not-found answer of an unknown id, so no one learns of another visitor's entries.
-
-Its owner renames it, edits its links and model facts (:data:`leaderboard.metadata.EDITABLE`),
-makes it private (off the board and its exports, back with ``public``) or withdraws it (off the
-board for good; its rows are kept). Every change is one row of ``entry_changes``, shown with the
-entry's status history. Entries the moderators hid or removed are theirs to change.
+An entry is its owner's by the signed-in account that submitted it and by its private edit key
+(``ID.SECRET``, stored only as the secret's SHA-256). Anyone else gets the not-found answer of an
+unknown id, so no one learns of another visitor's entries. Entries the moderators hid or removed
+are theirs to change. docs/leaderboard.md, "Your own entries".
 """
 
 from __future__ import annotations
@@ -27,7 +21,7 @@ from .db import Database, resolve
 from .errors import LeaderboardError, MetadataError, NotFoundError
 from .metadata import EDITABLE, check_field
 from .names import reserved_problem
-from .submit import key_digest, own_names, submitter_hash, used_today
+from .submit import key_digest, own_names, submitter_hash, used_today, utc_midnight
 
 #: What an owner may set the visibility of an entry to, from what.
 VISIBILITY_CHANGES: dict[str, tuple[str, ...]] = {
@@ -46,7 +40,7 @@ class Owner:
 
 
 def entry_of_key(edit_key: str) -> str:
-    """The entry id an edit key names (not checked: :func:`entries` and the changes check)."""
+    """The entry id an edit key names (not checked)."""
     return str(edit_key).strip().partition(".")[0]
 
 
@@ -67,11 +61,11 @@ _FIELDS = (
     "id, kind, track, name, team, created_at, status, visibility, model_url, paper_url, "
     "parameters, open_weights, licence, owner_hash, edit_key_hash"
 )
+_COLUMNS = [c.strip() for c in _FIELDS.split(",")]
 
 
 def entries(owner: Owner, *, db: Database | None = None) -> pd.DataFrame:
-    """The entries ``owner`` owns, newest first (never a removed one): id, kind, track, name,
-    team, created_at, status, visibility, the links and model facts."""
+    """The entries ``owner`` owns, newest first (never a removed one)."""
     db = resolve(db)
     ids = sorted({entry_of_key(k) for k in owner.edit_keys})
     clauses, params = [], []
@@ -81,31 +75,33 @@ def entries(owner: Owner, *, db: Database | None = None) -> pd.DataFrame:
     if ids:
         clauses.append(f"id IN ({', '.join('?' for _ in ids)})")
         params += ids
-    columns = [c.strip() for c in _FIELDS.split(",")]
     if not clauses:
-        return pd.DataFrame(columns=columns[:-2])
+        return pd.DataFrame(columns=_COLUMNS[:-2])
     rows = db.query(
         f"SELECT {_FIELDS} FROM submissions WHERE kind = 'submission' "
         f"AND visibility <> 'deleted' AND ({' OR '.join(clauses)}) ORDER BY created_at DESC, id",
         params,
     )
-    found = [dict(zip(columns, r)) for r in rows]
-    mine = [
-        {k: v for k, v in r.items() if not k.endswith("_hash")} for r in found if _owns(r, owner)
-    ]
-    return pd.DataFrame(mine, columns=columns[:-2])
+    found = [dict(zip(_COLUMNS, r)) for r in rows]
+    # the columns leave out the two hashes
+    return pd.DataFrame([r for r in found if _owns(r, owner)], columns=_COLUMNS[:-2])
 
 
-def _owned(cur, submission_id: str, owner: Owner) -> dict[str, Any]:
+def _mine(cur, submission_id: str, owner: Owner) -> dict[str, Any]:
     """The owner's entry ``submission_id`` (its row), or the not-found answer of any other id."""
-    columns = [c.strip() for c in _FIELDS.split(",")]
     row = cur.execute(
         f"SELECT {_FIELDS} FROM submissions WHERE id = ? AND kind = 'submission'",
         [str(submission_id)],
     ).fetchone()
-    rec = dict(zip(columns, row)) if row else None
+    rec = dict(zip(_COLUMNS, row)) if row else None
     if rec is None or rec["visibility"] == "deleted" or not _owns(rec, owner):
         raise NotFoundError.entry(submission_id)
+    return rec
+
+
+def _owned(cur, submission_id: str, owner: Owner) -> dict[str, Any]:
+    """:func:`_mine`, refused when the entry may no longer be changed."""
+    rec = _mine(cur, submission_id, owner)
     if rec["visibility"] == "hidden":
         raise LeaderboardError(
             "The moderators have hidden this entry, so it cannot be changed; write to them to "
@@ -127,8 +123,7 @@ def _record(cur, submission_id: str, what: str, old: Any, new: Any, owner: Owner
 def update(
     submission_id: str, owner: Owner, changes: dict[str, str], *, db: Database | None = None
 ) -> list[str]:
-    """Set the fields in ``changes`` (only :data:`EDITABLE` ones: name, links, model facts) of
-    the owner's entry; the fields that changed. :class:`MetadataError` names each refused one."""
+    """Set the :data:`EDITABLE` fields in ``changes``; the fields that changed."""
     problems = {k: "cannot be changed after submitting." for k in changes if k not in EDITABLE}
     for key, value in changes.items():
         if key in EDITABLE:
@@ -176,18 +171,10 @@ def set_visibility(
 
 
 def history(submission_id: str, owner: Owner, *, db: Database | None = None) -> pd.DataFrame:
-    """Everything that happened to the owner's entry, oldest first: its statuses and every
-    change (at, what, from, to, by)."""
+    """Everything that happened to the owner's entry, oldest first (at, what, from, to, by)."""
     db = resolve(db)
     cur = db.cursor()
-    columns = [c.strip() for c in _FIELDS.split(",")]
-    row = cur.execute(
-        f"SELECT {_FIELDS} FROM submissions WHERE id = ? AND kind = 'submission'",
-        [str(submission_id)],
-    ).fetchone()
-    rec = dict(zip(columns, row)) if row else None
-    if rec is None or rec["visibility"] == "deleted" or not _owns(rec, owner):
-        raise NotFoundError.entry(submission_id)
+    rec = _mine(cur, submission_id, owner)
     statuses = [
         {"at": at, "what": "status", "from": "", "to": status, "by": "scoring"}
         for at, status in cur.execute(
@@ -209,12 +196,10 @@ def history(submission_id: str, owner: Owner, *, db: Database | None = None) -> 
 
 
 def quota(submitter_key: str, *, db: Database | None = None) -> dict[str, Any]:
-    """Today's submissions of ``submitter_key`` (the key the daily limit counts by): ``used``,
-    ``limit``, ``left`` and ``resets`` (the next UTC midnight)."""
+    """Today's submissions of ``submitter_key``: ``used``, ``limit``, ``left``, ``resets``."""
     db = resolve(db)
     at = now()
     used = used_today(db.cursor(), submitter_hash(submitter_key), at)
     limit = settings.daily_limit()
-    midnight = at.replace(hour=0, minute=0, second=0, microsecond=0)
-    resets: datetime = midnight + timedelta(days=1)
+    resets: datetime = utc_midnight(at) + timedelta(days=1)
     return {"used": used, "limit": limit, "left": max(0, limit - used), "resets": resets}

@@ -1,22 +1,15 @@
 """The scoring queue: jobs (one stage of one submission) queued, claimed, and counted.
 
-Jobs of the first stage are claimed before heavier ones, so new submissions become visible
-quickly; within a stage, in the order they became ready.
-
-On every engine (many worker processes: on one machine with the embedded SQLite board, on any
-machine with PostgreSQL) a worker claims a job in one write transaction (two workers never get
-the same job: PostgreSQL's ``SELECT ... FOR UPDATE SKIP LOCKED``, SQLite's ``BEGIN IMMEDIATE``)
-and holds it under a lease: ``claimed_by`` (the worker), ``claimed_process``, and
-``heartbeat_at``, which the worker's process renews (:meth:`leaderboard.db.Database.
-keep_alive`). A job whose heartbeat is older than ``ETC_LB_LEASE_SECONDS`` belonged to a worker
-that died: the next claim by any worker queues it again (after the same backoff), counting the
-crash against it only when it was the only job its process ran; such a suspect job then runs
-alone in its worker process. Results are stored once per job (:mod:`leaderboard.scoring`).
+Jobs of the first stage are claimed first, so new submissions become visible quickly. A claimed
+job is held under a lease its process renews; a job whose lease expired is queued again, and one
+that crashed its process alone then runs alone. docs/leaderboard.md, "Several processes, one
+board".
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -49,26 +42,9 @@ def enqueue(cur, submission_id: str, stage: str, options: dict[str, Any] | None 
     return int(job_id)
 
 
-def claim(db: Database, worker: str, process: str | None = None) -> Job | None:
-    """Mark the next ready job running for ``worker`` and return it (None when none may run).
-
-    A job that stopped the scorer before (``crashes > 0``) runs alone: it is claimed only when
-    no job of this worker's process is running, and nothing else is claimed by that process
-    while it runs. ``process`` names the worker's process (default: this one's when
-    ``worker`` is one of its threads, else ``worker``).
-    """
-    if process is None:
-        process = process_name() if worker.startswith(process_name() + " ") else worker
-    return _claim_leased(db, worker, process)
-
-
 def reclaim_expired(db: Database) -> int:
-    """Queue again the running jobs whose lease expired (their worker died); how many.
-
-    A dead process's jobs all expire together; the crash counts against a job only when it was
-    the only one its process ran. Each job is re-queued in a transaction of its own, so the
-    submissions' rows are locked one at a time.
-    """
+    """Queue again the running jobs whose lease expired (their worker died); how many. Each
+    in a transaction of its own, so the submissions' rows are locked one at a time."""
     lease = settings.lease_seconds()
     old, params = db.dialect.older_than("coalesce(heartbeat_at, claimed_at)", lease)
     expired = db.query(
@@ -76,9 +52,7 @@ def reclaim_expired(db: Database) -> int:
     )
     if not expired:
         return 0
-    per_process: dict[str | None, int] = {}
-    for (proc,) in expired:
-        per_process[proc] = per_process.get(proc, 0) + 1
+    per_process = Counter(proc for (proc,) in expired)
     done = 0
     while True:
         with db.write() as cur:
@@ -100,9 +74,17 @@ def reclaim_expired(db: Database) -> int:
         db.invalidate()
 
 
-def _claim_leased(db: Database, worker: str, process: str) -> Job | None:
-    """:func:`claim` with leases: re-queue expired leases, then claim (skipping rows another
-    worker holds, where the engine locks rows)."""
+def claim(db: Database, worker: str, process: str | None = None) -> Job | None:
+    """Re-queue expired leases, then mark the next ready job running for ``worker`` and return
+    it (None when none may run), skipping rows another worker holds where the engine locks rows.
+
+    A job that stopped the scorer before (``crashes > 0``) runs alone: it is claimed only when
+    no job of this worker's process is running, and nothing else is claimed by that process
+    while it runs. ``process`` names the worker's process (default: this one's when
+    ``worker`` is one of its threads, else ``worker``).
+    """
+    if process is None:
+        process = process_name() if worker.startswith(process_name() + " ") else worker
     reclaim_expired(db)
     with db.write() as cur:
         (suspect_mine, mine) = cur.execute(
@@ -175,10 +157,9 @@ def next_ready_in(db: Database) -> float | None:
     return None if ready is None else max(0.0, (ready - now()).total_seconds())
 
 
-#: A queued job not ready for longer than this (seconds) is *deferred*: it waits for something
-#: outside the board (a provider's quota, the delay before an incomplete judge stage runs
-#: again), not for a crash backoff (at most MAX_BACKOFF_SECONDS). ``worker --once`` and
-#: ``process_jobs`` do not wait for deferred jobs; a running worker pool runs them when ready.
+#: A queued job not ready for longer than this (seconds) is *deferred*: it waits for a quota or
+#: a judge re-run's delay, not for a crash backoff. ``worker --once`` and ``process_jobs`` do
+#: not wait for deferred jobs; a running worker pool runs them when ready.
 DEFER_SECONDS = MAX_BACKOFF_SECONDS
 
 

@@ -1,14 +1,9 @@
 """Resampled scores of stored score rows, computed once per row and kept by content.
 
-The board's intervals and rank bands need every entry's score on each bootstrap resample
-(:func:`etclib.metrics.significance.resampled_many`), the costly part of ranking. A stored score row
-never changes, so its resampled scores are computed once (when the worker stores it,
-:func:`warm`, else the first time a board needs them) and kept in this process (an LRU of
-:data:`MEMORY_ROWS` rows) and on disk under ``$ETC_CACHE_DIR/bootstrap/`` (one ``.npy`` per
-row, read by a restarted site or a replica). The key is a hash of the content (metric group,
-per-item arrays, resamples and the code that scores them: :func:`definition`), so no setting,
-database or metric change can reuse another row's values. A file that cannot be read is
-recomputed: nothing here is the only copy of anything. See docs/leaderboard.md, "The ranking rule".
+Resampling is the costly part of ranking, and a stored score row never changes, so its resampled
+scores are kept in memory and under ``$ETC_CACHE_DIR/bootstrap/``, keyed by a hash of all they
+depend on, the metric's code included (:func:`content_key`). A file that cannot be read is
+recomputed: nothing here is the only copy of anything.
 """
 
 from __future__ import annotations
@@ -55,9 +50,7 @@ def ranking_keys(group: str) -> list[str]:
 
 
 def definition_modules(group: str | Metric) -> list[ModuleType]:
-    """The modules whose code a row's resampled scores come from: those of the metric's class
-    and its base classes, the metric modules they use (``category`` scores with ``erc``'s
-    ``from_statistics``), recursively, and :mod:`etclib.metrics.significance`."""
+    """The modules a row's resampled scores come from: the metric's classes and what they use."""
     registered = {m if isinstance(m, str) else type(m).__module__ for m in metrics.METRICS.values()}
     metric = metrics.get(group) if isinstance(group, str) else group
     found: dict[str, ModuleType] = {}
@@ -77,9 +70,8 @@ def definition_modules(group: str | Metric) -> list[ModuleType]:
 
 
 def definition(group: str) -> str:
-    """SHA-256 of the source of :func:`definition_modules` (read once per process and module):
-    a metric whose code changed (e.g. how an absent category counts) never reads the values
-    its former code kept, in this process's memory or on disk."""
+    """SHA-256 of the source of :func:`definition_modules`: a metric whose code changed never
+    reads the values its former code kept."""
     return _definition(metrics.get(group))
 
 
@@ -98,8 +90,7 @@ def _definition(metric: Metric) -> str:
 
 
 def content_key(group: str, arrays: Mapping[str, np.ndarray], res: significance.Resamples) -> str:
-    """SHA-256 of what a row's resampled scores depend on (see the module's text), the
-    group's ranking keys included (the rows of its file, in that order)."""
+    """SHA-256 of everything a row's resampled scores depend on."""
     h = hashlib.sha256()
     keys = ",".join(ranking_keys(group))
     h.update(f"{group}\0{definition(group)}\0{keys}\0".encode())
@@ -168,18 +159,14 @@ def _recall(key: str) -> Row | None:
 
 def resampled_rows(rows: list[tuple[str, Mapping[str, np.ndarray]]], n_items: int) -> list[Row]:
     """For each (metric group, per-item arrays) of a stored score row: every ranking key's
-    resampled scores and 95% interval on the board's resamples of ``n_items`` items.
-
-    Rows seen before come from memory or disk; the others are resampled together (one
-    :func:`~etclib.metrics.significance.resampled_many` call) and kept."""
+    resampled scores and 95% interval on the board's resamples of ``n_items`` items. Rows not
+    kept yet are resampled together, in one call."""
     res = draw(n_items)
     keys = [content_key(group, arrays, res) for group, arrays in rows]
     out: list[Row | None] = []
     for (group, _), key in zip(rows, keys):
         if not ranking_keys(group):
-            # nothing ranks on it (erc_loo: like-for-like figures beside the board): no
-            # interval to compute, and resampling it only to keep nothing cost every cold board
-            # one aggregate per resample
+            # nothing ranks on it (erc_loo): resampling it would only cost every cold board
             out.append({})
             continue
         row = _recall(key)
@@ -206,9 +193,7 @@ def resampled_rows(rows: list[tuple[str, Mapping[str, np.ndarray]]], n_items: in
 
 
 def warm(result) -> None:
-    """Resample the rows of a just-stored :class:`~etclib.tracks.scoring.ScoreResult`, so the board
-    that shows them next reads them (called by the worker; a failure is logged, never raised:
-    the board computes them itself then)."""
+    """Resample a just-stored ``ScoreResult``'s rows for the next board (failures are logged)."""
     try:
         rows = [
             (group, dict(data.arrays))

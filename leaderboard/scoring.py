@@ -1,16 +1,9 @@
 """Running a job: score a stored submission with etclib and store the ``ScoreResult``.
 
-Each metric group of the job's stage (:mod:`leaderboard.stages`) gets one new ``scores`` row
-(never an update) with its own signature, its scores and breakdowns as etclib's
-``ScoreResult`` computed them, the per-item arrays its ``aggregate`` / ``resample`` need (so
-intervals are recomputed from the database without re-scoring), and one ``item_scores`` row per
-item.
-
-After the worker stored a stage whose metric stores the LLM judge's unit decisions (its
-per-item details hold ``units`` / ``unit_labels`` and ``ref_units`` / ``ref_unit_labels``),
-:func:`feed_study` hands them to Study 2 (``etclib.studies.annotation.feed``): every decision
-is stored and a seeded sample, balanced over the judge's labels and the precision / recall
-sides, enters the annotation pool.
+Each metric group of the job's stage gets one new ``scores`` row (never an update) with its
+signature, scores and breakdowns, the per-item arrays its ``aggregate`` / ``resample`` need (so
+intervals are recomputed without re-scoring), and one ``item_scores`` row per item. The LLM
+judge's unit decisions of a stored result go to Study 2 (:func:`feed_study`).
 """
 
 from __future__ import annotations
@@ -53,6 +46,10 @@ def dumps(obj: Any) -> str:
     return json.dumps(finite(obj), ensure_ascii=False, sort_keys=True, default=str)
 
 
+def _dumps_or_none(obj: Any) -> str | None:
+    return None if obj is None else dumps(obj)
+
+
 def group_signature(signature: dict[str, str], group: str, groups: list[str]) -> str:
     """One metric group's signature: the run's shared keys plus the group's own entry."""
     sig = {k: v for k, v in signature.items() if k not in groups}
@@ -62,12 +59,9 @@ def group_signature(signature: dict[str, str], group: str, groups: list[str]) ->
 
 
 def load_predictions(db: Database, submission_id: str):
-    """A stored submission's predictions, as the ``etclib.tracks.predictions.Predictions`` it was
-    stored from: each value decoded by its track (:meth:`etclib.tracks.Track.decode`).
-
-    A stored submission was validated on its way in, so it is not validated again; its rows
-    are checked against the content hash they were stored with (:func:`content_sha256`), and a
-    mismatch (rows changed or lost since) is a :class:`StoredPredictionsError`, never a score.
+    """A stored submission's predictions, as the ``Predictions`` it was stored from. Not
+    validated again, but checked against the content hash they were stored with: a mismatch
+    (rows changed or lost since) is a :class:`StoredPredictionsError`, never a score.
     """
     from etclib import tracks
     from etclib.data.corpus import load_corpus
@@ -106,10 +100,7 @@ def load_predictions(db: Database, submission_id: str):
 
 
 def compute(db: Database, job: Job):
-    """Run the job's metrics (outside the write lock) on the stored predictions; an etclib
-    ``ScoreResult``. Study 2 is fed by the worker once the result is stored
-    (:func:`feed_study`), not here: a result dropped as another worker's duplicate feeds
-    nothing."""
+    """Run the job's metrics (outside the write lock); an etclib ``ScoreResult``."""
     from etclib.data.corpus import load_corpus
     from etclib.tracks.scoring import score
 
@@ -125,11 +116,9 @@ def compute(db: Database, job: Job):
 
 
 def feed_study(submission_id: str, result) -> dict[str, int]:
-    """Give the judge's decisions of ``result`` to Study 2 (stored, then sampled); counts.
-
-    A failure here (the studies database busy or unwritable) is logged and never fails the
-    scoring job: the score stands, and re-scoring feeds the same decisions again (their ids
-    are stable, so nothing is stored twice).
+    """Give the judge's decisions of ``result`` to Study 2 (stored, then sampled); counts. A
+    failure is logged and never fails the job: re-scoring feeds the same decisions again
+    (their ids are stable, so nothing is stored twice).
     """
     from etclib.core.errors import EtcError
     from etclib.studies import annotation
@@ -156,11 +145,7 @@ def feed_study(submission_id: str, result) -> dict[str, int]:
 
 
 def store_result(cur, job: Job, result) -> list[int]:
-    """Insert one ``scores`` row per metric group of ``result``, its arrays and item scores.
-
-    Once per job: a group whose (job, group, signature) row exists already (another worker
-    stored the same job) is skipped (``ON CONFLICT DO NOTHING`` on ``scores_once``).
-    """
+    """Insert each group's ``scores`` row, arrays and item scores (once per job and group)."""
     import pandas as pd
 
     ids = []
@@ -196,17 +181,11 @@ def store_result(cur, job: Job, result) -> list[int]:
                 "VALUES (?, ?, ?, ?, ?)",
                 [score_id, name, arr.dtype.str, json.dumps(list(arr.shape)), arr.tobytes()],
             )
-        per_item = []
-        for i in range(result.n_items):
-            details = data.details[i] if data.details is not None else None
-            per_item.append(
-                (
-                    score_id,
-                    i,
-                    dumps(module.item_scores(data, i)),
-                    dumps(details) if details is not None else None,
-                )
-            )
+        details = data.details if data.details is not None else [None] * result.n_items
+        per_item = [
+            (score_id, i, dumps(module.item_scores(data, i)), _dumps_or_none(details[i]))
+            for i in range(result.n_items)
+        ]
         frame = pd.DataFrame(per_item, columns=["score_id", "item_index", "scores", "details"])
         cur.dialect.insert_frame(cur, "item_scores", frame)
         ids.append(int(score_id))

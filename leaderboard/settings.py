@@ -10,48 +10,30 @@ import ipaddress
 import os
 from pathlib import Path
 
+from etclib import metrics
 from etclib.core.config import setting
 from etclib.core.errors import ConfigError
 from etclib.metrics import significance
 
-#: Repository root (the folder holding ``leaderboard/``).
-REPO = Path(__file__).resolve().parent.parent
-
 DEFAULT_DB = Path("data") / "leaderboard.sqlite"
 #: The default board of the earlier versions (a DuckDB file): `migrate --from` converts it.
 LEGACY_DEFAULT_DB = Path("data") / "leaderboard.duckdb"
-DEFAULT_DAILY_LIMIT = 5
-DEFAULT_GLOBAL_DAILY_LIMIT = 100
-#: OIDC claims tried in order for the account the board shows beside the team name.
-DEFAULT_ACCOUNT_CLAIMS = ("preferred_username", "email")
-DEFAULT_MAX_QUEUE = 50
 DEFAULT_WORKERS = 2
-DEFAULT_LEASE_SECONDS = 60
-DEFAULT_POOL_SIZE = 10
-#: the same as ``etclib score --ci``, so its intervals are the board's
-DEFAULT_RESAMPLES = significance.DEFAULT_RESAMPLES
-DEFAULT_SEED = significance.DEFAULT_SEED
-DEFAULT_MAX_ATTEMPTS = 3
-DEFAULT_RETRY_BACKOFF = 2
-DEFAULT_JUDGE_RETRIES = 2
-DEFAULT_JUDGE_RETRY_DELAY = 900
-DEFAULT_QUOTA_RETRY_DELAY = 3600
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
 def db_target(explicit: str | os.PathLike | None = None) -> str | Path:
-    """The leaderboard database: argument, ``ETC_LEADERBOARD_DB``, or data/leaderboard.sqlite;
-    a server URL (kept as text) or a file path (:func:`etclib.storage.target_of`)."""
+    """The board: argument, ``ETC_LEADERBOARD_DB`` or the default; a URL or a file path."""
     from etclib.storage import target_of
 
     return target_of(explicit or setting("ETC_LEADERBOARD_DB") or DEFAULT_DB)
 
 
 def db_path(explicit: str | os.PathLike | None = None) -> Path:
-    """The leaderboard's database file (a server URL gives a path named after the URL with no
-    password: a cache key, never a file to open; :func:`db_target` tells the two apart)."""
+    """The leaderboard's database file (for a server URL, a path named after it without the
+    password: a cache key, never a file to open)."""
     target = db_target(explicit)
     if isinstance(target, Path):
         return target
@@ -87,21 +69,18 @@ def _bool(name: str) -> bool:
 
 def daily_limit() -> int:
     """Submissions per submitter per UTC day (``ETC_LB_DAILY_LIMIT``, default 5; 0 refuses all)."""
-    return _int("ETC_LB_DAILY_LIMIT", DEFAULT_DAILY_LIMIT, 0)
+    return _int("ETC_LB_DAILY_LIMIT", 5, 0)
 
 
 def global_daily_limit() -> int:
     """Submissions per UTC day from everyone together (``ETC_LB_GLOBAL_DAILY_LIMIT``, default
     100; 0 refuses all): the cap that holds however many identities or addresses one uses."""
-    return _int("ETC_LB_GLOBAL_DAILY_LIMIT", DEFAULT_GLOBAL_DAILY_LIMIT, 0)
+    return _int("ETC_LB_GLOBAL_DAILY_LIMIT", 100, 0)
 
 
 def trusted_proxies() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    """Reverse proxies whose ``X-Forwarded-For`` the site believes (``ETC_TRUSTED_PROXIES``).
-
-    Comma-separated addresses or networks (``127.0.0.1, ::1, 10.0.0.0/8``); empty (the default)
-    trusts none, so the quota counts by the address that connected to the site.
-    """
+    """Reverse proxies whose ``X-Forwarded-For`` the site believes (``ETC_TRUSTED_PROXIES``:
+    comma-separated addresses or networks; empty trusts none)."""
     raw = setting("ETC_TRUSTED_PROXIES") or ""
     out = []
     for part in (p.strip() for p in raw.split(",")):
@@ -128,7 +107,7 @@ def account_claims() -> tuple[str, ...]:
     (``ETC_LB_ACCOUNT_CLAIMS``, comma-separated; default ``preferred_username, email``)."""
     raw = setting("ETC_LB_ACCOUNT_CLAIMS")
     if not raw:
-        return DEFAULT_ACCOUNT_CLAIMS
+        return ("preferred_username", "email")
     claims = tuple(c.strip() for c in raw.split(",") if c.strip())
     if not claims:
         raise ConfigError("ETC_LB_ACCOUNT_CLAIMS names no claim; e.g. 'preferred_username,email'.")
@@ -137,7 +116,7 @@ def account_claims() -> tuple[str, ...]:
 
 def max_queue() -> int:
     """Most submissions waiting for scoring at once (``ETC_LB_MAX_QUEUE``, default 50)."""
-    return _int("ETC_LB_MAX_QUEUE", DEFAULT_MAX_QUEUE, 1)
+    return _int("ETC_LB_MAX_QUEUE", 50, 1)
 
 
 def workers() -> int:
@@ -147,62 +126,51 @@ def workers() -> int:
 
 
 def lease_seconds() -> int:
-    """Seconds without a heartbeat after which a running job's worker
-    counts as dead and the job is claimed again (``ETC_LB_LEASE_SECONDS``, default 60; a
-    running worker renews its lease every third of that)."""
-    return _int("ETC_LB_LEASE_SECONDS", DEFAULT_LEASE_SECONDS, 1)
+    """Seconds without a heartbeat before a job's worker counts as dead (default 60)."""
+    return _int("ETC_LB_LEASE_SECONDS", 60, 1)
 
 
 def pool_size() -> int:
-    """On a PostgreSQL board: most connections one process opens (``ETC_LB_POOL_SIZE``,
-    default 10)."""
-    return _int("ETC_LB_POOL_SIZE", DEFAULT_POOL_SIZE, 2)
+    """Most connections one process opens to PostgreSQL (``ETC_LB_POOL_SIZE``, default 10)."""
+    return _int("ETC_LB_POOL_SIZE", 10, 2)
 
 
 def resamples() -> int:
-    """Bootstrap resamples for intervals and rank bands (``ETC_LB_BOOTSTRAP``, default 1000)."""
-    return _int("ETC_LB_BOOTSTRAP", DEFAULT_RESAMPLES, 10)
+    """Bootstrap resamples for intervals and rank bands (``ETC_LB_BOOTSTRAP``, default 1000: the
+    same as ``etclib score --ci``, so its intervals are the board's)."""
+    return _int("ETC_LB_BOOTSTRAP", significance.DEFAULT_RESAMPLES, 10)
 
 
 def seed() -> int:
     """Seed of the bootstrap resample indices (``ETC_LB_SEED``, default 20260)."""
-    return _int("ETC_LB_SEED", DEFAULT_SEED, 0)
-
-
-def using_default_db() -> bool:
-    """True when no ``ETC_LEADERBOARD_DB`` is set (the board is data/leaderboard.sqlite)."""
-    return not setting("ETC_LEADERBOARD_DB")
+    return _int("ETC_LB_SEED", significance.DEFAULT_SEED, 0)
 
 
 def max_attempts() -> int:
-    """Times a job may stop the scorer while it is the only job running before it is failed
-    (``ETC_LB_MAX_ATTEMPTS``, default 3). Crashes with several jobs in flight count against none.
-    """
-    return _int("ETC_LB_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS, 1)
+    """Crashes alone before a job is failed (``ETC_LB_MAX_ATTEMPTS``, default 3)."""
+    return _int("ETC_LB_MAX_ATTEMPTS", 3, 1)
 
 
 def retry_backoff() -> int:
-    """Seconds a job waits after its first crash, doubling with each further one (capped at
-    ten minutes) (``ETC_LB_RETRY_BACKOFF``, default 2)."""
-    return _int("ETC_LB_RETRY_BACKOFF", DEFAULT_RETRY_BACKOFF, 0)
+    """Seconds after a job's first crash, doubled after each (``ETC_LB_RETRY_BACKOFF``, 2)."""
+    return _int("ETC_LB_RETRY_BACKOFF", 2, 0)
 
 
 def judge_retries() -> int:
     """Automatic re-runs of an incomplete judge stage (some items' requests failed after every
     retry) before it waits for an admin (``ETC_LB_JUDGE_RETRIES``, default 2; 0: none)."""
-    return _int("ETC_LB_JUDGE_RETRIES", DEFAULT_JUDGE_RETRIES, 0)
+    return _int("ETC_LB_JUDGE_RETRIES", 2, 0)
 
 
 def judge_retry_delay() -> int:
     """Seconds before the first automatic re-run of an incomplete judge stage, doubled for the
     next (``ETC_LB_JUDGE_RETRY_DELAY``, default 900: a provider's outage has time to pass)."""
-    return _int("ETC_LB_JUDGE_RETRY_DELAY", DEFAULT_JUDGE_RETRY_DELAY, 0)
+    return _int("ETC_LB_JUDGE_RETRY_DELAY", 900, 0)
 
 
 def quota_retry_delay() -> int:
-    """Seconds a job stopped by a used-up provider quota waits before it is tried again
-    (``ETC_LB_QUOTA_RETRY_DELAY``, default 3600)."""
-    return _int("ETC_LB_QUOTA_RETRY_DELAY", DEFAULT_QUOTA_RETRY_DELAY, 0)
+    """Seconds a job waits for a used-up quota (``ETC_LB_QUOTA_RETRY_DELAY``, default 3600)."""
+    return _int("ETC_LB_QUOTA_RETRY_DELAY", 3600, 0)
 
 
 def bertscore_enabled() -> bool:
@@ -211,17 +179,10 @@ def bertscore_enabled() -> bool:
 
 
 def judge_provider() -> str | None:
-    """The judge provider when the judge should run, else None.
-
-    The judge runs when ``ETC_JUDGE_PROVIDER`` is set, etclib has the ``judge`` metric, and
-    ``etclib.llm.configured(provider)`` says the provider has a key.
-    """
+    """``ETC_JUDGE_PROVIDER`` when the judge should run (etclib has the metric and the
+    provider is configured), else None."""
     provider = setting("ETC_JUDGE_PROVIDER")
-    if not provider:
-        return None
-    from etclib import metrics
-
-    if "judge" not in metrics.METRICS:
+    if not provider or "judge" not in metrics.METRICS:
         return None
     from etclib import llm
 
@@ -236,16 +197,6 @@ def reference_dir() -> Path:
     from etclib.data.reference import reference_dir as folder
 
     return folder()
-
-
-def admin_token() -> str | None:
-    """The admin token (``ETC_ADMIN_TOKEN``); admin operations are disabled without it.
-
-    :class:`ConfigError` when it is shorter than 24 characters (``etclib.core.admintoken``).
-    """
-    from etclib.core import admintoken
-
-    return admintoken.configured_token()
 
 
 def hub_repo() -> str | None:

@@ -1,17 +1,9 @@
 """Scoring stages: what each computes, when it runs, with which options, and one at a time or not.
 
-Which metric groups a stage computes comes from etclib's registry (each metric module's
-``STAGE``; ``Track.stages``), so a stage exists as soon as a metric declares it.
-The first stage (``lexical``: bleu, rouge) always runs and makes a submission visible; the
-others are queued when it finishes, with the options of that moment, if their :class:`Rule`
-says they are enabled:
-
-- ``bertscore``: when ``ETC_BERTSCORE_MODEL`` is set or ``ETC_LB_BERTSCORE`` is true;
-- ``judge``: when ``ETC_JUDGE_PROVIDER`` is set and that provider is configured
-  (``etclib.llm.configured``); its provider, model and prompt set (``ETC_JUDGE_PROMPTS``, when
-  set) are fixed into the job.
-
-A stage without a rule here runs for every submission, with no options, concurrently.
+Which metric groups a stage computes comes from etclib's registry (``Track.stages``). The first
+stage always runs and makes a submission visible; the others are queued when it finishes, with
+the options of that moment, if their :class:`Rule` says they are enabled. A stage without a
+rule here runs for every submission, with no options, concurrently.
 """
 
 from __future__ import annotations
@@ -75,8 +67,7 @@ _DEFAULT = Rule()
 
 
 def all_stages(track: str | None = None) -> dict[str, tuple[str, ...]]:
-    """Stage -> its metric groups for ``track`` (default: the default track), in the order
-    stages run."""
+    """Stage -> its metric groups for ``track``, in the order stages run."""
     return tracks.get(track).stages()
 
 
@@ -86,8 +77,7 @@ def first() -> str:
 
 
 def groups(stage: str, track: str | None = None) -> tuple[str, ...]:
-    """The metric groups ``stage`` computes on ``track`` (none for a stage no metric of the
-    track declares)."""
+    """The metric groups ``stage`` computes on ``track``."""
     return all_stages(track).get(stage, ())
 
 
@@ -121,14 +111,9 @@ def stage_options(stage: str) -> dict[str, Any]:
 
 
 def warm(track: str | None = None) -> list[str]:
-    """Pay the one-time costs of the stages that run for a new submission of ``track`` (every
-    track when None: a worker runs them all) with the current settings; the stages warmed.
-
-    A stage is warmed through its metric groups' own ``warm`` (etclib's registry,
-    :func:`etclib.metrics.warm`: the lexical stage loads the corpus, MeCab, sacrebleu,
-    rouge-score with nltk, and the category classifier; the BERTScore stage torch and its
-    model) and its :class:`Rule`'s ``warm`` (the judge's client and cache). A failure is logged, not raised: the stage's first job then fails
-    with the same cause in its own words.
+    """Pay the one-time costs (imports, models, clients) of the stages that run for a new
+    submission of ``track`` (every track when None); the stages warmed. A failure is logged,
+    not raised: the stage's first job then fails with the same cause in its own words.
     """
     plan: dict[str, list[str]] = {}
     for t in [track] if track else tracks.TRACKS:

@@ -1,15 +1,9 @@
 """A submission's status, derived from its jobs and scores, and its history.
 
 Statuses: ``queued`` -> ``scoring`` -> ``scored``; ``partially scored`` (a later stage pending
-or failed), ``incomplete`` (a stage's latest run left items unjudged, so it is not ranked on
-them) or ``failed`` (the first stage failed); each message lists what is pending or failed and
-why, with any note a queued job carries in ``jobs.error``. Published (``reported``) rows are
-always ``scored``. Every change is appended to ``status_history``. See docs/leaderboard.md,
-"How it works".
-
-Functions here take a cursor of the caller's write transaction; they never open the database.
-On PostgreSQL, :func:`refresh_status` locks the submission's row, so concurrent transactions
-derive its status one after the other.
+or failed), ``incomplete`` (a stage's latest run left items unjudged) or ``failed`` (the first
+stage failed); each message lists what is pending or failed and why. Every change is appended
+to ``status_history``. Functions here take a cursor of the caller's write transaction.
 """
 
 from __future__ import annotations
@@ -38,7 +32,6 @@ class JobSummary(NamedTuple):
     pending: list[str]
     #: failed stage -> its public reason
     failed: dict[str, str]
-    #: any stage running
     running: bool
     #: the first stage's scores exist (the submission is on the board)
     visible: bool
@@ -50,12 +43,11 @@ class JobSummary(NamedTuple):
 
 def job_summary(cur, submission_id: str) -> JobSummary:
     """The submission's :class:`JobSummary`."""
-    latest: dict[str, tuple[str, str | None]] = {}
-    for stage, status, error in cur.execute(
+    jobs = cur.execute(
         "SELECT stage, status, error FROM jobs WHERE submission_id = ? ORDER BY id",
         [submission_id],
-    ).fetchall():
-        latest[stage] = (status, error)
+    ).fetchall()
+    latest = {stage: (status, error) for stage, status, error in jobs}  # the newest of each
     track = stages.track_of(cur, submission_id)
     order = list(stages.all_stages(track))
     ordered = [s for s in order if s in latest] + [s for s in latest if s not in order]

@@ -4,12 +4,9 @@
 >>> receipt.id, receipt.duplicate, receipt.status                                       # doctest: +SKIP
 ('3f9c0a1b2d4e', False, 'queued')
 
-``submit`` takes a predictions file (a path, bytes or a binary file object) or an
-``etclib.tracks.predictions.Predictions`` validated already (the Submit page's check of the upload), so
-a file is parsed once between its upload and its stored rows. A refused file or refused details
-store nothing and use no quota; predictions already on the board as a public entry return that
-entry (:func:`content_sha256`). Rules and limits: docs/leaderboard.md, "How it works" and
-"Limits".
+A refused file or refused details store nothing and use no quota; predictions already on the
+board as a public entry return that entry (:func:`content_sha256`). Rules and limits:
+docs/leaderboard.md, "How it works" and "Limits".
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ import hashlib
 import json
 import os
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -41,13 +38,8 @@ KINDS: tuple[str, ...] = ("submission", "baseline", "reported")
 
 @dataclass
 class Receipt:
-    """What :func:`submit` returns.
-
-    ``edit_key``: the new entry's private edit key (:mod:`leaderboard.owners`), given here once
-    and stored only as its hash; None for a duplicate. A duplicate names the entry it repeats
-    (``name``, ``kind``: ``submission`` or ``baseline``); nothing was stored, so the details
-    given, the name among them, were not used.
-    """
+    """What :func:`submit` returns. ``edit_key``: the new entry's private edit key, given here
+    once (None for a duplicate, which names the entry it repeats: ``name``, ``kind``)."""
 
     id: str
     duplicate: bool
@@ -59,13 +51,11 @@ class Receipt:
     kind: str = "submission"
 
     def duplicate_text(self, name: str) -> str:
-        """What became of a submission named ``name`` whose predictions were on the board
-        already (a duplicate's receipt)."""
+        """What became of a duplicate submission named ``name``."""
         what = "the baseline" if self.kind == "baseline" else "the entry"
         return (
-            f"These predictions are the same as {what} “{self.name}” ({self.id}), already on "
-            "the board: "
-            f"nothing was stored, and the name “{name}” was not used."
+            f"These predictions are the same as {what} “{self.name}” ({self.id}), already on the "
+            f"board: nothing was stored, and the name “{name}” was not used."
         )
 
 
@@ -108,9 +98,9 @@ def validated(
     split: str = "test",
     track: str | None = None,
 ) -> Predictions:
-    """``file`` read and validated once (its track detected from its fields unless given), or,
-    when it is a validated ``Predictions`` already, that object itself after checking that it is
-    for ``split`` (and ``track`` when given); :class:`SubmissionError` with etclib's problems."""
+    """``file`` read and validated (its track detected unless given), or a validated
+    ``Predictions`` itself once checked for ``split`` and ``track``; :class:`SubmissionError`
+    with etclib's problems."""
     from etclib.data.corpus import load_corpus
     from etclib.tracks.predictions import Predictions, read_predictions
 
@@ -153,20 +143,13 @@ def submit(
     """Validate, store and queue a submission; return its receipt.
 
     ``submitter`` is the key the daily limit counts by: the site passes the signed-in account
-    (issuer and subject) or, without a login provider, the visitor's network address. By
-    default it is the contact, else the display name: that default is for the operator's own
-    CLI and scripts, which anyone can vary, so it is no quota for the public (only the global
-    daily cap, ``ETC_LB_GLOBAL_DAILY_LIMIT``, holds for every caller). ``account`` is the
-    verified account the board shows beside the team name (with ``issuer``, the identity
-    provider that verified it); give it only for an account a login provider vouched for.
+    or the visitor's network address. The default (the contact, else the name) is for the
+    operator's own scripts: anyone can vary it, so only the global daily cap holds for it.
+    ``account`` is the verified account the board shows beside the team name (``issuer``: who
+    verified it). ``file``: a path, bytes, a binary file object or a validated ``Predictions``.
 
-    ``file``: a path, bytes or a binary file object, read and validated here; or a validated
-    ``etclib.tracks.predictions.Predictions`` (:func:`validated`), stored without reading it again.
-    ``track`` (``etclib.tracks``): by default detected from the file's
-    fields (:func:`etclib.tracks.predictions.detect_track`).
-
-    Raises :class:`MetadataError` (bad details), :class:`SubmissionError` (a refused file, with
-    etclib's line-level ``problems``), :class:`LimitError` (daily or queue limit).
+    Raises :class:`MetadataError`, :class:`SubmissionError` (with etclib's line-level
+    ``problems``) or :class:`LimitError`.
     """
     db = resolve(db)
     meta = Metadata.from_dict(metadata)
@@ -191,17 +174,9 @@ def submit(
 
 
 def own_names(db: Database) -> list[str]:
-    """The names of the board's own rows: its baselines and the published results it holds
-    (every computed baseline's name also ends in :data:`leaderboard.names.OWN_MARK`)."""
+    """The names of the board's own rows: its baselines and the published results it holds."""
     rows = db.query("SELECT DISTINCT name FROM submissions WHERE kind IN ('baseline', 'reported')")
     return [name for (name,) in rows]
-
-
-def new_edit_key(submission_id: str) -> tuple[str, str]:
-    """A fresh private edit key for ``submission_id`` (``ID.SECRET``, :mod:`leaderboard.owners`)
-    and what is stored of it: its secret's :func:`key_digest`."""
-    secret = secrets.token_urlsafe(24)
-    return f"{submission_id}.{secret}", key_digest(secret)
 
 
 def key_digest(secret: str) -> str:
@@ -210,12 +185,8 @@ def key_digest(secret: str) -> str:
 
 
 def content_sha256(preds, order) -> str:
-    """A submission's identity for duplicate detection: its predictions, item by item.
-
-    The hash of (item, prediction) in the split's item order, so the same predictions saved as
-    CSV or JSON Lines, with a byte-order mark, CRLF, extra fields or lines in another order are
-    one submission. ``order`` is the split's items (``etclib.data.task.items``).
-    """
+    """A submission's identity for duplicate detection: the hash of (item, prediction) in the
+    split's item ``order``, whatever the file's format, encoding or line order."""
     from etclib import tracks
 
     body = [[*it.key, preds.by_key[it.key]] for it in order]  # a label tuple is a JSON list
@@ -223,16 +194,7 @@ def content_sha256(preds, order) -> str:
     return hashlib.sha256(json.dumps([tag, body]).encode("ascii")).hexdigest()
 
 
-#: The columns ``store_submission`` fills, in the order of its values.
-_COLUMNS = (
-    "id, kind, created_at, split, name, team, contact, submitter_key, model_url, paper_url, "
-    "description, setting, saw_test, file_name, file_sha256, file_format, file_bytes, n_items, "
-    "corpus_hash, warnings, baseline_key, visibility, status, status_message, content_sha256, track, "
-    "parameters, open_weights, licence, owner_hash, edit_key_hash"
-).split(", ")
-
-
-def _utc_midnight(at: datetime) -> datetime:
+def utc_midnight(at: datetime) -> datetime:
     return at.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
@@ -250,8 +212,7 @@ def store_submission(
     issuer: str | None = None,
     owner_hash: str | None = None,
 ) -> Receipt:
-    """Store a validated ``etclib.tracks.predictions.Predictions`` and queue its first stage; a
-    submission gets a private edit key (the receipt's, stored as its hash)."""
+    """Store validated ``Predictions`` and queue the first stage; a submission gets an edit key."""
 
     import pandas as pd
 
@@ -290,43 +251,36 @@ def store_submission(
         if enforce_limits:
             _check_limits(cur, submitter_key, at)
         sid = secrets.token_hex(6)
-        edit_key, edit_key_hash = new_edit_key(sid) if kind == "submission" else (None, None)
+        secret = secrets.token_urlsafe(24)  # the edit key (ID.SECRET) is given once, not kept
+        edit_key, edit_key_hash = (None, None)
+        if kind == "submission":
+            edit_key, edit_key_hash = f"{sid}.{secret}", key_digest(secret)
+        row = {
+            **asdict(meta),
+            "id": sid,
+            "kind": kind,
+            "created_at": at,
+            "split": preds.split,
+            "submitter_key": submitter_key,
+            "file_name": preds.name,
+            "file_sha256": preds.sha256,
+            "file_format": preds.format,
+            "file_bytes": file_bytes,
+            "n_items": len(preds),
+            "corpus_hash": corpus.content_hash,
+            "warnings": json.dumps(preds.warnings, ensure_ascii=False),
+            "baseline_key": baseline_key,
+            "visibility": "public",
+            "status": "queued",
+            "status_message": "",
+            "content_sha256": sha,
+            "track": track,
+            "owner_hash": owner_hash,
+            "edit_key_hash": edit_key_hash,
+        }
         cur.execute(
-            f"INSERT INTO submissions ({', '.join(_COLUMNS)}) "
-            f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
-            [
-                sid,
-                kind,
-                at,
-                preds.split,
-                meta.name,
-                meta.team,
-                meta.contact,
-                submitter_key,
-                meta.model_url,
-                meta.paper_url,
-                meta.description,
-                meta.setting,
-                meta.saw_test,
-                preds.name,
-                preds.sha256,
-                preds.format,
-                file_bytes,
-                len(preds),
-                corpus.content_hash,
-                json.dumps(preds.warnings, ensure_ascii=False),
-                baseline_key,
-                "public",
-                "queued",
-                "",
-                sha,
-                track,
-                meta.parameters,
-                meta.open_weights,
-                meta.licence,
-                owner_hash,
-                edit_key_hash,
-            ],
+            f"INSERT INTO submissions ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+            list(row.values()),
         )
         frame.insert(0, "submission_id", sid)
         cur.dialect.insert_frame(cur, "predictions", frame)
@@ -344,22 +298,21 @@ def store_submission(
 
 
 def used_today(cur, submitter_key: str, at: datetime) -> int:
-    """Submissions stored under ``submitter_key`` (its hash) since the UTC midnight before
-    ``at``: what the daily limit counts (withdrawn ones too)."""
+    """Submissions (withdrawn ones too) of ``submitter_key`` since UTC midnight before ``at``."""
     (count,) = cur.execute(
         "SELECT count(*) FROM submissions WHERE kind = 'submission' AND submitter_key = ? "
         "AND created_at >= ?",
-        [submitter_key, _utc_midnight(at)],
+        [submitter_key, utc_midnight(at)],
     ).fetchone()
     return int(count)
 
 
 def _check_limits(cur, submitter_key: str | None, at: datetime) -> None:
     limit = settings.daily_limit()
+    reset = utc_midnight(at) + timedelta(days=1)
     if submitter_key is not None:
         count = used_today(cur, submitter_key, at)
         if count >= limit:
-            reset = _utc_midnight(at) + timedelta(days=1)
             raise LimitError(
                 f"Daily limit reached: {count} of {limit} submissions today (UTC) for this "
                 f"submitter. Try again after {reset:%Y-%m-%d %H:%M} UTC; nothing was stored."
@@ -367,10 +320,9 @@ def _check_limits(cur, submitter_key: str | None, at: datetime) -> None:
     everyone = settings.global_daily_limit()
     (today,) = cur.execute(
         "SELECT count(*) FROM submissions WHERE kind = 'submission' AND created_at >= ?",
-        [_utc_midnight(at)],
+        [utc_midnight(at)],
     ).fetchone()
     if today >= everyone:
-        reset = _utc_midnight(at) + timedelta(days=1)
         raise LimitError(
             f"The site's daily limit is reached: {today} of {everyone} submissions today (UTC) "
             f"from everyone together. Try again after {reset:%Y-%m-%d %H:%M} UTC; nothing was "

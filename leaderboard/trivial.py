@@ -1,15 +1,8 @@
 """Trivial entries: the floors each board is read against, and the badge rules, in one place.
 
-*Floors* are the computed baselines that know nothing of the item they answer (one fixed
-sentence, the utterance copied, the most frequent label set, a draw from the label
-distribution): each track names its own (``Track.floors``), its board draws them as dashed lines
-and flags an entry scoring below its ``Track.flag_floor``. Retrieval reads the dialogue, so it
-is a baseline but not a floor. :func:`badge` says what happened to a row ("✅ scored here",
-"baseline", "baseline (floor)", "📄 reported" or "⚠ trivial"); :func:`reasons` reads an entry's
-stored predictions and says why it is trivial (near-constant, a copy of the utterance, or a
-baseline's predictions; thresholds :data:`TOP_SHARE`, :data:`COPY_SHARE`,
-:data:`BASELINE_SHARE` and ``Track.max_distinct``). docs/leaderboard.md, "Trivial entries",
-states the same rules for readers.
+*Floors* are the computed baselines that know nothing of the item they answer (``Track.floors``).
+:func:`badge` says what a row is; :func:`reasons` why an entry's predictions are trivial.
+docs/leaderboard.md, "Trivial entries", states the same rules for readers.
 """
 
 from __future__ import annotations
@@ -31,8 +24,7 @@ def trivial_baselines() -> set[str]:
 
 
 def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
-    """What a row is, in words (never a medal or a check mark on a baseline or a trivial
-    entry): see the module's docstring."""
+    """What a row is, in words (never a check mark on a baseline or a trivial entry)."""
     kind = str(kind)
     if kind == "baseline":
         return "baseline (floor)" if str(baseline) in trivial_baselines() else "baseline"
@@ -44,8 +36,6 @@ def badge(kind: Any, baseline: Any = "", trivial: Any = "") -> str:
 #: A submission's badge: its predictions were scored here (the site did not run the system).
 SCORED_HERE = "✅ scored here"
 
-
-# --- detection -----------------------------------------------------------------------------------
 
 #: one prediction on at least this share of the items: near-constant
 TOP_SHARE = 0.9
@@ -81,8 +71,7 @@ def _code(text: str) -> int:
 
 
 def profile(predictions: list[str], utterances: list[str]) -> Profile:
-    """The profile of ``predictions`` (stored form: a label set is ``"joy;surprise"``), item by
-    item against the items' ``utterances``."""
+    """The profile of ``predictions`` (stored form) against the items' ``utterances``."""
     preds = [p.strip() for p in predictions]
     counts = Counter(preds)
     top, top_n = counts.most_common(1)[0] if counts else ("", 0)
@@ -169,9 +158,7 @@ def reasons(db: Any, entries: pd.DataFrame, track: str | None, split: str = "tes
 
 
 def ranking_warning(frame: pd.DataFrame) -> str | None:
-    """A warning when a trivial submission ranks above a real entry (one that is neither
-    trivial nor a floor), naming them with their reasons; None otherwise. ``frame`` is a
-    ranking, best first, with ``trivial`` and ``baseline`` columns."""
+    """A warning naming the trivial submissions ranked above a real entry, else None."""
     if frame.empty or "trivial" not in frame.columns:
         return None
     flagged = frame["trivial"].fillna("").astype(str) != ""

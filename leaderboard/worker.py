@@ -1,16 +1,9 @@
 """The scoring worker: claims queued jobs and runs them, as a thread pool or in the caller.
 
-:func:`start_workers` starts the site's bounded pool (``ETC_LB_WORKERS`` threads, idempotent per
-database); ``python -m leaderboard worker`` runs the same pool in its own process;
-:func:`process_jobs` runs every queued job in the calling thread (tests and scripts). Lexical
-jobs are claimed first. A failed job's public error is etclib's own text with a reference; the
-redacted detail goes to the log and ``jobs.error_detail`` (:func:`failure_texts`). An incomplete
-judge stage stores no scores and is queued again automatically; a used-up quota sends the job
-back to the queue without failing anything. A job's outcome is stored once (the finishing
-transaction drops a result another worker stored first), and only a result this worker stored
-feeds Study 2. A job passes the named fault points of :mod:`leaderboard.faultpoints`, where a
-crash test may kill its process. Crash recovery, retries and settings: docs/leaderboard.md,
-"Several processes, one board" and "Incomplete judge runs and used-up quotas".
+:func:`start_workers` starts the site's pool; ``python -m leaderboard worker`` runs it in its own
+process; :func:`process_jobs` runs the queue in the calling thread. A job's outcome is stored
+once (the finishing transaction drops a result another worker stored first), and only a result
+this worker stored feeds Study 2. Crash recovery, retries and quotas: docs/leaderboard.md.
 """
 
 from __future__ import annotations
@@ -42,17 +35,6 @@ from .queue import (
 )
 from .scoring import compute, feed_study, store_result
 from .statuses import refresh_status
-
-__all__ = [
-    "WorkerPool",
-    "claim",
-    "pending_jobs",
-    "process_jobs",
-    "run_job",
-    "run_one",
-    "start_workers",
-    "stop_workers",
-]
 
 log = logging.getLogger("leaderboard.worker")
 
@@ -127,8 +109,7 @@ INCOMPLETE_REASONS_SHOWN = 3
 
 
 def _incomplete(db: Database, job: Job, result, messages: dict[str, str]) -> None:
-    """End ``job`` as ``incomplete`` (no scores stored) and queue its automatic re-run, if any
-    is left (see the module docstring)."""
+    """End ``job`` as ``incomplete`` and queue its automatic re-run, if any is left."""
     public = redact("; ".join(messages.values()))
     failures = result.failures()
     detail = redact("\n".join(line for lines in failures.values() for line in lines))
@@ -165,8 +146,7 @@ def _incomplete(db: Database, job: Job, result, messages: dict[str, str]) -> Non
 
 
 def _wait_for_quota(db: Database, job: Job, exc: QuotaExhaustedError) -> None:
-    """Put ``job`` back in the queue until the provider's quota may allow it again; nothing is
-    marked failed (see the module docstring)."""
+    """Put ``job`` back in the queue until the provider's quota may allow it again."""
     at = now() + timedelta(seconds=settings.quota_retry_delay())
     public = (
         f"waiting for the {exc.provider} judge's quota ({exc.quota}), used up at the provider; "
@@ -196,13 +176,11 @@ def _wait_for_quota(db: Database, job: Job, exc: QuotaExhaustedError) -> None:
 
 
 def failure_texts(exc: BaseException) -> tuple[str, str]:
-    """(public reason, private detail) of a job's failure.
+    """(public reason, private detail) of a job's failure, both redacted.
 
-    The public reason becomes the submission's ``status_message`` (board, exports, ``status``):
-    a :class:`~etclib.core.errors.ServiceError` gives its own visitor-safe text with its reference,
-    another ``EtcError`` its message (etclib's words), redacted; anything else a reference only.
-    The detail (provider text, endpoint, status, exception), always redacted, is for the log
-    and the admin view (``jobs.error_detail``).
+    The public reason becomes the submission's ``status_message``: a ``ServiceError``'s
+    visitor-safe text, another ``EtcError``'s message, else a reference only. The detail is for
+    the log and the admin view (``jobs.error_detail``).
     """
     if isinstance(exc, ServiceError):
         status = f" HTTP {exc.status}" if exc.status else ""
@@ -260,12 +238,9 @@ def _after_job(db: Database) -> None:
 
 
 def process_jobs(*, db: Database | None = None, max_jobs: int | None = None) -> int:
-    """Run queued jobs in this thread until the queue is empty; the number run.
-
-    Waits for a job whose retry backoff has not ended yet (at most ten minutes); a deferred
-    job (:data:`~leaderboard.queue.DEFER_SECONDS`: waiting for a quota, or an incomplete
-    judge stage's automatic re-run) is left for a running worker.
-    """
+    """Run queued jobs in this thread until the queue is empty; the number run. Waits out a
+    crash backoff; a deferred job (:data:`~leaderboard.queue.DEFER_SECONDS`) is left for a
+    running worker."""
     db = resolve(db)
     done = 0
     while max_jobs is None or done < max_jobs:
@@ -287,8 +262,6 @@ class WorkerPool:
     ) -> None:
         self.db = db
         self.poll = poll
-        #: rank the boards when the queue empties (the site's threads: its next visitor reads
-        #: them; a worker process has no visitor)
         self.warm_board = warm_board
         self._stop = threading.Event()
         #: Why the pool stopped by itself (repeated loop errors, a storage fault), else None.
@@ -370,11 +343,8 @@ class WorkerPool:
             self.db.pools.remove(self)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until no job is queued or running (deferred jobs aside: they wait for a
-        quota or a delay); False on timeout or when the pool stopped.
-
-        Raises :class:`WorkerStoppedError` when the pool stopped by itself (``failure``).
-        """
+        """Block until no job is queued or running (deferred jobs aside); False on timeout or
+        when the pool stopped, :class:`WorkerStoppedError` when it stopped by itself."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while pending_jobs(self.db, deferred=False):
             if self.failure:
@@ -392,10 +362,8 @@ def start_workers(
 ) -> WorkerPool:
     """Start (once per database and process) the pool of scoring threads; return it.
 
-    ``threads`` defaults to ``ETC_LB_WORKERS``; 0 starts none (a site whose board is scored
-    by ``python -m leaderboard worker`` processes): the pool returned then has no threads.
-    ``warm_board``: rank the boards whenever the queue empties (the site's threads; a worker
-    process, which has no visitor, passes False).
+    ``threads`` defaults to ``ETC_LB_WORKERS`` (0: a pool without threads). ``warm_board``: rank
+    the boards whenever the queue empties, for the site's next visitor.
     """
     db = resolve(db)
     for pool in db.pools:

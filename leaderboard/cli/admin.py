@@ -51,22 +51,16 @@ def run(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
     token = args.token or os.environ.get("ETC_ADMIN_TOKEN")
+    stages = args.stages.split(",") if args.stages else None
     if args.action == "list":
-        frame = lb.admin_submissions(token)
+        records = lb.admin_submissions(token).to_dict("records")
         rows = [
-            [
-                str(r["id"]),
-                str(r["kind"]),
-                str(r["visibility"]),
-                str(r["status"]),
-                clip(r["name"], 30),
-                clip(r["contact"], 30),
-                f"{r['created_at']:%Y-%m-%d %H:%M}",
-            ]
-            for r in frame.to_dict("records")
+            [str(r[k]) for k in ("id", "kind", "visibility", "status")]
+            + [clip(r["name"], 30), clip(r["contact"], 30), f"{r['created_at']:%Y-%m-%d %H:%M}"]
+            for r in records
         ]
         print(table(["id", "kind", "visibility", "status", "name", "contact", "created"], rows))
-        failed = [r for r in frame.to_dict("records") if r["failure_detail"]]
+        failed = [r for r in records if r["failure_detail"]]
         if failed:
             print("\nfailures, failed items and waits (provider text, redacted; admin only):")
         for r in failed:
@@ -81,7 +75,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"status: {lb.status(args.id)['status']}")
         return 0
     if args.action == "rescore" and args.all:
-        stages = args.stages.split(",") if args.stages else None
         queued = lb.rescore_all(token, stages, note=args.note or "", batch=args.batch)
         n = sum(len(ids) for ids in queued.values())
         print(f"queued {n} job(s) for {len(queued)} submission(s)")
@@ -93,7 +86,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.id:
         raise SystemExit(f"admin {args.action}: give the submission id")
     if args.action == "rescore":
-        stages = args.stages.split(",") if args.stages else None
         ids = lb.rescore(args.id, token, stages, note=args.note or "", batch=args.batch)
         print(f"queued {len(ids)} job(s) for {args.id}")
         if args.score:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from leaderboard.metadata import EDITABLE
+
 from .submit import add_model_facts
 from .text import clip, standing_text
 
@@ -40,14 +42,10 @@ def run(args: argparse.Namespace) -> int:
 
     owner = lb.Owner(edit_keys=(args.key,))
     sid = entry_of_key(args.key)
-    fields = ("name", "model_url", "paper_url", "parameters", "open_weights", "licence")
-    changes = {f: getattr(args, f) for f in fields if getattr(args, f) is not None}
+    changes = {f: getattr(args, f) for f in EDITABLE if getattr(args, f) is not None}
     changed = lb.update_entry(sid, owner, changes) if changes else []
-    visibility = next(
-        (v for v, on in (("private", args.private), ("public", args.public)) if on), None
-    )
-    if args.withdraw:
-        visibility = "withdrawn"
+    states = (("private", args.private), ("public", args.public), ("withdrawn", args.withdraw))
+    visibility = next((v for v, on in states if on), None)
     if visibility:
         lb.set_entry_visibility(sid, owner, visibility)
     mine = lb.owned_entries(owner)

@@ -98,14 +98,13 @@ def _render_track(t, board) -> list[str]:
             ["reported", clip(r["name"], 80)] + [fmt(r.get(c), 1) for c in cols]
             for r in rep.to_dict("records")
         ]
-        out.append("")
-        out.append(
+        out += [
+            "",
             "Reported in the paper (not re-scored; earlier corpus version and tokenisation; "
-            "no intervals):"
-        )
-        out.append(table(["kind", "name", *map(heading, cols)], rrows))
+            "no intervals):",
+            table(["kind", "name", *map(heading, cols)], rrows),
+        ]
     other = lb.other_scores(track=t.name)
     if len(other):
-        out.append("")
-        out.append(f"{len(other)} score(s) under an older signature: see other_scores().")
+        out += ["", f"{len(other)} score(s) under an older signature: see other_scores()."]
     return out

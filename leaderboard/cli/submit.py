@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields
 
-from leaderboard.metadata import OPEN_WEIGHTS, SAW_TEST, SETTINGS
+from leaderboard.metadata import OPEN_WEIGHTS, SAW_TEST, SETTINGS, Metadata
 
 from .text import standing_text
 
@@ -45,19 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import leaderboard as lb
 
-    meta = {
-        "name": args.name,
-        "team": args.team or "",
-        "contact": args.contact or "",
-        "model_url": args.model_url or "",
-        "paper_url": args.paper_url or "",
-        "description": args.description or "",
-        "setting": args.setting,
-        "saw_test": args.saw_test,
-        "parameters": args.parameters or "",
-        "open_weights": args.open_weights or "",
-        "licence": args.licence or "",
-    }
+    meta = {f.name: getattr(args, f.name) or "" for f in fields(Metadata)}
     receipt = lb.submit(args.file, meta, submitter=args.submitter, split=args.split)
     for w in receipt.warnings:
         print(f"warning: {w}", file=sys.stderr)

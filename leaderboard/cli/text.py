@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from etclib.metrics import heading
+
 
 def columns(text: str) -> int:
     """Terminal columns of ``text``: wide (CJK) characters take two."""
@@ -39,13 +41,6 @@ def fmt(value: Any, width: int = 6) -> str:
     if isinstance(value, float):
         return f"{value:.2f}".rjust(width)
     return str(value).rjust(width)
-
-
-def heading(key: str) -> str:
-    """A score column's heading: the metric's name and direction (``ROUGE-L ↑``)."""
-    from etclib import metrics
-
-    return metrics.heading(key)
 
 
 def standing_text(standing: dict[str, Any]) -> str:
