@@ -162,17 +162,12 @@ shown = cv.filter_items(
     frame, categories=cats, turns=turns, roles=roles, order=order, differ_only=differ
 )
 st.caption(f"{len(shown):,} of {len(frame):,} items. Select a row to see its dialogue.")
-event = st.dataframe(
+event = fields.table(
     shown.drop(columns=["item"]),
-    hide_index=True,
-    width="stretch",
-    key="cmp_items",
+    "cmp_items",
+    dict.fromkeys(("reference", "prediction A", "prediction B"), "medium"),
     on_select="rerun",
     selection_mode="single-row",
-    column_config=fields.column_config(
-        shown.columns,
-        **dict.fromkeys(("reference", "prediction A", "prediction B"), "medium"),
-    ),
 )
 picked = event.selection.rows if event is not None else []
 if len(shown):
@@ -211,28 +206,12 @@ if len(shown):
         st.caption("No judge scores for both entries: no unit-level decisions to show.")
 
 st.subheader("Export")
-e1, e2, e3 = st.columns(3)
-e1.download_button(
-    "Metric table (CSV)",
-    lbc.export_csv(c, "metrics"),
-    f"etc_compare_{a}_{b}_metrics.csv",
-    "text/csv",
-    key="cmp_dl_metrics",
-    on_click="ignore",
+exports = (
+    ("metrics", "Metric table (CSV)", lbc.export_csv(c, "metrics"), "_metrics.csv", "text/csv"),
+    ("items", "Item table (CSV)", lambda: lbc.export_csv(c, "items"), "_items.csv", "text/csv"),
+    ("json", "Comparison (JSON)", lambda: lbc.export_json(c), ".json", "application/json"),
 )
-e2.download_button(
-    "Item table (CSV)",
-    lambda: lbc.export_csv(c, "items"),
-    f"etc_compare_{a}_{b}_items.csv",
-    "text/csv",
-    key="cmp_dl_items",
-    on_click="ignore",
-)
-e3.download_button(
-    "Comparison (JSON)",
-    lambda: lbc.export_json(c),
-    f"etc_compare_{a}_{b}.json",
-    "application/json",
-    key="cmp_dl_json",
-    on_click="ignore",
-)
+for col, (key, label, data, end, mime) in zip(st.columns(3), exports):
+    col.download_button(
+        label, data, f"etc_compare_{a}_{b}{end}", mime, key=f"cmp_dl_{key}", on_click="ignore"
+    )

@@ -123,35 +123,24 @@ def board_view(track: str, everything, published) -> None:
         help=f"The ranking metric by default. {lb.ranking_rule(track)}",
     )
     weights = [v for v in lb.OPEN_WEIGHTS if v]
+    # field: (its column, label, options, query parameter, widget key, placeholder)
+    filters = {
+        "setting": (c2, "Setting", lb.SETTINGS, "setting", "lb_settings", "all settings"),
+        "saw_test": (c3, "Saw test data", lb.SAW_TEST, "saw_test", "lb_saw_test", "any"),
+        "open_weights": (c4, "Open weights", weights, "weights", "lb_weights", "any"),
+    }
     only = {  # a filtered board is ranked among the entries it shows (bands and banner too)
-        "setting": c2.multiselect(
-            "Setting",
-            lb.SETTINGS,
-            board.link_value(url, "setting", lb.SETTINGS, many=True),
-            key="lb_settings",
-            placeholder="all settings",
-        ),
-        "saw_test": c3.multiselect(
-            "Saw test data",
-            lb.SAW_TEST,
-            board.link_value(url, "saw_test", lb.SAW_TEST, many=True),
-            key="lb_saw_test",
-            placeholder="any",
-        ),
-        "open_weights": c4.multiselect(
-            "Open weights",
-            weights,
-            board.link_value(url, "weights", weights, many=True),
-            key="lb_weights",
-            placeholder="any",
-        ),
+        field: col.multiselect(
+            label,
+            options,
+            board.link_value(url, name, options, many=True),
+            key=key,
+            placeholder=hint,
+        )
+        for field, (col, label, options, name, key, hint) in filters.items()
     }
     board.keep_in_url(url, "metric", metric, default_metric)
-    for field, name in (
-        ("setting", "setting"),
-        ("saw_test", "saw_test"),
-        ("open_weights", "weights"),
-    ):
+    for field, (*_, name, _, _) in filters.items():
         board.keep_in_url(url, name, only[field], [])
 
     with shown_errors(stop=True):
@@ -218,23 +207,11 @@ def board_view(track: str, everything, published) -> None:
                     reference = board.reference_table(track, metric)
                     if not reference.empty:
                         st.caption(tracks.get(track).reference_caption)
-                        st.dataframe(
-                            reference,
-                            hide_index=True,
-                            width="stretch",
-                            key="lb_reference",
-                            column_config=fields.column_config(reference.columns),
-                        )
+                        fields.table(reference, "lb_reference")
                     like = board.like_for_like_table(shown, track, metric)
                     if not like.empty:
                         st.caption(tracks.get(track).like_for_like_caption)
-                        st.dataframe(
-                            like,
-                            hide_index=True,
-                            width="stretch",
-                            key="lb_like_for_like",
-                            column_config=fields.column_config(like.columns),
-                        )
+                        fields.table(like, "lb_like_for_like")
                 with st.expander("Signatures of the board's columns"):
                     st.json(ranking.attrs.get("signatures", {}))
 
@@ -281,14 +258,7 @@ st.subheader("Published results (reported)")
 if published.empty:
     st.caption("No published result is loaded on this site.")
 else:
-    reported = board.reported_table(published)
-    st.dataframe(
-        reported,
-        hide_index=True,
-        width="stretch",
-        key="lb_reported",
-        column_config=fields.column_config(reported.columns),
-    )
+    fields.table(board.reported_table(published), "lb_reported")
 
 # --- one submission ------------------------------------------------------------------------------
 
@@ -338,26 +308,14 @@ if sid is not None:
                 icon="🆚",
                 query_params={"track": track, "a": other, "b": sid},
             )
-    st.dataframe(
-        view["fields"],
-        hide_index=True,
-        key="lb_detail_fields",
-        width="stretch",
-        column_config=fields.column_config(view["fields"].columns),
-    )
+    fields.table(view["fields"], "lb_detail_fields")
     if chat.links_to_card(info["submission"]):
         st.caption(chat.CARD_NOTE)
     if view["description"]:
         st.text(view["description"])
     if view["scores"] is not None:
-        st.dataframe(
-            view["scores"],
-            hide_index=True,
-            width="stretch",
-            key="lb_detail_scores",
-            column_order=[c for c in view["scores"].columns if c != "group"],
-            column_config=fields.column_config(view["scores"].columns),
-        )
+        scores = view["scores"]
+        fields.table(scores, "lb_detail_scores", column_order=[c for c in scores if c != "group"])
     if info["submission"]["kind"] != "reported" and metric:
         with shown_errors():
             figure = _breakdown_figure(board.database_key(), version, sid, metric)
@@ -366,12 +324,7 @@ if sid is not None:
     for name, table in view["breakdown"].items():
         with st.expander(f"Breakdown by {name}: every metric"):
             st.caption(board.BREAKDOWN_NOTE)
-            st.dataframe(
-                table,
-                width="stretch",
-                key=f"lb_breakdown_{name}",
-                column_config=fields.column_config(table.columns),
-            )
+            fields.table(table, f"lb_breakdown_{name}", hide_index=None)
     if info["submission"]["kind"] != "reported":
         with shown_errors():
             by_cause, cause_caption = _by_cause(board.database_key(), sid, view["status"], items)
@@ -384,13 +337,7 @@ if sid is not None:
                         f"({doc_link('causes.md', 'what a cause type is')}); {cause_caption}."
                     )
                     by_cause = board.labelled(board.metric_first(by_cause, metric))
-                    st.dataframe(
-                        by_cause,
-                        hide_index=True,
-                        width="stretch",
-                        key="lb_by_cause",
-                        column_config=fields.column_config(by_cause.columns),
-                    )
+                    fields.table(by_cause, "lb_by_cause")
     if view["verbosity"]:
         cols = st.columns(len(view["verbosity"]))
         for col, (label, value) in zip(cols, view["verbosity"].items()):
@@ -398,15 +345,8 @@ if sid is not None:
 
     if info["submission"]["kind"] != "reported":
         st.caption(tracks.get(info["submission"]["track"]).items_caption)
-        shown_items = board.items_view(items)
-        st.dataframe(
-            shown_items,
-            hide_index=True,
-            width="stretch",
-            key="lb_items",
-            column_config=fields.column_config(
-                shown_items.columns, prediction="large", reference="large"
-            ),
+        fields.table(
+            board.items_view(items), "lb_items", {"prediction": "large", "reference": "large"}
         )
         st.download_button(
             "This entry's items (CSV)",

@@ -9,6 +9,7 @@ from etclib.tracks.predictions import MAX_FILE_BYTES
 from leaderboard import settings as lb_settings
 from views import board, fields, identity, own_entries, upload_check, visitors
 from views.errors import shown_errors
+from views.submission import show_problems
 from views.text import escape_markdown
 
 st.title("Submit predictions")
@@ -234,14 +235,7 @@ elif state.get("submit_refused") is not None:
             f"upload again. Nothing was stored.{first}"
         )
     st.error(escape_markdown(f"{refused.name} was refused: {said}"))
-    problems = board.problems_table(refused.problems)
-    st.dataframe(
-        problems,
-        hide_index=True,
-        key="submit_problems",
-        column_config=board.problems_config(problems.columns),
-        row_height=board.PROBLEMS_LAYOUT["row_height"],
-    )
+    show_problems(board.problems_table(refused.problems), "submit_problems")
 
 st.subheader("3. Describe the system")
 # Who the daily limit counts: the signed-in account with a login provider, else the address.
@@ -320,22 +314,11 @@ if sent and check is not None and check.predictions is not None and visitor is n
             )
         except lb.MetadataError as exc:
             st.error("Some details were refused; nothing was stored.")
-            st.dataframe(
-                [{"field": fields.label(k), "problem": v} for k, v in exc.fields.items()],
-                hide_index=True,
-                key="submit_meta_problems",
-                column_config=board.problems_config(["field", "problem"]),
-                row_height=board.PROBLEMS_LAYOUT["row_height"],
-            )
+            rows = [{"field": fields.label(k), "problem": v} for k, v in exc.fields.items()]
+            show_problems(rows, "submit_meta_problems", ["field", "problem"])
         except lb.SubmissionError as exc:
             st.error("The file was refused; nothing was stored.")
-            st.dataframe(
-                board.problems_table(exc.problems),
-                hide_index=True,
-                key="submit_sub_problems",
-                column_config=board.problems_config(["line", "problem"]),
-                row_height=board.PROBLEMS_LAYOUT["row_height"],
-            )
+            show_problems(board.problems_table(exc.problems), "submit_sub_problems")
     if receipt is not None:
         visitors.release(upload)  # stored: the server lets the file go
         if receipt.id in state["submit_ids"]:

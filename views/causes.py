@@ -1,8 +1,4 @@
-"""The causes page's helpers: the dialogue shown to an annotator, and the agreement table.
-
-The cause layer itself (types, labels, agreement) is :mod:`etclib.studies.causes`; this module only
-shapes what the page shows.
-"""
+"""The causes page's helpers: the dialogue shown to an annotator, and the agreement table."""
 
 from __future__ import annotations
 
@@ -11,7 +7,8 @@ import pandas as pd
 from etclib.data.corpus import Dialogue
 from etclib.studies.causes import CAUSE_TYPES, RECCON_SHARES
 
-from .judge_vs_human import NONE_RUN, number
+from . import judge_vs_human
+from .judge_vs_human import number
 
 #: The page's tabs (only the open one runs).
 TABS = ("Annotate", "Agreement and shares")
@@ -117,9 +114,4 @@ def shares_table(llm: dict | None, human: dict | None) -> pd.DataFrame:
 
 def run_names(runs: pd.DataFrame) -> dict[str, str]:
     """The run picker's labels: model, provider, split and size of each stored cause run."""
-    names = {NONE_RUN: "no LLM run"}
-    for r in runs.to_dict("records") if not runs.empty else []:
-        names[r["run_id"]] = (
-            f"{r['model']} ({r['provider']}, {r['split']}, {r['n_labelled']} items) · {r['run_id']}"
-        )
-    return names
+    return judge_vs_human.run_names(runs, "no LLM run")

@@ -1,8 +1,5 @@
-"""Plotly figures for the site: corpus statistics, leaderboard and judge-versus-human charts.
-
-Each function takes plain tables (from :mod:`views.corpus`, :mod:`views.board`, the studies or
-``etclib.studies.corpus_stats.compute``) and returns a ``plotly.graph_objects.Figure``; pages only show them.
-"""
+"""Plotly figures for the site: each function takes plain tables and returns a
+``plotly.graph_objects.Figure``; pages only show them."""
 
 from __future__ import annotations
 
@@ -16,8 +13,7 @@ from etclib.metrics import heading
 
 
 def label_text(text: Any) -> str:
-    """A label for a plotly figure: plotly renders a few HTML tags (``<a>``, ``<b>``, ``<br>``)
-    in text, so visitor-supplied names are entity-escaped and show exactly as typed."""
+    """A chart label, entity-escaped: plotly renders a few HTML tags in text."""
     return html.escape(str(text), quote=False)
 
 
@@ -39,10 +35,7 @@ def _cut(name: str, limit: int) -> str:
 
 
 def short_labels(names: Any, limit: int = LABEL_CHARS, lines: int = 1) -> list[str]:
-    """``names`` as chart labels: entity-escaped, each longer than ``limit`` characters wrapped
-    onto ``lines`` lines of at most ``limit`` (``<br>``) and the last cut with "…" (before a
-    closing parenthesis such as "(reported)", which is kept), kept distinct (plotly merges
-    equal category labels) by a number where cuts collide."""
+    """``names`` as distinct, escaped chart labels, long ones wrapped and cut with "…"."""
     import textwrap
 
     out: list[str] = []
@@ -61,9 +54,7 @@ def short_labels(names: Any, limit: int = LABEL_CHARS, lines: int = 1) -> list[s
 
 
 def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str, Any]:
-    """A figure's ``layout.title``: ``text`` entity-escaped and wrapped at word boundaries into
-    lines of about ``width`` characters, ``gap`` pixels above the plot area, the top margin
-    growing to hold it (plotly's title automargin)."""
+    """A figure's ``layout.title``: ``text`` escaped and wrapped, ``gap`` px above the plot."""
     import textwrap
 
     lines = textwrap.wrap(str(text), width, break_long_words=False, break_on_hyphens=False) or [""]
@@ -92,8 +83,7 @@ def _go() -> Any:
 
 
 def prevalence_chart(table: pd.DataFrame) -> Any:
-    """Grouped bars: percent of transcriptions per aggregated category, for the speaker, the
-    listener and all transcriptions (``role`` column of :func:`views.corpus.prevalence_table`)."""
+    """Grouped bars: percent of transcriptions per category, by role and overall."""
     go = _go()
     fig = go.Figure()
     for role, part in table.groupby("role", sort=False):
@@ -223,13 +213,7 @@ def score_bars(
     marks: dict[str, float] | None = None,
     title: str | None = None,
 ) -> Any:
-    """Horizontal bars of ``metric`` per row with error bars from ``lo``/``hi`` when present,
-    and a dashed vertical line at each trivial baseline's value (``floors``) and at each of
-    ``marks`` (label -> value, e.g. "a person"); ``title`` replaces the default one.
-
-    ``table`` has columns ``name``, ``value``, optional ``lo``/``hi`` (interval bounds) and
-    ``kind`` (``reproduced``, ``baseline`` or ``reported``), best first.
-    """
+    """Horizontal bars of ``metric`` with their intervals; dashed lines at floors and marks."""
     go = _go()
     t = table.iloc[::-1]
     has_ci = {"lo", "hi"} <= set(t.columns) and t["lo"].notna().any()
@@ -289,12 +273,7 @@ def score_bars(
 def precision_recall_scatter(
     table: pd.DataFrame, floors: dict[str, tuple[float, float]] | None = None
 ) -> Any:
-    """Judge precision vs recall per row, marker size by mean atomic units per prediction, and
-    dashed floor lines at each trivial baseline's recall (vertical) and precision (horizontal).
-
-    ``table`` has columns ``name``, ``precision``, ``recall``, ``units`` and optional ``kind``;
-    ``floors`` maps a trivial baseline to its (precision, recall).
-    """
+    """Judge precision vs recall per row, sized by units, with the floors' lines."""
     go = _go()
     t = table.dropna(subset=["precision", "recall"])
     mid = t["recall"].median()
@@ -359,8 +338,7 @@ BREAKDOWN_TITLES = {"role": "By the author's role", "category": "By category", "
 
 
 def breakdown_bars(table: pd.DataFrame, metric: str) -> Any:
-    """An entry's ``metric`` on each part of its items, one panel per breakdown (role,
-    category, turn), each bar with its 95% interval. ``table``: ``leaderboard.breakdown``."""
+    """An entry's ``metric`` on each part of its items, one panel per breakdown."""
     from plotly.subplots import make_subplots
 
     names = [b for b in BREAKDOWN_TITLES if b in set(table["breakdown"])]
@@ -397,8 +375,7 @@ def breakdown_bars(table: pd.DataFrame, metric: str) -> Any:
 
 
 def category_heatmap(table: pd.DataFrame, title: str) -> Any:
-    """Every entry's score per category side by side: ``table`` has one row per entry (index:
-    its name) and one column per category; each cell written out."""
+    """Every entry's score per category (a row per entry), each cell written out."""
     go = _go()
     fig = go.Figure(
         go.Heatmap(
@@ -426,10 +403,7 @@ def category_heatmap(table: pd.DataFrame, title: str) -> Any:
 
 
 def best_over_time(entries: pd.DataFrame, metric: str, higher_is_better: bool = True) -> Any:
-    """The best ``metric`` over time: each entry at its date (``when``: submission date; the
-    paper's reported rows at their publication date, in grey) and a step line through the best
-    so far. ``entries`` has ``name``, ``when``, ``value`` and ``kind`` (``reproduced``,
-    ``baseline`` or ``reported``)."""
+    """``metric`` of each entry at its date, and a step line through the best so far."""
     go = _go()
     t = entries.dropna(subset=["value", "when"]).sort_values("when", kind="stable")
     best = t["value"].cummax() if higher_is_better else t["value"].cummin()
@@ -464,8 +438,7 @@ def best_over_time(entries: pd.DataFrame, metric: str, higher_is_better: bool = 
 
 
 def shares_bars(table: pd.DataFrame) -> Any:
-    """Cause-type shares (%) side by side: one group per cause type, one bar per source
-    (``views.causes.shares_table``: ETC's columns, once there are any, beside RECCON's)."""
+    """Cause-type shares (%) side by side, one bar per source (``views.causes.shares_table``)."""
     go = _go()
     fig = go.Figure()
     for column in [c for c in table.columns if c != "cause type"]:
@@ -489,45 +462,27 @@ def shares_bars(table: pd.DataFrame) -> Any:
 
 
 def agreement_bars(table: pd.DataFrame, with_judge: bool, title: str) -> Any:
-    """Study 1: grouped bars of κ per category (judge vs people, the human yardstick, Fleiss' κ
-    with and without the judge), with 95% intervals where the study has them.
-
-    ``table`` is ``etclib.studies.labeljudge.LabelStudy.table``; the judge's series only ``with_judge``.
-    """
+    """Study 1: κ per category, with 95% intervals where there are; judge series optional."""
     go = _go()
-    series: list[tuple[str, str, str | None, str | None]] = []
-    if with_judge:
-        series += [
-            (
-                "judge vs human majority",
-                "judge_vs_majority",
-                "judge_vs_majority_low",
-                "judge_vs_majority_high",
-            ),
-            ("judge vs pair consensus", "judge_vs_pairs", None, None),
-        ]
-    series += [
-        ("annotator vs other two (yardstick)", "human_vs_others", None, None),
-        ("Fleiss κ, 3 annotators", "fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"),
+    # (name, column, whether it has an interval: columns ``<column>_low`` / ``_high``)
+    series = [
+        ("judge vs human majority", "judge_vs_majority", True, with_judge),
+        ("judge vs pair consensus", "judge_vs_pairs", False, with_judge),
+        ("annotator vs other two (yardstick)", "human_vs_others", False, True),
+        ("Fleiss κ, 3 annotators", "fleiss_humans", True, True),
+        ("Fleiss κ, 3 annotators + judge", "fleiss_with_judge", True, with_judge),
     ]
-    if with_judge:
-        series.append(
-            (
-                "Fleiss κ, 3 annotators + judge",
-                "fleiss_with_judge",
-                "fleiss_with_judge_low",
-                "fleiss_with_judge_high",
-            )
-        )
     fig = go.Figure()
-    for name, col, low, high in series:
+    for name, col, ci, shown in series:
+        if not shown:
+            continue
         error = None
-        if low is not None and high is not None:
+        if ci:
             error = {
                 "type": "data",
                 "symmetric": False,
-                "array": (table[high] - table[col]).tolist(),
-                "arrayminus": (table[col] - table[low]).tolist(),
+                "array": (table[f"{col}_high"] - table[col]).tolist(),
+                "arrayminus": (table[col] - table[f"{col}_low"]).tolist(),
             }
         fig.add_trace(go.Bar(name=name, x=table["category"], y=table[col], error_y=error))
     fig.update_layout(barmode="group", yaxis_title="κ", height=440, title=title_layout(title))
@@ -562,10 +517,7 @@ def identity_scatter(
     lo: float,
     hi: float,
 ) -> Any:
-    """Points of ``y`` against ``x`` with the line x = y over [lo, hi]; every column in the hover.
-
-    Text cells (e.g. system names from an uploaded CSV) are entity-escaped like every label.
-    """
+    """Points of ``y`` against ``x`` with the line x = y over [lo, hi]."""
     import plotly.express as px
 
     go = _go()

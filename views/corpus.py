@@ -1,9 +1,6 @@
 """The corpus browser's data: filter choices, search pages, one dialogue, and chart tables.
 
-Every query goes through :mod:`etclib.data.store` or the parameterised SQL below; a visitor's text is
-only ever a bound parameter (``etclib.data.store.search`` matches it literally, so ``%`` or ``'`` are
-just characters).
-"""
+A visitor's text is only ever a bound SQL parameter, matched literally."""
 
 from __future__ import annotations
 
@@ -90,10 +87,7 @@ def make_filters(
     agreement: str | None = None,
     big_five: dict[str, tuple[int, int]] | None = None,
 ) -> store.Filters:
-    """``store.Filters`` from widget values: text trimmed, full Big Five ranges dropped.
-
-    A text over :data:`MAX_QUERY_CHARS` raises ``StoreError`` (:func:`query_problem` says why).
-    """
+    """``store.Filters`` from widget values; ``StoreError`` for a text too long."""
     problem = query_problem(text)
     if problem:
         raise StoreError(problem)
@@ -137,8 +131,7 @@ def search_page(
 
 
 def dialogue_view(con: Any, dialogue_id: int) -> dict[str, Any] | None:
-    """One dialogue for display: header, its utterances as records (role, utterance,
-    transcription, ``ann1``..``ann3`` and the aggregated ``label`` as lists), participants."""
+    """One dialogue for display: header, utterances as records, participants."""
     d = store.dialogue(con, int(dialogue_id))
     if d is None:
         return None
@@ -184,8 +177,7 @@ def big_five_scores(con: Any) -> pd.DataFrame:
 
 
 def prevalence_table(stats: dict[str, Any]) -> pd.DataFrame:
-    """Long table: category, role (speaker, listener, and ``all`` for every transcription),
-    percent of transcriptions whose aggregated label has the category."""
+    """Long table: percent of transcriptions with each category, per role and ``all``."""
     return pd.DataFrame(
         [
             {"category": c, "role": r, "percent": v[r]}
@@ -196,20 +188,10 @@ def prevalence_table(stats: dict[str, Any]) -> pd.DataFrame:
 
 
 def label_table(stats: dict[str, Any]) -> pd.DataFrame:
-    """Wide table as ``etclib stats`` prints it: per category the percent of speaker, listener
-    and all transcriptions whose aggregated label has it, and Fleiss' kappa."""
-    return pd.DataFrame(
-        [
-            {
-                "category": c,
-                "speaker": v["speaker"],
-                "listener": v["listener"],
-                "all": v["all"],
-                "kappa": v["kappa"],
-            }
-            for c, v in stats["labels"].items()
-        ]
-    )
+    """Wide table as ``etclib stats`` prints it: per-role percents and Fleiss' kappa."""
+    columns = ("speaker", "listener", "all", "kappa")
+    rows = [{"category": c, **{k: v[k] for k in columns}} for c, v in stats["labels"].items()]
+    return pd.DataFrame(rows)
 
 
 def kappa_table(stats: dict[str, Any]) -> pd.DataFrame:
@@ -235,10 +217,7 @@ CLASSIFIER_SPLIT = "test"
 
 
 def classifier_view(split: str = CLASSIFIER_SPLIT) -> dict[str, Any]:
-    """What the corpus page shows about the transcription category classifier on ``split``:
-    ``confusion`` (aggregated category × read category, multi-label pair counts),
-    ``per_category`` (one 2x2 confusion per category with precision, recall, F1), its
-    ``signature`` and ``valid`` scores, and ``n_items``."""
+    """The transcription classifier on ``split``: confusion, per-category scores, signature."""
     from etclib.data.corpus import load_corpus
     from etclib.tracks.categories import analysis
 

@@ -1,10 +1,5 @@
-"""The judge-versus-human page's tables: the studies' results as the page shows them.
-
-The studies themselves are computed by ``etclib.studies.labeljudge``, ``etclib.studies.annotation`` and
-``etclib.studies.ratings``; this module only formats their tables (κ and r with two decimals, intervals
-as ``value [low, high]``, rates as percentages) and picks the columns shown. Figures are in
-:mod:`views.charts`.
-"""
+"""The judge-versus-human page's tables: the studies' results (``etclib.studies``) formatted as the
+page shows them."""
 
 from __future__ import annotations
 
@@ -96,9 +91,11 @@ def _percent(x: Any) -> str:
     return f"{100 * x:.1f}%"
 
 
-def run_names(runs: pd.DataFrame) -> dict[str, str]:
-    """The run picker's labels: model, provider, split and size of each stored judge run."""
-    names = {NONE_RUN: "no judge: the human yardstick only"}
+def run_names(
+    runs: pd.DataFrame, none: str = "no judge: the human yardstick only"
+) -> dict[str, str]:
+    """The run picker's labels: model, provider, split and size of each stored run."""
+    names = {NONE_RUN: none}
     for r in runs.to_dict("records") if not runs.empty else []:
         names[r["run_id"]] = (
             f"{r['model']} ({r['provider']}, {r['split']}, {r['n_labelled']} items) · {r['run_id']}"
@@ -107,8 +104,7 @@ def run_names(runs: pd.DataFrame) -> dict[str, str]:
 
 
 def label_table(table: pd.DataFrame, with_judge: bool) -> pd.DataFrame:
-    """Study 1 per category: rates, κ against people with intervals, Fleiss' κ with and without
-    the judge (the judge's columns only when a run is chosen)."""
+    """Study 1 per category; the judge's columns only ``with_judge``."""
     shown = pd.DataFrame(
         {
             "category": table["category"],
@@ -238,8 +234,7 @@ def _mean_sd(mean: Any, sd: Any) -> str:
 
 
 def calibration_table(report: dict[str, Any]) -> pd.DataFrame:
-    """One calibration run beside the paper: units per reference (and per prediction of a
-    paper row's file) against Table 3, and the two sanity checks against their bounds."""
+    """One calibration run beside the paper's Table 3, with the two sanity checks."""
     refs = report["references"]
     rows = [
         {

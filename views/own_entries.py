@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from leaderboard.metadata import EDITABLE
 from views.fields import label
 
 #: The Submit page's query parameter that carries an edit key (``/submit?edit=ID.SECRET``).
@@ -22,24 +23,11 @@ VISIBILITY_WORDS = {
     "hidden": "hidden by the moderators",
 }
 #: How a history row names what changed.
-CHANGE_WORDS = {
-    key: label(key)
-    for key in (
-        "status",
-        "name",
-        "model_url",
-        "paper_url",
-        "parameters",
-        "open_weights",
-        "licence",
-        "visibility",
-    )
-}
+CHANGE_WORDS = {key: label(key) for key in ("status", *EDITABLE, "visibility")}
 
 
 def owner(visitor: Any, keys: list[str] | tuple[str, ...] = ()) -> Any:
-    """The ``leaderboard.Owner`` a visitor is: their signed-in account (an address owns
-    nothing) and the edit keys their page holds."""
+    """The ``leaderboard.Owner`` a visitor is: their account and the edit keys their page holds."""
     import leaderboard as lb
 
     account = visitor.key if visitor is not None and visitor.kind == "account" else None
@@ -67,8 +55,7 @@ def edit_link(page_url: str, key: str) -> str:
 
 
 def standing_view(standing: dict[str, Any], track_title: str) -> tuple[str, pd.DataFrame]:
-    """``leaderboard.standing`` as a sentence (the rank) and a table of the main scores with
-    their intervals."""
+    """``leaderboard.standing`` as a sentence (the rank) and a table of the main scores."""
     from views.board import interval_text, metric_label
 
     if standing["rank"] is None:
