@@ -112,8 +112,7 @@ if picked.card:
 
 
 def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
-    """Stream the prediction into the current container; (prediction, error). ``spend``: take
-    one prediction of the rate limit here (a written utterance took it when it was sent)."""
+    """Stream the prediction here: (prediction, error); ``spend``: count it against the limit."""
     wait = state["chat_limiter"].take() if spend else 0
     if wait:
         return None, state["chat_limiter"].message(wait)
@@ -148,8 +147,7 @@ def _show_prediction(line: dict) -> None:
 
 
 def _categories(lines: list[tuple[str, str]]) -> dict:
-    """The predicted categories of the last of ``lines``: ``{"categories": ...}`` or
-    ``{"categories_error": ...}``."""
+    """The predicted categories of the last of ``lines``, or the error."""
     try:
         return {"categories": chat.conversation_categories(_erc(), lines)}
     except EtcError as exc:

@@ -1,13 +1,8 @@
 """Links from a page to the project's documentation, and the site's own reader of it.
 
-A page speaks to a visitor; settings, commands and file paths live in ``docs/``. A page that
-points there writes ``doc_link("causes.md", "how causes are annotated")``: a Markdown link to the
-rendered ``docs/causes.md``, never the bare path. Where the repository is hosted (the
-``ETC_REPOSITORY_URL`` setting, else ``Repository`` under ``[project.urls]`` in pyproject.toml),
-the link goes to ``<repository>/blob/main/docs/causes.md``; without one, to the site's own
-Documentation page (``site_pages/docs.py``, ``/docs?doc=causes.md``), which renders the same file
-from the checkout the site runs (:func:`rendered`), so a link always opens.
-"""
+``doc_link`` points at the hosted repository (``ETC_REPOSITORY_URL``, else pyproject.toml's
+``Repository``) or, without one, at the site's Documentation page, which renders the same file from
+the checkout, so a link always opens."""
 
 from __future__ import annotations
 
@@ -44,11 +39,7 @@ def repository_url() -> str | None:
 
 
 def doc_url(name: str) -> str | None:
-    """The rendered ``docs/<name>`` (``name`` may carry a ``#section``) in the repository.
-
-    Raises ``ValueError`` for a document that is not in ``docs/``: a page linking to a missing
-    page is a bug to see in the tests, not a dead link for a visitor.
-    """
+    """The rendered ``docs/<name>`` in the repository; ``ValueError`` for a missing one."""
     file = name.split("#", 1)[0]
     if not (DOCS / file).is_file():
         raise ValueError(f"docs/{file} does not exist: link to one of {sorted(_doc_names())}.")
@@ -92,12 +83,7 @@ _OUTSIDE = re.compile(r"\[([^\]]*)\]\((?!https?://|#|mailto:)(\.\./[^)\s]+)\)")
 
 
 def rendered(name: str) -> list[tuple[str, str | Path]]:
-    """``docs/<name>`` as the Documentation page shows it: ("markdown", text) and ("image",
-    path) parts in order; links to other documents lead to this page, a link to a file outside
-    ``docs/`` to the repository (its words alone where the repository is not declared).
-
-    Raises ``ValueError`` for a name that is not one of :func:`doc_names` (nothing else of the
-    checkout is read)."""
+    """``docs/<name>`` as ("markdown", text) and ("image", path) parts, in order."""
     if name not in _doc_names():
         raise ValueError(f"no document {name!r} in docs/")
     base = repository_url()

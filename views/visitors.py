@@ -1,16 +1,7 @@
-"""What one visitor may hold in the server's memory: at most ``ETC_PAGES_PER_VISITOR`` open
-pages (Streamlit sessions; default :data:`PAGES_PER_VISITOR`, 0 for no bound), each keeping at
-most :data:`UPLOADS_PER_PAGE` uploaded files.
-
-A visitor is what every per-visitor limit counts by (:func:`views.identity.limit_key`). Every
-run of the site records its page under its visitor (:func:`admit`, from streamlit_app.py); a
-page beyond the visitor's bound says so and stops. Streamlit keeps a page's uploaded files until
-the page's session ends (two minutes after its tab closed); the upload endpoint's files pass
-through :func:`_guard`: a page that was not admitted keeps none, an admitted one its newest
-:data:`UPLOADS_PER_PAGE`. The Submit page also lets an upload go (:func:`release`) once it is
-refused or stored. Only a served site has sessions; elsewhere (AppTest's stand-in runtime,
-``python`` without a server) everything is admitted.
-"""
+"""What one visitor may hold in the server's memory: at most ``ETC_PAGES_PER_VISITOR`` open pages
+(default :data:`PAGES_PER_VISITOR`, 0 for no bound), each keeping at most :data:`UPLOADS_PER_PAGE`
+uploaded files (Streamlit keeps them until the session ends). Outside a served site everything is
+admitted."""
 
 from __future__ import annotations
 
@@ -60,8 +51,7 @@ def _runtime() -> Any:
 
 
 def admit() -> bool:
-    """Whether this page may run: recorded under its visitor, unless the visitor already has
-    :func:`pages_per_visitor` open pages."""
+    """Whether this page may run: recorded under its visitor, unless too many are open."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     from views.identity import limit_key
@@ -91,8 +81,7 @@ def pages_of(key: str) -> int:
 
 
 def release(upload: Any) -> None:
-    """Drop ``upload`` (a ``st.file_uploader`` file) from the server's memory: the page has what
-    it needs of it."""
+    """Drop ``upload`` from the server's memory: the page has what it needs of it."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
@@ -106,8 +95,7 @@ def release(upload: Any) -> None:
 
 
 def _guard(files: Any) -> None:
-    """Have the upload endpoint's ``files`` (Streamlit's uploaded-file manager) keep files only
-    for admitted pages, at most :data:`UPLOADS_PER_PAGE` each; once per manager."""
+    """Have the upload endpoint keep files only for admitted pages, a few each."""
     with _LOCK:
         if getattr(files, "_etc_guarded", False):
             return
