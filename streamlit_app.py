@@ -100,8 +100,7 @@ with shown_errors(stop=True):
 try:  # created on the site's first start
     lb.open_db()
 except lb.StorageError as exc:
-    # A missing folder, unwritable or damaged database: logged for the operator; the pages
-    # that need the board say it is unavailable (views.errors), the others work as usual.
+    # Logged for the operator; the pages that need the board say it is unavailable.
     board_unavailable(exc, show=False)
 else:
     with shown_errors("The scoring workers cannot start: "):

@@ -3,6 +3,7 @@
 import streamlit as st
 
 import leaderboard as lb
+from etclib.data.corpus import CATEGORIES, ROLES
 from leaderboard import compare as lbc
 from views import cause_layer, fields
 from views import compare as cv
@@ -21,8 +22,7 @@ def _cause_types(database: str, version: str, a: str, b: str, key: str):
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _tables(database: str, version: str, a: str, b: str, key: str):
-    # The per-item tables of one pair and per-item key, built once per board version (the
-    # comparison itself is cached by the leaderboard); never changed by the page.
+    # Built once per pair, key and board version; never changed by the page.
     c = lbc.compare(a, b)
     return cv.items_frame(c, key), cv.outcome_tables(c, key)
 
@@ -53,7 +53,7 @@ track = st.segmented_control(
 with shown_errors(stop=True):
     version = lb.board_version()
     ranking = lb.ranking(track=track)
-ids = {sid: cv.entry_label(name, sid) for sid, name in zip(ranking["id"], ranking["name"])}
+ids = {sid: f"{name}  ({sid})" for sid, name in zip(ranking["id"], ranking["name"])}
 for side, key, asked in (("A", "cmp_a", asked_a), ("B", "cmp_b", asked_b)):
     if asked in ids and key not in st.session_state:
         st.session_state[key] = asked
@@ -128,8 +128,7 @@ keys = cv.item_keys(c)
 if not keys:
     st.stop()
 key = st.selectbox("Per-item score", keys, key="cmp_item_key", format_func=cv.item_key_label)
-# Two views; only the open one runs and draws (Plotly's script costs a browser about two CPU
-# seconds on a page load: the chart is drawn when its tab is opened).
+# Only the open tab runs (Plotly's script costs a browser about two CPU seconds a load).
 tab_counts, tab_chart = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun")
 if tab_counts.open:
     with tab_counts:
@@ -150,9 +149,9 @@ if tab_chart.open:
 
 st.subheader("Items")
 f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
-cats = f1.multiselect("Category", cv.categories(), key="cmp_f_category", placeholder="any")
+cats = f1.multiselect("Category", list(CATEGORIES), key="cmp_f_category", placeholder="any")
 turns = f2.multiselect("Turn", [1, 2, 3, 4, 5], key="cmp_f_turn", placeholder="any")
-roles = f3.multiselect("Role", cv.roles(), key="cmp_f_role", placeholder="any")
+roles = f3.multiselect("Role", list(ROLES), key="cmp_f_role", placeholder="any")
 order = f4.selectbox("Order", list(cv.ORDERS), key="cmp_f_order")
 frame = _tables(database_key(), version, a, b, key)[0]
 differ = "label sets differ" in frame and st.toggle(

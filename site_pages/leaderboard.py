@@ -19,8 +19,7 @@ st.title("Leaderboard")
 
 @st.cache_data(show_spinner="Computing intervals…", max_entries=64)
 def _detail(database: str, submission_id: str, version: str):
-    # Per board version (a new score or status changes it), not for a few seconds only: a
-    # visitor coming back to an entry gets it without its per-item rows read again.
+    # Per board version: a visitor coming back to an entry does not read its rows again.
     return lb.detail(submission_id), lb.per_item(submission_id)
 
 
@@ -32,16 +31,14 @@ def _breakdown_figure(database: str, version: str, submission_id: str, metric: s
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=16)
 def _by_cause(database: str, submission_id: str, status: str, _items):
-    # Cause labels change as annotators answer: kept 30 s only. Every metric, in registry
-    # order (the page puts the chosen one first), so a metric switch reuses it.
+    # Labels change as annotators answer: 30 s. Every metric, so a metric switch reuses it.
     cols = cause_layer.breakdown_metrics(_items, None, board.metric_order())
     return cause_layer.cause_breakdown(_items, cols)
 
 
 @st.cache_data(show_spinner=False, max_entries=12)
 def _export(database: str, version: str, key: str, track: str) -> bytes:
-    # Built on the first click (a deferred download), then the same bytes for every click on
-    # this board version; the board of the track shown.
+    # Built on the first click, then the same bytes for every click on this board version.
     return board.export_file(key, track)
 
 
@@ -57,15 +54,12 @@ def _reported(database: str, version: str):
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _charts(database, version, track, metric, filters, with_reported, _ranking, _shown, _published):
-    # The Charts tab's figures for one view of one board version, built once and shared (st.
-    # plotly_chart only reads them): a rerun of the tab (a toggle, the pairwise tests) builds
-    # none again.
+    # Built once per view and board version, and shared: a rerun of the tab builds none again.
     return board.chart_figures(_ranking, _shown, _published if with_reported else None, metric)
 
 
-# The view lives in the URL (track, metric, filters, columns, entry), so a link reproduces it:
-# a widget starts from the link's value and the URL follows the widget (board.link_value and
-# board.keep_in_url; Streamlit's own binding would put the options' labels in the URL).
+# The view lives in the URL, so a link reproduces it (Streamlit's own binding would put the
+# options' labels there).
 track_names = lb.tracks()  # transcription -> "transcriptions", erc -> "categories"
 asked = st.query_params.get("track")
 wanted = st.query_params.get("submission")
@@ -105,8 +99,7 @@ def _open_row() -> None:
         st.session_state["lb_open_detail"] = True
 
 
-# The board itself is a fragment: a metric, filter or tab change reruns it alone, not the
-# published rows, entry detail and exports below.
+# A fragment: a metric, filter or tab change reruns the board alone.
 @st.fragment
 def board_view(track: str, everything, published) -> None:
     metrics = board.metric_choices(everything, track) or board.metric_order(track)
@@ -154,8 +147,7 @@ def board_view(track: str, everything, published) -> None:
     if trivial_note:
         st.warning(trivial_note, icon="⚠️")
 
-    # Two views of the board; only the open one runs and draws (a visit draws the table, not the
-    # charts: Plotly's script costs a browser about two CPU seconds on every page load).
+    # Only the open tab runs (Plotly's script costs a browser about two CPU seconds a load).
     tab_table, tab_charts = st.tabs(list(board.VIEWS), key="lb_view", on_change="rerun")
     if tab_table.open:
         with tab_table:
@@ -269,9 +261,7 @@ ids = board.entry_ids(ranking, published)
 if not ids:
     st.caption("Nothing to show yet.")
     st.stop()
-# None until a visitor picks one (a row of the table, or a link with ?submission=): an entry's
-# detail, its per-item rows and cause breakdown are built for the entry asked for, not for
-# every visit.
+# None until a visitor picks one: an entry's detail is built when asked for, not on every visit.
 sid = st.selectbox(
     "Entry",
     list(ids),
@@ -359,8 +349,7 @@ if sid is not None:
 
 st.subheader("Export")
 st.caption(f"The {track_names[track]} board, as shown above.")
-# Deferred downloads: a file is built when its button is clicked (once per board version,
-# cached), never on a visit; the button's id and data stay the same across reruns.
+# Deferred downloads: a file is built when its button is clicked, never on a visit.
 for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.exports(track).items()):
     col.download_button(
         label,

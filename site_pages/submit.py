@@ -7,6 +7,7 @@ from etclib.core.errors import EtcError
 from etclib.tracks import TRACKS
 from etclib.tracks.predictions import MAX_FILE_BYTES
 from leaderboard import settings as lb_settings
+from leaderboard.owners import entry_of_key
 from views import board, fields, identity, own_entries, upload_check, visitors
 from views.errors import shown_errors
 from views.submission import show_problems
@@ -64,7 +65,7 @@ def your_entries() -> None:
         "you make it public again) or withdraw it (off the board for good; it is kept for the "
         f"record). Every change is kept in its history.{left}"
     )
-    linked = own_entries.entry_of_key(st.query_params.get(own_entries.EDIT_PARAM) or "")
+    linked = entry_of_key(st.query_params.get(own_entries.EDIT_PARAM) or "")
     for entry in mine.to_dict("records"):
         _entry(entry, opened=len(mine) == 1 or entry["id"] == linked)
 
@@ -201,17 +202,13 @@ for t in TRACKS.values():
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
     f"{board.accepted_types_text()}, UTF-8, at most {MAX_FILE_BYTES // 10**6} MB",
-    # Any file: one of another type is refused by our own check, in the page (a box restricted
-    # by type would say so only in a tooltip).
+    # Any file: a box restricted by type would refuse others only in a tooltip.
     key="submit_file",
 )
 check = None
 if upload is not None:
-    # checked once per file and name for every visitor; kept in a cache bounded in bytes; one
-    # check at a time per visitor
     check = upload_check.checked(upload.getvalue(), upload.name, identity.limit_key())
-    # A refusal is shown from the session's state until another file comes: the server lets the
-    # refused file go (the page then no longer sees it).
+    # A refusal is shown from the session's state: the server lets the refused file go.
     state["submit_refused"] = None if check.ok else check
     if not check.ok:
         visitors.release(upload)

@@ -5,6 +5,7 @@ tables."""
 from __future__ import annotations
 
 import functools
+import json
 import math
 from typing import Any
 
@@ -13,17 +14,11 @@ import pandas as pd
 from views import fields
 from views.docs import doc_link
 from views.submission import (  # noqa: F401 - the Submit page's names, importable from here
-    FINAL_STATUSES,
-    PROBLEMS_LAYOUT,
-    Validation,
     accepted_types_text,
     history_table,
-    problems_config,
     problems_table,
     submission_status,
     template_bytes,
-    upload_type_problem,
-    upload_types,
     validate_upload,
 )
 
@@ -68,14 +63,11 @@ def score_header(key: str) -> str:
     return f"{metric_label(key)} [95% CI]"
 
 
-#: Pixel widths of the ranking's first columns (rank, name, the score with its interval):
-#: with the row-selection column they fit a phone's screen (390 px, 358 px inside the page's
-#: margins), and :data:`RANKING_ROW_HEIGHT` wraps a long name onto three lines, not cut.
+#: Pixel widths of the ranking's first columns: with the selection column they fit a phone.
 RANKING_WIDTHS = {"rank": 36, "name": 130, "score": 146}
 #: Streamlit 1.67 wraps cell text only in rows taller than 4rem (views.corpus.RESULT_ROW_HEIGHT).
 RANKING_ROW_HEIGHT = 70
 
-#: The Leaderboard's two views of a board (tabs; only the open one is drawn).
 VIEWS = ("Ranking table", "Charts")
 
 
@@ -242,15 +234,10 @@ def flag_text(below: Any, floor: str = "constant") -> str:
 
 
 def _flags(ranking: pd.DataFrame) -> list[str]:
-    """Each row's flag (blank when none)."""
     below = ranking["below_floor"] if "below_floor" in ranking else [False] * len(ranking)
     floor = str(ranking.attrs.get("flag_floor") or "constant")
-    return [trivial_text(why) or flag_text(b, floor) for b, why in zip(below, _trivial(ranking))]
-
-
-def trivial_text(why: Any) -> str:
-    """The flag of a trivial submission, with the reason (blank when it is not trivial)."""
-    return f"⚠ trivial: {why}" if isinstance(why, str) and why else ""
+    trivial = _trivial(ranking)  # a trivial submission's reason outranks the floor's flag
+    return [f"⚠ trivial: {why}" if why else flag_text(b, floor) for b, why in zip(below, trivial)]
 
 
 def trivial_warning(ranking: pd.DataFrame) -> str | None:
@@ -259,9 +246,7 @@ def trivial_warning(ranking: pd.DataFrame) -> str | None:
 
 
 def _trivial(ranking: pd.DataFrame) -> list[str]:
-    if "trivial" not in ranking:
-        return [""] * len(ranking)
-    return ["" if not isinstance(w, str) else w for w in ranking["trivial"]]
+    return [w if isinstance(w, str) else "" for w in ranking.get("trivial", [""] * len(ranking))]
 
 
 def _kinds(ranking: pd.DataFrame) -> list[str]:
@@ -270,20 +255,11 @@ def _kinds(ranking: pd.DataFrame) -> list[str]:
 
 
 def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
-    """:func:`interval_text` of each row's ``metric`` with its ``_lo`` / ``_hi`` columns."""
-    n = len(frame)
-
-    def column(name: str) -> list[Any]:
-        return frame[name].tolist() if name in frame.columns else [None] * n
-
-    return [
-        interval_text(v, lo, hi)
-        for v, lo, hi in zip(column(metric), column(f"{metric}_lo"), column(f"{metric}_hi"))
-    ]
+    bounds = frame.reindex(columns=[metric, f"{metric}_lo", f"{metric}_hi"])
+    return [interval_text(*row) for row in bounds.itertuples(index=False)]
 
 
-#: The ranking's optional entry columns (the column chooser): field -> heading (the field
-#: facts' label; ``account``, the signed-in account, offered only when some entry has one).
+#: The ranking's optional entry columns (the column chooser): field -> heading.
 FIELD_COLUMNS = {
     key: fields.label(key)
     for key in (
@@ -358,8 +334,7 @@ def board_table(
             t[heading] = ranking[key].fillna("")  # blank, not "None", where nothing was said
         else:
             t[heading] = ranking[key].round(2)
-    # the columns a visitor came for first, so a phone shows them without scrolling (within
-    # RANKING_WIDTHS): rank, name, the score with its interval; then the band, what the row is
+    # the columns a visitor came for first, so a phone shows them without scrolling
     first = [c for c in ("rank", "name", score_header(metric), "rank_band") if c in t]
     return t[first + [c for c in t.columns if c not in first]].reset_index(drop=True)
 
@@ -526,13 +501,10 @@ def floor_values_of(ranking: pd.DataFrame, metric: str) -> dict[str, float]:
 
 def reported_table(published: pd.DataFrame) -> pd.DataFrame:
     """Published results for display: name, setting, every metric present, source."""
-    cols = [c for c in ("name", "setting") if c in published.columns]
     from etclib import tracks
 
     keys = [m for m in tracks.get().keys(board=True) if m in published.columns]
-    cols += keys
-    if "source" in published.columns:
-        cols.append("source")
+    cols = [c for c in ("name", "setting", *keys, "source") if c in published.columns]
     out = published[cols].rename(columns={k: metric_label(k) for k in keys})
     return out.reset_index(drop=True)
 
@@ -646,8 +618,6 @@ def na_text(table: pd.DataFrame) -> pd.DataFrame:
 
 def json_text(value: Any) -> str:
     """A compact JSON rendering of a signature or a judge detail (plain text)."""
-    import json
-
     if value is None:
         return ""
     if isinstance(value, str):
@@ -715,10 +685,6 @@ def metric_first(table: pd.DataFrame, metric: str | None, after: int = 2) -> pd.
 # --- what the charts draw ------------------------------------------------------------------------
 
 
-def _chart_kind(kind: Any) -> str:
-    return "baseline" if kind == "baseline" else "reproduced"
-
-
 def time_table(
     ranking: pd.DataFrame, metric: str, published: pd.DataFrame | None = None
 ) -> pd.DataFrame:
@@ -733,7 +699,9 @@ def time_table(
                     "name": _labels(ranking),
                     "when": pd.to_datetime(ranking["created_at"], utc=True, errors="coerce"),
                     "value": ranking[metric].to_numpy(dtype=float),
-                    "kind": [_chart_kind(k) for k in ranking["kind"]],
+                    "kind": [
+                        "baseline" if k == "baseline" else "reproduced" for k in ranking["kind"]
+                    ],
                 }
             )
         )

@@ -1,8 +1,5 @@
-"""The emotion-cause layer (:mod:`etclib.studies.causes`) as the site shows it: scores by cause
-type, the corpus browser's cause-type filter, the cause utterances of a target utterance.
-
-Only the dialogue view falls back on an item's single human answer (named so: no majority); the
-breakdown and the filter never count it. docs/causes.md says what each source is."""
+"""The emotion-cause layer (:mod:`etclib.studies.causes`) as the site shows it. Only the dialogue
+view falls back on an item's single human answer; scores and filters never count it."""
 
 from __future__ import annotations
 
@@ -14,9 +11,7 @@ import pandas as pd
 from etclib.data.corpus import ROLE_LETTER, load_corpus
 from etclib.studies import causes
 
-#: How a source of ``cause_types_for_items`` is named on the site.
 SOURCE_NAMES = {"human": "human majority", "proxy": "proxy (partner mention)"}
-#: Said where an item has no human or LLM cause utterances.
 NO_CAUSES = (
     "No human or LLM cause labels for this utterance yet: the proxy (a partner mention) gives "
     "a type, never cause utterances."
@@ -49,8 +44,7 @@ def item_cause_types(items: pd.DataFrame, *, db: Any = None) -> pd.DataFrame:
     return causes.cause_types_for_items(_utterances(keys), "auto", db=db)
 
 
-#: Per-item judge scores (``leaderboard.per_item`` names them as etclib does) shown by cause type
-#: beside the registry's metrics.
+#: Per-item judge scores shown by cause type beside the registry's metrics.
 ITEM_SCORES = ("f1", "precision", "recall")
 
 

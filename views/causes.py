@@ -13,7 +13,6 @@ from .judge_vs_human import number
 #: The page's tabs (only the open one runs).
 TABS = ("Annotate", "Agreement and shares")
 
-#: Column labels of the agreement table, in order.
 AGREEMENT_COLUMNS = {
     "decision": "decision",
     "units": "decisions compared",
@@ -49,9 +48,14 @@ def candidate_label(c: dict) -> str:
 def agreement_table(table: pd.DataFrame, with_llm: bool, with_proxy: bool) -> pd.DataFrame:
     """The agreement table with two-decimal figures and the page's column names."""
     shown = table.copy()
-    for col in ("humans", "annotator_vs_others", "llm_vs_majority", "llm_vs_others"):
+    for col in (
+        "humans",
+        "annotator_vs_others",
+        "llm_vs_majority",
+        "llm_vs_others",
+        "proxy_vs_majority",
+    ):
         shown[col] = shown[col].map(number)
-    shown["proxy_vs_majority"] = shown["proxy_vs_majority"].map(number)
     keep = ["decision", "units", "humans", "annotator_vs_others"]
     if with_llm:
         keep += ["llm_vs_majority", "llm_vs_others"]
@@ -60,7 +64,6 @@ def agreement_table(table: pd.DataFrame, with_llm: bool, with_proxy: bool) -> pd
     return shown[keep].rename(columns=AGREEMENT_COLUMNS)
 
 
-#: Column labels of the RECCON pair-F1 table, in order.
 PAIR_F1_LABELS = {
     "who": "rater",
     "pairs": "pairs",

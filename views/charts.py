@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import html
+import re
+import textwrap
 from typing import Any
 
 import pandas as pd
@@ -17,8 +19,7 @@ def label_text(text: Any) -> str:
     return html.escape(str(text), quote=False)
 
 
-#: The longest label (an entry's name) a chart writes out whole; a longer one is cut with "…"
-#: and shown whole on hover. Fits a phone's screen (390 px) beside its bar.
+#: The longest label a chart writes out whole (it fits a phone beside its bar).
 LABEL_CHARS = 32
 #: A chart title's line length: longer titles wrap, so none runs off a phone's screen.
 TITLE_CHARS = 44
@@ -26,8 +27,6 @@ TITLE_CHARS = 44
 
 def _cut(name: str, limit: int) -> str:
     """``name`` cut to ``limit`` characters with "…", a closing "(reported)" or the like kept."""
-    import re
-
     tail = re.search(r" \([^()]*\)$", name)
     keep = tail.group(0) if tail and len(tail.group(0)) <= limit // 2 else ""
     head, room = name[: len(name) - len(keep)], limit - len(keep)
@@ -36,8 +35,6 @@ def _cut(name: str, limit: int) -> str:
 
 def short_labels(names: Any, limit: int = LABEL_CHARS, lines: int = 1) -> list[str]:
     """``names`` as distinct, escaped chart labels, long ones wrapped and cut with "…"."""
-    import textwrap
-
     out: list[str] = []
     for name in map(str, names):
         parts = [name]
@@ -55,8 +52,6 @@ def short_labels(names: Any, limit: int = LABEL_CHARS, lines: int = 1) -> list[s
 
 def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str, Any]:
     """A figure's ``layout.title``: ``text`` escaped and wrapped, ``gap`` px above the plot."""
-    import textwrap
-
     lines = textwrap.wrap(str(text), width, break_long_words=False, break_on_hyphens=False) or [""]
     return {
         "text": "<br>".join(label_text(line) for line in lines),
@@ -68,8 +63,7 @@ def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str,
     }
 
 
-#: A title's gap above a figure whose subplots have titles of their own (they sit just above
-#: the plot area): the main title clears them.
+#: A title's gap above subplots that have titles of their own.
 SUBPLOT_GAP = 30
 
 ROLE_COLORS = {"speaker": "#c2410c", "listener": "#2563eb", "all": "#6b7280"}
@@ -202,6 +196,13 @@ KIND_NAMES = {
 }
 
 
+def _colors(t: pd.DataFrame) -> list[str]:
+    return [
+        KIND_COLORS.get(k, KIND_COLORS["reproduced"])
+        for k in t.get("kind", ["reproduced"] * len(t))
+    ]
+
+
 def _floor_name(name: str) -> str:
     return f"{name} baseline (floor)"
 
@@ -218,17 +219,13 @@ def score_bars(
     t = table.iloc[::-1]
     has_ci = {"lo", "hi"} <= set(t.columns) and t["lo"].notna().any()
     err = _error(t["value"], t["lo"], t["hi"]) if has_ci else None
-    colors = [
-        KIND_COLORS.get(k, KIND_COLORS["reproduced"])
-        for k in t.get("kind", ["reproduced"] * len(t))
-    ]
     fig = go.Figure(
         go.Bar(
             x=t["value"],
             y=short_labels(t["name"], lines=2),  # a long name wrapped, whole on hover
             orientation="h",
             error_x=err,
-            marker_color=colors,
+            marker_color=_colors(t),
             customdata=[label_text(n) for n in t["name"]],
             hovertemplate="%{customdata}: %{x:.2f}<extra></extra>",
         )
@@ -250,8 +247,7 @@ def score_bars(
             text=f"{label_text(name)}: {value:.2f}",
             font={"size": 11, "color": FLOOR_COLOR},
         )
-    # the range of the bars, intervals and lines: plotly's own would stretch to hold the lines'
-    # names, which run leftwards from their lines
+    # plotly's own range would stretch to hold the lines' names
     ends = [*t["value"], *(value for _, value in ordered)]
     if has_ci:
         ends += [*t["lo"].dropna(), *t["hi"].dropna()]
@@ -288,10 +284,7 @@ def precision_recall_scatter(
             textposition=["top right" if x <= mid else "top left" for x in t["recall"]],
             marker={
                 "size": units * 14,
-                "color": [
-                    KIND_COLORS.get(k, KIND_COLORS["reproduced"])
-                    for k in t.get("kind", ["reproduced"] * len(t))
-                ],
+                "color": _colors(t),
                 "opacity": 0.75,
                 "line": {"width": 1, "color": "#1f2328"},
             },
@@ -324,7 +317,6 @@ def precision_recall_scatter(
 
 
 def _error(values: pd.Series, lo: pd.Series, hi: pd.Series) -> dict[str, Any]:
-    """Plotly's asymmetric error bars from interval bounds (none where a bound is missing)."""
     return {
         "type": "data",
         "symmetric": False,

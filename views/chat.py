@@ -1,13 +1,13 @@
-"""The chat page's logic: which models a visitor can pick, the limits, and the predictions.
-
-A choice is a registered backend meant for a chat (``Backend.in_chat``), the default first, plus the
-fine-tuned model's server (``ETC_FINETUNED_BASE_URL``). :func:`submit` is the one way an utterance
-enters a conversation (docs/site.md, "How the chat takes an utterance")."""
+"""The chat page's logic: which models a visitor can pick, the limits, and the predictions
+(docs/site.md, "How the chat takes an utterance")."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
+import queue
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +23,6 @@ from views.chat_categories import (  # noqa: F401 - the chat page's names, impor
     conversation_categories,
     erc_backend_name,
     erc_label,
-    erc_status,
     make_erc_backend,
     predict_categories,
 )
@@ -32,7 +31,6 @@ from views.model_servers import (  # noqa: F401 - the chat page's names, importa
     CARD_NOTE,
     FINETUNED_BACKEND,
     FINETUNED_MODEL,
-    KEY_SETTINGS,
     PROBE,
     SERVER_LIMITS,
     ServerProbe,
@@ -55,8 +53,7 @@ DAY_S = 86400.0
 UNAVAILABLE = "not available on this site"
 #: k of k-shot prompts the picker offers (0 is zero-shot; the paper's baselines used 4).
 SHOT_CHOICES = (0, 1, 2, 4, 8)
-#: Options a chat gives every backend that takes them: answer fast or say why not (the time
-#: limits come from :data:`SERVER_LIMITS`).
+#: Options a chat gives every backend that takes them: answer fast or say why not.
 CHAT_OPTIONS: dict[str, Any] = {
     "retries": 1,
     "max_new_tokens": 256,
@@ -100,7 +97,6 @@ class Choice:
 
 
 def _chat_options(name: str) -> dict[str, Any]:
-    """The :data:`CHAT_OPTIONS` that backend ``name`` takes."""
     from etclib.models import options_of
 
     try:
@@ -116,7 +112,6 @@ def _chat_options(name: str) -> dict[str, Any]:
 
 
 def _label(name: str, description: str) -> str:
-    """How the picker names backend ``name`` in a visitor's words."""
     if name == "retrieval":
         return "Retrieval baseline"
     from etclib.llm import providers
@@ -131,7 +126,6 @@ def _label(name: str, description: str) -> str:
 
 
 def _detail(name: str, description: str) -> str:
-    """What backend ``name`` does, for a reader who asks (the picker's help icon)."""
     from etclib.llm import providers
 
     if name == "retrieval":
@@ -147,7 +141,6 @@ def _detail(name: str, description: str) -> str:
     return description
 
 
-#: The fine-tuned model's picker help (:func:`_detail`'s kind of text).
 FINETUNED_DETAIL = (
     "Llama-3.1-Swallow-8B-Instruct, fine-tuned (QLoRA) on ETC's training dialogues to write "
     "emotion transcriptions, served from a GPU server."
@@ -197,8 +190,6 @@ def _finetuned() -> Choice:
 
 def _probed(c: Choice) -> Choice:
     """``c`` marked offline when its self-hosted server does not answer a probe."""
-    import dataclasses
-
     from etclib.llm import providers
 
     if c.key not in providers.REGISTRY or not c.usable:
@@ -524,9 +515,6 @@ def visitor_failure(exc: Any, backend: Any, picked: Choice | None) -> BackendErr
 
 def _within(chunks: Iterator[str], total: float) -> Iterator[str]:
     """``chunks``, read in a helper thread, all within ``total`` seconds or a timeout error."""
-    import queue
-    import threading
-
     from etclib.core.errors import BackendServiceError
 
     box: queue.Queue[tuple[str, Any]] = queue.Queue()

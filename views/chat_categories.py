@@ -5,6 +5,7 @@ a reference and an operator log line."""
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,8 +78,6 @@ def backend_failure(
     exc: Exception, what: str, logged_as: str, log: logging.Logger = _log
 ) -> BackendError:
     """The visitor's error for a backend's failure; its text goes redacted to ``log`` only."""
-    import uuid
-
     from etclib.core.redact import redact
 
     ref = uuid.uuid4().hex[:10]
@@ -93,7 +92,6 @@ def categories_text(labels: Sequence[str]) -> str:
     return ", ".join(f"{c} ({CATEGORY_TO_JA[c]})" for c in labels)
 
 
-#: The label set, as the page names it once.
 LABEL_SET_NOTE = (
     f"the corpus's {len(CATEGORIES)} categories ({', '.join(CATEGORIES)}), several at once "
     "possible; neutral when none of the others applies"

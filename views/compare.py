@@ -10,7 +10,6 @@ from typing import Any
 import pandas as pd
 
 from etclib import metrics as registry
-from etclib.data.corpus import CATEGORIES, ROLES
 from etclib.tracks.comparison import A_BETTER, B_BETTER, Comparison, outcome, win_tie_loss
 
 from .charts import short_labels, title_layout
@@ -23,7 +22,6 @@ ORDERS = {
 }
 VERDICT_MARKS = {A_BETTER: "◀ A better", B_BETTER: "B better ▶"}
 BREAKDOWNS = ("role", "category", "turn")
-#: the page's two views of the per-item differences (tabs)
 VIEWS = ("Where each one wins", "Distribution of the differences")
 
 
@@ -361,15 +359,3 @@ def pairwise_figure(matrix: pd.DataFrame) -> Any:
         height=120 + 48 * len(order),
     )
     return fig
-
-
-def entry_label(name: Any, sid: str) -> str:
-    return f"{name}  ({sid})"
-
-
-def categories() -> list[str]:
-    return list(CATEGORIES)
-
-
-def roles() -> list[str]:
-    return list(ROLES)

@@ -4,6 +4,7 @@ A visitor's text is only ever a bound SQL parameter, matched literally."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -14,22 +15,16 @@ from etclib.core.errors import StoreError
 from etclib.data import store
 from etclib.data.corpus import BIG_FIVE, CATEGORIES, ROLE_LETTER, ROLES, SPLITS
 
-#: Results per page in the browser.
 PAGE_SIZE = 25
-#: TIPI-J Big Five scores range over 2..14.
 BIG_FIVE_RANGE = (2, 14)
-#: Longest search text accepted; a longer one is refused with :func:`query_problem`'s message
-#: (the longest utterance of the corpus is far shorter; docs/site.md).
+#: Longest search text accepted (the longest utterance of the corpus is far shorter).
 MAX_QUERY_CHARS = 200
-#: Pixel height of a result row: Streamlit 1.67 wraps cell text only in rows taller than 4rem
-#: (64 px), so 70 px shows about three lines of an utterance instead of cutting it at one.
+#: Pixel height of a result row: Streamlit 1.67 wraps cell text only in rows over 4rem.
 RESULT_ROW_HEIGHT = 70
-#: Pixel width of the utterance and transcription columns: both fit beside the label on a
-#: laptop screen (the agreement, split and emotion columns scroll into view).
+#: Pixel width of the utterance and transcription columns: both fit on a laptop screen.
 RESULT_TEXT_WIDTH = 300
 #: Pixel height of the results table: its header and eight rows (the rest scroll).
 RESULT_TABLE_HEIGHT = 38 + 8 * RESULT_ROW_HEIGHT
-#: Columns of a results page, in the order shown (the label before the long texts).
 RESULT_COLUMNS = (
     "dialogue_id",
     "turn",
@@ -109,8 +104,6 @@ def make_filters(
 
 def filters_key(filters: store.Filters) -> str:
     """A short stable digest of ``filters`` (for widget keys that reset when filters change)."""
-    import hashlib
-
     return hashlib.sha1(repr(filters).encode("utf-8")).hexdigest()[:12]
 
 
@@ -211,8 +204,7 @@ def cooccurrence_matrix(stats: dict[str, Any]) -> pd.DataFrame:
 
 # --- the category classifier against the annotators (etclib.tracks.categories.analysis) ---------
 
-#: The split the classifier's confusion is shown on (the classifier is trained on train and tuned
-#: on valid: test is the split it never saw).
+#: The split the classifier never saw (it is trained on train and tuned on valid).
 CLASSIFIER_SPLIT = "test"
 
 

@@ -19,18 +19,11 @@ if TYPE_CHECKING:  # imported when needed: a page run on its own has site_pages/
 
 log = logging.getLogger("views.errors")
 
-#: What a visitor reads when the leaderboard's database cannot be used.
 BOARD_UNAVAILABLE = (
     "The leaderboard is unavailable right now: its database cannot be used. The site's operator "
     "has been told (the details are in the server's log). The other pages work as usual."
 )
 _LOGGED: set[str] = set()
-
-
-def _storage_error(exc: BaseException) -> bool:
-    from leaderboard.errors import StorageError
-
-    return isinstance(exc, StorageError)
 
 
 def board_unavailable(exc: StorageError, *, show: bool = True) -> None:
@@ -58,7 +51,9 @@ def shown_errors(prefix: str = "", *, stop: bool = False) -> Iterator[None]:
     try:
         yield
     except EtcError as exc:
-        if _storage_error(exc):
+        from leaderboard.errors import StorageError
+
+        if isinstance(exc, StorageError):
             board_unavailable(exc)
         else:
             show_error(exc, prefix)

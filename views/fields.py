@@ -28,8 +28,7 @@ class Field:
     help: str = ""
 
 
-#: Each column's label, in the site's lower-case header style (a metric's heading keeps its
-#: own case: "ROUGE-L ↑").
+#: Each column's label, in the site's lower-case header style.
 FIELDS: dict[str, Field] = {
     f.key: f
     for f in (

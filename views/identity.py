@@ -1,9 +1,6 @@
-"""Who is submitting: the account a login provider verified, else the visitor's network address
-(docs/site.md, "Sign-in and quotas").
-
-The address is the one that connected or, from a proxy listed in ``ETC_TRUSTED_PROXIES``, the one in
-its ``X-Forwarded-For``, read right to left past trusted proxies only, so a forged header changes
-nothing."""
+"""Who is submitting: the account a login provider verified, else the network address, read right to
+left past trusted proxies only, so a forged header changes nothing (docs/site.md, "Sign-in and
+quotas")."""
 
 from __future__ import annotations
 
@@ -16,8 +13,7 @@ from typing import Any
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-#: What the key is when the connection came through the server's own proxy-header handling
-#: (see :func:`network_address`) from an address the site does not trust: that proxy's host.
+#: The key of a connection relayed by a host the site does not trust (:func:`network_address`).
 SAME_HOST = "same-host"
 
 
@@ -62,8 +58,6 @@ def login_provider() -> str | None:
 def login_configured() -> bool:
     """Whether the operator configured a login provider (an ``[auth]`` section with one)."""
     section = _auth_section()
-    if not section:
-        return False
     return "client_id" in section or any(isinstance(v, dict) for v in section.values())
 
 
@@ -159,16 +153,12 @@ def network_address(
     trusted: Sequence[Network],
     server: Sequence[Network] | None = None,
 ) -> str:
-    """The visitor's address for the quota: an address, or :data:`SAME_HOST`.
+    """The visitor's address for the quota, or :data:`SAME_HOST` (``reported``: the server's client
+    address, None for loopback; ``trusted``: ``ETC_TRUSTED_PROXIES``; ``server``:
+    :func:`server_trusted`).
 
-    ``reported``: the web server's client address (None for loopback); ``forwarded_for``: the
-    ``X-Forwarded-For`` values; ``trusted``: ``ETC_TRUSTED_PROXIES``; ``server``:
-    :func:`server_trusted`.
-
-    Where the web server already replaced the peer by a header entry, the peer is believed only if
-    the operator trusts a host the server trusts, else the key is :data:`SAME_HOST`. The chain is
-    then read right to left through trusted hops; a hop that is no address stops at the hop that
-    relayed it. So no value a trusted proxy did not write gives a new key."""
+    A peer the web server already replaced by a header entry is believed only if the operator trusts
+    a host the server trusts; no value a trusted proxy did not write gives a new key."""
     server = server_trusted() if server is None else server
     chain = [e.strip() for v in forwarded_for for e in str(v).split(",") if e.strip()]
     if chain and _replaced(reported, _server_pick(chain, server)):

@@ -11,14 +11,12 @@ import pandas as pd
 
 #: The page's "no judge run" choice of the run picker.
 NONE_RUN = "none"
-#: The page's tabs, one per study (only the open one runs).
 TABS = (
     "1 · Emotion categories",
     "2 · Atomic-unit decisions",
     "3 · Likert ratings",
     "4 · This judge vs the paper's",
 )
-#: Study 1's two views of the agreement per category (tabs; only the open one is drawn).
 LABEL_VIEWS = ("Table", "Chart")
 #: What the page's figures mean, for visitors (the project's docs/judge_vs_human.md has the rest).
 DEFINITIONS = """
@@ -40,8 +38,7 @@ DEFINITIONS = """
 """
 
 
-#: The page's own section on how its figures come about (its links point there, not to the
-#: maintainers' documents).
+#: The page's own section on how its figures come about (its links point there).
 HOW_ANCHOR = "how-these-studies-are-made"
 HOW_LINK = f"[how]({'#' + HOW_ANCHOR})"
 HOW_MADE = """
@@ -169,7 +166,6 @@ def emplifai_table(table: pd.DataFrame) -> pd.DataFrame:
     ].rename(columns=RATING_COLUMNS)
 
 
-#: Study 3's columns as a reader names them.
 RATING_COLUMNS = {
     "llm_mean": "LLM mean",
     "human_mean": "people's mean",
@@ -183,7 +179,6 @@ RATING_COLUMNS = {
 }
 
 
-#: Study 2's table of scores recomputed with people's labels, as a reader names its columns.
 UNIT_METRIC_COLUMNS = {
     "submission_id": "entry id",
     "metric": "metric",

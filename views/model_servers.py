@@ -1,8 +1,5 @@
-"""The chat's model servers: probed for being online (``GET /v1/models``, at most every
-``ETC_CHAT_PROBE_INTERVAL`` seconds), their time limits, and the model card.
-
-An offline server's reason names the setting to check for the operator's log; it never reaches a
-visitor."""
+"""The chat's model servers: probed for being online, their time limits, and the model card; an
+offline server's reason is for the operator's log, never a visitor."""
 
 from __future__ import annotations
 
@@ -127,12 +124,10 @@ class ServerProbe:
         return ServerState(True, tuple(models))
 
 
-#: The probe the site uses (one per server process).
 PROBE = ServerProbe()
 
 
 def _key_setting(setting_name: str) -> str:
-    """The setting that holds the key for the server at ``setting_name``."""
     from etclib.llm import providers
 
     keys = dict(KEY_SETTINGS)
@@ -175,8 +170,7 @@ def _is_nf4(text: str) -> bool:
     return "nf4" in low or "bitsandbytes" in low or "4-bit" in low or "4bit" in low
 
 
-#: Where the fine-tuned model's card is shown: the chat page with the model picked (the board's
-#: fine-tuned baseline row links here).
+#: Where the fine-tuned model's card is shown (the board's fine-tuned baseline links here).
 CARD_LINK = "chat?model=finetuned"
 
 

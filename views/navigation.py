@@ -1,7 +1,5 @@
-"""The site's page list as ``streamlit_app.py`` declares it, and links between pages.
-
-The scripts live in ``site_pages/``: a folder named ``pages/`` would switch on Streamlit's legacy
-multipage mode."""
+"""The site's page list as ``streamlit_app.py`` declares it, and links between pages. (Scripts live
+in ``site_pages/``: ``pages/`` would switch on Streamlit's legacy mode.)"""
 
 from __future__ import annotations
 

@@ -15,14 +15,12 @@ EDIT_PARAM = "edit"
 #: The most edit keys one visitor's page keeps (this session's receipts and links).
 MAX_KEYS = 20
 
-#: An entry's visibility, as its owner reads it.
 VISIBILITY_WORDS = {
     "public": "on the board",
     "private": "private: only you see it",
     "withdrawn": "withdrawn",
     "hidden": "hidden by the moderators",
 }
-#: How a history row names what changed.
 CHANGE_WORDS = {key: label(key) for key in ("status", *EDITABLE, "visibility")}
 
 
@@ -39,13 +37,6 @@ def kept_keys(keys: list[str], new: str | None) -> list[str]:
     if not new:
         return keys
     return [new, *[k for k in keys if k != new]][:MAX_KEYS]
-
-
-def entry_of_key(key: str) -> str:
-    """The entry id an edit key names (``ID.SECRET`` -> ``ID``; not checked)."""
-    from leaderboard.owners import entry_of_key as of_key
-
-    return of_key(key)
 
 
 def edit_link(page_url: str, key: str) -> str:

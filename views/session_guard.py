@@ -1,8 +1,5 @@
-"""What a visitor's page may ask of the server and learn from it, beyond running the site.
-
-Patches Streamlit's ``AppSession`` once per process: ``clear_cache`` clears only the asking page's
-state, ``load_git_info`` gets no answer, and the session-start message leaves out Python's version
-and the server's OS (``tests/browser/test_exposure.py``; docs/deploy.md)."""
+"""What a visitor's page may ask of the server and learn from it: ``clear_cache`` clears only its
+own state, ``load_git_info`` gets nothing, no Python version or OS is sent (docs/deploy.md)."""
 
 from __future__ import annotations
 

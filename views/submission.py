@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 import pandas as pd
@@ -75,8 +76,6 @@ def accepted_types_text() -> str:
 
 def upload_type_problem(name: str) -> str | None:
     """Why a file called ``name`` is not taken (its type), or None."""
-    from pathlib import PurePath
-
     suffix = PurePath(name).suffix.lower()
     if suffix.lstrip(".") in upload_types():
         return None
@@ -131,9 +130,7 @@ def validate_upload(
     )
 
 
-#: How a problems table is drawn: the problem column wide and its rows tall enough for
-#: Streamlit 1.67 to wrap a message onto three lines (it wraps only in rows over 4rem) instead of
-#: cutting it at one.
+#: How a problems table is drawn: rows tall enough for Streamlit 1.67 to wrap a message.
 PROBLEMS_LAYOUT: dict[str, Any] = {"widths": {"problem": 640}, "row_height": 70}
 
 

@@ -1,7 +1,4 @@
-"""Showing visitor-supplied text safely: as Markdown-escaped text, never as HTML.
-
-Escaping is not enough for GitHub Markdown, which links a bare URL, ``www.host`` or ``name@host``
-after escapes are resolved: :func:`escape_markdown` also breaks those."""
+"""Showing visitor-supplied text safely: Markdown-escaped, never a link, never HTML."""
 
 from __future__ import annotations
 
@@ -10,8 +7,7 @@ import re
 # Every character with a meaning in CommonMark, GitHub Markdown or Streamlit's extensions
 # (``:emoji:``, ``:color[...]``, ``$`` LaTeX, ``~`` strikethrough).
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~$:&=\"'])")
-#: Where GitHub Markdown's literal autolinks start: "://", "www." and the "@" of an address. A
-#: word joiner (U+2060: invisible, no line break) there keeps the text and stops the link.
+#: Where GitHub Markdown's literal autolinks start; a word joiner there stops the link.
 _AUTOLINK = re.compile(r"(?i)(:)(?=//)|(www)(?=\.)|()(?=@)")
 WORD_JOINER = "\u2060"
 

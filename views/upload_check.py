@@ -1,8 +1,5 @@
-"""The Submit page's check of an upload, cached for every visitor, bounded in bytes and time.
-
-A page reruns on every widget change, so a check is kept per file content and name, shared by all
-sessions, at most :data:`MAX_BYTES` for :data:`TTL_S` seconds (crafted refusals cannot grow it). One
-visitor's checks run one at a time, so many open pages do not multiply one visitor's cost."""
+"""The Submit page's check of an upload, cached for every visitor (pages rerun on every widget
+change), bounded in bytes and time, one check at a time per visitor."""
 
 from __future__ import annotations
 
@@ -31,7 +28,6 @@ _ENTRIES: OrderedDict[str, tuple[float, int, Checked]] = OrderedDict()
 
 #: The Submit page's check of an upload (when ``ok``, with the validated ``predictions``).
 Checked = Validation
-#: Read and validate an upload once (:func:`views.submission.validate_upload`).
 validate = validate_upload
 
 

@@ -11,7 +11,6 @@ from typing import Any
 from etclib.core.config import setting
 from etclib.core.errors import ConfigError
 
-#: The most pages one visitor may have open at once by default.
 PAGES_PER_VISITOR = 10
 #: The most uploaded files one page keeps (the newest).
 UPLOADS_PER_PAGE = 2
@@ -72,12 +71,6 @@ def admit() -> bool:
             _VISITOR[ctx.session_id] = key
             _FILES[ctx.session_id] = []
     return True
-
-
-def pages_of(key: str) -> int:
-    """Pages recorded now for the visitor ``key``."""
-    with _LOCK:
-        return sum(1 for k in _VISITOR.values() if k == key)
 
 
 def release(upload: Any) -> None:
