@@ -1,15 +1,6 @@
-"""Serve the site: Streamlit's ``streamlit run streamlit_app.py``, with the site's own modules
-imported before the server takes its first visitor.
-
-Streamlit imports a site's code only when a visitor's session first runs the script, so the
-first visitor of a new server would wait for pandas and the leaderboard to import. This launcher
-imports what ``streamlit_app.py`` imports, as gunicorn's ``--preload`` does, then hands over to
-Streamlit's command line; every option of ``streamlit run`` works the same
-(``python serve.py --server.port 8501 --server.headless true``). It also has glibc's malloc
-return every freed buffer of 1 MiB or more to the system at once (:func:`return_large_buffers`),
-so an upload's memory is not kept in the heap after it is freed (benchmarks/visitor_memory.py).
-See docs/site.md.
-"""
+"""Serve the site: ``streamlit run streamlit_app.py`` with the site's modules imported first, so the
+server's first visitor does not wait for them (like gunicorn's ``--preload``). Every option of
+``streamlit run`` works the same. See docs/site.md."""
 
 from __future__ import annotations
 
@@ -33,9 +24,7 @@ def app_imports(script: Path = APP) -> list[str]:
 
 
 def return_large_buffers(threshold: int = 1 << 20) -> bool:
-    """Have glibc's malloc map every buffer of ``threshold`` bytes or more on its own and unmap
-    it when freed (a fixed ``M_MMAP_THRESHOLD`` also stops glibc from raising it as buffers are
-    freed); False where the C library is not glibc."""
+    """Have glibc's malloc unmap freed buffers of ``threshold`` bytes or more at once."""
     import ctypes
     import ctypes.util
 

@@ -1,11 +1,5 @@
-"""The ETC site's entry point: the page list, the navigation, and what every page needs.
-
-Streamlit runs this script first on every run of every page (docs/site.md). It guards the
-server's session messages (:mod:`views.session_guard`), admits the page under its visitor's
-bound of open pages (:mod:`views.visitors`), declares the pages of ``site_pages/`` with
-``st.navigation``, starts the leaderboard's scoring workers once per server and database, and
-hands the page list to :mod:`views.navigation`, where Home reads it for its links.
-"""
+"""The ETC site's entry point: the page list, the navigation, and what every page needs
+(docs/site.md). Streamlit runs it first on every run of every page."""
 
 from pathlib import Path
 
@@ -84,8 +78,7 @@ SITE_PAGES = (
 
 @st.cache_resource(show_spinner=False)
 def _scoring_workers(database: str):  # database: the cache key (a test may switch databases)
-    """The scoring threads, once per server and database: queued submissions get scored
-    whichever page a visitor opens."""
+    """Once per server and database: queued submissions get scored whichever page is open."""
     return lb.start_workers()
 
 
@@ -107,8 +100,7 @@ with shown_errors(stop=True):
 try:  # created on the site's first start
     lb.open_db()
 except lb.StorageError as exc:
-    # A missing folder, unwritable or damaged database: logged for the operator; the pages
-    # that need the board say it is unavailable (views.errors), the others work as usual.
+    # Logged for the operator; the pages that need the board say it is unavailable.
     board_unavailable(exc, show=False)
 else:
     with shown_errors("The scoring workers cannot start: "):

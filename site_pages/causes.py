@@ -1,9 +1,5 @@
-"""Emotion causes: people mark which utterances a transcription's state comes from (RECCON).
-
-Annotators (codes from the study's admin) see the dialogue up to an item and its author's
-emotion transcription, and tick the utterances the state is about, or "not in the dialogue".
-Agreement among people, of an LLM run and of the lexical proxy with them: docs/causes.md.
-"""
+"""Emotion causes: people mark which utterances a transcription's state comes from (RECCON);
+agreement among people, an LLM run and the lexical proxy (docs/causes.md)."""
 
 import pandas as pd
 import streamlit as st

@@ -85,8 +85,7 @@ note = chat.unavailable_note(unusable)
 if note:
     top[0].caption(escape_markdown(note))
 picked = options[key]
-# Predictions per minute per visitor (and a metered model's budget) count in the board's
-# database, keyed like the upload quota: a reload does not reset them.
+# Counted in the board's database, keyed like the upload quota: a reload does not reset them.
 limiter = state.setdefault("chat_limiter", chat.VisitorLimiter())
 if isinstance(limiter, chat.VisitorLimiter):
     limiter.aim(limit_key(), picked)
@@ -112,8 +111,7 @@ if picked.card:
 
 
 def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
-    """Stream the prediction into the current container; (prediction, error). ``spend``: take
-    one prediction of the rate limit here (a written utterance took it when it was sent)."""
+    """Stream the prediction here: (prediction, error); ``spend``: count it against the limit."""
     wait = state["chat_limiter"].take() if spend else 0
     if wait:
         return None, state["chat_limiter"].message(wait)
@@ -135,7 +133,6 @@ def _predict(item, spend: bool = True) -> tuple[str | None, str | None]:
 
 
 def _model_text() -> str:
-    """The model under an utterance: its name, and the examples it saw when it takes any."""
     return f"{picked.label}, {chat.shots_text(k)}" if picked.prompted else picked.label
 
 
@@ -148,8 +145,6 @@ def _show_prediction(line: dict) -> None:
 
 
 def _categories(lines: list[tuple[str, str]]) -> dict:
-    """The predicted categories of the last of ``lines``: ``{"categories": ...}`` or
-    ``{"categories_error": ...}``."""
     try:
         return {"categories": chat.conversation_categories(_erc(), lines)}
     except EtcError as exc:
@@ -157,7 +152,6 @@ def _categories(lines: list[tuple[str, str]]) -> dict:
 
 
 def _show_categories(found: dict) -> None:
-    """The ERC baseline's categories under an utterance (or why there are none)."""
     if found.get("categories_error"):
         st.caption(escape_markdown(f"No predicted categories: {found['categories_error']}"))
     elif found.get("categories"):
@@ -171,7 +165,6 @@ def _show_categories(found: dict) -> None:
 
 
 def _on_submit() -> None:
-    """The chat input's callback: the speaker comes from the conversation (chat.submit)."""
     text = state.get("chat_input")
     problem = chat.submit(state["chat_lines"], text, picked, state["chat_limiter"])
     if problem:

@@ -3,6 +3,7 @@
 import streamlit as st
 
 import leaderboard as lb
+from etclib.data.corpus import CATEGORIES, ROLES
 from leaderboard import compare as lbc
 from views import cause_layer, fields
 from views import compare as cv
@@ -21,8 +22,7 @@ def _cause_types(database: str, version: str, a: str, b: str, key: str):
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _tables(database: str, version: str, a: str, b: str, key: str):
-    # The per-item tables of one pair and per-item key, built once per board version (the
-    # comparison itself is cached by the leaderboard); never changed by the page.
+    # Built once per pair, key and board version; never changed by the page.
     c = lbc.compare(a, b)
     return cv.items_frame(c, key), cv.outcome_tables(c, key)
 
@@ -53,7 +53,7 @@ track = st.segmented_control(
 with shown_errors(stop=True):
     version = lb.board_version()
     ranking = lb.ranking(track=track)
-ids = {sid: cv.entry_label(name, sid) for sid, name in zip(ranking["id"], ranking["name"])}
+ids = {sid: f"{name}  ({sid})" for sid, name in zip(ranking["id"], ranking["name"])}
 for side, key, asked in (("A", "cmp_a", asked_a), ("B", "cmp_b", asked_b)):
     if asked in ids and key not in st.session_state:
         st.session_state[key] = asked
@@ -128,8 +128,7 @@ keys = cv.item_keys(c)
 if not keys:
     st.stop()
 key = st.selectbox("Per-item score", keys, key="cmp_item_key", format_func=cv.item_key_label)
-# Two views; only the open one runs and draws (Plotly's script costs a browser about two CPU
-# seconds on a page load: the chart is drawn when its tab is opened).
+# Only the open tab runs (Plotly's script costs a browser about two CPU seconds a load).
 tab_counts, tab_chart = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun")
 if tab_counts.open:
     with tab_counts:
@@ -150,9 +149,9 @@ if tab_chart.open:
 
 st.subheader("Items")
 f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
-cats = f1.multiselect("Category", cv.categories(), key="cmp_f_category", placeholder="any")
+cats = f1.multiselect("Category", list(CATEGORIES), key="cmp_f_category", placeholder="any")
 turns = f2.multiselect("Turn", [1, 2, 3, 4, 5], key="cmp_f_turn", placeholder="any")
-roles = f3.multiselect("Role", cv.roles(), key="cmp_f_role", placeholder="any")
+roles = f3.multiselect("Role", list(ROLES), key="cmp_f_role", placeholder="any")
 order = f4.selectbox("Order", list(cv.ORDERS), key="cmp_f_order")
 frame = _tables(database_key(), version, a, b, key)[0]
 differ = "label sets differ" in frame and st.toggle(
@@ -162,17 +161,12 @@ shown = cv.filter_items(
     frame, categories=cats, turns=turns, roles=roles, order=order, differ_only=differ
 )
 st.caption(f"{len(shown):,} of {len(frame):,} items. Select a row to see its dialogue.")
-event = st.dataframe(
+event = fields.table(
     shown.drop(columns=["item"]),
-    hide_index=True,
-    width="stretch",
-    key="cmp_items",
+    "cmp_items",
+    dict.fromkeys(("reference", "prediction A", "prediction B"), "medium"),
     on_select="rerun",
     selection_mode="single-row",
-    column_config=fields.column_config(
-        shown.columns,
-        **dict.fromkeys(("reference", "prediction A", "prediction B"), "medium"),
-    ),
 )
 picked = event.selection.rows if event is not None else []
 if len(shown):
@@ -211,28 +205,12 @@ if len(shown):
         st.caption("No judge scores for both entries: no unit-level decisions to show.")
 
 st.subheader("Export")
-e1, e2, e3 = st.columns(3)
-e1.download_button(
-    "Metric table (CSV)",
-    lbc.export_csv(c, "metrics"),
-    f"etc_compare_{a}_{b}_metrics.csv",
-    "text/csv",
-    key="cmp_dl_metrics",
-    on_click="ignore",
+exports = (
+    ("metrics", "Metric table (CSV)", lbc.export_csv(c, "metrics"), "_metrics.csv", "text/csv"),
+    ("items", "Item table (CSV)", lambda: lbc.export_csv(c, "items"), "_items.csv", "text/csv"),
+    ("json", "Comparison (JSON)", lambda: lbc.export_json(c), ".json", "application/json"),
 )
-e2.download_button(
-    "Item table (CSV)",
-    lambda: lbc.export_csv(c, "items"),
-    f"etc_compare_{a}_{b}_items.csv",
-    "text/csv",
-    key="cmp_dl_items",
-    on_click="ignore",
-)
-e3.download_button(
-    "Comparison (JSON)",
-    lambda: lbc.export_json(c),
-    f"etc_compare_{a}_{b}.json",
-    "application/json",
-    key="cmp_dl_json",
-    on_click="ignore",
-)
+for col, (key, label, data, end, mime) in zip(st.columns(3), exports):
+    col.download_button(
+        label, data, f"etc_compare_{a}_{b}{end}", mime, key=f"cmp_dl_{key}", on_click="ignore"
+    )

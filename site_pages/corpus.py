@@ -45,8 +45,7 @@ def _search_all(corpus: str, filters):
 
 @st.cache_data(ttl=30, show_spinner=False)
 def _corpus_cause_sets():
-    # Every utterance's cause utterances, read at once (two studies-database reads): a dialogue's
-    # marks are then a lookup. Kept 30 s: labels change as people answer.
+    # Read at once (two reads), so a dialogue's marks are a lookup; labels change: 30 s.
     return cause_layer.corpus_cause_sets()
 
 
@@ -69,8 +68,7 @@ def _stats(corpus: str):
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _stat_figures(corpus: str):
-    # Built once per corpus and shared by every visitor (st.plotly_chart only reads them):
-    # building five figures took most of each visit's server time.
+    # Shared by every visitor: building them took most of each visit's server time.
     stats, lengths, big_five = _stats(corpus)
     return {
         "chart_prevalence": charts.prevalence_chart(cq.prevalence_table(stats)),
@@ -96,8 +94,7 @@ view = st.segmented_control(
 )
 
 
-# The browser is a fragment: a search, filter, page or row choice reruns it alone, not the
-# page's title and view switch.
+# A fragment: a search, filter, page or row choice reruns the browser alone.
 @st.fragment
 def browse() -> None:
     text = st.text_input(

@@ -136,8 +136,7 @@ if tab_labels.open:
             )
         if study is not None:
             title = f"Agreement per category ({study.n_items} transcriptions, {study.split})"
-            # Table and chart: only the open tab is drawn (a visit draws no Plotly chart, whose
-            # script costs a browser about two CPU seconds per page load).
+            # Only the open tab is drawn: a visit draws no Plotly chart.
             as_table, as_chart = st.tabs(
                 list(jvh.LABEL_VIEWS), key="jvh_label_view", on_change="rerun"
             )

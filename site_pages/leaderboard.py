@@ -19,8 +19,7 @@ st.title("Leaderboard")
 
 @st.cache_data(show_spinner="Computing intervals…", max_entries=64)
 def _detail(database: str, submission_id: str, version: str):
-    # Per board version (a new score or status changes it), not for a few seconds only: a
-    # visitor coming back to an entry gets it without its per-item rows read again.
+    # Per board version: a visitor coming back to an entry does not read its rows again.
     return lb.detail(submission_id), lb.per_item(submission_id)
 
 
@@ -32,16 +31,14 @@ def _breakdown_figure(database: str, version: str, submission_id: str, metric: s
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=16)
 def _by_cause(database: str, submission_id: str, status: str, _items):
-    # Cause labels change as annotators answer: kept 30 s only. Every metric, in registry
-    # order (the page puts the chosen one first), so a metric switch reuses it.
+    # Labels change as annotators answer: 30 s. Every metric, so a metric switch reuses it.
     cols = cause_layer.breakdown_metrics(_items, None, board.metric_order())
     return cause_layer.cause_breakdown(_items, cols)
 
 
 @st.cache_data(show_spinner=False, max_entries=12)
 def _export(database: str, version: str, key: str, track: str) -> bytes:
-    # Built on the first click (a deferred download), then the same bytes for every click on
-    # this board version; the board of the track shown.
+    # Built on the first click, then the same bytes for every click on this board version.
     return board.export_file(key, track)
 
 
@@ -57,15 +54,12 @@ def _reported(database: str, version: str):
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _charts(database, version, track, metric, filters, with_reported, _ranking, _shown, _published):
-    # The Charts tab's figures for one view of one board version, built once and shared (st.
-    # plotly_chart only reads them): a rerun of the tab (a toggle, the pairwise tests) builds
-    # none again.
+    # Built once per view and board version, and shared: a rerun of the tab builds none again.
     return board.chart_figures(_ranking, _shown, _published if with_reported else None, metric)
 
 
-# The view lives in the URL (track, metric, filters, columns, entry), so a link reproduces it:
-# a widget starts from the link's value and the URL follows the widget (board.link_value and
-# board.keep_in_url; Streamlit's own binding would put the options' labels in the URL).
+# The view lives in the URL, so a link reproduces it (Streamlit's own binding would put the
+# options' labels there).
 track_names = lb.tracks()  # transcription -> "transcriptions", erc -> "categories"
 asked = st.query_params.get("track")
 wanted = st.query_params.get("submission")
@@ -105,8 +99,7 @@ def _open_row() -> None:
         st.session_state["lb_open_detail"] = True
 
 
-# The board itself is a fragment: a metric, filter or tab change reruns it alone, not the
-# published rows, entry detail and exports below.
+# A fragment: a metric, filter or tab change reruns the board alone.
 @st.fragment
 def board_view(track: str, everything, published) -> None:
     metrics = board.metric_choices(everything, track) or board.metric_order(track)
@@ -123,35 +116,24 @@ def board_view(track: str, everything, published) -> None:
         help=f"The ranking metric by default. {lb.ranking_rule(track)}",
     )
     weights = [v for v in lb.OPEN_WEIGHTS if v]
+    # field: (its column, label, options, query parameter, widget key, placeholder)
+    filters = {
+        "setting": (c2, "Setting", lb.SETTINGS, "setting", "lb_settings", "all settings"),
+        "saw_test": (c3, "Saw test data", lb.SAW_TEST, "saw_test", "lb_saw_test", "any"),
+        "open_weights": (c4, "Open weights", weights, "weights", "lb_weights", "any"),
+    }
     only = {  # a filtered board is ranked among the entries it shows (bands and banner too)
-        "setting": c2.multiselect(
-            "Setting",
-            lb.SETTINGS,
-            board.link_value(url, "setting", lb.SETTINGS, many=True),
-            key="lb_settings",
-            placeholder="all settings",
-        ),
-        "saw_test": c3.multiselect(
-            "Saw test data",
-            lb.SAW_TEST,
-            board.link_value(url, "saw_test", lb.SAW_TEST, many=True),
-            key="lb_saw_test",
-            placeholder="any",
-        ),
-        "open_weights": c4.multiselect(
-            "Open weights",
-            weights,
-            board.link_value(url, "weights", weights, many=True),
-            key="lb_weights",
-            placeholder="any",
-        ),
+        field: col.multiselect(
+            label,
+            options,
+            board.link_value(url, name, options, many=True),
+            key=key,
+            placeholder=hint,
+        )
+        for field, (col, label, options, name, key, hint) in filters.items()
     }
     board.keep_in_url(url, "metric", metric, default_metric)
-    for field, name in (
-        ("setting", "setting"),
-        ("saw_test", "saw_test"),
-        ("open_weights", "weights"),
-    ):
+    for field, (*_, name, _, _) in filters.items():
         board.keep_in_url(url, name, only[field], [])
 
     with shown_errors(stop=True):
@@ -165,8 +147,7 @@ def board_view(track: str, everything, published) -> None:
     if trivial_note:
         st.warning(trivial_note, icon="⚠️")
 
-    # Two views of the board; only the open one runs and draws (a visit draws the table, not the
-    # charts: Plotly's script costs a browser about two CPU seconds on every page load).
+    # Only the open tab runs (Plotly's script costs a browser about two CPU seconds a load).
     tab_table, tab_charts = st.tabs(list(board.VIEWS), key="lb_view", on_change="rerun")
     if tab_table.open:
         with tab_table:
@@ -218,23 +199,11 @@ def board_view(track: str, everything, published) -> None:
                     reference = board.reference_table(track, metric)
                     if not reference.empty:
                         st.caption(tracks.get(track).reference_caption)
-                        st.dataframe(
-                            reference,
-                            hide_index=True,
-                            width="stretch",
-                            key="lb_reference",
-                            column_config=fields.column_config(reference.columns),
-                        )
+                        fields.table(reference, "lb_reference")
                     like = board.like_for_like_table(shown, track, metric)
                     if not like.empty:
                         st.caption(tracks.get(track).like_for_like_caption)
-                        st.dataframe(
-                            like,
-                            hide_index=True,
-                            width="stretch",
-                            key="lb_like_for_like",
-                            column_config=fields.column_config(like.columns),
-                        )
+                        fields.table(like, "lb_like_for_like")
                 with st.expander("Signatures of the board's columns"):
                     st.json(ranking.attrs.get("signatures", {}))
 
@@ -281,14 +250,7 @@ st.subheader("Published results (reported)")
 if published.empty:
     st.caption("No published result is loaded on this site.")
 else:
-    reported = board.reported_table(published)
-    st.dataframe(
-        reported,
-        hide_index=True,
-        width="stretch",
-        key="lb_reported",
-        column_config=fields.column_config(reported.columns),
-    )
+    fields.table(board.reported_table(published), "lb_reported")
 
 # --- one submission ------------------------------------------------------------------------------
 
@@ -299,9 +261,7 @@ ids = board.entry_ids(ranking, published)
 if not ids:
     st.caption("Nothing to show yet.")
     st.stop()
-# None until a visitor picks one (a row of the table, or a link with ?submission=): an entry's
-# detail, its per-item rows and cause breakdown are built for the entry asked for, not for
-# every visit.
+# None until a visitor picks one: an entry's detail is built when asked for, not on every visit.
 sid = st.selectbox(
     "Entry",
     list(ids),
@@ -338,26 +298,14 @@ if sid is not None:
                 icon="🆚",
                 query_params={"track": track, "a": other, "b": sid},
             )
-    st.dataframe(
-        view["fields"],
-        hide_index=True,
-        key="lb_detail_fields",
-        width="stretch",
-        column_config=fields.column_config(view["fields"].columns),
-    )
+    fields.table(view["fields"], "lb_detail_fields")
     if chat.links_to_card(info["submission"]):
         st.caption(chat.CARD_NOTE)
     if view["description"]:
         st.text(view["description"])
     if view["scores"] is not None:
-        st.dataframe(
-            view["scores"],
-            hide_index=True,
-            width="stretch",
-            key="lb_detail_scores",
-            column_order=[c for c in view["scores"].columns if c != "group"],
-            column_config=fields.column_config(view["scores"].columns),
-        )
+        scores = view["scores"]
+        fields.table(scores, "lb_detail_scores", column_order=[c for c in scores if c != "group"])
     if info["submission"]["kind"] != "reported" and metric:
         with shown_errors():
             figure = _breakdown_figure(board.database_key(), version, sid, metric)
@@ -366,12 +314,7 @@ if sid is not None:
     for name, table in view["breakdown"].items():
         with st.expander(f"Breakdown by {name}: every metric"):
             st.caption(board.BREAKDOWN_NOTE)
-            st.dataframe(
-                table,
-                width="stretch",
-                key=f"lb_breakdown_{name}",
-                column_config=fields.column_config(table.columns),
-            )
+            fields.table(table, f"lb_breakdown_{name}", hide_index=None)
     if info["submission"]["kind"] != "reported":
         with shown_errors():
             by_cause, cause_caption = _by_cause(board.database_key(), sid, view["status"], items)
@@ -384,13 +327,7 @@ if sid is not None:
                         f"({doc_link('causes.md', 'what a cause type is')}); {cause_caption}."
                     )
                     by_cause = board.labelled(board.metric_first(by_cause, metric))
-                    st.dataframe(
-                        by_cause,
-                        hide_index=True,
-                        width="stretch",
-                        key="lb_by_cause",
-                        column_config=fields.column_config(by_cause.columns),
-                    )
+                    fields.table(by_cause, "lb_by_cause")
     if view["verbosity"]:
         cols = st.columns(len(view["verbosity"]))
         for col, (label, value) in zip(cols, view["verbosity"].items()):
@@ -398,15 +335,8 @@ if sid is not None:
 
     if info["submission"]["kind"] != "reported":
         st.caption(tracks.get(info["submission"]["track"]).items_caption)
-        shown_items = board.items_view(items)
-        st.dataframe(
-            shown_items,
-            hide_index=True,
-            width="stretch",
-            key="lb_items",
-            column_config=fields.column_config(
-                shown_items.columns, prediction="large", reference="large"
-            ),
+        fields.table(
+            board.items_view(items), "lb_items", {"prediction": "large", "reference": "large"}
         )
         st.download_button(
             "This entry's items (CSV)",
@@ -419,8 +349,7 @@ if sid is not None:
 
 st.subheader("Export")
 st.caption(f"The {track_names[track]} board, as shown above.")
-# Deferred downloads: a file is built when its button is clicked (once per board version,
-# cached), never on a visit; the button's id and data stay the same across reruns.
+# Deferred downloads: a file is built when its button is clicked, never on a visit.
 for col, (key, (label, file_name, mime)) in zip(st.columns(3), board.exports(track).items()):
     col.download_button(
         label,

@@ -1,9 +1,5 @@
-"""Operator: moderation, annotator codes and annotation samples, behind the admin token.
-
-Outside the navigation, and declared only when an admin token is configured (streamlit_app.py):
-visitors never see these controls. Every action checks the token again and counts a wrong one
-against this visitor (:func:`views.admin.admin_session`).
-"""
+"""Operator: moderation, annotator codes and annotation samples, declared only where an admin token
+is configured; every action checks the token again (:func:`views.admin.admin_session`)."""
 
 import streamlit as st
 

@@ -7,8 +7,10 @@ from etclib.core.errors import EtcError
 from etclib.tracks import TRACKS
 from etclib.tracks.predictions import MAX_FILE_BYTES
 from leaderboard import settings as lb_settings
+from leaderboard.owners import entry_of_key
 from views import board, fields, identity, own_entries, upload_check, visitors
 from views.errors import shown_errors
+from views.submission import show_problems
 from views.text import escape_markdown
 
 st.title("Submit predictions")
@@ -63,7 +65,7 @@ def your_entries() -> None:
         "you make it public again) or withdraw it (off the board for good; it is kept for the "
         f"record). Every change is kept in its history.{left}"
     )
-    linked = own_entries.entry_of_key(st.query_params.get(own_entries.EDIT_PARAM) or "")
+    linked = entry_of_key(st.query_params.get(own_entries.EDIT_PARAM) or "")
     for entry in mine.to_dict("records"):
         _entry(entry, opened=len(mine) == 1 or entry["id"] == linked)
 
@@ -200,17 +202,13 @@ for t in TRACKS.values():
 st.subheader("2. Upload your predictions")
 upload = st.file_uploader(
     f"{board.accepted_types_text()}, UTF-8, at most {MAX_FILE_BYTES // 10**6} MB",
-    # Any file: one of another type is refused by our own check, in the page (a box restricted
-    # by type would say so only in a tooltip).
+    # Any file: a box restricted by type would refuse others only in a tooltip.
     key="submit_file",
 )
 check = None
 if upload is not None:
-    # checked once per file and name for every visitor; kept in a cache bounded in bytes; one
-    # check at a time per visitor
     check = upload_check.checked(upload.getvalue(), upload.name, identity.limit_key())
-    # A refusal is shown from the session's state until another file comes: the server lets the
-    # refused file go (the page then no longer sees it).
+    # A refusal is shown from the session's state: the server lets the refused file go.
     state["submit_refused"] = None if check.ok else check
     if not check.ok:
         visitors.release(upload, "submit_file")
@@ -235,14 +233,7 @@ elif state.get("submit_refused") is not None:
             f"upload again. Nothing was stored.{first}"
         )
     st.error(escape_markdown(f"{refused.name} was refused: {said}"))
-    problems = board.problems_table(refused.problems)
-    st.dataframe(
-        problems,
-        hide_index=True,
-        key="submit_problems",
-        column_config=board.problems_config(problems.columns),
-        row_height=board.PROBLEMS_LAYOUT["row_height"],
-    )
+    show_problems(board.problems_table(refused.problems), "submit_problems")
 
 st.subheader("3. Describe the system")
 # Who the daily limit counts: the signed-in account with a login provider, else the address.
@@ -321,22 +312,11 @@ if sent and check is not None and check.predictions is not None and visitor is n
             )
         except lb.MetadataError as exc:
             st.error("Some details were refused; nothing was stored.")
-            st.dataframe(
-                [{"field": fields.label(k), "problem": v} for k, v in exc.fields.items()],
-                hide_index=True,
-                key="submit_meta_problems",
-                column_config=board.problems_config(["field", "problem"]),
-                row_height=board.PROBLEMS_LAYOUT["row_height"],
-            )
+            rows = [{"field": fields.label(k), "problem": v} for k, v in exc.fields.items()]
+            show_problems(rows, "submit_meta_problems", ["field", "problem"])
         except lb.SubmissionError as exc:
             st.error("The file was refused; nothing was stored.")
-            st.dataframe(
-                board.problems_table(exc.problems),
-                hide_index=True,
-                key="submit_sub_problems",
-                column_config=board.problems_config(["line", "problem"]),
-                row_height=board.PROBLEMS_LAYOUT["row_height"],
-            )
+            show_problems(board.problems_table(exc.problems), "submit_sub_problems")
     if receipt is not None:
         visitors.release(upload, "submit_file")  # stored: the server lets the file go
         upload = None

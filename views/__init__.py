@@ -1,11 +1,6 @@
-"""Helpers shared by the Streamlit pages: everything a page needs beyond layout.
-
-Pages stay thin: they call these functions and ``etclib`` / ``leaderboard``, never SQL, scoring
-or prompt code. One module per concern (docs/site.md, "Code layout", lists them); this module
-holds the corpus store, its statistics, and the example dialogue of the home page. No module
-imports Streamlit at module level, so every function is testable without a running page; pages
-wrap the expensive ones in ``st.cache_data`` / ``st.cache_resource``.
-"""
+"""Helpers shared by the Streamlit pages; this module holds the corpus store, its statistics and
+Home's example dialogue. No module imports Streamlit at module level, so every helper is testable
+without a page."""
 
 from __future__ import annotations
 
@@ -20,9 +15,7 @@ def corpus_store() -> Any:
 
 
 def corpus_key() -> str:
-    """Which corpus the pages show (its folder and its store file): the key of a page's cached
-    corpus data, so that data cached for another corpus (another ``ETC_DATA_DIR`` in this
-    process) is never shown for this one."""
+    """Which corpus the pages show: the key of a page's cached corpus data."""
     from etclib.core import config
 
     return f"{config.data_dir().resolve()}|{config.store_path().resolve()}"

@@ -6,12 +6,7 @@ from etclib.core.errors import EtcError
 
 
 def metric_signatures() -> dict[str, str]:
-    """Signature of each cheap-to-describe part of a score on this installation.
-
-    BERTScore's signature needs its model loaded and sacrebleu's BLEU signature a finished
-    evaluation, so those two are described, not computed, here; a part that cannot be described
-    (e.g. MeCab missing) says why instead.
-    """
+    """Signature of each part of a score here (BERTScore and BLEU: described), or why not."""
     from etclib import __version__
 
     out: dict[str, str] = {"etclib": __version__}
@@ -44,8 +39,7 @@ def _judge() -> str:
 
 
 def metric_table() -> list[dict[str, str]]:
-    """One row per result key of the default track's metrics, from the metrics' own facts:
-    key, label, definition, unit, direction, stage and whether it ranks."""
+    """One row per result key of the default track's metrics, from the metrics' own facts."""
     from etclib import tracks
 
     return [
@@ -70,8 +64,7 @@ def ranking_rule() -> str:
 
 
 def board_state() -> str:
-    """What the leaderboard holds right now, in words for the About page: how it is ranked,
-    whether the paper's numbers are loaded, and the trivial floors (read from the board)."""
+    """What the board holds now, in words: its ranking, the paper's numbers, the trivial floors."""
     import leaderboard as lb
     from views.board import floor_values_of, honesty_note, judged, metric_label
     from views.errors import board_unavailable

@@ -1,12 +1,6 @@
-"""The site's admin forms: wrong admin tokens count per visitor, like the upload quota.
-
-``with admin_session():`` around an admin action makes :mod:`etclib.core.admintoken` count a wrong
-token against this visitor (:func:`views.identity.limit_key`: the signed-in account, else the
-network address) in the board's database (:mod:`leaderboard.limits`), so a reload, a new
-browser session or another replica does not reset it: one visitor gets
-:data:`etclib.core.admintoken.MAX_FAILURES` guesses per window, and each is logged. When the board
-cannot be used, the count is kept in this process instead.
-"""
+"""The site's admin forms: a wrong admin token counts against this visitor in the board's database
+(:mod:`leaderboard.limits`), so no reload, session or replica resets the guesses; in this process
+when the board is down."""
 
 from __future__ import annotations
 
@@ -25,8 +19,7 @@ BUCKET = "admin-failure"
 
 
 class BoardFailures:
-    """Wrong admin tokens counted in the board's database (:mod:`leaderboard.limits`); this
-    process's memory when the board cannot be used."""
+    """Wrong admin tokens counted in the board's database; in memory when it is down."""
 
     def failures(self, key: str, window_s: float) -> list[float]:
         from leaderboard import LeaderboardError, limits

@@ -1,10 +1,5 @@
-"""What the annotation parts of the site say where nobody can annotate yet.
-
-Annotating needs an annotator code, and codes exist only once the benchmark's maintainers have
-given them to the people taking part in a study; a fresh install has none. The Judge vs Human
-(study 2) and Causes pages then say what annotation is for, where codes come from, and what a
-visitor can read instead, rather than showing a code box that no code can open.
-"""
+"""What the annotation parts of the site say where nobody can annotate yet: a fresh install has no
+annotator code, so pages say what annotation is for instead of showing a code box no code opens."""
 
 from __future__ import annotations
 
@@ -36,8 +31,7 @@ CODES = (
 
 
 def issued(db: str | None = None) -> int:
-    """How many annotator codes are in use (issued, not revoked); 0 when the studies database
-    cannot be read (a fresh install has none)."""
+    """How many annotator codes are in use; 0 when the studies database cannot be read."""
     from etclib.core.errors import EtcError
     from etclib.studies import annotation
 

@@ -1,13 +1,11 @@
 """The leaderboard pages' data, on top of the ``leaderboard`` package (the Submit page's:
-:mod:`views.submission`, its names importable from here too).
-
-Everything a visitor typed (names, teams, descriptions, predictions) stays plain text in the
-tables returned here; pages show it with ``st.dataframe`` / ``st.text`` or Markdown-escaped.
-"""
+:mod:`views.submission`, importable from here too). What visitors typed stays plain text in these
+tables."""
 
 from __future__ import annotations
 
 import functools
+import json
 import math
 from typing import Any
 
@@ -16,40 +14,31 @@ import pandas as pd
 from views import fields
 from views.docs import doc_link
 from views.submission import (  # noqa: F401 - the Submit page's names, importable from here
-    FINAL_STATUSES,
-    PROBLEMS_LAYOUT,
-    Validation,
     accepted_types_text,
     history_table,
-    problems_config,
     problems_table,
     submission_status,
     template_bytes,
-    upload_type_problem,
-    upload_types,
     validate_upload,
 )
 
 
 def metric_order(track: str | None = None) -> list[str]:
-    """Metrics the picker offers, in this order, when the board of ``track`` has them (the
-    track's display order)."""
+    """Metrics the picker offers, in the track's display order."""
     from etclib import tracks
 
     return tracks.get(track).display_order()
 
 
 def metric_label(key: str) -> str:
-    """A metric key as a reader sees it, from the registry: ``"rougeL"`` -> ``"ROUGE-L ↑"``
-    (display name and direction; never the internal key)."""
+    """A metric key as a reader sees it: ``"rougeL"`` -> ``"ROUGE-L ↑"``."""
     from etclib import metrics
 
     return metrics.heading(key)
 
 
 def labelled(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with every column that is a registered metric key headed by
-    :func:`metric_label` (``rougeL`` -> ``ROUGE-L ↑``); other columns unchanged."""
+    """``table`` with every registered metric key's column headed by :func:`metric_label`."""
     from etclib import metrics
 
     known = {f.key for f in metrics.facts()}
@@ -57,8 +46,7 @@ def labelled(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def ranking_config(table: pd.DataFrame, metric: str) -> dict[str, Any]:
-    """``column_config`` of a ranking table: every header spelled out (:mod:`views.fields`),
-    the first columns at :data:`RANKING_WIDTHS`, the paper and code links clickable."""
+    """``column_config`` of a ranking table: labels, :data:`RANKING_WIDTHS`, live links."""
     import streamlit as st
 
     widths = {**RANKING_WIDTHS, score_header(metric): RANKING_WIDTHS["score"]}
@@ -75,14 +63,11 @@ def score_header(key: str) -> str:
     return f"{metric_label(key)} [95% CI]"
 
 
-#: Pixel widths of the ranking's first columns (rank, name, the score with its interval):
-#: with the row-selection column they fit a phone's screen (390 px, 358 px inside the page's
-#: margins), and :data:`RANKING_ROW_HEIGHT` wraps a long name onto three lines, not cut.
+#: Pixel widths of the ranking's first columns: with the selection column they fit a phone.
 RANKING_WIDTHS = {"rank": 36, "name": 130, "score": 146}
 #: Streamlit 1.67 wraps cell text only in rows taller than 4rem (views.corpus.RESULT_ROW_HEIGHT).
 RANKING_ROW_HEIGHT = 70
 
-#: The Leaderboard's two views of a board (tabs; only the open one is drawn).
 VIEWS = ("Ranking table", "Charts")
 
 
@@ -97,8 +82,7 @@ def database_key() -> str:
 
 
 def board_of(entry_id: str | None) -> str | None:
-    """The track whose public board holds ``entry_id`` (None when none does: unknown, hidden,
-    withdrawn or private entries are on no board)."""
+    """The track whose public board holds ``entry_id``, or None."""
     import leaderboard as lb
 
     if not entry_id:
@@ -107,9 +91,7 @@ def board_of(entry_id: str | None) -> str | None:
 
 
 def link_value(params: Any, name: str, options: list[str] | tuple[str, ...], *, many: bool = False):
-    """The value a link gives a widget: the option named by the query parameter ``name`` (None
-    when it names none); ``many``: the options it names, comma-separated or repeated, in
-    ``options``' order (empty when none)."""
+    """The option the query parameter ``name`` names, or None; ``many``: all it names."""
     if not many:
         value = params.get(name)
         return value if value in options else None
@@ -118,8 +100,7 @@ def link_value(params: Any, name: str, options: list[str] | tuple[str, ...], *, 
 
 
 def keep_in_url(params: Any, name: str, value: Any, default: Any) -> None:
-    """Put a widget's ``value`` in the query parameter ``name`` (a list comma-separated), or
-    take the parameter out when the value is ``default``: a link then reproduces the view."""
+    """Keep a widget's ``value`` in the query parameter ``name`` (none when ``default``)."""
     if isinstance(value, list) and isinstance(default, list):
         same = set(value) == set(default)  # the chooser's order is the table's, not the clicks'
     else:
@@ -139,15 +120,13 @@ def metric_choices(ranking: pd.DataFrame, track: str | None = None) -> list[str]
 
 
 def shown_order(track: str | None = None, metric: str | None = None) -> list[str]:
-    """The metric columns of the board's tables in the order the ranking table shows them:
-    ``metric`` (the chosen one) first, then the track's display order."""
+    """The board's metric columns in the ranking table's order: ``metric`` first."""
     order = metric_order(track)
     return ([metric] if metric in order else []) + [m for m in order if m != metric]
 
 
 def reference_rows(track: str | None = None) -> pd.DataFrame:
-    """``leaderboard.reference_rows`` of ``track``, computed once per corpus (each annotator
-    against the other two: every item of the split, a tenth of a second or more), a copy."""
+    """A copy of ``leaderboard.reference_rows`` of ``track``, computed once per corpus."""
     from views import corpus_key
 
     return _reference_rows(corpus_key(), track).copy()
@@ -161,9 +140,7 @@ def _reference_rows(corpus: str, track: str | None) -> pd.DataFrame:
 
 
 def reference_table(track: str | None = None, metric: str | None = None) -> pd.DataFrame:
-    """The board's reference rows (``Track.reference_rows``; on the categories track "a
-    person", each annotator against the other two's majority, averaged), with the track's
-    ranking metrics, rounded, in the ranking table's order (:func:`shown_order`)."""
+    """The board's reference rows, rounded, in the ranking table's order."""
     rows = reference_rows(track)
     if rows.empty:
         return rows
@@ -177,11 +154,8 @@ def reference_table(track: str | None = None, metric: str | None = None) -> pd.D
 def like_for_like_table(
     ranking: pd.DataFrame, track: str | None = None, metric: str | None = None
 ) -> pd.DataFrame:
-    """The reference rows and every entry of ``ranking`` on the same references: the columns
-    the track scores on its reference rows' own references (``Track.like_for_like``: on the
-    categories track each measure against the three leave-one-annotator-out references,
-    averaged), headed as the measures they are (``Macro-F1 ↑``), in the ranking table's order.
-    Empty when the track has no such columns or no entry has them."""
+    """The reference rows and the entries on the same references (``Track.like_for_like``), headed
+    as the measures they are; empty when no entry has such columns."""
     from etclib import tracks
 
     measures = dict(tracks.get(track).like_for_like)
@@ -229,7 +203,7 @@ FLAG_TEXT = "⚠ below the constant baseline"
 
 
 def legend(ranking: pd.DataFrame) -> str:
-    """What the badges and flags of the board ``ranking`` mean, in a paragraph."""
+    """What the badges and flags of the board mean, in a paragraph."""
     from leaderboard.trivial import SCORED_HERE
 
     floor = str(ranking.attrs.get("flag_floor") or "constant")
@@ -245,8 +219,7 @@ def legend(ranking: pd.DataFrame) -> str:
 
 
 def filtered_note(shown: pd.DataFrame, ranking: pd.DataFrame) -> str:
-    """For a filtered board, that its ranks and bands compare the entries shown only (blank
-    when nothing is filtered)."""
+    """For a filtered board, that its ranks and bands compare the entries shown only."""
     if not shown.attrs.get("only"):
         return ""
     return (
@@ -256,21 +229,15 @@ def filtered_note(shown: pd.DataFrame, ranking: pd.DataFrame) -> str:
 
 
 def flag_text(below: Any, floor: str = "constant") -> str:
-    """The flag of an entry that scores below the board's flag floor (the transcription
-    board's constant baseline, the categories board's majority one) on the ranking metric."""
+    """The flag of an entry that scores below the board's flag floor."""
     return f"⚠ below the {floor} baseline" if bool(below) is True else ""
 
 
 def _flags(ranking: pd.DataFrame) -> list[str]:
-    """Each row's flag (blank when none)."""
     below = ranking["below_floor"] if "below_floor" in ranking else [False] * len(ranking)
     floor = str(ranking.attrs.get("flag_floor") or "constant")
-    return [trivial_text(why) or flag_text(b, floor) for b, why in zip(below, _trivial(ranking))]
-
-
-def trivial_text(why: Any) -> str:
-    """The flag of a trivial submission, with the reason (blank when it is not trivial)."""
-    return f"⚠ trivial: {why}" if isinstance(why, str) and why else ""
+    trivial = _trivial(ranking)  # a trivial submission's reason outranks the floor's flag
+    return [f"⚠ trivial: {why}" if why else flag_text(b, floor) for b, why in zip(below, trivial)]
 
 
 def trivial_warning(ranking: pd.DataFrame) -> str | None:
@@ -279,9 +246,7 @@ def trivial_warning(ranking: pd.DataFrame) -> str | None:
 
 
 def _trivial(ranking: pd.DataFrame) -> list[str]:
-    if "trivial" not in ranking:
-        return [""] * len(ranking)
-    return ["" if not isinstance(w, str) else w for w in ranking["trivial"]]
+    return [w if isinstance(w, str) else "" for w in ranking.get("trivial", [""] * len(ranking))]
 
 
 def _kinds(ranking: pd.DataFrame) -> list[str]:
@@ -290,20 +255,11 @@ def _kinds(ranking: pd.DataFrame) -> list[str]:
 
 
 def _interval_texts(frame: pd.DataFrame, metric: str) -> list[str]:
-    """:func:`interval_text` of each row's ``metric`` with its ``_lo`` / ``_hi`` columns."""
-    n = len(frame)
-
-    def column(name: str) -> list[Any]:
-        return frame[name].tolist() if name in frame.columns else [None] * n
-
-    return [
-        interval_text(v, lo, hi)
-        for v, lo, hi in zip(column(metric), column(f"{metric}_lo"), column(f"{metric}_hi"))
-    ]
+    bounds = frame.reindex(columns=[metric, f"{metric}_lo", f"{metric}_hi"])
+    return [interval_text(*row) for row in bounds.itertuples(index=False)]
 
 
-#: The ranking's optional entry columns (the column chooser): field -> heading (the field
-#: facts' label; ``account``, the signed-in account, offered only when some entry has one).
+#: The ranking's optional entry columns (the column chooser): field -> heading.
 FIELD_COLUMNS = {
     key: fields.label(key)
     for key in (
@@ -325,8 +281,7 @@ DEFAULT_FIELDS = ("team", "account", "setting", "saw_test", "paper_url", "model_
 
 
 def column_choices(ranking: pd.DataFrame, track: str | None = None) -> dict[str, str]:
-    """The columns a visitor may add to the ranking (key -> heading): every metric with a value
-    (the ranked one is always shown), then the entry fields of :data:`FIELD_COLUMNS`."""
+    """The columns a visitor may add (key -> heading): metrics with a value, then fields."""
     out = {
         m: metric_label(m)
         for m in metric_order(track)
@@ -341,8 +296,7 @@ def column_choices(ranking: pd.DataFrame, track: str | None = None) -> dict[str,
 
 
 def default_columns(choices: dict[str, str]) -> list[str]:
-    """The columns of ``choices`` shown until a visitor chooses: the metrics and
-    :data:`DEFAULT_FIELDS`."""
+    """The columns of ``choices`` shown until a visitor chooses."""
     return [c for c in choices if c not in FIELD_COLUMNS or c in DEFAULT_FIELDS]
 
 
@@ -359,9 +313,7 @@ def board_table(
     track: str | None = None,
     columns: list[str] | tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
-    """The ranking for display: rank, rank band, name, ``metric`` with its interval, badge and
-    flag first, then the ``columns`` chosen of :func:`column_choices` (default:
-    :func:`default_columns`), in that function's order."""
+    """The ranking for display: rank, band, name, score, badge, flag, then ``columns``."""
     if ranking.empty:
         return pd.DataFrame(columns=["rank", "rank_band", "name", score_header(metric)])
     choices = column_choices(ranking, track)
@@ -382,8 +334,7 @@ def board_table(
             t[heading] = ranking[key].fillna("")  # blank, not "None", where nothing was said
         else:
             t[heading] = ranking[key].round(2)
-    # the columns a visitor came for first, so a phone shows them without scrolling (within
-    # RANKING_WIDTHS): rank, name, the score with its interval; then the band, what the row is
+    # the columns a visitor came for first, so a phone shows them without scrolling
     first = [c for c in ("rank", "name", score_header(metric), "rank_band") if c in t]
     return t[first + [c for c in t.columns if c not in first]].reset_index(drop=True)
 
@@ -471,9 +422,7 @@ def _labels(frame: pd.DataFrame) -> list[str]:
 
 
 def top_table(n: int = 5) -> tuple[pd.DataFrame, str]:
-    """The first ``n`` rows of the ranking (rank, name, the ranking metric's value and interval
-    under :func:`score_header`, kind with its flag) and the metric's key; baselines say
-    "baseline" in ``kind``. Four columns: they fit a phone's width."""
+    """The first ``n`` rows of the ranking in four columns (a phone's width), and its metric."""
     import leaderboard as lb
 
     ranking = lb.ranking()
@@ -504,8 +453,7 @@ def pr_floors(ranking: pd.DataFrame) -> dict[str, tuple[float, float]]:
 
 
 def judged(ranking: pd.DataFrame) -> bool:
-    """Whether any entry of the board has the first key of its track's ranking rule (on the
-    transcriptions board, an LLM-judge score)."""
+    """Whether any entry has the first key of its track's ranking rule (the judge's score)."""
     from etclib import tracks
 
     key = tracks.get(ranking.attrs.get("track")).rank_order[0]
@@ -513,13 +461,7 @@ def judged(ranking: pd.DataFrame) -> bool:
 
 
 def honesty_note(ranking: pd.DataFrame) -> str | None:
-    """The banner for a board whose track ranks by a judge's score when no entry has one yet,
-    read from the board; None otherwise.
-
-    Says that the ranking metric is automatic and lexical, and how far the track's flag floor
-    (one fixed sentence) gets on it: its stored score when it is on the board, else that it is
-    not.
-    """
+    """The banner for a board ranked by an automatic score as no entry has a judge score."""
     from etclib import metrics, tracks
 
     t = tracks.get(ranking.attrs.get("track"))
@@ -551,8 +493,7 @@ def honesty_note(ranking: pd.DataFrame) -> str | None:
 
 
 def floor_values_of(ranking: pd.DataFrame, metric: str) -> dict[str, float]:
-    """The board's trivial-baseline values on ``metric`` (``ranking.attrs["floors"]`` when it was
-    ranked by ``metric``, else read from its rows)."""
+    """The board's trivial-baseline values on ``metric``."""
     if ranking.attrs.get("sort_by") == metric and "floors" in ranking.attrs:
         return dict(ranking.attrs["floors"])
     return floor_lines(ranking, metric)
@@ -560,13 +501,10 @@ def floor_values_of(ranking: pd.DataFrame, metric: str) -> dict[str, float]:
 
 def reported_table(published: pd.DataFrame) -> pd.DataFrame:
     """Published results for display: name, setting, every metric present, source."""
-    cols = [c for c in ("name", "setting") if c in published.columns]
     from etclib import tracks
 
     keys = [m for m in tracks.get().keys(board=True) if m in published.columns]
-    cols += keys
-    if "source" in published.columns:
-        cols.append("source")
+    cols = [c for c in ("name", "setting", *keys, "source") if c in published.columns]
     out = published[cols].rename(columns={k: metric_label(k) for k in keys})
     return out.reset_index(drop=True)
 
@@ -592,6 +530,8 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 def detail_view(info: dict[str, Any]) -> dict[str, Any]:
     """``leaderboard.detail`` as display pieces: title, badge, fields, scores, breakdowns."""
+    from leaderboard.board import PUBLIC_FIELDS
+
     sub = info.get("submission", {})
     shown_fields = [
         {
@@ -601,20 +541,8 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
             if sub.get(k) is None
             else str(sub.get(k))[: 16 if k == "created_at" else None],
         }
-        for k in (
-            "id",
-            "team",
-            "account",
-            "setting",
-            "saw_test",
-            "model_url",
-            "paper_url",
-            "parameters",
-            "open_weights",
-            "licence",
-            "created_at",
-        )
-        if k in sub
+        for k in PUBLIC_FIELDS
+        if k in sub and k not in ("kind", "name", "description", "status")
     ]
     rows = []
     for group, entry in sorted((info.get("scores") or {}).items()):
@@ -679,8 +607,7 @@ BREAKDOWN_NOTE = (
 
 
 def na_text(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with every missing value of a numeric column shown as ``n/a`` (those columns
-    become text with two decimals)."""
+    """``table`` with missing numbers shown as ``n/a`` (those columns become text, two decimals)."""
     out = table.copy()
     for col in out.columns:
         values = out[col]
@@ -691,8 +618,6 @@ def na_text(table: pd.DataFrame) -> pd.DataFrame:
 
 def json_text(value: Any) -> str:
     """A compact JSON rendering of a signature or a judge detail (plain text)."""
-    import json
-
     if value is None:
         return ""
     if isinstance(value, str):
@@ -723,8 +648,8 @@ EXPORTS: dict[str, tuple[str, str, str]] = {
 
 
 def exports(track: str | None = None) -> dict[str, tuple[str, str, str]]:
-    """:data:`EXPORTS` for the board of ``track``: its own file names (``etc_leaderboard_erc.csv``
-    on the categories track); the paper's published rows on the track they are results of."""
+    """:data:`EXPORTS` of the board of ``track``, named for it (published rows where they
+    belong)."""
     from etclib import tracks
 
     t = tracks.get(track)
@@ -737,10 +662,7 @@ def exports(track: str | None = None) -> dict[str, tuple[str, str, str]]:
 
 
 def export_file(key: str, track: str | None = None) -> bytes:
-    """One file of :data:`EXPORTS`, of the board of ``track`` (UTF-8 bytes). Pages build it only
-    when a visitor asks for it (a download button's deferred data) and cache it per board
-    version (``leaderboard.board_version``), so every click on one version gets the same
-    bytes."""
+    """One file of :data:`EXPORTS` of the board of ``track``, as UTF-8 bytes."""
     import leaderboard as lb
 
     if key == "board_csv":
@@ -753,8 +675,7 @@ def export_file(key: str, track: str | None = None) -> bytes:
 
 
 def metric_first(table: pd.DataFrame, metric: str | None, after: int = 2) -> pd.DataFrame:
-    """``table`` with the column ``metric`` moved to position ``after`` (where the by-cause
-    table's metrics start, after ``cause type`` and ``items``); unchanged without it."""
+    """``table`` with the column ``metric`` moved to position ``after``."""
     if not metric or metric not in table.columns:
         return table
     cols = [c for c in table.columns if c != metric]
@@ -764,15 +685,10 @@ def metric_first(table: pd.DataFrame, metric: str | None, after: int = 2) -> pd.
 # --- what the charts draw ------------------------------------------------------------------------
 
 
-def _chart_kind(kind: Any) -> str:
-    return "baseline" if kind == "baseline" else "reproduced"
-
-
 def time_table(
     ranking: pd.DataFrame, metric: str, published: pd.DataFrame | None = None
 ) -> pd.DataFrame:
-    """Rows of the best-over-time chart: ``name``, ``when``, ``value``, ``kind``: each entry at
-    its submission date, the paper's reported rows at their publication date."""
+    """Rows of the best-over-time chart: entries at submission, reported rows at publication."""
     from etclib.data import reference
 
     parts = []
@@ -783,7 +699,9 @@ def time_table(
                     "name": _labels(ranking),
                     "when": pd.to_datetime(ranking["created_at"], utc=True, errors="coerce"),
                     "value": ranking[metric].to_numpy(dtype=float),
-                    "kind": [_chart_kind(k) for k in ranking["kind"]],
+                    "kind": [
+                        "baseline" if k == "baseline" else "reproduced" for k in ranking["kind"]
+                    ],
                 }
             )
         )
@@ -804,8 +722,7 @@ def time_table(
 
 
 def per_category_keys(track: str | None = None) -> dict[str, str]:
-    """Category -> the track's result key of its F1 (``f1_joy``), when the track scores each
-    category's F1; empty otherwise."""
+    """Category -> the track's key of its F1, when the track scores each category; else empty."""
     from etclib import tracks
     from etclib.data.corpus import CATEGORIES
 
@@ -815,8 +732,7 @@ def per_category_keys(track: str | None = None) -> dict[str, str]:
 
 
 def category_table(scores: pd.DataFrame, keys: dict[str, str]) -> pd.DataFrame:
-    """``leaderboard.entry_scores`` as the per-category chart reads it: one row per entry
-    (index: its label), one column per category, two decimals."""
+    """``leaderboard.entry_scores`` as a table: a row per entry, a column per category."""
     out = scores[list(keys.values())].astype(float).round(2)
     out.columns = list(keys)
     out.index = _labels(scores)
@@ -824,8 +740,7 @@ def category_table(scores: pd.DataFrame, keys: dict[str, str]) -> pd.DataFrame:
 
 
 def person_bars(like: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict[str, float]]:
-    """The like-for-like table (:func:`like_for_like_table`) as the chart draws it: the
-    entries' bars on ``metric`` and each reference row ("a person") as a line."""
+    """The like-for-like table as bars of ``metric``, each reference row as a line."""
     head = metric_label(metric)
     if like.empty or head not in like.columns:
         return pd.DataFrame(columns=["name", "value", "kind"]), {}
@@ -845,11 +760,7 @@ def person_bars(like: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, dict[str
 def chart_figures(
     ranking: pd.DataFrame, shown: pd.DataFrame, reported: pd.DataFrame | None, metric: str
 ) -> dict[str, Any]:
-    """The Leaderboard's charts of ``shown`` (the filtered rows of ``ranking``, ranked by
-    ``metric``), ``reported`` rows included where given: key -> a figure, or the sentence that
-    stands in its place. Bars with intervals and floors; the judge's precision and recall; on a
-    board with reference rows, the entries against them; the best score over time; every
-    entry's per-category F1 where the track scores it."""
+    """The Leaderboard's charts of ``shown``: key -> a figure, or the sentence in its place."""
     import leaderboard as lb
     from etclib import metrics, tracks
     from views import charts

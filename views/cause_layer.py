@@ -1,13 +1,5 @@
-"""The emotion-cause layer (issue #14, :mod:`etclib.studies.causes`) as the site shows it: a leaderboard
-entry's scores by cause type, the corpus browser's cause-type filter, and the cause utterances
-of one target utterance (marked in a dialogue, named in the chat's replay).
-
-Cause types come from ``causes.cause_types_for_items`` (per item: the human majority, else the
-newest LLM run, else the lexical proxy); cause utterances from ``causes.cause_utterances``
-(human or LLM only: the proxy names no utterance), and, for the dialogue view only, where neither
-exists yet, the one human answer an item has so far (named so: it is no majority, and the
-breakdown and the cause-type filter do not count it). docs/causes.md says what each source is.
-"""
+"""The emotion-cause layer (:mod:`etclib.studies.causes`) as the site shows it. Only the dialogue
+view falls back on an item's single human answer; scores and filters never count it."""
 
 from __future__ import annotations
 
@@ -19,9 +11,7 @@ import pandas as pd
 from etclib.data.corpus import ROLE_LETTER, load_corpus
 from etclib.studies import causes
 
-#: How a source of ``cause_types_for_items`` is named on the site.
 SOURCE_NAMES = {"human": "human majority", "proxy": "proxy (partner mention)"}
-#: Said where an item has no human or LLM cause utterances.
 NO_CAUSES = (
     "No human or LLM cause labels for this utterance yet: the proxy (a partner mention) gives "
     "a type, never cause utterances."
@@ -29,8 +19,7 @@ NO_CAUSES = (
 
 
 def source_name(source: str | None) -> str:
-    """``human`` -> ``human majority``, ``llm:<id>`` -> ``LLM run <id>``, ``proxy`` -> ``proxy
-    (partner mention)``."""
+    """How the site names a cause-type source (``llm:<id>`` -> ``LLM run <id>``)."""
     if source is None:
         return "none"
     if source.startswith("llm:"):
@@ -50,20 +39,17 @@ def _utterances(keys: Iterable[tuple[int, int, str]]) -> list[Any]:
 
 
 def item_cause_types(items: pd.DataFrame, *, db: Any = None) -> pd.DataFrame:
-    """``cause_types_for_items`` (source ``auto``) for the rows of ``items`` (columns
-    ``dialogue_id, turn, role``); items not in the corpus are left out."""
+    """``cause_types_for_items`` (``auto``) for the rows of ``items``, in the corpus."""
     keys = list(zip(items["dialogue_id"], items["turn"], items["role"]))
     return causes.cause_types_for_items(_utterances(keys), "auto", db=db)
 
 
-#: Per-item judge scores (``leaderboard.per_item`` names them as etclib does) shown by cause type
-#: beside the registry's metrics.
+#: Per-item judge scores shown by cause type beside the registry's metrics.
 ITEM_SCORES = ("f1", "precision", "recall")
 
 
 def breakdown_metrics(items: pd.DataFrame, first: str | None, order: Iterable[str]) -> list[str]:
-    """The numeric per-item score columns of ``items`` to break down: ``first`` (the ranking
-    metric) when it is one, then those of ``order`` and :data:`ITEM_SCORES`."""
+    """The numeric per-item score columns of ``items`` to break down, ``first`` first."""
     out: list[str] = []
     for m in [first, *order, *ITEM_SCORES]:
         if m and m in items.columns and m not in out:
@@ -75,10 +61,7 @@ def breakdown_metrics(items: pd.DataFrame, first: str | None, order: Iterable[st
 def cause_breakdown(
     items: pd.DataFrame, metrics: Iterable[str], *, db: Any = None
 ) -> tuple[pd.DataFrame, str]:
-    """An entry's mean per-item score of each metric in ``metrics`` per cause type (item scores
-    are stored ×100 already, as etclib's metrics give them, so the means are ×100 too), with
-    item counts, and a caption naming the sources (``source: proxy (partner mention), 1,010
-    items``). ``items`` is ``leaderboard.per_item``'s frame. Empty frame when nothing to show."""
+    """An entry's mean per-item scores per cause type, with counts, and a caption."""
     metrics = [m for m in metrics if m in items.columns]
     if items.empty or not metrics:
         return pd.DataFrame(), ""
@@ -107,8 +90,7 @@ def corpus_cause_types(*, db: Any = None) -> pd.DataFrame:
 
 
 def keys_of_type(types: pd.DataFrame, cause_type: str) -> set[tuple[int, int, str]]:
-    """The item keys of ``types`` (:func:`corpus_cause_types`) whose cause type is
-    ``cause_type``."""
+    """The item keys of ``types`` whose cause type is ``cause_type``."""
     hit = types[types["cause_type"] == cause_type]
     return {
         (int(d), int(t), str(r)) for d, t, r in zip(hit["dialogue_id"], hit["turn"], hit["role"])
@@ -127,8 +109,7 @@ def filter_by_keys(results: pd.DataFrame, keys: set[tuple[int, int, str]]) -> pd
 
 
 def target_label(turn: int, role: str, found: Any = None) -> str:
-    """``utterance 3 (A, turn 2)``: a target's 1-based position, letter and turn; with
-    `` · causes marked`` when ``found`` (its ``CauseSet``) is given."""
+    """``utterance 3 (A, turn 2)``, with `` · causes marked`` when ``found``."""
     label = f"utterance {causes.position(int(turn), role)} ({ROLE_LETTER[role]}, turn {int(turn)})"
     return f"{label} · causes marked" if found is not None else label
 
@@ -138,17 +119,13 @@ ONE_ANSWER = "one human answer (no majority yet)"
 
 
 def cause_set(dialogue_id: int, turn: int, role: str, *, db: Any = None) -> Any:
-    """``causes.cause_utterances`` (source ``auto``: the human majority, else the newest LLM
-    run), else the item's single human answer (source :data:`ONE_ANSWER`): a ``CauseSet`` or
-    None."""
+    """``causes.cause_utterances``, else the item's single human answer; None without."""
     key = (int(dialogue_id), int(turn), str(role))
     return cause_sets_of([key], db=db).get(key)
 
 
 def cause_sets_of(keys: Iterable[tuple[int, int, str]], *, db: Any = None) -> dict[Any, Any]:
-    """Item key -> :func:`cause_set` for each of ``keys`` that has cause utterances from any
-    source; the others are left out. Two reads of the studies database whatever the number of
-    keys (the answers and the newest run, then the single answers)."""
+    """Item key -> :func:`cause_set` for each of ``keys`` that has one (two reads in all)."""
     keys = [(int(d), int(t), str(r)) for d, t, r in keys]
     out = causes.cause_utterances_of(keys, db=db)
     missing = {k for k in keys if k not in out}
@@ -163,16 +140,14 @@ def cause_sets_of(keys: Iterable[tuple[int, int, str]], *, db: Any = None) -> di
 
 
 def corpus_cause_sets(*, db: Any = None) -> dict[Any, Any]:
-    """:func:`cause_sets_of` every utterance of the corpus (the Corpus page caches it: a
-    dialogue's marks are then a lookup)."""
+    """:func:`cause_sets_of` every utterance of the corpus."""
     return cause_sets_of((u.key for u in load_corpus().utterances), db=db)
 
 
 def dialogue_cause_sets(
     dialogue_id: int, targets: Iterable[tuple[int, str]], *, db: Any = None
 ) -> dict[tuple[int, str], Any]:
-    """``(turn, role)`` -> :func:`cause_set` for each of ``targets`` (a dialogue's utterances)
-    that has cause utterances from any source; the others are left out."""
+    """``(turn, role)`` -> :func:`cause_set` for each of ``targets`` that has one."""
     found = cause_sets_of(((dialogue_id, t, r) for t, r in targets), db=db)
     return {key[1:]: value for key, value in found.items()}
 
@@ -186,8 +161,7 @@ def cause_marks(found: Any) -> dict[tuple[int, str], str]:
 
 
 def cause_summary(found: Any) -> str:
-    """One line on a ``CauseSet``: its type, its cause utterances and its source (Markdown-safe:
-    only positions, letters, type names and the source string, which is escaped by callers)."""
+    """One line on a ``CauseSet``: its type, cause utterances and source."""
     if found is None:
         return NO_CAUSES
     lines = (

@@ -1,8 +1,4 @@
-"""The causes page's helpers: the dialogue shown to an annotator, and the agreement table.
-
-The cause layer itself (types, labels, agreement) is :mod:`etclib.studies.causes`; this module only
-shapes what the page shows.
-"""
+"""The causes page's helpers: the dialogue shown to an annotator, and the agreement table."""
 
 from __future__ import annotations
 
@@ -11,12 +7,12 @@ import pandas as pd
 from etclib.data.corpus import Dialogue
 from etclib.studies.causes import CAUSE_TYPES, RECCON_SHARES
 
-from .judge_vs_human import NONE_RUN, number
+from . import judge_vs_human
+from .judge_vs_human import number
 
 #: The page's tabs (only the open one runs).
 TABS = ("Annotate", "Agreement and shares")
 
-#: Column labels of the agreement table, in order.
 AGREEMENT_COLUMNS = {
     "decision": "decision",
     "units": "decisions compared",
@@ -52,9 +48,14 @@ def candidate_label(c: dict) -> str:
 def agreement_table(table: pd.DataFrame, with_llm: bool, with_proxy: bool) -> pd.DataFrame:
     """The agreement table with two-decimal figures and the page's column names."""
     shown = table.copy()
-    for col in ("humans", "annotator_vs_others", "llm_vs_majority", "llm_vs_others"):
+    for col in (
+        "humans",
+        "annotator_vs_others",
+        "llm_vs_majority",
+        "llm_vs_others",
+        "proxy_vs_majority",
+    ):
         shown[col] = shown[col].map(number)
-    shown["proxy_vs_majority"] = shown["proxy_vs_majority"].map(number)
     keep = ["decision", "units", "humans", "annotator_vs_others"]
     if with_llm:
         keep += ["llm_vs_majority", "llm_vs_others"]
@@ -63,7 +64,6 @@ def agreement_table(table: pd.DataFrame, with_llm: bool, with_proxy: bool) -> pd
     return shown[keep].rename(columns=AGREEMENT_COLUMNS)
 
 
-#: Column labels of the RECCON pair-F1 table, in order.
 PAIR_F1_LABELS = {
     "who": "rater",
     "pairs": "pairs",
@@ -117,9 +117,4 @@ def shares_table(llm: dict | None, human: dict | None) -> pd.DataFrame:
 
 def run_names(runs: pd.DataFrame) -> dict[str, str]:
     """The run picker's labels: model, provider, split and size of each stored cause run."""
-    names = {NONE_RUN: "no LLM run"}
-    for r in runs.to_dict("records") if not runs.empty else []:
-        names[r["run_id"]] = (
-            f"{r['model']} ({r['provider']}, {r['split']}, {r['n_labelled']} items) · {r['run_id']}"
-        )
-    return names
+    return judge_vs_human.run_names(runs, "no LLM run")

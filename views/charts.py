@@ -1,12 +1,11 @@
-"""Plotly figures for the site: corpus statistics, leaderboard and judge-versus-human charts.
-
-Each function takes plain tables (from :mod:`views.corpus`, :mod:`views.board`, the studies or
-``etclib.studies.corpus_stats.compute``) and returns a ``plotly.graph_objects.Figure``; pages only show them.
-"""
+"""Plotly figures for the site: each function takes plain tables and returns a
+``plotly.graph_objects.Figure``; pages only show them."""
 
 from __future__ import annotations
 
 import html
+import re
+import textwrap
 from typing import Any
 
 import pandas as pd
@@ -16,13 +15,11 @@ from etclib.metrics import heading
 
 
 def label_text(text: Any) -> str:
-    """A label for a plotly figure: plotly renders a few HTML tags (``<a>``, ``<b>``, ``<br>``)
-    in text, so visitor-supplied names are entity-escaped and show exactly as typed."""
+    """A chart label, entity-escaped: plotly renders a few HTML tags in text."""
     return html.escape(str(text), quote=False)
 
 
-#: The longest label (an entry's name) a chart writes out whole; a longer one is cut with "…"
-#: and shown whole on hover. Fits a phone's screen (390 px) beside its bar.
+#: The longest label a chart writes out whole (it fits a phone beside its bar).
 LABEL_CHARS = 32
 #: A chart title's line length: longer titles wrap, so none runs off a phone's screen.
 TITLE_CHARS = 44
@@ -30,8 +27,6 @@ TITLE_CHARS = 44
 
 def _cut(name: str, limit: int) -> str:
     """``name`` cut to ``limit`` characters with "…", a closing "(reported)" or the like kept."""
-    import re
-
     tail = re.search(r" \([^()]*\)$", name)
     keep = tail.group(0) if tail and len(tail.group(0)) <= limit // 2 else ""
     head, room = name[: len(name) - len(keep)], limit - len(keep)
@@ -39,12 +34,7 @@ def _cut(name: str, limit: int) -> str:
 
 
 def short_labels(names: Any, limit: int = LABEL_CHARS, lines: int = 1) -> list[str]:
-    """``names`` as chart labels: entity-escaped, each longer than ``limit`` characters wrapped
-    onto ``lines`` lines of at most ``limit`` (``<br>``) and the last cut with "…" (before a
-    closing parenthesis such as "(reported)", which is kept), kept distinct (plotly merges
-    equal category labels) by a number where cuts collide."""
-    import textwrap
-
+    """``names`` as distinct, escaped chart labels, long ones wrapped and cut with "…"."""
     out: list[str] = []
     for name in map(str, names):
         parts = [name]
@@ -61,11 +51,7 @@ def short_labels(names: Any, limit: int = LABEL_CHARS, lines: int = 1) -> list[s
 
 
 def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str, Any]:
-    """A figure's ``layout.title``: ``text`` entity-escaped and wrapped at word boundaries into
-    lines of about ``width`` characters, ``gap`` pixels above the plot area, the top margin
-    growing to hold it (plotly's title automargin)."""
-    import textwrap
-
+    """A figure's ``layout.title``: ``text`` escaped and wrapped, ``gap`` px above the plot."""
     lines = textwrap.wrap(str(text), width, break_long_words=False, break_on_hyphens=False) or [""]
     return {
         "text": "<br>".join(label_text(line) for line in lines),
@@ -77,8 +63,7 @@ def title_layout(text: str, width: int = TITLE_CHARS, gap: int = 8) -> dict[str,
     }
 
 
-#: A title's gap above a figure whose subplots have titles of their own (they sit just above
-#: the plot area): the main title clears them.
+#: A title's gap above subplots that have titles of their own.
 SUBPLOT_GAP = 30
 
 ROLE_COLORS = {"speaker": "#c2410c", "listener": "#2563eb", "all": "#6b7280"}
@@ -92,8 +77,7 @@ def _go() -> Any:
 
 
 def prevalence_chart(table: pd.DataFrame) -> Any:
-    """Grouped bars: percent of transcriptions per aggregated category, for the speaker, the
-    listener and all transcriptions (``role`` column of :func:`views.corpus.prevalence_table`)."""
+    """Grouped bars: percent of transcriptions per category, by role and overall."""
     go = _go()
     fig = go.Figure()
     for role, part in table.groupby("role", sort=False):
@@ -212,6 +196,13 @@ KIND_NAMES = {
 }
 
 
+def _colors(t: pd.DataFrame) -> list[str]:
+    return [
+        KIND_COLORS.get(k, KIND_COLORS["reproduced"])
+        for k in t.get("kind", ["reproduced"] * len(t))
+    ]
+
+
 def _floor_name(name: str) -> str:
     return f"{name} baseline (floor)"
 
@@ -223,28 +214,18 @@ def score_bars(
     marks: dict[str, float] | None = None,
     title: str | None = None,
 ) -> Any:
-    """Horizontal bars of ``metric`` per row with error bars from ``lo``/``hi`` when present,
-    and a dashed vertical line at each trivial baseline's value (``floors``) and at each of
-    ``marks`` (label -> value, e.g. "a person"); ``title`` replaces the default one.
-
-    ``table`` has columns ``name``, ``value``, optional ``lo``/``hi`` (interval bounds) and
-    ``kind`` (``reproduced``, ``baseline`` or ``reported``), best first.
-    """
+    """Horizontal bars of ``metric`` with their intervals; dashed lines at floors and marks."""
     go = _go()
     t = table.iloc[::-1]
     has_ci = {"lo", "hi"} <= set(t.columns) and t["lo"].notna().any()
     err = _error(t["value"], t["lo"], t["hi"]) if has_ci else None
-    colors = [
-        KIND_COLORS.get(k, KIND_COLORS["reproduced"])
-        for k in t.get("kind", ["reproduced"] * len(t))
-    ]
     fig = go.Figure(
         go.Bar(
             x=t["value"],
             y=short_labels(t["name"], lines=2),  # a long name wrapped, whole on hover
             orientation="h",
             error_x=err,
-            marker_color=colors,
+            marker_color=_colors(t),
             customdata=[label_text(n) for n in t["name"]],
             hovertemplate="%{customdata}: %{x:.2f}<extra></extra>",
         )
@@ -266,8 +247,7 @@ def score_bars(
             text=f"{label_text(name)}: {value:.2f}",
             font={"size": 11, "color": FLOOR_COLOR},
         )
-    # the range of the bars, intervals and lines: plotly's own would stretch to hold the lines'
-    # names, which run leftwards from their lines
+    # plotly's own range would stretch to hold the lines' names
     ends = [*t["value"], *(value for _, value in ordered)]
     if has_ci:
         ends += [*t["lo"].dropna(), *t["hi"].dropna()]
@@ -289,12 +269,7 @@ def score_bars(
 def precision_recall_scatter(
     table: pd.DataFrame, floors: dict[str, tuple[float, float]] | None = None
 ) -> Any:
-    """Judge precision vs recall per row, marker size by mean atomic units per prediction, and
-    dashed floor lines at each trivial baseline's recall (vertical) and precision (horizontal).
-
-    ``table`` has columns ``name``, ``precision``, ``recall``, ``units`` and optional ``kind``;
-    ``floors`` maps a trivial baseline to its (precision, recall).
-    """
+    """Judge precision vs recall per row, sized by units, with the floors' lines."""
     go = _go()
     t = table.dropna(subset=["precision", "recall"])
     mid = t["recall"].median()
@@ -309,10 +284,7 @@ def precision_recall_scatter(
             textposition=["top right" if x <= mid else "top left" for x in t["recall"]],
             marker={
                 "size": units * 14,
-                "color": [
-                    KIND_COLORS.get(k, KIND_COLORS["reproduced"])
-                    for k in t.get("kind", ["reproduced"] * len(t))
-                ],
+                "color": _colors(t),
                 "opacity": 0.75,
                 "line": {"width": 1, "color": "#1f2328"},
             },
@@ -345,7 +317,6 @@ def precision_recall_scatter(
 
 
 def _error(values: pd.Series, lo: pd.Series, hi: pd.Series) -> dict[str, Any]:
-    """Plotly's asymmetric error bars from interval bounds (none where a bound is missing)."""
     return {
         "type": "data",
         "symmetric": False,
@@ -359,8 +330,7 @@ BREAKDOWN_TITLES = {"role": "By the author's role", "category": "By category", "
 
 
 def breakdown_bars(table: pd.DataFrame, metric: str) -> Any:
-    """An entry's ``metric`` on each part of its items, one panel per breakdown (role,
-    category, turn), each bar with its 95% interval. ``table``: ``leaderboard.breakdown``."""
+    """An entry's ``metric`` on each part of its items, one panel per breakdown."""
     from plotly.subplots import make_subplots
 
     names = [b for b in BREAKDOWN_TITLES if b in set(table["breakdown"])]
@@ -397,8 +367,7 @@ def breakdown_bars(table: pd.DataFrame, metric: str) -> Any:
 
 
 def category_heatmap(table: pd.DataFrame, title: str) -> Any:
-    """Every entry's score per category side by side: ``table`` has one row per entry (index:
-    its name) and one column per category; each cell written out."""
+    """Every entry's score per category (a row per entry), each cell written out."""
     go = _go()
     fig = go.Figure(
         go.Heatmap(
@@ -426,10 +395,7 @@ def category_heatmap(table: pd.DataFrame, title: str) -> Any:
 
 
 def best_over_time(entries: pd.DataFrame, metric: str, higher_is_better: bool = True) -> Any:
-    """The best ``metric`` over time: each entry at its date (``when``: submission date; the
-    paper's reported rows at their publication date, in grey) and a step line through the best
-    so far. ``entries`` has ``name``, ``when``, ``value`` and ``kind`` (``reproduced``,
-    ``baseline`` or ``reported``)."""
+    """``metric`` of each entry at its date, and a step line through the best so far."""
     go = _go()
     t = entries.dropna(subset=["value", "when"]).sort_values("when", kind="stable")
     best = t["value"].cummax() if higher_is_better else t["value"].cummin()
@@ -464,8 +430,7 @@ def best_over_time(entries: pd.DataFrame, metric: str, higher_is_better: bool = 
 
 
 def shares_bars(table: pd.DataFrame) -> Any:
-    """Cause-type shares (%) side by side: one group per cause type, one bar per source
-    (``views.causes.shares_table``: ETC's columns, once there are any, beside RECCON's)."""
+    """Cause-type shares (%) side by side, one bar per source (``views.causes.shares_table``)."""
     go = _go()
     fig = go.Figure()
     for column in [c for c in table.columns if c != "cause type"]:
@@ -489,45 +454,27 @@ def shares_bars(table: pd.DataFrame) -> Any:
 
 
 def agreement_bars(table: pd.DataFrame, with_judge: bool, title: str) -> Any:
-    """Study 1: grouped bars of κ per category (judge vs people, the human yardstick, Fleiss' κ
-    with and without the judge), with 95% intervals where the study has them.
-
-    ``table`` is ``etclib.studies.labeljudge.LabelStudy.table``; the judge's series only ``with_judge``.
-    """
+    """Study 1: κ per category, with 95% intervals where there are; judge series optional."""
     go = _go()
-    series: list[tuple[str, str, str | None, str | None]] = []
-    if with_judge:
-        series += [
-            (
-                "judge vs human majority",
-                "judge_vs_majority",
-                "judge_vs_majority_low",
-                "judge_vs_majority_high",
-            ),
-            ("judge vs pair consensus", "judge_vs_pairs", None, None),
-        ]
-    series += [
-        ("annotator vs other two (yardstick)", "human_vs_others", None, None),
-        ("Fleiss κ, 3 annotators", "fleiss_humans", "fleiss_humans_low", "fleiss_humans_high"),
+    # (name, column, whether it has an interval: columns ``<column>_low`` / ``_high``)
+    series = [
+        ("judge vs human majority", "judge_vs_majority", True, with_judge),
+        ("judge vs pair consensus", "judge_vs_pairs", False, with_judge),
+        ("annotator vs other two (yardstick)", "human_vs_others", False, True),
+        ("Fleiss κ, 3 annotators", "fleiss_humans", True, True),
+        ("Fleiss κ, 3 annotators + judge", "fleiss_with_judge", True, with_judge),
     ]
-    if with_judge:
-        series.append(
-            (
-                "Fleiss κ, 3 annotators + judge",
-                "fleiss_with_judge",
-                "fleiss_with_judge_low",
-                "fleiss_with_judge_high",
-            )
-        )
     fig = go.Figure()
-    for name, col, low, high in series:
+    for name, col, ci, shown in series:
+        if not shown:
+            continue
         error = None
-        if low is not None and high is not None:
+        if ci:
             error = {
                 "type": "data",
                 "symmetric": False,
-                "array": (table[high] - table[col]).tolist(),
-                "arrayminus": (table[col] - table[low]).tolist(),
+                "array": (table[f"{col}_high"] - table[col]).tolist(),
+                "arrayminus": (table[col] - table[f"{col}_low"]).tolist(),
             }
         fig.add_trace(go.Bar(name=name, x=table["category"], y=table[col], error_y=error))
     fig.update_layout(barmode="group", yaxis_title="κ", height=440, title=title_layout(title))
@@ -562,10 +509,7 @@ def identity_scatter(
     lo: float,
     hi: float,
 ) -> Any:
-    """Points of ``y`` against ``x`` with the line x = y over [lo, hi]; every column in the hover.
-
-    Text cells (e.g. system names from an uploaded CSV) are entity-escaped like every label.
-    """
+    """Points of ``y`` against ``x`` with the line x = y over [lo, hi]."""
     import plotly.express as px
 
     go = _go()

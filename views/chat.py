@@ -1,20 +1,13 @@
-"""The chat page's logic: which models a visitor can pick, the limits, and the predictions.
-
-A *choice* is a registered backend meant for a chat (``Backend.in_chat``), the default
-(``retrieval``) first, plus ``finetuned``: the ``openai`` backend at the fine-tuned Swallow
-model's OpenAI-compatible server (``ETC_FINETUNED_BASE_URL``). Each gets the
-:data:`CHAT_OPTIONS` it takes and the time limits of :data:`SERVER_LIMITS`; servers are probed
-in :mod:`views.model_servers`, the categories under each utterance come from
-:mod:`views.chat_categories` (both importable from here). :func:`submit` is the one way an
-utterance enters a conversation (A and B alternate: :func:`next_speaker`); it refuses, with a
-message for the visitor, an unusable model, a full conversation, an empty or over-long
-utterance, a visitor over the per-minute limit and a metered model over its shared budget
-(docs/site.md, "How the chat takes an utterance").
-"""
+"""The chat page's logic: which models a visitor can pick, the limits, and the predictions
+(docs/site.md, "How the chat takes an utterance")."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
+import queue
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +23,6 @@ from views.chat_categories import (  # noqa: F401 - the chat page's names, impor
     conversation_categories,
     erc_backend_name,
     erc_label,
-    erc_status,
     make_erc_backend,
     predict_categories,
 )
@@ -39,7 +31,6 @@ from views.model_servers import (  # noqa: F401 - the chat page's names, importa
     CARD_NOTE,
     FINETUNED_BACKEND,
     FINETUNED_MODEL,
-    KEY_SETTINGS,
     PROBE,
     SERVER_LIMITS,
     ServerProbe,
@@ -62,8 +53,7 @@ DAY_S = 86400.0
 UNAVAILABLE = "not available on this site"
 #: k of k-shot prompts the picker offers (0 is zero-shot; the paper's baselines used 4).
 SHOT_CHOICES = (0, 1, 2, 4, 8)
-#: Options a chat gives every backend that takes them: answer fast or say why not (the time
-#: limits come from :data:`SERVER_LIMITS`).
+#: Options a chat gives every backend that takes them: answer fast or say why not.
 CHAT_OPTIONS: dict[str, Any] = {
     "retries": 1,
     "max_new_tokens": 256,
@@ -107,7 +97,6 @@ class Choice:
 
 
 def _chat_options(name: str) -> dict[str, Any]:
-    """The :data:`CHAT_OPTIONS` that backend ``name`` takes."""
     from etclib.models import options_of
 
     try:
@@ -123,8 +112,6 @@ def _chat_options(name: str) -> dict[str, Any]:
 
 
 def _label(name: str, description: str) -> str:
-    """How the picker names backend ``name`` in a visitor's words (its description for a
-    backend unknown here); the technical detail is :func:`_detail`'s."""
     if name == "retrieval":
         return "Retrieval baseline"
     from etclib.llm import providers
@@ -139,7 +126,6 @@ def _label(name: str, description: str) -> str:
 
 
 def _detail(name: str, description: str) -> str:
-    """What backend ``name`` does, for a reader who asks (the picker's help icon)."""
     from etclib.llm import providers
 
     if name == "retrieval":
@@ -155,7 +141,6 @@ def _detail(name: str, description: str) -> str:
     return description
 
 
-#: The fine-tuned model's picker help (:func:`_detail`'s kind of text).
 FINETUNED_DETAIL = (
     "Llama-3.1-Swallow-8B-Instruct, fine-tuned (QLoRA) on ETC's training dialogues to write "
     "emotion transcriptions, served from a GPU server."
@@ -165,15 +150,12 @@ FINETUNED_DETAIL = (
 def _finetuned() -> Choice:
     url = setting("ETC_FINETUNED_BASE_URL")
     model = setting("ETC_FINETUNED_MODEL") or FINETUNED_MODEL
-    label = "Fine-tuned Swallow 8B (trained on ETC)"
+    made = functools.partial(
+        Choice, "finetuned", "Fine-tuned Swallow 8B (trained on ETC)", FINETUNED_BACKEND, True
+    )
     if not url:
-        return Choice(
-            "finetuned",
-            label,
-            FINETUNED_BACKEND,
-            True,
-            False,
-            "set ETC_FINETUNED_BASE_URL (the vLLM server's /v1 URL) and ETC_FINETUNED_MODEL",
+        return made(
+            False, "set ETC_FINETUNED_BASE_URL (the vLLM server's /v1 URL) and ETC_FINETUNED_MODEL"
         )
     api_key = setting("ETC_FINETUNED_API_KEY") or "EMPTY"
     where = "ETC_FINETUNED_BASE_URL"
@@ -187,16 +169,7 @@ def _finetuned() -> Choice:
             "ETC_FINETUNED_MODEL to its --lora-modules name",
         )
     if not state.online:
-        return Choice(
-            "finetuned",
-            label,
-            FINETUNED_BACKEND,
-            True,
-            False,
-            state.problem,
-            offline=True,
-            detail=FINETUNED_DETAIL,
-        )
+        return made(False, state.problem, offline=True, detail=FINETUNED_DETAIL)
     options = {
         **_chat_options(FINETUNED_BACKEND),
         "model": model,
@@ -204,11 +177,7 @@ def _finetuned() -> Choice:
         "api_key": api_key,
     }
     # (the server's URL stays private: the reason can reach the page)
-    return Choice(
-        "finetuned",
-        label,
-        FINETUNED_BACKEND,
-        True,
+    return made(
         True,
         f"ready ({model})",
         options,
@@ -220,12 +189,7 @@ def _finetuned() -> Choice:
 
 
 def _probed(c: Choice) -> Choice:
-    """``c`` (a provider's backend pointed at a self-hosted server by the provider's endpoint
-    setting, e.g. ``openai`` by ``OPENAI_BASE_URL``) offline when that server does not answer
-    its probe; providers whose servers list no models (not
-    :class:`~etclib.llm.providers.ModelListing`) are not probed."""
-    import dataclasses
-
+    """``c`` marked offline when its self-hosted server does not answer a probe."""
     from etclib.llm import providers
 
     if c.key not in providers.REGISTRY or not c.usable:
@@ -242,8 +206,7 @@ def _probed(c: Choice) -> Choice:
 
 
 def choices() -> list[Choice]:
-    """Every chat model of the backend registry, the default first, then the fine-tuned model;
-    unusable ones say what to configure."""
+    """Every chat model of the registry, default first, then the fine-tuned model."""
     from etclib.models import DEFAULT_BACKEND, REGISTRY, backend_class, backend_status
 
     out = []
@@ -327,8 +290,7 @@ def next_speaker(lines: Sequence[Mapping[str, Any]]) -> str:
 def submit(
     lines: list[dict[str, Any]], text: str | None, picked: Choice, limiter: RateLimiter
 ) -> str | None:
-    """Add ``text`` to ``lines`` as the next speaker's utterance, awaiting its prediction, and
-    spend one prediction of ``limiter``; or return why not (changing nothing)."""
+    """Add ``text`` as the next utterance, spending one of ``limiter``; or return why not."""
     if not picked.usable:
         why = OFFLINE if picked.offline else UNAVAILABLE
         return f"{picked.label} is {why}. Choose another model."
@@ -404,14 +366,12 @@ def _budget(name: str, default: int) -> int:
 
 
 def rate_per_minute() -> int:
-    """Predictions per minute per visitor (``ETC_CHAT_PER_MINUTE``, default
-    :data:`RATE_PER_MINUTE`; 0 switches the chat off)."""
+    """Predictions per minute per visitor (``ETC_CHAT_PER_MINUTE``; 0 switches the chat off)."""
     return _budget("ETC_CHAT_PER_MINUTE", RATE_PER_MINUTE)
 
 
 def model_budget() -> list[tuple[int, float, str]]:
-    """Each metered model's budget for everyone together: (predictions, window in seconds,
-    how the window reads) from ``ETC_CHAT_MODEL_PER_MINUTE`` and ``ETC_CHAT_MODEL_PER_DAY``."""
+    """Each metered model's budget for everyone: (predictions, window seconds, its name)."""
     return [
         (_budget("ETC_CHAT_MODEL_PER_MINUTE", DEFAULT_MODEL_PER_MINUTE), RATE_WINDOW_S, "minute"),
         (_budget("ETC_CHAT_MODEL_PER_DAY", DEFAULT_MODEL_PER_DAY), DAY_S, "day"),
@@ -423,8 +383,7 @@ _MEMORY: dict[tuple[str, str, int, float], RateLimiter] = {}
 
 
 def _take(bucket: str, key: str, limit: int, window: float) -> float:
-    """:func:`leaderboard.limits.take`; in this process's memory when the board is down (the
-    chat does not need the board, so it stays up, limited all the same)."""
+    """:func:`leaderboard.limits.take`; in memory while the board is down (the chat stays up)."""
     from leaderboard import LeaderboardError, limits
 
     try:
@@ -435,10 +394,7 @@ def _take(bucket: str, key: str, limit: int, window: float) -> float:
 
 
 class VisitorLimiter:
-    """The chat's limits counted in the board's database (:mod:`leaderboard.limits`), so they
-    hold across reloads, sessions and replicas: :func:`rate_per_minute` predictions per minute
-    for the visitor ``key`` (:func:`views.identity.limit_key`), and for a metered ``picked``
-    model the :func:`model_budget` of everyone together."""
+    """The chat's limits, in the board's database (so they hold across reloads and replicas)."""
 
     def __init__(self, key: str = "", picked: Choice | None = None, limit: int | None = None):
         self.key = key
@@ -515,15 +471,9 @@ def stream_prediction(
     pool: Sequence[Item] | None = None,
     picked: Choice | None = None,
 ) -> Iterator[str]:
-    """The backend's transcription for ``item`` as text chunks; errors become ``BackendError``.
-
-    The whole answer, retries included, must come within ``ETC_CHAT_TOTAL_TIMEOUT`` seconds
-    (the chunks are read in a helper thread, so a server that hangs or trickles cannot hold the
-    visitor longer). A model service's failure (:class:`~etclib.core.errors.ServiceError`) reaches
-    the visitor as :func:`visitor_failure`'s words and the operator's log with the setting of
-    ``picked``'s server; other ``EtcError`` pass through; any other exception from a backend (a
-    broken connection half way) is a ``BackendError`` with its class name, never a traceback.
-    """
+    """The backend's transcription for ``item`` as text chunks, read in a helper thread so all come
+    within ``ETC_CHAT_TOTAL_TIMEOUT`` seconds. Any failure reaches the visitor as words, never a
+    traceback."""
     from etclib.core.errors import ServiceError
 
     examples = shots(item, k, pool) if getattr(backend, "uses_prompt", False) else []
@@ -539,8 +489,7 @@ def stream_prediction(
 
 
 def visitor_failure(exc: Any, backend: Any, picked: Choice | None) -> BackendError:
-    """The visitor's message for a model service's failure ``exc`` (what failed in etclib's
-    words, what to do, the reference), logged for the operator with the setting to check."""
+    """The visitor's message for a model service's failure, logged for the operator."""
     from etclib.core.errors import EmptyAnswerError
     from etclib.llm.retry import Fault
 
@@ -565,12 +514,7 @@ def visitor_failure(exc: Any, backend: Any, picked: Choice | None) -> BackendErr
 
 
 def _within(chunks: Iterator[str], total: float) -> Iterator[str]:
-    """``chunks``, read in a helper thread; a ``BackendServiceError`` (kind ``timeout``) when
-    they are not all read within ``total`` seconds. The helper ends when the client's own read
-    timeout ends the abandoned request."""
-    import queue
-    import threading
-
+    """``chunks``, read in a helper thread, all within ``total`` seconds or a timeout error."""
     from etclib.core.errors import BackendServiceError
 
     box: queue.Queue[tuple[str, Any]] = queue.Queue()

@@ -1,14 +1,11 @@
-"""The emotion categories the chat shows under each utterance (the ERC track's baseline).
-
-:func:`erc_backend_name` picks the ERC track's default backend when it reads the dialogue
-(``tfidf``: TF-IDF + logistic regression over the dialogue prefix, CPU, cheap per utterance);
-the page creates it once per server, and it costs no rate limit. A backend's own failure becomes
-a visitor message with a reference (:func:`_guarded`) and an operator log line.
-"""
+"""The emotion categories the chat shows under each utterance (the ERC track's default backend,
+created once per server, costing no rate limit); a backend's failure becomes a visitor message with
+a reference and an operator log line."""
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,8 +19,7 @@ _log = logging.getLogger(__name__)
 
 
 def erc_backend_name() -> str:
-    """The ERC backend whose categories the chat shows: the ERC track's default when it reads
-    the dialogue (``in_chat``), else the first registered ERC backend that does."""
+    """The ERC backend whose categories the chat shows: the track's default if it reads a chat."""
     default = CATEGORIES_TRACK.default_backend
     for name in [default, *(n for n in CATEGORIES_TRACK.backends if n != default)]:
         try:
@@ -47,8 +43,7 @@ def erc_label() -> str:
 
 
 def make_erc_backend() -> Any:
-    """Create the chat's ERC backend (trains or loads its classifier); ``BackendError`` saying
-    why when it is not usable here."""
+    """Create the chat's ERC backend; ``BackendError`` saying why when it is not usable."""
     status = erc_status()
     if not status.usable:
         raise BackendError(
@@ -63,16 +58,14 @@ def predict_categories(backend: Any, items: Sequence[Item]) -> list[LabelSet]:
 
 
 def conversation_categories(backend: Any, lines: Sequence[tuple[str, str]]) -> LabelSet:
-    """The categories predicted for the last of ``lines`` (``chat_categories`` of
-    :mod:`etclib.tracks.categories.analysis`)."""
+    """The categories predicted for the last of ``lines``."""
     from etclib.tracks.categories.analysis import chat_categories
 
     return _guarded(lambda: chat_categories(list(lines), backend))
 
 
 def _guarded(call: Any) -> Any:
-    """``call()``; a failure other than ``EtcError`` becomes a ``BackendError`` with a
-    reference (:func:`backend_failure`), as in ``views.chat.stream_prediction``."""
+    """``call()``; a failure other than ``EtcError`` becomes :func:`backend_failure`'s error."""
     try:
         return call()
     except EtcError:
@@ -84,12 +77,7 @@ def _guarded(call: Any) -> Any:
 def backend_failure(
     exc: Exception, what: str, logged_as: str, log: logging.Logger = _log
 ) -> BackendError:
-    """The visitor's error for a backend's own failure ``exc`` (not an ``EtcError``): ``what``
-    failed, with the exception's class and a reference; its text, which may hold a provider's
-    answer, an endpoint or a key, goes redacted to the operator's log (``log``) under that
-    reference (etclib.core.errors.ServiceError's rule)."""
-    import uuid
-
+    """The visitor's error for a backend's failure; its text goes redacted to ``log`` only."""
     from etclib.core.redact import redact
 
     ref = uuid.uuid4().hex[:10]
@@ -104,7 +92,6 @@ def categories_text(labels: Sequence[str]) -> str:
     return ", ".join(f"{c} ({CATEGORY_TO_JA[c]})" for c in labels)
 
 
-#: The label set, as the page names it once.
 LABEL_SET_NOTE = (
     f"the corpus's {len(CATEGORIES)} categories ({', '.join(CATEGORIES)}), several at once "
     "possible; neutral when none of the others applies"

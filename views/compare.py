@@ -1,10 +1,6 @@
-"""Tables and figures of the comparison page (site_pages/compare.py) and the Leaderboard's pairwise
-matrix, from a :class:`etclib.tracks.comparison.Comparison` (``leaderboard.compare.compare``).
-
-Pure functions of plain data: the page only shows what they return. Texts and names from
-visitors stay plain text (dataframes, ``st.text``); chart labels are escaped
-(:func:`views.charts.label_text`).
-"""
+"""Tables and figures of the Compare page and the Leaderboard's pairwise matrix, from a
+:class:`etclib.tracks.comparison.Comparison`. Visitors' text stays plain; chart labels are
+escaped."""
 
 from __future__ import annotations
 
@@ -14,7 +10,6 @@ from typing import Any
 import pandas as pd
 
 from etclib import metrics as registry
-from etclib.data.corpus import CATEGORIES, ROLES
 from etclib.tracks.comparison import A_BETTER, B_BETTER, Comparison, outcome, win_tie_loss
 
 from .charts import short_labels, title_layout
@@ -27,7 +22,6 @@ ORDERS = {
 }
 VERDICT_MARKS = {A_BETTER: "◀ A better", B_BETTER: "B better ▶"}
 BREAKDOWNS = ("role", "category", "turn")
-#: the page's two views of the per-item differences (tabs)
 VIEWS = ("Where each one wins", "Distribution of the differences")
 
 
@@ -44,8 +38,7 @@ UNDEFINED_HELP = (
 
 
 def undefined(c: Comparison) -> dict[str, dict[str, str]]:
-    """Side ("A", "B") -> each metric key with no value on that side's items -> why, from the
-    metric modules' own ``undefined(data)`` (those that declare one)."""
+    """Side ("A", "B") -> metric key with no value on that side -> why (``undefined(data)``)."""
     out: dict[str, dict[str, str]] = {"A": {}, "B": {}}
     for group, module in c.modules.items():
         find = getattr(module, "undefined", None)
@@ -60,9 +53,7 @@ def _score(value: Any, why: str | None) -> str:
 
 
 def metric_table(c: Comparison) -> pd.DataFrame:
-    """One row per compared metric key: its label, the verdict (where a side is undefined, why
-    instead), B − A, the interval, A and B (two decimals; "n/a" where a score is undefined on
-    that side) and p. ``key`` is the metric key, for the page's links, never shown."""
+    """One row per compared metric: label, verdict, B − A, interval, A, B and p."""
     rows = []
     missing = undefined(c)
     for key, m in c.metrics.items():
@@ -100,8 +91,7 @@ def item_keys(c: Comparison) -> list[str]:
 
 
 def item_key_label(key: str) -> str:
-    """How a per-item score is named: its metric's label (a key that is no metric's, such as
-    ``n_units``, by its field label)."""
+    """How a per-item score is named: its metric's label, else its field label."""
     try:
         return registry.fact(key).label
     except Exception:  # noqa: BLE001 - a per-item key that is no metric key (n_units)
@@ -111,8 +101,7 @@ def item_key_label(key: str) -> str:
 
 
 def items_frame(c: Comparison, key: str) -> pd.DataFrame:
-    """One row per item: its index, key, label, the reference, both predictions and the item
-    scores of ``key`` for A and B with B − A (labels joined by ", " on the ERC track)."""
+    """One row per item: key, label, reference, predictions, ``key``'s scores and B − A."""
     rows = []
     name = item_key_label(key)
     for i, r in enumerate(c.per_item()):
@@ -152,9 +141,7 @@ def filter_items(
     order: str = "where B wins most",
     differ_only: bool = False,
 ) -> pd.DataFrame:
-    """The rows of :func:`items_frame` whose label has any of ``categories``, whose turn is in
-    ``turns`` and role in ``roles`` (each: all when empty), ordered by ``order``
-    (:data:`ORDERS`); ``differ_only``: the items whose label sets differ (ERC)."""
+    """The rows of :func:`items_frame` that match every filter given, in ``order``."""
     out = frame
     if categories:
         wanted = set(categories)
@@ -172,8 +159,7 @@ def filter_items(
 
 
 def outcome_tables(c: Comparison, key: str) -> dict[str, pd.DataFrame]:
-    """Breakdown (role, category, turn) -> a table of subsets with "B wins", "tie", "A wins"
-    (and "no score" when some items have none) on the per-item difference of ``key``."""
+    """Breakdown -> a table of subsets with "B wins", "tie", "A wins" on ``key``."""
     counts = win_tie_loss(c, key)
     out = {}
     for name in BREAKDOWNS:
@@ -187,9 +173,7 @@ def outcome_tables(c: Comparison, key: str) -> dict[str, pd.DataFrame]:
 
 
 def cause_outcomes(frame: pd.DataFrame, types: pd.DataFrame, key: str) -> pd.DataFrame:
-    """Win/tie/loss by emotion-cause type: the rows of :func:`items_frame` joined with
-    ``views.cause_layer.item_cause_types`` (``dialogue_id, turn, role, cause_type``); one row
-    per cause type with "B wins", "tie", "A wins" on the per-item difference of ``key``."""
+    """Win/tie/loss on ``key`` by emotion-cause type."""
     cols = ["dialogue_id", "turn", "role"]
     if frame.empty or types.empty:
         return pd.DataFrame(columns=["cause type", "B wins", "tie", "A wins"])
@@ -251,11 +235,7 @@ def _fit(values: Any, n: int) -> list[str]:
 
 
 def judge_units(c: Comparison, i: int) -> dict[str, pd.DataFrame]:
-    """Item ``i``'s judge decisions, each with the judge's reasoning for it: "A's units" and
-    "B's units" (each unit, whether the reference supports it, why: the precision side),
-    "reference units" (each reference unit, the decision against A and against B, and why:
-    the recall side). Rows stored before the reasons were kept have '' reasoning. Empty when
-    not judged."""
+    """Item ``i``'s judge decisions and reasoning, for both sides' units and the reference's."""
     if not has_judge(c):
         return {}
     da = c.data_a["judge"].details[i] or {}
@@ -300,8 +280,7 @@ def _is_reason(column: str) -> bool:
 
 
 def unexplained(units: dict[str, pd.DataFrame]) -> int:
-    """How many decisions of :func:`judge_units` come without the judge's reasoning (rows
-    scored before the reasons were kept, or a judge that gave none)."""
+    """How many decisions of :func:`judge_units` come without the judge's reasoning."""
     n = 0
     for table in units.values():
         for col in table:
@@ -312,8 +291,7 @@ def unexplained(units: dict[str, pd.DataFrame]) -> int:
 
 
 def units_text(table: pd.DataFrame) -> str:
-    """One line per unit of a :func:`judge_units` table: its decision(s), then the unit; under
-    it, one indented line per decision with the judge's reasoning for it (when stored)."""
+    """A :func:`judge_units` table in lines: decisions and unit, then indented reasoning."""
     if table.empty:
         return "(no units)"
     lines = []
@@ -337,9 +315,7 @@ PAIR_CODES = {"better": 1, "no significant difference": 0, "same": 0, "worse": -
 
 
 def pairwise_figure(matrix: pd.DataFrame) -> Any:
-    """A heat map of :func:`leaderboard.compare.pairwise`: row entry against column entry,
-    green where the row is significantly better, red where worse, grey otherwise; each cell
-    says the verdict, row − column and the p-value."""
+    """:func:`leaderboard.compare.pairwise` as a heat map: green where the row is better."""
     import plotly.graph_objects as go
 
     order = matrix.attrs.get("order", [])
@@ -383,15 +359,3 @@ def pairwise_figure(matrix: pd.DataFrame) -> Any:
         height=120 + 48 * len(order),
     )
     return fig
-
-
-def entry_label(name: Any, sid: str) -> str:
-    return f"{name}  ({sid})"
-
-
-def categories() -> list[str]:
-    return list(CATEGORIES)
-
-
-def roles() -> list[str]:
-    return list(ROLES)

@@ -1,12 +1,10 @@
 """The corpus browser's data: filter choices, search pages, one dialogue, and chart tables.
 
-Every query goes through :mod:`etclib.data.store` or the parameterised SQL below; a visitor's text is
-only ever a bound parameter (``etclib.data.store.search`` matches it literally, so ``%`` or ``'`` are
-just characters).
-"""
+A visitor's text is only ever a bound SQL parameter, matched literally."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -17,22 +15,16 @@ from etclib.core.errors import StoreError
 from etclib.data import store
 from etclib.data.corpus import BIG_FIVE, CATEGORIES, ROLE_LETTER, ROLES, SPLITS
 
-#: Results per page in the browser.
 PAGE_SIZE = 25
-#: TIPI-J Big Five scores range over 2..14.
 BIG_FIVE_RANGE = (2, 14)
-#: Longest search text accepted; a longer one is refused with :func:`query_problem`'s message
-#: (the longest utterance of the corpus is far shorter; docs/site.md).
+#: Longest search text accepted (the longest utterance of the corpus is far shorter).
 MAX_QUERY_CHARS = 200
-#: Pixel height of a result row: Streamlit 1.67 wraps cell text only in rows taller than 4rem
-#: (64 px), so 70 px shows about three lines of an utterance instead of cutting it at one.
+#: Pixel height of a result row: Streamlit 1.67 wraps cell text only in rows over 4rem.
 RESULT_ROW_HEIGHT = 70
-#: Pixel width of the utterance and transcription columns: both fit beside the label on a
-#: laptop screen (the agreement, split and emotion columns scroll into view).
+#: Pixel width of the utterance and transcription columns: both fit on a laptop screen.
 RESULT_TEXT_WIDTH = 300
 #: Pixel height of the results table: its header and eight rows (the rest scroll).
 RESULT_TABLE_HEIGHT = 38 + 8 * RESULT_ROW_HEIGHT
-#: Columns of a results page, in the order shown (the label before the long texts).
 RESULT_COLUMNS = (
     "dialogue_id",
     "turn",
@@ -90,10 +82,7 @@ def make_filters(
     agreement: str | None = None,
     big_five: dict[str, tuple[int, int]] | None = None,
 ) -> store.Filters:
-    """``store.Filters`` from widget values: text trimmed, full Big Five ranges dropped.
-
-    A text over :data:`MAX_QUERY_CHARS` raises ``StoreError`` (:func:`query_problem` says why).
-    """
+    """``store.Filters`` from widget values; ``StoreError`` for a text too long."""
     problem = query_problem(text)
     if problem:
         raise StoreError(problem)
@@ -115,8 +104,6 @@ def make_filters(
 
 def filters_key(filters: store.Filters) -> str:
     """A short stable digest of ``filters`` (for widget keys that reset when filters change)."""
-    import hashlib
-
     return hashlib.sha1(repr(filters).encode("utf-8")).hexdigest()[:12]
 
 
@@ -137,8 +124,7 @@ def search_page(
 
 
 def dialogue_view(con: Any, dialogue_id: int) -> dict[str, Any] | None:
-    """One dialogue for display: header, its utterances as records (role, utterance,
-    transcription, ``ann1``..``ann3`` and the aggregated ``label`` as lists), participants."""
+    """One dialogue for display: header, utterances as records, participants."""
     d = store.dialogue(con, int(dialogue_id))
     if d is None:
         return None
@@ -184,8 +170,7 @@ def big_five_scores(con: Any) -> pd.DataFrame:
 
 
 def prevalence_table(stats: dict[str, Any]) -> pd.DataFrame:
-    """Long table: category, role (speaker, listener, and ``all`` for every transcription),
-    percent of transcriptions whose aggregated label has the category."""
+    """Long table: percent of transcriptions with each category, per role and ``all``."""
     return pd.DataFrame(
         [
             {"category": c, "role": r, "percent": v[r]}
@@ -196,20 +181,10 @@ def prevalence_table(stats: dict[str, Any]) -> pd.DataFrame:
 
 
 def label_table(stats: dict[str, Any]) -> pd.DataFrame:
-    """Wide table as ``etclib stats`` prints it: per category the percent of speaker, listener
-    and all transcriptions whose aggregated label has it, and Fleiss' kappa."""
-    return pd.DataFrame(
-        [
-            {
-                "category": c,
-                "speaker": v["speaker"],
-                "listener": v["listener"],
-                "all": v["all"],
-                "kappa": v["kappa"],
-            }
-            for c, v in stats["labels"].items()
-        ]
-    )
+    """Wide table as ``etclib stats`` prints it: per-role percents and Fleiss' kappa."""
+    columns = ("speaker", "listener", "all", "kappa")
+    rows = [{"category": c, **{k: v[k] for k in columns}} for c, v in stats["labels"].items()]
+    return pd.DataFrame(rows)
 
 
 def kappa_table(stats: dict[str, Any]) -> pd.DataFrame:
@@ -229,16 +204,12 @@ def cooccurrence_matrix(stats: dict[str, Any]) -> pd.DataFrame:
 
 # --- the category classifier against the annotators (etclib.tracks.categories.analysis) ---------
 
-#: The split the classifier's confusion is shown on (the classifier is trained on train and tuned
-#: on valid: test is the split it never saw).
+#: The split the classifier never saw (it is trained on train and tuned on valid).
 CLASSIFIER_SPLIT = "test"
 
 
 def classifier_view(split: str = CLASSIFIER_SPLIT) -> dict[str, Any]:
-    """What the corpus page shows about the transcription category classifier on ``split``:
-    ``confusion`` (aggregated category × read category, multi-label pair counts),
-    ``per_category`` (one 2x2 confusion per category with precision, recall, F1), its
-    ``signature`` and ``valid`` scores, and ``n_items``."""
+    """The transcription classifier on ``split``: confusion, per-category scores, signature."""
     from etclib.data.corpus import load_corpus
     from etclib.tracks.categories import analysis
 

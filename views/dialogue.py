@@ -1,10 +1,6 @@
 """A dialogue shown as a chat: one message per utterance, A (speaker role) and B (listener role).
-
-Home's example, the corpus browser's dialogue view and the chat page all draw utterances with
-:func:`utterance_message`; Home and the corpus draw whole corpus dialogues with
-:func:`show_dialogue`. Utterances are printed with ``st.text`` (never Markdown or HTML, and long
-lines wrap); the notes under them are escaped Markdown captions.
-"""
+Utterances are printed with ``st.text``, never Markdown or HTML; the notes under them are escaped
+Markdown."""
 
 from __future__ import annotations
 
@@ -29,11 +25,7 @@ def labels_text(labels: Iterable[str] | str) -> str:
 
 
 def utterance_notes(u: Mapping[str, Any], annotators: bool = False) -> list[str]:
-    """The captions under a corpus utterance: its author's transcription, then its labels.
-
-    ``u`` has ``transcription`` and ``label`` (aggregated), and ``ann1``..``ann3`` when
-    ``annotators`` is asked for. Text is escaped for Markdown.
-    """
+    """The escaped captions under a corpus utterance: transcription, label(s)."""
     # (55 corpus transcriptions start or end with a line break: not worth an empty line)
     notes = [f"Emotion transcription: {escape_markdown(str(u['transcription']).strip())}"]
     label = f"Label: **{escape_markdown(labels_text(u['label']))}**"
@@ -45,8 +37,7 @@ def utterance_notes(u: Mapping[str, Any], annotators: bool = False) -> list[str]
 
 
 def utterance_message(letter: str, text: str) -> Any:
-    """A chat message for one utterance of ``letter`` (A or B) with its text printed literally;
-    returns the message container so that more can be written under the utterance."""
+    """A chat message for one utterance, its text printed literally; the container is returned."""
     import streamlit as st
 
     letter = letter_of(letter)
@@ -68,11 +59,7 @@ def show_dialogue(
     marks: Mapping[tuple[int, str], str] | None = None,
     target: tuple[int, str] | None = None,
 ) -> None:
-    """Every utterance of a corpus dialogue as a chat message with :func:`utterance_notes`.
-
-    ``marks`` maps ``(turn, role)`` to a marker drawn as an orange badge above that utterance's
-    notes, and ``target`` gets a blue ``◎ chosen utterance`` badge (the corpus browser marks the
-    cause utterances of a chosen target this way)."""
+    """Every utterance of a corpus dialogue as a chat message, with ``marks`` and ``target``."""
     import streamlit as st
 
     for u in utterances:

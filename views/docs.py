@@ -1,13 +1,5 @@
-"""Links from a page to the project's documentation, and the site's own reader of it.
-
-A page speaks to a visitor; settings, commands and file paths live in ``docs/``. A page that
-points there writes ``doc_link("causes.md", "how causes are annotated")``: a Markdown link to the
-rendered ``docs/causes.md``, never the bare path. Where the repository is hosted (the
-``ETC_REPOSITORY_URL`` setting, else ``Repository`` under ``[project.urls]`` in pyproject.toml),
-the link goes to ``<repository>/blob/main/docs/causes.md``; without one, to the site's own
-Documentation page (``site_pages/docs.py``, ``/docs?doc=causes.md``), which renders the same file
-from the checkout the site runs (:func:`rendered`), so a link always opens.
-"""
+"""Links from a page to the project's documentation (the hosted repository, else the site's own
+Documentation page, which renders the checkout's file), and that reader."""
 
 from __future__ import annotations
 
@@ -26,7 +18,6 @@ READER = "docs"
 
 @functools.cache
 def _declared_repository() -> str | None:
-    """``[project.urls] Repository`` of the checkout's pyproject.toml, if it declares one."""
     try:
         with open(ROOT / "pyproject.toml", "rb") as f:
             urls = tomllib.load(f).get("project", {}).get("urls", {})
@@ -44,14 +35,10 @@ def repository_url() -> str | None:
 
 
 def doc_url(name: str) -> str | None:
-    """The rendered ``docs/<name>`` (``name`` may carry a ``#section``) in the repository.
-
-    Raises ``ValueError`` for a document that is not in ``docs/``: a page linking to a missing
-    page is a bug to see in the tests, not a dead link for a visitor.
-    """
+    """The rendered ``docs/<name>`` in the repository; ``ValueError`` for a missing one."""
     file = name.split("#", 1)[0]
     if not (DOCS / file).is_file():
-        raise ValueError(f"docs/{file} does not exist: link to one of {sorted(_doc_names())}.")
+        raise ValueError(f"docs/{file} does not exist: link to one of {doc_names()}.")
     base = repository_url()
     return f"{base}/blob/{BRANCH}/docs/{name}" if base else site_url(name)
 
@@ -67,13 +54,9 @@ def doc_link(name: str, label: str) -> str:
     return f"[{label}]({doc_url(name)})"
 
 
-def _doc_names() -> list[str]:
-    return sorted(p.name for p in DOCS.glob("*.md"))
-
-
 def doc_names() -> list[str]:
     """The documents the Documentation page can show: the ``.md`` files of ``docs/``."""
-    return _doc_names()
+    return sorted(p.name for p in DOCS.glob("*.md"))
 
 
 def doc_title(name: str) -> str:
@@ -84,21 +67,15 @@ def doc_title(name: str) -> str:
     return name
 
 
-#: A relative link to another document (``deploy.md``, ``judge.md#rules``), an image of
-#: ``docs/img/``, or a file outside ``docs/`` (``../README.md``) in a document's Markdown.
+#: Relative links to another document, an image of ``docs/img/``, a file outside ``docs/``.
 _DOC_LINK = re.compile(r"\]\((?!https?://|#|mailto:)([\w.-]+\.md)(#[^)\s]*)?\)")
 _IMAGE_LINE = re.compile(r"^\s*!\[([^\]]*)\]\((?!https?://)([\w./-]+)\)\s*$")
 _OUTSIDE = re.compile(r"\[([^\]]*)\]\((?!https?://|#|mailto:)(\.\./[^)\s]+)\)")
 
 
 def rendered(name: str) -> list[tuple[str, str | Path]]:
-    """``docs/<name>`` as the Documentation page shows it: ("markdown", text) and ("image",
-    path) parts in order; links to other documents lead to this page, a link to a file outside
-    ``docs/`` to the repository (its words alone where the repository is not declared).
-
-    Raises ``ValueError`` for a name that is not one of :func:`doc_names` (nothing else of the
-    checkout is read)."""
-    if name not in _doc_names():
+    """``docs/<name>`` as ("markdown", text) and ("image", path) parts, in order."""
+    if name not in doc_names():
         raise ValueError(f"no document {name!r} in docs/")
     base = repository_url()
 

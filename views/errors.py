@@ -1,13 +1,6 @@
-"""How a page shows a failure: an ``EtcError`` becomes an ``st.error`` whose text is escaped.
-
-A library or leaderboard error's message may quote what a visitor typed or uploaded, so it is
-printed literally (:func:`views.text.escape_markdown`), never as Markdown or HTML. Pages wrap a
-step in :func:`shown_errors` (``with shown_errors(stop=True):`` when the page cannot go on
-without it); nothing else is caught, so a bug still surfaces as Streamlit's exception. A board
-storage error (``leaderboard.StorageError``) names the server's paths and is the operator's to
-fix: a page shows :data:`BOARD_UNAVAILABLE` instead, and the full message goes to the server log
-(:func:`board_unavailable`). See docs/leaderboard.md, "Storage faults".
-"""
+"""How a page shows a failure: an ``EtcError`` becomes an ``st.error`` printed literally (it may
+quote what a visitor typed), nothing else is caught. A board storage error names the server's paths:
+visitors read :data:`BOARD_UNAVAILABLE`, the server log the message."""
 
 from __future__ import annotations
 
@@ -26,7 +19,6 @@ if TYPE_CHECKING:  # imported when needed: a page run on its own has site_pages/
 
 log = logging.getLogger("views.errors")
 
-#: What a visitor reads when the leaderboard's database cannot be used.
 BOARD_UNAVAILABLE = (
     "The leaderboard is unavailable right now: its database cannot be used. The site's operator "
     "has been told (the details are in the server's log). The other pages work as usual."
@@ -34,15 +26,8 @@ BOARD_UNAVAILABLE = (
 _LOGGED: set[str] = set()
 
 
-def _storage_error(exc: BaseException) -> bool:
-    from leaderboard.errors import StorageError
-
-    return isinstance(exc, StorageError)
-
-
 def board_unavailable(exc: StorageError, *, show: bool = True) -> None:
-    """Log a storage error for the operator (once per distinct message in this process) and,
-    when ``show``, tell the visitor :data:`BOARD_UNAVAILABLE` (no path, no engine detail)."""
+    """Log a storage error once; with ``show``, say :data:`BOARD_UNAVAILABLE`."""
     text = str(exc)
     if text not in _LOGGED:
         _LOGGED.add(text)
@@ -62,16 +47,13 @@ def show_error(message: object, prefix: str = "") -> None:
 
 @contextmanager
 def shown_errors(prefix: str = "", *, stop: bool = False) -> Iterator[None]:
-    """Run the block; an ``EtcError`` in it is shown with :func:`show_error` and swallowed.
-
-    ``stop=True`` ends the page's run after the message (``st.stop``), for a step that the rest
-    of the page needs. The block is left at the error, so code after the failing line in the
-    block does not run (like ``try``/``else``).
-    """
+    """Run the block; an ``EtcError`` leaves it, shown; ``stop``: end the page's run."""
     try:
         yield
     except EtcError as exc:
-        if _storage_error(exc):
+        from leaderboard.errors import StorageError
+
+        if isinstance(exc, StorageError):
             board_unavailable(exc)
         else:
             show_error(exc, prefix)

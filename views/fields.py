@@ -28,8 +28,7 @@ class Field:
     help: str = ""
 
 
-#: Each column's label, in the site's lower-case header style (a metric's heading keeps its
-#: own case: "ROUGE-L ↑").
+#: Each column's label, in the site's lower-case header style.
 FIELDS: dict[str, Field] = {
     f.key: f
     for f in (
@@ -92,8 +91,7 @@ FIELDS: dict[str, Field] = {
 
 
 def describe(column: str) -> tuple[str, str]:
-    """(label, meaning) of a column: a field's, a metric key's or a metric heading's (from the
-    metric's fact, ``[95% CI]`` kept), or the column itself with no meaning."""
+    """(label, meaning) of a column: a field's, a metric's, or the column with no meaning."""
     from etclib import metrics
 
     if column in FIELDS:
@@ -101,14 +99,8 @@ def describe(column: str) -> tuple[str, str]:
     named = next((f for f in FIELDS.values() if f.label.lower() == column.lower()), None)
     if named is not None:  # a table already headed in words ("saw test data")
         return column, named.help
-    base, ci = (
-        (column[: -len(" [95% CI]")], " [95% CI]")
-        if column.endswith("[95% CI]")
-        else (
-            column,
-            "",
-        )
-    )
+    base = column.removesuffix(" [95% CI]")
+    ci = column[len(base) :]
     for fact in metrics.facts():
         if base in (fact.key, fact.heading):
             return fact.heading + ci, fact.definition[:1].upper() + fact.definition[1:] + "."
@@ -121,8 +113,7 @@ def label(column: str) -> str:
 
 
 def column_config(columns: Iterable[str], **widths: Any) -> dict[str, Any]:
-    """``st.dataframe``'s ``column_config`` heading each of ``columns`` by its label with its
-    meaning as the header's tooltip; ``widths``: a column's width (``name="medium"``)."""
+    """``column_config`` heading ``columns`` by label, meaning as tooltip; ``widths``."""
     import streamlit as st
 
     out = {}
@@ -132,3 +123,12 @@ def column_config(columns: Iterable[str], **widths: Any) -> dict[str, Any]:
             text, help=meaning or None, width=widths.get(str(column))
         )
     return out
+
+
+def table(frame: Any, key: str, widths: dict[str, Any] | None = None, **options: Any) -> Any:
+    """``st.dataframe`` of ``frame``, full width, no index, headed by :func:`column_config`."""
+    import streamlit as st
+
+    config = column_config(frame.columns, **(widths or {}))
+    options = {"hide_index": True, "width": "stretch", **options}
+    return st.dataframe(frame, key=key, column_config=config, **options)

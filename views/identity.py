@@ -1,13 +1,6 @@
-"""Who is submitting: the account a login provider verified, else the visitor's network address.
-
-The daily limit (``ETC_LB_DAILY_LIMIT``) counts by the key :func:`current_visitor` returns: with
-a login provider (an ``[auth]`` section for ``st.login``), the signed-in account's issuer and
-subject, which no reload or new browser changes; without one, the address that connected, or,
-when that is a proxy listed in ``ETC_TRUSTED_PROXIES``, the address in its ``X-Forwarded-For``
-(read right to left past trusted proxies only, so a forged header changes nothing). The global
-cap (``ETC_LB_GLOBAL_DAILY_LIMIT``) holds whatever the key. See docs/site.md, "Sign-in and
-quotas".
-"""
+"""Who is submitting: the account a login provider verified, else the network address, read right to
+left past trusted proxies only, so a forged header changes nothing (docs/site.md, "Sign-in and
+quotas")."""
 
 from __future__ import annotations
 
@@ -20,8 +13,7 @@ from typing import Any
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-#: What the key is when the connection came through the server's own proxy-header handling
-#: (see :func:`network_address`) from an address the site does not trust: that proxy's host.
+#: The key of a connection relayed by a host the site does not trust (:func:`network_address`).
 SAME_HOST = "same-host"
 
 
@@ -53,11 +45,7 @@ def _auth_section() -> dict[str, Any]:
 
 
 def login_provider() -> str | None:
-    """The name ``st.login`` takes (None: the unnamed ``[auth]`` provider).
-
-    ``ETC_LOGIN_PROVIDER`` picks one of several ``[auth.NAME]`` sections; else the only named
-    one, else the unnamed provider. Only meaningful when :func:`login_configured`.
-    """
+    """The name ``st.login`` takes: ``ETC_LOGIN_PROVIDER``, else the only named one."""
     from leaderboard import settings
 
     chosen = settings.login_provider()
@@ -70,8 +58,6 @@ def login_provider() -> str | None:
 def login_configured() -> bool:
     """Whether the operator configured a login provider (an ``[auth]`` section with one)."""
     section = _auth_section()
-    if not section:
-        return False
     return "client_id" in section or any(isinstance(v, dict) for v in section.values())
 
 
@@ -98,8 +84,7 @@ def check_login_setup() -> None:
 
 
 def account_name(user: Any) -> str | None:
-    """The account to show for a signed-in ``st.user``: the first ``ETC_LB_ACCOUNT_CLAIMS``
-    claim it has."""
+    """The account to show for ``st.user``: its first ``ETC_LB_ACCOUNT_CLAIMS`` claim."""
     from leaderboard import settings
 
     for claim in settings.account_claims():
@@ -131,8 +116,7 @@ def _parse(text: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | 
 
 
 def _key(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
-    """The quota's key for an address: one spelling per address, and :data:`SAME_HOST` for
-    the loopback host (the same bucket whatever header a local connection sent)."""
+    """The quota's key for an address; :data:`SAME_HOST` for loopback, whatever header it sent."""
     return SAME_HOST if ip.is_loopback else str(ip)
 
 
@@ -142,9 +126,7 @@ def _within(addr: str | None, networks: Sequence[Network]) -> bool:
 
 
 def server_trusted() -> list[Network]:
-    """Addresses whose ``X-Forwarded-For`` the web server itself applies before the site sees
-    the connection: uvicorn (Streamlit's server) trusts ``FORWARDED_ALLOW_IPS``, by default
-    127.0.0.1 and ::1, and then reports the forwarded address as the client's."""
+    """Addresses whose ``X-Forwarded-For`` uvicorn itself applies (``FORWARDED_ALLOW_IPS``)."""
     raw = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
     if raw.strip() == "*":
         return [ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0")]
@@ -158,8 +140,7 @@ def server_trusted() -> list[Network]:
 
 
 def _server_pick(chain: list[str], trusted: Sequence[Network]) -> str | None:
-    """The address uvicorn reports for ``X-Forwarded-For`` ``chain`` from a trusted peer: the
-    right-most entry that it does not trust (the left-most when it trusts them all)."""
+    """The entry of ``chain`` uvicorn reports: the right-most it does not trust."""
     for entry in reversed(chain):
         if not _within(entry, trusted):
             return entry
@@ -172,25 +153,12 @@ def network_address(
     trusted: Sequence[Network],
     server: Sequence[Network] | None = None,
 ) -> str:
-    """The visitor's address for the quota: an address, or :data:`SAME_HOST`.
+    """The visitor's address for the quota, or :data:`SAME_HOST` (``reported``: the server's client
+    address, None for loopback; ``trusted``: ``ETC_TRUSTED_PROXIES``; ``server``:
+    :func:`server_trusted`).
 
-    ``reported`` is the client address the web server gives (``st.context.ip_address``; None
-    for a loopback peer), ``forwarded_for`` the ``X-Forwarded-For`` header values, ``trusted``
-    the proxies the operator trusts (``ETC_TRUSTED_PROXIES``), ``server`` those the web server
-    itself trusts (:func:`server_trusted`).
-
-    The web server may already have replaced the peer by an entry of the header (when the peer
-    was one it trusts). That is recognised when ``reported`` is the entry it would have picked,
-    or is no address at all (a peer always is one: only the header can have put it there). The
-    peer is then "a host the server trusts" (by default the loopback host), believed only if the
-    operator trusts one of those too (e.g. ``ETC_TRUSTED_PROXIES=127.0.0.1`` for a proxy on the
-    same machine), else the key is :data:`SAME_HOST`. Then the chain is read right to left: each
-    hop trusted by the operator hands over to the address it forwarded for; the first untrusted
-    hop is the visitor, and a hop that is no address leaves the key at the hop that relayed it.
-    So no header value that a trusted proxy did not write gives a new key: with
-    ``ETC_TRUSTED_PROXIES`` empty, forged addresses and non-addresses alike land in the shared
-    :data:`SAME_HOST` bucket, the key of a local visitor who sends no header.
-    """
+    A peer the web server already replaced by a header entry is believed only if the operator trusts
+    a host the server trusts; no value a trusted proxy did not write gives a new key."""
     server = server_trusted() if server is None else server
     chain = [e.strip() for v in forwarded_for for e in str(v).split(",") if e.strip()]
     if chain and _replaced(reported, _server_pick(chain, server)):
@@ -205,8 +173,7 @@ def network_address(
 
 
 def _replaced(reported: str | None, pick: str | None) -> bool:
-    """Whether the server reported ``pick``, an entry of the header, as its client (None
-    reported: a loopback address; a report that is no address can only come from the header)."""
+    """Whether the server reported ``pick``, a header entry, as its client."""
     if reported is not None and _parse(reported) is None:
         return True
     entry = _parse(pick)
@@ -216,9 +183,7 @@ def _replaced(reported: str | None, pick: str | None) -> bool:
 
 
 def _walk(chain: list[str], trusted: Sequence[Network], relay: str) -> str:
-    """Right to left through the hops, handed over by ``relay`` (the peer's key): the first one
-    the operator does not trust; a hop that is no address stops at the key of the one that
-    relayed it."""
+    """Right to left through the trusted hops from ``relay``, to the first untrusted one."""
     for entry in reversed(chain):
         ip = _parse(entry)
         if ip is None:
@@ -238,8 +203,7 @@ def submitter_key(kind: str, ident: str) -> str:
 
 
 def current_visitor() -> Visitor | None:
-    """Who is on this page: the signed-in account, or (without a login provider) the network
-    address; None when a provider is configured and nobody is signed in."""
+    """The signed-in account, else the address; None when nobody is signed in."""
     import streamlit as st
 
     if login_configured():
@@ -275,7 +239,5 @@ def address_visitor() -> Visitor:
 
 
 def limit_key() -> str:
-    """What every per-visitor limit counts by (admin guesses, chat predictions), like the
-    upload quota: the signed-in account, else (nobody signed in, or no login provider) the
-    network address. A reload or a new browser session keeps it."""
+    """What every per-visitor limit counts by: the account, else the network address."""
     return (current_visitor() or address_visitor()).key

@@ -1,10 +1,5 @@
-"""The judge-versus-human page's tables: the studies' results as the page shows them.
-
-The studies themselves are computed by ``etclib.studies.labeljudge``, ``etclib.studies.annotation`` and
-``etclib.studies.ratings``; this module only formats their tables (κ and r with two decimals, intervals
-as ``value [low, high]``, rates as percentages) and picks the columns shown. Figures are in
-:mod:`views.charts`.
-"""
+"""The judge-versus-human page's tables: the studies' results (``etclib.studies``) formatted as the
+page shows them."""
 
 from __future__ import annotations
 
@@ -16,14 +11,12 @@ import pandas as pd
 
 #: The page's "no judge run" choice of the run picker.
 NONE_RUN = "none"
-#: The page's tabs, one per study (only the open one runs).
 TABS = (
     "1 · Emotion categories",
     "2 · Atomic-unit decisions",
     "3 · Likert ratings",
     "4 · This judge vs the paper's",
 )
-#: Study 1's two views of the agreement per category (tabs; only the open one is drawn).
 LABEL_VIEWS = ("Table", "Chart")
 #: What the page's figures mean, for visitors (the project's docs/judge_vs_human.md has the rest).
 DEFINITIONS = """
@@ -45,8 +38,7 @@ DEFINITIONS = """
 """
 
 
-#: The page's own section on how its figures come about (its links point there, not to the
-#: maintainers' documents).
+#: The page's own section on how its figures come about (its links point there).
 HOW_ANCHOR = "how-these-studies-are-made"
 HOW_LINK = f"[how]({'#' + HOW_ANCHOR})"
 HOW_MADE = """
@@ -96,9 +88,11 @@ def _percent(x: Any) -> str:
     return f"{100 * x:.1f}%"
 
 
-def run_names(runs: pd.DataFrame) -> dict[str, str]:
-    """The run picker's labels: model, provider, split and size of each stored judge run."""
-    names = {NONE_RUN: "no judge: the human yardstick only"}
+def run_names(
+    runs: pd.DataFrame, none: str = "no judge: the human yardstick only"
+) -> dict[str, str]:
+    """The run picker's labels: model, provider, split and size of each stored run."""
+    names = {NONE_RUN: none}
     for r in runs.to_dict("records") if not runs.empty else []:
         names[r["run_id"]] = (
             f"{r['model']} ({r['provider']}, {r['split']}, {r['n_labelled']} items) · {r['run_id']}"
@@ -107,8 +101,7 @@ def run_names(runs: pd.DataFrame) -> dict[str, str]:
 
 
 def label_table(table: pd.DataFrame, with_judge: bool) -> pd.DataFrame:
-    """Study 1 per category: rates, κ against people with intervals, Fleiss' κ with and without
-    the judge (the judge's columns only when a run is chosen)."""
+    """Study 1 per category; the judge's columns only ``with_judge``."""
     shown = pd.DataFrame(
         {
             "category": table["category"],
@@ -173,7 +166,6 @@ def emplifai_table(table: pd.DataFrame) -> pd.DataFrame:
     ].rename(columns=RATING_COLUMNS)
 
 
-#: Study 3's columns as a reader names them.
 RATING_COLUMNS = {
     "llm_mean": "LLM mean",
     "human_mean": "people's mean",
@@ -187,7 +179,6 @@ RATING_COLUMNS = {
 }
 
 
-#: Study 2's table of scores recomputed with people's labels, as a reader names its columns.
 UNIT_METRIC_COLUMNS = {
     "submission_id": "entry id",
     "metric": "metric",
@@ -238,8 +229,7 @@ def _mean_sd(mean: Any, sd: Any) -> str:
 
 
 def calibration_table(report: dict[str, Any]) -> pd.DataFrame:
-    """One calibration run beside the paper: units per reference (and per prediction of a
-    paper row's file) against Table 3, and the two sanity checks against their bounds."""
+    """One calibration run beside the paper's Table 3, with the two sanity checks."""
     refs = report["references"]
     rows = [
         {

@@ -1,15 +1,5 @@
-"""The chat's model servers: probed for being online, their time limits, and the model card.
-
-A model server (the fine-tuned model's ``ETC_FINETUNED_BASE_URL``, and ``OPENAI_BASE_URL`` when
-the ``openai`` backend is pointed at a self-hosted server) is probed with ``GET /v1/models``
-(:data:`PROBE`: at the first page run and then at most every ``ETC_CHAT_PROBE_INTERVAL``
-seconds, ``ETC_CHAT_PROBE_TIMEOUT`` each). A server that does not answer, or answers without the
-configured model, is *offline*; the operator's reason (:attr:`ServerState.problem`, logged) names
-the setting the chat reads and never reaches a visitor. :func:`server_limit` reads the chat's
-time limits (:data:`SERVER_LIMITS`). The fine-tuned choice carries a model card
-(:func:`model_card`): the served model and base as the server reports them, the quantisation and
-the adapter's hash as the operator declares them. :mod:`views.chat` builds the picker on these.
-"""
+"""The chat's model servers: probed for being online, their time limits, and the model card; an
+offline server's reason is for the operator's log, never a visitor."""
 
 from __future__ import annotations
 
@@ -41,8 +31,7 @@ FINETUNED_MODEL = "etc-swallow-8b-sft"
 
 
 def server_limit(name: str) -> float:
-    """The seconds of ``name`` (a key of :data:`SERVER_LIMITS`): its setting, else the default;
-    a value that is not a positive number is a ``ConfigError`` naming the setting."""
+    """The seconds of ``name`` (:data:`SERVER_LIMITS`); ``ConfigError`` unless positive."""
     from etclib.core.errors import ConfigError
 
     raw = setting(name)
@@ -74,8 +63,7 @@ class ServerState:
 
 
 class ServerProbe:
-    """``GET /v1/models`` on each model server, remembered for ``ETC_CHAT_PROBE_INTERVAL``
-    seconds (``clock`` is ``time.monotonic``; tests give their own)."""
+    """``GET /v1/models`` on each model server, remembered for ``ETC_CHAT_PROBE_INTERVAL``."""
 
     def __init__(self, clock: Any = None) -> None:
         import threading
@@ -96,8 +84,7 @@ class ServerProbe:
         setting_name: str,
         provider: str = FINETUNED_BACKEND,
     ) -> ServerState:
-        """The server's state, probed now unless a probe younger than the interval is known;
-        ``provider``: the registered LLM provider whose API the server speaks."""
+        """The server's state, probed unless a recent probe is known."""
         key = (base_url, api_key or "")
         with self._lock:
             known = self._seen.get(key)
@@ -137,12 +124,10 @@ class ServerProbe:
         return ServerState(True, tuple(models))
 
 
-#: The probe the site uses (one per server process).
 PROBE = ServerProbe()
 
 
 def _key_setting(setting_name: str) -> str:
-    """The setting that holds the key for the server at ``setting_name``."""
     from etclib.llm import providers
 
     keys = dict(KEY_SETTINGS)
@@ -153,13 +138,7 @@ def _key_setting(setting_name: str) -> str:
 
 
 def model_card(model: str, state: ServerState) -> dict[str, Any]:
-    """What the fine-tuned choice serves: the model and its base as the server reports them
-    (vLLM's ``/v1/models``: ``parent`` is the base of a LoRA module), the quantisation the
-    operator declares (``ETC_FINETUNED_QUANTIZATION``), and the adapter the operator declares
-    (``ETC_FINETUNED_ADAPTER``: the served adapter folder, read for its hash, its base and its
-    training quantisation by :func:`etclib.models.finetune.adapter_fingerprint`). ``same_weights`` says
-    whether that is the evaluated model (the adapter on the base and quantisation it was trained
-    with): True, False, or None when not known."""
+    """What the fine-tuned choice serves; ``same_weights``: is it the evaluated model."""
     from etclib.models.finetune import adapter_fingerprint
 
     row = next((m for m in state.models if m.get("id") == model), {})
@@ -191,14 +170,12 @@ def _is_nf4(text: str) -> bool:
     return "nf4" in low or "bitsandbytes" in low or "4-bit" in low or "4bit" in low
 
 
-#: Where the fine-tuned model's card is shown: the chat page with the model picked (the board's
-#: fine-tuned baseline row links here).
+#: Where the fine-tuned model's card is shown (the board's fine-tuned baseline links here).
 CARD_LINK = "chat?model=finetuned"
 
 
 def links_to_card(submission: Mapping[str, Any]) -> bool:
-    """Whether a board entry is the fine-tuned Swallow baseline whose served weights the chat's
-    model card describes (the paper's reported row, or a baseline of that model)."""
+    """Whether a board entry is the fine-tuned Swallow baseline the chat's model card describes."""
     return (
         submission.get("setting") == "fine-tuned"
         and submission.get("kind") in ("reported", "baseline")

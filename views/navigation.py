@@ -1,13 +1,5 @@
-"""The site's page list as ``streamlit_app.py`` declares it, and links between pages.
-
-``streamlit_app.py`` owns the page list (``SITE_PAGES``) and passes it to :func:`declare_pages`
-on every run; Home reads it back with :func:`declared_pages` to link to every page, without
-importing the entry point.
-
-The page scripts live in ``site_pages/``, not ``pages/``: a folder named ``pages/`` beside the main
-script switches Streamlit's legacy multipage mode on (a visitor opening ``/submit`` first would get
-the script run on its own, without the navigation).
-"""
+"""The site's page list as ``streamlit_app.py`` declares it, and links between pages. (Scripts live
+in ``site_pages/``: ``pages/`` would switch on Streamlit's legacy mode.)"""
 
 from __future__ import annotations
 
@@ -17,9 +9,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SitePage:
-    """One page of the site: its script, title, icon, and a line for the home page; a
-    ``hidden`` page has a URL but no place in the navigation (the documentation reader); an
-    ``admin`` page exists only where an admin token is configured (the operator's page)."""
+    """A page; ``hidden``: not in the navigation; ``admin``: only with an admin token."""
 
     path: str
     title: str
@@ -48,9 +38,7 @@ def declared_pages() -> tuple[SitePage, ...]:
 def link_to(
     path: str, label: str, icon: str | None = None, query_params: dict[str, str] | None = None
 ) -> None:
-    """A link to another page of the site: ``st.page_link`` when the navigation knows the page
-    (the site run through ``streamlit_app.py``), else a plain Markdown link to its URL path (a
-    page script run on its own, as in a page's own test); ``query_params`` ride along."""
+    """A link to another page; a Markdown link where the navigation does not know it."""
     from urllib.parse import urlencode
 
     import streamlit as st

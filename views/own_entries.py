@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from leaderboard.metadata import EDITABLE
 from views.fields import label
 
 #: The Submit page's query parameter that carries an edit key (``/submit?edit=ID.SECRET``).
@@ -14,32 +15,17 @@ EDIT_PARAM = "edit"
 #: The most edit keys one visitor's page keeps (this session's receipts and links).
 MAX_KEYS = 20
 
-#: An entry's visibility, as its owner reads it.
 VISIBILITY_WORDS = {
     "public": "on the board",
     "private": "private: only you see it",
     "withdrawn": "withdrawn",
     "hidden": "hidden by the moderators",
 }
-#: How a history row names what changed.
-CHANGE_WORDS = {
-    key: label(key)
-    for key in (
-        "status",
-        "name",
-        "model_url",
-        "paper_url",
-        "parameters",
-        "open_weights",
-        "licence",
-        "visibility",
-    )
-}
+CHANGE_WORDS = {key: label(key) for key in ("status", *EDITABLE, "visibility")}
 
 
 def owner(visitor: Any, keys: list[str] | tuple[str, ...] = ()) -> Any:
-    """The ``leaderboard.Owner`` a visitor is: their signed-in account (an address owns
-    nothing) and the edit keys their page holds."""
+    """The ``leaderboard.Owner`` a visitor is: their account and the edit keys their page holds."""
     import leaderboard as lb
 
     account = visitor.key if visitor is not None and visitor.kind == "account" else None
@@ -53,13 +39,6 @@ def kept_keys(keys: list[str], new: str | None) -> list[str]:
     return [new, *[k for k in keys if k != new]][:MAX_KEYS]
 
 
-def entry_of_key(key: str) -> str:
-    """The entry id an edit key names (``ID.SECRET`` -> ``ID``; not checked)."""
-    from leaderboard.owners import entry_of_key as of_key
-
-    return of_key(key)
-
-
 def edit_link(page_url: str, key: str) -> str:
     """The private edit link of ``key``: the Submit page's address with ``?edit=KEY``."""
     base = (page_url or "/submit").split("?", 1)[0].split("#", 1)[0]
@@ -67,8 +46,7 @@ def edit_link(page_url: str, key: str) -> str:
 
 
 def standing_view(standing: dict[str, Any], track_title: str) -> tuple[str, pd.DataFrame]:
-    """``leaderboard.standing`` as a sentence (the rank) and a table of the main scores with
-    their intervals."""
+    """``leaderboard.standing`` as a sentence (the rank) and a table of the main scores."""
     from views.board import interval_text, metric_label
 
     if standing["rank"] is None:

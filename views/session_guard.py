@@ -1,13 +1,5 @@
-"""What a visitor's page may ask of the server and learn from it, beyond running the site.
-
-Streamlit's websocket takes messages that a served site should not take from a visitor, and
-tells every visitor facts about the server. The guard answers ``clear_cache`` by clearing only
-the asking page's own state (not every visitor's cached board, store and classifiers),
-answers nothing to ``load_git_info``, and sends the script's file name without Python's version
-or the server's OS in the session-start message. :func:`install` patches Streamlit's
-``AppSession`` once per process; ``tests/browser/test_exposure.py`` pins what it does. See
-docs/deploy.md, "The proxy in front of the site".
-"""
+"""What a visitor's page may ask of the server and learn from it: ``clear_cache`` clears only its
+own state, ``load_git_info`` gets nothing, no Python version or OS is sent (docs/deploy.md)."""
 
 from __future__ import annotations
 

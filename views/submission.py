@@ -1,16 +1,12 @@
-"""The Submit page's data: the template, the check of an upload, and a submission's status.
-
-An upload is checked with etclib's reader (:func:`validate_upload`); nothing raises out of it, a
-refusal is line-level problems the page shows in a table. Its type is checked first, by name
-(:func:`upload_type_problem`): the upload box takes any file, so that a refused type is said in
-the page, not only in the box's tooltip. :mod:`views.upload_check` caches the checks.
-"""
+"""The Submit page's data: the template, the check of an upload, and a submission's status. The
+upload box takes any file, so a refused type is said in the page (:func:`upload_type_problem`)."""
 
 from __future__ import annotations
 
 import logging
 import secrets
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 import pandas as pd
@@ -26,8 +22,7 @@ FINAL_STATUSES = ("scored", "incomplete", "failed")
 
 
 def template_bytes(fmt: str = "jsonl", split: str = "test", track: str | None = None) -> bytes:
-    """Every item of ``split`` with the track's blank prediction, as JSON Lines or CSV
-    (UTF-8)."""
+    """Every item of ``split`` with the track's blank prediction, as JSON Lines or CSV."""
     from etclib.data.corpus import load_corpus
     from etclib.tracks.predictions import dumps_csv, dumps_jsonl, template_rows
 
@@ -57,8 +52,7 @@ class Validation:
 
 
 def template_hint(track: Any) -> str:
-    """How a refusal on the Submit page names the way to another track: its template buttons
-    (the page has no track option; a file's track is read from its fields)."""
+    """How a refusal names the way to another track: its template buttons."""
     return f'that track (its template: the "{track.template_label}" buttons above)'
 
 
@@ -81,11 +75,7 @@ def accepted_types_text() -> str:
 
 
 def upload_type_problem(name: str) -> str | None:
-    """Why a file called ``name`` is not taken (its type), or None when its suffix is one the
-    page takes. The upload box takes any file, so that this message is shown in the page:
-    a box restricted by type refuses others only in a tooltip."""
-    from pathlib import PurePath
-
+    """Why a file called ``name`` is not taken (its type), or None."""
     suffix = PurePath(name).suffix.lower()
     if suffix.lstrip(".") in upload_types():
         return None
@@ -99,13 +89,7 @@ def upload_type_problem(name: str) -> str | None:
 def validate_upload(
     data: bytes, name: str, split: str = "test", track: str | None = None
 ) -> Validation:
-    """Check an upload with etclib's reader, once; any refusal becomes line-level problems, an
-    accepted file keeps its validated predictions. The track is detected from the file's fields
-    unless given.
-
-    Nothing raises out of here: a page shows the problems, never Streamlit's error page. An
-    unexpected exception (a bug) is logged with its traceback and shown as a plain refusal.
-    """
+    """Check an upload with etclib's reader, once; nothing raises out of here."""
     from etclib.core.errors import EtcError
     from etclib.tracks.predictions import detect_track, read_predictions, shown_name
 
@@ -146,9 +130,7 @@ def validate_upload(
     )
 
 
-#: How a problems table is drawn: the problem column wide and its rows tall enough for
-#: Streamlit 1.67 to wrap a message onto three lines (it wraps only in rows over 4rem) instead of
-#: cutting it at one.
+#: How a problems table is drawn: rows tall enough for Streamlit 1.67 to wrap a message.
 PROBLEMS_LAYOUT: dict[str, Any] = {"widths": {"problem": 640}, "row_height": 70}
 
 
@@ -159,9 +141,22 @@ def problems_config(columns: Any) -> dict[str, Any]:
     return column_config(columns, **PROBLEMS_LAYOUT["widths"])
 
 
+def show_problems(rows: Any, key: str, columns: Any = None) -> None:
+    """A problems table (``columns``: its columns, when ``rows`` is no frame) as the page draws it."""
+    import streamlit as st
+
+    config = problems_config(rows.columns if columns is None else columns)
+    st.dataframe(
+        rows,
+        hide_index=True,
+        key=key,
+        column_config=config,
+        row_height=PROBLEMS_LAYOUT["row_height"],
+    )
+
+
 def problems_table(problems: list[Problem], limit: int = 50) -> pd.DataFrame:
-    """Problems as rows ``line`` (``"3"``, a run ``"1–1010"``, blank for the whole file) and
-    ``problem``, first ``limit``."""
+    """The first ``limit`` problems as rows ``line`` (blank: the whole file) and ``problem``."""
     return pd.DataFrame(
         [{"line": p.lines, "problem": p.message} for p in problems[:limit]],
         columns=["line", "problem"],
@@ -178,8 +173,6 @@ def submission_status(submission_id: str) -> dict[str, Any]:
 
 
 def history_table(status: dict[str, Any]) -> pd.DataFrame:
-    """A status's history as visitors see it: when, and which state. The messages are the
-    operator's (``python -m leaderboard status``): file names, and which process of which host
-    took a job over."""
+    """A status's history as visitors see it: when, and which state."""
     rows = status.get("history") or []
     return pd.DataFrame(rows, columns=["at", "status"])

@@ -1,16 +1,5 @@
-"""The Submit page's check of an upload, cached for every visitor, bounded in bytes and time.
-
-The upload is read and validated once, here (:func:`validate`: etclib's parse and coverage
-check): an accepted check carries the validated ``etclib.tracks.predictions.Predictions``, which the
-page hands to ``leaderboard.submit`` as it is, so the file is not read again on its way to
-storage. A page reruns on every widget change, so the check is kept: one entry per file content
-and name, shared by all sessions (the cached predictions are never changed by their users). A
-refusal lists at most ``etclib.tracks.predictions.MAX_PROBLEMS`` problems, and the cache holds at most
-:data:`MAX_BYTES` (each entry's pickled size) for at most :data:`TTL_S` seconds, least recently
-used first out, so crafted refused uploads cannot make it grow without bound. One visitor's
-checks run one at a time (a second waits for the first), so opening many pages at once does not
-multiply what one visitor costs; other visitors' checks run beside them.
-"""
+"""The Submit page's check of an upload, cached for every visitor (pages rerun on every widget
+change), bounded in bytes and time, one check at a time per visitor."""
 
 from __future__ import annotations
 
@@ -39,7 +28,6 @@ _ENTRIES: OrderedDict[str, tuple[float, int, Checked]] = OrderedDict()
 
 #: The Submit page's check of an upload (when ``ok``, with the validated ``predictions``).
 Checked = Validation
-#: Read and validate an upload once (:func:`views.submission.validate_upload`).
 validate = validate_upload
 
 
@@ -90,8 +78,7 @@ def _cached(key: str, at: float) -> Checked | None:
 
 
 def checked(data: bytes, name: str, visitor: str = "") -> Checked:
-    """The check of upload ``data`` named ``name``: from the cache, or made and cached once
-    ``visitor`` (:func:`views.identity.limit_key`) has no other check running."""
+    """The check of upload ``data``: cached, or made once ``visitor`` has no other running."""
     key = hashlib.sha256(data).hexdigest() + "\0" + name
     with _ENDED:
         _WAITING[0] += 1

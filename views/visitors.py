@@ -1,16 +1,7 @@
-"""What one visitor may hold in the server's memory: at most ``ETC_PAGES_PER_VISITOR`` open
-pages (Streamlit sessions; default :data:`PAGES_PER_VISITOR`, 0 for no bound), each keeping at
-most :data:`UPLOADS_PER_PAGE` uploaded files.
-
-A visitor is what every per-visitor limit counts by (:func:`views.identity.limit_key`). Every
-run of the site records its page under its visitor (:func:`admit`, from streamlit_app.py); a
-page beyond the visitor's bound says so and stops. Streamlit keeps a page's uploaded files until
-the page's session ends (two minutes after its tab closed); the upload endpoint's files pass
-through :func:`_guard`: a page that was not admitted keeps none, an admitted one its newest
-:data:`UPLOADS_PER_PAGE`. The Submit page also lets an upload go (:func:`release`) once it is
-refused or stored. Only a served site has sessions; elsewhere (AppTest's stand-in runtime,
-``python`` without a server) everything is admitted.
-"""
+"""What one visitor may hold in the server's memory: at most ``ETC_PAGES_PER_VISITOR`` open pages
+(default :data:`PAGES_PER_VISITOR`, 0 for no bound), each keeping at most :data:`UPLOADS_PER_PAGE`
+uploaded files (Streamlit keeps them until the session ends). Outside a served site everything is
+admitted."""
 
 from __future__ import annotations
 
@@ -20,7 +11,6 @@ from typing import Any
 from etclib.core.config import setting
 from etclib.core.errors import ConfigError
 
-#: The most pages one visitor may have open at once by default.
 PAGES_PER_VISITOR = 10
 #: The most uploaded files one page keeps (the newest).
 UPLOADS_PER_PAGE = 2
@@ -60,8 +50,7 @@ def _runtime() -> Any:
 
 
 def admit() -> bool:
-    """Whether this page may run: recorded under its visitor, unless the visitor already has
-    :func:`pages_per_visitor` open pages."""
+    """Whether this page may run: recorded under its visitor, unless too many are open."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     from views.identity import limit_key
@@ -84,12 +73,6 @@ def admit() -> bool:
     return True
 
 
-def pages_of(key: str) -> int:
-    """Pages recorded now for the visitor ``key``."""
-    with _LOCK:
-        return sum(1 for k in _VISITOR.values() if k == key)
-
-
 def release(upload: Any, key: str) -> None:
     """Drop ``upload``, the file of the ``st.file_uploader`` keyed ``key``, from the server's
     memory: the page has what it needs of it."""
@@ -110,8 +93,7 @@ def release(upload: Any, key: str) -> None:
 
 
 def _guard(files: Any) -> None:
-    """Have the upload endpoint's ``files`` (Streamlit's uploaded-file manager) keep files only
-    for admitted pages, at most :data:`UPLOADS_PER_PAGE` each; once per manager."""
+    """Have the upload endpoint keep files only for admitted pages, a few each."""
     with _LOCK:
         if getattr(files, "_etc_guarded", False):
             return
