@@ -1,16 +1,11 @@
 """Compare two systems on the same items: paired differences, intervals, tests and verdicts.
 
-``etclib.compare`` is :func:`compare` (this module is ``comparison``, so that importing it
-never hides the function behind a module of the same name).
-
 >>> c = compare("a.jsonl", "b.jsonl", metrics="bleu,rouge")              # doctest: +SKIP
 >>> c.metrics["rougeL"].difference, c.metrics["rougeL"].verdict          # doctest: +SKIP
 (3.12, 'B better')
 
-The numbers come from :mod:`etclib.metrics.paired` (its public names are importable from here too);
-this module builds the :class:`Comparison` of two files, ``ScoreResult`` objects or stored
-per-item data (:func:`compare_data`), and its per-item rows and win/tie/loss counts.
-See docs/compare.md.
+The statistics are :mod:`etclib.metrics.paired`'s (re-exported here). The module is named
+``comparison`` so that importing it never hides ``etclib.compare``. See docs/compare.md.
 """
 
 from __future__ import annotations
@@ -26,7 +21,6 @@ import numpy as np
 from etclib import metrics as registry
 from etclib import tracks
 from etclib.core.errors import MetricError, TaskError
-from etclib.data.corpus import CATEGORIES, ROLES
 from etclib.data.task import Item
 from etclib.metrics import Metric, MetricData, significance
 from etclib.metrics.paired import (  # re-exported: the statistics are part of this module's interface
@@ -77,7 +71,7 @@ __all__ = [
 
 @dataclass
 class Comparison:
-    """Two systems compared on the same items (see the module's text)."""
+    """Two systems compared on the same items."""
 
     a: dict[str, str]
     b: dict[str, str]
@@ -418,24 +412,23 @@ def win_tie_loss(c: Comparison, key: str | None = None) -> dict[str, dict[str, d
     """Breakdown (role, category, turn) -> subset -> counts of "B wins", "tie", "A wins" (and
     "undefined") on the per-item difference of ``key`` (default :meth:`Comparison.
     primary_item_key`)."""
+    from etclib.tracks.scoring import breakdown_groups
+
     key = key or c.primary_item_key()
     rows = c.per_item()
     higher = registry.fact(key).higher_is_better if key in c.metrics else True
     outcomes = [outcome(r.get(f"{key}_diff"), higher) for r in rows] if key else []
-    kinds = ("B wins", "tie", "A wins", "undefined")
 
     def count(idx) -> dict[str, int]:
-        got = {k: 0 for k in kinds}
+        got = dict.fromkeys(("B wins", "tie", "A wins", "undefined"), 0)
         for i in idx:
             got[outcomes[i]] += 1
         return got
 
-    n = range(len(rows))
+    groups = breakdown_groups(c.items)
     return {
-        "all": {"all": count(n)},
-        "role": {r: count([i for i in n if rows[i]["role"] == r]) for r in ROLES},
-        "category": {cat: count([i for i in n if cat in rows[i]["label"]]) for cat in CATEGORIES},
-        "turn": {str(t): count([i for i in n if rows[i]["turn"] == t]) for t in range(1, 6)},
+        "all": {"all": count(range(len(rows)))},
+        **{g: {name: count(idx) for name, idx in subsets.items()} for g, subsets in groups.items()},
     }
 
 
