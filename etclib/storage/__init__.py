@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from etclib.storage.dialect import Dialect, Fault
+from etclib.storage.dialect import Dialect
+from etclib.storage.dialect import Fault as Fault
 
 #: Engine name -> its module (imported on first use). A new engine: one module, one line.
 ENGINES = {
@@ -28,17 +29,6 @@ EMBEDDED = "sqlite"
 #: A target of the embedded engine that lives as long as its connection: a store read before
 #: it exists, without making it.
 MEMORY = ":memory:"
-
-__all__ = [
-    "ENGINES",
-    "MEMORY",
-    "Dialect",
-    "Fault",
-    "dialect",
-    "dialect_for",
-    "redacted",
-    "target_of",
-]
 
 
 def dialect(name: str) -> Dialect:
