@@ -166,11 +166,8 @@ def build_messages(
 
 
 def choose_shots(item: Item, pool: list[Item], k: int, seed: int = 0) -> list[Item]:
-    """k solved examples for ``item``, drawn reproducibly from ``pool`` (the train split).
-
-    The draw depends only on the seed and the item's key, so a resumed or re-ordered run picks
-    the same examples. Items from the evaluated item's own split are never used.
-    """
+    """k solved train examples for ``item`` from ``pool``, drawn from the seed and the item's
+    key only, so a resumed or re-ordered run picks the same examples."""
     if k <= 0:
         return []
     candidates = [p for p in pool if p.split == "train" and p.dialogue_id != item.dialogue_id]
