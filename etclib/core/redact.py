@@ -1,14 +1,10 @@
 """Remove secrets from text before it is logged or shown to an operator.
 
-:func:`redact` is the one place that decides what a secret looks like. It replaces with
-``[REDACTED]`` every configured secret value (the settings in :data:`SECRET_SETTINGS`, every LLM
-provider's key settings, added by the provider registry through :func:`add_secret_settings`, and
-any ``secrets`` the caller passes) and anything shaped like a credential: ``Bearer`` tokens and
-``Authorization`` headers, OpenAI-style (``sk-``), Google (``AIza``), Hugging Face (``hf_``) and
-GitHub (``ghp_``) tokens, and the value of a ``key=`` / ``api_key=`` / ``token=`` /
-``access_token=`` parameter. Provider error text passes through here before it is stored as an
-error's private ``detail`` (:class:`etclib.core.errors.ServiceError`) or logged; an error's public
-message is etclib's own words and holds no provider text.
+:func:`redact` is the one place that decides what a secret looks like: every configured secret
+value (:data:`SECRET_SETTINGS`, the providers' key settings, any ``secrets`` passed) and anything
+shaped like a credential (``Bearer`` tokens, ``sk-``/``AIza``/``hf_``/``ghp_`` tokens, ``key=``
+parameters). Provider error text passes through here before it is stored as an error's private
+``detail`` or logged.
 """
 
 from __future__ import annotations

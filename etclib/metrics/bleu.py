@@ -1,10 +1,8 @@
 """Corpus BLEU with maximum n-gram order 1..4 (sacrebleu, uniform weights, brevity penalty).
 
-Texts are tokenised by MeCab (``etclib.data.tokenize``) and handed to sacrebleu with its ``none``
-tokenizer, which is what sacrebleu's own ``ja-mecab`` tokenizer does internally. Per item we keep
-sacrebleu's sufficient statistics (lengths, matches and totals per order), so any subset is
-scored by sacrebleu itself (:meth:`BLEU.aggregate`), and every bootstrap resample at once by
-:func:`scores_from_sums`, sacrebleu's formula on arrays (tests check it against sacrebleu).
+Texts are tokenised by MeCab and handed to sacrebleu with its ``none`` tokenizer, as its own
+``ja-mecab`` does. Per item we keep sacrebleu's sufficient statistics, so any subset is scored by
+sacrebleu itself and every bootstrap resample at once by :func:`scores_from_sums`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """LLM-judge atomic-unit precision, recall and F1 (FActScore-style).
 
-An LLM decomposes each prediction and each reference into units of inner state, then labels every
-prediction unit against the reference (precision) and every reference unit against the
-prediction (recall) as Supported / Neutral / Not Supported; :func:`item_prf` is the per-item rule
-(Neutral counts as not supported, an item whose reference has no unit is left out). Scores are
-means over the included items, x100; the unit counts are plain counts. An item whose requests
-failed after every retry is left out and counted in ``extra["judge_errors"]``, which makes the
-run *incomplete* (:meth:`JudgeMetric.incomplete`). ``details[i]`` holds both decompositions and
-every decision with the judge's reasoning. The rules, options and cache: docs/judge.md.
+An LLM decomposes each prediction and reference into units of inner state and labels every unit
+against the other text as Supported / Neutral / Not Supported (:func:`item_prf`: Neutral counts
+as not supported; an item whose reference has no unit is left out). An item whose requests
+failed after every retry makes the run *incomplete*. The rules, options and cache: docs/judge.md.
 """
 
 from __future__ import annotations

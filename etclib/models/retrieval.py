@@ -1,12 +1,9 @@
 """``retrieval``: answer with the consensus transcription of the most similar train items.
 
-The default backend: CPU only, no download, a few milliseconds per prediction. Train items of the
-target's role are scored by character 1-3-gram TF-IDF cosines (``_tfidf``) of the utterance and
-of the preceding lines, plus a same-turn bonus; the answer is the transcription closest to the
-other candidates' (a consensus, reproducible on ties). The index comes from the train split only,
-never from the split being evaluated, and is cached per corpus content under
-``etclib.core.config.cache_dir()/retrieval``. The rule and its figures: docs/models.md, "The
-retrieval baseline".
+The default backend: CPU only, a few milliseconds per prediction. Train items of the target's
+role are scored by TF-IDF cosines of the utterance and the preceding lines, plus a same-turn
+bonus; the answer is the candidates' consensus transcription. The index comes from the train
+split only and is cached per corpus content. docs/models.md, "The retrieval baseline".
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """``llm`` (ERC): an LLM names the categories of each item, zero- or k-shot.
 
-The prompt (``etclib/data/prompts/erc_classify.toml``, versioned) shows the dialogue prefix and asks
-for the last speaker's categories as ``{"labels": [...]}`` (Japanese or English names); k-shot
-prompts add k solved train examples with their aggregated labels. Calls go through the
-transcription track's API backends (one per registered LLM provider: the same clients, keys,
-retries and capability table, :mod:`etclib.llm`); answers are read like the label judge's
-(:func:`etclib.tracks.categories.labels.parse_labels`). An unusable answer is an error naming the item.
-
-Options: ``provider`` (a registered LLM provider, default ``openai``), ``model``,
-``batch_size`` (requests in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key``.
+The prompt (``etclib/data/prompts/erc_classify.toml``) asks for the last speaker's categories as
+``{"labels": [...]}``; calls go through the transcription track's API backends, answers are read
+like the label judge's (:func:`~etclib.tracks.categories.labels.parse_labels`).
 """
 
 from __future__ import annotations
