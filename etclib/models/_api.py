@@ -1,16 +1,10 @@
 """The hosted-API backends: :class:`HostedBackend` is the backend of any registered LLM provider
-(:mod:`etclib.llm.providers`), whose spec builds its client, writes its requests and reads its
-replies and streams, so a provider needs no backend module of its own
-(:mod:`etclib.models.hosted` names one per provider). Calls go through
-:func:`etclib.llm.retry.call_with_retries` and streams through
-:func:`~etclib.llm.retry.stream_with_retries` (the judge's classification and delays; a stream
-is retried before its first chunk). Failures become
-:class:`~etclib.core.errors.BackendServiceError` (or :class:`~etclib.core.errors.UnsupportedSettingError`)
-whose message is etclib's own and safe to show; the provider's text, redacted, is its
-``detail``. An empty answer (safety block, refusal, output spent on thinking) raises
-:class:`~etclib.core.errors.EmptyAnswerError` from :meth:`HostedBackend.complete` and
-:meth:`HostedBackend.stream`; :meth:`HostedBackend.predict` writes an empty prediction, counts
-it by reason and says so in :meth:`HostedBackend.notes`.
+(:mod:`etclib.llm.providers`), whose spec does the wire work, so a provider needs no backend
+module of its own. Calls and streams are retried as the judge's are (a stream before its first
+chunk). Failures become :class:`~etclib.core.errors.BackendServiceError` with etclib's own
+message (the provider's redacted text is its ``detail``). An empty answer raises
+:class:`~etclib.core.errors.EmptyAnswerError` from ``complete`` and ``stream``; ``predict``
+writes an empty prediction and counts it in :meth:`HostedBackend.notes`.
 """
 
 from __future__ import annotations

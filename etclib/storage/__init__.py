@@ -2,10 +2,8 @@
 studies, the judge cache.
 
 A store is named by one setting holding a file path (SQLite, the embedded default) or a URL
-(``postgresql://``: a server that many machines share). An engine is one module under
-:mod:`etclib.storage.dialects`, registered below in :data:`ENGINES`; a store is one
-:class:`~etclib.storage.database.Store` opened as a :class:`~etclib.storage.database.Database`,
-the same on every engine; :mod:`etclib.storage.copier` copies a store between two targets.
+(``postgresql://``). An engine is one module under :mod:`etclib.storage.dialects`, registered in
+:data:`ENGINES`; :mod:`etclib.storage.copier` copies a store between two targets.
 """
 
 from __future__ import annotations

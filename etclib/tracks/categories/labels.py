@@ -1,9 +1,8 @@
 """Emotion-category label sets: the categories track's prediction, read, checked and written.
 
-A label set names categories of SPEC's seven (``joy``, ``sadness``, ``fear``, ``anger``,
-``surprise``, ``disgust``, ``neutral``; the corpus's Japanese names 喜び… are accepted too).
-Rules, as the aggregated label has them: known names only, each at most once, ``neutral`` alone
-or not at all, never empty. A checked set is a tuple of keys in :data:`CATEGORIES` order.
+Rules, as the aggregated label has them: known names only (English keys or the corpus's
+Japanese names), each at most once, ``neutral`` alone or not at all, never empty. A checked set
+is a tuple of keys in :data:`CATEGORIES` order.
 
 >>> parse_label_set(["驚き", "joy"])
 ('joy', 'surprise')
