@@ -37,14 +37,9 @@ class Backend:
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
-        """``(usable, reason)``: whether the backend can run here with the current settings.
-
-        Cheap and side-effect free (it is called for every listing, e.g. each chat page run):
-        check settings, keys, files and installed packages, never load a model or call a
-        service. Say what is missing and how to provide it; when usable, what it will use.
-        It should not raise; :func:`etclib.models.backend_status` reports it if it does.
-        The default: always usable (backends that need nothing).
-        """
+        """``(usable, reason)``: whether the backend can run here, and what is missing or what
+        it will use. Cheap and side-effect free (called for every listing): never load a model
+        or call a service."""
         return True, "ready"
 
     def predict(
