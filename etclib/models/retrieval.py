@@ -235,9 +235,7 @@ class RetrievalBackend(Backend):
         self.neighbours = neighbours
         self.index = cached_index(self.corpus, context_lines)
 
-    @classmethod
-    def availability(cls) -> tuple[bool, str]:
-        return corpus_availability()
+    availability = staticmethod(corpus_availability)
 
     def scores(self, item: Item) -> np.ndarray:
         """Similarity of ``item`` to every train item (``-inf`` for the other role)."""
