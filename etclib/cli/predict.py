@@ -116,13 +116,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_partial(
     path: Path, expected: set[Key], track: str | None = None
 ) -> tuple[dict[Key, Any], int, str | None]:
-    """Predictions already in ``path``: ``(by_key, good_bytes, note)``.
-
-    ``good_bytes`` is the length of the valid prefix: a last line without its newline, or an
-    unparsable last line, is what a crash leaves and is dropped (``note`` says so). Anything
-    wrong before the last line, an item outside the split or a repeated item is refused.
-    """
+    """Predictions already in ``path``: ``(by_key, good_bytes, note)``. A truncated or unreadable
+    last line is what a crash leaves and is dropped (``note`` says so); anything else wrong is
+    refused."""
     t = tracks.get(track)
+
+    def refuse(n: int, message: str) -> PredictionsError:
+        return PredictionsError(str(path), [Problem(n, f"cannot resume: {message}")])
+
     data = path.read_bytes()
     done: dict[Key, Any] = {}
     lines = data.split(b"\n")
@@ -136,40 +137,20 @@ def read_partial(
             obj = json.loads(raw.decode("utf-8"))
             key = (obj["dialogue_id"], obj["turn"], obj["role"])
             pred = t.parse(obj[t.field])
-        except (
-            UnicodeDecodeError,
-            json.JSONDecodeError,
-            KeyError,
-            TypeError,
-            ValueError,
-        ) as exc:
+        except (UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
             if n == len(lines) and not tail.strip():
                 good -= len(raw) + 1
                 note = f"dropped an unreadable last line {n} ({exc.__class__.__name__})"
                 break
-            raise PredictionsError(
-                str(path),
-                [
-                    Problem(
-                        n, f"cannot resume: unreadable line ({exc}); fix it or pass --overwrite."
-                    )
-                ],
-            ) from None
+            raise refuse(n, f"unreadable line ({exc}); fix it or pass --overwrite.") from None
         if key not in expected:
-            raise PredictionsError(
-                str(path),
-                [
-                    Problem(
-                        n,
-                        f"cannot resume: item {key} is not in this split; was the file made "
-                        "for another --split? Pass --overwrite or another --out.",
-                    )
-                ],
+            raise refuse(
+                n,
+                f"item {key} is not in this split; was the file made for another --split? Pass "
+                "--overwrite or another --out.",
             )
         if key in done:
-            raise PredictionsError(
-                str(path), [Problem(n, f"cannot resume: item {key} appears twice.")]
-            )
+            raise refuse(n, f"item {key} appears twice.")
         done[key] = pred
     return done, good, note
 

@@ -109,9 +109,9 @@ def _save(index: Index, base: Path) -> None:
     }
     for name in MATRICES:
         m: sparse.csr_matrix = getattr(index, name)
-        arrays[f"{name}_data"] = m.data
-        arrays[f"{name}_indices"] = m.indices
-        arrays[f"{name}_indptr"] = m.indptr
+        arrays.update(
+            {f"{name}_{part}": getattr(m, part) for part in ("data", "indices", "indptr")}
+        )
         arrays[f"{name}_shape"] = np.array(m.shape)
     meta = {
         "terms": index.vectorizer.terms(),
@@ -251,11 +251,8 @@ class RetrievalBackend(Backend):
         return score
 
     def candidates(self, item: Item) -> tuple[np.ndarray, np.ndarray]:
-        """Index positions of the candidate train items and their weights, best first.
-
-        Exact matches (same role, utterance and preceding lines) when there are any, else the
-        ``neighbours`` best-scoring items of the same role.
-        """
+        """Index positions of the candidate train items and their weights, best first: exact
+        matches (role, utterance, preceding lines) if any, else the ``neighbours`` best."""
         ix = self.index
         digest = text_digest(item.role, item.utterance, context_text(item, self.context_lines))
         exact = ix.exact.get(digest)
@@ -298,7 +295,5 @@ class RetrievalBackend(Backend):
             "train": self.corpus.content_hash[:12],
         }
 
-
-__all__ = ["BACKEND", "Index", "RetrievalBackend", "build_index", "cached_index"]
 
 BACKEND = RetrievalBackend
