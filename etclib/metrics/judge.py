@@ -47,6 +47,11 @@ def _mean_sd(values: np.ndarray) -> tuple[float, float]:
     return float(v.mean()), float(v.std())
 
 
+def _count(key: str, label: str, definition: str, board=False, summary=False) -> Fact:
+    """A count's fact: no ranking key, off the board and the summaries unless asked."""
+    return Fact(key, label, definition, unit="count", ranking=False, board=board, summary=summary)
+
+
 class JudgeMetric(MeanMetric):
     STAGE = "judge"
     FAMILY = "judge"
@@ -69,43 +74,20 @@ class JudgeMetric(MeanMetric):
             "harmonic mean of an item's judge precision and recall, mean over items (so it can be "
             "lower than both means)",
         ),
-        Fact(
-            "units_mean", "Units", "atomic units per prediction, mean", unit="count", ranking=False
+        _count(
+            "units_mean", "Units", "atomic units per prediction, mean", board=True, summary=True
         ),
-        Fact(
-            "units_sd",
-            "Units SD",
-            "atomic units per prediction, standard deviation",
-            unit="count",
-            ranking=False,
-            summary=False,
+        _count(
+            "units_sd", "Units SD", "atomic units per prediction, standard deviation", board=True
         ),
-        Fact(
-            "ref_units_mean",
-            "Reference units",
-            "atomic units per reference, mean",
-            unit="count",
-            ranking=False,
-            board=False,
-            summary=False,
+        _count("ref_units_mean", "Reference units", "atomic units per reference, mean"),
+        _count(
+            "ref_units_sd", "Reference units SD", "atomic units per reference, standard deviation"
         ),
-        Fact(
-            "ref_units_sd",
-            "Reference units SD",
-            "atomic units per reference, standard deviation",
-            unit="count",
-            ranking=False,
-            board=False,
-            summary=False,
-        ),
-        Fact(
+        _count(
             "n_judged",
             "Items judged",
             "items whose reference has units and whose judge calls succeeded",
-            unit="count",
-            ranking=False,
-            board=False,
-            summary=False,
         ),
     )
 
@@ -202,11 +184,11 @@ class JudgeMetric(MeanMetric):
     def failures(self, data: MetricData, keys: Sequence[Any] | None = None) -> list[str]:
         """One line per failed item, in item order: ``dialogue 945 turn 3 listener: <reason>``
         (``item 17: <reason>`` without ``keys``)."""
-        out = []
-        for i, detail in enumerate(data.details or []):
-            if detail.get("error"):
-                out.append(f"{_item_name(keys, i)}: {detail['error']}")
-        return out
+        return [
+            f"{_item_name(keys, i)}: {detail['error']}"
+            for i, detail in enumerate(data.details or [])
+            if detail.get("error")
+        ]
 
     def incomplete(
         self, data: MetricData, keys: Sequence[Any] | None = None, shown: int = 1
