@@ -7,14 +7,14 @@ like the label judge's (:func:`~etclib.tracks.categories.labels.parse_labels`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from etclib import llm
 from etclib.core.errors import BackendError, ConfigError, JudgeError
 from etclib.core.registry import unknown
-from etclib.data.task import Item, PromptTemplate, prompt_template, render_dialogue
+from etclib.data import task
+from etclib.data.task import Item, PromptTemplate, prompt_template
 from etclib.models._api import concurrent_map
 from etclib.models.base import Progress, Shots, shots_for
 from etclib.tracks.categories.backends import CategoryBackend
@@ -29,24 +29,7 @@ def prompt() -> PromptTemplate:
 
 def build_messages(item: Item, shots: Sequence[Item] = ()) -> list[dict[str, str]]:
     """The chat messages asking for ``item``'s categories, with solved ``shots``."""
-    from etclib.data.corpus import CATEGORY_TO_JA
-
-    p = prompt()
-    examples = ""
-    if shots:
-        examples = p.examples_header + "".join(
-            p.example.substitute(
-                number=i + 1,
-                dialogue=render_dialogue(s.context),
-                target=s.target,
-                labels=json.dumps([CATEGORY_TO_JA[c] for c in s.label], ensure_ascii=False),
-            )
-            for i, s in enumerate(shots)
-        )
-    user = p.instruction.substitute(
-        target=item.target, dialogue=render_dialogue(item.context), examples=examples
-    )
-    return [{"role": "system", "content": p.system}, {"role": "user", "content": user}]
+    return task.build_messages(item, list(shots), prompt())
 
 
 class LLMLabelsBackend(CategoryBackend):
