@@ -53,7 +53,7 @@ def _schedule(raw: str) -> dict[str, int]:
 
 def hit(name: str) -> None:
     """Pass the fault point ``name``: SIGKILL this process when ``ETC_FAULTPOINTS`` schedules
-    it for this pass; otherwise (and always when the setting is unset) nothing."""
+    it for this pass."""
     raw = os.environ.get(ENV)
     if not raw:
         return

@@ -41,9 +41,8 @@ _PATTERNS = [
 
 
 def add_secret_settings(names: Iterable[str]) -> None:
-    """Treat the values of settings ``names`` as secrets too (the provider registry calls this
-    with each provider's key settings; this module cannot import the registry, which sits
-    above it)."""
+    """Treat the values of settings ``names`` as secrets too (the provider registry, which sits
+    above this module, calls it with each provider's key settings)."""
     _ADDED.extend(n for n in names if n not in SECRET_SETTINGS and n not in _ADDED)
 
 
@@ -54,12 +53,7 @@ def secret_settings() -> tuple[str, ...]:
 
 def configured_secrets() -> list[str]:
     """The values of :func:`secret_settings` that are set (and long enough to be secrets)."""
-    out = []
-    for name in secret_settings():
-        value = setting(name)
-        if value and len(value) >= MIN_SECRET:
-            out.append(value)
-    return out
+    return [v for name in secret_settings() if (v := setting(name)) and len(v) >= MIN_SECRET]
 
 
 def redact(text: object, secrets: Iterable[str] = ()) -> str:
