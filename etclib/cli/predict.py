@@ -244,29 +244,24 @@ def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
     report["answered"] = len(answers)
     report["latency_s"] = round(wall / max(len(answers), 1), 3)
     report["answer_chars"] = [len(a) for a in answers]
+    n_todo = len(todo)
+    estimate: dict[str, Any] = {"items": n_todo, "cost_usd": None, "why": pricing.NO_ESTIMATE}
     usage = getattr(backend, "usage", None)
     if usage is not None and usage.calls:
-        tokens_in = usage.input_tokens / usage.calls
-        tokens_out = usage.output_tokens / usage.calls
-        model = getattr(backend, "model", "")
-        cached_in = usage.cached_tokens / usage.calls
-        cost = pricing.cost_usd(
-            model, len(todo) * tokens_in, len(todo) * tokens_out, len(todo) * cached_in
-        )
-        cost = None if cost is None else round(cost, 2)
-        answered = usage.output_tokens > 0 or any(answers)
+        tokens = (usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+        per_call = [t / usage.calls for t in tokens]
+        cost = pricing.cost_usd(getattr(backend, "model", ""), *(n_todo * t for t in per_call))
+        if usage.output_tokens > 0 or any(answers):
+            cost = None if cost is None else round(cost, 2)
+            estimate = {"items": n_todo, "calls": n_todo, "cost_usd": cost}
         report.update(
             calls=usage.calls,
             retries=usage.retries,
             served_models=sorted(usage.model_versions),
-            input_tokens_per_call=round(tokens_in, 1),
-            output_tokens_per_call=round(tokens_out, 1),
-            estimate={"items": len(todo), "calls": len(todo), "cost_usd": cost},
+            input_tokens_per_call=round(per_call[0], 1),
+            output_tokens_per_call=round(per_call[1], 1),
         )
-        if not answered:
-            report["estimate"] = {"items": len(todo), "cost_usd": None, "why": pricing.NO_ESTIMATE}
-    else:
-        report["estimate"] = {"items": len(todo), "cost_usd": None, "why": pricing.NO_ESTIMATE}
+    report["estimate"] = estimate
     report["ok"] = not report["problems"] and len(answers) == min(n, len(todo))
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))

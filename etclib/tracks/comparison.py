@@ -23,50 +23,24 @@ from etclib import tracks
 from etclib.core.errors import MetricError, TaskError
 from etclib.data.task import Item
 from etclib.metrics import Metric, MetricData, significance
-from etclib.metrics.paired import (  # re-exported: the statistics are part of this module's interface
-    A_BETTER,
-    ALPHA,
-    B_BETTER,
-    DEFAULT_TRIALS,
-    NO_DIFFERENCE,
-    TEST,
-    TIE_TOLERANCE,
-    VERDICTS,
-    MetricComparison,
-    _finite,
-    compare_metrics,
-    compare_signature,
-    p_value,
-    pairwise,
-    randomization,
-    verdict,
-)
 
-__all__ = [
-    "A_BETTER",
-    "ALPHA",
-    "B_BETTER",
-    "DEFAULT_TRIALS",
-    "NO_DIFFERENCE",
-    "TEST",
-    "TIE_TOLERANCE",
-    "VERDICTS",
-    "Comparison",
-    "MetricComparison",
-    "check_signatures",
-    "compare",
-    "compare_data",
-    "compare_metrics",
-    "compare_signature",
-    "format_text",
-    "outcome",
-    "p_value",
-    "pairwise",
-    "randomization",
-    "verdict",
-    "win_tie_loss",
-    "write_per_item",
-]
+# re-exported: the statistics are part of this module's interface
+from etclib.metrics.paired import A_BETTER as A_BETTER
+from etclib.metrics.paired import ALPHA as ALPHA
+from etclib.metrics.paired import B_BETTER as B_BETTER
+from etclib.metrics.paired import DEFAULT_TRIALS as DEFAULT_TRIALS
+from etclib.metrics.paired import NO_DIFFERENCE as NO_DIFFERENCE
+from etclib.metrics.paired import TEST as TEST
+from etclib.metrics.paired import TIE_TOLERANCE as TIE_TOLERANCE
+from etclib.metrics.paired import VERDICTS as VERDICTS
+from etclib.metrics.paired import MetricComparison as MetricComparison
+from etclib.metrics.paired import _finite
+from etclib.metrics.paired import compare_metrics as compare_metrics
+from etclib.metrics.paired import compare_signature as compare_signature
+from etclib.metrics.paired import p_value as p_value
+from etclib.metrics.paired import pairwise as pairwise
+from etclib.metrics.paired import randomization as randomization
+from etclib.metrics.paired import verdict as verdict
 
 
 @dataclass
