@@ -74,9 +74,7 @@ class Comparison:
         return len(self.items)
 
     def to_json(self, per_item: bool = False) -> dict[str, Any]:
-        """``{"a", "b", "signature", "n_items", "metrics": {key: {a, b, difference, interval,
-        p_value, verdict}}}`` (the shape of ``etclib compare --json`` and ``python -m
-        leaderboard compare --json``), with ``items`` (:meth:`per_item`) when asked."""
+        """The shape of ``etclib compare --json``, with ``items`` (:meth:`per_item`) when asked."""
         out: dict[str, Any] = {
             "a": self.a,
             "b": self.b,
@@ -96,8 +94,8 @@ class Comparison:
         return [k[:-2] for k in rows[0] if k.endswith("_a") and k[:-2] + "_b" in rows[0]]
 
     def primary_item_key(self) -> str | None:
-        """The per-item key the win/tie/loss counts use: the first compared ranking key (in the
-        track's display order) that items are scored on, else the first item key."""
+        """The per-item key of the win/tie/loss counts: the first compared ranking key items are
+        scored on, else the first item key."""
         keys = [k for k in self.item_keys() if k != "prediction"]
         for key in tracks.get(self.track).display_order():
             if key in keys and key in self.metrics:
@@ -105,10 +103,8 @@ class Comparison:
         return keys[0] if keys else None
 
     def per_item(self) -> list[dict[str, Any]]:
-        """One row per item: key, label, reference, ``prediction_a`` / ``prediction_b``, and for
-        each item score of each group ``<key>_a``, ``<key>_b`` and ``<key>_diff`` (B − A; None
-        where either is undefined), and the columns the track adds (``Track.compare_columns``:
-        ``labels_differ`` on the categories track)."""
+        """One row per item: key, label, reference, both predictions, each item score as
+        ``<key>_a``, ``<key>_b`` and ``<key>_diff`` (B − A), and ``Track.compare_columns``."""
         if self._rows is None:
             self._rows = _per_item_rows(self)
         return self._rows
@@ -157,8 +153,7 @@ def compare_data(
     alpha: float | None = None,
     item_scores: tuple[dict, dict] | None = None,
 ) -> Comparison:
-    """A :class:`Comparison` from both systems' per-item data (no scoring: what
-    :func:`compare` and the leaderboard's stored entries share)."""
+    """A :class:`Comparison` from both systems' per-item data (no scoring)."""
     resamples = significance.DEFAULT_RESAMPLES if resamples is None else int(resamples)
     seed = significance.DEFAULT_SEED if seed is None else int(seed)
     trials = DEFAULT_TRIALS if trials is None else int(trials)
@@ -218,12 +213,8 @@ def compare(
     names: tuple[str, str] | None = None,
 ) -> Comparison:
     """Compare system B with system A on the items of ``split`` (B − A for every metric).
-
-    ``a`` and ``b``: predictions files, ``Predictions``, key -> value dicts (as
-    :func:`etclib.score` takes them), or finished :class:`~etclib.tracks.scoring.ScoreResult` objects
-    of the same split and track. ``metrics``: the groups (default: the track's). The two
-    systems' signatures must agree metric by metric (the same tokenizer, models and judge).
-    """
+    ``a`` and ``b``: what :func:`etclib.score` takes, or finished ``ScoreResult`` objects; their
+    signatures must agree metric by metric."""
     from etclib.data.corpus import load_corpus
     from etclib.tracks.scoring import ScoreResult, score
 
@@ -323,8 +314,7 @@ def _numbers(scores: dict[str, Any]) -> dict[str, Any]:
 
 
 def _group_numbers(known, module, data, group: str, n: int) -> list[dict[str, Any]]:
-    """:func:`_numbers` of every item's scores of ``group``: the stored ones when known,
-    else the module's ``item_scores``."""
+    """:func:`_numbers` of every item's scores of ``group`` (stored, else ``item_scores``)."""
     stored = known.get(group) if known is not None else None
     return [
         _numbers(
@@ -383,9 +373,8 @@ def outcome(diff: float | None, higher_is_better: bool = True) -> str:
 
 
 def win_tie_loss(c: Comparison, key: str | None = None) -> dict[str, dict[str, dict[str, int]]]:
-    """Breakdown (role, category, turn) -> subset -> counts of "B wins", "tie", "A wins" (and
-    "undefined") on the per-item difference of ``key`` (default :meth:`Comparison.
-    primary_item_key`)."""
+    """Breakdown -> subset -> counts of "B wins", "tie", "A wins", "undefined" on the per-item
+    difference of ``key`` (default :meth:`Comparison.primary_item_key`)."""
     from etclib.tracks.scoring import breakdown_groups
 
     key = key or c.primary_item_key()
