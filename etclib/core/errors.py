@@ -141,8 +141,7 @@ class TrainError(EtcError):
 
 
 class ServiceError(EtcError):
-    """A hosted model service (OpenAI, Gemini, a vLLM server) failed to give a usable answer.
-
+    """A hosted model service (OpenAI, Gemini, a vLLM server) failed to give a usable answer:
     ``str(exc)`` is etclib's own words, safe to show to anyone (never the provider's text, the
     endpoint or a key); the provider's redacted text is in ``detail``, for logs and the admin
     view, and ``ref`` ties the two together. ``kind``: the failure's class (:mod:`etclib.llm.retry`).

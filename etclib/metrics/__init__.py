@@ -128,9 +128,7 @@ def heading(key: str) -> str:
 
 def warm(names: list[str] | tuple[str, ...], corpus: Any = None) -> list[str]:
     """Call the optional ``warm(ctx)`` of each metric group of ``names`` (a worker does it before
-    its first claim); the groups warmed. ``ctx.corpus`` is ``corpus``, else the corpus of
-    ``ETC_DATA_DIR``, loaded once a group has a ``warm`` (the scoring run reads it too). An
-    error is raised (the caller decides what it costs)."""
+    its first claim; ``ctx.corpus``: ``corpus``, else ``ETC_DATA_DIR``'s); the groups warmed."""
     ctx = Context(corpus=corpus)
     done = []
     for name in names:

@@ -38,12 +38,8 @@ def _order_stats(total: np.ndarray, n: int) -> list[int]:
 
 
 def scores_from_sums(s: np.ndarray, order: int) -> np.ndarray:
-    """Corpus BLEU (x100) of ``order`` from summed statistics, one row per resample.
-
-    sacrebleu's ``BLEU.compute_bleu`` with its defaults, on arrays: brevity penalty, ``exp``
-    smoothing of zero matches, 0 when nothing matches, and an order with no n-gram at all (a
-    corpus of one-token sentences) zeroes the score as sacrebleu's ``my_log(0)`` does.
-    """
+    """Corpus BLEU (x100) of ``order`` from summed statistics, one row per resample: sacrebleu's
+    ``BLEU.compute_bleu`` with its defaults, on arrays (``exp`` smoothing, ``my_log(0)``)."""
     s = np.atleast_2d(s)
     sys_len, ref_len = s[:, 0], s[:, 1]
     correct = s[:, 2 : 2 + order]

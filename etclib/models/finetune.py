@@ -328,11 +328,8 @@ def lora_config(cfg: TrainConfig) -> Any:
 
 
 def _checkpointing_fields(enabled: bool) -> dict[str, Any]:
-    """Gradient checkpointing settings under the names this transformers version reads.
-
-    transformers 5.x renamed ``gradient_checkpointing*`` to ``activation_checkpointing*`` (the old
-    names warn); both carry ``use_reentrant=False`` to ``torch.utils.checkpoint``.
-    """
+    """Gradient checkpointing settings under the names this transformers version reads (5.x
+    renamed ``gradient_checkpointing*`` to ``activation_checkpointing*``; the old names warn)."""
     from trl import SFTConfig
 
     names = {f.name for f in dataclasses.fields(SFTConfig)}

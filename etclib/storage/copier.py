@@ -152,10 +152,9 @@ def reading(source: Any, target: Database) -> Iterator[Any]:
 
 
 def copy_store(source: Any, target: Database, *, replace: bool = False) -> MigrationReport:
-    """Copy every table of ``target.store`` from the target ``source`` into ``target`` in one
-    transaction (a failure leaves it as it was; a table the source lacks copies as empty),
-    continue its sequences after the copied ids, and compare each table on both sides. A
-    target whose tables hold rows is refused unless ``replace`` (they are deleted first)."""
+    """Copy every table of ``target.store`` from ``source`` into ``target`` in one transaction,
+    continue its sequences and compare each table on both sides; a target holding rows is
+    refused unless ``replace``."""
     store = target.store
     if key_of(source) == key_of(target.target):
         raise store.error(Fault("same", target.label))
