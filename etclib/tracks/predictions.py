@@ -224,6 +224,15 @@ def _both(given: list[tracks.Track]) -> str:
     )
 
 
+def _other_track(fields: Iterable[str], track: tracks.Track, hint: Hint) -> str:
+    """Where ``fields`` are another track's: its field and how to choose it; else ""."""
+    other = tracks.detect(set(fields))
+    if other is None or other == track.name:
+        return ""
+    t = tracks.get(other)
+    return f"{t.field!r}, the field of the {other} track: was it made for {hint(t)}?"
+
+
 def _check_record(
     obj: dict,
     line: int,
@@ -237,19 +246,12 @@ def _check_record(
         problems.append(Problem(line, f"this record {_both(given)}"))
         return None
     missing = [f for f in fields_of(track) if f not in obj]
-    if missing and track.field in missing:
-        other = tracks.detect(set(obj))
-        if other is not None and other != track.name:
-            missing_text = ", ".join(missing)
-            problems.append(
-                Problem(
-                    line,
-                    f"missing field(s): {missing_text}; this record has "
-                    f"{tracks.get(other).field!r}, the field of the {other} track: was it "
-                    f"made for {hint(tracks.get(other))}?",
-                )
-            )
-            return None
+    other = _other_track(obj, track, hint) if missing and track.field in missing else ""
+    if other:
+        problems.append(
+            Problem(line, f"missing field(s): {', '.join(missing)}; this record has {other}")
+        )
+        return None
     if missing:
         expected = fields_of(track)
         unexpected = [shown(str(k)) for k in obj if k not in expected]
@@ -347,13 +349,8 @@ def _parse_csv(
         return []
     missing = [f for f in fields if f not in header]
     if missing:
-        other = tracks.detect(set(header))
-        made = (
-            f" The header has {tracks.get(other).field!r}, the field of the {other} track: was "
-            f"it made for {hint(tracks.get(other))}?"
-            if other is not None and other != track.name
-            else ""
-        )
+        other = _other_track(header, track, hint)
+        made = f" The header has {other}" if other else ""
         problems.append(
             Problem(
                 1,
