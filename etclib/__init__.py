@@ -7,17 +7,18 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "compare", "load_corpus", "score"]
 
 
-#: Lazy: `import etclib` stays fast; heavy modules load on first use.
-_LAZY = {
-    "load_corpus": "etclib.data.corpus",
-    "compare": "etclib.tracks.comparison",
-    "score": "etclib.tracks.scoring",
-}
-
-
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
+    # Lazy: `import etclib` stays fast; heavy modules load on first use.
+    if name == "load_corpus":
+        from etclib.data.corpus import load_corpus
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return load_corpus
+    if name == "compare":
+        from etclib.tracks.comparison import compare
+
+        return compare
+    if name == "score":
+        from etclib.tracks.scoring import score
+
+        return score
     raise AttributeError(f"module 'etclib' has no attribute {name!r}")
