@@ -23,28 +23,16 @@ NOW = "timezone('UTC', clock_timestamp())"
 DEFAULT_POOL_SIZE = 10
 
 
+#: A quoted literal or identifier (to the end when unclosed), or a ``?`` or ``%`` outside one.
+_TOKENS = re.compile(r"'[^']*(?:'|$)|\"[^\"]*(?:\"|$)|[?%]")
+
+
 def translate(sql: str, has_params: bool = True) -> str:
     """``?`` placeholders (outside quoted literals and identifiers) to psycopg's ``%s``; with
     parameters psycopg reads every ``%`` as a placeholder, so literal ones are doubled."""
     if not has_params:
         return sql
-    out: list[str] = []
-    quote = ""
-    for ch in sql:
-        if quote:
-            out.append("%%" if ch == "%" else ch)
-            if ch == quote:
-                quote = ""
-        elif ch in ("'", '"'):
-            quote = ch
-            out.append(ch)
-        elif ch == "?":
-            out.append("%s")
-        elif ch == "%":
-            out.append("%%")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _TOKENS.sub(lambda m: "%s" if m[0] == "?" else m[0].replace("%", "%%"), sql)
 
 
 def _psycopg():
