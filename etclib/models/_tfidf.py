@@ -16,10 +16,7 @@ from scipy import sparse
 
 def ngrams(text: str, n_min: int = 1, n_max: int = 3) -> list[str]:
     """Every character n-gram of ``text`` with ``n_min <= n <= n_max``, in order."""
-    out = []
-    for n in range(n_min, n_max + 1):
-        out.extend(text[i : i + n] for i in range(len(text) - n + 1))
-    return out
+    return [text[i : i + n] for n in range(n_min, n_max + 1) for i in range(len(text) - n + 1)]
 
 
 def _sklearn_vectorizer(n_min: int, n_max: int, vocabulary: dict[str, int] | None = None):

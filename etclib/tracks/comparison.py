@@ -111,27 +111,24 @@ class Comparison:
 
     def metric_rows(self) -> list[dict[str, Any]]:
         """The metric table: one row per key (label, A, B, B − A, interval, p, verdict)."""
-        rows = []
-        for key, m in self.metrics.items():
-            fact = registry.fact(key)
-            rows.append(
-                _finite(
-                    {
-                        "metric": key,
-                        "label": fact.label,
-                        "group": m.group,
-                        "a": m.a,
-                        "b": m.b,
-                        "difference": m.difference,
-                        "interval_lo": m.interval[0],
-                        "interval_hi": m.interval[1],
-                        "p_value": m.p_value,
-                        "verdict": m.verdict,
-                        "ranking": m.ranking,
-                    }
-                )
+        return [
+            _finite(
+                {
+                    "metric": key,
+                    "label": registry.fact(key).label,
+                    "group": m.group,
+                    "a": m.a,
+                    "b": m.b,
+                    "difference": m.difference,
+                    "interval_lo": m.interval[0],
+                    "interval_hi": m.interval[1],
+                    "p_value": m.p_value,
+                    "verdict": m.verdict,
+                    "ranking": m.ranking,
+                }
             )
-        return rows
+            for key, m in self.metrics.items()
+        ]
 
 
 def compare_data(
