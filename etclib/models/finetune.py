@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from etclib import __version__
-from etclib.core import config
+from etclib.core import config, progress
 from etclib.core.errors import ConfigError, DependencyError, TrainError
 from etclib.data.corpus import Corpus, load_corpus
 from etclib.data.task import Item, build_messages, prompt_template
@@ -352,8 +352,6 @@ def sft_config(
     import torch
     from trl import SFTConfig
 
-    from etclib.core import progress
-
     cuda = device.startswith("cuda")
     bf16 = bool(cuda and torch.cuda.is_bf16_supported())
     checkpointing = cfg.gradient_checkpointing if cfg.gradient_checkpointing is not None else cuda
@@ -408,8 +406,6 @@ def build_trainer(
     loads as :func:`model_load_kwargs` says)."""
     import datasets
     from trl import SFTTrainer
-
-    from etclib.core import progress
 
     if not progress.enabled():
         datasets.disable_progress_bars()  # TRL tokenises with datasets.map, each with a bar
@@ -527,8 +523,6 @@ def train(cfg: TrainConfig, corpus: Corpus | None = None, overwrite: bool = Fals
     check_four_bit_training(cfg, device)
     import torch
     from transformers import set_seed
-
-    from etclib.core import progress
 
     corpus = corpus or load_corpus(cfg.data)
     out = Path(cfg.out)
