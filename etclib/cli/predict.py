@@ -183,14 +183,8 @@ def check_run(out: Path, run: dict[str, Any]) -> None:
 
 def make_backend(args: argparse.Namespace, corpus: Corpus) -> Backend:
     """The backend with the options the user gave, plus the corpus when it takes one."""
-    options: dict[str, Any] = {
-        "model": args.model,
-        "adapter": args.adapter,
-        "load_in_4bit": args.load_in_4bit,
-        "max_new_tokens": args.max_new_tokens,
-        "batch_size": args.batch_size,
-        "provider": args.provider,
-    }
+    names = "model adapter load_in_4bit max_new_tokens batch_size provider"
+    options: dict[str, Any] = {k: getattr(args, k) for k in names.split()}
     track = tracks.get(args.track)
     track.backend_class(args.backend)  # an unknown name is refused naming the track that has it
     accepted = options_of(args.backend, track.backends)
