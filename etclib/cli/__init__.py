@@ -36,8 +36,7 @@ COMMANDS: dict[str, str] = {
 
 
 def summary(doc: str | None) -> str:
-    """A command's one-line help: the first sentence of its docstring's first paragraph,
-    whole (its lines joined; never cut where the source wraps)."""
+    """A command's one-line help: the first sentence of its docstring, its lines joined."""
     import re
 
     paragraph = (doc or "").strip().split("\n\n")[0]
@@ -52,9 +51,8 @@ def command_parser(
     only: str | None = None,
     parents: Sequence[argparse.ArgumentParser] = (),
 ) -> argparse.ArgumentParser:
-    """Add a subcommand to ``parser`` for each of ``commands`` (name -> module): its help is the
-    module's docstring, its arguments ``add_arguments(p)``, its action ``run(args)``. With
-    ``only``, the other commands are listed without importing their modules."""
+    """A subcommand of ``parser`` per module of ``commands`` (its docstring, ``add_arguments``,
+    ``run``); with ``only``, the others are listed without importing their modules."""
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in commands.items():
         if only is not None and name != only:
@@ -115,10 +113,8 @@ def provider_names() -> tuple[str, ...]:
 
 
 class LazyChoices(Sequence):
-    """An option's choices read from a registry when argparse first needs them: to check a
-    value given on the command line, or to write ``--help`` and a refusal. A command run
-    without the option never imports the registry (the LLM stack, for ``--judge-provider``:
-    ``etclib score --metrics bleu,rouge`` has no use for it)."""
+    """An option's choices read from a registry when argparse first needs them, so a command
+    run without the option never imports the registry (the LLM stack, for ``--judge-provider``)."""
 
     def __init__(self, names: Callable[[], Iterable[str]]) -> None:
         self._load = names
@@ -137,9 +133,8 @@ class LazyChoices(Sequence):
 
 
 def add_provider_argument(parser: Any, *flags: str, **kwargs: Any) -> argparse.Action:
-    """``--provider``-like option on a parser or group taking a registered LLM provider's name;
-    shown and checked as ``choices=provider_names()`` would be, the registry read only when
-    needed. (Set after ``add_argument``, which formats the choices once to check them.)"""
+    """``--provider``-like option taking a registered LLM provider's name, as
+    ``choices=provider_names()`` would (set after ``add_argument``, which formats choices once)."""
     action = parser.add_argument(*flags, **kwargs)
     action.choices = LazyChoices(provider_names)
     return action

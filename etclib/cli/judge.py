@@ -99,12 +99,7 @@ def run(args: argparse.Namespace) -> int:
     out: dict = {"signature": settings.signature(), "usage": usage.report(settings.model)}
     if args.judge_command == "decompose":
         out = {"text": args.text, "units": answer, **out}
-        if args.json:
-            print(json.dumps(out, ensure_ascii=False, indent=2))
-        elif answer:
-            print("\n".join(answer))
-        else:
-            print("(no unit of inner state)")
+        text = "\n".join(answer) if answer else "(no unit of inner state)"
     else:
         label, reasoning = answer
         out = {
@@ -114,12 +109,8 @@ def run(args: argparse.Namespace) -> int:
             "reasoning": reasoning,
             **out,
         }
-        if args.json:
-            print(json.dumps(out, ensure_ascii=False, indent=2))
-        else:
-            print(label)
-            if reasoning:
-                print(reasoning)
+        text = label + (f"\n{reasoning}" if reasoning else "")
+    print(json.dumps(out, ensure_ascii=False, indent=2) if args.json else text)
     return 0
 
 

@@ -29,15 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 def options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of a labelling study's run function, from the options of
-    :func:`add_arguments` and ``--split``."""
-    return {
-        "split": args.split,
-        "temperature": args.temperature,
-        "workers": args.workers,
-        "limit": args.limit,
-        "db": args.db,
-    }
+    """The keyword arguments of a labelling study's run function, from the options."""
+    return {k: getattr(args, k) for k in ("split", "temperature", "workers", "limit", "db")}
 
 
 def fields(result: Any) -> dict[str, Any]:

@@ -116,13 +116,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def read_partial(
     path: Path, expected: set[Key], track: str | None = None
 ) -> tuple[dict[Key, Any], int, str | None]:
-    """Predictions already in ``path``: ``(by_key, good_bytes, note)``.
-
-    ``good_bytes`` is the length of the valid prefix: a last line without its newline, or an
-    unparsable last line, is what a crash leaves and is dropped (``note`` says so). Anything
-    wrong before the last line, an item outside the split or a repeated item is refused.
-    """
+    """Predictions already in ``path``: ``(by_key, good_bytes, note)``. A truncated or unreadable
+    last line is what a crash leaves and is dropped (``note`` says so); anything else wrong is
+    refused."""
     t = tracks.get(track)
+
+    def refuse(n: int, message: str) -> PredictionsError:
+        return PredictionsError(str(path), [Problem(n, f"cannot resume: {message}")])
+
     data = path.read_bytes()
     done: dict[Key, Any] = {}
     lines = data.split(b"\n")
@@ -136,40 +137,20 @@ def read_partial(
             obj = json.loads(raw.decode("utf-8"))
             key = (obj["dialogue_id"], obj["turn"], obj["role"])
             pred = t.parse(obj[t.field])
-        except (
-            UnicodeDecodeError,
-            json.JSONDecodeError,
-            KeyError,
-            TypeError,
-            ValueError,
-        ) as exc:
+        except (UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
             if n == len(lines) and not tail.strip():
                 good -= len(raw) + 1
                 note = f"dropped an unreadable last line {n} ({exc.__class__.__name__})"
                 break
-            raise PredictionsError(
-                str(path),
-                [
-                    Problem(
-                        n, f"cannot resume: unreadable line ({exc}); fix it or pass --overwrite."
-                    )
-                ],
-            ) from None
+            raise refuse(n, f"unreadable line ({exc}); fix it or pass --overwrite.") from None
         if key not in expected:
-            raise PredictionsError(
-                str(path),
-                [
-                    Problem(
-                        n,
-                        f"cannot resume: item {key} is not in this split; was the file made "
-                        "for another --split? Pass --overwrite or another --out.",
-                    )
-                ],
+            raise refuse(
+                n,
+                f"item {key} is not in this split; was the file made for another --split? Pass "
+                "--overwrite or another --out.",
             )
         if key in done:
-            raise PredictionsError(
-                str(path), [Problem(n, f"cannot resume: item {key} appears twice.")]
-            )
+            raise refuse(n, f"item {key} appears twice.")
         done[key] = pred
     return done, good, note
 
@@ -202,14 +183,8 @@ def check_run(out: Path, run: dict[str, Any]) -> None:
 
 def make_backend(args: argparse.Namespace, corpus: Corpus) -> Backend:
     """The backend with the options the user gave, plus the corpus when it takes one."""
-    options: dict[str, Any] = {
-        "model": args.model,
-        "adapter": args.adapter,
-        "load_in_4bit": args.load_in_4bit,
-        "max_new_tokens": args.max_new_tokens,
-        "batch_size": args.batch_size,
-        "provider": args.provider,
-    }
+    names = "model adapter load_in_4bit max_new_tokens batch_size provider"
+    options: dict[str, Any] = {k: getattr(args, k) for k in names.split()}
     track = tracks.get(args.track)
     track.backend_class(args.backend)  # an unknown name is refused naming the track that has it
     accepted = options_of(args.backend, track.backends)
@@ -263,29 +238,24 @@ def check(args: argparse.Namespace, corpus: Corpus, n: int = 3) -> int:
     report["answered"] = len(answers)
     report["latency_s"] = round(wall / max(len(answers), 1), 3)
     report["answer_chars"] = [len(a) for a in answers]
+    n_todo = len(todo)
+    estimate: dict[str, Any] = {"items": n_todo, "cost_usd": None, "why": pricing.NO_ESTIMATE}
     usage = getattr(backend, "usage", None)
     if usage is not None and usage.calls:
-        tokens_in = usage.input_tokens / usage.calls
-        tokens_out = usage.output_tokens / usage.calls
-        model = getattr(backend, "model", "")
-        cached_in = usage.cached_tokens / usage.calls
-        cost = pricing.cost_usd(
-            model, len(todo) * tokens_in, len(todo) * tokens_out, len(todo) * cached_in
-        )
-        cost = None if cost is None else round(cost, 2)
-        answered = usage.output_tokens > 0 or any(answers)
+        tokens = (usage.input_tokens, usage.output_tokens, usage.cached_tokens)
+        per_call = [t / usage.calls for t in tokens]
+        cost = pricing.cost_usd(getattr(backend, "model", ""), *(n_todo * t for t in per_call))
+        if usage.output_tokens > 0 or any(answers):
+            cost = None if cost is None else round(cost, 2)
+            estimate = {"items": n_todo, "calls": n_todo, "cost_usd": cost}
         report.update(
             calls=usage.calls,
             retries=usage.retries,
             served_models=sorted(usage.model_versions),
-            input_tokens_per_call=round(tokens_in, 1),
-            output_tokens_per_call=round(tokens_out, 1),
-            estimate={"items": len(todo), "calls": len(todo), "cost_usd": cost},
+            input_tokens_per_call=round(per_call[0], 1),
+            output_tokens_per_call=round(per_call[1], 1),
         )
-        if not answered:
-            report["estimate"] = {"items": len(todo), "cost_usd": None, "why": pricing.NO_ESTIMATE}
-    else:
-        report["estimate"] = {"items": len(todo), "cost_usd": None, "why": pricing.NO_ESTIMATE}
+    report["estimate"] = estimate
     report["ok"] = not report["problems"] and len(answers) == min(n, len(todo))
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))

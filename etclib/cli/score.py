@@ -106,16 +106,10 @@ def add_metric_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGro
 def options(args: argparse.Namespace) -> dict:
     """Metric options from the command line (shared with commands that score)."""
     keys = (
-        "bertscore_model",
-        "bertscore_layer",
-        "judge_provider",
-        "judge_model",
-        "concurrency",
-        "judge_prompts",
-        "judge_batch",
-        "judge_service_tier",
+        "bertscore_model bertscore_layer judge_provider judge_model concurrency judge_prompts "
+        "judge_batch judge_service_tier"
     )
-    return {k: getattr(args, k, None) for k in keys if getattr(args, k, None) is not None}
+    return {k: v for k in keys.split() if (v := getattr(args, k, None)) is not None}
 
 
 def _at_least(minimum: int):
@@ -152,22 +146,18 @@ def table(headers: list[str], rows: list[list[str]], indent: int = 0) -> str:
 
 
 def breakdown_text(result) -> str:
-    """Every breakdown of ``result`` (role, category, turn: what ``--json`` holds), one aligned
-    table each: subset, items, then the track's summary scores (the metrics' ``summary``
-    facts)."""
+    """Every breakdown of ``result``, one aligned table each: subset, items, summary scores."""
     from etclib.metrics import facts
 
     keys = [f.key for f in facts(list(result.metrics)) if f.summary and f.key in result.scores]
     out = []
     for group, subsets in result.breakdown().items():
         out.append(f"breakdown by {group}:")
-        rows = []
-        for name, vals in subsets.items():
-            cells = [name, str(vals["n_items"])]
-            for k in keys:
-                v = vals.get(k)
-                cells.append("-" if not isinstance(v, float) else _text(v))
-            rows.append(cells)
+        rows = [
+            [name, str(vals["n_items"])]
+            + [_text(v) if isinstance(v := vals.get(k), float) else "-" for k in keys]
+            for name, vals in subsets.items()
+        ]
         out.append(table([group, "items", *keys], rows, indent=2))
     if any(cell == "n/a" for line in out for cell in line.split()):
         out.append(

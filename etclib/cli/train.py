@@ -26,105 +26,79 @@ from etclib.models.finetune import LLAMA_TARGETS, TrainConfig, train
 _D = TrainConfig(base="", out="")
 
 
+def _option(parser: argparse.ArgumentParser, flag: str, help: str, field: str = "") -> None:
+    """An option setting ``TrainConfig.<field>`` (default: named as the flag), typed as its
+    default, which ``{}`` in ``help`` shows."""
+    default = getattr(_D, field or flag[2:].replace("-", "_"))
+    parser.add_argument(
+        flag,
+        dest=field or None,
+        metavar=flag[2:].replace("-", "_").upper(),
+        type=type(default),
+        default=default,
+        help=help.format(default),
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--base", required=True, metavar="MODEL", help="base chat model: hub id or folder"
-    )
-    parser.add_argument(
-        "--out", required=True, metavar="DIR", help="folder for the adapter and logs"
-    )
-    parser.add_argument("--epochs", type=float, default=_D.epochs, help=f"default: {_D.epochs:g}")
-    parser.add_argument(
-        "--lr",
-        type=float,
-        default=_D.learning_rate,
-        help=f"learning rate (default: {_D.learning_rate:g})",
-    )
-    parser.add_argument(
-        "--warmup-steps", type=int, default=_D.warmup_steps, help=f"default: {_D.warmup_steps}"
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=int,
-        default=_D.batch_size,
-        help=f"effective batch size (default: {_D.batch_size})",
-    )
-    parser.add_argument(
+    add = parser.add_argument
+    add("--base", required=True, metavar="MODEL", help="base chat model: hub id or folder")
+    add("--out", required=True, metavar="DIR", help="folder for the adapter and logs")
+    _option(parser, "--epochs", "default: {:g}")
+    _option(parser, "--lr", "learning rate (default: {:g})", "learning_rate")
+    _option(parser, "--warmup-steps", "default: {}")
+    _option(parser, "--batch-size", "effective batch size (default: {})")
+    _option(
+        parser,
         "--micro-batch-size",
-        type=int,
-        default=_D.micro_batch_size,
-        help=f"examples per forward pass; the rest is gradient accumulation (default: {_D.micro_batch_size})",
+        "examples per forward pass; the rest is gradient accumulation (default: {})",
     )
-    parser.add_argument(
-        "--eval-steps",
-        type=int,
-        default=_D.eval_steps,
-        help=f"validate every N steps (default: {_D.eval_steps})",
-    )
-    parser.add_argument(
+    _option(parser, "--eval-steps", "validate every N steps (default: {})")
+    add(
         "--save-steps",
         type=int,
         default=None,
         help="checkpoint every N steps, a multiple of --eval-steps (default: --eval-steps)",
     )
-    parser.add_argument(
-        "--logging-steps", type=int, default=_D.logging_steps, help=f"default: {_D.logging_steps}"
-    )
-    parser.add_argument(
-        "--max-steps",
-        type=int,
-        default=_D.max_steps,
-        help="stop after N optimiser steps (default: the epochs decide)",
-    )
-    parser.add_argument(
+    _option(parser, "--logging-steps", "default: {}")
+    _option(parser, "--max-steps", "stop after N optimiser steps (default: the epochs decide)")
+    _option(
+        parser,
         "--max-length",
-        type=int,
-        default=_D.max_length,
-        help=f"longest example in tokens; longer ones are left out (default: {_D.max_length})",
+        "longest example in tokens; longer ones are left out (default: {})",
     )
-    parser.add_argument(
+    add(
         "--4bit",
         dest="load_in_4bit",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="4-bit NF4 base (default: on; --no-4bit to turn off)",
     )
-    parser.add_argument(
+    add(
         "--optim",
         help="optimizer name for transformers (default: paged_adamw_8bit with 4-bit, else adamw_torch)",
     )
-    parser.add_argument(
+    add(
         "--gradient-checkpointing",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="default: on with a GPU",
     )
-    parser.add_argument(
-        "--lora-r", type=int, default=_D.lora_r, help=f"LoRA rank (default: {_D.lora_r})"
-    )
-    parser.add_argument(
-        "--lora-alpha",
-        type=int,
-        default=_D.lora_alpha,
-        help=f"LoRA alpha (default: {_D.lora_alpha})",
-    )
-    parser.add_argument(
-        "--lora-dropout", type=float, default=_D.lora_dropout, help=f"default: {_D.lora_dropout}"
-    )
-    parser.add_argument(
+    _option(parser, "--lora-r", "LoRA rank (default: {})")
+    _option(parser, "--lora-alpha", "LoRA alpha (default: {})")
+    _option(parser, "--lora-dropout", "default: {}")
+    add(
         "--lora-targets",
         default=",".join(LLAMA_TARGETS),
         help="comma-separated module names to adapt (default: %(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=_D.seed, help=f"default: {_D.seed}")
-    parser.add_argument(
-        "--limit", type=int, help="train on the first N train items only (smoke runs)"
-    )
-    parser.add_argument("--eval-limit", type=int, help="validate on the first N valid items only")
-    parser.add_argument(
+    _option(parser, "--seed", "default: {}")
+    add("--limit", type=int, help="train on the first N train items only (smoke runs)")
+    add("--eval-limit", type=int, help="validate on the first N valid items only")
+    add(
         "--push-to-hub", metavar="REPO", help="upload the adapter to this Hub repo (needs HF_TOKEN)"
     )
-    parser.add_argument(
+    add(
         "--overwrite",
         action="store_true",
         help="start again, deleting OUT's checkpoints and logs (default: resume a run there "
@@ -135,33 +109,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """The run's ``TrainConfig`` from parsed arguments."""
-    return TrainConfig(
-        base=args.base,
-        out=args.out,
-        data=args.data,
-        epochs=args.epochs,
-        learning_rate=args.lr,
-        warmup_steps=args.warmup_steps,
-        batch_size=args.batch_size,
-        micro_batch_size=args.micro_batch_size,
-        eval_steps=args.eval_steps,
-        save_steps=args.save_steps,
-        logging_steps=args.logging_steps,
-        max_steps=args.max_steps,
-        max_length=args.max_length,
-        load_in_4bit=args.load_in_4bit,
-        optim=args.optim,
-        gradient_checkpointing=args.gradient_checkpointing,
-        lora_r=args.lora_r,
-        lora_alpha=args.lora_alpha,
-        lora_dropout=args.lora_dropout,
-        lora_targets=tuple(t.strip() for t in args.lora_targets.split(",") if t.strip()),
-        seed=args.seed,
-        limit=args.limit,
-        eval_limit=args.eval_limit,
-        push_to_hub=args.push_to_hub,
-    )
+    """The run's ``TrainConfig`` from parsed arguments (each option is named as its field)."""
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
+    targets = tuple(t.strip() for t in args.lora_targets.split(",") if t.strip())
+    return TrainConfig(**{**given, "lora_targets": targets})
 
 
 def run(args: argparse.Namespace) -> int:

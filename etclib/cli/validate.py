@@ -37,37 +37,17 @@ def run(args: argparse.Namespace) -> int:
             args.file, split=args.split, corpus=load_corpus(args.data), track=args.track
         )
     except PredictionsError as exc:
-        if args.json:
-            print(
-                json.dumps(
-                    {
-                        "valid": False,
-                        "problems": [
-                            {"line": p.line, "until": p.until or p.line, "message": p.message}
-                            for p in exc.problems
-                        ],
-                    },
-                    ensure_ascii=False,
-                    indent=2,
-                )
-            )
-            return 1
-        raise
+        if not args.json:
+            raise
+        problems = [
+            {"line": p.line, "until": p.until or p.line, "message": p.message} for p in exc.problems
+        ]
+        print(json.dumps({"valid": False, "problems": problems}, ensure_ascii=False, indent=2))
+        return 1
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "valid": True,
-                    "track": preds.track,
-                    "items": len(preds),
-                    "format": preds.format,
-                    "sha256": preds.sha256,
-                    "warnings": preds.warnings,
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        out = {"valid": True, "track": preds.track, "items": len(preds), "format": preds.format}
+        out.update(sha256=preds.sha256, warnings=preds.warnings)
+        print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         print(
             f"{args.file}: valid {preds.format} file, {len(preds)} items of the {preds.split} "

@@ -1,13 +1,10 @@
 """The admin token (``ETC_ADMIN_TOKEN``): its minimum strength, the check, and rate limiting.
 
-One token gates the leaderboard's moderation and the judge-versus-human study's admin actions.
-A token shorter than :data:`MIN_CHARS` is refused wherever it is read; the CLI and the site call
-:func:`check_configured` when they start. :func:`verify` compares in constant time. Inside
-``with session(key, store):`` (the site: the visitor's key, failures kept in the board's
-database), a session's attempts are refused unchecked after :data:`MAX_FAILURES` wrong tokens
-within :data:`WINDOW_SECONDS`; without a store they are counted in this process
-(:class:`MemoryFailures`). The CLI runs without a session, so without a limit. Every wrong or
-refused attempt is logged (logger ``etclib.core.admintoken``), never the token typed. See
+One token gates the leaderboard's and the studies' admin actions; one shorter than
+:data:`MIN_CHARS` is refused wherever it is read. :func:`verify` compares in constant time.
+Inside ``with session(key, store):`` (the site) a session is refused unchecked after
+:data:`MAX_FAILURES` wrong tokens within :data:`WINDOW_SECONDS`; the CLI runs without a session,
+so without a limit. Every wrong or refused attempt is logged, never the token typed. See
 docs/leaderboard.md, "Admin operations".
 """
 
@@ -130,11 +127,8 @@ def _who(key: str | None) -> str:
 
 
 def verify(token: str | None, action: str = "admin action") -> None:
-    """Raise unless ``token`` is the admin token and this session may still try.
-
-    Raises :class:`AdminDisabled`, :class:`TooManyAttempts` or :class:`WrongToken` (all
-    :class:`~etclib.core.errors.AccessDenied`), or :class:`ConfigError` for a too-short token.
-    """
+    """Raise unless ``token`` is the admin token and this session may still try (an
+    :class:`~etclib.core.errors.AccessDenied`, or :class:`ConfigError` for a too-short token)."""
     expected = configured_token()
     if not expected:
         raise AdminDisabled(

@@ -1,14 +1,11 @@
 """CSV for people to open in a spreadsheet: every export's one writer, whose text cells no
 spreadsheet runs as a formula whatever separator it splits on.
 
-A spreadsheet may split a row on ``,``, ``;`` or a tab (the list separator of the reader's
-locale) and a cell on its line breaks. The csv module quotes a cell holding a comma or a line
-break, but not one holding ``;`` or a tab, and a reader that splits on those starts a cell
-inside it. So every place where a cell may start (the cell's start, after a line break, a ``;``
-or a tab) that is followed, past spaces and double quotes, by ``=``, ``+``, ``-`` or ``@`` gets
-an apostrophe, which spreadsheets read as "text"; so does one followed by a tab or a carriage
-return, which some spreadsheets drop before reading on. Rows end in ``\\r\\n`` (RFC 4180): with ``\\n`` the csv module leaves a cell
-holding a lone ``\\r`` unquoted, and a reader splits the row there.
+A spreadsheet may split a row on ``,``, ``;`` or a tab and a cell on its line breaks, but the
+csv module quotes only commas and line breaks. So every place where a cell may start (the
+start, after a line break, ``;`` or a tab) followed, past spaces and quotes, by ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return gets an apostrophe ("text"). Rows end in ``\\r\\n``:
+with ``\\n`` a cell holding a lone ``\\r`` is left unquoted, and a reader splits the row there.
 """
 
 from __future__ import annotations

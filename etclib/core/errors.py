@@ -141,14 +141,10 @@ class TrainError(EtcError):
 
 
 class ServiceError(EtcError):
-    """A hosted model service (OpenAI, Gemini, a vLLM server) failed to give a usable answer.
-
-    ``str(exc)`` is written by etclib and safe to show to anyone: what kind of failure it was
-    (rate limit, refused key, unknown model, empty answer ...), the HTTP status, what to do,
-    and a reference id. It never holds the provider's own text, the endpoint or a key. The
-    provider's text, endpoint and status are in ``detail``, already passed through
-    :func:`etclib.core.redact.redact`, for logs and the admin view; ``ref`` ties the two together.
-    ``kind`` is the failure's class (see :mod:`etclib.llm.retry`), ``status`` the HTTP status.
+    """A hosted model service (OpenAI, Gemini, a vLLM server) failed to give a usable answer:
+    ``str(exc)`` is etclib's own words, safe to show to anyone (never the provider's text, the
+    endpoint or a key); the provider's redacted text is in ``detail``, for logs and the admin
+    view, and ``ref`` ties the two together. ``kind``: the failure's class (:mod:`etclib.llm.retry`).
     """
 
     def __init__(
@@ -179,13 +175,9 @@ class JudgeServiceError(ServiceError, JudgeError):
 
 
 class QuotaExhaustedError(ServiceError, JudgeError):
-    """A provider's quota is used up (billing, or a daily request quota): no wait within a run helps.
-
-    Raised at the first such answer (OpenAI 429 ``insufficient_quota``, Gemini 429
-    ``RESOURCE_EXHAUSTED`` naming a per-day quota); answers received before it are cached, so
-    the same command run again resumes. ``provider`` and ``quota`` (what ran out, in words)
-    are for messages; ``where`` is the page to check it on.
-    """
+    """A provider's quota is used up (billing, or a daily request quota): no wait within a run
+    helps. Answers received before it are cached, so the same command resumes; ``where`` is the
+    page to check the quota on."""
 
     exit_code = 11
 
@@ -204,10 +196,8 @@ class JudgeIncompleteError(JudgeError):
 
 
 class EmptyAnswerError(ServiceError):
-    """The model answered nothing usable: blocked for safety, a refusal, or output spent on thinking.
-
-    ``reason`` is one of ``safety``, ``refusal``, ``output_limit``, ``no_candidate``, ``empty``.
-    """
+    """The model answered nothing usable (``reason``: ``safety``, ``refusal``, ``output_limit``,
+    ``no_candidate``, ``empty``)."""
 
     def __init__(self, public: str, *, reason: str, **kwargs):
         self.reason = reason

@@ -1,15 +1,10 @@
 """Named fault points that only a test enables (the etcd "failpoint" idea).
 
-Code calls :func:`hit` at named points: the library's own are in :data:`POINTS` (the judge's
-batch path, :mod:`etclib.judge.batch`); the leaderboard registers its worker's points
-(:func:`register`, :mod:`leaderboard.faultpoints`). Nothing happens unless ``ETC_FAULTPOINTS`` is set, which only tests do: a comma-separated list
-of ``point:N``, each meaning "SIGKILL this process at the N-th pass of that point", counted
-per process over all its threads. ``ETC_FAULTPOINTS=after_compute:3`` kills a worker process
-as its third job's scores are computed and before they are stored, so a crash test kills at the
-moment it names, on any machine, instead of after a sleep that a fast machine outruns.
-
-Before dying, the process writes ``faultpoint <point>:<N>`` on stderr (flushed), so the test
-sees which point fired.
+Code calls :func:`hit` at named points (:data:`POINTS`, and those the leaderboard registers).
+``ETC_FAULTPOINTS``, set only by tests, lists ``point:N``: "SIGKILL this process at the N-th
+pass of that point", counted per process, so a crash test kills at the moment it names instead
+of after a sleep a fast machine outruns. The process first writes ``faultpoint <point>:<N>`` on
+stderr, so the test sees which point fired.
 """
 
 from __future__ import annotations
@@ -58,7 +53,7 @@ def _schedule(raw: str) -> dict[str, int]:
 
 def hit(name: str) -> None:
     """Pass the fault point ``name``: SIGKILL this process when ``ETC_FAULTPOINTS`` schedules
-    it for this pass; otherwise (and always when the setting is unset) nothing."""
+    it for this pass."""
     raw = os.environ.get(ENV)
     if not raw:
         return

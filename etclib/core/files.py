@@ -11,13 +11,9 @@ from typing import BinaryIO
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> Path:
-    """Call ``write`` on a temporary file beside ``path``, then rename it to ``path``; the
-    folder is made when missing. :class:`~etclib.core.errors.OutputError` when it cannot be written
-    there.
-
-    The file keeps the mode of the one it replaces; a new one gets the mode the umask gives
-    (as ``open`` would: ``0o666`` less the umask), not a temporary file's private ``0o600``.
-    """
+    """Call ``write`` on a temporary file beside ``path``, then rename it to ``path``
+    (:class:`~etclib.core.errors.OutputError` when it cannot be written there). The file keeps
+    the mode of the one it replaces, a new one the umask's, not a temporary file's ``0o600``."""
     from etclib.core.errors import OutputError
 
     shown = os.fspath(path) or '""'

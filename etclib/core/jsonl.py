@@ -1,11 +1,9 @@
 """JSON Lines as every reader splits them: one record per line, whatever its text holds; values
 as a message quotes them (:func:`shown`).
 
-``json.dumps(..., ensure_ascii=False)`` leaves U+2028, U+2029 and U+0085 raw, and
-``str.splitlines()`` (and so many readers: Python's ``io`` in text mode, editors, JavaScript
-before ES2019) breaks a line there: a per-item file read that way had more lines than records.
-:func:`dumps_line` escapes them (``\\u2028``: the same JSON value), and every JSONL writer of the
-project uses it.
+``json.dumps(..., ensure_ascii=False)`` leaves U+2028, U+2029 and U+0085 raw, and many readers
+(``str.splitlines()``, editors, older JavaScript) break a line there; :func:`dumps_line` escapes
+them (the same JSON value), and every JSONL writer of the project uses it.
 
 >>> dumps_line({"prediction": "a\\u2028b"})
 '{"prediction": "a\\\\u2028b"}'

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
-from typing import TypeVar
-
-T = TypeVar("T")
 
 
 def enabled() -> bool:
@@ -16,37 +12,8 @@ def enabled() -> bool:
     return sys.stderr.isatty()
 
 
-def bar(iterable: Iterable[T], *, total: int | None = None, desc: str = "") -> Iterator[T]:
-    """Wrap ``iterable`` in a tqdm bar on stderr when it is a terminal."""
-    if not enabled():
-        yield from iterable
-        return
+def counter(total: int, desc: str = ""):
+    """A manual tqdm bar (``.update(n)``, ``.close()``) on stderr, disabled off a terminal."""
     from tqdm import tqdm
 
-    yield from tqdm(iterable, total=total, desc=desc, file=sys.stderr, leave=False)
-
-
-def counter(total: int, desc: str = ""):
-    """A manual bar (``.update(n)``, ``.close()``) or a no-op object."""
-    if enabled():
-        from tqdm import tqdm
-
-        return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
-    return _Silent()
-
-
-class _Silent:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def set_postfix_str(self, s: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
+    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False, disable=not enabled())

@@ -1,14 +1,10 @@
 """Remove secrets from text before it is logged or shown to an operator.
 
-:func:`redact` is the one place that decides what a secret looks like. It replaces with
-``[REDACTED]`` every configured secret value (the settings in :data:`SECRET_SETTINGS`, every LLM
-provider's key settings, added by the provider registry through :func:`add_secret_settings`, and
-any ``secrets`` the caller passes) and anything shaped like a credential: ``Bearer`` tokens and
-``Authorization`` headers, OpenAI-style (``sk-``), Google (``AIza``), Hugging Face (``hf_``) and
-GitHub (``ghp_``) tokens, and the value of a ``key=`` / ``api_key=`` / ``token=`` /
-``access_token=`` parameter. Provider error text passes through here before it is stored as an
-error's private ``detail`` (:class:`etclib.core.errors.ServiceError`) or logged; an error's public
-message is etclib's own words and holds no provider text.
+:func:`redact` is the one place that decides what a secret looks like: every configured secret
+value (:data:`SECRET_SETTINGS`, the providers' key settings, any ``secrets`` passed) and anything
+shaped like a credential (``Bearer`` tokens, ``sk-``/``AIza``/``hf_``/``ghp_`` tokens, ``key=``
+parameters). Provider error text passes through here before it is stored as an error's private
+``detail`` or logged.
 """
 
 from __future__ import annotations
@@ -45,9 +41,8 @@ _PATTERNS = [
 
 
 def add_secret_settings(names: Iterable[str]) -> None:
-    """Treat the values of settings ``names`` as secrets too (the provider registry calls this
-    with each provider's key settings; this module cannot import the registry, which sits
-    above it)."""
+    """Treat the values of settings ``names`` as secrets too (the provider registry, which sits
+    above this module, calls it with each provider's key settings)."""
     _ADDED.extend(n for n in names if n not in SECRET_SETTINGS and n not in _ADDED)
 
 
@@ -58,12 +53,7 @@ def secret_settings() -> tuple[str, ...]:
 
 def configured_secrets() -> list[str]:
     """The values of :func:`secret_settings` that are set (and long enough to be secrets)."""
-    out = []
-    for name in secret_settings():
-        value = setting(name)
-        if value and len(value) >= MIN_SECRET:
-            out.append(value)
-    return out
+    return [v for name in secret_settings() if (v := setting(name)) and len(v) >= MIN_SECRET]
 
 
 def redact(text: object, secrets: Iterable[str] = ()) -> str:

@@ -1,13 +1,9 @@
 """Name -> thing registries: one collision rule and one "Did you mean" for every kind.
 
-A thing that comes in kinds (metrics, backends, tracks, LLM providers, CLI commands, ...) is
-registered by name; these helpers are what every such registry shares, after
-lm-evaluation-harness's ``Registry``. :func:`add` registers a name (the same name with another
-thing is an error naming both; the same thing twice is harmless); :func:`lookup` returns it or
-an error that says what to do ("Unknown metric 'blue'. Did you mean 'bleu'? Available: bleu,
-rouge."); :func:`suggest` is the "Did you mean" part alone. :class:`Registry` keeps the same
-rules for a registry whose entries may be lazy ``"package.module:attribute"`` strings. Most kinds
-keep a plain dict beside their code and call :func:`add` / :func:`lookup` on it.
+After lm-evaluation-harness's ``Registry``: :func:`add` registers a name (another thing under
+the same name is an error naming both; the same thing twice is harmless), :func:`lookup`
+returns it or a message that says what to do ("Unknown metric 'blue'. Did you mean 'bleu'?
+Available: bleu, rouge."). :class:`Registry` adds lazy ``"module:attribute"`` entries.
 """
 
 from __future__ import annotations

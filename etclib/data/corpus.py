@@ -46,12 +46,8 @@ TURNS_PER_DIALOGUE = 5
 
 @cache
 def aggregate_label(annotations: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
-    """SPEC's aggregated label: categories chosen by at least 2 of 3 annotators, else neutral.
-
-    Neutral is never combined with another category: if no non-neutral category reaches two
-    votes, the label is ``("neutral",)`` whatever the neutral votes are. (Memoised: a corpus
-    has a few hundred distinct annotation triples and every scoring run asks for each label.)
-    """
+    """SPEC's aggregated label: categories chosen by at least 2 of 3 annotators, else neutral
+    alone (whatever the neutral votes). Memoised: a corpus has a few hundred distinct triples."""
     votes = {c: sum(c in a for a in annotations) for c in CATEGORIES if c != "neutral"}
     chosen = tuple(c for c in CATEGORIES if c != "neutral" and votes[c] >= 2)
     return chosen or ("neutral",)
@@ -106,13 +102,9 @@ class Participant:
 
 
 class Corpus:
-    """The corpus: its dialogues by split, the participants and the questionnaire.
-
-    A corpus read from the parsed-corpus cache builds a split's dialogues when first asked for
-    (:meth:`split`), so scoring the test split never reads or builds the train split's 8,000
-    utterances; :attr:`dialogues`, :attr:`by_id` and :attr:`utterances` build every split.
-    Equal corpora compare equal however they were loaded.
-    """
+    """The corpus: its dialogues by split, the participants and the questionnaire. Read from the
+    parsed-corpus cache, a split is built when first asked for (:meth:`split`), so scoring the
+    test split never builds the train split; equal corpora compare equal however loaded."""
 
     def __init__(
         self,
@@ -188,9 +180,7 @@ class Corpus:
 
 
 class _ById(Mapping):
-    """A corpus's dialogues by id, in file order; a lookup builds the dialogue's split only (its
-    split is known from the cache's meta), so the test split's lookups never build the train
-    split."""
+    """A corpus's dialogues by id; a lookup builds the dialogue's split only."""
 
     def __init__(self, corpus: Corpus) -> None:
         self._corpus = corpus
@@ -347,11 +337,8 @@ def content_hash(root: Path) -> str:
 
 
 def _fingerprint(root: Path) -> tuple[tuple[str, int, int], ...]:
-    """Names, sizes and modification times: a cheap check that no file changed since loading.
-
-    Every file's, whichever split is later asked for: the content hash that signs each score
-    covers them all. (One ``scandir`` of dialogues/: the same facts as stat-ing :func:`_files`.)
-    """
+    """Every file's name, size and modification time (the content hash covers them all): a
+    cheap check that no file changed since loading."""
     out = []
     for f in (root / "split.json", root / "personality_traits.json"):
         try:
@@ -381,17 +368,9 @@ def check_root(root: Path) -> Path:
 
 
 def load_corpus(root: str | os.PathLike | None = None) -> Corpus:
-    """Load and check the corpus.
-
-    Cached per folder, in memory and on disk: a later call (in this process or another) only
-    compares the files' names, sizes and modification times (a few ms) and re-reads the corpus
-    when one of them changed. On disk the parsed, checked corpus is kept under
-    ``etclib.core.config.cache_dir()/corpus`` in a folder named by a hash of the corpus folder, those
-    file facts and :data:`PARSED_VERSION`: ``meta.json`` (content hash, participants,
-    questionnaire, each dialogue's split) and one file per split, read when that split is first
-    asked for (scoring the test split reads a tenth of the corpus). A damaged or unwritable
-    cache only costs the full parse.
-    """
+    """Load and check the corpus. Cached per folder, in memory and on disk (one file per split,
+    read when first asked for), keyed by the files' names, sizes and modification times, so a
+    later call re-reads only a changed corpus; a damaged or unwritable cache costs a full parse."""
     path = check_root(config.data_dir(root).resolve())
     fingerprint = _fingerprint(path)
     hit = _CACHE.get(str(path))
@@ -421,8 +400,8 @@ def _parsed_path(root: Path, fingerprint: tuple[tuple[str, int, int], ...]) -> P
 
 
 def _write_parsed(corpus: Corpus, folder: Path) -> None:
-    """Save ``corpus`` as compact JSON in ``folder``: the splits first, ``meta.json`` last (a
-    folder without it is never read), then remove this corpus folder's older states."""
+    """Save ``corpus`` in ``folder``, ``meta.json`` last (a folder without it is never read),
+    then remove this corpus folder's older states."""
     import shutil
 
     from etclib.core.files import write_atomic
@@ -500,9 +479,8 @@ def _read_parsed(root: Path, folder: Path) -> Corpus | None:
 
 
 def _read_part(corpus: Corpus, split: str) -> tuple[Dialogue, ...]:
-    """``split``'s dialogues from the cache folder a corpus was read from; when that file is
-    damaged or gone (another process replaced the cache), the corpus files are parsed again
-    and the split taken from them."""
+    """``split``'s dialogues from the cache folder a corpus was read from (parsed again from the
+    corpus files when that file is damaged or gone)."""
     try:
         rows = json.loads((corpus._parts / f"{split}.json").read_bytes().decode("utf-8"))
         out = tuple(

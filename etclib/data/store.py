@@ -1,14 +1,10 @@
 """The corpus as an embedded DuckDB database, for the site's corpus browser and the statistics.
 
-Tables: ``meta(key, value)`` (the source files' ``content_hash``, the ``schema`` version, and a
-``fingerprint`` of their names, sizes and times, checked without reading them); ``dialogues``;
-``utterances`` (one row per utterance: key, position 1..10, participant, split, emotion, text,
-transcription, the annotators' label lists ``ann1..ann3``, the aggregated ``label``, one boolean
-column and one ``votes_<category>`` count per category, ``search_text`` for text search,
-``agreement``: ``unanimous``, ``majority`` or ``none``, and character lengths); ``participants``
-(Big Five scores and questionnaire responses as JSON). The database is rebuilt only when the
-source files' content hash changes, into a temporary file that then replaces the old one, so a
-crash never leaves a half-built store. Every query that takes user input is parameterised.
+Tables: ``meta`` (the corpus ``content_hash``, ``schema`` version and file ``fingerprint``),
+``dialogues``, ``utterances`` (one row per utterance with its labels, votes, ``agreement`` and
+``search_text``) and ``participants``. The database is rebuilt only when the corpus changes,
+into a temporary file that then replaces the old one, so a crash never leaves a half-built
+store. Every query that takes user input is parameterised.
 """
 
 from __future__ import annotations
@@ -78,10 +74,8 @@ def _build(con, corpus: Corpus) -> None:
                 "ann3": list(u.annotations[2]),
                 "label": list(label),
             }
-            for c in CATEGORIES:
-                row[c] = c in label
-            for c in CATEGORIES:
-                row[f"votes_{c}"] = sum(c in a for a in u.annotations)
+            row.update({c: c in label for c in CATEGORIES})
+            row.update({f"votes_{c}": sum(c in a for a in u.annotations) for c in CATEGORIES})
             row["agreement"] = _agreement(u.annotations)
             # Lower-cased utterance and transcription, for literal, case-insensitive search.
             row["search_text"] = f"{u.text}\x1f{u.transcription}".lower()
@@ -132,16 +126,13 @@ def _stored_meta(path: Path) -> dict[str, str] | None:
     except duckdb.Error:
         return None
     try:
-        return dict(con.execute("SELECT key, value FROM meta").fetchall())
-    except duckdb.Error:
-        return None
+        return _meta_of(con)
     finally:
         con.close()
 
 
 def _quick_fingerprint(root: Path) -> str:
-    """The corpus files' names, sizes and modification times (and the folder), hashed: equal
-    to the one stored at the last build (or check) means no file changed, without reading them."""
+    """The corpus files' names, sizes and modification times, hashed with the folder."""
     digest = hashlib.sha256(str(root).encode())
     digest.update(repr(corpus_fingerprint(root)).encode())
     return digest.hexdigest()
@@ -152,12 +143,9 @@ def _fresh(meta: dict[str, str] | None, key: str, value: str) -> bool:
 
 
 def ensure(path: str | os.PathLike | None = None, data: str | os.PathLike | None = None) -> Path:
-    """Build the store at ``path`` unless it is already fresh for the corpus at ``data``.
-
-    Fresh: the files' names, sizes and times are those recorded at the last build or check (a
-    few ms, the corpus is not read); else their content hash is the stored one (the corpus is
-    read and hashed, and the new times are recorded when nothing else has the store open).
-    """
+    """Build the store at ``path`` unless it is fresh for the corpus at ``data``: the files'
+    facts are those recorded (the corpus is not read), else their content hash is the stored
+    one (the new facts are then recorded when nothing else has the store open)."""
     import duckdb
 
     db = config.store_path(path).resolve()
@@ -201,12 +189,8 @@ def ensure(path: str | os.PathLike | None = None, data: str | os.PathLike | None
 
 def connect(path: str | os.PathLike | None = None, data: str | os.PathLike | None = None):
     """A read-only cursor on a fresh store (built first when needed); safe to use per thread.
-
-    The freshness check reads the stored file facts through the connection this process keeps
-    (opening a DuckDB file costs more than the check): one open per process and store while
-    the corpus is unchanged. When the store is not fresh, :func:`ensure` checks or rebuilds it
-    (a rebuild closes the kept connection, and the next one opens the new file).
-    """
+    The connection is kept per process and store (opening a DuckDB file costs more than the
+    freshness check); a rebuild by :func:`ensure` closes it."""
     import duckdb
 
     db = config.store_path(path).resolve()

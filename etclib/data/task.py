@@ -8,13 +8,14 @@ text are part of every prediction run's signature.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from functools import cache
 from string import Template
 
 from etclib.data import prompts
-from etclib.data.corpus import ROLE_LETTER, ROLES, SPLITS, Corpus, Dialogue
+from etclib.data.corpus import CATEGORY_TO_JA, ROLE_LETTER, ROLES, SPLITS, Corpus, Dialogue
 from etclib.core.errors import TaskError
 
 Key = tuple[int, int, str]
@@ -145,7 +146,8 @@ def render_dialogue(context: tuple[Line, ...]) -> str:
 def build_messages(
     item: Item, shots: list[Item] | tuple[Item, ...] = (), template: PromptTemplate | None = None
 ) -> list[dict[str, str]]:
-    """Chat messages (system, user) asking for ``item``'s transcription, with k solved examples."""
+    """Chat messages (system, user) asking for ``item``'s answer, with k solved examples (a
+    template's example names a shot's ``$transcription`` or its ``$labels``)."""
     t = template or prompt_template()
     examples = ""
     if shots:
@@ -155,6 +157,7 @@ def build_messages(
                 dialogue=render_dialogue(s.context),
                 target=s.target,
                 transcription=s.reference,
+                labels=json.dumps([CATEGORY_TO_JA[c] for c in s.label], ensure_ascii=False),
             )
             for i, s in enumerate(shots)
         ]
@@ -166,11 +169,8 @@ def build_messages(
 
 
 def choose_shots(item: Item, pool: list[Item], k: int, seed: int = 0) -> list[Item]:
-    """k solved examples for ``item``, drawn reproducibly from ``pool`` (the train split).
-
-    The draw depends only on the seed and the item's key, so a resumed or re-ordered run picks
-    the same examples. Items from the evaluated item's own split are never used.
-    """
+    """k solved train examples for ``item`` from ``pool``, drawn from the seed and the item's
+    key only, so a resumed or re-ordered run picks the same examples."""
     if k <= 0:
         return []
     candidates = [p for p in pool if p.split == "train" and p.dialogue_id != item.dialogue_id]

@@ -1,9 +1,6 @@
-"""Morphological tokenisation of Japanese for the n-gram metrics.
-
-One tokenizer for BLEU and ROUGE: sacrebleu's ``ja-mecab`` (MeCab with the IPA dictionary from
-the ``ipadic`` package), which checks that the dictionary is the stock IPA one. The tokenizer's
-name, MeCab version and dictionary are part of every score's signature. Texts are tokenised once
-per run (a ``TokenCache``) and the tokens reused by every metric.
+"""Morphological tokenisation of Japanese for the n-gram metrics: sacrebleu's ``ja-mecab``
+(MeCab, stock IPA dictionary), named in every score's signature. Texts are tokenised once per
+run (a ``TokenCache``) and the tokens reused by every metric.
 """
 
 from __future__ import annotations

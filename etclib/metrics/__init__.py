@@ -1,10 +1,6 @@
-"""Metric registry: one module per metric group, each defining a :class:`Metric` subclass and
-naming its instance ``METRIC`` (:mod:`etclib.metrics.base` says what a metric declares and
-writes); every fact about a metric lives in its module.
-
-Adding a metric: one new module here and one line in ``METRICS`` (or :func:`register`). What a
-track's metrics are, its ranking rule and its columns are the track's to say (``Track.groups``,
-``Track.rank_order``); this registry knows metrics, not tracks.
+"""Metric registry: one module per metric group, naming its :class:`Metric` instance ``METRIC``;
+every fact about a metric lives in its module. Adding a metric: one new module and one line in
+``METRICS`` (or :func:`register`). This registry knows metrics, not tracks.
 """
 
 from __future__ import annotations
@@ -47,14 +43,9 @@ def get(name: str) -> Metric:
 
 
 def register(name: str, metric: Metric | str, *, replace_existing: bool = False) -> None:
-    """Add a metric group to the registry (what one line in :data:`METRICS` does).
-
-    ``metric`` is a :class:`Metric` instance or the dotted path of a module naming one
-    ``METRIC``. Its facts are checked now: a key another group already produces, or an unknown
-    unit or family, is refused with a :class:`MetricError` that says which; so is a name
-    registered to another metric (the registries' one collision rule,
-    :func:`etclib.core.registry.add`) unless ``replace_existing``.
-    """
+    """Add a metric group (a :class:`Metric` or the path of a module naming one ``METRIC``) to
+    the registry. A key another group produces, an unknown unit or family, or a name taken by
+    another metric (unless ``replace_existing``) is refused with a :class:`MetricError`."""
     found = metric
     if isinstance(metric, str):
         found = getattr(importlib.import_module(metric), "METRIC", None)
@@ -137,9 +128,7 @@ def heading(key: str) -> str:
 
 def warm(names: list[str] | tuple[str, ...], corpus: Any = None) -> list[str]:
     """Call the optional ``warm(ctx)`` of each metric group of ``names`` (a worker does it before
-    its first claim); the groups warmed. ``ctx.corpus`` is ``corpus``, else the corpus of
-    ``ETC_DATA_DIR``, loaded once a group has a ``warm`` (the scoring run reads it too). An
-    error is raised (the caller decides what it costs)."""
+    its first claim; ``ctx.corpus``: ``corpus``, else ``ETC_DATA_DIR``'s); the groups warmed."""
     ctx = Context(corpus=corpus)
     done = []
     for name in names:

@@ -91,25 +91,14 @@ class Context:
 
 
 class Metric(abc.ABC):
-    """A metric group, as sacrebleu's ``Metric``: a subclass declares its ``FACTS`` (and the
-    class attributes below whose defaults do not hold) and writes :meth:`signature`,
-    :meth:`compute` and :meth:`aggregate`; its module names one instance ``METRIC``.
+    """A metric group, as sacrebleu's ``Metric``: a subclass declares its ``FACTS`` and writes
+    :meth:`signature`, :meth:`compute` and :meth:`aggregate`; its module names one ``METRIC``.
 
-    Optional methods, looked for by the consumers that use them:
-
-    - ``statistics(data)`` (items x k) and ``from_statistics(sums)``: per-item sufficient
-      statistics that add up, and every ranking key from their sums (one row per bootstrap
-      resample), so that :mod:`etclib.metrics.significance` scores all resamples of all entries with
-      one matrix product (else it calls a vectorised ``resample(data, resamples)``, else
-      :meth:`aggregate` once per resample). They read only ``data.arrays``, which is all the
-      leaderboard stores;
-    - ``warm(ctx)``: pays the one-time costs (imports, a tokenizer, a trained model) before a
-      scoring worker's first job;
-    - ``incomplete(data, keys, shown)`` and ``failures(data, keys)``: why a run's scores are
-      incomplete, for a metric whose items can fail (the judge);
-    - ``undefined(data)``: the keys that have no value on ``data``'s items although the score
-      holds a number (a per-category precision of a category never predicted: 0 by
-      convention), each with why; readers show them as "n/a".
+    Optional methods: ``statistics(data)`` and ``from_statistics(sums)`` (per-item sufficient
+    statistics that add up, read from ``data.arrays`` only: all resamples in one matrix
+    product), else ``resample(data, resamples)``; ``warm(ctx)`` (one-time costs before a
+    worker's first job); ``incomplete`` and ``failures`` (a metric whose items can fail);
+    ``undefined(data)`` (keys with no value on the items, shown as "n/a").
     """
 
     #: the leaderboard stage that computes it: "lexical" (the first), "bertscore", "judge", or

@@ -1,12 +1,10 @@
 """BERTScore F1 (bert-score), mean over items.
 
-The model (``--bertscore-model`` / ``ETC_BERTSCORE_MODEL``, default
-``bert-base-multilingual-cased``) and layer (``--bertscore-layer`` / ``ETC_BERTSCORE_LAYER``,
-default bert-score's tuned layer for the model) are part of the signature. No IDF weighting and
-no baseline rescaling (bert-score ships no Japanese baseline). A hub model that is not in the
-local cache and cannot be downloaded fails at once (offline, or after one connection attempt of
-:data:`HUB_PROBE_TIMEOUT` seconds) with an error naming the command that caches it, instead of
-the libraries' retries. See README.md, "Configuration".
+The model (``ETC_BERTSCORE_MODEL``, default ``bert-base-multilingual-cased``) and layer
+(``ETC_BERTSCORE_LAYER``, default bert-score's tuned one) are in the signature; no IDF
+weighting, no baseline rescaling (bert-score ships no Japanese baseline). A hub model that is
+not cached and cannot be downloaded fails at once (after :data:`HUB_PROBE_TIMEOUT` seconds)
+naming the command that caches it, instead of the libraries' retries.
 """
 
 from __future__ import annotations

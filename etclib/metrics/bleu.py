@@ -1,10 +1,8 @@
 """Corpus BLEU with maximum n-gram order 1..4 (sacrebleu, uniform weights, brevity penalty).
 
-Texts are tokenised by MeCab (``etclib.data.tokenize``) and handed to sacrebleu with its ``none``
-tokenizer, which is what sacrebleu's own ``ja-mecab`` tokenizer does internally. Per item we keep
-sacrebleu's sufficient statistics (lengths, matches and totals per order), so any subset is
-scored by sacrebleu itself (:meth:`BLEU.aggregate`), and every bootstrap resample at once by
-:func:`scores_from_sums`, sacrebleu's formula on arrays (tests check it against sacrebleu).
+Texts are tokenised by MeCab and handed to sacrebleu with its ``none`` tokenizer, as its own
+``ja-mecab`` does. Per item we keep sacrebleu's sufficient statistics, so any subset is scored by
+sacrebleu itself and every bootstrap resample at once by :func:`scores_from_sums`.
 """
 
 from __future__ import annotations
@@ -40,12 +38,8 @@ def _order_stats(total: np.ndarray, n: int) -> list[int]:
 
 
 def scores_from_sums(s: np.ndarray, order: int) -> np.ndarray:
-    """Corpus BLEU (x100) of ``order`` from summed statistics, one row per resample.
-
-    sacrebleu's ``BLEU.compute_bleu`` with its defaults, on arrays: brevity penalty, ``exp``
-    smoothing of zero matches, 0 when nothing matches, and an order with no n-gram at all (a
-    corpus of one-token sentences) zeroes the score as sacrebleu's ``my_log(0)`` does.
-    """
+    """Corpus BLEU (x100) of ``order`` from summed statistics, one row per resample: sacrebleu's
+    ``BLEU.compute_bleu`` with its defaults, on arrays (``exp`` smoothing, ``my_log(0)``)."""
     s = np.atleast_2d(s)
     sys_len, ref_len = s[:, 0], s[:, 1]
     correct = s[:, 2 : 2 + order]

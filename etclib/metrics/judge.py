@@ -1,13 +1,9 @@
 """LLM-judge atomic-unit precision, recall and F1 (FActScore-style).
 
-An LLM decomposes each prediction and each reference into units of inner state, then labels every
-prediction unit against the reference (precision) and every reference unit against the
-prediction (recall) as Supported / Neutral / Not Supported; :func:`item_prf` is the per-item rule
-(Neutral counts as not supported, an item whose reference has no unit is left out). Scores are
-means over the included items, x100; the unit counts are plain counts. An item whose requests
-failed after every retry is left out and counted in ``extra["judge_errors"]``, which makes the
-run *incomplete* (:meth:`JudgeMetric.incomplete`). ``details[i]`` holds both decompositions and
-every decision with the judge's reasoning. The rules, options and cache: docs/judge.md.
+An LLM decomposes each prediction and reference into units of inner state and labels every unit
+against the other text as Supported / Neutral / Not Supported (:func:`item_prf`: Neutral counts
+as not supported; an item whose reference has no unit is left out). An item whose requests
+failed after every retry makes the run *incomplete*. The rules, options and cache: docs/judge.md.
 """
 
 from __future__ import annotations
@@ -51,6 +47,11 @@ def _mean_sd(values: np.ndarray) -> tuple[float, float]:
     return float(v.mean()), float(v.std())
 
 
+def _count(key: str, label: str, definition: str, board=False, summary=False) -> Fact:
+    """A count's fact: no ranking key, off the board and the summaries unless asked."""
+    return Fact(key, label, definition, unit="count", ranking=False, board=board, summary=summary)
+
+
 class JudgeMetric(MeanMetric):
     STAGE = "judge"
     FAMILY = "judge"
@@ -73,43 +74,20 @@ class JudgeMetric(MeanMetric):
             "harmonic mean of an item's judge precision and recall, mean over items (so it can be "
             "lower than both means)",
         ),
-        Fact(
-            "units_mean", "Units", "atomic units per prediction, mean", unit="count", ranking=False
+        _count(
+            "units_mean", "Units", "atomic units per prediction, mean", board=True, summary=True
         ),
-        Fact(
-            "units_sd",
-            "Units SD",
-            "atomic units per prediction, standard deviation",
-            unit="count",
-            ranking=False,
-            summary=False,
+        _count(
+            "units_sd", "Units SD", "atomic units per prediction, standard deviation", board=True
         ),
-        Fact(
-            "ref_units_mean",
-            "Reference units",
-            "atomic units per reference, mean",
-            unit="count",
-            ranking=False,
-            board=False,
-            summary=False,
+        _count("ref_units_mean", "Reference units", "atomic units per reference, mean"),
+        _count(
+            "ref_units_sd", "Reference units SD", "atomic units per reference, standard deviation"
         ),
-        Fact(
-            "ref_units_sd",
-            "Reference units SD",
-            "atomic units per reference, standard deviation",
-            unit="count",
-            ranking=False,
-            board=False,
-            summary=False,
-        ),
-        Fact(
+        _count(
             "n_judged",
             "Items judged",
             "items whose reference has units and whose judge calls succeeded",
-            unit="count",
-            ranking=False,
-            board=False,
-            summary=False,
         ),
     )
 
@@ -206,11 +184,11 @@ class JudgeMetric(MeanMetric):
     def failures(self, data: MetricData, keys: Sequence[Any] | None = None) -> list[str]:
         """One line per failed item, in item order: ``dialogue 945 turn 3 listener: <reason>``
         (``item 17: <reason>`` without ``keys``)."""
-        out = []
-        for i, detail in enumerate(data.details or []):
-            if detail.get("error"):
-                out.append(f"{_item_name(keys, i)}: {detail['error']}")
-        return out
+        return [
+            f"{_item_name(keys, i)}: {detail['error']}"
+            for i, detail in enumerate(data.details or [])
+            if detail.get("error")
+        ]
 
     def incomplete(
         self, data: MetricData, keys: Sequence[Any] | None = None, shown: int = 1

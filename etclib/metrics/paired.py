@@ -1,16 +1,10 @@
-"""The statistics of comparing two systems on the same items: for every compared metric key,
-B − A, its paired bootstrap interval, the paired approximate-randomization p-value and the
-verdict (:func:`compare_metrics`; every pair of many entries at once: :func:`pairwise`).
-:mod:`etclib.tracks.comparison` builds a :class:`~etclib.tracks.comparison.Comparison` on them (and
-re-exports every public name here).
+"""The statistics of comparing two systems on the same items: per metric key B − A, its paired
+bootstrap interval (the board's resamples), the paired approximate-randomization p-value and the
+verdict (:func:`compare_metrics`; every pair of many entries: :func:`pairwise`).
 
-Intervals use the board's resamples (:func:`etclib.metrics.significance.draw`,
-:func:`etclib.metrics.significance.resampled_many`); the p-value is sacrebleu's paired approximate
-randomization run on the metric's own per-item sufficient statistics, so it serves every metric
-of the registry, with one deliberate difference: a trial that ties the observed statistic counts
-as at least as extreme. The verdict is significant when p < ``alpha``, on the metric's better
-side. The signature adds ``compare`` (:func:`compare_signature`). Definitions: docs/compare.md,
-"What is computed".
+The test is sacrebleu's, run on the metric's own per-item sufficient statistics so that it
+serves every metric, with one deliberate difference: a trial that ties the observed statistic
+counts as at least as extreme. Definitions: docs/compare.md, "What is computed".
 """
 
 from __future__ import annotations
@@ -118,10 +112,8 @@ def _takes_everything(module: Metric) -> bool:
 
 
 def _scores_from_sums(module: Metric, sums: np.ndarray, keys: list[str]) -> dict:
-    if _takes_everything(module):
-        got = module.from_statistics(sums, everything=True)
-    else:
-        got = module.from_statistics(sums)
+    everything = {"everything": True} if _takes_everything(module) else {}
+    got = module.from_statistics(sums, **everything)
     return {k: np.asarray(got[k], dtype=float) for k in keys}
 
 
@@ -138,9 +130,8 @@ CHUNK = 2000  # trials x items of float at a time
 
 
 def _trial_products(pos: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """``pos @ matrix`` (trials x columns), taken ``CHUNK`` trials at a time through one reused
-    float buffer (a fresh float copy of each chunk cost more to allocate than the product).
-    The chunks are always the same, so the products are too, to the last bit."""
+    """``pos @ matrix``, ``CHUNK`` trials at a time through one reused float buffer (a fresh
+    copy of each chunk cost more than the product); the same chunks give the same bits."""
     out = np.empty((len(pos), matrix.shape[1]))
     buffer = np.empty((min(CHUNK, len(pos)), pos.shape[1]))
     for start in range(0, len(pos), CHUNK):
@@ -157,10 +148,9 @@ def _has_statistics(module: Metric) -> bool:
 def _ar_statistics_many(
     scored: list[tuple[Metric, MetricData, MetricData, list[str]]], pos: np.ndarray
 ) -> list[dict[str, np.ndarray]]:
-    """For each (module, A's data, B's data, keys): per key, |A − B| of the two
-    pseudo-systems of every trial. The metrics with per-item statistics share one matrix
-    product per chunk of trials: pseudo-A = B's totals + pos @ (A − B), pseudo-B = A's totals
-    − pos @ (A − B)."""
+    """For each (module, A's data, B's data, keys): per key, |A − B| of the two pseudo-systems
+    of every trial; the metrics with statistics share one product: pseudo-A = B's totals +
+    pos @ (A − B), pseudo-B = A's totals − pos @ (A − B)."""
     out: list[dict[str, np.ndarray] | None] = [None] * len(scored)
     blocks, where = [], {}
     for n, (module, da, db, _) in enumerate(scored):
@@ -224,9 +214,8 @@ def compare_metrics(
     alpha: float = ALPHA,
     keys: list[str] | None = None,
 ) -> dict[str, MetricComparison]:
-    """Metric key -> :class:`MetricComparison`, for per-item data of two systems on the same
-    ``n_items`` items (each group's ``MetricData`` as ``compute`` returned it or as the
-    leaderboard stored it). ``keys``: only these metric keys (default: every compared key)."""
+    """Metric key -> :class:`MetricComparison` for two systems' per-item data on the same
+    ``n_items`` items; ``keys``: only these (default: every compared key)."""
     res = significance.draw(n_items, resamples, seed)
     pos = randomization(n_items, trials, seed)
     plans = []
@@ -284,11 +273,9 @@ def pairwise(
     trials: int = DEFAULT_TRIALS,
     alpha: float = ALPHA,
 ) -> dict[tuple[int, int], MetricComparison]:
-    """:func:`compare_metrics` of every pair ``(i, j)``, ``i < j`` (A = ``datas[i]``, B =
-    ``datas[j]``) on one ranking ``key`` of ``module``, at the cost of one system per entry:
-    each entry's resampled scores and its statistics' product with the trials are computed
-    once, and a pair's differ only by subtraction (a module without per-item statistics is
-    compared pair by pair)."""
+    """:func:`compare_metrics` of every pair ``(i, j)``, ``i < j`` (A = ``datas[i]``) on one
+    ranking ``key``, at the cost of one system per entry: a pair's products differ only by
+    subtraction (a module without per-item statistics is compared pair by pair)."""
     if not _has_statistics(module):
         return {
             (i, j): compare_metrics(
@@ -315,29 +302,26 @@ def pairwise(
     width = stats[0].shape[1] if stats else 0
     stacked = np.hstack(stats) if stats else np.zeros((n_items, 0))
     products = _trial_products(pos, stacked)
-    trial_stats: dict[tuple[int, int], np.ndarray] = {}
+    out = {}
     for i in range(len(datas)):
         for j in range(i + 1, len(datas)):
             moved = products[:, i * width : (i + 1) * width]
             moved = moved - products[:, j * width : (j + 1) * width]
             got_a = _scores_from_sums(module, totals[j] + moved, [key])[key]
             got_b = _scores_from_sums(module, totals[i] - moved, [key])[key]
-            trial_stats[(i, j)] = np.abs(got_a - got_b)
-    out = {}
-    for (i, j), stats_ij in trial_stats.items():
-        diff = points[j] - points[i]
-        p = p_value(abs(diff), stats_ij)
-        out[(i, j)] = MetricComparison(
-            key,
-            fact.group,
-            points[i],
-            points[j],
-            diff,
-            significance.interval(samples[j] - samples[i], alpha),
-            p,
-            verdict(diff, p, alpha, fact.higher_is_better),
-            fact.ranking,
-        )
+            diff = points[j] - points[i]
+            p = p_value(abs(diff), np.abs(got_a - got_b))
+            out[(i, j)] = MetricComparison(
+                key,
+                fact.group,
+                points[i],
+                points[j],
+                diff,
+                significance.interval(samples[j] - samples[i], alpha),
+                p,
+                verdict(diff, p, alpha, fact.higher_is_better),
+                fact.ranking,
+            )
     return out
 
 

@@ -31,23 +31,18 @@ def _scorer():
 class Rouge(MeanMetric):
     FAMILY = "lexical"
     TOKENS = True
-    FACTS = (
+    FACTS = tuple(
         Fact(
-            "rouge1",
-            "ROUGE-1",
-            "unigram-overlap F-measure per item on MeCab tokens, mean over items",
-        ),
-        Fact(
-            "rouge2",
-            "ROUGE-2",
-            "bigram-overlap F-measure per item on MeCab tokens, mean over items",
-            summary=False,
-        ),
-        Fact(
-            "rougeL",
-            "ROUGE-L",
-            "longest-common-subsequence F-measure per item on MeCab tokens, mean over items",
-        ),
+            key,
+            label,
+            f"{what} F-measure per item on MeCab tokens, mean over items",
+            summary=key != "rouge2",
+        )
+        for key, label, what in (
+            ("rouge1", "ROUGE-1", "unigram-overlap"),
+            ("rouge2", "ROUGE-2", "bigram-overlap"),
+            ("rougeL", "ROUGE-L", "longest-common-subsequence"),
+        )
     )
 
     def warm(self, ctx: Context) -> None:

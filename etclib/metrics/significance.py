@@ -1,11 +1,9 @@
 """Paired bootstrap over items: confidence intervals and rank bands, for any metric.
 
-Like sacrebleu's ``significance.py``, this module knows no metric: it draws the resamples and
-calls the metric's own methods (:class:`etclib.metrics.Metric`): per-item ``statistics`` summed
-over each resample and scored by ``from_statistics`` (for many entries and metrics at once, one
-matrix product: :func:`resampled_many`), else ``resample``, else ``aggregate`` once per resample.
-Every system scored on the same items gets the same resamples (:func:`draw`), so differences are
-paired. The interval and rank-band rules: docs/leaderboard.md, "The ranking rule".
+Like sacrebleu's ``significance.py``, this module knows no metric: it calls the metric's own
+``statistics``/``from_statistics``, else ``resample``, else ``aggregate`` once per resample.
+Every system on the same items gets the same resamples (:func:`draw`), so differences are
+paired. The rules: docs/leaderboard.md, "The ranking rule".
 
 >>> res = draw(len(items))                                              # doctest: +SKIP
 >>> intervals("bleu", result.data["bleu"], res)["bleu4"]                # doctest: +SKIP
@@ -74,11 +72,8 @@ def resampled(metric: str | Metric, data: MetricData, res: Resamples) -> dict[st
 def resampled_many(
     scored: list[tuple[str | Metric, MetricData]], res: Resamples
 ) -> list[dict[str, np.ndarray]]:
-    """:func:`resampled` for many (metric, data) pairs on the same items and resamples.
-
-    The per-item statistics of every pair that has them are stacked into one matrix, so all
-    resamples of all of them cost one matrix product.
-    """
+    """:func:`resampled` for many (metric, data) pairs on the same resamples: the statistics
+    of all are stacked, so all their resamples cost one matrix product."""
     found = [_metric(m) for m, _ in scored]
     stats: list[np.ndarray] = []
     where: dict[int, tuple[int, int]] = {}
@@ -145,14 +140,9 @@ def rank_bands(
     alpha: float = ALPHA,
     higher_is_better: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Rank bands from paired bootstrap differences.
-
-    ``points``: each entry's score; ``samples``: entries x resamples (the same resamples for
-    every entry). Returns ``(rank, worst)``: ``rank`` = 1 + the entries significantly better
-    (the interval of their paired difference lies on the better side of 0), ``worst`` = the
-    number of entries not significantly worse (the band is ``rank..worst``). Entries with a
-    NaN score get 0 (unranked).
-    """
+    """Rank bands from paired bootstrap differences (``samples``: entries x resamples):
+    ``(rank, worst)``, ``rank`` = 1 + the entries significantly better, ``worst`` = the entries
+    not significantly worse; a NaN score gets 0 (unranked)."""
     points = np.asarray(points, dtype=float)
     samples = np.asarray(samples, dtype=float)
     if not higher_is_better:

@@ -1,13 +1,9 @@
 """Model backends: one module per backend behind one small interface, registered by name.
 
 A backend turns task items into emotion transcriptions (``get_backend("retrieval")
-.predict(items)``, or ``.stream(item)`` for the chat). Every backend module defines one subclass
-of :class:`etclib.models.base.Backend` named ``BACKEND``; adding one means one new module and
-one line in :data:`REGISTRY` (or, from outside the library, one :func:`register` call). Modules
-are imported only when used, so listing backends never imports torch or an API SDK. Everything
-that lists backends asks this registry; :func:`backend_status` says whether one is usable here
-and what to set, and never raises. Options are the constructor's keyword arguments;
-:func:`get_backend` checks their names before anything heavy is loaded. See docs/models.md.
+.predict(items)``). Each backend module defines one :class:`~etclib.models.base.Backend`
+subclass named ``BACKEND``, imported only when used (listing backends never imports torch or an
+API SDK); its options are its constructor's keyword arguments. See docs/models.md.
 """
 
 from __future__ import annotations
@@ -22,26 +18,11 @@ from typing import Any
 from etclib.core import registry as names
 from etclib.core.errors import BackendError, ConfigError, EtcError
 from etclib.llm import providers as _llm_providers
-from etclib.models.base import Backend, Progress
+from etclib.models.base import Backend as Backend
 
-__all__ = [
-    "REGISTRY",
-    "DEFAULT_BACKEND",
-    "Backend",
-    "BackendStatus",
-    "Progress",
-    "backend_class",
-    "backend_status",
-    "configured_backends",
-    "get_backend",
-    "options_of",
-    "register",
-]
-
-#: name -> module defining ``BACKEND`` (or ``"module:attribute"``, the class itself): the
-#: transcription track's backends. Every registered LLM provider (:mod:`etclib.llm.providers`)
-#: is a backend too, of the same name: :mod:`etclib.models.hosted`'s class for it. Another
-#: track lists its own (``Track.backends``); the functions below take that registry.
+#: name -> module defining ``BACKEND`` (or ``"module:attribute"``): the transcription track's
+#: backends, and one per registered LLM provider (:mod:`etclib.models.hosted`). Another track
+#: lists its own (``Track.backends``); the functions below take that registry.
 REGISTRY: dict[str, str] = {
     "retrieval": "etclib.models.retrieval",
     "constant": "etclib.models.constant",
@@ -58,12 +39,8 @@ _NAME = re.compile(r"[a-z][a-z0-9_-]*")
 
 
 def register(name: str, module: str, registry: dict[str, str] | None = None) -> None:
-    """Make backend ``name`` available from ``module`` (importable, defining ``BACKEND``).
-
-    For backends that live outside etclib (a plugin, a test); the library's own are listed in
-    :data:`REGISTRY`. Registering a name again with the same module is a no-op; with another
-    module it is refused, so a plugin cannot silently replace a backend.
-    """
+    """Make backend ``name`` available from ``module`` (a plugin, a test); another module
+    already registered under ``name`` is refused, so a plugin cannot silently replace it."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(
             f"Backend name {name!r} is not valid: use lower-case letters, digits, '-' and '_', "
@@ -72,16 +49,12 @@ def register(name: str, module: str, registry: dict[str, str] | None = None) -> 
     names.add(REGISTRY if registry is None else registry, name, module, kind="backend")
 
 
-def _unknown(kind: str, name: str, known: list[str]) -> str:
-    return names.unknown(kind, name, known, cutoff=0.5)
-
-
 def backend_class(name: str, registry: Registry | None = None) -> type[Backend]:
     """The class registered as ``name`` (in ``registry``, default :data:`REGISTRY`);
     ``BackendError`` with a suggestion if there is none."""
     reg = REGISTRY if registry is None else registry
     if name not in reg:
-        raise BackendError(_unknown("backend", name, list(reg)))
+        raise BackendError(names.unknown("backend", name, list(reg), cutoff=0.5))
     module, _, attr = reg[name].partition(":")
     return getattr(importlib.import_module(module), attr or "BACKEND")
 
@@ -98,10 +71,7 @@ def options_of(name: str, registry: Registry | None = None) -> dict[str, Any]:
 
 def get_backend(name: str, *, registry: Registry | None = None, **options: Any) -> Backend:
     """Create backend ``name`` with ``options``; unknown names and options are refused early.
-
-    Options whose value is ``None`` are dropped, so a CLI can pass every flag it has and let
-    each backend fall back to its settings and defaults.
-    """
+    ``None`` options are dropped, so a CLI can pass every flag and let defaults apply."""
     cls = backend_class(name, registry)
     given = {k: v for k, v in options.items() if v is not None}
     known = options_of(name, registry)
@@ -124,11 +94,8 @@ class BackendStatus:
 
 
 def backend_status(name: str, registry: Registry | None = None) -> BackendStatus:
-    """Whether backend ``name`` is usable here and why not; never raises.
-
-    A name that is not registered, a module that cannot be imported and an availability check
-    that fails all come back as unusable, with the reason.
-    """
+    """Whether backend ``name`` is usable here and why not; never raises (an unknown name, a
+    broken module, a failing availability check come back as unusable, with the reason)."""
     try:
         cls = backend_class(name, registry)
     except EtcError as exc:
@@ -145,7 +112,6 @@ def backend_status(name: str, registry: Registry | None = None) -> BackendStatus
 
 
 def configured_backends(registry: Registry | None = None) -> list[BackendStatus]:
-    """Every backend of ``registry`` (default :data:`REGISTRY`), whether it is usable now, and
-    why not (or what it will use)."""
+    """:func:`backend_status` of every backend of ``registry`` (default :data:`REGISTRY`)."""
     reg = REGISTRY if registry is None else registry
     return [backend_status(name, reg) for name in reg]

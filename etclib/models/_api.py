@@ -1,16 +1,10 @@
 """The hosted-API backends: :class:`HostedBackend` is the backend of any registered LLM provider
-(:mod:`etclib.llm.providers`), whose spec builds its client, writes its requests and reads its
-replies and streams, so a provider needs no backend module of its own
-(:mod:`etclib.models.hosted` names one per provider). Calls go through
-:func:`etclib.llm.retry.call_with_retries` and streams through
-:func:`~etclib.llm.retry.stream_with_retries` (the judge's classification and delays; a stream
-is retried before its first chunk). Failures become
-:class:`~etclib.core.errors.BackendServiceError` (or :class:`~etclib.core.errors.UnsupportedSettingError`)
-whose message is etclib's own and safe to show; the provider's text, redacted, is its
-``detail``. An empty answer (safety block, refusal, output spent on thinking) raises
-:class:`~etclib.core.errors.EmptyAnswerError` from :meth:`HostedBackend.complete` and
-:meth:`HostedBackend.stream`; :meth:`HostedBackend.predict` writes an empty prediction, counts
-it by reason and says so in :meth:`HostedBackend.notes`.
+(:mod:`etclib.llm.providers`), whose spec does the wire work, so a provider needs no backend
+module of its own. Calls and streams are retried as the judge's are (a stream before its first
+chunk). Failures become :class:`~etclib.core.errors.BackendServiceError` with etclib's own
+message (the provider's redacted text is its ``detail``). An empty answer raises
+:class:`~etclib.core.errors.EmptyAnswerError` from ``complete`` and ``stream``; ``predict``
+writes an empty prediction and counts it in :meth:`HostedBackend.notes`.
 """
 
 from __future__ import annotations
@@ -44,11 +38,8 @@ R = TypeVar("R")
 def concurrent_map(
     fn: Callable[[T], R], inputs: Sequence[T], workers: int, progress: Progress | None = None
 ) -> list[R]:
-    """``[fn(x) for x in inputs]`` with up to ``workers`` calls in flight, results in order.
-
-    ``progress(1)`` is called as each call finishes. The first error cancels the calls that
-    have not started and is raised once the running ones end.
-    """
+    """``[fn(x) for x in inputs]`` with up to ``workers`` calls in flight, results in order; the
+    first error cancels the calls not started and is raised once the running ones end."""
     if workers <= 1 or len(inputs) <= 1:
         out = []
         for x in inputs:
@@ -76,17 +67,12 @@ def concurrent_map(
 
 class HostedBackend(Backend):
     """The backend of one registered LLM provider, at temperature 0 where the model takes it,
-    thinking set explicitly, with streaming; the provider's spec does the wire work.
-
-    Settings: the provider's key and endpoint settings, and its model setting
-    (``ETC_<PROVIDER>_MODEL``; the ``model`` option wins). Options: ``model``,
+    thinking set explicitly, with streaming. Options: ``model`` (else ``ETC_<PROVIDER>_MODEL``),
     ``max_new_tokens`` (default: the spec's), ``thinking``, ``batch_size`` (requests in flight,
-    default 8), ``retries`` (on 429, 5xx and 529, timeouts, dropped connections; default 4),
-    ``retry_wait`` (seconds before the first retry, doubled each time, jittered; a longer
-    Retry-After wins; default 1), ``timeout`` (seconds to wait for each read: for a streamed
-    answer, the first token and every gap after it), ``connect_timeout`` (seconds to open the
-    connection; default ``timeout``), ``base_url`` and ``api_key`` (another server than the
-    provider's endpoint setting, e.g. the fine-tuned model's vLLM server for the chat page).
+    default 8), ``retries`` (default 4; on 429, 5xx, timeouts, dropped connections),
+    ``retry_wait`` (seconds before the first retry, doubled each time; a longer Retry-After
+    wins), ``timeout`` (per read: the first token and every gap after it), ``connect_timeout``
+    (default ``timeout``), ``base_url`` and ``api_key`` (another server, e.g. a vLLM server).
     """
 
     uses_prompt = True

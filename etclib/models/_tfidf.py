@@ -1,11 +1,8 @@
 """Character n-gram TF-IDF vectors for the CPU backends: scikit-learn's ``TfidfVectorizer``.
 
-Japanese has no spaces, so texts are compared by their character n-grams (1 to 3 by default,
-:func:`ngrams`; newlines kept, unlike scikit-learn's own ``char`` analyzer, which folds white
-space). Weights are sublinear term frequency (``1 + log tf``) times smoothed inverse document
-frequency (``log((1 + n) / (1 + df)) + 1``), and every row is L2-normalised, so a dot product is
-a cosine. A fitted vectorizer is saved as its terms and IDF weights (:meth:`Vectorizer.terms`)
-and rebuilt from them (:meth:`Vectorizer.from_terms`).
+Japanese has no spaces, so texts are compared by their character n-grams (:func:`ngrams`;
+newlines kept, unlike scikit-learn's ``char`` analyzer, which folds white space). Sublinear TF
+times smoothed IDF, rows L2-normalised, so a dot product is a cosine.
 """
 
 from __future__ import annotations
@@ -19,10 +16,7 @@ from scipy import sparse
 
 def ngrams(text: str, n_min: int = 1, n_max: int = 3) -> list[str]:
     """Every character n-gram of ``text`` with ``n_min <= n <= n_max``, in order."""
-    out = []
-    for n in range(n_min, n_max + 1):
-        out.extend(text[i : i + n] for i in range(len(text) - n + 1))
-    return out
+    return [text[i : i + n] for n in range(n_min, n_max + 1) for i in range(len(text) - n + 1)]
 
 
 def _sklearn_vectorizer(n_min: int, n_max: int, vocabulary: dict[str, int] | None = None):
@@ -47,15 +41,10 @@ class Vectorizer:
         self.n_max = n_max
 
     @classmethod
-    def fit(cls, texts: Sequence[str], n_min: int = 1, n_max: int = 3) -> Vectorizer:
-        """Learn the vocabulary and document frequencies of ``texts``."""
-        return cls(_sklearn_vectorizer(n_min, n_max).fit(list(texts)), n_min, n_max)
-
-    @classmethod
     def fit_transform(
         cls, texts: Sequence[str], n_min: int = 1, n_max: int = 3
     ) -> tuple[Vectorizer, sparse.csr_matrix]:
-        """:meth:`fit` and :meth:`transform` of the same texts, reading them once."""
+        """Learn the vocabulary and IDF of ``texts``; their rows too."""
         sk = _sklearn_vectorizer(n_min, n_max)
         rows = sk.fit_transform(list(texts)).tocsr()
         return cls(sk, n_min, n_max), rows
@@ -88,11 +77,8 @@ class Vectorizer:
 
 
 def cosine_to_rows(matrix_t: sparse.csr_matrix, cols: np.ndarray, vals: np.ndarray) -> np.ndarray:
-    """Cosine of one query ``(cols, vals)`` with every document.
-
-    ``matrix_t`` is the *transposed* document matrix in CSR form (terms x documents), so only the
-    rows of the query's terms are touched.
-    """
+    """Cosine of one query ``(cols, vals)`` with every document; ``matrix_t`` is the transposed
+    document matrix (terms x documents), so only the query's terms' rows are touched."""
     n_docs = matrix_t.shape[1]
     if len(cols) == 0:
         return np.zeros(n_docs)

@@ -44,21 +44,15 @@ def push_adapter(folder: Path, repo: str, private: bool = True) -> str:
 
 
 def adapter_fingerprint(folder: str | Path) -> dict[str, Any]:
-    """What identifies an adapter folder that ``etclib train`` wrote: ``adapter_sha256`` (of
-    ``adapter_model.safetensors``, else ``adapter_model.bin``), ``trained_base``
-    (``adapter_config.json``'s ``base_model_name_or_path``) and ``trained_quantization``
-    (``training_config.json``'s, ``"bf16"`` for a base that was not quantised). A missing file
-    leaves its field None; a missing folder is a ``ConfigError``."""
+    """What identifies an adapter folder that ``etclib train`` wrote: ``adapter_sha256``,
+    ``trained_base`` and ``trained_quantization`` (``"bf16"`` when not quantised); a missing
+    file leaves its field None, a missing folder is a ``ConfigError``."""
     import hashlib
 
     root = Path(folder)
     if not root.is_dir():
         raise ConfigError(f"Adapter folder {str(root)!r} does not exist (ETC_FINETUNED_ADAPTER).")
-    out: dict[str, Any] = {
-        "adapter_sha256": None,
-        "trained_base": None,
-        "trained_quantization": None,
-    }
+    out: dict[str, Any] = dict.fromkeys(("adapter_sha256", "trained_base", "trained_quantization"))
     for name in ("adapter_model.safetensors", "adapter_model.bin"):
         weights = root / name
         if weights.is_file():

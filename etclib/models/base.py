@@ -1,17 +1,10 @@
 """The interface every backend implements, and small helpers shared by backends.
 
-A backend is created once (loading a model or an index is the expensive part) and then asked
-for many predictions:
-
-- :meth:`Backend.predict` answers a batch of items, calling ``progress(n)`` after each ``n``
-  items are done (for progress bars); by default it asks :meth:`Backend.answer` item by item,
-  so a backend writes one or the other;
-- :meth:`Backend.stream` yields one item's answer as text chunks (for the chat page);
-- :meth:`Backend.signature` names what the predictions depend on (backend, model, decoding,
-  prompt template), for result signatures.
-
-``shots`` are solved train-split examples for k-shot prompts: one list per item, chosen by the
-caller with :func:`etclib.data.task.choose_shots`. Backends that do not prompt a model ignore them.
+A backend is created once (loading a model or an index is the expensive part), then asked for
+many predictions: :meth:`Backend.predict` answers a batch (by default :meth:`Backend.answer` per
+item, so a backend writes one or the other), :meth:`Backend.stream` yields one answer in chunks
+(the chat), :meth:`Backend.signature` names what predictions depend on. ``shots`` are solved
+train examples for k-shot prompts, one list per item; backends that prompt no model ignore them.
 """
 
 from __future__ import annotations
@@ -44,14 +37,9 @@ class Backend:
 
     @classmethod
     def availability(cls) -> tuple[bool, str]:
-        """``(usable, reason)``: whether the backend can run here with the current settings.
-
-        Cheap and side-effect free (it is called for every listing, e.g. each chat page run):
-        check settings, keys, files and installed packages, never load a model or call a
-        service. Say what is missing and how to provide it; when usable, what it will use.
-        It should not raise; :func:`etclib.models.backend_status` reports it if it does.
-        The default: always usable (backends that need nothing).
-        """
+        """``(usable, reason)``: whether the backend can run here, and what is missing or what
+        it will use. Cheap and side-effect free (called for every listing): never load a model
+        or call a service."""
         return True, "ready"
 
     def predict(

@@ -1,9 +1,5 @@
-"""``constant``: answer every item with one typical train transcription (a sanity baseline).
-
-The constant is the train transcription with the highest mean cosine similarity (character
-1-3-gram TF-IDF, ``_tfidf``) to all other train transcriptions: a medoid, computed exactly and
-reproducibly (ties go to the first in (dialogue, turn, role) order). It depends only on the
-train split and is cached in memory per corpus content.
+"""``constant``: answer every item with one typical train transcription (a sanity baseline): the
+medoid by TF-IDF cosine, ties to the first in key order, cached per corpus content.
 """
 
 from __future__ import annotations
@@ -55,9 +51,7 @@ class ConstantBackend(Backend):
         self.corpus = load_corpus_option(corpus, data)
         self.text = typical_transcription(self.corpus)
 
-    @classmethod
-    def availability(cls) -> tuple[bool, str]:
-        return corpus_availability()
+    availability = staticmethod(corpus_availability)
 
     def answer(self, item: Item, shots: Sequence[Item] = ()) -> str:
         return self.text

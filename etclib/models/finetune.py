@@ -1,14 +1,10 @@
 """QLoRA supervised fine-tuning on the train split, on TRL: the reference setup by default.
 
-Each train item becomes one prompt-completion example: the zero-shot task prompt's messages
-(``etclib.data.task.build_messages``) and one assistant message holding the reference transcription,
-stripped. TRL's ``SFTTrainer`` renders both with the base model's chat template and computes
-the loss on the completion only (the answer and the end-of-turn token); the adapter kept is the
-checkpoint with the lowest valid-split loss. The base is loaded in 4-bit NF4 with a fresh LoRA
-adapter and paged AdamW 8-bit, or, with ``--no-4bit``, in full precision with AdamW (which also
-runs on a CPU). The output folder, resuming and every default: docs/models.md, "Fine-tuning
-(QLoRA)". Pushing an adapter to the Hub and identifying an adapter folder are
-:mod:`etclib.models.adapter`'s (re-exported here).
+Each train item is one prompt-completion example: the zero-shot task prompt and the reference
+transcription, stripped. TRL's ``SFTTrainer`` computes the loss on the completion only; the
+adapter kept is the checkpoint with the lowest valid-split loss. The base is 4-bit NF4 with
+paged AdamW 8-bit, or with ``--no-4bit`` full precision with AdamW (also on a CPU). The output
+folder, resuming and every default: docs/models.md, "Fine-tuning (QLoRA)".
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from etclib import __version__
-from etclib.core import config
+from etclib.core import config, progress
 from etclib.core.errors import ConfigError, DependencyError, TrainError
 from etclib.data.corpus import Corpus, load_corpus
 from etclib.data.task import Item, build_messages, prompt_template
@@ -37,14 +33,8 @@ from etclib.models.adapter import (
 from etclib.models.adapter import push_adapter
 
 #: Default LoRA target modules: every linear projection of a Llama block.
-LLAMA_TARGETS: tuple[str, ...] = (
-    "q_proj",
-    "k_proj",
-    "v_proj",
-    "o_proj",
-    "gate_proj",
-    "up_proj",
-    "down_proj",
+LLAMA_TARGETS: tuple[str, ...] = tuple(
+    "q_proj k_proj v_proj o_proj gate_proj up_proj down_proj".split()
 )
 IGNORE_INDEX = -100
 #: Arguments of ``torch.utils.checkpoint.checkpoint``: the non-reentrant variant that PyTorch
@@ -57,12 +47,8 @@ RESUMABLE_CHANGES = ("push_to_hub", "logging_steps")
 @dataclass
 class TrainConfig:
     """Every setting of a fine-tuning run; defaults are the reference setup (docs/models.md).
-
-    ``batch_size`` is the effective batch: ``micro_batch_size`` examples per step times
-    ``batch_size // micro_batch_size`` gradient-accumulation steps. Checkpoints are written every
-    ``save_steps`` steps (default: every evaluation), a multiple of ``eval_steps`` so that every
-    checkpoint has a validation loss to be chosen by.
-    """
+    ``batch_size`` is the effective batch (micro batches times accumulation steps);
+    ``save_steps`` is a multiple of ``eval_steps``, so every checkpoint has a validation loss."""
 
     base: str
     out: str
@@ -92,15 +78,9 @@ class TrainConfig:
     def check(self) -> None:
         """Refuse impossible settings with a message naming the option."""
         positive = (
-            "batch_size",
-            "micro_batch_size",
-            "eval_steps",
-            "logging_steps",
-            "max_length",
-            "lora_r",
-            "lora_alpha",
+            "batch_size micro_batch_size eval_steps logging_steps max_length lora_r lora_alpha"
         )
-        for name in positive:
+        for name in positive.split():
             if getattr(self, name) < 1:
                 raise ConfigError(
                     f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}."
@@ -148,12 +128,8 @@ class TrainConfig:
 
 
 def conversation(item: Item) -> dict[str, list[dict[str, str]]]:
-    """One item as a TRL conversational prompt-completion example.
-
-    The reference is stripped: the model is taught the transcription, not the stray newline some
-    references start with (and templates that trim message content would train on a prompt that
-    does not end where the completion starts).
-    """
+    """One item as a TRL prompt-completion example. The reference is stripped: the model is
+    taught the transcription, not the stray newline some references start with."""
     return {
         "prompt": build_messages(item),
         "completion": [{"role": "assistant", "content": item.reference.strip()}],
@@ -171,11 +147,8 @@ def token_count(tokenizer: Any, example: dict[str, list[dict[str, str]]]) -> int
 def build_dataset(
     tokenizer: Any, items: Sequence[Item], max_length: int
 ) -> tuple[Any, list[tuple[int, int, str]]]:
-    """A ``datasets.Dataset`` of prompt-completion examples and the keys left out as too long.
-
-    Examples longer than ``max_length`` tokens are left out rather than truncated: a cut
-    completion would teach the model answers that never end.
-    """
+    """A ``datasets.Dataset`` of prompt-completion examples and the keys left out as longer
+    than ``max_length`` (not truncated: a cut completion teaches answers that never end)."""
     from datasets import Dataset
 
     rows, dropped = [], []
@@ -195,11 +168,8 @@ def _loss_callback(out: Path) -> Any:
     from transformers import TrainerCallback
 
     class LossCurve(TrainerCallback):
-        """Rewrites ``loss.json`` and ``loss.csv`` after every log (train or eval).
-
-        The rows come from the trainer's log history, which a resumed run restores from its
-        checkpoint, so the curve stays whole across interruptions.
-        """
+        """Rewrites the loss curve after every log, from the log history (which a resumed run
+        restores, so the curve stays whole)."""
 
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
             write_loss_curve(out, loss_rows(state.log_history))
@@ -209,20 +179,17 @@ def _loss_callback(out: Path) -> Any:
 
 def loss_rows(log_history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The train and eval loss entries of a trainer's log history, as loss-curve rows."""
-    rows = []
-    for h in log_history:
-        if h.get("loss") is None and h.get("eval_loss") is None:
-            continue
-        rows.append(
-            {
-                "step": h.get("step"),
-                "epoch": round(h.get("epoch") or 0.0, 4),
-                "loss": h.get("loss"),
-                "eval_loss": h.get("eval_loss"),
-                "learning_rate": h.get("learning_rate"),
-            }
-        )
-    return rows
+    return [
+        {
+            "step": h.get("step"),
+            "epoch": round(h.get("epoch") or 0.0, 4),
+            "loss": h.get("loss"),
+            "eval_loss": h.get("eval_loss"),
+            "learning_rate": h.get("learning_rate"),
+        }
+        for h in log_history
+        if h.get("loss") is not None or h.get("eval_loss") is not None
+    ]
 
 
 def write_loss_curve(out: Path, rows: list[dict[str, Any]]) -> None:
@@ -361,11 +328,8 @@ def lora_config(cfg: TrainConfig) -> Any:
 
 
 def _checkpointing_fields(enabled: bool) -> dict[str, Any]:
-    """Gradient checkpointing settings under the names this transformers version reads.
-
-    transformers 5.x renamed ``gradient_checkpointing*`` to ``activation_checkpointing*`` (the old
-    names warn); both carry ``use_reentrant=False`` to ``torch.utils.checkpoint``.
-    """
+    """Gradient checkpointing settings under the names this transformers version reads (5.x
+    renamed ``gradient_checkpointing*`` to ``activation_checkpointing*``; the old names warn)."""
     from trl import SFTConfig
 
     names = {f.name for f in dataclasses.fields(SFTConfig)}
@@ -384,13 +348,9 @@ def sft_config(
     has_eval: bool,
     model_init_kwargs: dict[str, Any] | None = None,
 ) -> Any:
-    """TRL's ``SFTConfig`` for the run: the reference setup, completion-only loss,
-    best-by-valid-loss; ``model_init_kwargs``: how TRL loads the base when it is given by name
-    (4-bit NF4 through ``quantization_config``, see :func:`model_load_kwargs`)."""
+    """TRL's ``SFTConfig`` for the run; ``model_init_kwargs``: how TRL loads the base by name."""
     import torch
     from trl import SFTConfig
-
-    from etclib.core import progress
 
     cuda = device.startswith("cuda")
     bf16 = bool(cuda and torch.cuda.is_bf16_supported())
@@ -442,13 +402,10 @@ def build_trainer(
     out: Path,
     device: str,
 ) -> Any:
-    """TRL's ``SFTTrainer`` with a fresh LoRA adapter on ``model``: a loaded model, or the base's
-    name or folder, which TRL loads with ``SFTConfig(model_init_kwargs=...)`` (4-bit NF4 by
-    ``quantization_config``, on ``device``), as :func:`train` does."""
+    """TRL's ``SFTTrainer`` with a fresh LoRA adapter on ``model`` (loaded, or a name that TRL
+    loads as :func:`model_load_kwargs` says)."""
     import datasets
     from trl import SFTTrainer
-
-    from etclib.core import progress
 
     if not progress.enabled():
         datasets.disable_progress_bars()  # TRL tokenises with datasets.map, each with a bar
@@ -523,11 +480,8 @@ def _settings(cfg: TrainConfig) -> dict[str, Any]:
 
 
 def resume_point(out: Path, cfg: TrainConfig, corpus_hash: str, overwrite: bool) -> str | None:
-    """The checkpoint to resume from, if ``out`` holds an interrupted run with the same settings.
-
-    A run with other settings (or on another corpus) is refused unless ``overwrite``, which
-    removes its checkpoints and logs first.
-    """
+    """The checkpoint to resume from, if ``out`` holds an interrupted run with the same settings;
+    a run with other settings is refused unless ``overwrite``, which removes its checkpoints."""
     from transformers.trainer_utils import get_last_checkpoint
 
     checkpoints = out / "checkpoints"
@@ -569,8 +523,6 @@ def train(cfg: TrainConfig, corpus: Corpus | None = None, overwrite: bool = Fals
     check_four_bit_training(cfg, device)
     import torch
     from transformers import set_seed
-
-    from etclib.core import progress
 
     corpus = corpus or load_corpus(cfg.data)
     out = Path(cfg.out)
@@ -627,9 +579,8 @@ def train(cfg: TrainConfig, corpus: Corpus | None = None, overwrite: bool = Fals
         },
         "versions": _versions(),
     }
-    (out / "training_config.json").write_text(
-        json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8"
-    )
+    config_file = out / "training_config.json"
+    config_file.write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
     try:
         result = trainer.train(resume_from_checkpoint=resume)
     except torch.cuda.OutOfMemoryError:  # pragma: no cover - GPU only
@@ -656,9 +607,7 @@ def train(cfg: TrainConfig, corpus: Corpus | None = None, overwrite: bool = Fals
         "best_step": best_step,
         "resumed_from": resume,
     }
-    (out / "training_config.json").write_text(
-        json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8"
-    )
+    config_file.write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
     pushed = push_adapter(out, cfg.push_to_hub) if cfg.push_to_hub else None
     return TrainResult(
         out=out,

@@ -1,12 +1,9 @@
 """``hf``: a causal LM run in-process with transformers, optionally with a LoRA adapter and 4-bit.
 
-Prompts are the task prompt (``etclib.data.task.build_messages``) rendered with the model's own chat
-template; decoding is greedy and stops at the end of the assistant's turn or after
-``max_new_tokens``. Batches are generated together with left padding, longest prompts first.
-Options (``model``, ``adapter``, ``load_in_4bit``, ``max_new_tokens``, ``batch_size``,
-``device``) fall back to the ``ETC_HF_*`` settings; base model and adapter may be hub ids or
-local folders. The site lists this backend as usable only when ``ETC_HF_MODEL`` is set, so it
-never loads an 8B model unless someone asked for it. docs/models.md, "Settings".
+The task prompt is rendered with the model's chat template; decoding is greedy, batches are
+left-padded, longest prompts first. Options fall back to the ``ETC_HF_*`` settings. The site
+lists it as usable only when ``ETC_HF_MODEL`` is set, so it never loads an 8B model unasked.
+docs/models.md, "Settings".
 """
 
 from __future__ import annotations
@@ -78,11 +75,8 @@ def check_four_bit(what: str = "4-bit loading") -> None:
 
 
 def four_bit_device_map(device: str | None) -> dict[str, int]:
-    """``from_pretrained``'s ``device_map`` for a 4-bit model: all of it on one CUDA device.
-
-    ``device`` is ``ETC_HF_DEVICE`` (``cuda``, ``cuda:1``, or none for the current CUDA device);
-    bitsandbytes' NF4 weights live on a GPU, so a CPU device is refused.
-    """
+    """``from_pretrained``'s ``device_map`` for a 4-bit model: all of it on the CUDA device
+    ``ETC_HF_DEVICE`` names (none: the current one); NF4 weights live on a GPU."""
     import torch
 
     try:
@@ -101,16 +95,12 @@ def four_bit_device_map(device: str | None) -> dict[str, int]:
 
 def stop_token_ids(tokenizer: Any, model: Any) -> list[int]:
     """Token ids that end the assistant's turn: EOS, the generation config's EOS, end-of-turn."""
-    ids: list[int] = []
     candidates: list[Any] = [tokenizer.eos_token_id]
     gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     candidates += gen_eos if isinstance(gen_eos, list) else [gen_eos]
     vocab = tokenizer.get_vocab()
     candidates += [vocab.get(t) for t in END_OF_TURN_TOKENS]
-    for c in candidates:
-        if isinstance(c, int) and c not in ids:
-            ids.append(c)
-    return ids
+    return list(dict.fromkeys(c for c in candidates if isinstance(c, int)))
 
 
 def load_model(
@@ -188,24 +178,20 @@ class HFBackend(Backend):
         device: str | None = None,
     ) -> None:
         """Load the model now (this is the slow part); settings fill the options not given."""
+
+        def given(value: Any, name: str, default: str) -> Any:
+            return value if value is not None else config.setting(name, default)
+
         self.model_name = model or config.setting("ETC_HF_MODEL") or DEFAULT_MODEL
         self.adapter = adapter or config.setting("ETC_HF_ADAPTER")
         self.load_in_4bit = as_bool(
-            load_in_4bit if load_in_4bit is not None else config.setting("ETC_HF_4BIT", "0"),
-            "load_in_4bit",
-            self.name,
+            given(load_in_4bit, "ETC_HF_4BIT", "0"), "load_in_4bit", self.name
         )
         self.max_new_tokens = positive_int(
-            max_new_tokens
-            if max_new_tokens is not None
-            else config.setting("ETC_HF_MAX_NEW_TOKENS", "256"),
-            "max_new_tokens",
-            self.name,
+            given(max_new_tokens, "ETC_HF_MAX_NEW_TOKENS", "256"), "max_new_tokens", self.name
         )
         self.batch_size = positive_int(
-            batch_size if batch_size is not None else config.setting("ETC_HF_BATCH_SIZE", "8"),
-            "batch_size",
-            self.name,
+            given(batch_size, "ETC_HF_BATCH_SIZE", "8"), "batch_size", self.name
         )
         self.model, self.tokenizer = load_model(
             self.model_name,
@@ -286,11 +272,8 @@ class HFBackend(Backend):
         return out
 
     def stream(self, item: Item, shots: Sequence[Item] = ()) -> Iterator[str]:
-        """Yield the answer as it is generated (``TextIteratorStreamer`` on a worker thread).
-
-        Closing the iterator early (the chat page's stop button) stops generation at the next
-        token instead of letting it run to ``max_new_tokens``.
-        """
+        """Yield the answer as it is generated; closing the iterator early (the chat's stop
+        button) stops generation at the next token."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList, TextIteratorStreamer
 

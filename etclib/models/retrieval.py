@@ -1,12 +1,9 @@
 """``retrieval``: answer with the consensus transcription of the most similar train items.
 
-The default backend: CPU only, no download, a few milliseconds per prediction. Train items of the
-target's role are scored by character 1-3-gram TF-IDF cosines (``_tfidf``) of the utterance and
-of the preceding lines, plus a same-turn bonus; the answer is the transcription closest to the
-other candidates' (a consensus, reproducible on ties). The index comes from the train split only,
-never from the split being evaluated, and is cached per corpus content under
-``etclib.core.config.cache_dir()/retrieval``. The rule and its figures: docs/models.md, "The
-retrieval baseline".
+The default backend: CPU only, a few milliseconds per prediction. Train items of the target's
+role are scored by TF-IDF cosines of the utterance and the preceding lines, plus a same-turn
+bonus; the answer is the candidates' consensus transcription. The index comes from the train
+split only and is cached per corpus content. docs/models.md, "The retrieval baseline".
 """
 
 from __future__ import annotations
@@ -112,9 +109,9 @@ def _save(index: Index, base: Path) -> None:
     }
     for name in MATRICES:
         m: sparse.csr_matrix = getattr(index, name)
-        arrays[f"{name}_data"] = m.data
-        arrays[f"{name}_indices"] = m.indices
-        arrays[f"{name}_indptr"] = m.indptr
+        arrays.update(
+            {f"{name}_{part}": getattr(m, part) for part in ("data", "indices", "indptr")}
+        )
         arrays[f"{name}_shape"] = np.array(m.shape)
     meta = {
         "terms": index.vectorizer.terms(),
@@ -238,9 +235,7 @@ class RetrievalBackend(Backend):
         self.neighbours = neighbours
         self.index = cached_index(self.corpus, context_lines)
 
-    @classmethod
-    def availability(cls) -> tuple[bool, str]:
-        return corpus_availability()
+    availability = staticmethod(corpus_availability)
 
     def scores(self, item: Item) -> np.ndarray:
         """Similarity of ``item`` to every train item (``-inf`` for the other role)."""
@@ -256,11 +251,8 @@ class RetrievalBackend(Backend):
         return score
 
     def candidates(self, item: Item) -> tuple[np.ndarray, np.ndarray]:
-        """Index positions of the candidate train items and their weights, best first.
-
-        Exact matches (same role, utterance and preceding lines) when there are any, else the
-        ``neighbours`` best-scoring items of the same role.
-        """
+        """Index positions of the candidate train items and their weights, best first: exact
+        matches (role, utterance, preceding lines) if any, else the ``neighbours`` best."""
         ix = self.index
         digest = text_digest(item.role, item.utterance, context_text(item, self.context_lines))
         exact = ix.exact.get(digest)
@@ -303,7 +295,5 @@ class RetrievalBackend(Backend):
             "train": self.corpus.content_hash[:12],
         }
 
-
-__all__ = ["BACKEND", "Index", "RetrievalBackend", "build_index", "cached_index"]
 
 BACKEND = RetrievalBackend

@@ -2,10 +2,8 @@
 studies, the judge cache.
 
 A store is named by one setting holding a file path (SQLite, the embedded default) or a URL
-(``postgresql://``: a server that many machines share). An engine is one module under
-:mod:`etclib.storage.dialects`, registered below in :data:`ENGINES`; a store is one
-:class:`~etclib.storage.database.Store` opened as a :class:`~etclib.storage.database.Database`,
-the same on every engine; :mod:`etclib.storage.copier` copies a store between two targets.
+(``postgresql://``). An engine is one module under :mod:`etclib.storage.dialects`, registered in
+:data:`ENGINES`; :mod:`etclib.storage.copier` copies a store between two targets.
 """
 
 from __future__ import annotations
@@ -15,7 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from etclib.storage.dialect import Dialect, Fault
+from etclib.storage.dialect import Dialect
+from etclib.storage.dialect import Fault as Fault
 
 #: Engine name -> its module (imported on first use). A new engine: one module, one line.
 ENGINES = {
@@ -28,17 +27,6 @@ EMBEDDED = "sqlite"
 #: A target of the embedded engine that lives as long as its connection: a store read before
 #: it exists, without making it.
 MEMORY = ":memory:"
-
-__all__ = [
-    "ENGINES",
-    "MEMORY",
-    "Dialect",
-    "Fault",
-    "dialect",
-    "dialect_for",
-    "redacted",
-    "target_of",
-]
 
 
 def dialect(name: str) -> Dialect:

@@ -1,10 +1,7 @@
-"""Copying a store from one target into another, checked: behind every ``migrate`` command
-(a board or the studies into PostgreSQL, a file of an earlier DuckDB version into SQLite).
+"""Copying a store from one target into another, checked: behind every ``migrate`` command.
 
-:func:`copy_store` copies every table of a store in one transaction and compares each table
-afterwards: its row count and :func:`rows_digest` (each row written canonically and hashed,
-the row hashes sorted and hashed together, so neither engine's order, collation or driver types
-matter). :class:`MigrationReport` prints the comparison.
+:func:`copy_store` copies every table in one transaction, then compares each table's row count
+and :func:`rows_digest` on both sides (:class:`MigrationReport`).
 """
 
 from __future__ import annotations
@@ -69,10 +66,7 @@ def rows_digest(rows: Iterable[Sequence]) -> tuple[int, str]:
         ).digest()
         for row in rows
     )
-    total = hashlib.sha256()
-    for d in digests:
-        total.update(d)
-    return len(digests), total.hexdigest()
+    return len(digests), hashlib.sha256(b"".join(digests)).hexdigest()
 
 
 @dataclass
@@ -158,10 +152,9 @@ def reading(source: Any, target: Database) -> Iterator[Any]:
 
 
 def copy_store(source: Any, target: Database, *, replace: bool = False) -> MigrationReport:
-    """Copy every table of ``target.store`` from the target ``source`` into ``target`` in one
-    transaction (a failure leaves it as it was; a table the source lacks copies as empty),
-    continue its sequences after the copied ids, and compare each table on both sides. A
-    target whose tables hold rows is refused unless ``replace`` (they are deleted first)."""
+    """Copy every table of ``target.store`` from ``source`` into ``target`` in one transaction,
+    continue its sequences and compare each table on both sides; a target holding rows is
+    refused unless ``replace``."""
     store = target.store
     if key_of(source) == key_of(target.target):
         raise store.error(Fault("same", target.label))

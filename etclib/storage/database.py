@@ -1,9 +1,7 @@
 """A store opened on its engine: connections, transactions, the one migration runner.
 
-:class:`Store` says what is a store's own (its schema, the tables ``migrate`` copies, how it words
-a fault); :class:`Database` opens one at a target on the engine the target names, the same way on
-every engine: :meth:`~Database.cursor` reads, :meth:`~Database.write` is one transaction,
-:meth:`~Database.apply` brings a :class:`Schema` up to date. :func:`open_store` keeps one open
+:class:`Store` says what is a store's own (schema, tables, how it words a fault);
+:class:`Database` opens one on the engine its target names; :func:`open_store` keeps one open
 database per store and target in the process.
 """
 
@@ -27,11 +25,8 @@ Step = str | Callable[[Any], None]
 
 @dataclass(frozen=True)
 class Schema:
-    """A store's tables, as migrations: ``(version, steps)`` in increasing order.
-
-    ``versions`` names the table that records the versions applied. Without one, every step
-    may run again (``CREATE ... IF NOT EXISTS``), and they run once per process instead.
-    """
+    """A store's tables, as migrations: ``(version, steps)`` in increasing order; ``versions``
+    names the table recording them (without one, the steps run once per process)."""
 
     name: str
     migrations: Sequence[tuple[int, Sequence[Step]]]
@@ -77,12 +72,8 @@ def now() -> datetime:
 
 
 class Database:
-    """One store open at ``target`` (a file path or a server URL).
-
-    ``create``: make the store when it is missing (else the store's "missing" error, saying
-    ``source``: where the target came from); ``options`` go to the engine (``pool_size``,
-    ``busy_ms``). ``created`` says whether this opening made it.
-    """
+    """One store open at ``target`` (a file path or a server URL); ``create``: make it when
+    missing (else the "missing" error naming ``source``); ``options`` go to the engine."""
 
     def __init__(
         self, target: Any, store: Store, *, create: bool = True, source: str = "", **options: Any
@@ -165,10 +156,9 @@ class Database:
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Any]:
-        """A connection for one block: what it writes is committed when the block ends and
-        rolled back when it raises (on a server the block is one transaction; on a file each
-        statement commits, unless ``dialect.serialize`` opened a transaction for the block). A
-        session inside a session of the same thread is part of it."""
+        """A connection for one block, committed when it ends and rolled back when it raises
+        (on a file each statement commits unless ``dialect.serialize`` opened a transaction); a
+        nested session is part of the outer one."""
         if getattr(self._local, "session", None) is not None:
             yield self._local.session
             return
@@ -235,9 +225,8 @@ class Database:
         return int(cur.execute(f"SELECT max(version) FROM {schema.versions}").fetchone()[0] or 0)
 
     def apply(self, schema: Schema) -> int | None:
-        """Bring ``schema`` up to date: the migrations not applied yet, in order, in one
-        transaction under the schema's lock (processes starting together apply them once).
-        The version found before (None for a schema without versions)."""
+        """Apply the migrations of ``schema`` not applied yet, in one transaction under its lock;
+        the version found before (None for a schema without versions)."""
         if schema.versions is None:
             pending = getattr(self._local, "pending", None)
             if schema.name not in self._applied | (pending or set()):

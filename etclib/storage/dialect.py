@@ -1,9 +1,6 @@
 """What an engine says so that the stores are written once: the base class of every module under
-:mod:`etclib.storage.dialects`.
-
-SQL is written with ``?`` placeholders in the subset every engine accepts; what differs (row
-locks, named locks, sequences, bulk inserts, the lease clock, schema types) is asked of the
-dialect that each cursor carries (``cur.dialect``), and so is how a target is opened.
+:mod:`etclib.storage.dialects`. SQL uses ``?`` placeholders in the subset every engine accepts;
+what differs is asked of the dialect each cursor carries (``cur.dialect``).
 """
 
 from __future__ import annotations
@@ -16,13 +13,8 @@ from typing import Any
 
 
 class Fault(Exception):
-    """A store that cannot be used, as its engine found it; the store words it for its users
-    (:attr:`etclib.storage.database.Store.error`, mostly through :meth:`describe`).
-
-    ``kind``: missing, directory, unwritable, corrupt, busy, server, legacy (a file of an engine
-    that is only read now), newer (a schema newer than this code), closed, and for a copy: same
-    (source and target), filled (the target holds rows), unknown (tables the store lacks).
-    """
+    """A store that cannot be used, as its engine found it (``kind``: one of :meth:`describe`'s);
+    the store words it for its users."""
 
     def __init__(self, kind: str, where: str, reason: str = "") -> None:
         self.kind, self.where, self.reason = kind, where, reason
@@ -119,11 +111,9 @@ class Dialect:
         return None
 
     def lender(self, target: Any, **options: Any) -> Any:
-        """How a :class:`~etclib.storage.database.Database` gets its connections: an object
-        with ``reader(faults)`` (reads outside a write), ``writer()`` (a context giving a
-        connection in one transaction), ``session()`` (a context giving a connection for a
-        block, committed at its end), ``changed()`` (another process committed since last
-        asked), ``check()`` (read every page) and ``close()``."""
+        """How a :class:`~etclib.storage.database.Database` gets its connections: ``reader
+        (faults)``, ``writer()`` and ``session()`` contexts, ``changed()``, ``check()``,
+        ``close()``."""
         raise NotImplementedError
 
     def fault(self, exc: BaseException, where: str) -> Fault | None:

@@ -1,11 +1,9 @@
 """Opening DuckDB files: never installing or loading an extension, and naming a file that is
 not a DuckDB database.
 
-DuckDB, given a file it does not recognise, may try to read it through an extension and, with
-its defaults, download that extension: a SQLite file made it fetch ``sqlite_scanner`` from the
-network (seconds without one). Every DuckDB file the project opens goes through
-:func:`connect`, with extension auto-install and auto-load off (everything the project uses is
-built into the ``duckdb`` wheel), after :func:`not_duckdb` has looked at the file's header.
+DuckDB, given a file it does not recognise, may download an extension to read it (a SQLite file
+made it fetch ``sqlite_scanner``). So every DuckDB file goes through :func:`connect`, with
+extension auto-install and auto-load off, after :func:`not_duckdb` has looked at its header.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Leaderboard tracks: tasks on the same ETC items, each one :class:`Track` in its own package.
-
-- ``transcription`` (:mod:`.transcription`): the ETC task (SPEC), a ``prediction`` text per item;
-- ``erc`` (:mod:`.categories`): emotion recognition in conversation, a ``labels`` list of
-  categories per item, scored against the aggregated label.
-
-Everything a track varies by is an attribute or method of its object (:mod:`.base`); code that
-needs a track-specific fact asks the track. A track from outside the library (a plugin, a test)
-calls :func:`register` (README, "Adding a track").
+"""Leaderboard tracks: tasks on the same ETC items, each one :class:`Track` in its own package:
+``transcription`` (the ETC task, a ``prediction`` text per item) and ``erc`` (emotion
+recognition in conversation, a ``labels`` list per item). Code that needs a track-specific fact
+asks the track; a track from outside the library calls :func:`register` (README, "Adding a
+track").
 """
 
 from __future__ import annotations

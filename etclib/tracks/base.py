@@ -1,10 +1,7 @@
-"""What a track is: one object holding everything a task on the ETC items varies by.
-
-A track subclasses :class:`Track` and sets its attributes; every consumer (the predictions
-reader, scoring, comparisons, the CLI, the leaderboard, the site) asks the track and never its
-name. The defaults fit a track whose prediction is one text per item (the transcription
-track's reader); a track of another kind overrides :meth:`Track.parse`, :meth:`Track.encode`
-and :meth:`Track.decode`. :data:`TRACKS` is the registry (:mod:`etclib.tracks`).
+"""What a track is: one object holding everything a task on the ETC items varies by; every
+consumer asks the track, never its name. The defaults fit a prediction of one text per item; a
+track of another kind overrides :meth:`Track.parse`, :meth:`Track.encode` and
+:meth:`Track.decode`.
 """
 
 from __future__ import annotations
@@ -23,12 +20,10 @@ MAX_PREDICTION_CHARS = 2000
 
 #: name -> track; the first is the default everywhere a track is not named.
 TRACKS: dict[str, Track] = {}
-#: Characters a text may not hold: NUL and unpaired surrogates (never valid text: pyarrow and
-#: MeCab fail on them); control characters but tab and line breaks (a terminal runs ANSI
-#: escapes such as ESC[31m), and the bidirectional embeddings, overrides and isolates
-#: (U+202E shows what follows reversed), which no transcription needs and which change how
-#: tables, exports and terminals show it (docs/leaderboard.md, "What a prediction and a name
-#: may hold").
+#: Characters a text may not hold: NUL and unpaired surrogates (pyarrow and MeCab fail on them),
+#: control characters but tab and line breaks (a terminal runs ANSI escapes), and the
+#: bidirectional overrides (U+202E shows what follows reversed). docs/leaderboard.md, "What a
+#: prediction and a name may hold".
 _NOT_TEXT = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
@@ -147,8 +142,8 @@ class Track:
     # --- a prediction ------------------------------------------------------------------------
 
     def parse(self, value: Any, cell: bool = False) -> Any:
-        """A prediction as a file gives it (a JSON value; ``cell``: a CSV cell, or the stored
-        text) checked, in its one form; ``ValueError`` saying what is wrong."""
+        """A prediction as a file gives it (``cell``: a CSV cell or the stored text), checked;
+        ``ValueError`` saying what is wrong."""
         if not isinstance(value, str):
             found = type(value).__name__ if value is not None else "null"
             raise ValueError(f"'{self.field}' must be a string, found {found}.")
@@ -166,8 +161,7 @@ class Track:
         return str(value)
 
     def decode(self, stored: str | None) -> Any:
-        """What :meth:`encode` stored, back as the prediction it was (not checked again: the
-        leaderboard checks a whole submission against its content hash instead)."""
+        """What :meth:`encode` stored, back as the prediction it was (not checked again)."""
         return "" if stored is None else stored
 
     def shown(self, stored: str) -> str:
@@ -216,13 +210,12 @@ class Track:
         return {s: tuple(g) for s, g in out.items()}
 
     def board_metrics(self) -> list[str]:
-        """The groups every entry of its leaderboard has: its first stage's (offline, no key).
-        What ``etclib compare`` compares by default, as the board does."""
+        """The groups every entry of its leaderboard has: its first stage's (offline, no key)."""
         return list(next(iter(self.stages().values()), ()))
 
     def parse_metrics(self, spec: str | list[str] | tuple[str, ...] | None) -> list[str]:
-        """``"bleu,rouge"`` -> ``["bleu", "rouge"]`` (the defaults for None), with "Did you mean"
-        for unknown names; a group of another track is refused."""
+        """``"bleu,rouge"`` -> ``["bleu", "rouge"]`` (None: the defaults); unknown names and
+        another track's groups are refused."""
         if spec is None:
             return list(self.default_metrics)
         names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)]
@@ -256,9 +249,8 @@ class Track:
         )
 
     def display_order(self) -> list[str]:
-        """Its ranking keys, most preferred first: groups in the order of their best place in
-        :attr:`rank_order` (the others after, in registry order), within a group the keys of
-        the ranking rule first, then the module's own order."""
+        """Its ranking keys, most preferred first: groups by their best place in
+        :attr:`rank_order`, within a group the rule's keys first."""
         order = self.rank_order
 
         def place(key: str) -> int:
@@ -275,12 +267,9 @@ class Track:
 
     # --- backends ----------------------------------------------------------------------------
 
-    # etclib.models is imported when a backend is asked for: it loads the LLM providers'
-    # registry, which scoring a file does not need.
-
     def backend_class(self, name: str) -> Any:
-        """The class of backend ``name``; ``BackendError`` with a suggestion (and the track
-        that has it) when this track has none of that name."""
+        """The class of backend ``name`` (``etclib.models`` is imported only here: it loads the
+        LLM providers); ``BackendError`` naming the track that has it."""
         if name not in self.backends:
             msg = registry.unknown("backend", name, list(self.backends), cutoff=0.5)
             other = next((t.name for t in TRACKS.values() if name in t.backends), None)

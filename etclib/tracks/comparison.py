@@ -1,16 +1,11 @@
 """Compare two systems on the same items: paired differences, intervals, tests and verdicts.
 
-``etclib.compare`` is :func:`compare` (this module is ``comparison``, so that importing it
-never hides the function behind a module of the same name).
-
 >>> c = compare("a.jsonl", "b.jsonl", metrics="bleu,rouge")              # doctest: +SKIP
 >>> c.metrics["rougeL"].difference, c.metrics["rougeL"].verdict          # doctest: +SKIP
 (3.12, 'B better')
 
-The numbers come from :mod:`etclib.metrics.paired` (its public names are importable from here too);
-this module builds the :class:`Comparison` of two files, ``ScoreResult`` objects or stored
-per-item data (:func:`compare_data`), and its per-item rows and win/tie/loss counts.
-See docs/compare.md.
+The statistics are :mod:`etclib.metrics.paired`'s (re-exported here). The module is named
+``comparison`` so that importing it never hides ``etclib.compare``. See docs/compare.md.
 """
 
 from __future__ import annotations
@@ -26,58 +21,31 @@ import numpy as np
 from etclib import metrics as registry
 from etclib import tracks
 from etclib.core.errors import MetricError, TaskError
-from etclib.data.corpus import CATEGORIES, ROLES
 from etclib.data.task import Item
 from etclib.metrics import Metric, MetricData, significance
-from etclib.metrics.paired import (  # re-exported: the statistics are part of this module's interface
-    A_BETTER,
-    ALPHA,
-    B_BETTER,
-    DEFAULT_TRIALS,
-    NO_DIFFERENCE,
-    TEST,
-    TIE_TOLERANCE,
-    VERDICTS,
-    MetricComparison,
-    _finite,
-    compare_metrics,
-    compare_signature,
-    p_value,
-    pairwise,
-    randomization,
-    verdict,
-)
 
-__all__ = [
-    "A_BETTER",
-    "ALPHA",
-    "B_BETTER",
-    "DEFAULT_TRIALS",
-    "NO_DIFFERENCE",
-    "TEST",
-    "TIE_TOLERANCE",
-    "VERDICTS",
-    "Comparison",
-    "MetricComparison",
-    "check_signatures",
-    "compare",
-    "compare_data",
-    "compare_metrics",
-    "compare_signature",
-    "format_text",
-    "outcome",
-    "p_value",
-    "pairwise",
-    "randomization",
-    "verdict",
-    "win_tie_loss",
-    "write_per_item",
-]
+# re-exported: the statistics are part of this module's interface
+from etclib.metrics.paired import A_BETTER as A_BETTER
+from etclib.metrics.paired import ALPHA as ALPHA
+from etclib.metrics.paired import B_BETTER as B_BETTER
+from etclib.metrics.paired import DEFAULT_TRIALS as DEFAULT_TRIALS
+from etclib.metrics.paired import NO_DIFFERENCE as NO_DIFFERENCE
+from etclib.metrics.paired import TEST as TEST
+from etclib.metrics.paired import TIE_TOLERANCE as TIE_TOLERANCE
+from etclib.metrics.paired import VERDICTS as VERDICTS
+from etclib.metrics.paired import MetricComparison as MetricComparison
+from etclib.metrics.paired import _finite
+from etclib.metrics.paired import compare_metrics as compare_metrics
+from etclib.metrics.paired import compare_signature as compare_signature
+from etclib.metrics.paired import p_value as p_value
+from etclib.metrics.paired import pairwise as pairwise
+from etclib.metrics.paired import randomization as randomization
+from etclib.metrics.paired import verdict as verdict
 
 
 @dataclass
 class Comparison:
-    """Two systems compared on the same items (see the module's text)."""
+    """Two systems compared on the same items."""
 
     a: dict[str, str]
     b: dict[str, str]
@@ -106,9 +74,7 @@ class Comparison:
         return len(self.items)
 
     def to_json(self, per_item: bool = False) -> dict[str, Any]:
-        """``{"a", "b", "signature", "n_items", "metrics": {key: {a, b, difference, interval,
-        p_value, verdict}}}`` (the shape of ``etclib compare --json`` and ``python -m
-        leaderboard compare --json``), with ``items`` (:meth:`per_item`) when asked."""
+        """The shape of ``etclib compare --json``, with ``items`` (:meth:`per_item`) when asked."""
         out: dict[str, Any] = {
             "a": self.a,
             "b": self.b,
@@ -128,8 +94,8 @@ class Comparison:
         return [k[:-2] for k in rows[0] if k.endswith("_a") and k[:-2] + "_b" in rows[0]]
 
     def primary_item_key(self) -> str | None:
-        """The per-item key the win/tie/loss counts use: the first compared ranking key (in the
-        track's display order) that items are scored on, else the first item key."""
+        """The per-item key of the win/tie/loss counts: the first compared ranking key items are
+        scored on, else the first item key."""
         keys = [k for k in self.item_keys() if k != "prediction"]
         for key in tracks.get(self.track).display_order():
             if key in keys and key in self.metrics:
@@ -137,37 +103,32 @@ class Comparison:
         return keys[0] if keys else None
 
     def per_item(self) -> list[dict[str, Any]]:
-        """One row per item: key, label, reference, ``prediction_a`` / ``prediction_b``, and for
-        each item score of each group ``<key>_a``, ``<key>_b`` and ``<key>_diff`` (B − A; None
-        where either is undefined), and the columns the track adds (``Track.compare_columns``:
-        ``labels_differ`` on the categories track)."""
+        """One row per item: key, label, reference, both predictions, each item score as
+        ``<key>_a``, ``<key>_b`` and ``<key>_diff`` (B − A), and ``Track.compare_columns``."""
         if self._rows is None:
             self._rows = _per_item_rows(self)
         return self._rows
 
     def metric_rows(self) -> list[dict[str, Any]]:
         """The metric table: one row per key (label, A, B, B − A, interval, p, verdict)."""
-        rows = []
-        for key, m in self.metrics.items():
-            fact = registry.fact(key)
-            rows.append(
-                _finite(
-                    {
-                        "metric": key,
-                        "label": fact.label,
-                        "group": m.group,
-                        "a": m.a,
-                        "b": m.b,
-                        "difference": m.difference,
-                        "interval_lo": m.interval[0],
-                        "interval_hi": m.interval[1],
-                        "p_value": m.p_value,
-                        "verdict": m.verdict,
-                        "ranking": m.ranking,
-                    }
-                )
+        return [
+            _finite(
+                {
+                    "metric": key,
+                    "label": registry.fact(key).label,
+                    "group": m.group,
+                    "a": m.a,
+                    "b": m.b,
+                    "difference": m.difference,
+                    "interval_lo": m.interval[0],
+                    "interval_hi": m.interval[1],
+                    "p_value": m.p_value,
+                    "verdict": m.verdict,
+                    "ranking": m.ranking,
+                }
             )
-        return rows
+            for key, m in self.metrics.items()
+        ]
 
 
 def compare_data(
@@ -189,8 +150,7 @@ def compare_data(
     alpha: float | None = None,
     item_scores: tuple[dict, dict] | None = None,
 ) -> Comparison:
-    """A :class:`Comparison` from both systems' per-item data (no scoring: what
-    :func:`compare` and the leaderboard's stored entries share)."""
+    """A :class:`Comparison` from both systems' per-item data (no scoring)."""
     resamples = significance.DEFAULT_RESAMPLES if resamples is None else int(resamples)
     seed = significance.DEFAULT_SEED if seed is None else int(seed)
     trials = DEFAULT_TRIALS if trials is None else int(trials)
@@ -250,12 +210,8 @@ def compare(
     names: tuple[str, str] | None = None,
 ) -> Comparison:
     """Compare system B with system A on the items of ``split`` (B − A for every metric).
-
-    ``a`` and ``b``: predictions files, ``Predictions``, key -> value dicts (as
-    :func:`etclib.score` takes them), or finished :class:`~etclib.tracks.scoring.ScoreResult` objects
-    of the same split and track. ``metrics``: the groups (default: the track's). The two
-    systems' signatures must agree metric by metric (the same tokenizer, models and judge).
-    """
+    ``a`` and ``b``: what :func:`etclib.score` takes, or finished ``ScoreResult`` objects; their
+    signatures must agree metric by metric."""
     from etclib.data.corpus import load_corpus
     from etclib.tracks.scoring import ScoreResult, score
 
@@ -355,8 +311,7 @@ def _numbers(scores: dict[str, Any]) -> dict[str, Any]:
 
 
 def _group_numbers(known, module, data, group: str, n: int) -> list[dict[str, Any]]:
-    """:func:`_numbers` of every item's scores of ``group``: the stored ones when known,
-    else the module's ``item_scores``."""
+    """:func:`_numbers` of every item's scores of ``group`` (stored, else ``item_scores``)."""
     stored = known.get(group) if known is not None else None
     return [
         _numbers(
@@ -415,27 +370,25 @@ def outcome(diff: float | None, higher_is_better: bool = True) -> str:
 
 
 def win_tie_loss(c: Comparison, key: str | None = None) -> dict[str, dict[str, dict[str, int]]]:
-    """Breakdown (role, category, turn) -> subset -> counts of "B wins", "tie", "A wins" (and
-    "undefined") on the per-item difference of ``key`` (default :meth:`Comparison.
-    primary_item_key`)."""
+    """Breakdown -> subset -> counts of "B wins", "tie", "A wins", "undefined" on the per-item
+    difference of ``key`` (default :meth:`Comparison.primary_item_key`)."""
+    from etclib.tracks.scoring import breakdown_groups
+
     key = key or c.primary_item_key()
     rows = c.per_item()
     higher = registry.fact(key).higher_is_better if key in c.metrics else True
     outcomes = [outcome(r.get(f"{key}_diff"), higher) for r in rows] if key else []
-    kinds = ("B wins", "tie", "A wins", "undefined")
 
     def count(idx) -> dict[str, int]:
-        got = {k: 0 for k in kinds}
+        got = dict.fromkeys(("B wins", "tie", "A wins", "undefined"), 0)
         for i in idx:
             got[outcomes[i]] += 1
         return got
 
-    n = range(len(rows))
+    groups = breakdown_groups(c.items)
     return {
-        "all": {"all": count(n)},
-        "role": {r: count([i for i in n if rows[i]["role"] == r]) for r in ROLES},
-        "category": {cat: count([i for i in n if cat in rows[i]["label"]]) for cat in CATEGORIES},
-        "turn": {str(t): count([i for i in n if rows[i]["turn"] == t]) for t in range(1, 6)},
+        "all": {"all": count(range(len(rows)))},
+        **{g: {name: count(idx) for name, idx in subsets.items()} for g, subsets in groups.items()},
     }
 
 

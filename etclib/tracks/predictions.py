@@ -1,13 +1,10 @@
 """Predictions files (SPEC "Predictions file"): read, validate, write, and make templates.
 
-A file is JSON Lines (one object per line) or CSV with the columns ``dialogue_id, turn, role``
-and the track's field (:mod:`etclib.tracks`; the track checks each value, ``Track.parse``);
-extra fields are ignored. A file's track is detected from its first record's fields unless
-named. It must hold exactly one prediction for every item of the split it is scored on. Anything else is refused with a ``PredictionsError`` that lists the
-problems with their line numbers; a refused file is never partly scored.
-
-Limits (documented in the README): a file of at most ``MAX_FILE_BYTES`` and a prediction of at
-most ``MAX_PREDICTION_CHARS`` characters.
+A file is JSON Lines or CSV with the columns ``dialogue_id, turn, role`` and the track's field
+(checked by ``Track.parse``); extra fields are ignored. It must hold exactly one prediction per
+item of its split; anything else is refused with a ``PredictionsError`` listing the problems by
+line, and a refused file is never partly scored. Limits: ``MAX_FILE_BYTES`` per file,
+``MAX_PREDICTION_CHARS`` per prediction.
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ from pathlib import Path
 
 from etclib import tracks
 from etclib.core.errors import PredictionsError, Problem, merge_runs
-from etclib.core.files import write_atomic
 from etclib.core.jsonl import LongInt, dumps_line, shown
 from etclib.data.corpus import ROLES, Corpus, load_corpus
 from etclib.data.task import Key, items
@@ -45,12 +41,10 @@ CR_ONLY = (
     "the file's lines end in a carriage return (CR) alone, as on old Macs, so it reads as one "
     "line; save it with LF or CRLF line ends (any editor's 'Unix' or 'Windows' line endings)."
 )
-#: File name suffixes and the format each one is read as (any other suffix: sniffed from the text).
+#: The format each file name suffix is read as (any other: sniffed from the text).
 SUFFIX_FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
-#: How each format is named to a person.
 FORMAT_NAMES = {"jsonl": "JSON Lines", "csv": "CSV"}
 FIELDS = ("dialogue_id", "turn", "role", "prediction")
-#: The fields that name an item (every track's file has them).
 KEY_FIELDS = FIELDS[:3]
 TrackName = str | tracks.Track | None
 #: How a refusal names the way to choose another track (the CLI's flag; a page passes its own).
@@ -62,7 +56,6 @@ def flag_hint(track: tracks.Track) -> str:
 
 
 def fields_of(track: TrackName = None) -> tuple[str, ...]:
-    """The columns of a predictions file of ``track``: the key fields and its own field."""
     return (*KEY_FIELDS, tracks.get(track).field)
 
 
@@ -77,9 +70,8 @@ MAX_FOUND = 2 * MAX_PROBLEMS
 
 
 def shown_name(name: str) -> str:
-    """A file name as messages and the status history show it: without format characters
-    (Unicode category Cf: bidirectional overrides such as U+202E, which would show
-    "evil\u202egnp.jsonl" reversed, zero-width characters) and control characters."""
+    """A file name as messages show it: without control and format characters (Cf: U+202E
+    would show "evil\u202egnp.jsonl" reversed)."""
     kept = "".join(ch for ch in name if unicodedata.category(ch) not in ("Cf", "Cc"))
     return kept.strip() or "predictions"
 
@@ -93,11 +85,8 @@ def refuse(name: str, problems: list[Problem], found: int | None = None) -> Pred
         whole = [p for p in problems if p.line == 0][: MAX_PROBLEMS // 2]
         lines = [p for p in problems if p.line != 0][: MAX_PROBLEMS - 1 - len(whole)]
         rest = found - len(lines) - len(whole)
-        problems = [
-            *lines,
-            *whole,
-            Problem(0, f"... and {rest:,} more problems, not listed; fix the ones above first."),
-        ]
+        more = Problem(0, f"... and {rest:,} more problems, not listed; fix the ones above first.")
+        problems = [*lines, *whole, more]
     return PredictionsError(name, problems, total=found)
 
 
@@ -194,9 +183,8 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 class _Found(list[Problem]):
-    """Problems in the order found, each run of one message on consecutive lines merged as it
-    grows (a file with the wrong field names is one problem, "lines 1–1010", not 1,010), and
-    ``count``: how many were found, merged or not. ``most``: the records a file may hold."""
+    """Problems in the order found, a run of one message on consecutive lines merged as it grows
+    ("lines 1–1010", not 1,010 problems); ``count``: how many were found, merged or not."""
 
     def __init__(self, most: int | None = None) -> None:
         super().__init__()
@@ -212,9 +200,8 @@ class _Found(list[Problem]):
             super().append(problem)
 
     def full(self, line: int, text: str, records: int) -> bool:
-        """Whether to stop reading ``text`` at ``line``, after ``records`` records: once
-        :data:`MAX_FOUND` problems were found, or more records than ``most``; the refusal then
-        says where the check stopped."""
+        """Whether to stop reading at ``line``: after :data:`MAX_FOUND` problems, or more
+        records than ``most``; the refusal then says where the check stopped."""
         if self.most is not None and records > self.most:
             why = (
                 f"more than {self.most:,} records, and a file holds one per item of its split: "
@@ -237,6 +224,15 @@ def _both(given: list[tracks.Track]) -> str:
     )
 
 
+def _other_track(fields: Iterable[str], track: tracks.Track, hint: Hint) -> str:
+    """Where ``fields`` are another track's: its field and how to choose it; else ""."""
+    other = tracks.detect(set(fields))
+    if other is None or other == track.name:
+        return ""
+    t = tracks.get(other)
+    return f"{t.field!r}, the field of the {other} track: was it made for {hint(t)}?"
+
+
 def _check_record(
     obj: dict,
     line: int,
@@ -250,19 +246,12 @@ def _check_record(
         problems.append(Problem(line, f"this record {_both(given)}"))
         return None
     missing = [f for f in fields_of(track) if f not in obj]
-    if missing and track.field in missing:
-        other = tracks.detect(set(obj))
-        if other is not None and other != track.name:
-            missing_text = ", ".join(missing)
-            problems.append(
-                Problem(
-                    line,
-                    f"missing field(s): {missing_text}; this record has "
-                    f"{tracks.get(other).field!r}, the field of the {other} track: was it "
-                    f"made for {hint(tracks.get(other))}?",
-                )
-            )
-            return None
+    other = _other_track(obj, track, hint) if missing and track.field in missing else ""
+    if other:
+        problems.append(
+            Problem(line, f"missing field(s): {', '.join(missing)}; this record has {other}")
+        )
+        return None
     if missing:
         expected = fields_of(track)
         unexpected = [shown(str(k)) for k in obj if k not in expected]
@@ -360,13 +349,8 @@ def _parse_csv(
         return []
     missing = [f for f in fields if f not in header]
     if missing:
-        other = tracks.detect(set(header))
-        made = (
-            f" The header has {tracks.get(other).field!r}, the field of the {other} track: was "
-            f"it made for {hint(tracks.get(other))}?"
-            if other is not None and other != track.name
-            else ""
-        )
+        other = _other_track(header, track, hint)
+        made = f" The header has {other}" if other else ""
         problems.append(
             Problem(
                 1,
@@ -423,8 +407,7 @@ def detect_format(name: str, text: str) -> str:
 
 
 def detect_file_track(path: str | os.PathLike) -> str | None:
-    """:func:`detect_track` of the file at ``path``; None when it cannot be read
-    (:func:`read_predictions` then names the problem)."""
+    """:func:`detect_track` of the file at ``path``; None when it cannot be read."""
     try:
         with open(path, "rb") as f:
             return detect_track(f.read(MAX_FILE_BYTES + 1), str(path))
@@ -433,9 +416,8 @@ def detect_file_track(path: str | os.PathLike) -> str | None:
 
 
 def detect_track(data: bytes, name: str = "predictions") -> str | None:
-    """The track a file is for, from its fields: the first record's keys (JSON Lines: the first
-    line that is not blank, read whole) or the CSV header; None when it cannot tell (the file
-    is then read as the default track, which names what is missing). Never raises."""
+    """The track a file is for, from its first record's keys or its CSV header; None when it
+    cannot tell (the default track then names what is missing). Never raises."""
     text = data.decode("utf-8", "replace").lstrip("\ufeff")
     if detect_format(name, text) == "jsonl":
         start = len(text) - len(text.lstrip())
@@ -461,9 +443,8 @@ def parse(
     hint: Hint = flag_hint,
     most: int | None = None,
 ) -> tuple[str, list[tuple[int, Key, object]]]:
-    """Decode and parse a file's bytes into ``(line, key, prediction)`` rows, or refuse it;
-    ``hint`` names the way to choose another track in a refusal; refused too with more than
-    ``most`` records (the reading stops there)."""
+    """A file's bytes as ``(line, key, prediction)`` rows, or a refusal (also of more than
+    ``most`` records)."""
     t = tracks.get(track)
     if len(data) > MAX_FILE_BYTES:
         raise PredictionsError(name, [Problem(0, TOO_BIG)])
@@ -533,8 +514,7 @@ def check_coverage(
 def check_values(
     by_key: dict[Key, object], name: str, track: TrackName = None
 ) -> dict[Key, object]:
-    """The values of a key -> value dict (a JSON value, or the stored text) checked by the
-    track as a file's are (``Track.parse``); :class:`PredictionsError` naming the bad items."""
+    """A key -> value dict checked by the track as a file's values are (``Track.parse``)."""
     t = tracks.get(track)
     out: dict[Key, object] = {}
     problems: list[Problem] = []
@@ -557,7 +537,7 @@ def read_predictions(
     hint: Hint = flag_hint,
 ) -> Predictions:
     """Read and validate a predictions file (a path, or its bytes with ``name``) of ``track``
-    (default: detected from its fields, :func:`detect_track`)."""
+    (default: detected, :func:`detect_track`)."""
     if isinstance(source, bytes):
         data, name = source, shown_name(name or "predictions")
     else:
@@ -601,11 +581,8 @@ def dumps_jsonl(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> 
 
 
 def dumps_csv(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> str:
-    """A CSV predictions file: header ``FIELDS``, RFC 4180 ("\r\n" line ends).
-
-    Keep the csv module's "\r\n": with another line terminator it leaves a field holding a
-    lone "\r" unquoted, and a reader then splits the record there.
-    """
+    """A CSV predictions file, RFC 4180. Keep the csv module's "\r\n": with another line
+    terminator a field holding a lone "\r" is left unquoted, and a reader splits it there."""
     t = tracks.get(track)
     out = io.StringIO()
     w = csv.writer(out)
@@ -614,19 +591,9 @@ def dumps_csv(rows: Iterable[tuple[Key, object]], track: TrackName = None) -> st
     return out.getvalue()
 
 
-def write_jsonl(
-    path: str | os.PathLike, rows: Iterable[tuple[Key, object]], track: TrackName = None
-) -> Path:
-    """Write a whole predictions file atomically (a crash leaves the old file or the new one)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = dumps_jsonl(rows, track).encode("utf-8")
-    return write_atomic(path, lambda f: f.write(data))
-
-
 def template_rows(
     corpus: Corpus, split: str = "test", track: TrackName = None
 ) -> list[tuple[Key, object]]:
-    """Every item of ``split`` with the track's blank prediction, for submitters to fill."""
+    """Every item of ``split`` with the track's blank prediction."""
     blank = tracks.get(track).blank
     return [(it.key, blank) for it in items(corpus, split)]

@@ -3,10 +3,8 @@
 >>> result = score("preds.jsonl", split="test", metrics="bleu,rouge")   # doctest: +SKIP
 >>> result.scores["bleu4"], result.signature["tokenizer"]               # doctest: +SKIP
 
-Each metric computes its per-item data once; the corpus score, the breakdowns (speaker vs
-listener, per aggregated category, per turn) and the leaderboard's bootstrap intervals are all
-aggregations of that data over subsets of items, and :meth:`ScoreResult.intervals` gives the
-same paired-bootstrap intervals as the leaderboard (:mod:`etclib.metrics.significance`).
+Each metric computes its per-item data once; the corpus score, the breakdowns (role, category,
+turn) and the leaderboard's bootstrap intervals are all aggregations of it over subsets.
 """
 
 from __future__ import annotations
@@ -117,9 +115,8 @@ class ScoreResult:
         return out
 
     def incomplete(self, shown: int = 1) -> dict[str, str]:
-        """Metric group -> why its scores are incomplete (e.g. ``judge incomplete: 3 of 20 items
-        failed (first reason: ...)``), for the metrics that can be (an ``incomplete`` method
-        of theirs) and are; ``shown``: how many reasons each message quotes."""
+        """Metric group -> why its scores are incomplete, for the metrics that have an
+        ``incomplete`` method; ``shown``: how many reasons each message quotes."""
         out: dict[str, str] = {}
         for name in self.metrics:
             words = getattr(self.modules[name], "incomplete", None)
@@ -190,18 +187,13 @@ def score(
     track: str | None = None,
 ) -> ScoreResult:
     """Score predictions (a validated ``Predictions``, a key->value dict, or a file path).
-
-    ``track`` (:mod:`etclib.tracks`): a ``Predictions`` brings its own; a file's is detected
-    from its fields when not given; a dict is of the default track unless named. A dict is
-    checked like a file: it must cover exactly the items of ``split``, with values the track
-    takes.
-    """
+    A ``Predictions`` brings its ``track``, a file's is detected, a dict is of the default track
+    unless named, and checked like a file."""
     corpus = corpus or load_corpus()
     if isinstance(predictions, (str, os.PathLike)):
         predictions = read_predictions(predictions, split=split, corpus=corpus, track=track)
     if isinstance(predictions, Predictions):
-        if predictions.split != split:
-            split = predictions.split
+        split = predictions.split
         track = predictions.track
         by_key = predictions.by_key
     else:

@@ -1,13 +1,9 @@
 """The versioned prompt files, and the one loader that reads them all.
 
-Prompts are data: each is a TOML file with a ``name`` and a ``version`` bumped when
-the prompt changes. This folder holds the task prompt (``transcription.toml``), the ERC
-classifier's (``erc_classify.toml``), the label judge's (``label_judge.toml``) and the cause
-layer's (``causes.toml``); the scoring judge's prompt sets are in ``etclib/judge/prompts/``.
-:func:`load` reads any of them, checks the keys and the ``$slots`` its users fill in, and hashes
-the text that reaches the model, so that every signature names the exact prompt
-(:attr:`Prompt.signature`: ``name-vN-<hash8>``). What each user builds from the file (chat
-messages, few-shot blocks) stays with it.
+Prompts are data: each is a TOML file with a ``name`` and a ``version`` bumped when the prompt
+changes (the scoring judge's sets are in ``etclib/judge/prompts/``). :func:`load` checks a file's
+keys and ``$slots`` and hashes the text that reaches the model, so that every signature names
+the exact prompt (``name-vN-<hash8>``).
 """
 
 from __future__ import annotations
@@ -53,13 +49,9 @@ def load(
     what: str = "prompt",
     error: type[EtcError] = TaskError,
 ) -> Prompt:
-    """Read and check the prompt file ``etclib/<path>`` (e.g. ``data/prompts/causes.toml``).
-
-    ``required`` keys must be there; ``slots`` maps a key to the ``$names`` its text must hold;
-    the digest hashes the ``hashed`` keys' texts joined by NUL (None: the whole table as
-    canonical JSON). Every problem is an ``error`` naming the file: missing (``what`` names the
-    prompt), not TOML, a key or a slot missing, a version that is not an integer.
-    """
+    """Read and check the prompt file ``etclib/<path>``: ``required`` keys, ``slots`` (key ->
+    the ``$names`` its text must hold); the digest hashes the ``hashed`` keys' texts (None: the
+    whole table as canonical JSON). Every problem is an ``error`` naming the file."""
     where = f"etclib/{path}"
     try:
         text = resources.files("etclib").joinpath(path).read_text("utf-8")

@@ -1,13 +1,9 @@
 """Published figures the project shows beside its own: data files with their provenance.
 
-- ``paper_baselines.json``: the ETC paper's Tables 2 and 3 (five systems, eleven metrics), shown
-  as *reported* leaderboard rows; its ``provenance`` says why they are not comparable one to one,
-  ``published`` when the paper appeared (LREC 2026: May 2026), where a chart over time puts them.
-- ``emplifai_judge_vs_human.json``: EmplifAI's LLM-judge versus crowd figures (Tables 5 and 6),
-  shown on the Judge-vs-Human page.
+- ``paper_baselines.json``: the ETC paper's Tables 2 and 3, shown as *reported* leaderboard rows;
+- ``emplifai_judge_vs_human.json``: EmplifAI's LLM-judge versus crowd figures.
 
-They ship inside the package, so a fresh clone or a ``pip install`` has them. ``ETC_REFERENCE_DIR``
-points at another folder holding files of the same names (an operator's corrected copy).
+They ship inside the package; ``ETC_REFERENCE_DIR`` points at a folder of corrected copies.
 """
 
 from __future__ import annotations

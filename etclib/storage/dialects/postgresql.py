@@ -1,12 +1,10 @@
 """PostgreSQL: a server shared by many processes on many machines.
 
-Several transactions write at once: rows that decide a write are locked (``FOR UPDATE``), a
-claim skips the rows another worker holds (``FOR UPDATE SKIP LOCKED``), checks spanning rows
-take a transaction-level advisory lock on a name (:meth:`PostgreSQL.serialize`), bulk inserts go
-through ``COPY``, and leases are measured on the server's clock. Connections come from a pool
-(psycopg 3 + psycopg_pool, imported only when a URL is used) and take the ``?`` placeholders the
-other engines use (:func:`translate`); ``numeric`` reads as float, as on the other engines.
-Claims are session-level advisory locks, which the server drops with their session.
+Several transactions write at once: rows that decide a write are locked (``FOR UPDATE``, a
+claim ``SKIP LOCKED``), checks spanning rows take an advisory lock on a name, bulk inserts go
+through ``COPY``, leases use the server's clock. Connections come from a psycopg pool and take
+``?`` placeholders (:func:`translate`). Claims are session-level advisory locks, which the
+server drops with their session.
 """
 
 from __future__ import annotations
@@ -25,31 +23,16 @@ NOW = "timezone('UTC', clock_timestamp())"
 DEFAULT_POOL_SIZE = 10
 
 
-def translate(sql: str, has_params: bool = True) -> str:
-    """``?`` placeholders (outside quoted literals and identifiers) to psycopg's ``%s``.
+#: A quoted literal or identifier (to the end when unclosed), or a ``?`` or ``%`` outside one.
+_TOKENS = re.compile(r"'[^']*(?:'|$)|\"[^\"]*(?:\"|$)|[?%]")
 
-    With parameters, psycopg reads every ``%`` as the start of a placeholder, so literal ``%``
-    signs are doubled first (in literals too: ``LIKE 'a%'`` stays ``LIKE 'a%'`` once sent).
-    """
+
+def translate(sql: str, has_params: bool = True) -> str:
+    """``?`` placeholders (outside quoted literals and identifiers) to psycopg's ``%s``; with
+    parameters psycopg reads every ``%`` as a placeholder, so literal ones are doubled."""
     if not has_params:
         return sql
-    out: list[str] = []
-    quote = ""
-    for ch in sql:
-        if quote:
-            out.append("%%" if ch == "%" else ch)
-            if ch == quote:
-                quote = ""
-        elif ch in ("'", '"'):
-            quote = ch
-            out.append(ch)
-        elif ch == "?":
-            out.append("%s")
-        elif ch == "%":
-            out.append("%%")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _TOKENS.sub(lambda m: "%s" if m[0] == "?" else m[0].replace("%", "%%"), sql)
 
 
 def _psycopg():
@@ -84,7 +67,6 @@ class Connection:
         self.dialect = DIALECT
 
     def execute(self, sql: str, params: list | tuple | None = None):
-        """Run one statement; the cursor (``fetchone``/``fetchall``/``rowcount``)."""
         params = list(params) if params is not None else None
         return self.raw.execute(translate(sql, params is not None), params)
 
@@ -238,8 +220,8 @@ class PostgreSQL(Dialect):
             from psycopg_pool import PoolTimeout
         except ImportError:  # pragma: no cover
             return None
-        if isinstance(exc, (psycopg.OperationalError, PoolTimeout)) or isinstance(
-            exc, psycopg.errors.InsufficientPrivilege
+        if isinstance(
+            exc, (psycopg.OperationalError, PoolTimeout, psycopg.errors.InsufficientPrivilege)
         ):
             return Fault("server", where, reason(exc))
         return None

@@ -1,14 +1,10 @@
-"""SQLite in WAL mode: the embedded engine (many readers and one writer at a time, across the
-processes of one machine).
+"""SQLite in WAL mode: the embedded engine (many readers, one writer at a time).
 
-Each thread has its own connection: WAL journal, a busy timeout (a writer waits for another),
-``synchronous=NORMAL`` (a killed process loses no committed transaction). Writes run in
+Each thread has its own connection (busy timeout, ``synchronous=NORMAL``). Writes run in
 ``BEGIN IMMEDIATE`` transactions, so a read-then-write step never interleaves with another
-process's (no row locks, no named locks needed). Sequences are rows of a ``sequences`` table;
-times are ``YYYY-MM-DD HH:MM:SS.ffffff`` text, read back as :class:`datetime` in columns named
-like a time; ``strpos``, ``greatest`` and ``least`` are registered as the other engines have
-them. Claims are ``lockf`` record locks on ``<file>.claims``, which the kernel drops with their
-process.
+process's. Sequences are rows of a ``sequences`` table; times are text, read back as
+:class:`datetime` in columns named like a time. Claims are ``lockf`` record locks on
+``<file>.claims``, which the kernel drops with their process.
 """
 
 from __future__ import annotations
@@ -57,13 +53,11 @@ def _strpos(text: Any, part: Any) -> int | None:
 
 
 def _greatest(*values: Any) -> Any:
-    present = [v for v in values if v is not None]
-    return max(present) if present else None
+    return max((v for v in values if v is not None), default=None)
 
 
 def _least(*values: Any) -> Any:
-    present = [v for v in values if v is not None]
-    return min(present) if present else None
+    return min((v for v in values if v is not None), default=None)
 
 
 class Rows:
@@ -120,8 +114,8 @@ class Connection:
 
 
 def connect(path: str | Path, *, busy_ms: int = BUSY_TIMEOUT_MS) -> Connection:
-    """A new connection to the SQLite file ``path`` (autocommit: transactions are explicit),
-    in WAL mode with a busy timeout. Usable from any thread; one thread at a time."""
+    """A new autocommit connection to the SQLite file ``path``, in WAL mode with a busy
+    timeout; usable from any thread, one at a time."""
     raw = sqlite3.connect(
         str(path), timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False
     )
@@ -248,10 +242,9 @@ class Lender:
 
 
 class Claims:
-    """Claims on one byte of ``<file>.claims`` per key (exclusive ``lockf`` record locks):
-    other processes see them, and the kernel drops them when their process dies. One
-    descriptor per file and process, never closed: closing any descriptor of a file would drop
-    every lock the process holds on it."""
+    """Claims on one byte of ``<file>.claims`` per key (``lockf`` record locks). One descriptor
+    per file and process, never closed: closing any descriptor of a file would drop every lock
+    the process holds on it."""
 
     _fds: dict[str, int] = {}
     _lock = threading.Lock()

@@ -1,14 +1,7 @@
-"""The categories track beyond scoring: the human reference, categories for a chat, and how the
-transcription classifier reads the references.
-
-- :func:`human_ceiling`: every ERC measure of each annotator against the other two's consensus
-  (a category counts when both chose it: :func:`.labels.pair_consensus`) and their mean, the
-  board's reference row "a person" (its like-for-like keys ``loo_*``, :mod:`.metric_loo`);
-- :func:`chat_categories`: the categories a backend predicts for the last utterance of a free
-  conversation (the chat shows them under each utterance);
-- :func:`classifier_confusion` / :func:`classifier_per_category`: the ``category`` metric's
-  classifier reading the reference transcriptions, against the aggregated labels (the corpus
-  page), as category-by-category counts and as one 2x2 confusion per category.
+"""The categories track beyond scoring: the human reference row "a person"
+(:func:`human_ceiling`), categories for a chat (:func:`chat_categories`), and how the
+transcription classifier reads the references (:func:`classifier_confusion`,
+:func:`classifier_per_category`).
 """
 
 from __future__ import annotations
@@ -46,10 +39,9 @@ def annotator_sets(corpus: Corpus, split: str = "test") -> list[tuple[list, list
 
 
 def human_ceiling(corpus: Corpus, split: str = "test") -> pd.DataFrame:
-    """One row per annotator (``annotator`` 1..3) and the row ``a person`` (their mean): every
-    ERC metric key (×100) of that annotator against the other two's majority, and the same
-    figures under the like-for-like keys ``loo_*`` (a person's reference *is* the
-    leave-one-annotator-out one), to set beside each system's ``loo_*`` scores."""
+    """One row per annotator (1..3) and the row ``a person`` (their mean): every ERC key of that
+    annotator against the other two's majority, also under the like-for-like keys ``loo_*``
+    (a person's reference *is* the leave-one-annotator-out one)."""
     rows: list[dict[str, Any]] = []
     for i, (own, others) in enumerate(annotator_sets(corpus, split)):
         got = erc_metric.METRIC.score(own, others)
@@ -67,11 +59,9 @@ def chat_categories(
     corpus: Corpus | None = None,
     **options,
 ) -> LabelSet:
-    """The categories ERC backend ``backend`` predicts for the last utterance of ``lines``
-    (``[("A", "..."), ("B", "...")]``, as :func:`etclib.data.task.chat_item` takes them).
-
-    ``backend`` is a registered ERC backend's name (created here with ``options``), or a backend
-    already created (a site keeps one and passes it, so that nothing is loaded per call)."""
+    """The categories ERC backend ``backend`` (a name, created here with ``options``, or a
+    backend already created) predicts for the last utterance of ``lines``
+    (:func:`etclib.data.task.chat_item`)."""
     from etclib.data.task import chat_item
 
     if isinstance(backend, str):
@@ -87,10 +77,8 @@ def chat_categories(
 
 
 def classifier_confusion(corpus: Corpus, split: str = "test") -> pd.DataFrame:
-    """Items counted by aggregated category (rows, "annotators") and by the category the
-    transcription classifier reads in the reference transcription (columns, "classifier"),
-    multi-label: an item counts once in every (row, column) pair of its two label sets, as
-    the Judge-vs-Human page's confusion does."""
+    """Items counted by aggregated category (rows) and the category the classifier reads in
+    the reference (columns); an item counts once in every (row, column) pair of its sets."""
     gold, read = _classifier_reads(corpus, split)
     counts = np.zeros((len(CATEGORIES), len(CATEGORIES)), dtype=int)
     index = {c: j for j, c in enumerate(CATEGORIES)}
@@ -116,11 +104,9 @@ def _classifier_reads(corpus: Corpus, split: str) -> tuple[list[LabelSet], list[
 
 
 def classifier_per_category(corpus: Corpus, split: str = "test") -> pd.DataFrame:
-    """One row per category: the transcription classifier's 2x2 confusion against the
-    annotators' aggregated label on ``split`` (``tp``: both have the category, ``fp``: only the
-    classifier, ``fn``: only the annotators, ``tn``: neither; scikit-learn's
-    ``multilabel_confusion_matrix``), its ``precision``, ``recall`` and ``f1`` (×100, 0 where
-    undefined) and ``support`` (items whose label has the category)."""
+    """One row per category: the classifier's 2x2 confusion against the aggregated label
+    (``tp``, ``fp``, ``fn``, ``tn``), ``precision``, ``recall`` and ``f1`` (×100, 0 where
+    undefined) and ``support``."""
     gold, read = _classifier_reads(corpus, split)  # says what to install without scikit-learn
     from sklearn.metrics import multilabel_confusion_matrix
 
@@ -131,26 +117,13 @@ def classifier_per_category(corpus: Corpus, split: str = "test") -> pd.DataFrame
         p = tp / (tp + fp) if tp + fp else 0.0
         r = tp / (tp + fn) if tp + fn else 0.0
         f = 2 * p * r / (p + r) if p + r else 0.0
-        rows.append(
-            {
-                "category": c,
-                "tp": tp,
-                "fp": fp,
-                "fn": fn,
-                "tn": tn,
-                "precision": 100 * p,
-                "recall": 100 * r,
-                "f1": 100 * f,
-                "support": tp + fn,
-            }
-        )
+        scores = {"precision": 100 * p, "recall": 100 * r, "f1": 100 * f, "support": tp + fn}
+        rows.append({"category": c, "tp": tp, "fp": fp, "fn": fn, "tn": tn, **scores})
     return pd.DataFrame(rows)
 
 
 def classifier_summary(corpus: Corpus) -> dict[str, Any]:
-    """The transcription classifier's signature and its scores on the valid split (×100), as
-    :func:`etclib.tracks.categories.classifier.describe` gives them: what the corpus page names beside its
-    confusion."""
+    """The transcription classifier's signature and valid-split scores (the corpus page)."""
     from etclib.tracks.categories.classifier import cached, describe
 
     return describe(cached(corpus, "transcription"))

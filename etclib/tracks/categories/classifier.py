@@ -1,15 +1,10 @@
 """A CPU emotion-category classifier: MeCab-token TF-IDF + one-vs-rest logistic regression.
 
-Trained on the train split, tuned on the valid split, in seconds (scikit-learn). Two inputs:
-``"transcription"`` (the transcription track's ``category`` metric asks which categories a
-predicted transcription expresses) and ``"dialogue"`` (the ERC ``tfidf`` backend: the target
-utterance's tokens, the two utterances before it, marked ``c:``, and the role). Features are
-word uni- and bigrams of etclib's MeCab tokens; one balanced logistic regression per non-neutral
-category, whose probability threshold and ``C`` are chosen on the valid split by macro-F1; an
-item gets every category over the threshold, else ``neutral`` alone. A trained model is saved
-as arrays and JSON (no pickle) under ``etclib.core.config.cache_dir()/classifier``, named by
-:data:`VERSION`, the input and a hash of the training data; :attr:`Classifier.signature` names
-all of them.
+Trained on the train split, ``C`` and the probability threshold tuned on the valid split by
+macro-F1. Inputs: ``"transcription"`` (the ``category`` metric) and ``"dialogue"`` (the ERC
+``tfidf`` backend: the utterance, the two before it marked ``c:``, and the role). An item gets
+every category over the threshold, else ``neutral`` alone. A trained model is cached as arrays
+and JSON (no pickle), named by :data:`VERSION`, the input and a hash of the training data.
 """
 
 from __future__ import annotations
@@ -49,9 +44,8 @@ MISSING_SKLEARN = "The category classifier needs scikit-learn: pip install 'scik
 
 
 def sklearn_missing() -> str | None:
-    """Why the classifier cannot run here (scikit-learn is not installed), else None: found
-    without importing scikit-learn, which takes about a second (with SciPy), so that a page
-    that only lists the backends does not pay it."""
+    """Why the classifier cannot run here, else None; without importing scikit-learn (about a
+    second), so that a page that only lists the backends does not pay it."""
     import importlib.util
 
     return MISSING_SKLEARN if importlib.util.find_spec("sklearn") is None else None
@@ -169,10 +163,8 @@ def _macro_f1(pred: list[LabelSet], gold: list[LabelSet]) -> dict[str, float]:
 
 
 def _selection_f1(chosen: np.ndarray, gold: np.ndarray) -> float:
-    """The macro F1 of :func:`_macro_f1` for the modelled categories ``chosen`` (items x
-    ``MODELLED``) against the ``gold`` indicator: the label sets of :func:`from_indicator`
-    (neutral when nothing else is chosen) as one indicator matrix, with one scikit-learn call
-    (the selection of ``C`` and the threshold compares 36 of them)."""
+    """:func:`_macro_f1`'s macro F1 of the modelled categories ``chosen`` (neutral when none)
+    against ``gold``, in one scikit-learn call (the tuning compares 36 of them)."""
     from sklearn.metrics import f1_score
 
     pred = np.zeros((len(chosen), len(CATEGORIES)), dtype=bool)

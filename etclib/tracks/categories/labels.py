@@ -1,9 +1,8 @@
 """Emotion-category label sets: the categories track's prediction, read, checked and written.
 
-A label set names categories of SPEC's seven (``joy``, ``sadness``, ``fear``, ``anger``,
-``surprise``, ``disgust``, ``neutral``; the corpus's Japanese names 喜び… are accepted too).
-Rules, as the aggregated label has them: known names only, each at most once, ``neutral`` alone
-or not at all, never empty. A checked set is a tuple of keys in :data:`CATEGORIES` order.
+Rules, as the aggregated label has them: known names only (English keys or the corpus's
+Japanese names), each at most once, ``neutral`` alone or not at all, never empty. A checked set
+is a tuple of keys in :data:`CATEGORIES` order.
 
 >>> parse_label_set(["驚き", "joy"])
 ('joy', 'surprise')
@@ -47,12 +46,8 @@ def _suggest(name: str) -> str:
 
 
 def parse_label_set(names: Sequence[object]) -> LabelSet:
-    """Check a list of category names and return the keys in :data:`CATEGORIES` order.
-
-    Raises :class:`LabelSetError` with what is wrong: an empty list, a name that is not a
-    string or not a category (with "Did you mean"), a category named twice (also as its
-    Japanese name), ``neutral`` together with another category.
-    """
+    """Check a list of category names and return the keys in :data:`CATEGORIES` order;
+    :class:`LabelSetError` says what is wrong."""
     if len(names) == 0:
         raise LabelSetError(
             'the label list is empty; give at least one category, or ["neutral"] when none applies.'
@@ -123,10 +118,8 @@ ANNOTATORS = 3
 
 
 def pair_consensus(votes: np.ndarray) -> list[np.ndarray]:
-    """For annotator i: the category is chosen by the other two only when both chose it (the
-    human yardstick of the Judge-vs-Human page and the ERC track's person row).
-
-    ``votes``: items x annotators (one category), or items x annotators x categories."""
+    """For annotator i: the other two's choices, a category counting only when both chose it
+    (the human yardstick); ``votes``: items x annotators (x categories)."""
     others = [[j for j in range(ANNOTATORS) if j != i] for i in range(ANNOTATORS)]
     return [votes[:, a] & votes[:, b] for a, b in others]
 
@@ -138,11 +131,8 @@ def normalise(labels: Sequence[str]) -> tuple[str, ...]:
 
 
 def parse_labels(text: str) -> tuple[str, ...]:
-    """The categories in a judge answer: a JSON object ``{"labels": [...]}``.
-
-    Labels may be Japanese (喜び) or English keys (joy); code fences and text around the object
-    are ignored. An empty list means neutral. Raises JudgeError for an unusable answer.
-    """
+    """The categories (Japanese or English keys) in a judge answer ``{"labels": [...]}``; an
+    empty list means neutral; JudgeError for an unusable answer."""
     from etclib.llm.chat import answer_object  # the LLM stack only where an answer is read
 
     obj = answer_object(text, "The judge's answer")

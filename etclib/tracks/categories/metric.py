@@ -1,16 +1,10 @@
 """The categories track's scores: multi-label emotion categories against the aggregated label (×100).
 
-A label set is one row of the items x 7 indicator matrix (column ``j`` is ``CATEGORIES[j]``);
-every F1 is scikit-learn's on those multilabel indicator matrices, never on one label per item:
-``macro_f1`` (the ranking metric), ``micro_f1``, ``weighted_f1``, ``micro_f1_no_neutral``,
-``exact_match``, ``hamming`` (accuracy), EmotionLines' ``wa`` / ``uwa`` on the single-label
-items, and per category precision, recall and F1. A category with no gold and no predicted label
-among the scored items has none of them (n/a) and is left out of the macro average.
-docs/leaderboard.md ("The categories track's measures") defines each and who reports it.
-
-Everything is a function of per-item counts that add up (true/false positives and negatives per
-category, exact and Hamming agreements, single-label hits), so any subset and every bootstrap
-resample is scored from summed statistics (:func:`from_statistics`).
+Every F1 is scikit-learn's on the items x 7 multilabel indicator matrices, never on one label
+per item; a category with no gold and no predicted label is n/a and left out of the macro
+average. docs/leaderboard.md ("The categories track's measures") defines each measure. All are
+functions of per-item counts that add up, so any subset and every bootstrap resample is scored
+from summed statistics (:func:`from_statistics`).
 """
 
 from __future__ import annotations
@@ -32,15 +26,10 @@ _SINGLE, _HIT = slice(3 * N + 2, 4 * N + 2), slice(4 * N + 2, 5 * N + 2)
 _ONE = 5 * N + 2
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def _ratio(num: np.ndarray, den: np.ndarray, empty: float = 0.0) -> np.ndarray:
+    """``num / den``, ``empty`` where ``den`` is 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1), 0.0)
-
-
-def _nan_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """``num / den``, NaN where ``den`` is 0."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+        return np.where(den > 0, num / np.where(den > 0, den, 1), empty)
 
 
 class ERC(Metric):
@@ -131,7 +120,7 @@ class ERC(Metric):
         s = np.atleast_2d(np.asarray(sums, dtype=float))
         tp, fp, fn = s[:, _TP], s[:, _FP], s[:, _FN]
         present = (tp + fp + fn) > 0
-        f1 = _nan_ratio(2 * tp, 2 * tp + fp + fn)  # NaN exactly for the absent categories
+        f1 = _ratio(2 * tp, 2 * tp + fp + fn, np.nan)  # NaN exactly for the absent categories
         support = tp + fn
         ttp, tfp, tfn = tp.sum(axis=1), fp.sum(axis=1), fn.sum(axis=1)
         e = EMOTIONS
@@ -146,22 +135,22 @@ class ERC(Metric):
                 (per_cat * has_single).sum(axis=1) / np.maximum(has_single.sum(axis=1), 1),
                 np.nan,
             )
-            wa = np.where(single.sum(axis=1) > 0, hit.sum(axis=1) / single.sum(axis=1), np.nan)
+            wa = _ratio(hit.sum(axis=1), single.sum(axis=1), np.nan)
             macro = np.where(
                 present.any(axis=1),
                 np.where(present, f1, 0.0).sum(axis=1) / np.maximum(present.sum(axis=1), 1),
                 np.nan,
             )
-            weighted = _nan_ratio(
-                (support * np.where(present, f1, 0.0)).sum(axis=1), support.sum(axis=1)
+            weighted = _ratio(
+                (support * np.where(present, f1, 0.0)).sum(axis=1), support.sum(axis=1), np.nan
             )
             out = {
                 "macro_f1": macro * 100,
                 "micro_f1": _ratio(2 * ttp, 2 * ttp + tfp + tfn) * 100,
                 "weighted_f1": weighted * 100,
-                "micro_f1_no_neutral": _nan_ratio(2 * etp, 2 * etp + efp + efn) * 100,
-                "exact_match": np.where(n > 0, s[:, _EXACT] / np.where(n > 0, n, 1), np.nan) * 100,
-                "hamming": np.where(n > 0, s[:, _AGREE] / np.where(n > 0, n * N, 1), np.nan) * 100,
+                "micro_f1_no_neutral": _ratio(2 * etp, 2 * etp + efp + efn, np.nan) * 100,
+                "exact_match": _ratio(s[:, _EXACT], n, np.nan) * 100,
+                "hamming": _ratio(s[:, _AGREE], n * N, np.nan) * 100,
                 "wa": wa * 100,
                 "uwa": uwa * 100,
             }
@@ -183,9 +172,8 @@ class ERC(Metric):
         return {k: float(got[k][0]) for k in self.KEYS}
 
     def undefined(self, data: MetricData) -> dict[str, str]:
-        """The per-category keys that have no value on ``data``'s items, and why: a precision
-        where the category is never predicted, a recall where no item has it in its label (the
-        scores hold 0 there, by the ``zero_division`` convention of the signature)."""
+        """The per-category keys that have no value on ``data``'s items, and why (the scores
+        hold 0 there, by the ``zero_division`` convention of the signature)."""
         sums = self.statistics(data).sum(axis=0)
         tp, fp, fn = sums[_TP], sums[_FP], sums[_FN]
         out = {}

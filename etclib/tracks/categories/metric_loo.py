@@ -1,11 +1,8 @@
 """The categories track, like for like with the board's "a person" row (×100).
 
 "a person" (:func:`.analysis.human_ceiling`) scores each annotator against the other two's
-consensus, a stricter reference than the 2-of-3 label systems are scored against. Here a system
-gets the same references: every measure of :mod:`.metric` against each of the three
-leave-one-annotator-out references, averaged, so ``loo_macro_f1`` of an entry and ``macro_f1``
-of "a person" are on the same references. Stored with every categories score (no interval);
-the board shows them beside the person row.
+consensus, a stricter reference than the 2-of-3 label. Here a system gets the same references:
+every measure of :mod:`.metric` against each leave-one-annotator-out reference, averaged.
 """
 
 from __future__ import annotations
@@ -19,15 +16,8 @@ from etclib.metrics import Context, Fact, Metric, MetricData
 from etclib.tracks.categories import metric as erc_metric
 
 #: the ERC measures scored against the leave-one-annotator-out references
-MEASURES = (
-    "macro_f1",
-    "weighted_f1",
-    "micro_f1",
-    "micro_f1_no_neutral",
-    "exact_match",
-    "hamming",
-    "wa",
-    "uwa",
+MEASURES = tuple(
+    "macro_f1 weighted_f1 micro_f1 micro_f1_no_neutral exact_match hamming wa uwa".split()
 )
 PREFIX = "loo_"
 ANNOTATORS = 3
@@ -81,9 +71,8 @@ class ERCLeaveOneOut(Metric):
         }
 
     def compute(self, predictions: list, references_: list, ctx: Context) -> MetricData:
-        """``predictions``: one label set per item; the items' keys come from ``ctx.keys`` (set by
-        :func:`etclib.tracks.scoring.score`) or the option ``keys``, their annotations from ``ctx.corpus``
-        or the option ``corpus`` (default: ``ETC_DATA_DIR``)."""
+        """``predictions``: one label set per item; the items' keys come from ``ctx.keys`` or
+        the option ``keys``, their annotations from the corpus of ``ctx`` (or ``ETC_DATA_DIR``)."""
         from etclib.tracks.categories.labels import indicator
 
         keys = ctx.keys if ctx.keys is not None else ctx.get("keys")

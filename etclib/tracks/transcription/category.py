@@ -1,14 +1,10 @@
 """Category agreement of transcriptions: does a predicted transcription express the reference's
 emotion categories? (×100; offline, no API key, seconds.)
 
-A classifier trained on the train split's transcriptions and their aggregated labels
-(:mod:`etclib.tracks.categories.classifier`, input ``"transcription"``: MeCab TF-IDF + one-vs-rest logistic
-regression, tuned on the valid split) assigns categories to each predicted transcription;
-``category_f1`` is the macro-F1 over the seven categories between those and the item's
-aggregated label, exactly the ERC track's ``macro_f1`` (:mod:`etclib.tracks.categories.metric`). The
-classifier's own macro-F1 on the valid split (its reading of the *reference* transcriptions)
-is reported in the run's extras as ``category_classifier_valid_f1``: the ceiling a perfect
-transcription would roughly reach.
+The classifier of :mod:`etclib.tracks.categories.classifier` (input ``"transcription"``) reads
+each predicted transcription; ``category_f1`` is the ERC ``macro_f1`` between its categories and
+the item's aggregated label. Its own valid-split macro-F1 (on the references), reported as
+``category_classifier_valid_f1``, is roughly the ceiling.
 """
 
 from __future__ import annotations

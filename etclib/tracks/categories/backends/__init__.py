@@ -14,11 +14,8 @@ from etclib.models.base import Backend
 
 
 class CategoryBackend(Backend):
-    """A model that predicts the emotion categories of task items (the ERC track).
-
-    :meth:`answer` and :meth:`predict` give label sets: tuples of category keys in
-    ``etclib.data.corpus.CATEGORIES`` order (``("neutral",)`` when none applies).
-    """
+    """A model that predicts the emotion categories of task items (the ERC track): label sets,
+    tuples of category keys in ``CATEGORIES`` order."""
 
     in_chat: ClassVar[bool] = False  # the chat's transcription picker does not offer it
 

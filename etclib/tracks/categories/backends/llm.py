@@ -1,26 +1,20 @@
 """``llm`` (ERC): an LLM names the categories of each item, zero- or k-shot.
 
-The prompt (``etclib/data/prompts/erc_classify.toml``, versioned) shows the dialogue prefix and asks
-for the last speaker's categories as ``{"labels": [...]}`` (Japanese or English names); k-shot
-prompts add k solved train examples with their aggregated labels. Calls go through the
-transcription track's API backends (one per registered LLM provider: the same clients, keys,
-retries and capability table, :mod:`etclib.llm`); answers are read like the label judge's
-(:func:`etclib.tracks.categories.labels.parse_labels`). An unusable answer is an error naming the item.
-
-Options: ``provider`` (a registered LLM provider, default ``openai``), ``model``,
-``batch_size`` (requests in flight), ``retries``, ``timeout``, ``base_url`` / ``api_key``.
+The prompt (``etclib/data/prompts/erc_classify.toml``) asks for the last speaker's categories as
+``{"labels": [...]}``; calls go through the transcription track's API backends, answers are read
+like the label judge's (:func:`~etclib.tracks.categories.labels.parse_labels`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from etclib import llm
 from etclib.core.errors import BackendError, ConfigError, JudgeError
 from etclib.core.registry import unknown
-from etclib.data.task import Item, PromptTemplate, prompt_template, render_dialogue
+from etclib.data import task
+from etclib.data.task import Item, PromptTemplate, prompt_template
 from etclib.models._api import concurrent_map
 from etclib.models.base import Progress, Shots, shots_for
 from etclib.tracks.categories.backends import CategoryBackend
@@ -35,24 +29,7 @@ def prompt() -> PromptTemplate:
 
 def build_messages(item: Item, shots: Sequence[Item] = ()) -> list[dict[str, str]]:
     """The chat messages asking for ``item``'s categories, with solved ``shots``."""
-    from etclib.data.corpus import CATEGORY_TO_JA
-
-    p = prompt()
-    examples = ""
-    if shots:
-        examples = p.examples_header + "".join(
-            p.example.substitute(
-                number=i + 1,
-                dialogue=render_dialogue(s.context),
-                target=s.target,
-                labels=json.dumps([CATEGORY_TO_JA[c] for c in s.label], ensure_ascii=False),
-            )
-            for i, s in enumerate(shots)
-        )
-    user = p.instruction.substitute(
-        target=item.target, dialogue=render_dialogue(item.context), examples=examples
-    )
-    return [{"role": "system", "content": p.system}, {"role": "user", "content": user}]
+    return task.build_messages(item, list(shots), prompt())
 
 
 class LLMLabelsBackend(CategoryBackend):

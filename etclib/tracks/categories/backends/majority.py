@@ -29,9 +29,7 @@ class MajorityBackend(CategoryBackend):
         self.corpus = load_corpus_option(corpus, data)
         self.label = majority_label(self.corpus)
 
-    @classmethod
-    def availability(cls) -> tuple[bool, str]:
-        return corpus_availability()
+    availability = staticmethod(corpus_availability)
 
     def answer(self, item: Item, shots: Sequence[Item] = ()) -> tuple[str, ...]:
         return self.label

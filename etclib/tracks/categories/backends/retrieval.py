@@ -34,9 +34,7 @@ class RetrievalLabelsBackend(CategoryBackend):
         by_key = {it.key: it.label for it in split_items(self.corpus, "train")}
         self.labels = indicator([by_key[k] for k in self.retrieval.index.keys]).astype(float)
 
-    @classmethod
-    def availability(cls) -> tuple[bool, str]:
-        return corpus_availability()
+    availability = staticmethod(corpus_availability)
 
     def answer(self, item: Item, shots: Sequence[Item] = ()) -> tuple[str, ...]:
         idx, weights = self.retrieval.candidates(item)
