@@ -72,6 +72,13 @@ def _codes(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashab
     )
 
 
+def _table(a, b, labels) -> tuple[np.ndarray, list]:
+    """The k x k table of (a, b) label pairs, and the labels in its order."""
+    ca, cb, labels = _codes(a, b, labels)
+    k = len(labels)
+    return np.bincount(ca * k + cb, minlength=k * k).reshape(k, k), labels
+
+
 def _kappa_from_table(table: np.ndarray) -> float:
     total = table.sum()
     p_o = np.trace(table) / total
@@ -89,10 +96,7 @@ def cohen_kappa(
     NaN when chance agreement is 1 (both raters used one and the same category throughout).
     A rater who is constant while the other is not gets kappa 0 (agreement equals chance).
     """
-    ca, cb, labels = _codes(a, b, labels)
-    k = len(labels)
-    table = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k).astype(float)
-    return _kappa_from_table(table)
+    return _kappa_from_table(_table(a, b, labels)[0].astype(float))
 
 
 def confusion_matrix(
@@ -107,9 +111,7 @@ def confusion_matrix(
 
     ``labels`` fixes the order (and keeps labels nobody used as zero rows/columns).
     """
-    ca, cb, labels = _codes(a, b, labels)
-    k = len(labels)
-    table = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k)
+    table, labels = _table(a, b, labels)
     return pd.DataFrame(
         table,
         index=pd.Index(labels, name=rows),
@@ -252,21 +254,21 @@ def _t_test_p(r: float, n: int) -> float:
     return float(2.0 * t_dist.sf(abs(t), n - 2))
 
 
-def _undefined(method, xs, ys, confidence, note, x_const=None, y_const=None) -> Correlation:
+def _result(
+    method, xs, ys, confidence, r=None, p=None, low=None, high=None, **const
+) -> Correlation:
     return Correlation(
         method=method,
         n=int(xs.size),
-        r=None,
-        p=None,
-        low=None,
-        high=None,
+        r=r,
+        p=p,
+        low=low,
+        high=high,
         confidence=confidence,
         mad=float(np.abs(xs - ys).mean()),
         x_mean=float(xs.mean()),
         y_mean=float(ys.mean()),
-        x_constant=x_const,
-        y_constant=y_const,
-        note=note,
+        **const,
     )
 
 
@@ -280,10 +282,12 @@ def _check_defined(method, xs, ys, confidence) -> Correlation | None:
             " and ".join(sides)
             + ": the correlation is undefined; compare the means and the mean absolute difference."
         )
-        return _undefined(method, xs, ys, confidence, note, x_const, y_const)
+        return _result(
+            method, xs, ys, confidence, x_constant=x_const, y_constant=y_const, note=note
+        )
     if xs.size < 3:
         note = f"only {xs.size} paired scores: a correlation needs at least 3."
-        return _undefined(method, xs, ys, confidence, note)
+        return _result(method, xs, ys, confidence, note=note)
     return None
 
 
@@ -307,18 +311,7 @@ def pearson(x: ArrayLike, y: ArrayLike, *, confidence: float = 0.95) -> Correlat
         half = norm.ppf(0.5 + confidence / 2) / math.sqrt(n - 3)
         # tanh rounds to +-1 near perfect correlation; keep r inside its own interval
         low, high = min(math.tanh(z - half), r), max(math.tanh(z + half), r)
-    return Correlation(
-        method="pearson",
-        n=n,
-        r=r,
-        p=_t_test_p(r, n),
-        low=low,
-        high=high,
-        confidence=confidence,
-        mad=float(np.abs(xs - ys).mean()),
-        x_mean=float(xs.mean()),
-        y_mean=float(ys.mean()),
-    )
+    return _result("pearson", xs, ys, confidence, r, _t_test_p(r, n), low, high)
 
 
 def spearman(
@@ -350,18 +343,7 @@ def spearman(
         )
         if math.isnan(low):
             low = high = None
-    return Correlation(
-        method="spearman",
-        n=n,
-        r=rho,
-        p=_t_test_p(rho, n),
-        low=low,
-        high=high,
-        confidence=confidence,
-        mad=float(np.abs(xs - ys).mean()),
-        x_mean=float(xs.mean()),
-        y_mean=float(ys.mean()),
-    )
+    return _result("spearman", xs, ys, confidence, rho, _t_test_p(rho, n), low, high)
 
 
 # --- bootstrap --------------------------------------------------------------------------------

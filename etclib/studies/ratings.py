@@ -26,11 +26,14 @@ from typing import Any
 import pandas as pd
 
 from etclib.core.errors import Problem, RatingsError
+from etclib.data.reference import EMPLIFAI as EMPLIFAI_FILE
+from etclib.data.reference import reference_dir
 from etclib.studies.agreement import pearson
 
 COLUMNS: tuple[str, ...] = ("item", "system", "metric", "rater_kind", "rater_id", "score")
 RATER_KINDS: tuple[str, ...] = ("llm", "human")
-EMPLIFAI_FILE = "emplifai_judge_vs_human.json"
+#: the columns of :func:`compare_ratings` after system, metric, items, unpaired
+_MEASURES = "llm_mean human_mean r p low high mad llm_constant human_constant note".split()
 #: The 5-point Likert scale of the EmplifAI study.
 EMPLIFAI_SCALE = (1.0, 5.0)
 
@@ -160,24 +163,7 @@ def compare_ratings(ratings: pd.DataFrame, *, confidence: float = 0.95) -> pd.Da
     """
     rows = []
     if ratings.empty:
-        return pd.DataFrame(
-            columns=[
-                "system",
-                "metric",
-                "items",
-                "unpaired",
-                "llm_mean",
-                "human_mean",
-                "r",
-                "p",
-                "low",
-                "high",
-                "mad",
-                "llm_constant",
-                "human_constant",
-                "note",
-            ]
-        )
+        return pd.DataFrame(columns=["system", "metric", "items", "unpaired", *_MEASURES])
     per_item = (
         ratings.groupby(["system", "metric", "item", "rater_kind"], sort=True)["score"]
         .mean()
@@ -186,42 +172,23 @@ def compare_ratings(ratings: pd.DataFrame, *, confidence: float = 0.95) -> pd.Da
     )
     for (system, metric), group in per_item.groupby(level=["system", "metric"], sort=True):
         paired = group.dropna()
-        unpaired = len(group) - len(paired)
         row: dict[str, Any] = {
             "system": system,
             "metric": metric,
             "items": len(paired),
-            "unpaired": unpaired,
+            "unpaired": len(group) - len(paired),
         }
         if paired.empty:
-            row |= {
-                "llm_mean": math.nan,
-                "human_mean": math.nan,
-                "r": math.nan,
-                "p": math.nan,
-                "low": math.nan,
-                "high": math.nan,
-                "mad": math.nan,
-                "llm_constant": math.nan,
-                "human_constant": math.nan,
-                "note": "no item was rated by both an LLM and a person.",
-            }
+            row |= dict.fromkeys(_MEASURES, math.nan)
+            row["note"] = "no item was rated by both an LLM and a person."
             rows.append(row)
             continue
         c = pearson(paired["llm"].to_numpy(), paired["human"].to_numpy(), confidence=confidence)
-        nan = math.nan
+        values = (c.x_mean, c.y_mean, c.r, c.p, c.low, c.high, c.mad, c.x_constant, c.y_constant)
         row |= {
-            "llm_mean": c.x_mean,
-            "human_mean": c.y_mean,
-            "r": c.r if c.r is not None else nan,
-            "p": c.p if c.p is not None else nan,
-            "low": c.low if c.low is not None else nan,
-            "high": c.high if c.high is not None else nan,
-            "mad": c.mad,
-            "llm_constant": c.x_constant if c.x_constant is not None else nan,
-            "human_constant": c.y_constant if c.y_constant is not None else nan,
-            "note": _note(c),
+            k: math.nan if v is None else v for k, v in zip(_MEASURES[:-1], values, strict=True)
         }
+        row["note"] = _note(c)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -269,13 +236,6 @@ def _note(c) -> str:
 
 
 # --- EmplifAI published figures --------------------------------------------------------------
-
-
-def reference_dir() -> Path:
-    """Folder of published reference figures (:func:`etclib.data.reference.reference_dir`)."""
-    from etclib.data.reference import reference_dir as folder
-
-    return folder()
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from etclib.llm.providers.base import JSONAnswers, PromptCache, ProviderSpec, Qu
 DEFAULT_MAX_TOKENS = 1024
 _CLAUDE = dict(temperature=False)
 #: thinking switched off (``{"type": "disabled"}``)
-_OFF = dict(thinking="budget", thinking_default=0)
+_OFF = dict(thinking="budget", thinking_default=0, **_CLAUDE)
 #: stop reasons that mean the answer was cut
 _CUT = {"max_tokens", "model_context_window_exceeded"}
 #: empty answers by stop reason; ``refusal`` is Claude's safety classifiers stopping the answer
@@ -89,30 +89,9 @@ class AnthropicSpec(ProviderSpec, JSONAnswers, PromptCache, Quotas):
     #: the ``claude`` row is the family's fallback (thinking as the server decides, no price).
     models = (
         ModelInfo("claude", "anthropic", thinking="budget", **_CLAUDE),
-        ModelInfo(
-            "claude-haiku-4-5",
-            "anthropic",
-            price=(1.00, 5.00),
-            cached_input=0.10,
-            **_OFF,
-            **_CLAUDE,
-        ),
-        ModelInfo(
-            "claude-sonnet-4-5",
-            "anthropic",
-            price=(3.00, 15.00),
-            cached_input=0.30,
-            **_OFF,
-            **_CLAUDE,
-        ),
-        ModelInfo(
-            "claude-opus-4-5",
-            "anthropic",
-            price=(5.00, 25.00),
-            cached_input=0.50,
-            **_OFF,
-            **_CLAUDE,
-        ),
+        ModelInfo("claude-haiku-4-5", "anthropic", price=(1.00, 5.00), cached_input=0.10, **_OFF),
+        ModelInfo("claude-sonnet-4-5", "anthropic", price=(3.00, 15.00), cached_input=0.3, **_OFF),
+        ModelInfo("claude-opus-4-5", "anthropic", price=(5.00, 25.00), cached_input=0.50, **_OFF),
     )
     hints = {
         "auth": "Check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL).",

@@ -33,6 +33,8 @@ from etclib.llm.providers.base import (
 _FINISHED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_EXPIRED", "JOB_STATE_CANCELLED")
 
 _GEMINI = dict(token_param="max_output_tokens")
+#: thinking switched off by default (a budget of 0)
+_OFF = dict(thinking="budget", thinking_default=0, **_GEMINI)
 #: finish reasons that mean the answer was withheld
 _BLOCKED = {
     "SAFETY",
@@ -196,23 +198,9 @@ class GeminiSpec(ProviderSpec, JSONAnswers, Quotas, Batch):
                 **_GEMINI,
             ),
             ModelInfo(
-                "gemini-2.5-flash-lite",
-                "gemini",
-                thinking="budget",
-                thinking_default=0,
-                price=(0.10, 0.40),
-                cached_input=0.01,
-                **_GEMINI,
+                "gemini-2.5-flash-lite", "gemini", price=(0.10, 0.40), cached_input=0.01, **_OFF
             ),
-            ModelInfo(
-                "gemini-2.5-flash",
-                "gemini",
-                thinking="budget",
-                thinking_default=0,
-                price=(0.30, 2.50),
-                cached_input=0.03,
-                **_GEMINI,
-            ),
+            ModelInfo("gemini-2.5-flash", "gemini", price=(0.30, 2.50), cached_input=0.03, **_OFF),
             ModelInfo("gemini-2.0-flash-lite", "gemini", price=(0.075, 0.30), **_GEMINI),
             ModelInfo(
                 "gemini-2.0-flash", "gemini", price=(0.10, 0.40), cached_input=0.025, **_GEMINI

@@ -41,6 +41,8 @@ _REASONING = dict(
     thinking="effort",
     thinking_default="low",
 )
+#: reasoning models that take flex processing
+_FLEX = dict(service_tiers=("flex",), **_REASONING)
 #: finish reasons of an answer without text, and the empty-answer reason each means
 _EMPTY = {"content_filter": "safety", "length": "output_limit"}
 
@@ -124,30 +126,9 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
             ModelInfo("gpt-4o-mini", "openai", price=(0.15, 0.60), cached_input=0.075),
             ModelInfo("gpt-4o", "openai", price=(2.50, 10.00), cached_input=1.25),
             # reasoning models: default temperature only, max_completion_tokens
-            ModelInfo(
-                "gpt-5-nano",
-                "openai",
-                service_tiers=("flex",),
-                price=(0.05, 0.40),
-                cached_input=0.005,
-                **_REASONING,
-            ),
-            ModelInfo(
-                "gpt-5-mini",
-                "openai",
-                service_tiers=("flex",),
-                price=(0.25, 2.00),
-                cached_input=0.025,
-                **_REASONING,
-            ),
-            ModelInfo(
-                "gpt-5",
-                "openai",
-                service_tiers=("flex",),
-                price=(1.25, 10.00),
-                cached_input=0.125,
-                **_REASONING,
-            ),
+            ModelInfo("gpt-5-nano", "openai", price=(0.05, 0.40), cached_input=0.005, **_FLEX),
+            ModelInfo("gpt-5-mini", "openai", price=(0.25, 2.00), cached_input=0.025, **_FLEX),
+            ModelInfo("gpt-5", "openai", price=(1.25, 10.00), cached_input=0.125, **_FLEX),
             ModelInfo(
                 "o1-mini",
                 "openai",
@@ -158,22 +139,8 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
             ),
             ModelInfo("o1", "openai", price=(15.00, 60.00), cached_input=7.5, **_REASONING),
             ModelInfo("o3-mini", "openai", price=(1.10, 4.40), cached_input=0.55, **_REASONING),
-            ModelInfo(
-                "o3",
-                "openai",
-                service_tiers=("flex",),
-                price=(2.00, 8.00),
-                cached_input=0.5,
-                **_REASONING,
-            ),
-            ModelInfo(
-                "o4-mini",
-                "openai",
-                service_tiers=("flex",),
-                price=(1.10, 4.40),
-                cached_input=0.275,
-                **_REASONING,
-            ),
+            ModelInfo("o3", "openai", price=(2.00, 8.00), cached_input=0.5, **_FLEX),
+            ModelInfo("o4-mini", "openai", price=(1.10, 4.40), cached_input=0.275, **_FLEX),
         )
     )
     hints = {
