@@ -51,9 +51,8 @@ DAILY_LIMITS_SOURCE, DAILY_LIMITS_READ = _daily_source()
 TIERS = ("free", "tier1")
 
 
-def price(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per 1M tokens for ``model`` (``models/`` prefix ignored), or None."""
-    return models.price(model)
+#: (input, output) USD per 1M tokens for a model (``models/`` prefix ignored), or None
+price = models.price
 
 
 def cost_usd(

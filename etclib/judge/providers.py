@@ -237,28 +237,13 @@ def build(
     )
 
 
-def make_provider(
-    name: str,
-    model: str | None = None,
-    *,
-    timeout: float,
-    thinking: Any = None,
-    max_tokens: int | None = None,
-    service_tier: str | None = None,
-) -> Provider:
-    """Build the judge on provider ``name`` (any registered one); an unknown name or a missing
-    key raises JudgeError. ``max_tokens``: the token limit (None: :func:`default_max_tokens`);
-    ``service_tier``: OpenAI's ``flex`` for each online call, where the model takes it."""
+def make_provider(name: str, model: str | None = None, **options: Any) -> Provider:
+    """:func:`build`, but an unknown name or a missing key raises JudgeError. ``max_tokens``:
+    the token limit (None: :func:`default_max_tokens`); ``service_tier``: OpenAI's ``flex`` for
+    each online call, where the model takes it."""
     if name not in llm.providers.REGISTRY:
         raise JudgeError(unknown("judge provider", name, list(llm.providers.names())))
     try:
-        return build(
-            name,
-            model,
-            timeout=timeout,
-            thinking=thinking,
-            max_tokens=max_tokens,
-            service_tier=service_tier,
-        )
+        return build(name, model, **options)
     except ConfigError as exc:
         raise JudgeError(f"The {name} judge is not configured. {exc}") from exc

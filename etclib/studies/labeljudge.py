@@ -55,9 +55,6 @@ def load_prompt() -> LabelPrompt:
     return labelling.load_prompt(PROMPT_NAME, ("transcription",), "label-judge", LabelPrompt)
 
 
-# --- answers -------------------------------------------------------------------------------
-
-
 # --- runs ------------------------------------------------------------------------------------
 
 

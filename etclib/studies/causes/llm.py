@@ -35,13 +35,12 @@ class CausePrompt(labelling.ChatPrompt):
             for u in dialogue.utterances
             if u.position <= target.position
         ]
-        user = self.instruction.substitute(
+        return self.chat(
             dialogue="\n".join(lines),
             target=target.position,
             letter=ROLE_LETTER[target.role],
             transcription=target.transcription,
         )
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
 
 @lru_cache(maxsize=1)
