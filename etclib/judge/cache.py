@@ -1,15 +1,9 @@
 """Persistent cache of judge answers: the table ``judge_answers`` of a SQLite file (default) or
-of a PostgreSQL database, on the storage layer (:mod:`etclib.storage`).
+of a PostgreSQL database (``ETC_JUDGE_CACHE``, :func:`location`), shared by scoring workers.
 
-Each row is one parsed answer, keyed by :func:`request_key`: a SHA-256 over the provider, the
-model, the prompt template's tag (version and hash) and the full request as sent (messages,
-temperature, structured-output settings), so a key never returns a stale answer. Rows are
+A key (:func:`request_key`) hashes everything sent, so it never returns a stale answer. Rows are
 written the moment an answer arrives, so a killed run resumes without repeating finished calls.
-Where: ``ETC_JUDGE_CACHE`` (:func:`location`), a file path (default ``judge.sqlite3`` under
-``ETC_CACHE_DIR``; deleting it forgets every answer) or a ``postgresql://`` URL shared by every
-scoring worker on every machine. :meth:`AnswerCache.once` asks each question once: whoever asks
-first claims its key (in this process, and through the engine's claims for other processes:
-docs/deploy.md) while it calls the model; the others wait and read the answer from the cache.
+:meth:`AnswerCache.once` asks each question once across runs, threads and processes.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """One judge call to one provider: build the request, send it, return text and token counts.
 
 A provider turns ``(kind, messages)`` into a *request*, a plain JSON-able dict of everything
-sent, which the runner hashes into the cache key and hands back to :meth:`Provider.complete`.
-``kind`` names the answer's JSON schema in :data:`SCHEMAS` (``decompose`` and ``entail`` for
-the scoring judge, ``labels`` and ``causes`` for the studies). Every registered provider can
-judge (:class:`SpecProvider`): its spec writes the request from the capability table, and the
-capabilities it has are used: a JSON Schema answer (:class:`~etclib.llm.providers.JSONAnswers`;
-without it the prompt alone asks for JSON), its prompt cache for the fixed prompt
-(:class:`~etclib.llm.providers.PromptCache`), a service tier on each online call
-(:class:`~etclib.llm.providers.ServiceTiers`). Every request carries a token limit
-(:func:`default_max_tokens`): room for the answer and for the thinking a model spends inside
-it; the runner asks a cut answer again with twice the limit. Providers do not retry: the runner
-does (:mod:`etclib.llm.retry`). docs/judge.md says more.
+sent, which the runner hashes into the cache key. ``kind`` names the answer's JSON schema in
+:data:`SCHEMAS`. Every registered provider can judge (:class:`SpecProvider`), using the
+capabilities its spec has. Providers do not retry: the runner does. docs/judge.md says more.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Run the judge over many items: asyncio, bounded concurrency, retries, cache, usage counts.
 
-:class:`Judge` answers ``await judge.decompose(text)`` (a list of units; a blank text costs no
-call) and ``await judge.entail(unit, target)`` (a label and its reasoning), both built on
-:meth:`Judge.ask`, which asks any structured question (the label judge asks through it too).
 Every request goes through the in-run memo (identical requests asked once, in flight included),
-then the persistent :class:`AnswerCache`, whose claim makes other runs and workers wait for one
-call, then the provider, holding one of ``concurrency`` slots only while on the wire. Faults are
-classified by :func:`etclib.llm.retry.classify`: transient ones are retried with back-off, a cut
-answer is asked once more with twice the limit, and a used-up quota or a fatal service error
-stops the run. What each fault does, and the public error texts: docs/judge.md, "Faults" and
-"When a run cannot finish". :func:`judge_items` scores whole submissions, overlapping
-decompositions and entailments; :func:`run_sync` runs a coroutine from sync code.
+then the persistent :class:`AnswerCache`, then the provider, holding one of ``concurrency``
+slots only while on the wire. Transient faults are retried with back-off, a cut answer is asked
+once more with twice the limit, and a used-up quota or a fatal service error stops the run
+(docs/judge.md, "Faults" and "When a run cannot finish").
 """
 
 from __future__ import annotations

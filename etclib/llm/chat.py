@@ -1,16 +1,8 @@
 """What one chat call returns and costs: :class:`Reply`, the empty-answer rule, :class:`Usage`.
 
-Each provider's codec (:mod:`etclib.llm.providers`) reads its replies into a :class:`Reply`
-(text, tokens, the served model snapshot, the finish reason, whether the token limit cut it),
-so the judge and the backends see one shape and one rule for empty answers:
-
-**An empty answer is an error, never an empty string.** A codec raises :func:`empty_answer`
-with a ``reason``: ``safety`` (a safety filter, a blocked prompt), ``refusal`` (the model
-refused), ``output_limit`` (the token limit was reached before any text: output spent on
-thinking), ``no_candidate`` (no choice or candidate at all) or ``empty`` (finished with no
-text). The judge counts such an answer as a failed request (item error); the backends write an
-empty prediction and count it by reason (:class:`Usage`, ``etclib predict``'s notes); the chat
-shows the error.
+**An empty answer is an error, never an empty string.** A provider's codec raises
+:func:`empty_answer` with a reason (a key of :data:`REASON_TEXT`): the judge counts it as a
+failed request, the backends write an empty prediction and count it by reason.
 """
 
 from __future__ import annotations

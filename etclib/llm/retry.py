@@ -1,14 +1,9 @@
-"""Failures of hosted-model calls: one classification, one retry-delay rule, sync and streaming
-retry loops, shared by the judge (async, :mod:`etclib.judge.runner`) and the backends (threads,
-:mod:`etclib.models._api`, which use :func:`call_with_retries` and :func:`stream_with_retries`).
+"""Error classification and retries for calls to LLM providers.
 
 :func:`classify` turns any exception of a provider SDK (or its HTTP library) into a
-:class:`Fault`. A server's ``x-should-retry`` header overrides the kind's default, except for a
-used-up quota, which no retry cures: a 429 is a rate limit unless its body names a used-up quota
-or credit, which each provider's spec reads (:class:`etclib.llm.providers.base.Quotas`,
-:func:`quota_of`). :meth:`RetryPolicy.delay` is exponential back-off with full jitter, or the
-server's longer suggestion (``Retry-After``, ``retry-after-ms``, Gemini's ``retryDelay``) up to
-``retry_after_max``. What each fault does: docs/judge.md, "Faults".
+:class:`Fault`. A server's ``x-should-retry`` overrides the kind's default, except for a used-up
+quota, which no retry cures. :meth:`RetryPolicy.delay` is exponential back-off with full jitter,
+or the server's longer suggestion up to ``retry_after_max``. docs/judge.md, "Faults".
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Agreement statistics between raters (people and LLM judges).
+"""Agreement statistics between raters (people and LLM judges), on plain sequences or arrays.
 
-Pure functions on plain sequences or numpy arrays: Cohen's and Fleiss' kappa, Krippendorff's
-alpha, Pearson and Spearman (a :class:`Correlation` that says when a series is constant), the
-mean absolute difference, a confusion matrix and a seeded percentile :func:`bootstrap_ci`.
 An undefined statistic is ``NaN``, never an exception; input that cannot be a rating table
 (ragged, empty, mismatched lengths) raises ``ValueError``. Definitions and the constant rule:
 docs/judge_vs_human.md, "Statistics".

@@ -1,13 +1,8 @@
 """Corpus statistics (``etclib stats``), queried from the DuckDB store.
 
-Keys: ``dialogues``, ``participants``, ``utterances``; ``utterance_chars`` and
-``transcription_chars`` (mean lengths, ``{all, speaker, listener}``); ``labels`` (per category:
-the percentage of transcriptions whose aggregated label has it per role and in all, and Fleiss'
-kappa of the three annotators' yes/no decisions); ``kappa_overall`` (all decisions pooled);
-``multi_label_share`` (percentage of non-neutral aggregated labels with two or more categories);
-``cooccurrence`` (transcriptions per pair of categories; the diagonal: each category's count).
-:func:`cause_stats` adds the cause layer (``causes``: the lexical proxy's share, the LLM and
-human cause-type shares, RECCON's; docs/causes.md).
+Label shares per category and role, Fleiss' kappa of the three annotators' yes/no decisions,
+multi-label share and category co-occurrence; :func:`cause_stats` adds the cause layer
+(docs/causes.md).
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The judge-vs-human studies database, on the storage layer (:mod:`etclib.storage`).
 
-``ETC_STUDIES_DB`` (:func:`target`) is a file path (SQLite, the default
-``data/studies.sqlite``) or a ``postgresql://`` URL (docs/deploy.md). Each study of
-:mod:`etclib.studies` registers its tables here when it is imported (:func:`register`); this
-module imports none of them (an import-linter contract keeps it so). The studies write their
-SQL once, in the subset every engine reads the same way (``?`` placeholders, ``INSERT ... ON
-CONFLICT``, ``CAST(? AS VARCHAR) IS NULL`` for optional filters, times passed as parameters);
-one ``with connect(...)`` block is one session of :meth:`etclib.storage.database.Database.session`.
-:func:`migrate` copies the studies into another database (``etclib studies migrate``).
+``ETC_STUDIES_DB`` is a file path (SQLite, default ``data/studies.sqlite``) or a
+``postgresql://`` URL. Each study registers its tables here (:func:`register`); this module
+imports none of them. The studies write SQL in the subset every engine reads the same way
+(``?`` placeholders, ``ON CONFLICT``, ``CAST(? AS VARCHAR) IS NULL`` for optional filters).
 """
 
 from __future__ import annotations

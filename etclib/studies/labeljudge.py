@@ -1,14 +1,9 @@
 """Study 1 of docs/judge_vs_human.md: an LLM labels transcriptions with ETC's seven categories.
 
-``etclib judge-labels`` asks an LLM (any registered provider) to label each emotion
-transcription of a split with the annotators' categories (multi-label), with the versioned
-prompt ``etclib/data/prompts/label_judge.toml``. The questions go through the scoring judge's
-machinery (providers, bounded concurrency, retries, the answer cache: a rerun costs nothing);
-each run is stored with its signature in the studies database (``label_runs``,
-``label_judgements``). :func:`label_study` compares a run with the annotators per category:
-the judge against the human majority (the aggregated label), Fleiss' kappa with and without the
-judge, and the human yardstick, each annotator against the consensus of the other two, with the
-judge scored against the same consensuses. Without a run, only the human columns are filled.
+``etclib judge-labels`` asks an LLM to label each transcription of a split (multi-label) through
+the scoring judge's machinery, and stores the run with its signature. :func:`label_study`
+compares a run with the annotators per category: against the human majority, Fleiss' kappa with
+and without the judge, and each annotator against the other two's consensus.
 """
 
 from __future__ import annotations

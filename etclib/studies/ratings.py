@@ -1,16 +1,9 @@
 """Study 3 of docs/judge_vs_human.md: Likert ratings by LLM judges beside ratings by people.
 
-A ratings file is CSV (UTF-8, header row) with the columns ``item, system, metric, rater_kind,
-rater_id, score``: one row per rating; ``rater_kind`` is ``llm`` or ``human``; ``score`` is a
-number. Extra columns are ignored. :func:`parse_ratings` refuses a malformed file with
-:class:`RatingsError`, whose message lists the offending lines.
-
-:func:`compare_ratings` pairs, per system and metric, each item's mean LLM score with its mean
-human score and reports both means, Pearson's r with its p-value and Fisher-z interval, and the
-mean absolute difference. Where one side gave every item the same score, r is undefined: the
-row says which side was constant, its value, and the mean absolute difference instead (the
-"constant rule" of EmplifAI, whose published figures :func:`load_emplifai` loads from
-``$ETC_REFERENCE_DIR/emplifai_judge_vs_human.json``).
+A ratings file is UTF-8 CSV with the columns ``item, system, metric, rater_kind, rater_id,
+score`` (one row per rating; ``rater_kind`` is ``llm`` or ``human``). :func:`compare_ratings`
+pairs each item's mean LLM and human scores per system and metric; where one side is constant, r
+is undefined and the row says so (the "constant rule" of EmplifAI, :func:`load_emplifai`).
 """
 
 from __future__ import annotations

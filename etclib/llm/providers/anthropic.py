@@ -1,15 +1,9 @@
-"""Anthropic's Claude: the Messages API (``POST /v1/messages``) through the ``anthropic`` SDK.
+"""Anthropic's Claude: the Messages API through the ``anthropic`` SDK.
 
-Settings: ``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL`` (a proxy, or the loopback fake server in
-tests); ``ETC_ANTHROPIC_MODEL`` (the backend's model). The system message becomes ``system``;
-``max_tokens`` is always sent (the API requires it); no temperature (API version 2026-10-21,
-which the 2.x SDKs send, refuses sampling settings); thinking set explicitly where the table
-knows the model. The judge's fixed prompt is marked ``cache_control: {"type": "ephemeral"}``
-(:meth:`AnthropicSpec.cache_prompt`) and its answer's schema goes in ``output_config.format``.
-``stop_reason`` ``max_tokens`` is a cut answer, ``refusal`` an empty one (``safety``); input
-tokens count the cached and cache-written parts. A used-up credit balance (a 400 "Your credit
-balance is too low"), a 402 ``billing_error`` and a 429 ``enforced_spend_limit_reached`` are
-used-up quotas. Capabilities: JSON answers, prompt cache, quotas. docs/judge.md says more.
+Settings: ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ETC_ANTHROPIC_MODEL``. ``max_tokens``
+is always sent (the API requires it), temperature never (API version 2026-10-21, which the 2.x
+SDKs send, refuses sampling settings). A 400 "credit balance is too low", a 402
+``billing_error`` and a 429 ``enforced_spend_limit_reached`` are used-up quotas. docs/judge.md.
 """
 
 from __future__ import annotations

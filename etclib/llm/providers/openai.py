@@ -1,15 +1,8 @@
 """OpenAI and OpenAI-compatible servers (vLLM): Chat Completions through the ``openai`` SDK.
 
-Settings: ``OPENAI_API_KEY`` (a self-hosted server that checks none needs ``EMPTY``),
-``OPENAI_BASE_URL`` (a server's ``/v1`` URL), ``ETC_OPENAI_MODEL`` (the backend's model, by
-default the snapshot the paper used, :data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`). What a
-model gets follows the capability table: GPT-5 and o-series models get no ``temperature``,
-``max_completion_tokens`` and ``reasoning_effort``; others temperature 0 and ``max_tokens``.
-The judge asks for JSON with ``response_format`` ``json_schema`` (strict) by default;
-``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for servers without JSON-schema support.
-A 429 whose ``code`` / ``type`` is ``insufficient_quota`` (no credit left) is a used-up quota.
-Capabilities: JSON answers, service tiers (``flex``), quotas, the Batch API, model listing
-(``GET /v1/models``, which the chat page probes a vLLM server with).
+Settings: ``OPENAI_API_KEY`` (``EMPTY`` for a server that checks none), ``OPENAI_BASE_URL``,
+``ETC_OPENAI_MODEL``; ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for servers without
+JSON-schema support. A 429 whose ``code`` is ``insufficient_quota`` is a used-up quota.
 """
 
 from __future__ import annotations
