@@ -8,15 +8,14 @@ import pandas as pd
 
 from etclib.core.errors import AnnotationError
 from etclib.studies import db as studiesdb
-from etclib.studies.annotation.store import ANSWERS_PER_DECISION, LABELS, Decision, _db, _frame
+from etclib.studies.annotation.store import ANSWERS_PER_DECISION, LABELS, Decision, _db
 from etclib.studies.codes import annotator
 
 
 def annotators(*, db: str | Path | None = None) -> pd.DataFrame:
     """Issued annotators (id, name, issued_at, revoked, answers); never the codes."""
     with _db(db, read_only=True) as con:
-        return _frame(
-            con,
+        return con.frame(
             """
             SELECT a.annotator_id, a.name, a.issued_at, a.revoked, count(x.decision_id) AS answers
               FROM annotators a LEFT JOIN annotation_answers x USING (annotator_id)

@@ -17,7 +17,7 @@ from etclib.studies.agreement import (
     krippendorff_alpha,
 )
 from etclib.studies.annotation.answers import _DECISION_COLUMNS
-from etclib.studies.annotation.store import _TIE_ORDER, LABELS, SIDES, _db, _frame
+from etclib.studies.annotation.store import _TIE_ORDER, LABELS, SIDES, _db
 
 # --- results -------------------------------------------------------------------------------
 
@@ -86,8 +86,7 @@ def answers_frame(
 ) -> pd.DataFrame:
     """Every answer with its decision: one row per (decision, annotator), oldest first."""
     with _db(db, read_only=True) as con:
-        return _frame(
-            con,
+        return con.frame(
             f"""
             SELECT {_DECISION_COLUMNS}, s.stratum, a.annotator_id, a.label AS human_label,
                    a.answered_at
@@ -121,34 +120,14 @@ def results(
     answers = answers_frame(submission_id, db=db)
     labels = list(LABELS)
     if answers.empty:
+        nan = math.nan
         confusion = pd.DataFrame(
-            0,
-            index=pd.Index(labels, name="judge"),
-            columns=pd.Index(labels, name="human"),
+            0, index=pd.Index(labels, name="judge"), columns=pd.Index(labels, name="human")
         )
+        columns = ["submission_id", "metric", "judge", "with_humans", "change", "items"]
+        metrics = pd.DataFrame(columns=[*columns, "relabelled"])
         return AnnotationResults(
-            submission_id,
-            0,
-            0,
-            0,
-            math.nan,
-            math.nan,
-            math.nan,
-            math.nan,
-            math.nan,
-            0,
-            confusion,
-            pd.DataFrame(
-                columns=[
-                    "submission_id",
-                    "metric",
-                    "judge",
-                    "with_humans",
-                    "change",
-                    "items",
-                    "relabelled",
-                ]
-            ),
+            submission_id, 0, 0, 0, nan, nan, nan, nan, nan, 0, confusion, metrics
         )
     judge = answers["label"].tolist()
     human = answers["human_label"].tolist()
@@ -175,8 +154,7 @@ def results(
     rows = []
     with _db(db, read_only=True) as con:
         for sid in sorted(answers["submission_id"].unique()):
-            decisions = _frame(
-                con,
+            decisions = con.frame(
                 "SELECT decision_id, dialogue_id, turn, role, side, label FROM judge_decisions "
                 "WHERE submission_id = ?",
                 [sid],

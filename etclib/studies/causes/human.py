@@ -27,9 +27,6 @@ from etclib.studies.codes import annotator_for_code, require_admin
 ANNOTATORS_PER_ITEM = 3
 
 
-# --- human labelling ---------------------------------------------------------------------------
-
-
 def draw_sample(
     admin_token: str | None,
     corpus: Corpus,
@@ -131,17 +128,7 @@ def record_causes(
             )
         answer = pd.DataFrame(
             [["human", annotator, *key, _join(pos), cause_type(key, pos), "", studiesdb.now()]],
-            columns=[
-                "source",
-                "source_id",
-                "dialogue_id",
-                "turn",
-                "role",
-                "causes",
-                "cause_type",
-                "raw",
-                "labelled_at",
-            ],
+            columns="source source_id dialogue_id turn role causes cause_type raw labelled_at".split(),
         )
         con.upsert("cause_labels", answer, ["source", "source_id", "dialogue_id", "turn", "role"])
     return CauseSet(*key, tuple(turn_role(p) for p in pos), f"human {annotator}")
