@@ -136,10 +136,8 @@ def batch_spec(provider: str) -> ProviderSpec:
 
 
 async def _api(judge: Judge, spec: ProviderSpec, what: str, fn: Any, *args: Any) -> Any:
-    """``fn(*args)``, a call of the batch interface, off the event loop; a transient fault
-    (429, 5xx, timeout, dropped connection) is retried as the online path retries it, up to
-    ``max_attempts``; any other stops the run with JudgeServiceError (a job already sent is
-    resumed by the next run)."""
+    """``fn(*args)``, a call of the batch interface, off the event loop; a transient fault is
+    retried as online, any other stops the run (a job already sent is resumed by the next)."""
     s = judge.settings
     attempt = 0
     while True:

@@ -120,10 +120,8 @@ def location() -> str | Path:
 
 
 class AnswerCache:
-    """Key -> parsed answer, in SQLite or PostgreSQL (:func:`location`); safe for threads.
-
-    ``path``: a file path or a ``postgresql://`` URL; default :func:`location`.
-    """
+    """Key -> parsed answer, in SQLite or PostgreSQL (``path``, default :func:`location`);
+    safe for threads."""
 
     def __init__(self, path: str | Path | None = None):
         target = location() if path is None else target_of(path)
@@ -239,21 +237,14 @@ class AnswerCache:
     ) -> AsyncIterator[dict[str, Any] | None]:
         """Get or compute once: ``async with cache.once(key) as stored:``.
 
-        ``stored`` is the cached entry (as :meth:`get`), possibly written by another asker while
-        this one waited; when it is None, this asker holds the key's claim and should call the
-        model and :meth:`put` the answer inside the block. The claim is released on exit, also
-        when the call failed (the next waiter then tries itself). Waiting never blocks the event
-        loop: it looks again after a short pause (0.02 s, growing to 0.5 s); on a server, each
-        look runs in a thread.
+        ``stored`` is the cached entry, possibly written by another asker meanwhile; when it is
+        None, this asker holds the key's claim (released on exit) and should call the model and
+        :meth:`put` the answer inside the block. Waiting polls without blocking the event loop.
 
-        ``gate``: the asker's concurrency slots. The first claim is then tried while holding one
-        of them, so an asker does not sit on a claim that others wait for while its own call
-        waits for a slot (with several workers sharing references, the first to start would
-        otherwise claim them all and answer them one slot at a time). Waiting for another
-        asker's answer holds no slot (nor do the later looks, so the answer is seen as soon as
-        it is stored, not after this asker's queue). When ``stored`` is None, this asker holds
-        the claim and a slot, which passes to the block: the block must release it
-        (``gate.release()``) once its first attempt is done.
+        ``gate``: the asker's concurrency slots. The first claim is tried holding one, so an
+        asker never sits on a claim others wait for while its own call waits for a slot (the
+        first worker would otherwise claim every shared reference). Waiting holds no slot. When
+        ``stored`` is None the slot passes to the block, which must ``gate.release()`` it.
         """
         name = (self._id, key)
         pause = _POLL_FIRST

@@ -123,12 +123,9 @@ def classify(exc: BaseException, where: str = "") -> tuple[str, str, Fault]:
 
 
 class Judge:
-    """Decompose and entail with one provider, a shared cache and bounded concurrency.
-
-    Use ``async with Judge(settings) as judge:``; the provider's client is opened on entry and
-    closed on exit. ``provider`` and ``cache`` may be given (tests, several runs sharing one);
-    ``model_option`` is the command-line option that fatal-error messages point to.
-    """
+    """Decompose and entail with one provider, a shared cache and bounded concurrency:
+    ``async with Judge(settings) as judge:``. ``model_option`` is the command-line option that
+    fatal-error messages point to."""
 
     def __init__(
         self,
@@ -207,10 +204,8 @@ class Judge:
         return await self.ask(kind, prompt.tag, prompt.messages(**fields), parser, fields=fields)
 
     def question(self, kind: str, **fields: str) -> Question:
-        """The ``decompose`` or ``entail`` question on ``fields`` (given as :meth:`decompose`
-        and :meth:`entail` give them: texts stripped, units as they are), the same request and
-        cache key as theirs, without asking it: the batch path (:mod:`etclib.judge.batch`)
-        sends these."""
+        """The ``decompose`` or ``entail`` question on ``fields`` (as those methods give them),
+        with their request and cache key, unasked: the batch path sends these."""
         prompt = self._prompts[kind]
         request = self.provider.request(kind, prompt.messages(**fields))
         key = request_key(self.provider.name, self.provider.model, prompt.tag, request)
@@ -238,14 +233,10 @@ class Judge:
         temperature: float = TEMPERATURE,
         fields: dict[str, Any] | None = None,
     ) -> Answer:
-        """Ask ``messages`` with ``kind``'s answer schema and parse the reply with ``parser``.
-
-        ``tag`` identifies the prompt (name, version, hash) in the cache key; ``parser`` returns
-        a JSON-able value or raises :class:`~etclib.judge.parse.AnswerParseError` (the answer is
-        then retried); ``fields`` is what the cache row shows of the question. Raises
-        :class:`RequestFailed` when no attempt gave a usable answer, JudgeError when the run
-        must stop.
-        """
+        """Ask ``messages`` with ``kind``'s answer schema and parse the reply with ``parser``
+        (AnswerParseError: asked again). ``tag`` identifies the prompt in the cache key,
+        ``fields`` is what the cache row shows. :class:`RequestFailed` when no attempt gave a
+        usable answer, JudgeError when the run must stop."""
         request = self.provider.request(kind, messages, temperature=temperature)
         key = request_key(self.provider.name, self.provider.model, tag, request)
         if key in self._memo:
@@ -549,9 +540,8 @@ async def judge_items(
 
 async def gather_items(judge: Judge, items: Sequence[Awaitable[T]], *, desc: str) -> list[T]:
     """Run one coroutine per item at once (the judge's slots bound the calls), results in
-    order; a progress bar counts finished items. An exception (a fatal JudgeError) cancels the
-    rest and propagates; after a stop (a used-up quota, a fatal service error), once the calls
-    already on the wire have finished and their answers are stored."""
+    order, with a progress bar. An exception cancels the rest and propagates; after a stop, once
+    the calls already on the wire have finished and their answers are stored."""
     bar = progress.counter(len(items), desc=desc)
 
     def on_done(_: asyncio.Future) -> None:
@@ -593,11 +583,8 @@ def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
 
 
 def warm(settings: JudgeSettings | None = None) -> None:
-    """Pay a judge's one-time costs now rather than in its first run: import the provider's SDK
-    and build (then close) its client, load the prompt templates, and open the answer cache
-    (its schema and, on PostgreSQL, this process's connection pool). A scoring worker calls it
-    when its process starts, before it claims a job (``python -m leaderboard worker``).
-    Configuration errors are raised as in a run."""
+    """Pay a judge's one-time costs (SDK import, client, templates, answer cache) now rather than
+    in its first run: a scoring worker calls it before it claims a job."""
 
     async def enter() -> None:
         async with Judge(settings):

@@ -95,11 +95,8 @@ def failure(
 ) -> ServiceError:
     """The public-safe error for a call that failed for good, logged with its detail.
 
-    ``who`` names the caller in our words (``"The openai backend (model 'gpt-4.1')"``). The
-    message is ``who``, the fault's public description, the attempts and a hint; the redacted
-    provider text is the error's ``detail``. A refused setting becomes
-    :class:`~etclib.core.errors.UnsupportedSettingError`, an empty answer
-    :class:`~etclib.core.errors.EmptyAnswerError`, anything else ``cls``.
+    ``who`` names the caller in our words (``"The openai backend (model 'gpt-4.1')"``); the
+    redacted provider text is only the error's ``detail``.
     """
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     if fault.kind == "unsupported":

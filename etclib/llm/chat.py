@@ -99,11 +99,8 @@ class Usage:
                 self.empty_answers[empty] += 1
 
     def report(self, model: str) -> dict[str, Any]:
-        """``calls, cache_hits, retries, input_tokens, output_tokens, cached_tokens,
-        reasoning_tokens, cut_answers, cost_usd`` (None = unknown price; cached input tokens at
-        the cached-input price). Tokens count only calls made in this run, not answers from
-        etclib's cache; ``cached_tokens`` (read from the provider's prompt cache) are part of
-        ``input_tokens``, ``reasoning_tokens`` part of ``output_tokens``."""
+        """The counts and ``cost_usd`` (None: unknown price). Tokens count only calls made in
+        this run, not answers from etclib's cache."""
         from etclib.llm.models import cost as priced
 
         cost = priced(model, self.input_tokens, self.output_tokens, self.cached_tokens)

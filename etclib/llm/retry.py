@@ -341,13 +341,11 @@ def stream_with_retries(
     on_chunk: Callable[[Any], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Iterator[str]:
-    """Yield the streamed answer's text (leading whitespace dropped).
+    """Yield the streamed answer's text (leading whitespace dropped); :class:`CallFailed`.
 
-    ``open_stream()`` may send its request at once (openai) or at first iteration
-    (google-genai's ``generate_content_stream``): either way, a transient fault before the first
-    text is yielded is retried with a new request. Once text has been yielded a failure is
-    final (the consumer has shown part of an answer). Raises :class:`CallFailed`. The stream is
-    closed when the consumer stops early. ``on_chunk`` sees every chunk (usage counting).
+    A transient fault before the first text (whether ``open_stream()`` sends at once or at first
+    iteration) is retried with a new request; after it, a failure is final (the consumer has
+    shown part of an answer). ``on_chunk`` sees every chunk (usage counting).
     """
     attempt = 0
     while True:

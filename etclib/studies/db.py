@@ -154,10 +154,8 @@ _SCHEMAS: dict[str, str] = {}
 
 
 def register(name: str, ddl: str) -> str:
-    """Declare study ``name``'s tables (``CREATE TABLE IF NOT EXISTS`` statements); returns
-    ``ddl``. A second registration of a name with other statements is an error (the
-    registries' one collision rule, :func:`etclib.core.registry.add`: two studies would share one
-    schema name on PostgreSQL)."""
+    """Declare study ``name``'s tables; returns ``ddl``. Another ``ddl`` under the same name is
+    an error (two studies would share one schema name on PostgreSQL)."""
     return registry.add(_SCHEMAS, name, ddl, kind="study", error=StoreError)
 
 
@@ -178,11 +176,9 @@ def tables() -> dict[str, str]:
 def migrate(
     source: str | Path | None, to: str | Path, *, replace: bool = False
 ) -> copier.MigrationReport:
-    """Copy every study table of the studies database ``source`` (a file, a server, or a file of
-    an earlier DuckDB version, only read) into ``to`` with the storage layer's copier
-    (:func:`etclib.storage.copier.copy_store`): every registered study's tables made there, the
-    copy one transaction, each table's count and SHA-256 compared. A target whose study tables
-    hold rows is refused unless ``replace``; a table the source lacks copies as empty."""
+    """Copy every study table of ``source`` (only read) into ``to`` in one transaction, with
+    :func:`etclib.storage.copier.copy_store`; a target holding rows is refused unless
+    ``replace``."""
     into = open_store(target(to), STUDIES)
     for name, ddl in schemas().items():
         into.apply(Schema.of(name, ddl))

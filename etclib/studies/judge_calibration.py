@@ -183,11 +183,8 @@ def calibrate(
     paper_row_query: str | None = None,
     check: bool = True,
 ) -> dict[str, Any]:
-    """Run the calibration (module docstring); the report as a JSON-able dict.
-
-    ``predictions``: a :class:`etclib.tracks.predictions.Predictions` of the test split, or None.
-    ``report["ok"]`` is False when the pre-flight found a problem (then nothing else ran) or a
-    check is out of its bound.
+    """Run the calibration (module docstring; ``predictions``: of the test split, or None); the
+    report as a JSON-able dict, ``ok`` False after a failed pre-flight or a check out of bound.
     """
     test = items(corpus, SPLIT)
     if not test:

@@ -109,13 +109,9 @@ def judge_labels(
 ) -> LabelRun:
     """Label every transcription of ``split`` with the LLM judge and store the run.
 
-    ``options`` are those of :class:`etclib.studies.labelling.Options` (``temperature``,
-    ``thinking``, ``workers``, ``limit``, ``attempts``, ``backoff``, ``ask``). Questions go through
-    :meth:`etclib.judge.runner.Judge.ask`: at most ``workers`` calls at a time, answers cached
-    in the judge's answer cache. Unusable answers, timeouts, 429 and 5xx are retried (``attempts``
-    attempts in all, back-off from ``backoff`` seconds) and then stored as unlabelled; a bad key
-    or unknown model stops the run with JudgeError. If no item could be labelled, nothing is
-    stored and JudgeError says why. A run with the same signature and split replaces the old one.
+    ``options``: :class:`etclib.studies.labelling.Options`. Unusable answers are retried and then
+    stored as unlabelled; a bad key or unknown model, or no item labelled, stops the run with
+    JudgeError and stores nothing. A run with the same signature and split replaces the old one.
     """
 
     def row(run: LabelRun, a: labelling.Labelled) -> dict[str, Any]:
@@ -152,10 +148,9 @@ def run_labels(
 class LabelStudy:
     """Study 1 results: one row per category in ``table``; judge columns NaN without a run.
 
-    ``yardstick`` has one row per (category, annotator): that annotator's kappa against the
-    two others' consensus. ``confusion`` (only with a run) counts items by human-majority
-    category (rows) and judge category (columns), multi-label: an item counts once in every
-    (row, column) pair of its two label sets. ``binary`` holds each category's 2x2 table.
+    ``yardstick``: each annotator's kappa against the two others' consensus, per category.
+    ``confusion`` (with a run): an item counts once in every (human-majority category, judge
+    category) pair of its two label sets. ``binary``: each category's 2x2 table.
     """
 
     split: str

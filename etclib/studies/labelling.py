@@ -257,11 +257,8 @@ class LabellingRun:
 
 @dataclass(frozen=True)
 class Options:
-    """How a run asks: the decoding ``temperature``; ``thinking``, the thinking setting (None:
-    the capability table's, see :mod:`etclib.llm.models`); at most ``workers`` calls at a time;
-    ``limit``: the first N items only (a trial run; its signature says so); ``attempts`` per
-    item in all, back-off from ``backoff`` seconds; ``ask`` replaces the provider's client
-    (tests, other endpoints)."""
+    """How a run asks: at most ``workers`` calls at a time; ``limit``: the first N items only
+    (a trial run; its signature says so); ``ask`` replaces the provider's client (tests)."""
 
     temperature: float = 0.0
     thinking: Any = None
@@ -274,11 +271,9 @@ class Options:
 
 @dataclass(frozen=True)
 class Study:
-    """What differs between the labelling studies' runs: the answer schema ``kind`` of
-    :data:`etclib.judge.providers.SCHEMAS`, the signature's first field, the progress bar's
-    name, the words of the "labelled none" error, and where runs are stored: the schema the
-    study registered, its run table, its answer table and the condition that picks one run's
-    answers there (one ``?``: the run id)."""
+    """What differs between the labelling studies' runs: the answer schema ``kind``, names and
+    words, and where runs are stored (``of_run``: the condition, one ``?`` for the run id,
+    that picks one run's answers)."""
 
     kind: str
     name: str

@@ -148,11 +148,9 @@ def parse_ratings(
 def compare_ratings(ratings: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
     """One row per (system, metric): LLM and human means side by side and their agreement.
 
-    Each item's LLM score is the mean of its LLM raters, its human score the mean of its human
-    raters; only items rated by both kinds are paired (``unpaired`` counts the others). Columns:
-    system, metric, items, unpaired, llm_mean, human_mean, r, p, low, high, mad, llm_constant,
-    human_constant, note. ``r``/``p``/``low``/``high`` are NaN when r is undefined; then
-    ``llm_constant`` or ``human_constant`` holds the constant and ``note`` says so.
+    Each item's score per kind is the mean of its raters; only items rated by both kinds are
+    paired (``unpaired`` counts the others). Where r is undefined, ``r`` .. ``high`` are NaN and
+    ``llm_constant`` or ``human_constant`` holds the constant.
     """
     rows = []
     if ratings.empty:
@@ -187,10 +185,7 @@ def compare_ratings(ratings: pd.DataFrame, *, confidence: float = 0.95) -> pd.Da
 
 
 def paired_scores(ratings: pd.DataFrame, system: str, metric: str) -> pd.DataFrame:
-    """Per item of one system and metric: the mean LLM score and the mean human score.
-
-    Columns: item, llm, human; only items rated by both kinds, ordered by item.
-    """
+    """Per item of one system and metric rated by both kinds: ``item, llm, human`` means."""
     part = ratings[(ratings["system"] == system) & (ratings["metric"] == metric)]
     table = (
         part.groupby(["item", "rater_kind"])["score"]
@@ -233,14 +228,10 @@ def _note(c) -> str:
 
 @dataclass(frozen=True)
 class EmplifAI:
-    """EmplifAI's published LLM-judge vs crowd comparison (Tables 5 and 6).
-
-    ``table`` has one row per (system, metric): ``llm_mean``, ``human_mean`` (Table 5), ``r``
-    (Table 6; NaN where the paper printed none), ``constant``: the judge's mean sits at an end of
-    the 1-5 scale, so it gave every item that score and r is undefined; ``printed_value`` /
-    ``printed_mad``: what the paper printed instead of r; ``mad_from_means``: the mean absolute
-    difference the constant rule gives from Table 5's means (exact when the judge is constant at
-    a scale end: every human score lies on one side of it).
+    """EmplifAI's published LLM-judge vs crowd comparison (Tables 5 and 6), one ``table`` row
+    per (system, metric). ``constant``: the judge's mean sits at an end of the 1-5 scale, so it
+    gave every item that score and r is undefined; ``mad_from_means`` is then exact (every human
+    score lies on one side of it).
     """
 
     source: str
@@ -253,10 +244,7 @@ class EmplifAI:
 
 
 def load_emplifai(path: str | Path | None = None) -> EmplifAI | None:
-    """Load the EmplifAI figures; None when the file does not exist (the page then says so).
-
-    Raises RatingsError when the file exists but does not have the expected fields.
-    """
+    """The EmplifAI figures; None without the file, RatingsError when it is malformed."""
     file = Path(path) if path is not None else reference_dir() / EMPLIFAI_FILE
     if not file.is_file():
         return None

@@ -72,15 +72,9 @@ class AnthropicSpec(ProviderSpec, JSONAnswers, PromptCache, Quotas):
     judge_model = "claude-haiku-4-5"
     backend_model = "claude-sonnet-4-5"
     model_setting = "ETC_ANTHROPIC_MODEL"
-    backend_max_tokens = 512
-    token_param = "max_tokens"
     unknown_model = _CLAUDE
-    #: Claude takes no sampling settings: API version 2026-10-21 (the one the ``anthropic``
-    #: 2.x SDKs send) refuses ``temperature`` / ``top_p`` / ``top_k`` with a 400, even at their
-    #: defaults, and the SDK has no such arguments. Thinking is a ``budget`` (0: disabled).
-    #: Prices: USD per 1M input / output / cache-read input tokens, list prices (cache writes
-    #: billed as ordinary input);
-    #: the ``claude`` row is the family's fallback (thinking as the server decides, no price).
+    #: no sampling settings (module docstring); thinking a ``budget`` (0: disabled); cache writes
+    #: billed as ordinary input; ``claude``: the family's fallback (no price)
     models = (
         ModelInfo("claude", "anthropic", thinking="budget", **_CLAUDE),
         ModelInfo("claude-haiku-4-5", "anthropic", price=(1.00, 5.00), cached_input=0.10, **_OFF),

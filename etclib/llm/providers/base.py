@@ -121,11 +121,8 @@ class ProviderSpec:
         base_url: str | None = None,
         connect_timeout: float | None = None,
     ) -> Any:
-        """An SDK client with its own retries off (callers own retry policy); ``timeout`` is
-        each read's limit, ``connect_timeout`` the connection's (default ``timeout``) where
-        the SDK tells them apart. Built from :attr:`sdk_classes` for the SDKs whose clients
-        take ``api_key``, ``base_url``, ``timeout`` and ``max_retries`` (OpenAI's, Anthropic's);
-        a provider whose SDK differs overrides this."""
+        """An SDK client with its own retries off (callers own retry policy), built from
+        :attr:`sdk_classes`; a provider whose SDK takes other arguments overrides this."""
         if self.sdk_classes is None:
             raise NotImplementedError
         module, sync_name, async_name = self.sdk_classes

@@ -102,8 +102,6 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
     judge_model = "gpt-4.1-mini"
     backend_model = OPENAI_DEFAULT_MODEL
     model_setting = "ETC_OPENAI_MODEL"
-    backend_max_tokens = 512
-    token_param = "max_tokens"
     #: the Batch API bills half the standard rate; flex processing bills the batch rate
     batch_prices_source = ("https://platform.openai.com/docs/guides/batch", "2025-11")
     #: documented: 50,000 requests and 200 MB per input file (some margin kept)
@@ -161,7 +159,15 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
     def served_models(
         self, base_url: str, api_key: str | None = None, timeout: float = 2.0
     ) -> list[dict[str, Any]]:
-        return served_models(base_url, api_key, timeout=timeout)
+        """The models an OpenAI-compatible server at ``base_url`` serves (``GET /models``), as it
+        describes them (vLLM adds ``root``, ``parent``, ``max_model_len``: the chat's model card).
+        One attempt; the SDK's exception is raised as it is, for :func:`etclib.llm.classify`.
+        """
+        client = self.client(timeout=float(timeout), base_url=base_url, api_key=api_key or "EMPTY")
+        try:
+            return [m.model_dump() for m in client.models.list().data]
+        finally:
+            client.close()
 
     def request(self, model, messages, decoding, *, max_tokens=None) -> dict[str, Any]:
         return request(model, messages, decoding, max_tokens=max_tokens)
@@ -296,25 +302,6 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
         if isinstance(body, dict):
             codes |= {body.get("code"), body.get("type")}
         return "insufficient_quota" if status == 429 and "insufficient_quota" in codes else None
-
-
-def served_models(
-    base_url: str, api_key: str | None = None, timeout: float = 2.0
-) -> list[dict[str, Any]]:
-    """The models an OpenAI-compatible server at ``base_url`` serves (``GET {base_url}/models``),
-    each as the server describes it (vLLM adds ``root``, ``parent`` and ``max_model_len``).
-
-    One attempt, ``timeout`` seconds for the connection and for the answer; the SDK's exception
-    (``openai.APIConnectionError``, ``APITimeoutError``, ``APIStatusError``) is raised as it is,
-    for :func:`etclib.llm.classify`. The chat page probes its model servers with it, and reads
-    vLLM's extra fields (``root``, ``parent``: the adapter's path and its base) for the model
-    card.
-    """
-    client = SPEC.client(timeout=float(timeout), base_url=base_url, api_key=api_key or "EMPTY")
-    try:
-        return [m.model_dump() for m in client.models.list().data]
-    finally:
-        client.close()
 
 
 SPEC = OpenAISpec()

@@ -39,11 +39,9 @@ def next_decision(
 ) -> Decision | None:
     """The next sampled decision this annotator has not answered yet, or None when done.
 
-    Balanced across annotators: first a decision someone else answered but that still lacks
-    :data:`ANSWERS_PER_DECISION` answers (so pairs complete and people can be compared), then
-    one nobody answered, then those with the fewest answers; within each, the sample's order.
-    The returned decision carries the judge's label: a page must hide it until the annotator has
-    answered (see docs/judge_vs_human.md).
+    Decisions that still lack :data:`ANSWERS_PER_DECISION` answers come first, so pairs complete
+    and people can be compared. It carries the judge's label: a page must hide it until the
+    annotator has answered.
     """
     with _db(db, read_only=True) as con:
         annotator_id = annotator(con, code)

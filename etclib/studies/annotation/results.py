@@ -33,12 +33,8 @@ def human_label(answers: Iterable[str]) -> str | None:
 
 
 def submission_metrics(decisions: pd.DataFrame, label_column: str = "label") -> dict[str, float]:
-    """SPEC precision / recall / f1 (x100) of one submission from its unit decisions.
-
-    Items are those with at least one reference unit (a ``recall`` row); an item without
-    prediction units has precision = recall = 0 as its reference units are then unsupported.
-    Neutral counts as not supported.
-    """
+    """SPEC precision / recall / f1 (x100) of one submission from its unit decisions, over
+    items with at least one reference unit; Neutral counts as not supported."""
     if decisions.empty:
         return {"precision": math.nan, "recall": math.nan, "f1": math.nan, "items": 0}
     d = decisions.assign(ok=decisions[label_column].eq("Supported"))
@@ -107,15 +103,9 @@ def results(
     seed: int = 0,
     db: str | Path | None = None,
 ) -> AnnotationResults:
-    """Judge-human agreement, human-human agreement, the confusion matrix, and how the
-    submission's precision / recall / f1 change when people's labels replace the judge's.
-
-    - judge-human kappa: Cohen's kappa over every (judge label, one person's answer) pair, with a
-      seeded bootstrap interval over answers;
-    - human-human: Fleiss' kappa over decisions with two or more answers (their first two
-      answers), and Krippendorff's alpha (nominal) over all answers;
-    - metrics: per submission, SPEC's precision / recall / f1 from all its stored decisions,
-      with the judge's labels and with people's labels (:func:`human_label`) on re-checked ones.
+    """Judge-human and human-human agreement, the confusion matrix, and how each submission's
+    precision / recall / f1 change when people's labels (:func:`human_label`) replace the
+    judge's on re-checked decisions. Definitions: docs/judge_vs_human.md.
     """
     answers = answers_frame(submission_id, db=db)
     labels = list(LABELS)

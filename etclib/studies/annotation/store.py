@@ -144,12 +144,8 @@ def _check_row(i: int, row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def add_decisions(rows: Iterable[Mapping[str, Any]], *, db: str | Path | None = None) -> int:
-    """Store judged per-item details (all rows are checked first; nothing is stored on error).
-
-    Each row has ``submission_id, dialogue_id, turn, role, side, unit, target, label``. A row
-    that was stored before (same submission, item, side, unit and target) gets the new label.
-    Returns the number of rows stored.
-    """
+    """Store judge decisions, all checked first (nothing is stored on error); a row stored
+    before gets the new label. The number of rows stored."""
     checked = [_check_row(i, r) for i, r in enumerate(rows, start=1)]
     if not checked:
         return 0

@@ -69,13 +69,8 @@ def sample_keys(*, db: str | Path | None = None) -> list[Key]:
 
 
 def next_item(code: str | None, *, db: str | Path | None = None) -> Key | None:
-    """The next item of the sample for this annotator, or None when there is none.
-
-    Items the annotator has answered and items that already have
-    :data:`ANNOTATORS_PER_ITEM` answers are skipped; among the rest, items with fewer answers
-    come first (then drawing order), so every item gets its three annotators before more items
-    are started.
-    """
+    """The next item of the sample for this annotator, or None: items with fewer answers
+    first, so every item gets its three annotators before more items are started."""
     annotator = annotator_for_code(code, db=db)
     with _Db(db, read_only=True) as con:
         row = con.execute(
