@@ -68,12 +68,10 @@ def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, 
             report["problems"].append(f"unsupported setting {exc.setting!r}: {exc}")
             report["detail"] = exc.detail
             return report
-        except ServiceError as exc:
-            report["problems"].append(str(exc))
-            report["detail"] = exc.detail
-            return report
         except EtcError as exc:
             report["problems"].append(str(exc))
+            if isinstance(exc, ServiceError):
+                report["detail"] = exc.detail
             return report
         finally:
             cache.close()

@@ -117,9 +117,11 @@ def _status(exc: BaseException) -> int | None:
 
 def _body(exc: BaseException) -> Any:
     """The parsed error body: openai's ``body`` (the ``error`` object), google-genai's
-    ``details`` (the whole JSON)."""
+    ``details`` (the whole JSON; a list of one is unwrapped)."""
     for attr in ("body", "details"):
         value = getattr(exc, attr, None)
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
         if isinstance(value, dict | list):
             return value
     return None
@@ -155,8 +157,6 @@ def retry_after(exc: BaseException) -> float | None:
         except AttributeError:
             pass
     body = _body(exc)
-    if isinstance(body, list) and len(body) == 1:
-        body = body[0]
     if isinstance(body, dict):
         error = body.get("error", body)
         details = error.get("details") if isinstance(error, dict) else None
@@ -173,8 +173,6 @@ def quota_of(exc: BaseException, status: int | None = None) -> str | None:
     from etclib.llm.providers import Quotas, specs
 
     body = _body(exc)
-    if isinstance(body, list) and len(body) == 1:
-        body = body[0]
     status = status if status is not None else (_status(exc) or 0)
     for spec in specs(Quotas):
         quota = spec.quota(exc, body, status)

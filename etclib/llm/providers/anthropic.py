@@ -31,8 +31,6 @@ _EMPTY = {
 
 
 def _usage(usage: Any) -> dict[str, int]:
-    if usage is None:
-        return {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "reasoning_tokens": 0}
     read = getattr(usage, "cache_read_input_tokens", 0) or 0
     written = getattr(usage, "cache_creation_input_tokens", 0) or 0
     details = getattr(usage, "output_tokens_details", None)

@@ -62,9 +62,7 @@ from etclib.studies.causes.proxy import (
     proxy_share,
     proxy_type,
 )
-from etclib.studies.causes.store import (
-    SCHEMA,
-)
+from etclib.studies.causes.store import SCHEMA
 from etclib.studies.causes.typology import (
     CAUSE_TYPES,
     PROXY_TYPES,
