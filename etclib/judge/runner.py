@@ -14,7 +14,7 @@ import concurrent.futures
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 from etclib import llm
@@ -478,22 +478,14 @@ class ItemResult:
 
     units: list[str] = field(default_factory=list)
     unit_labels: list[str] = field(default_factory=list)
+    unit_reasons: list[str] = field(default_factory=list)
     ref_units: list[str] = field(default_factory=list)
     ref_unit_labels: list[str] = field(default_factory=list)
-    error: str | None = None
-    unit_reasons: list[str] = field(default_factory=list)
     ref_unit_reasons: list[str] = field(default_factory=list)
+    error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "units": self.units,
-            "unit_labels": self.unit_labels,
-            "unit_reasons": self.unit_reasons,
-            "ref_units": self.ref_units,
-            "ref_unit_labels": self.ref_unit_labels,
-            "ref_unit_reasons": self.ref_unit_reasons,
-            "error": self.error,
-        }
+        return asdict(self)
 
 
 async def judge_item(judge: Judge, prediction: str, reference: str) -> ItemResult:

@@ -25,11 +25,9 @@ def install(package: str, floor: str, needs: str) -> None:
 def _key(version: str) -> tuple[int, ...]:
     out = []
     for part in version.split("."):
-        digits = "".join(ch for ch in part if ch.isdigit()) if not part.isdigit() else part
-        if not part.isdigit():
-            out.append(int(digits or 0))
+        out.append(int("".join(ch for ch in part if ch.isdigit()) or 0))
+        if not part.isdigit():  # a pre-release or local part ends the comparison
             break
-        out.append(int(part))
     return tuple(out)
 
 

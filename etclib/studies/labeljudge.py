@@ -32,9 +32,6 @@ from etclib.tracks.categories.labels import ANNOTATORS, pair_consensus, parse_la
 PROMPT_NAME = "label_judge"
 
 
-# --- prompt ----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class LabelPrompt(labelling.ChatPrompt):
     """The versioned label-judge prompt (``etclib/data/prompts/label_judge.toml``)."""
@@ -48,9 +45,6 @@ class LabelPrompt(labelling.ChatPrompt):
 def load_prompt() -> LabelPrompt:
     """Load and check ``etclib/data/prompts/label_judge.toml``."""
     return labelling.load_prompt(PROMPT_NAME, ("transcription",), "label-judge", LabelPrompt)
-
-
-# --- runs ------------------------------------------------------------------------------------
 
 
 _SCHEMA = studiesdb.register(
@@ -139,9 +133,6 @@ def run_labels(
     """The labels of a stored run by item key (unusable answers left out)."""
     answers = STUDY.answers_of(run_id, "labels", db)
     return {key: tuple(x for x in labels.split(",") if x) for key, labels in answers}
-
-
-# --- comparison ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

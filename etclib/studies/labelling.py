@@ -35,9 +35,6 @@ Ask = Callable[[list[dict[str, str]]], str]
 Key = tuple[int, int, str]
 
 
-# --- prompt ------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class ChatPrompt:
     """A versioned chat prompt (``etclib/data/prompts/<name>.toml``): system text and instruction."""
@@ -82,9 +79,6 @@ def signature(
         f"{study}|provider:{provider}|model:{model}|prompt:{prompt.signature}"
         f"|{sent.signature()}|etclib:{__version__}"
     )
-
-
-# --- calling the LLM ---------------------------------------------------------------------------
 
 
 class _AskProvider:
@@ -193,9 +187,6 @@ async def ask_all(
             return await runner.gather_items(judge, [one(q) for q in questions], desc=desc)
     finally:
         await provider.aclose()
-
-
-# --- runs --------------------------------------------------------------------------------------
 
 
 def runs_table(table: str) -> str:

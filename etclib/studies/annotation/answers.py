@@ -24,9 +24,6 @@ def annotators(*, db: str | Path | None = None) -> pd.DataFrame:
         )
 
 
-# --- annotating ----------------------------------------------------------------------------
-
-
 def _decision(row) -> Decision:
     return Decision(*row)
 

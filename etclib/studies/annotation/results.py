@@ -19,8 +19,6 @@ from etclib.studies.agreement import (
 from etclib.studies.annotation.answers import _DECISION_COLUMNS
 from etclib.studies.annotation.store import _TIE_ORDER, LABELS, SIDES, _db
 
-# --- results -------------------------------------------------------------------------------
-
 
 def human_label(answers: Iterable[str]) -> str | None:
     """The people's label for one decision: the most frequent answer; ties go to the less

@@ -25,9 +25,6 @@ ANSWERS_PER_DECISION = 2
 _TIE_ORDER = ("Not Supported", "Neutral", "Supported")
 
 
-# --- the studies database ----------------------------------------------------------------------
-
-
 #: the studies database (:func:`etclib.studies.db.target`) and a connection to it for one block
 studies_path = studiesdb.target
 connect_studies = studiesdb.connect
@@ -72,9 +69,6 @@ def _db(db: str | Path | None, *, read_only: bool = False) -> Iterator[Any]:
         con.schema("codes", SCHEMA_CODES)
         con.schema("annotation", _SCHEMA)
         yield con
-
-
-# --- decisions ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

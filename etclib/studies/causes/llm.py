@@ -21,9 +21,6 @@ from etclib.studies.causes.typology import Key, cause_type
 PROMPT_NAME = "causes"
 
 
-# --- prompt ------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CausePrompt(labelling.ChatPrompt):
     """The versioned cause prompt (``etclib/data/prompts/causes.toml``)."""
@@ -66,8 +63,6 @@ def parse_causes(text: str, target: int) -> tuple[int, ...]:
         )
     return tuple(sorted(set(causes)))
 
-
-# --- LLM labelling -----------------------------------------------------------------------------
 
 #: A stored LLM cause run: what was asked (``signature``) and how it went.
 CauseRun = labelling.LabellingRun

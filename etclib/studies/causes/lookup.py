@@ -27,9 +27,6 @@ from etclib.studies.causes.typology import (
 SOURCES: tuple[str, ...] = ("auto", "human", "llm", "proxy")
 
 
-# --- what the site and the leaderboard call ---------------------------------------------------
-
-
 def cause_utterances(
     dialogue_id: int,
     turn: int,
