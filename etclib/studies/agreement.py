@@ -40,10 +40,8 @@ def fleiss_kappa(counts) -> float:
 
 
 def binary_fleiss_kappa(chosen: ArrayLike) -> float:
-    """Fleiss' kappa for one yes/no category from a subjects x raters boolean matrix.
-
-    ``chosen[i][r]`` is whether rater ``r`` chose the category for subject ``i``.
-    """
+    """Fleiss' kappa for one yes/no category: ``chosen[i][r]``, did rater ``r`` choose it for
+    subject ``i``."""
     votes = np.asarray(chosen, dtype=bool)
     if votes.ndim != 2 or votes.shape[0] == 0:
         raise ValueError("binary_fleiss_kappa needs a non-empty subjects x raters matrix.")
@@ -104,10 +102,8 @@ def confusion_matrix(
     rows: str = "rater A",
     columns: str = "rater B",
 ) -> pd.DataFrame:
-    """Counts of (a, b) label pairs: one row per label of ``a``, one column per label of ``b``.
-
-    ``labels`` fixes the order (and keeps labels nobody used as zero rows/columns).
-    """
+    """Counts of (a, b) label pairs: a row per label of ``a``, a column per label of ``b``, in
+    the order of ``labels`` (which keeps labels nobody used as zero rows and columns)."""
     table, labels = _table(a, b, labels)
     return pd.DataFrame(
         table,
@@ -182,12 +178,9 @@ def krippendorff_alpha(
 
 @dataclass(frozen=True)
 class Correlation:
-    """A correlation between paired scores, or why there is none.
-
-    When either series is constant the correlation is undefined: ``r``, ``p``, ``low`` and
-    ``high`` are ``None``, ``x_constant`` / ``y_constant`` hold the constant value of the side
-    that is constant, and ``note`` says so. ``mad`` (mean absolute difference) and the means are
-    always reported, which is what a reader compares instead (the "constant rule").
+    """A correlation between paired scores, or why there is none: when a series is constant,
+    ``r`` .. ``high`` are None, ``x_constant`` / ``y_constant`` hold its value, and ``mad`` and the
+    means are what a reader compares instead (the "constant rule").
     """
 
     method: str
@@ -353,12 +346,9 @@ def bootstrap_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic(*samples)``, resampling items jointly.
-
-    All ``samples`` are sequences over the same items (e.g. two raters' labels, or a subjects x
-    raters matrix); each resample draws item indices with replacement and applies them to every
-    sample, so pairing is kept. Resamples where the statistic is undefined (NaN) are dropped; if
-    fewer than half remain, the interval is (NaN, NaN). The same ``seed`` gives the same interval.
+    """Percentile bootstrap interval of ``statistic(*samples)``, resampling items jointly (the
+    same indices for every sample, so pairing is kept). Resamples where the statistic is NaN are
+    dropped; if fewer than half remain, the interval is (NaN, NaN).
     """
     if not samples:
         raise ValueError("bootstrap_ci needs at least one sample.")
@@ -411,11 +401,8 @@ def kappa_with_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float, float]:
-    """Cohen's kappa and its seeded percentile bootstrap interval: ``(kappa, low, high)``.
-
-    Gives the same interval as ``bootstrap_ci(cohen_kappa, a, b, ...)`` with the same seed,
-    computed for many resamples at once.
-    """
+    """``(kappa, low, high)``: :func:`cohen_kappa` and the interval
+    ``bootstrap_ci(cohen_kappa, a, b, ...)`` gives, computed for many resamples at once."""
     _check_bootstrap(n_resamples, confidence)
     ca, cb, labels = _codes(a, b, labels)
     k = len(labels)
@@ -445,10 +432,8 @@ def binary_fleiss_with_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float, float]:
-    """:func:`binary_fleiss_kappa` and its seeded percentile bootstrap interval over subjects.
-
-    Gives the same interval as ``bootstrap_ci(binary_fleiss_kappa, chosen, ...)``.
-    """
+    """:func:`binary_fleiss_kappa` and the interval ``bootstrap_ci(binary_fleiss_kappa, chosen,
+    ...)`` gives, computed for many resamples at once."""
     _check_bootstrap(n_resamples, confidence)
     votes = np.asarray(chosen, dtype=bool)
     point = binary_fleiss_kappa(votes)

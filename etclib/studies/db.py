@@ -123,12 +123,9 @@ STUDIES = Store(name="studies", error=_error, tables=lambda: list(tables()))
 def connect(
     db: str | Path | None = None, *, read_only: bool = False
 ) -> Iterator[StudiesConnection]:
-    """A connection to the studies database (:func:`target`) for one block:
-    what it writes is committed when the block ends, rolled back when it raises.
-
-    A file and its folder are created on first write; ``read_only`` on a file that does not
-    exist yet reads an empty database in memory, so reading never creates files.
-    """
+    """A connection to the studies database (:func:`target`) for one block, committed when it
+    ends, rolled back when it raises. ``read_only`` on a file that does not exist yet reads an
+    empty database in memory, so reading never creates files."""
     where = target(db)
     if where == DEFAULT and not where.exists() and is_duckdb(LEGACY_DEFAULT):
         raise _error(Fault("legacy", str(LEGACY_DEFAULT)))
