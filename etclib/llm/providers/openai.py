@@ -159,15 +159,7 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
     def served_models(
         self, base_url: str, api_key: str | None = None, timeout: float = 2.0
     ) -> list[dict[str, Any]]:
-        """The models an OpenAI-compatible server at ``base_url`` serves (``GET /models``), as it
-        describes them (vLLM adds ``root``, ``parent``, ``max_model_len``: the chat's model card).
-        One attempt; the SDK's exception is raised as it is, for :func:`etclib.llm.classify`.
-        """
-        client = self.client(timeout=float(timeout), base_url=base_url, api_key=api_key or "EMPTY")
-        try:
-            return [m.model_dump() for m in client.models.list().data]
-        finally:
-            client.close()
+        return served_models(base_url, api_key, timeout=timeout)
 
     def request(self, model, messages, decoding, *, max_tokens=None) -> dict[str, Any]:
         return request(model, messages, decoding, max_tokens=max_tokens)
@@ -302,6 +294,20 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
         if isinstance(body, dict):
             codes |= {body.get("code"), body.get("type")}
         return "insufficient_quota" if status == 429 and "insufficient_quota" in codes else None
+
+
+def served_models(
+    base_url: str, api_key: str | None = None, timeout: float = 2.0
+) -> list[dict[str, Any]]:
+    """The models an OpenAI-compatible server at ``base_url`` serves (``GET /models``), as it
+    describes them (vLLM adds ``root``, ``parent``, ``max_model_len``: the chat's model card).
+    One attempt; the SDK's exception is raised as it is, for :func:`etclib.llm.classify`.
+    """
+    client = SPEC.client(timeout=float(timeout), base_url=base_url, api_key=api_key or "EMPTY")
+    try:
+        return [m.model_dump() for m in client.models.list().data]
+    finally:
+        client.close()
 
 
 SPEC = OpenAISpec()
