@@ -1,14 +1,11 @@
 """Batch judging: the uncached questions of a run answered through the provider's batch
 interface (OpenAI's Batch API, Gemini's batch mode), at half the online price.
 
-``--batch`` (``judge_batch``) runs :func:`prefill` before the normal, online judging of the same
-items: the uncached decompositions go out as one batch job, then the entailments of the units
-now cached as a second. Each request is the one the online path sends (same cache key), written
-in the provider's form by its spec (:class:`~etclib.llm.providers.Batch`); every answer is parsed
-and cached as an online answer would be, and whatever a batch did not answer is left to the
-online pass and its retries. A record in ``judge_batches/`` beside the cache, named by a hash of
-the request set, lets a stopped run read the same jobs again. :class:`BatchReport` prices the
-answers at both rates. See docs/judge.md, "Half the price".
+``--batch`` runs :func:`prefill` before the online judging of the same items: uncached
+decompositions as one job, then the entailments of the units now cached. Each request is the one
+the online path sends (same cache key) and each answer is cached as an online one would be;
+whatever a batch did not answer is left to the online pass. A record in ``judge_batches/``
+lets a stopped run read the same jobs again. See docs/judge.md, "Half the price".
 """
 
 from __future__ import annotations
@@ -139,10 +136,8 @@ def batch_spec(provider: str) -> ProviderSpec:
 
 
 async def _api(judge: Judge, spec: ProviderSpec, what: str, fn: Any, *args: Any) -> Any:
-    """``fn(*args)``, a call of the batch interface, off the event loop; a transient fault
-    (429, 5xx, timeout, dropped connection) is retried as the online path retries it, up to
-    ``max_attempts``; any other stops the run with JudgeServiceError (a job already sent is
-    resumed by the next run)."""
+    """``fn(*args)``, a call of the batch interface, off the event loop; a transient fault is
+    retried as online, any other stops the run (a job already sent is resumed by the next)."""
     s = judge.settings
     attempt = 0
     while True:

@@ -1,15 +1,9 @@
 """Persistent cache of judge answers: the table ``judge_answers`` of a SQLite file (default) or
-of a PostgreSQL database, on the storage layer (:mod:`etclib.storage`).
+of a PostgreSQL database (``ETC_JUDGE_CACHE``, :func:`location`), shared by scoring workers.
 
-Each row is one parsed answer, keyed by :func:`request_key`: a SHA-256 over the provider, the
-model, the prompt template's tag (version and hash) and the full request as sent (messages,
-temperature, structured-output settings), so a key never returns a stale answer. Rows are
+A key (:func:`request_key`) hashes everything sent, so it never returns a stale answer. Rows are
 written the moment an answer arrives, so a killed run resumes without repeating finished calls.
-Where: ``ETC_JUDGE_CACHE`` (:func:`location`), a file path (default ``judge.sqlite3`` under
-``ETC_CACHE_DIR``; deleting it forgets every answer) or a ``postgresql://`` URL shared by every
-scoring worker on every machine. :meth:`AnswerCache.once` asks each question once: whoever asks
-first claims its key (in this process, and through the engine's claims for other processes:
-docs/deploy.md) while it calls the model; the others wait and read the answer from the cache.
+:meth:`AnswerCache.once` asks each question once across runs, threads and processes.
 """
 
 from __future__ import annotations
@@ -126,10 +120,8 @@ def location() -> str | Path:
 
 
 class AnswerCache:
-    """Key -> parsed answer, in SQLite or PostgreSQL (:func:`location`); safe for threads.
-
-    ``path``: a file path or a ``postgresql://`` URL; default :func:`location`.
-    """
+    """Key -> parsed answer, in SQLite or PostgreSQL (``path``, default :func:`location`);
+    safe for threads."""
 
     def __init__(self, path: str | Path | None = None):
         target = location() if path is None else target_of(path)
@@ -245,21 +237,14 @@ class AnswerCache:
     ) -> AsyncIterator[dict[str, Any] | None]:
         """Get or compute once: ``async with cache.once(key) as stored:``.
 
-        ``stored`` is the cached entry (as :meth:`get`), possibly written by another asker while
-        this one waited; when it is None, this asker holds the key's claim and should call the
-        model and :meth:`put` the answer inside the block. The claim is released on exit, also
-        when the call failed (the next waiter then tries itself). Waiting never blocks the event
-        loop: it looks again after a short pause (0.02 s, growing to 0.5 s); on a server, each
-        look runs in a thread.
+        ``stored`` is the cached entry, possibly written by another asker meanwhile; when it is
+        None, this asker holds the key's claim (released on exit) and should call the model and
+        :meth:`put` the answer inside the block. Waiting polls without blocking the event loop.
 
-        ``gate``: the asker's concurrency slots. The first claim is then tried while holding one
-        of them, so an asker does not sit on a claim that others wait for while its own call
-        waits for a slot (with several workers sharing references, the first to start would
-        otherwise claim them all and answer them one slot at a time). Waiting for another
-        asker's answer holds no slot (nor do the later looks, so the answer is seen as soon as
-        it is stored, not after this asker's queue). When ``stored`` is None, this asker holds
-        the claim and a slot, which passes to the block: the block must release it
-        (``gate.release()``) once its first attempt is done.
+        ``gate``: the asker's concurrency slots. The first claim is tried holding one, so an
+        asker never sits on a claim others wait for while its own call waits for a slot (the
+        first worker would otherwise claim every shared reference). Waiting holds no slot. When
+        ``stored`` is None the slot passes to the block, which must ``gate.release()`` it.
         """
         name = (self._id, key)
         pause = _POLL_FIRST

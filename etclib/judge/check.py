@@ -1,16 +1,10 @@
 """Pre-flight check of the judge: three real items end to end before a 5,000-call run.
 
-:func:`preflight` judges ``n`` items of the test split (each reference against the next item's
-reference, so both Supported and Not Supported answers occur) with the configured provider and
-model, through the same :class:`~etclib.judge.runner.Judge` a scoring run uses, but with a
-throw-away answer cache so that every call is really made. It reports what was sent (decoding
-settings, structured-output format), what came back (served model snapshot, whether every
-structured answer parsed), latency and tokens per call (reasoning / thinking tokens among the
-output, and the most output one call took against the token limit, so that a limit too small
-for a reasoning model shows before a run cuts answers), and an estimate of calls, tokens and
-cost for the whole test split. A setting the model refuses (``temperature`` to GPT-5), a bad
-key, an unknown model or an unreachable endpoint is named in ``problems``. ``etclib judge
-check`` prints it.
+:func:`preflight` judges ``n`` test items (each reference against the next item's, so both
+Supported and Not Supported occur) through a scoring run's :class:`~etclib.judge.runner.Judge`
+with a throw-away cache, so every call is made. It reports what was sent and came back, latency
+and tokens per call (so a token limit too small for a reasoning model shows before a run cuts
+answers), an estimate for the whole test split, and ``problems``. ``etclib judge check``.
 """
 
 from __future__ import annotations
@@ -74,12 +68,10 @@ def preflight(settings: JudgeSettings, corpus: Corpus, n: int = 3) -> dict[str, 
             report["problems"].append(f"unsupported setting {exc.setting!r}: {exc}")
             report["detail"] = exc.detail
             return report
-        except ServiceError as exc:
-            report["problems"].append(str(exc))
-            report["detail"] = exc.detail
-            return report
         except EtcError as exc:
             report["problems"].append(str(exc))
+            if isinstance(exc, ServiceError):
+                report["detail"] = exc.detail
             return report
         finally:
             cache.close()

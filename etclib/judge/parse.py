@@ -1,10 +1,8 @@
 """Defensive parsing of the judge's JSON answers.
 
-Models are asked for structured output, but answers still arrive wrapped in code fences, with a
-sentence before or after, or with the label spelled loosely. These functions accept all of that
-and raise :class:`AnswerParseError` for anything else; the runner retries such answers and, when
-they stay unparseable, records an error for the item. An unparseable answer is never taken as
-"Not Supported".
+Answers arrive wrapped in code fences, with a sentence around them, or with the label spelled
+loosely; anything else raises :class:`AnswerParseError`, which the runner retries. An
+unparseable answer is never taken as "Not Supported".
 """
 
 from __future__ import annotations

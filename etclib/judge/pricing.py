@@ -1,14 +1,9 @@
-"""Approximate list prices of judge models and the providers' daily request limits, for the
-estimate a pre-flight check (``etclib judge check``, ``etclib predict --check``) reports.
+"""Approximate list prices and the providers' daily request limits, for the estimate a
+pre-flight check (``etclib judge check``, ``etclib predict --check``) reports.
 
-Prices (USD per million input, output and cached input tokens; standard tier, list prices read
-2025-11, long-context surcharges ignored: an order of magnitude) live in the capability table
-(:data:`etclib.llm.models.MODELS`), so a priced model always has known settings; the estimate is
-at the online rate, with the batch rate beside it (:func:`batch_cost_usd`). A model not in the
-table, or a check in which no call answered (:data:`NO_ESTIMATE`), gets no estimate rather than
-"$0.00". Daily request limits (:data:`DAILY_REQUESTS`, per project, model and key tier,
-``ETC_JUDGE_TIER``; Google changes them without notice) come from the provider specs; OpenAI's
-paid tiers have none. See docs/judge.md, "Before a full run".
+Prices live in the capability table (:data:`etclib.llm.models.MODELS`) and daily limits in the
+provider specs (per key tier, ``ETC_JUDGE_TIER``). A model without a price, or a check in which
+no call answered, gets no estimate rather than "$0.00". See docs/judge.md, "Before a full run".
 """
 
 from __future__ import annotations
@@ -51,9 +46,8 @@ DAILY_LIMITS_SOURCE, DAILY_LIMITS_READ = _daily_source()
 TIERS = ("free", "tier1")
 
 
-def price(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per 1M tokens for ``model`` (``models/`` prefix ignored), or None."""
-    return models.price(model)
+#: (input, output) USD per 1M tokens for a model (``models/`` prefix ignored), or None
+price = models.price
 
 
 def cost_usd(

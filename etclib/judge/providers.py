@@ -1,17 +1,9 @@
 """One judge call to one provider: build the request, send it, return text and token counts.
 
 A provider turns ``(kind, messages)`` into a *request*, a plain JSON-able dict of everything
-sent, which the runner hashes into the cache key and hands back to :meth:`Provider.complete`.
-``kind`` names the answer's JSON schema in :data:`SCHEMAS` (``decompose`` and ``entail`` for
-the scoring judge, ``labels`` and ``causes`` for the studies). Every registered provider can
-judge (:class:`SpecProvider`): its spec writes the request from the capability table, and the
-capabilities it has are used: a JSON Schema answer (:class:`~etclib.llm.providers.JSONAnswers`;
-without it the prompt alone asks for JSON), its prompt cache for the fixed prompt
-(:class:`~etclib.llm.providers.PromptCache`), a service tier on each online call
-(:class:`~etclib.llm.providers.ServiceTiers`). Every request carries a token limit
-(:func:`default_max_tokens`): room for the answer and for the thinking a model spends inside
-it; the runner asks a cut answer again with twice the limit. Providers do not retry: the runner
-does (:mod:`etclib.llm.retry`). docs/judge.md says more.
+sent, which the runner hashes into the cache key. ``kind`` names the answer's JSON schema in
+:data:`SCHEMAS`. Every registered provider can judge (:class:`SpecProvider`), using the
+capabilities its spec has. Providers do not retry: the runner does. docs/judge.md says more.
 """
 
 from __future__ import annotations
@@ -237,28 +229,13 @@ def build(
     )
 
 
-def make_provider(
-    name: str,
-    model: str | None = None,
-    *,
-    timeout: float,
-    thinking: Any = None,
-    max_tokens: int | None = None,
-    service_tier: str | None = None,
-) -> Provider:
-    """Build the judge on provider ``name`` (any registered one); an unknown name or a missing
-    key raises JudgeError. ``max_tokens``: the token limit (None: :func:`default_max_tokens`);
-    ``service_tier``: OpenAI's ``flex`` for each online call, where the model takes it."""
+def make_provider(name: str, model: str | None = None, **options: Any) -> Provider:
+    """:func:`build`, but an unknown name or a missing key raises JudgeError. ``max_tokens``:
+    the token limit (None: :func:`default_max_tokens`); ``service_tier``: OpenAI's ``flex`` for
+    each online call, where the model takes it."""
     if name not in llm.providers.REGISTRY:
         raise JudgeError(unknown("judge provider", name, list(llm.providers.names())))
     try:
-        return build(
-            name,
-            model,
-            timeout=timeout,
-            thinking=thinking,
-            max_tokens=max_tokens,
-            service_tier=service_tier,
-        )
+        return build(name, model, **options)
     except ConfigError as exc:
         raise JudgeError(f"The {name} judge is not configured. {exc}") from exc

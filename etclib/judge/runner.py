@@ -1,16 +1,10 @@
 """Run the judge over many items: asyncio, bounded concurrency, retries, cache, usage counts.
 
-:class:`Judge` answers ``await judge.decompose(text)`` (a list of units; a blank text costs no
-call) and ``await judge.entail(unit, target)`` (a label and its reasoning), both built on
-:meth:`Judge.ask`, which asks any structured question (the label judge asks through it too).
 Every request goes through the in-run memo (identical requests asked once, in flight included),
-then the persistent :class:`AnswerCache`, whose claim makes other runs and workers wait for one
-call, then the provider, holding one of ``concurrency`` slots only while on the wire. Faults are
-classified by :func:`etclib.llm.retry.classify`: transient ones are retried with back-off, a cut
-answer is asked once more with twice the limit, and a used-up quota or a fatal service error
-stops the run. What each fault does, and the public error texts: docs/judge.md, "Faults" and
-"When a run cannot finish". :func:`judge_items` scores whole submissions, overlapping
-decompositions and entailments; :func:`run_sync` runs a coroutine from sync code.
+then the persistent :class:`AnswerCache`, then the provider, holding one of ``concurrency``
+slots only while on the wire. Transient faults are retried with back-off, a cut answer is asked
+once more with twice the limit, and a used-up quota or a fatal service error stops the run
+(docs/judge.md, "Faults" and "When a run cannot finish").
 """
 
 from __future__ import annotations
@@ -20,7 +14,7 @@ import concurrent.futures
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
 from etclib import llm
@@ -129,12 +123,9 @@ def classify(exc: BaseException, where: str = "") -> tuple[str, str, Fault]:
 
 
 class Judge:
-    """Decompose and entail with one provider, a shared cache and bounded concurrency.
-
-    Use ``async with Judge(settings) as judge:``; the provider's client is opened on entry and
-    closed on exit. ``provider`` and ``cache`` may be given (tests, several runs sharing one);
-    ``model_option`` is the command-line option that fatal-error messages point to.
-    """
+    """Decompose and entail with one provider, a shared cache and bounded concurrency:
+    ``async with Judge(settings) as judge:``. ``model_option`` is the command-line option that
+    fatal-error messages point to."""
 
     def __init__(
         self,
@@ -213,10 +204,8 @@ class Judge:
         return await self.ask(kind, prompt.tag, prompt.messages(**fields), parser, fields=fields)
 
     def question(self, kind: str, **fields: str) -> Question:
-        """The ``decompose`` or ``entail`` question on ``fields`` (given as :meth:`decompose`
-        and :meth:`entail` give them: texts stripped, units as they are), the same request and
-        cache key as theirs, without asking it: the batch path (:mod:`etclib.judge.batch`)
-        sends these."""
+        """The ``decompose`` or ``entail`` question on ``fields`` (as those methods give them),
+        with their request and cache key, unasked: the batch path sends these."""
         prompt = self._prompts[kind]
         request = self.provider.request(kind, prompt.messages(**fields))
         key = request_key(self.provider.name, self.provider.model, prompt.tag, request)
@@ -244,14 +233,10 @@ class Judge:
         temperature: float = TEMPERATURE,
         fields: dict[str, Any] | None = None,
     ) -> Answer:
-        """Ask ``messages`` with ``kind``'s answer schema and parse the reply with ``parser``.
-
-        ``tag`` identifies the prompt (name, version, hash) in the cache key; ``parser`` returns
-        a JSON-able value or raises :class:`~etclib.judge.parse.AnswerParseError` (the answer is
-        then retried); ``fields`` is what the cache row shows of the question. Raises
-        :class:`RequestFailed` when no attempt gave a usable answer, JudgeError when the run
-        must stop.
-        """
+        """Ask ``messages`` with ``kind``'s answer schema and parse the reply with ``parser``
+        (AnswerParseError: asked again). ``tag`` identifies the prompt in the cache key,
+        ``fields`` is what the cache row shows. :class:`RequestFailed` when no attempt gave a
+        usable answer, JudgeError when the run must stop."""
         request = self.provider.request(kind, messages, temperature=temperature)
         key = request_key(self.provider.name, self.provider.model, tag, request)
         if key in self._memo:
@@ -493,22 +478,14 @@ class ItemResult:
 
     units: list[str] = field(default_factory=list)
     unit_labels: list[str] = field(default_factory=list)
+    unit_reasons: list[str] = field(default_factory=list)
     ref_units: list[str] = field(default_factory=list)
     ref_unit_labels: list[str] = field(default_factory=list)
-    error: str | None = None
-    unit_reasons: list[str] = field(default_factory=list)
     ref_unit_reasons: list[str] = field(default_factory=list)
+    error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "units": self.units,
-            "unit_labels": self.unit_labels,
-            "unit_reasons": self.unit_reasons,
-            "ref_units": self.ref_units,
-            "ref_unit_labels": self.ref_unit_labels,
-            "ref_unit_reasons": self.ref_unit_reasons,
-            "error": self.error,
-        }
+        return asdict(self)
 
 
 async def judge_item(judge: Judge, prediction: str, reference: str) -> ItemResult:
@@ -555,9 +532,8 @@ async def judge_items(
 
 async def gather_items(judge: Judge, items: Sequence[Awaitable[T]], *, desc: str) -> list[T]:
     """Run one coroutine per item at once (the judge's slots bound the calls), results in
-    order; a progress bar counts finished items. An exception (a fatal JudgeError) cancels the
-    rest and propagates; after a stop (a used-up quota, a fatal service error), once the calls
-    already on the wire have finished and their answers are stored."""
+    order, with a progress bar. An exception cancels the rest and propagates; after a stop, once
+    the calls already on the wire have finished and their answers are stored."""
     bar = progress.counter(len(items), desc=desc)
 
     def on_done(_: asyncio.Future) -> None:
@@ -599,11 +575,8 @@ def run_sync(factory: Callable[[], Awaitable[T]]) -> T:
 
 
 def warm(settings: JudgeSettings | None = None) -> None:
-    """Pay a judge's one-time costs now rather than in its first run: import the provider's SDK
-    and build (then close) its client, load the prompt templates, and open the answer cache
-    (its schema and, on PostgreSQL, this process's connection pool). A scoring worker calls it
-    when its process starts, before it claims a job (``python -m leaderboard worker``).
-    Configuration errors are raised as in a run."""
+    """Pay a judge's one-time costs (SDK import, client, templates, answer cache) now rather than
+    in its first run: a scoring worker calls it before it claims a job."""
 
     async def enter() -> None:
         async with Judge(settings):

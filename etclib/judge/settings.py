@@ -55,21 +55,8 @@ class JudgeSettings:
 
     @classmethod
     def resolve(cls, get: Callable[[str], Any] | None = None) -> JudgeSettings:
-        """Settings from options (``get(name)``, e.g. ``Context.get``), else env, else defaults.
-
-        Options / environment: ``judge_provider`` / ``ETC_JUDGE_PROVIDER``, ``judge_model`` /
-        ``ETC_JUDGE_MODEL``, ``concurrency`` / ``ETC_JUDGE_CONCURRENCY``, ``judge_timeout`` /
-        ``ETC_JUDGE_TIMEOUT``, ``judge_max_attempts`` / ``ETC_JUDGE_MAX_ATTEMPTS``,
-        ``judge_backoff`` / ``ETC_JUDGE_BACKOFF``, ``judge_thinking`` / ``ETC_JUDGE_THINKING``
-        (a thinking budget or level, or ``default``; unset: the capability table's choice),
-        ``judge_prompts`` / ``ETC_JUDGE_PROMPTS`` (the prompt set: ``v2``, the default, or ``v1``).
-        ``judge_max_tokens`` / ``ETC_JUDGE_MAX_TOKENS`` (the token limit per answer, thinking
-        included; unset: :func:`~etclib.judge.providers.default_max_tokens`).
-        ``judge_batch`` / ``ETC_JUDGE_BATCH`` (true: answer the uncached questions through the
-        provider's batch interface first), ``judge_batch_poll`` / ``ETC_JUDGE_BATCH_POLL``
-        (seconds between reads of a batch job, default 30), ``judge_service_tier`` /
-        ``ETC_JUDGE_SERVICE_TIER`` (OpenAI's ``flex`` for online calls).
-        """
+        """Settings from options (``get(name)``, e.g. ``Context.get``), else the environment,
+        else defaults; the table of options and variables is in docs/judge.md."""
         get = get or (lambda name: None)
 
         def pick(option: str, env: str) -> Any:
@@ -138,14 +125,9 @@ class JudgeSettings:
         return RetryPolicy(self.max_attempts, self.backoff, self.backoff_max)
 
     def signature(self, served: Any = ()) -> str:
-        """``provider:..|model:..|temperature:0|thinking:budget=0|prompts:..|max_tokens:1024|etclib-judge``.
-
-        ``temperature`` is the value sent, or ``default`` when the model takes none (GPT-5);
-        ``thinking`` the thinking setting sent (``none`` for models without one, ``default``
-        when left to the server); ``max_tokens`` the token limit per answer (a cut answer is
-        asked once more with twice it). ``served``: the model snapshots the provider reported
-        (``Usage.model_versions``), appended as ``|served:a,b`` when given.
-        """
+        """``provider:..|model:..|temperature:0|thinking:budget=0|prompts:..|max_tokens:1024|etclib-judge``,
+        the settings as sent; ``served`` (the snapshots the provider reported) adds
+        ``|served:a,b``."""
         sig = (
             f"provider:{self.provider}|model:{self.model}|{self.decoding().signature()}"
             f"|prompts:{templates.tags(self.prompts)}|max_tokens:{self.token_limit()}|etclib-judge"

@@ -1,16 +1,10 @@
 """The judge's two prompt templates, loaded from versioned TOML files in ``prompts/``.
 
-Prompts come in named *sets*, one file per kind and set: ``prompts/{kind}_{set}.toml``, where
-the kind is ``decompose`` (split a transcription into units of inner state) or ``entail`` (label
-one unit against a target transcription) and the set is ``vN``, the version its files hold.
+One file per kind (``decompose``, ``entail``) and named set: ``prompts/{kind}_{set}.toml``.
 :data:`DEFAULT_SET` (``v2``, the paper's Figures 6 and 7 rule by rule; docs/judge.md) is used
-unless a set is named (``judge_prompts`` / ``ETC_JUDGE_PROMPTS``, ``--judge-prompts``); ``v1``
-stays selectable so that older scores can be reproduced and compared. Each file has
-``version`` (bumped on every change), ``system`` (with ``$examples``), ``user`` (the per-request
-message), ``examples_header``, ``example`` (one block per worked example, ``$number`` and
-``$output`` plus the example's own fields) and ``[[examples]]``. A template's
-:attr:`JudgePrompt.tag` (kind, version and the first 8 hex digits of a hash of its content)
-is part of the judge's signature and cache keys, so two sets never share an answer.
+unless a set is named; ``v1`` stays selectable so older scores can be reproduced. A template's
+:attr:`JudgePrompt.tag` (kind, version, content hash) is part of the judge's signature and cache
+keys, so two sets never share an answer.
 """
 
 from __future__ import annotations
@@ -71,9 +65,6 @@ def _output(kind: str, example: dict[str, Any]) -> str:
 
 
 def _check(kind: str, where: str, data: dict[str, Any]) -> None:
-    missing = [k for k in _REQUIRED if k not in data]
-    if missing:
-        raise JudgeError(f"{where}: missing key(s) {', '.join(missing)}; restore the file.")
     if data["kind"] != kind or not isinstance(data["version"], int):
         raise JudgeError(f"{where}: expected kind = {kind!r} and an integer version.")
     need = ("text", "units") if kind == "decompose" else ("unit", "target", "reasoning", "label")

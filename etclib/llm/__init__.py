@@ -1,12 +1,8 @@
 """One LLM client stack for the judge and the backends, whatever the provider.
 
-:mod:`.providers` is the registry of providers (one module each, a spec with the capabilities it
-has); :mod:`.models` the per-model capability and price table; :mod:`.chat` what a call returns
-and its usage; :mod:`.retry` error classification and the retry loops. This module holds the
-lookups everything else uses (:func:`configured`, :func:`endpoint`) and :func:`failure`, which
-turns a classified failure into a public-safe error. Keys and endpoints are read with
-:func:`etclib.core.config.setting`; every SDK client has its own retries off, so callers own the
-retry policy and count retries themselves. See docs/providers.md.
+:mod:`.providers` registers the providers, :mod:`.models` holds the capability and price table,
+:mod:`.chat` what a call returns, :mod:`.retry` fault classification and retry loops. Every SDK
+client has its own retries off, so callers own the retry policy. See docs/providers.md.
 """
 
 from __future__ import annotations
@@ -99,11 +95,8 @@ def failure(
 ) -> ServiceError:
     """The public-safe error for a call that failed for good, logged with its detail.
 
-    ``who`` names the caller in our words (``"The openai backend (model 'gpt-4.1')"``). The
-    message is ``who``, the fault's public description, the attempts and a hint; the redacted
-    provider text is the error's ``detail``. A refused setting becomes
-    :class:`~etclib.core.errors.UnsupportedSettingError`, an empty answer
-    :class:`~etclib.core.errors.EmptyAnswerError`, anything else ``cls``.
+    ``who`` names the caller in our words (``"The openai backend (model 'gpt-4.1')"``); the
+    redacted provider text is only the error's ``detail``.
     """
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     if fault.kind == "unsupported":

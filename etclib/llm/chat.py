@@ -1,16 +1,8 @@
 """What one chat call returns and costs: :class:`Reply`, the empty-answer rule, :class:`Usage`.
 
-Each provider's codec (:mod:`etclib.llm.providers`) reads its replies into a :class:`Reply`
-(text, tokens, the served model snapshot, the finish reason, whether the token limit cut it),
-so the judge and the backends see one shape and one rule for empty answers:
-
-**An empty answer is an error, never an empty string.** A codec raises :func:`empty_answer`
-with a ``reason``: ``safety`` (a safety filter, a blocked prompt), ``refusal`` (the model
-refused), ``output_limit`` (the token limit was reached before any text: output spent on
-thinking), ``no_candidate`` (no choice or candidate at all) or ``empty`` (finished with no
-text). The judge counts such an answer as a failed request (item error); the backends write an
-empty prediction and count it by reason (:class:`Usage`, ``etclib predict``'s notes); the chat
-shows the error.
+**An empty answer is an error, never an empty string.** A provider's codec raises
+:func:`empty_answer` with a reason (a key of :data:`REASON_TEXT`): the judge counts it as a
+failed request, the backends write an empty prediction and count it by reason.
 """
 
 from __future__ import annotations
@@ -107,11 +99,8 @@ class Usage:
                 self.empty_answers[empty] += 1
 
     def report(self, model: str) -> dict[str, Any]:
-        """``calls, cache_hits, retries, input_tokens, output_tokens, cached_tokens,
-        reasoning_tokens, cut_answers, cost_usd`` (None = unknown price; cached input tokens at
-        the cached-input price). Tokens count only calls made in this run, not answers from
-        etclib's cache; ``cached_tokens`` (read from the provider's prompt cache) are part of
-        ``input_tokens``, ``reasoning_tokens`` part of ``output_tokens``."""
+        """The counts and ``cost_usd`` (None: unknown price). Tokens count only calls made in
+        this run, not answers from etclib's cache."""
         from etclib.llm.models import cost as priced
 
         cost = priced(model, self.input_tokens, self.output_tokens, self.cached_tokens)

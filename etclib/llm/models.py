@@ -1,16 +1,9 @@
 """What each hosted model accepts: one small capability table, and the settings etclib sends.
 
-Models differ in what a request may carry (temperature, the token limit's field, structured
-output, a thinking setting), and a wrong setting is a 400 from the server. etclib always sets
-thinking explicitly where a model has it, so that scores and cost do not depend on a server
-default (``"default"`` sends nothing and says so in the signature). A model is looked up by the
-longest matching name prefix, so dated snapshots find their family; an unknown model gets
-:func:`default_info` (temperature 0, ``max_tokens``, no thinking, unless its provider's spec
-says otherwise), and a setting it refuses fails with
-:class:`~etclib.core.errors.UnsupportedSettingError`: add its family to :data:`MODELS` (one line in
-the provider's spec). Prices, cached-input and batch prices live in the same rows
-(:func:`cost`, :func:`batch_cost`). The table and its choices: docs/judge.md, "What each model
-is sent".
+A wrong setting is a 400 from the server, so each family's row says what a request may carry.
+Thinking is set explicitly where a model has it, so scores and cost do not depend on a server
+default. A model is looked up by the longest matching name prefix (dated snapshots find their
+family); an unknown one gets :func:`default_info`. docs/judge.md, "What each model is sent".
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""Failures of hosted-model calls: one classification, one retry-delay rule, sync and streaming
-retry loops, shared by the judge (async, :mod:`etclib.judge.runner`) and the backends (threads,
-:mod:`etclib.models._api`, which use :func:`call_with_retries` and :func:`stream_with_retries`).
+"""Error classification and retries for calls to LLM providers.
 
 :func:`classify` turns any exception of a provider SDK (or its HTTP library) into a
-:class:`Fault`. A server's ``x-should-retry`` header overrides the kind's default, except for a
-used-up quota, which no retry cures: a 429 is a rate limit unless its body names a used-up quota
-or credit, which each provider's spec reads (:class:`etclib.llm.providers.base.Quotas`,
-:func:`quota_of`). :meth:`RetryPolicy.delay` is exponential back-off with full jitter, or the
-server's longer suggestion (``Retry-After``, ``retry-after-ms``, Gemini's ``retryDelay``) up to
-``retry_after_max``. What each fault does: docs/judge.md, "Faults".
+:class:`Fault`. A server's ``x-should-retry`` overrides the kind's default, except for a used-up
+quota, which no retry cures. :meth:`RetryPolicy.delay` is exponential back-off with full jitter,
+or the server's longer suggestion up to ``retry_after_max``. docs/judge.md, "Faults".
 """
 
 from __future__ import annotations
@@ -122,9 +117,11 @@ def _status(exc: BaseException) -> int | None:
 
 def _body(exc: BaseException) -> Any:
     """The parsed error body: openai's ``body`` (the ``error`` object), google-genai's
-    ``details`` (the whole JSON)."""
+    ``details`` (the whole JSON; a list of one is unwrapped)."""
     for attr in ("body", "details"):
         value = getattr(exc, attr, None)
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
         if isinstance(value, dict | list):
             return value
     return None
@@ -160,8 +157,6 @@ def retry_after(exc: BaseException) -> float | None:
         except AttributeError:
             pass
     body = _body(exc)
-    if isinstance(body, list) and len(body) == 1:
-        body = body[0]
     if isinstance(body, dict):
         error = body.get("error", body)
         details = error.get("details") if isinstance(error, dict) else None
@@ -178,8 +173,6 @@ def quota_of(exc: BaseException, status: int | None = None) -> str | None:
     from etclib.llm.providers import Quotas, specs
 
     body = _body(exc)
-    if isinstance(body, list) and len(body) == 1:
-        body = body[0]
     status = status if status is not None else (_status(exc) or 0)
     for spec in specs(Quotas):
         quota = spec.quota(exc, body, status)
@@ -346,13 +339,11 @@ def stream_with_retries(
     on_chunk: Callable[[Any], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Iterator[str]:
-    """Yield the streamed answer's text (leading whitespace dropped).
+    """Yield the streamed answer's text (leading whitespace dropped); :class:`CallFailed`.
 
-    ``open_stream()`` may send its request at once (openai) or at first iteration
-    (google-genai's ``generate_content_stream``): either way, a transient fault before the first
-    text is yielded is retried with a new request. Once text has been yielded a failure is
-    final (the consumer has shown part of an answer). Raises :class:`CallFailed`. The stream is
-    closed when the consumer stops early. ``on_chunk`` sees every chunk (usage counting).
+    A transient fault before the first text (whether ``open_stream()`` sends at once or at first
+    iteration) is retried with a new request; after it, a failure is final (the consumer has
+    shown part of an answer). ``on_chunk`` sees every chunk (usage counting).
     """
     attempt = 0
     while True:

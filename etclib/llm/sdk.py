@@ -1,11 +1,9 @@
-"""The provider SDK versions etclib needs, in one table, and the error for an SDK that is too old.
+"""The provider SDK versions etclib needs, and the error for an SDK that is too old.
 
-:data:`FLOORS` holds the lowest version of each SDK that takes every request field etclib sends,
-and what needs it (each provider spec's ``sdk_floor``, :mod:`etclib.llm.providers`);
-``requirements.txt`` and ``pyproject.toml`` (extra ``api``) carry the same floors, and
-``tests/unit/test_sdk_floors.py`` checks them. An SDK's own validation error for a request
-etclib built is reported by :func:`too_old` as :class:`~etclib.core.errors.DependencyError`
-("upgrade google-genai to >= 1.51") when the installed version is below the floor.
+An SDK's own validation error for a request etclib built is reported by :func:`too_old` as
+:class:`~etclib.core.errors.DependencyError` ("upgrade google-genai to >= 1.51") when the
+installed version is below its floor (``tests/unit/test_sdk_floors.py`` checks the floors match
+requirements.txt and pyproject.toml).
 """
 
 from __future__ import annotations
@@ -27,11 +25,9 @@ def install(package: str, floor: str, needs: str) -> None:
 def _key(version: str) -> tuple[int, ...]:
     out = []
     for part in version.split("."):
-        digits = "".join(ch for ch in part if ch.isdigit()) if not part.isdigit() else part
-        if not part.isdigit():
-            out.append(int(digits or 0))
+        out.append(int("".join(ch for ch in part if ch.isdigit()) or 0))
+        if not part.isdigit():  # a pre-release or local part ends the comparison
             break
-        out.append(int(part))
     return tuple(out)
 
 

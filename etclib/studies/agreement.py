@@ -1,8 +1,5 @@
-"""Agreement statistics between raters (people and LLM judges).
+"""Agreement statistics between raters (people and LLM judges), on plain sequences or arrays.
 
-Pure functions on plain sequences or numpy arrays: Cohen's and Fleiss' kappa, Krippendorff's
-alpha, Pearson and Spearman (a :class:`Correlation` that says when a series is constant), the
-mean absolute difference, a confusion matrix and a seeded percentile :func:`bootstrap_ci`.
 An undefined statistic is ``NaN``, never an exception; input that cannot be a rating table
 (ragged, empty, mismatched lengths) raises ``ValueError``. Definitions and the constant rule:
 docs/judge_vs_human.md, "Statistics".
@@ -43,10 +40,8 @@ def fleiss_kappa(counts) -> float:
 
 
 def binary_fleiss_kappa(chosen: ArrayLike) -> float:
-    """Fleiss' kappa for one yes/no category from a subjects x raters boolean matrix.
-
-    ``chosen[i][r]`` is whether rater ``r`` chose the category for subject ``i``.
-    """
+    """Fleiss' kappa for one yes/no category: ``chosen[i][r]``, did rater ``r`` choose it for
+    subject ``i``."""
     votes = np.asarray(chosen, dtype=bool)
     if votes.ndim != 2 or votes.shape[0] == 0:
         raise ValueError("binary_fleiss_kappa needs a non-empty subjects x raters matrix.")
@@ -72,6 +67,13 @@ def _codes(a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashab
     )
 
 
+def _table(a, b, labels) -> tuple[np.ndarray, list]:
+    """The k x k table of (a, b) label pairs, and the labels in its order."""
+    ca, cb, labels = _codes(a, b, labels)
+    k = len(labels)
+    return np.bincount(ca * k + cb, minlength=k * k).reshape(k, k), labels
+
+
 def _kappa_from_table(table: np.ndarray) -> float:
     total = table.sum()
     p_o = np.trace(table) / total
@@ -89,10 +91,7 @@ def cohen_kappa(
     NaN when chance agreement is 1 (both raters used one and the same category throughout).
     A rater who is constant while the other is not gets kappa 0 (agreement equals chance).
     """
-    ca, cb, labels = _codes(a, b, labels)
-    k = len(labels)
-    table = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k).astype(float)
-    return _kappa_from_table(table)
+    return _kappa_from_table(_table(a, b, labels)[0].astype(float))
 
 
 def confusion_matrix(
@@ -103,13 +102,9 @@ def confusion_matrix(
     rows: str = "rater A",
     columns: str = "rater B",
 ) -> pd.DataFrame:
-    """Counts of (a, b) label pairs: one row per label of ``a``, one column per label of ``b``.
-
-    ``labels`` fixes the order (and keeps labels nobody used as zero rows/columns).
-    """
-    ca, cb, labels = _codes(a, b, labels)
-    k = len(labels)
-    table = np.bincount(ca * k + cb, minlength=k * k).reshape(k, k)
+    """Counts of (a, b) label pairs: a row per label of ``a``, a column per label of ``b``, in
+    the order of ``labels`` (which keeps labels nobody used as zero rows and columns)."""
+    table, labels = _table(a, b, labels)
     return pd.DataFrame(
         table,
         index=pd.Index(labels, name=rows),
@@ -183,12 +178,9 @@ def krippendorff_alpha(
 
 @dataclass(frozen=True)
 class Correlation:
-    """A correlation between paired scores, or why there is none.
-
-    When either series is constant the correlation is undefined: ``r``, ``p``, ``low`` and
-    ``high`` are ``None``, ``x_constant`` / ``y_constant`` hold the constant value of the side
-    that is constant, and ``note`` says so. ``mad`` (mean absolute difference) and the means are
-    always reported, which is what a reader compares instead (the "constant rule").
+    """A correlation between paired scores, or why there is none: when a series is constant,
+    ``r`` .. ``high`` are None, ``x_constant`` / ``y_constant`` hold its value, and ``mad`` and the
+    means are what a reader compares instead (the "constant rule").
     """
 
     method: str
@@ -252,21 +244,21 @@ def _t_test_p(r: float, n: int) -> float:
     return float(2.0 * t_dist.sf(abs(t), n - 2))
 
 
-def _undefined(method, xs, ys, confidence, note, x_const=None, y_const=None) -> Correlation:
+def _result(
+    method, xs, ys, confidence, r=None, p=None, low=None, high=None, **const
+) -> Correlation:
     return Correlation(
         method=method,
         n=int(xs.size),
-        r=None,
-        p=None,
-        low=None,
-        high=None,
+        r=r,
+        p=p,
+        low=low,
+        high=high,
         confidence=confidence,
         mad=float(np.abs(xs - ys).mean()),
         x_mean=float(xs.mean()),
         y_mean=float(ys.mean()),
-        x_constant=x_const,
-        y_constant=y_const,
-        note=note,
+        **const,
     )
 
 
@@ -280,10 +272,12 @@ def _check_defined(method, xs, ys, confidence) -> Correlation | None:
             " and ".join(sides)
             + ": the correlation is undefined; compare the means and the mean absolute difference."
         )
-        return _undefined(method, xs, ys, confidence, note, x_const, y_const)
+        return _result(
+            method, xs, ys, confidence, x_constant=x_const, y_constant=y_const, note=note
+        )
     if xs.size < 3:
         note = f"only {xs.size} paired scores: a correlation needs at least 3."
-        return _undefined(method, xs, ys, confidence, note)
+        return _result(method, xs, ys, confidence, note=note)
     return None
 
 
@@ -307,18 +301,7 @@ def pearson(x: ArrayLike, y: ArrayLike, *, confidence: float = 0.95) -> Correlat
         half = norm.ppf(0.5 + confidence / 2) / math.sqrt(n - 3)
         # tanh rounds to +-1 near perfect correlation; keep r inside its own interval
         low, high = min(math.tanh(z - half), r), max(math.tanh(z + half), r)
-    return Correlation(
-        method="pearson",
-        n=n,
-        r=r,
-        p=_t_test_p(r, n),
-        low=low,
-        high=high,
-        confidence=confidence,
-        mad=float(np.abs(xs - ys).mean()),
-        x_mean=float(xs.mean()),
-        y_mean=float(ys.mean()),
-    )
+    return _result("pearson", xs, ys, confidence, r, _t_test_p(r, n), low, high)
 
 
 def spearman(
@@ -350,18 +333,7 @@ def spearman(
         )
         if math.isnan(low):
             low = high = None
-    return Correlation(
-        method="spearman",
-        n=n,
-        r=rho,
-        p=_t_test_p(rho, n),
-        low=low,
-        high=high,
-        confidence=confidence,
-        mad=float(np.abs(xs - ys).mean()),
-        x_mean=float(xs.mean()),
-        y_mean=float(ys.mean()),
-    )
+    return _result("spearman", xs, ys, confidence, rho, _t_test_p(rho, n), low, high)
 
 
 # --- bootstrap --------------------------------------------------------------------------------
@@ -374,12 +346,9 @@ def bootstrap_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic(*samples)``, resampling items jointly.
-
-    All ``samples`` are sequences over the same items (e.g. two raters' labels, or a subjects x
-    raters matrix); each resample draws item indices with replacement and applies them to every
-    sample, so pairing is kept. Resamples where the statistic is undefined (NaN) are dropped; if
-    fewer than half remain, the interval is (NaN, NaN). The same ``seed`` gives the same interval.
+    """Percentile bootstrap interval of ``statistic(*samples)``, resampling items jointly (the
+    same indices for every sample, so pairing is kept). Resamples where the statistic is NaN are
+    dropped; if fewer than half remain, the interval is (NaN, NaN).
     """
     if not samples:
         raise ValueError("bootstrap_ci needs at least one sample.")
@@ -432,11 +401,8 @@ def kappa_with_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float, float]:
-    """Cohen's kappa and its seeded percentile bootstrap interval: ``(kappa, low, high)``.
-
-    Gives the same interval as ``bootstrap_ci(cohen_kappa, a, b, ...)`` with the same seed,
-    computed for many resamples at once.
-    """
+    """``(kappa, low, high)``: :func:`cohen_kappa` and the interval
+    ``bootstrap_ci(cohen_kappa, a, b, ...)`` gives, computed for many resamples at once."""
     _check_bootstrap(n_resamples, confidence)
     ca, cb, labels = _codes(a, b, labels)
     k = len(labels)
@@ -466,10 +432,8 @@ def binary_fleiss_with_ci(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float, float]:
-    """:func:`binary_fleiss_kappa` and its seeded percentile bootstrap interval over subjects.
-
-    Gives the same interval as ``bootstrap_ci(binary_fleiss_kappa, chosen, ...)``.
-    """
+    """:func:`binary_fleiss_kappa` and the interval ``bootstrap_ci(binary_fleiss_kappa, chosen,
+    ...)`` gives, computed for many resamples at once."""
     _check_bootstrap(n_resamples, confidence)
     votes = np.asarray(chosen, dtype=bool)
     point = binary_fleiss_kappa(votes)

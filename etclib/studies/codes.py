@@ -1,9 +1,8 @@
 """Annotator codes: who may answer in a study (Study 2's decisions, the cause layer's items).
 
-An admin (``ETC_ADMIN_TOKEN``, checked by :mod:`etclib.core.admintoken`) issues a code per person
-and may revoke it; only a SHA-256 hash of each code is stored (table ``annotators``), so a
-leaked database does not leak codes. Every write that comes from a person names its code:
-:func:`annotator` turns it into the annotator id or raises AccessDenied.
+An admin issues a code per person and may revoke it; only a SHA-256 hash of each code is stored,
+so a leaked database does not leak codes. :func:`annotator` turns a code into the annotator id or
+raises AccessDenied.
 """
 
 from __future__ import annotations

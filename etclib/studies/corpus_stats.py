@@ -1,13 +1,8 @@
 """Corpus statistics (``etclib stats``), queried from the DuckDB store.
 
-Keys: ``dialogues``, ``participants``, ``utterances``; ``utterance_chars`` and
-``transcription_chars`` (mean lengths, ``{all, speaker, listener}``); ``labels`` (per category:
-the percentage of transcriptions whose aggregated label has it per role and in all, and Fleiss'
-kappa of the three annotators' yes/no decisions); ``kappa_overall`` (all decisions pooled);
-``multi_label_share`` (percentage of non-neutral aggregated labels with two or more categories);
-``cooccurrence`` (transcriptions per pair of categories; the diagonal: each category's count).
-:func:`cause_stats` adds the cause layer (``causes``: the lexical proxy's share, the LLM and
-human cause-type shares, RECCON's; docs/causes.md).
+Label shares per category and role, Fleiss' kappa of the three annotators' yes/no decisions,
+multi-label share and category co-occurrence; :func:`cause_stats` adds the cause layer
+(docs/causes.md).
 """
 
 from __future__ import annotations
@@ -29,22 +24,19 @@ def _yes_no(votes: np.ndarray) -> np.ndarray:
 
 
 def compute(con) -> dict[str, Any]:
-    """Every statistic above, from a store cursor (``etclib.data.store.connect()``)."""
+    """The corpus statistics, from a store cursor (``etclib.data.store.connect()``)."""
     one = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
     out: dict[str, Any] = {
         "dialogues": one("SELECT count(*) FROM dialogues"),
         "participants": one("SELECT count(DISTINCT participant_id) FROM utterances"),
         "utterances": one("SELECT count(*) FROM utterances"),
     }
-    for col, key in (
-        ("utterance_chars", "utterance_chars"),
-        ("transcription_chars", "transcription_chars"),
-    ):
+    for col in ("utterance_chars", "transcription_chars"):
         row = con.execute(
             f"SELECT avg({col}), avg({col}) FILTER (role = 'speaker'), "
             f"avg({col}) FILTER (role = 'listener') FROM utterances"
         ).fetchone()
-        out[key] = {"all": row[0], "speaker": row[1], "listener": row[2]}
+        out[col] = {"all": row[0], "speaker": row[1], "listener": row[2]}
     cols = ", ".join(f'"{c}"' for c in CATEGORIES)
     votes = ", ".join(f"votes_{c}" for c in CATEGORIES)
     # column arrays straight from DuckDB (fetchnumpy): no Python tuple per utterance

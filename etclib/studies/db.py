@@ -1,13 +1,9 @@
 """The judge-vs-human studies database, on the storage layer (:mod:`etclib.storage`).
 
-``ETC_STUDIES_DB`` (:func:`target`) is a file path (SQLite, the default
-``data/studies.sqlite``) or a ``postgresql://`` URL (docs/deploy.md). Each study of
-:mod:`etclib.studies` registers its tables here when it is imported (:func:`register`); this
-module imports none of them (an import-linter contract keeps it so). The studies write their
-SQL once, in the subset every engine reads the same way (``?`` placeholders, ``INSERT ... ON
-CONFLICT``, ``CAST(? AS VARCHAR) IS NULL`` for optional filters, times passed as parameters);
-one ``with connect(...)`` block is one session of :meth:`etclib.storage.database.Database.session`.
-:func:`migrate` copies the studies into another database (``etclib studies migrate``).
+``ETC_STUDIES_DB`` is a file path (SQLite, default ``data/studies.sqlite``) or a
+``postgresql://`` URL. Each study registers its tables here (:func:`register`); this module
+imports none of them. The studies write SQL in the subset every engine reads the same way
+(``?`` placeholders, ``ON CONFLICT``, ``CAST(? AS VARCHAR) IS NULL`` for optional filters).
 """
 
 from __future__ import annotations
@@ -127,12 +123,9 @@ STUDIES = Store(name="studies", error=_error, tables=lambda: list(tables()))
 def connect(
     db: str | Path | None = None, *, read_only: bool = False
 ) -> Iterator[StudiesConnection]:
-    """A connection to the studies database (:func:`target`) for one block:
-    what it writes is committed when the block ends, rolled back when it raises.
-
-    A file and its folder are created on first write; ``read_only`` on a file that does not
-    exist yet reads an empty database in memory, so reading never creates files.
-    """
+    """A connection to the studies database (:func:`target`) for one block, committed when it
+    ends, rolled back when it raises. ``read_only`` on a file that does not exist yet reads an
+    empty database in memory, so reading never creates files."""
     where = target(db)
     if where == DEFAULT and not where.exists() and is_duckdb(LEGACY_DEFAULT):
         raise _error(Fault("legacy", str(LEGACY_DEFAULT)))
@@ -158,10 +151,8 @@ _SCHEMAS: dict[str, str] = {}
 
 
 def register(name: str, ddl: str) -> str:
-    """Declare study ``name``'s tables (``CREATE TABLE IF NOT EXISTS`` statements); returns
-    ``ddl``. A second registration of a name with other statements is an error (the
-    registries' one collision rule, :func:`etclib.core.registry.add`: two studies would share one
-    schema name on PostgreSQL)."""
+    """Declare study ``name``'s tables; returns ``ddl``. Another ``ddl`` under the same name is
+    an error (two studies would share one schema name on PostgreSQL)."""
     return registry.add(_SCHEMAS, name, ddl, kind="study", error=StoreError)
 
 
@@ -182,11 +173,9 @@ def tables() -> dict[str, str]:
 def migrate(
     source: str | Path | None, to: str | Path, *, replace: bool = False
 ) -> copier.MigrationReport:
-    """Copy every study table of the studies database ``source`` (a file, a server, or a file of
-    an earlier DuckDB version, only read) into ``to`` with the storage layer's copier
-    (:func:`etclib.storage.copier.copy_store`): every registered study's tables made there, the
-    copy one transaction, each table's count and SHA-256 compared. A target whose study tables
-    hold rows is refused unless ``replace``; a table the source lacks copies as empty."""
+    """Copy every study table of ``source`` (only read) into ``to`` in one transaction, with
+    :func:`etclib.storage.copier.copy_store`; a target holding rows is refused unless
+    ``replace``."""
     into = open_store(target(to), STUDIES)
     for name, ddl in schemas().items():
         into.apply(Schema.of(name, ddl))

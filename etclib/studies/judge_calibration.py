@@ -1,14 +1,9 @@
 """Calibrate the LLM judge against the ETC paper's: units per reference, and two sanity checks.
 
-The paper's judge finds 1.35 (SD 0.64) atomic units per test reference (Table 3,
-``reference_units`` in :mod:`etclib.data.reference`'s ``paper_baselines.json``). :func:`calibrate`
-decomposes the test references (or a seeded sample) and puts their mean beside it with a verdict
-band (Cohen's d against the paper's SD); judges sampled references against themselves (F1 at
-least :data:`SELF_MIN`) and against another dialogue's reference (at most :data:`SHUFFLED_MAX`);
-and, for a predictions file, sets its units per prediction beside Table 3's rows. Everything
-goes through one :class:`~etclib.judge.runner.Judge` (the scoring runs' cache, retries and
-fail-fast) after a one-item pre-flight; a run is stored in the studies database with the judge's
-signature. See docs/judge.md, "How this judge compares with the paper's".
+The paper's judge finds 1.35 (SD 0.64) units per test reference (Table 3). :func:`calibrate`
+puts this judge's mean beside it with a verdict band (Cohen's d against the paper's SD), checks
+references against themselves and against another dialogue's, and stores the run with the
+judge's signature. See docs/judge.md, "How this judge compares with the paper's".
 """
 
 from __future__ import annotations
@@ -188,11 +183,8 @@ def calibrate(
     paper_row_query: str | None = None,
     check: bool = True,
 ) -> dict[str, Any]:
-    """Run the calibration (module docstring); the report as a JSON-able dict.
-
-    ``predictions``: a :class:`etclib.tracks.predictions.Predictions` of the test split, or None.
-    ``report["ok"]`` is False when the pre-flight found a problem (then nothing else ran) or a
-    check is out of its bound.
+    """Run the calibration (module docstring; ``predictions``: of the test split, or None); the
+    report as a JSON-able dict, ``ok`` False after a failed pre-flight or a check out of bound.
     """
     test = items(corpus, SPLIT)
     if not test:

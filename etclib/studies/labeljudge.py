@@ -1,14 +1,9 @@
 """Study 1 of docs/judge_vs_human.md: an LLM labels transcriptions with ETC's seven categories.
 
-``etclib judge-labels`` asks an LLM (any registered provider) to label each emotion
-transcription of a split with the annotators' categories (multi-label), with the versioned
-prompt ``etclib/data/prompts/label_judge.toml``. The questions go through the scoring judge's
-machinery (providers, bounded concurrency, retries, the answer cache: a rerun costs nothing);
-each run is stored with its signature in the studies database (``label_runs``,
-``label_judgements``). :func:`label_study` compares a run with the annotators per category:
-the judge against the human majority (the aggregated label), Fleiss' kappa with and without the
-judge, and the human yardstick, each annotator against the consensus of the other two, with the
-judge scored against the same consensuses. Without a run, only the human columns are filled.
+``etclib judge-labels`` asks an LLM to label each transcription of a split (multi-label) through
+the scoring judge's machinery, and stores the run with its signature. :func:`label_study`
+compares a run with the annotators per category: against the human majority, Fleiss' kappa with
+and without the judge, and each annotator against the other two's consensus.
 """
 
 from __future__ import annotations
@@ -37,9 +32,6 @@ from etclib.tracks.categories.labels import ANNOTATORS, pair_consensus, parse_la
 PROMPT_NAME = "label_judge"
 
 
-# --- prompt ----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class LabelPrompt(labelling.ChatPrompt):
     """The versioned label-judge prompt (``etclib/data/prompts/label_judge.toml``)."""
@@ -53,12 +45,6 @@ class LabelPrompt(labelling.ChatPrompt):
 def load_prompt() -> LabelPrompt:
     """Load and check ``etclib/data/prompts/label_judge.toml``."""
     return labelling.load_prompt(PROMPT_NAME, ("transcription",), "label-judge", LabelPrompt)
-
-
-# --- answers -------------------------------------------------------------------------------
-
-
-# --- runs ------------------------------------------------------------------------------------
 
 
 _SCHEMA = studiesdb.register(
@@ -117,13 +103,9 @@ def judge_labels(
 ) -> LabelRun:
     """Label every transcription of ``split`` with the LLM judge and store the run.
 
-    ``options`` are those of :class:`etclib.studies.labelling.Options` (``temperature``,
-    ``thinking``, ``workers``, ``limit``, ``attempts``, ``backoff``, ``ask``). Questions go through
-    :meth:`etclib.judge.runner.Judge.ask`: at most ``workers`` calls at a time, answers cached
-    in the judge's answer cache. Unusable answers, timeouts, 429 and 5xx are retried (``attempts``
-    attempts in all, back-off from ``backoff`` seconds) and then stored as unlabelled; a bad key
-    or unknown model stops the run with JudgeError. If no item could be labelled, nothing is
-    stored and JudgeError says why. A run with the same signature and split replaces the old one.
+    ``options``: :class:`etclib.studies.labelling.Options`. Unusable answers are retried and then
+    stored as unlabelled; a bad key or unknown model, or no item labelled, stops the run with
+    JudgeError and stores nothing. A run with the same signature and split replaces the old one.
     """
 
     def row(run: LabelRun, a: labelling.Labelled) -> dict[str, Any]:
@@ -153,17 +135,13 @@ def run_labels(
     return {key: tuple(x for x in labels.split(",") if x) for key, labels in answers}
 
 
-# --- comparison ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class LabelStudy:
     """Study 1 results: one row per category in ``table``; judge columns NaN without a run.
 
-    ``yardstick`` has one row per (category, annotator): that annotator's kappa against the
-    two others' consensus. ``confusion`` (only with a run) counts items by human-majority
-    category (rows) and judge category (columns), multi-label: an item counts once in every
-    (row, column) pair of its two label sets. ``binary`` holds each category's 2x2 table.
+    ``yardstick``: each annotator's kappa against the two others' consensus, per category.
+    ``confusion`` (with a run): an item counts once in every (human-majority category, judge
+    category) pair of its two label sets. ``binary``: each category's 2x2 table.
     """
 
     split: str

@@ -2,13 +2,10 @@
 (:mod:`.causes`) share.
 
 Each study keeps its own prompt (a versioned TOML file under ``etclib/data/prompts/``), its answer
-parser and its result table; this module runs the rest once for both: :func:`load_prompt` (read,
-check and hash a chat prompt), :func:`start` (the checks and settings a run starts with),
-:func:`ask_all` (one question per item through :class:`etclib.judge.runner.Judge`, an unusable
-answer kept as unlabelled), :func:`finished_run` and :meth:`Study.store` (the run's summary and
-rows, stored in one transaction, replacing a run of the same signature), :func:`runs_table`
-(the run table both keep) and :class:`Study` (what differs between the two; :meth:`Study.label`
-runs a whole study).
+parser and its result table; :class:`Study` runs the rest once for both: it checks the
+settings, asks one question per item through :class:`etclib.judge.runner.Judge` (an unusable
+answer kept as unlabelled) and stores the run and its rows in one transaction, replacing a run
+of the same signature.
 """
 
 from __future__ import annotations
@@ -36,9 +33,6 @@ from etclib.studies import db as studiesdb
 #: Called with one message list, returns the model's reply text.
 Ask = Callable[[list[dict[str, str]]], str]
 Key = tuple[int, int, str]
-
-
-# --- prompt ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -87,9 +81,6 @@ def signature(
     )
 
 
-# --- calling the LLM ---------------------------------------------------------------------------
-
-
 class _AskProvider:
     """A judge provider that answers through a plain ``ask(messages) -> text`` function."""
 
@@ -123,17 +114,6 @@ class _AskProvider:
 
     async def aclose(self) -> None:
         pass
-
-
-def _make_provider(settings: runner.JudgeSettings, ask: Ask | None) -> providers.Provider:
-    """The judge provider (a missing key raises ConfigError), or one that calls ``ask``."""
-    if ask is not None:
-        return _AskProvider(settings.provider, settings.model, ask)
-    # any registered provider (etclib.llm.providers): its spec builds the request and reads
-    # the reply; an unknown name or a missing key raises ConfigError
-    return providers.build(
-        settings.provider, settings.model, timeout=settings.timeout, thinking=settings.thinking
-    )
 
 
 @dataclass(frozen=True)
@@ -180,7 +160,13 @@ async def ask_all(
 ) -> list[Labelled]:
     """Ask every question through the judge runner (``kind``: the answer schema of
     :data:`etclib.judge.providers.SCHEMAS`), answers in question order."""
-    provider = _make_provider(settings, ask)
+    provider = (
+        _AskProvider(settings.provider, settings.model, ask)
+        if ask is not None
+        else providers.build(
+            settings.provider, settings.model, timeout=settings.timeout, thinking=settings.thinking
+        )
+    )
     try:
         async with runner.Judge(settings, provider=provider, model_option="--model") as judge:
 
@@ -201,9 +187,6 @@ async def ask_all(
             return await runner.gather_items(judge, [one(q) for q in questions], desc=desc)
     finally:
         await provider.aclose()
-
-
-# --- runs --------------------------------------------------------------------------------------
 
 
 def runs_table(table: str) -> str:
@@ -264,96 +247,9 @@ class LabellingRun:
 
 
 @dataclass(frozen=True)
-class Start:
-    """What a run starts with: the items to ask about, the signature, the judge settings."""
-
-    items: list[Any]
-    signature: str
-    settings: runner.JudgeSettings
-
-
-def start(
-    provider: str,
-    model: str,
-    items: Sequence[Any],
-    *,
-    limit: int | None,
-    sign: Callable[[], str],
-    workers: int,
-    attempts: int,
-    backoff: float,
-    thinking: Any,
-) -> Start:
-    """The checks and settings an LLM labelling run starts with: the items to ask about (the
-    first ``limit`` for a trial run), the run's signature (``sign()``, marked with the limit)
-    and the judge settings that ask."""
-    if provider not in llm.providers.REGISTRY:
-        raise ConfigError(unknown("provider", provider, llm.providers.names()))
-    if not model.strip():
-        raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
-    items = list(items)
-    if limit is not None:
-        if limit < 1:
-            raise ConfigError(f"--limit must be at least 1, got {limit}.")
-        items = items[:limit]
-    try:
-        sig = sign()
-    except ConfigError as exc:
-        raise ConfigError(f"--thinking: {exc}") from None
-    if limit is not None:
-        sig += f"|limit:{limit}"
-    settings = runner.JudgeSettings(
-        provider=provider,
-        model=model,
-        concurrency=max(1, workers),
-        max_attempts=max(1, attempts),
-        backoff=backoff,
-        thinking=thinking,
-    )
-    return Start(items, sig, settings)
-
-
-def finished_run(
-    answers: Sequence[Labelled],
-    *,
-    who: str,
-    what: str,
-    signature: str,
-    provider: str,
-    model: str,
-    split: str,
-) -> LabellingRun:
-    """The summary of a run's answers; :class:`JudgeError` when none was usable, so nothing
-    is stored."""
-    failed = [a for a in answers if a.value is None]
-    n_labelled = len(answers) - len(failed)
-    if not n_labelled:
-        first = failed[0].error if failed else "no items"
-        raise JudgeError(
-            f"The {who} labelled none of {len(answers)} {what} ({first}). Nothing was stored; "
-            "check the model name, the endpoint and the key."
-        )
-    return LabellingRun(
-        run_id=hashlib.sha256(f"{signature}|split:{split}".encode()).hexdigest()[:12],
-        signature=signature,
-        provider=provider,
-        model=model,
-        split=split,
-        n_items=len(answers),
-        n_labelled=n_labelled,
-        n_failed=len(failed),
-        n_cached=sum(a.cached for a in answers),
-        errors=tuple(a.error for a in failed[:5]),
-    )
-
-
-@dataclass(frozen=True)
 class Options:
-    """How a run asks: the decoding ``temperature``; ``thinking``, the thinking setting (None:
-    the capability table's, see :mod:`etclib.llm.models`); at most ``workers`` calls at a time;
-    ``limit``: the first N items only (a trial run; its signature says so); ``attempts`` per
-    item in all, back-off from ``backoff`` seconds; ``ask`` replaces the provider's client
-    (tests, other endpoints)."""
+    """How a run asks: at most ``workers`` calls at a time; ``limit``: the first N items only
+    (a trial run; its signature says so); ``ask`` replaces the provider's client (tests)."""
 
     temperature: float = 0.0
     thinking: Any = None
@@ -366,11 +262,9 @@ class Options:
 
 @dataclass(frozen=True)
 class Study:
-    """What differs between the labelling studies' runs: the answer schema ``kind`` of
-    :data:`etclib.judge.providers.SCHEMAS`, the signature's first field, the progress bar's
-    name, the words of the "labelled none" error, and where runs are stored: the schema the
-    study registered, its run table, its answer table and the condition that picks one run's
-    answers there (one ``?``: the run id)."""
+    """What differs between the labelling studies' runs: the answer schema ``kind``, names and
+    words, and where runs are stored (``of_run``: the condition, one ``?`` for the run id,
+    that picks one run's answers)."""
 
     kind: str
     name: str
@@ -413,11 +307,57 @@ class Study:
         row: Callable[[LabellingRun, Labelled], dict[str, Any]],
         db: str | Path | None,
     ) -> LabellingRun:
-        """A whole run: :meth:`label`, one answer-table row per answer (``row``), :meth:`store`."""
-        opts = Options(**options)
-        run, answers = self.label(questions_of, items, prompt, provider, model, split, opts)
-        rows = pd.DataFrame([row(run, a) for a in answers])
-        self.store(run, prompt, opts.temperature, rows, db)
+        """A whole run: check the settings, ask one question per item kept (``questions_of``
+        makes them), store the run and one answer-table row per answer (``row``)."""
+        o = Options(**options)
+        if provider not in llm.providers.REGISTRY:
+            raise ConfigError(unknown("provider", provider, llm.providers.names()))
+        if not model.strip():
+            raise ConfigError("A model name is needed: --model NAME (e.g. gemini-2.5-flash).")
+        items = list(items)
+        if o.limit is not None:
+            if o.limit < 1:
+                raise ConfigError(f"--limit must be at least 1, got {o.limit}.")
+            items = items[: o.limit]
+        try:
+            sig = signature(self.name, provider, model, prompt, o.temperature, o.thinking)
+        except ConfigError as exc:
+            raise ConfigError(f"--thinking: {exc}") from None
+        if o.limit is not None:
+            sig += f"|limit:{o.limit}"
+        settings = runner.JudgeSettings(
+            provider=provider,
+            model=model,
+            concurrency=max(1, o.workers),
+            max_attempts=max(1, o.attempts),
+            backoff=o.backoff,
+            thinking=o.thinking,
+        )
+        questions = questions_of(items)
+        desc = f"{self.command} {model}"
+        answers = runner.run_sync(
+            lambda: ask_all(questions, self.kind, prompt, o.temperature, settings, o.ask, desc=desc)
+        )
+        failed = [a for a in answers if a.value is None]
+        if len(failed) == len(answers):
+            first = failed[0].error if failed else "no items"
+            raise JudgeError(
+                f"The {self.who} labelled none of {len(answers)} {self.what} ({first}). Nothing "
+                "was stored; check the model name, the endpoint and the key."
+            )
+        run = LabellingRun(
+            run_id=hashlib.sha256(f"{sig}|split:{split}".encode()).hexdigest()[:12],
+            signature=sig,
+            provider=provider,
+            model=model,
+            split=split,
+            n_items=len(answers),
+            n_labelled=len(answers) - len(failed),
+            n_failed=len(failed),
+            n_cached=sum(a.cached for a in answers),
+            errors=tuple(a.error for a in failed[:5]),
+        )
+        self.store(run, prompt, o.temperature, pd.DataFrame([row(run, a) for a in answers]), db)
         return run
 
     def list_runs(self, db: str | Path | None) -> pd.DataFrame:
@@ -442,48 +382,6 @@ class Study:
                 [run_id],
             ).fetchall()
         return [((d, t, r), value) for d, t, r, value in rows]
-
-    def label(
-        self,
-        questions_of: Callable[[list[Any]], list[Question]],
-        items: Sequence[Any],
-        prompt: ChatPrompt,
-        provider: str,
-        model: str,
-        split: str,
-        options: Options,
-    ) -> tuple[LabellingRun, list[Labelled]]:
-        """A whole run, short of storing it: check the settings, ask one question per item
-        (``questions_of`` makes them from the items kept), sum the answers up."""
-        o = options
-        begun = start(
-            provider,
-            model,
-            items,
-            limit=o.limit,
-            sign=lambda: signature(self.name, provider, model, prompt, o.temperature, o.thinking),
-            workers=o.workers,
-            attempts=o.attempts,
-            backoff=o.backoff,
-            thinking=o.thinking,
-        )
-        questions = questions_of(begun.items)
-        desc = f"{self.command} {model}"
-        answers = runner.run_sync(
-            lambda: ask_all(
-                questions, self.kind, prompt, o.temperature, begun.settings, o.ask, desc=desc
-            )
-        )
-        run = finished_run(
-            answers,
-            who=self.who,
-            what=self.what,
-            signature=begun.signature,
-            provider=provider,
-            model=model,
-            split=split,
-        )
-        return run, answers
 
 
 def dialogues_of(corpus: Corpus, split: str, *, also: Sequence[str] = ()) -> list[Dialogue]:

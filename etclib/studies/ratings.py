@@ -1,16 +1,9 @@
 """Study 3 of docs/judge_vs_human.md: Likert ratings by LLM judges beside ratings by people.
 
-A ratings file is CSV (UTF-8, header row) with the columns ``item, system, metric, rater_kind,
-rater_id, score``: one row per rating; ``rater_kind`` is ``llm`` or ``human``; ``score`` is a
-number. Extra columns are ignored. :func:`parse_ratings` refuses a malformed file with
-:class:`RatingsError`, whose message lists the offending lines.
-
-:func:`compare_ratings` pairs, per system and metric, each item's mean LLM score with its mean
-human score and reports both means, Pearson's r with its p-value and Fisher-z interval, and the
-mean absolute difference. Where one side gave every item the same score, r is undefined: the
-row says which side was constant, its value, and the mean absolute difference instead (the
-"constant rule" of EmplifAI, whose published figures :func:`load_emplifai` loads from
-``$ETC_REFERENCE_DIR/emplifai_judge_vs_human.json``).
+A ratings file is UTF-8 CSV with the columns ``item, system, metric, rater_kind, rater_id,
+score`` (one row per rating; ``rater_kind`` is ``llm`` or ``human``). :func:`compare_ratings`
+pairs each item's mean LLM and human scores per system and metric; where one side is constant, r
+is undefined and the row says so (the "constant rule" of EmplifAI, :func:`load_emplifai`).
 """
 
 from __future__ import annotations
@@ -26,11 +19,14 @@ from typing import Any
 import pandas as pd
 
 from etclib.core.errors import Problem, RatingsError
+from etclib.data.reference import EMPLIFAI as EMPLIFAI_FILE
+from etclib.data.reference import reference_dir
 from etclib.studies.agreement import pearson
 
 COLUMNS: tuple[str, ...] = ("item", "system", "metric", "rater_kind", "rater_id", "score")
 RATER_KINDS: tuple[str, ...] = ("llm", "human")
-EMPLIFAI_FILE = "emplifai_judge_vs_human.json"
+#: the columns of :func:`compare_ratings` after system, metric, items, unpaired
+_MEASURES = "llm_mean human_mean r p low high mad llm_constant human_constant note".split()
 #: The 5-point Likert scale of the EmplifAI study.
 EMPLIFAI_SCALE = (1.0, 5.0)
 
@@ -152,32 +148,13 @@ def parse_ratings(
 def compare_ratings(ratings: pd.DataFrame, *, confidence: float = 0.95) -> pd.DataFrame:
     """One row per (system, metric): LLM and human means side by side and their agreement.
 
-    Each item's LLM score is the mean of its LLM raters, its human score the mean of its human
-    raters; only items rated by both kinds are paired (``unpaired`` counts the others). Columns:
-    system, metric, items, unpaired, llm_mean, human_mean, r, p, low, high, mad, llm_constant,
-    human_constant, note. ``r``/``p``/``low``/``high`` are NaN when r is undefined; then
-    ``llm_constant`` or ``human_constant`` holds the constant and ``note`` says so.
+    Each item's score per kind is the mean of its raters; only items rated by both kinds are
+    paired (``unpaired`` counts the others). Where r is undefined, ``r`` .. ``high`` are NaN and
+    ``llm_constant`` or ``human_constant`` holds the constant.
     """
     rows = []
     if ratings.empty:
-        return pd.DataFrame(
-            columns=[
-                "system",
-                "metric",
-                "items",
-                "unpaired",
-                "llm_mean",
-                "human_mean",
-                "r",
-                "p",
-                "low",
-                "high",
-                "mad",
-                "llm_constant",
-                "human_constant",
-                "note",
-            ]
-        )
+        return pd.DataFrame(columns=["system", "metric", "items", "unpaired", *_MEASURES])
     per_item = (
         ratings.groupby(["system", "metric", "item", "rater_kind"], sort=True)["score"]
         .mean()
@@ -186,51 +163,29 @@ def compare_ratings(ratings: pd.DataFrame, *, confidence: float = 0.95) -> pd.Da
     )
     for (system, metric), group in per_item.groupby(level=["system", "metric"], sort=True):
         paired = group.dropna()
-        unpaired = len(group) - len(paired)
         row: dict[str, Any] = {
             "system": system,
             "metric": metric,
             "items": len(paired),
-            "unpaired": unpaired,
+            "unpaired": len(group) - len(paired),
         }
         if paired.empty:
-            row |= {
-                "llm_mean": math.nan,
-                "human_mean": math.nan,
-                "r": math.nan,
-                "p": math.nan,
-                "low": math.nan,
-                "high": math.nan,
-                "mad": math.nan,
-                "llm_constant": math.nan,
-                "human_constant": math.nan,
-                "note": "no item was rated by both an LLM and a person.",
-            }
+            row |= dict.fromkeys(_MEASURES, math.nan)
+            row["note"] = "no item was rated by both an LLM and a person."
             rows.append(row)
             continue
         c = pearson(paired["llm"].to_numpy(), paired["human"].to_numpy(), confidence=confidence)
-        nan = math.nan
+        values = (c.x_mean, c.y_mean, c.r, c.p, c.low, c.high, c.mad, c.x_constant, c.y_constant)
         row |= {
-            "llm_mean": c.x_mean,
-            "human_mean": c.y_mean,
-            "r": c.r if c.r is not None else nan,
-            "p": c.p if c.p is not None else nan,
-            "low": c.low if c.low is not None else nan,
-            "high": c.high if c.high is not None else nan,
-            "mad": c.mad,
-            "llm_constant": c.x_constant if c.x_constant is not None else nan,
-            "human_constant": c.y_constant if c.y_constant is not None else nan,
-            "note": _note(c),
+            k: math.nan if v is None else v for k, v in zip(_MEASURES[:-1], values, strict=True)
         }
+        row["note"] = _note(c)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def paired_scores(ratings: pd.DataFrame, system: str, metric: str) -> pd.DataFrame:
-    """Per item of one system and metric: the mean LLM score and the mean human score.
-
-    Columns: item, llm, human; only items rated by both kinds, ordered by item.
-    """
+    """Per item of one system and metric rated by both kinds: ``item, llm, human`` means."""
     part = ratings[(ratings["system"] == system) & (ratings["metric"] == metric)]
     table = (
         part.groupby(["item", "rater_kind"])["score"]
@@ -271,23 +226,12 @@ def _note(c) -> str:
 # --- EmplifAI published figures --------------------------------------------------------------
 
 
-def reference_dir() -> Path:
-    """Folder of published reference figures (:func:`etclib.data.reference.reference_dir`)."""
-    from etclib.data.reference import reference_dir as folder
-
-    return folder()
-
-
 @dataclass(frozen=True)
 class EmplifAI:
-    """EmplifAI's published LLM-judge vs crowd comparison (Tables 5 and 6).
-
-    ``table`` has one row per (system, metric): ``llm_mean``, ``human_mean`` (Table 5), ``r``
-    (Table 6; NaN where the paper printed none), ``constant``: the judge's mean sits at an end of
-    the 1-5 scale, so it gave every item that score and r is undefined; ``printed_value`` /
-    ``printed_mad``: what the paper printed instead of r; ``mad_from_means``: the mean absolute
-    difference the constant rule gives from Table 5's means (exact when the judge is constant at
-    a scale end: every human score lies on one side of it).
+    """EmplifAI's published LLM-judge vs crowd comparison (Tables 5 and 6), one ``table`` row
+    per (system, metric). ``constant``: the judge's mean sits at an end of the 1-5 scale, so it
+    gave every item that score and r is undefined; ``mad_from_means`` is then exact (every human
+    score lies on one side of it).
     """
 
     source: str
@@ -300,10 +244,7 @@ class EmplifAI:
 
 
 def load_emplifai(path: str | Path | None = None) -> EmplifAI | None:
-    """Load the EmplifAI figures; None when the file does not exist (the page then says so).
-
-    Raises RatingsError when the file exists but does not have the expected fields.
-    """
+    """The EmplifAI figures; None without the file, RatingsError when it is malformed."""
     file = Path(path) if path is not None else reference_dir() / EMPLIFAI_FILE
     if not file.is_file():
         return None

@@ -1,12 +1,7 @@
 """The LLM providers, registered by name: one module per provider exporting one ``SPEC``
-(:class:`~.base.ProviderSpec`, with the capabilities it opts into, :mod:`.base`).
-
-Everything that needs a provider reads this registry: the judge, the hosted-API backends, the
-studies' LLM labelling, the CLI's ``--provider`` choices, the chat page's labels, redaction
-(every spec's :attr:`~.base.ProviderSpec.secret_settings`) and the capability table
-(:mod:`etclib.llm.models`). Adding a provider is one module and one line in :data:`REGISTRY`.
-Spec modules import no SDK, so the registry loads them all at import: their model rows and
-secret names are installed at once.
+(:class:`~.base.ProviderSpec`). Everything that needs a provider reads this registry; adding one
+is one module and one line in :data:`REGISTRY`. Spec modules import no SDK, so the registry loads
+them all at import and installs their model rows and secret names at once.
 """
 
 from __future__ import annotations

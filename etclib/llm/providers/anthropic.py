@@ -1,15 +1,9 @@
-"""Anthropic's Claude: the Messages API (``POST /v1/messages``) through the ``anthropic`` SDK.
+"""Anthropic's Claude: the Messages API through the ``anthropic`` SDK.
 
-Settings: ``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL`` (a proxy, or the loopback fake server in
-tests); ``ETC_ANTHROPIC_MODEL`` (the backend's model). The system message becomes ``system``;
-``max_tokens`` is always sent (the API requires it); no temperature (API version 2026-10-21,
-which the 2.x SDKs send, refuses sampling settings); thinking set explicitly where the table
-knows the model. The judge's fixed prompt is marked ``cache_control: {"type": "ephemeral"}``
-(:meth:`AnthropicSpec.cache_prompt`) and its answer's schema goes in ``output_config.format``.
-``stop_reason`` ``max_tokens`` is a cut answer, ``refusal`` an empty one (``safety``); input
-tokens count the cached and cache-written parts. A used-up credit balance (a 400 "Your credit
-balance is too low"), a 402 ``billing_error`` and a 429 ``enforced_spend_limit_reached`` are
-used-up quotas. Capabilities: JSON answers, prompt cache, quotas. docs/judge.md says more.
+Settings: ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ETC_ANTHROPIC_MODEL``. ``max_tokens``
+is always sent (the API requires it), temperature never (API version 2026-10-21, which the 2.x
+SDKs send, refuses sampling settings). A 400 "credit balance is too low", a 402
+``billing_error`` and a 429 ``enforced_spend_limit_reached`` are used-up quotas. docs/judge.md.
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from etclib.llm.providers.base import JSONAnswers, PromptCache, ProviderSpec, Qu
 DEFAULT_MAX_TOKENS = 1024
 _CLAUDE = dict(temperature=False)
 #: thinking switched off (``{"type": "disabled"}``)
-_OFF = dict(thinking="budget", thinking_default=0)
+_OFF = dict(thinking="budget", thinking_default=0, **_CLAUDE)
 #: stop reasons that mean the answer was cut
 _CUT = {"max_tokens", "model_context_window_exceeded"}
 #: empty answers by stop reason; ``refusal`` is Claude's safety classifiers stopping the answer
@@ -37,8 +31,6 @@ _EMPTY = {
 
 
 def _usage(usage: Any) -> dict[str, int]:
-    if usage is None:
-        return {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "reasoning_tokens": 0}
     read = getattr(usage, "cache_read_input_tokens", 0) or 0
     written = getattr(usage, "cache_creation_input_tokens", 0) or 0
     details = getattr(usage, "output_tokens_details", None)
@@ -78,41 +70,14 @@ class AnthropicSpec(ProviderSpec, JSONAnswers, PromptCache, Quotas):
     judge_model = "claude-haiku-4-5"
     backend_model = "claude-sonnet-4-5"
     model_setting = "ETC_ANTHROPIC_MODEL"
-    backend_max_tokens = 512
-    token_param = "max_tokens"
     unknown_model = _CLAUDE
-    #: Claude takes no sampling settings: API version 2026-10-21 (the one the ``anthropic``
-    #: 2.x SDKs send) refuses ``temperature`` / ``top_p`` / ``top_k`` with a 400, even at their
-    #: defaults, and the SDK has no such arguments. Thinking is a ``budget`` (0: disabled).
-    #: Prices: USD per 1M input / output / cache-read input tokens, list prices (cache writes
-    #: billed as ordinary input);
-    #: the ``claude`` row is the family's fallback (thinking as the server decides, no price).
+    #: no sampling settings (module docstring); thinking a ``budget`` (0: disabled); cache writes
+    #: billed as ordinary input; ``claude``: the family's fallback (no price)
     models = (
         ModelInfo("claude", "anthropic", thinking="budget", **_CLAUDE),
-        ModelInfo(
-            "claude-haiku-4-5",
-            "anthropic",
-            price=(1.00, 5.00),
-            cached_input=0.10,
-            **_OFF,
-            **_CLAUDE,
-        ),
-        ModelInfo(
-            "claude-sonnet-4-5",
-            "anthropic",
-            price=(3.00, 15.00),
-            cached_input=0.30,
-            **_OFF,
-            **_CLAUDE,
-        ),
-        ModelInfo(
-            "claude-opus-4-5",
-            "anthropic",
-            price=(5.00, 25.00),
-            cached_input=0.50,
-            **_OFF,
-            **_CLAUDE,
-        ),
+        ModelInfo("claude-haiku-4-5", "anthropic", price=(1.00, 5.00), cached_input=0.10, **_OFF),
+        ModelInfo("claude-sonnet-4-5", "anthropic", price=(3.00, 15.00), cached_input=0.3, **_OFF),
+        ModelInfo("claude-opus-4-5", "anthropic", price=(5.00, 25.00), cached_input=0.50, **_OFF),
     )
     hints = {
         "auth": "Check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL).",

@@ -1,13 +1,7 @@
-"""What an LLM provider is: a small core every provider writes, and the capabilities only some
-have, each a small protocol a provider opts into by subclassing it.
-
-The core, :class:`ProviderSpec`: the provider's facts (name, the settings of its key and
-endpoint, default models, capability and price rows, hints) and its codec: build a client and
-a request, send it (sync or async), stream it, and read its usage (:meth:`~ProviderSpec.
-stream_end`; a sent request's usage is part of its :class:`~etclib.llm.chat.Reply`). The
-capabilities: :class:`JSONAnswers`, :class:`PromptCache`, :class:`ServiceTiers`,
-:class:`Quotas`, :class:`Batch`, :class:`ModelListing`. Consumers ask ``isinstance(spec,
-Batch)``, never a provider's name. Spec modules import no SDK at import time.
+"""What an LLM provider is: a small core every provider writes (:class:`ProviderSpec`: its facts
+and its codec), and the capabilities only some have, each a small protocol a provider opts into
+by subclassing it. Consumers ask ``isinstance(spec, Batch)``, never a provider's name. Spec
+modules import no SDK at import time.
 """
 
 from __future__ import annotations
@@ -127,11 +121,8 @@ class ProviderSpec:
         base_url: str | None = None,
         connect_timeout: float | None = None,
     ) -> Any:
-        """An SDK client with its own retries off (callers own retry policy); ``timeout`` is
-        each read's limit, ``connect_timeout`` the connection's (default ``timeout``) where
-        the SDK tells them apart. Built from :attr:`sdk_classes` for the SDKs whose clients
-        take ``api_key``, ``base_url``, ``timeout`` and ``max_retries`` (OpenAI's, Anthropic's);
-        a provider whose SDK differs overrides this."""
+        """An SDK client with its own retries off (callers own retry policy), built from
+        :attr:`sdk_classes`; a provider whose SDK takes other arguments overrides this."""
         if self.sdk_classes is None:
             raise NotImplementedError
         module, sync_name, async_name = self.sdk_classes

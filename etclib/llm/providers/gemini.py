@@ -1,14 +1,9 @@
 """Google's Gemini Developer API through the ``google-genai`` SDK.
 
-Settings: ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``); ``ETC_GEMINI_BASE_URL`` overrides the
-endpoint (a proxy, or the loopback fake server in tests); ``ETC_GEMINI_MODEL`` the backend's
-model. The system message becomes the ``system_instruction``, assistant turns role ``model``.
-Thinking is set explicitly (``thinking_config``: a budget for Gemini 2.5, a level for Gemini 3;
-:mod:`etclib.llm.models`), so answers and cost do not depend on a server default. The judge asks
-for JSON with ``response_mime_type`` and the answer's JSON Schema as ``response_json_schema``
-(as google-genai takes it, key order kept). A 429 whose ``google.rpc.QuotaFailure`` names a
-per-day quota is a used-up quota; a per-minute one stays a rate limit (its ``RetryInfo`` delay
-is honoured). Capabilities: JSON answers, quotas, batch mode (inlined requests).
+Settings: ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``), ``ETC_GEMINI_BASE_URL``,
+``ETC_GEMINI_MODEL``. Thinking is set explicitly (a budget for Gemini 2.5, a level for Gemini 3).
+A 429 whose ``QuotaFailure`` names a per-day quota is a used-up quota; a per-minute one stays a
+rate limit (its ``RetryInfo`` delay is honoured).
 """
 
 from __future__ import annotations
@@ -33,6 +28,8 @@ from etclib.llm.providers.base import (
 _FINISHED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_EXPIRED", "JOB_STATE_CANCELLED")
 
 _GEMINI = dict(token_param="max_output_tokens")
+#: thinking switched off by default (a budget of 0)
+_OFF = dict(thinking="budget", thinking_default=0, **_GEMINI)
 #: finish reasons that mean the answer was withheld
 _BLOCKED = {
     "SAFETY",
@@ -196,23 +193,9 @@ class GeminiSpec(ProviderSpec, JSONAnswers, Quotas, Batch):
                 **_GEMINI,
             ),
             ModelInfo(
-                "gemini-2.5-flash-lite",
-                "gemini",
-                thinking="budget",
-                thinking_default=0,
-                price=(0.10, 0.40),
-                cached_input=0.01,
-                **_GEMINI,
+                "gemini-2.5-flash-lite", "gemini", price=(0.10, 0.40), cached_input=0.01, **_OFF
             ),
-            ModelInfo(
-                "gemini-2.5-flash",
-                "gemini",
-                thinking="budget",
-                thinking_default=0,
-                price=(0.30, 2.50),
-                cached_input=0.03,
-                **_GEMINI,
-            ),
+            ModelInfo("gemini-2.5-flash", "gemini", price=(0.30, 2.50), cached_input=0.03, **_OFF),
             ModelInfo("gemini-2.0-flash-lite", "gemini", price=(0.075, 0.30), **_GEMINI),
             ModelInfo(
                 "gemini-2.0-flash", "gemini", price=(0.10, 0.40), cached_input=0.025, **_GEMINI

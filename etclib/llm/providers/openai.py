@@ -1,15 +1,8 @@
 """OpenAI and OpenAI-compatible servers (vLLM): Chat Completions through the ``openai`` SDK.
 
-Settings: ``OPENAI_API_KEY`` (a self-hosted server that checks none needs ``EMPTY``),
-``OPENAI_BASE_URL`` (a server's ``/v1`` URL), ``ETC_OPENAI_MODEL`` (the backend's model, by
-default the snapshot the paper used, :data:`etclib.llm.models.OPENAI_DEFAULT_MODEL`). What a
-model gets follows the capability table: GPT-5 and o-series models get no ``temperature``,
-``max_completion_tokens`` and ``reasoning_effort``; others temperature 0 and ``max_tokens``.
-The judge asks for JSON with ``response_format`` ``json_schema`` (strict) by default;
-``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for servers without JSON-schema support.
-A 429 whose ``code`` / ``type`` is ``insufficient_quota`` (no credit left) is a used-up quota.
-Capabilities: JSON answers, service tiers (``flex``), quotas, the Batch API, model listing
-(``GET /v1/models``, which the chat page probes a vLLM server with).
+Settings: ``OPENAI_API_KEY`` (``EMPTY`` for a server that checks none), ``OPENAI_BASE_URL``,
+``ETC_OPENAI_MODEL``; ``ETC_JUDGE_OPENAI_FORMAT=json_object`` or ``none`` for servers without
+JSON-schema support. A 429 whose ``code`` is ``insufficient_quota`` is a used-up quota.
 """
 
 from __future__ import annotations
@@ -41,6 +34,8 @@ _REASONING = dict(
     thinking="effort",
     thinking_default="low",
 )
+#: reasoning models that take flex processing
+_FLEX = dict(service_tiers=("flex",), **_REASONING)
 #: finish reasons of an answer without text, and the empty-answer reason each means
 _EMPTY = {"content_filter": "safety", "length": "output_limit"}
 
@@ -107,8 +102,6 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
     judge_model = "gpt-4.1-mini"
     backend_model = OPENAI_DEFAULT_MODEL
     model_setting = "ETC_OPENAI_MODEL"
-    backend_max_tokens = 512
-    token_param = "max_tokens"
     #: the Batch API bills half the standard rate; flex processing bills the batch rate
     batch_prices_source = ("https://platform.openai.com/docs/guides/batch", "2025-11")
     #: documented: 50,000 requests and 200 MB per input file (some margin kept)
@@ -124,30 +117,9 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
             ModelInfo("gpt-4o-mini", "openai", price=(0.15, 0.60), cached_input=0.075),
             ModelInfo("gpt-4o", "openai", price=(2.50, 10.00), cached_input=1.25),
             # reasoning models: default temperature only, max_completion_tokens
-            ModelInfo(
-                "gpt-5-nano",
-                "openai",
-                service_tiers=("flex",),
-                price=(0.05, 0.40),
-                cached_input=0.005,
-                **_REASONING,
-            ),
-            ModelInfo(
-                "gpt-5-mini",
-                "openai",
-                service_tiers=("flex",),
-                price=(0.25, 2.00),
-                cached_input=0.025,
-                **_REASONING,
-            ),
-            ModelInfo(
-                "gpt-5",
-                "openai",
-                service_tiers=("flex",),
-                price=(1.25, 10.00),
-                cached_input=0.125,
-                **_REASONING,
-            ),
+            ModelInfo("gpt-5-nano", "openai", price=(0.05, 0.40), cached_input=0.005, **_FLEX),
+            ModelInfo("gpt-5-mini", "openai", price=(0.25, 2.00), cached_input=0.025, **_FLEX),
+            ModelInfo("gpt-5", "openai", price=(1.25, 10.00), cached_input=0.125, **_FLEX),
             ModelInfo(
                 "o1-mini",
                 "openai",
@@ -158,22 +130,8 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
             ),
             ModelInfo("o1", "openai", price=(15.00, 60.00), cached_input=7.5, **_REASONING),
             ModelInfo("o3-mini", "openai", price=(1.10, 4.40), cached_input=0.55, **_REASONING),
-            ModelInfo(
-                "o3",
-                "openai",
-                service_tiers=("flex",),
-                price=(2.00, 8.00),
-                cached_input=0.5,
-                **_REASONING,
-            ),
-            ModelInfo(
-                "o4-mini",
-                "openai",
-                service_tiers=("flex",),
-                price=(1.10, 4.40),
-                cached_input=0.275,
-                **_REASONING,
-            ),
+            ModelInfo("o3", "openai", price=(2.00, 8.00), cached_input=0.5, **_FLEX),
+            ModelInfo("o4-mini", "openai", price=(1.10, 4.40), cached_input=0.275, **_FLEX),
         )
     )
     hints = {
@@ -341,14 +299,9 @@ class OpenAISpec(ProviderSpec, JSONAnswers, ServiceTiers, Quotas, Batch, ModelLi
 def served_models(
     base_url: str, api_key: str | None = None, timeout: float = 2.0
 ) -> list[dict[str, Any]]:
-    """The models an OpenAI-compatible server at ``base_url`` serves (``GET {base_url}/models``),
-    each as the server describes it (vLLM adds ``root``, ``parent`` and ``max_model_len``).
-
-    One attempt, ``timeout`` seconds for the connection and for the answer; the SDK's exception
-    (``openai.APIConnectionError``, ``APITimeoutError``, ``APIStatusError``) is raised as it is,
-    for :func:`etclib.llm.classify`. The chat page probes its model servers with it, and reads
-    vLLM's extra fields (``root``, ``parent``: the adapter's path and its base) for the model
-    card.
+    """The models an OpenAI-compatible server at ``base_url`` serves (``GET /models``), as it
+    describes them (vLLM adds ``root``, ``parent``, ``max_model_len``: the chat's model card).
+    One attempt; the SDK's exception is raised as it is, for :func:`etclib.llm.classify`.
     """
     client = SPEC.client(timeout=float(timeout), base_url=base_url, api_key=api_key or "EMPTY")
     try:

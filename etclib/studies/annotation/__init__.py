@@ -1,13 +1,8 @@
 """Study 2 of docs/judge_vs_human.md: people re-check the LLM judge's atomic-unit decisions.
 
-The scoring judge decides, for one atomic unit and one target transcription, Supported / Neutral
-/ Not Supported (docs/judge.md). This package stores such decisions (``judge_decisions``: filled
-by :func:`feed`, which the leaderboard calls after each judge run, or :func:`add_decisions`),
-draws a stratified sample of them (``annotation_sample``: automatically per (label, side)
-stratum, or by an admin with :func:`draw_sample`), lets people with an annotator code answer
-(``annotation_answers``; only a hash of each code is stored) and compares the two
-(:func:`results`). Every write that comes from a person needs a valid, unrevoked code, and every
-query is parameterised. Tables live in the studies database (``ETC_STUDIES_DB``).
+The judge's decisions are stored (:func:`feed`, after each judge run), a stratified sample is
+drawn, people with an annotator code answer (only a hash of each code is stored) and
+:func:`results` compares the two. Every write from a person needs a valid, unrevoked code.
 """
 
 from __future__ import annotations

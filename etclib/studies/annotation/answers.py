@@ -8,24 +8,20 @@ import pandas as pd
 
 from etclib.core.errors import AnnotationError
 from etclib.studies import db as studiesdb
-from etclib.studies.annotation.store import ANSWERS_PER_DECISION, LABELS, Decision, _db, _frame
+from etclib.studies.annotation.store import ANSWERS_PER_DECISION, LABELS, Decision, _db
 from etclib.studies.codes import annotator
 
 
 def annotators(*, db: str | Path | None = None) -> pd.DataFrame:
     """Issued annotators (id, name, issued_at, revoked, answers); never the codes."""
     with _db(db, read_only=True) as con:
-        return _frame(
-            con,
+        return con.frame(
             """
             SELECT a.annotator_id, a.name, a.issued_at, a.revoked, count(x.decision_id) AS answers
               FROM annotators a LEFT JOIN annotation_answers x USING (annotator_id)
              GROUP BY a.annotator_id, a.name, a.issued_at, a.revoked ORDER BY a.issued_at
             """,
         )
-
-
-# --- annotating ----------------------------------------------------------------------------
 
 
 def _decision(row) -> Decision:
@@ -40,11 +36,9 @@ def next_decision(
 ) -> Decision | None:
     """The next sampled decision this annotator has not answered yet, or None when done.
 
-    Balanced across annotators: first a decision someone else answered but that still lacks
-    :data:`ANSWERS_PER_DECISION` answers (so pairs complete and people can be compared), then
-    one nobody answered, then those with the fewest answers; within each, the sample's order.
-    The returned decision carries the judge's label: a page must hide it until the annotator has
-    answered (see docs/judge_vs_human.md).
+    Decisions that still lack :data:`ANSWERS_PER_DECISION` answers come first, so pairs complete
+    and people can be compared. It carries the judge's label: a page must hide it until the
+    annotator has answered.
     """
     with _db(db, read_only=True) as con:
         annotator_id = annotator(con, code)

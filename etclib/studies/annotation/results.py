@@ -17,9 +17,7 @@ from etclib.studies.agreement import (
     krippendorff_alpha,
 )
 from etclib.studies.annotation.answers import _DECISION_COLUMNS
-from etclib.studies.annotation.store import _TIE_ORDER, LABELS, SIDES, _db, _frame
-
-# --- results -------------------------------------------------------------------------------
+from etclib.studies.annotation.store import _TIE_ORDER, LABELS, SIDES, _db
 
 
 def human_label(answers: Iterable[str]) -> str | None:
@@ -33,12 +31,8 @@ def human_label(answers: Iterable[str]) -> str | None:
 
 
 def submission_metrics(decisions: pd.DataFrame, label_column: str = "label") -> dict[str, float]:
-    """SPEC precision / recall / f1 (x100) of one submission from its unit decisions.
-
-    Items are those with at least one reference unit (a ``recall`` row); an item without
-    prediction units has precision = recall = 0 as its reference units are then unsupported.
-    Neutral counts as not supported.
-    """
+    """SPEC precision / recall / f1 (x100) of one submission from its unit decisions, over
+    items with at least one reference unit; Neutral counts as not supported."""
     if decisions.empty:
         return {"precision": math.nan, "recall": math.nan, "f1": math.nan, "items": 0}
     d = decisions.assign(ok=decisions[label_column].eq("Supported"))
@@ -86,8 +80,7 @@ def answers_frame(
 ) -> pd.DataFrame:
     """Every answer with its decision: one row per (decision, annotator), oldest first."""
     with _db(db, read_only=True) as con:
-        return _frame(
-            con,
+        return con.frame(
             f"""
             SELECT {_DECISION_COLUMNS}, s.stratum, a.annotator_id, a.label AS human_label,
                    a.answered_at
@@ -108,47 +101,21 @@ def results(
     seed: int = 0,
     db: str | Path | None = None,
 ) -> AnnotationResults:
-    """Judge-human agreement, human-human agreement, the confusion matrix, and how the
-    submission's precision / recall / f1 change when people's labels replace the judge's.
-
-    - judge-human kappa: Cohen's kappa over every (judge label, one person's answer) pair, with a
-      seeded bootstrap interval over answers;
-    - human-human: Fleiss' kappa over decisions with two or more answers (their first two
-      answers), and Krippendorff's alpha (nominal) over all answers;
-    - metrics: per submission, SPEC's precision / recall / f1 from all its stored decisions,
-      with the judge's labels and with people's labels (:func:`human_label`) on re-checked ones.
+    """Judge-human and human-human agreement, the confusion matrix, and how each submission's
+    precision / recall / f1 change when people's labels (:func:`human_label`) replace the
+    judge's on re-checked decisions. Definitions: docs/judge_vs_human.md.
     """
     answers = answers_frame(submission_id, db=db)
     labels = list(LABELS)
     if answers.empty:
+        nan = math.nan
         confusion = pd.DataFrame(
-            0,
-            index=pd.Index(labels, name="judge"),
-            columns=pd.Index(labels, name="human"),
+            0, index=pd.Index(labels, name="judge"), columns=pd.Index(labels, name="human")
         )
+        columns = ["submission_id", "metric", "judge", "with_humans", "change", "items"]
+        metrics = pd.DataFrame(columns=[*columns, "relabelled"])
         return AnnotationResults(
-            submission_id,
-            0,
-            0,
-            0,
-            math.nan,
-            math.nan,
-            math.nan,
-            math.nan,
-            math.nan,
-            0,
-            confusion,
-            pd.DataFrame(
-                columns=[
-                    "submission_id",
-                    "metric",
-                    "judge",
-                    "with_humans",
-                    "change",
-                    "items",
-                    "relabelled",
-                ]
-            ),
+            submission_id, 0, 0, 0, nan, nan, nan, nan, nan, 0, confusion, metrics
         )
     judge = answers["label"].tolist()
     human = answers["human_label"].tolist()
@@ -175,8 +142,7 @@ def results(
     rows = []
     with _db(db, read_only=True) as con:
         for sid in sorted(answers["submission_id"].unique()):
-            decisions = _frame(
-                con,
+            decisions = con.frame(
                 "SELECT decision_id, dialogue_id, turn, role, side, label FROM judge_decisions "
                 "WHERE submission_id = ?",
                 [sid],

@@ -21,12 +21,8 @@ def draw_sample(
     seed: int = 0,
     db: str | Path | None = None,
 ) -> dict[str, int]:
-    """Sample up to ``per_label`` decisions of each judge label for re-checking (admin only).
-
-    Stratified by the judge's label so that rare labels (often Neutral) are checked too. The
-    draw is reproducible from ``seed``; decisions already in the sample stay, and are counted
-    towards ``per_label``. Returns the sample size per label after drawing.
-    """
+    """Sample up to ``per_label`` decisions of each judge label for re-checking (admin only),
+    so that rare labels (often Neutral) are checked too; the sample size per label."""
     require_admin(admin_token)
     if per_label < 1:
         raise AnnotationError(f"per_label must be at least 1, got {per_label}.")
@@ -39,12 +35,9 @@ def draw_sample(
 def _draw(
     con, submission_id: str, per_stratum: int, seed: int, *, by_side: bool
 ) -> dict[tuple[str, str], int]:
-    """Add up to ``per_stratum`` decisions of each stratum to the sample; the size per stratum.
-
-    Strata are the judge's labels, crossed with the side (precision / recall) when ``by_side``.
-    Decisions already sampled stay and count towards their stratum. Seeded by ``seed`` and the
-    submission id, so one submission's draw never depends on another's.
-    """
+    """Add up to ``per_stratum`` decisions of each stratum (label, and side when ``by_side``) to
+    the sample; the size per stratum. Decisions already sampled count. Seeded with the
+    submission id too, so one submission's draw never depends on another's."""
     rows = con.execute(
         """
         SELECT d.decision_id, d.label, d.side, s.decision_id IS NOT NULL AS sampled
@@ -114,13 +107,8 @@ def judge_decisions(
     references: Iterable[str],
     details: Iterable[Mapping[str, Any] | None],
 ) -> list[dict[str, Any]]:
-    """The decision rows of one judge run, from the judge's per-item details.
-
-    Each detail is ``etclib.metrics.judge``'s (``units`` / ``unit_labels``: the prediction's
-    units judged against the reference, the ``precision`` side; ``ref_units`` /
-    ``ref_unit_labels``: the reference's units judged against the prediction, the ``recall``
-    side). Items that failed or have no labels give no row.
-    """
+    """The decision rows of one judge run, from ``etclib.metrics.judge``'s per-item details
+    (prediction units: the ``precision`` side; reference units: ``recall``)."""
     rows = []
     for key, pred, ref, detail in zip(keys, predictions, references, details, strict=True):
         if not detail or detail.get("error"):
@@ -153,13 +141,9 @@ def feed(
     seed: int | None = None,
     db: str | Path | None = None,
 ) -> dict[str, int]:
-    """Store one judge run's decisions and draw Study 2's automatic sample from them.
-
-    The sample is balanced over the judge's three labels and the two sides: up to
-    ``per_stratum`` decisions of each (label, side) stratum, drawn with ``seed`` (defaults:
-    :func:`auto_sample_settings`). Returns ``{"stored": n, "sampled": n}`` (sampled: the
-    submissions' sample size after drawing); nothing is sampled when ``per_stratum`` is 0.
-    """
+    """Store one judge run's decisions and draw Study 2's automatic sample from them: up to
+    ``per_stratum`` of each (label, side) stratum (defaults: :func:`auto_sample_settings`;
+    0: none). ``{"stored": n, "sampled": n}``."""
     auto_n, auto_seed = auto_sample_settings()
     per_stratum = auto_n if per_stratum is None else per_stratum
     seed = auto_seed if seed is None else seed

@@ -25,25 +25,9 @@ ANSWERS_PER_DECISION = 2
 _TIE_ORDER = ("Not Supported", "Neutral", "Supported")
 
 
-# --- the studies database ----------------------------------------------------------------------
-
-
-def studies_path(explicit: str | Path | None = None) -> Path | str:
-    """The studies database: a file path or a server URL (:func:`etclib.studies.db.target`)."""
-    return studiesdb.target(explicit)
-
-
-@contextmanager
-def connect_studies(
-    db: str | Path | None = None, *, read_only: bool = False
-) -> Iterator[studiesdb.StudiesConnection]:
-    """A connection to the studies database, closed on exit (:func:`etclib.studies.db.connect`).
-
-    A file and its folder are created on first write. ``read_only`` on a file that does
-    not exist yet gives an in-memory database (every table empty), so reading never creates files.
-    """
-    with studiesdb.connect(db, read_only=read_only) as con:
-        yield con
+#: the studies database (:func:`etclib.studies.db.target`) and a connection to it for one block
+studies_path = studiesdb.target
+connect_studies = studiesdb.connect
 
 
 _SCHEMA = studiesdb.register(
@@ -81,17 +65,10 @@ CREATE TABLE IF NOT EXISTS annotation_answers (
 
 @contextmanager
 def _db(db: str | Path | None, *, read_only: bool = False) -> Iterator[Any]:
-    with connect_studies(db, read_only=read_only) as con:
+    with studiesdb.connect(db, read_only=read_only) as con:
         con.schema("codes", SCHEMA_CODES)
         con.schema("annotation", _SCHEMA)
         yield con
-
-
-def _frame(con, sql: str, params: list | None = None) -> pd.DataFrame:
-    return con.frame(sql, params or [])
-
-
-# --- decisions ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -127,15 +104,7 @@ _DECISION_FIELDS = (
 
 def decision_id(row: Mapping[str, Any]) -> str:
     """A stable id for a decision: a hash of its submission, item key, side, unit and target."""
-    parts = [
-        row["submission_id"],
-        row["dialogue_id"],
-        row["turn"],
-        row["role"],
-        row["side"],
-        row["unit"],
-        row["target"],
-    ]
+    parts = [row[f] for f in _DECISION_FIELDS if f != "label"]
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:20]
 
 
@@ -169,12 +138,8 @@ def _check_row(i: int, row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def add_decisions(rows: Iterable[Mapping[str, Any]], *, db: str | Path | None = None) -> int:
-    """Store judged per-item details (all rows are checked first; nothing is stored on error).
-
-    Each row has ``submission_id, dialogue_id, turn, role, side, unit, target, label``. A row
-    that was stored before (same submission, item, side, unit and target) gets the new label.
-    Returns the number of rows stored.
-    """
+    """Store judge decisions, all checked first (nothing is stored on error); a row stored
+    before gets the new label. The number of rows stored."""
     checked = [_check_row(i, r) for i, r in enumerate(rows, start=1)]
     if not checked:
         return 0
@@ -189,8 +154,7 @@ def add_decisions(rows: Iterable[Mapping[str, Any]], *, db: str | Path | None = 
 def submissions(*, db: str | Path | None = None) -> pd.DataFrame:
     """Submissions with stored decisions: id, decisions, sampled, answers (newest first)."""
     with _db(db, read_only=True) as con:
-        return _frame(
-            con,
+        return con.frame(
             """
             SELECT d.submission_id, count(*) AS decisions,
                    count(s.decision_id) AS sampled,

@@ -1,15 +1,9 @@
 """The cause layer: which utterances an ETC transcription's state comes from (after RECCON).
 
-For an item ``(dialogue_id, turn, role)`` the *cause set* is the set of utterances of the
-dialogue so far, the target included, that the transcription is about; the empty set means "not
-in the dialogue". :func:`cause_type` derives one of RECCON's five types from it (a partition),
-:func:`reccon_labels` RECCON's own list of type labels. :func:`label_causes` asks an LLM through
-the scoring judge's stack; people label in the site with annotator codes (:func:`next_item`,
-:func:`record_causes`); :func:`partner_reference` is a lexical proxy that needs nothing. The
-modules, one job each: :mod:`.typology` (positions, types), :mod:`.proxy`, :mod:`.store` (the
-tables), :mod:`.llm`, :mod:`.human`, :mod:`.lookup` (what the site and the leaderboard ask for),
-:mod:`.agreement` and :mod:`.export`; every public name is importable from here. The definitions,
-storage and figures: docs/causes.md.
+An item's *cause set* is the set of utterances of the dialogue so far, the target included, that
+its transcription is about; the empty set means "not in the dialogue". An LLM (:mod:`.llm`) or
+people (:mod:`.human`) label it, :mod:`.proxy` guesses it lexically; every public name is
+importable from here. Definitions, storage and figures: docs/causes.md.
 """
 
 from __future__ import annotations
@@ -68,9 +62,7 @@ from etclib.studies.causes.proxy import (
     proxy_share,
     proxy_type,
 )
-from etclib.studies.causes.store import (
-    SCHEMA,
-)
+from etclib.studies.causes.store import SCHEMA
 from etclib.studies.causes.typology import (
     CAUSE_TYPES,
     PROXY_TYPES,

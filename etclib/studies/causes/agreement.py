@@ -19,25 +19,16 @@ from etclib.studies.causes.llm import _utterance, run_causes
 from etclib.studies.causes.proxy import partner_reference
 from etclib.studies.causes.typology import CAUSE_TYPES, Key, cause_type, position
 
-# --- agreement ---------------------------------------------------------------------------------
-
 
 @dataclass(frozen=True)
 class CauseAgreement:
     """People with each other, the LLM and the proxy with people (NaN where undefined).
 
-    ``table`` has one row per decision: ``cause utterance`` (each (target, candidate) pair:
-    cause yes/no), ``cause type`` (the five types), ``partner involved`` (inter-personal or
-    hybrid, yes/no). Columns: ``units``; ``humans``: Krippendorff's alpha (pairs, all answers) or
-    Fleiss' kappa (types and partner, items with three answers); ``annotator_vs_others``: the
-    yardstick, each answer slot (1st, 2nd, 3rd answer of an item) against the other two's
-    consensus (both say yes / name the same type), Cohen's kappa averaged over slots;
-    ``llm_vs_majority`` and ``llm_vs_others`` (the LLM against the same consensuses, averaged);
-    ``proxy_vs_majority`` (partner row only). Majorities are over items with three answers.
-    ``pair_f1`` scores the pair decisions as RECCON scores Causal Emotion Entailment (positive,
-    negative and macro F1, :func:`pair_f1`) for the LLM and for each answer slot against the
-    human majority; an answer slot is one of the three voters of that majority, so its figures
-    are an upper bound of a person's (the κ yardstick sets it against the other two instead).
+    ``table`` has one row per decision (``cause utterance``, ``cause type``, ``partner
+    involved``); ``annotator_vs_others`` is the yardstick: each answer slot against the other
+    two's consensus. Majorities are over items with three answers. In ``pair_f1`` an answer slot
+    is one of the three voters of the majority it is scored against, so its figures are an upper
+    bound of a person's. Every figure: docs/causes.md.
     """
 
     n_answers: int
@@ -48,9 +39,7 @@ class CauseAgreement:
     table: pd.DataFrame
     type_confusion: pd.DataFrame | None
     proxy_confusion: pd.DataFrame | None
-    #: RECCON's Causal Emotion Entailment measures on the pair decisions (:func:`pair_f1`):
-    #: one row per rater (``who``: ``LLM``, ``answer 1`` .. ``answer 3``) against the human
-    #: majority (2 of 3) on the pairs of items with three answers; columns :data:`PAIR_F1_COLUMNS`
+    #: :func:`pair_f1` of each rater (``LLM``, ``answer 1`` .. ``answer 3``) against the majority
     pair_f1: pd.DataFrame | None = None
 
     @property
@@ -63,11 +52,9 @@ PAIR_F1_COLUMNS = ("who", "pairs", "positives", "f1_positive", "f1_negative", "m
 
 
 def pair_f1(gold: Sequence[bool], pred: Sequence[bool]) -> dict[str, float]:
-    """RECCON's Causal Emotion Entailment measures (×100) of pair decisions (target utterance,
-    candidate utterance: is the candidate a cause?): ``f1_positive`` (F1 of the class "cause"),
-    ``f1_negative`` (F1 of the class "not a cause") and ``macro_f1``, their mean; scikit-learn's
-    ``f1_score(gold, pred, pos_label=True)``, ``pos_label=False`` and ``average="macro"``, with a
-    ratio whose denominator is 0 taken as 0. NaN for no pairs."""
+    """RECCON's Causal Emotion Entailment measures (×100) of pair decisions (is the candidate
+    a cause?): scikit-learn's ``f1_score`` with ``pos_label=True``, ``pos_label=False`` and
+    ``average="macro"`` (0 for a ratio over 0); NaN for no pairs."""
     g = np.asarray(gold, dtype=bool)
     p = np.asarray(pred, dtype=bool)
     if g.shape != p.shape:
@@ -110,11 +97,8 @@ _OTHERS = [[j for j in _SLOTS if j != i] for i in _SLOTS]
 def cause_agreement(
     corpus: Corpus | None = None, run_id: str | None = None, *, db: str | Path | None = None
 ) -> CauseAgreement:
-    """Agreement of the human cause labels, and of an LLM run and the proxy with them.
-
-    ``corpus`` is needed for the proxy (the transcriptions); ``run_id`` names the LLM run (None:
-    no LLM columns). See :class:`CauseAgreement` for every figure.
-    """
+    """Agreement of the human cause labels, and of LLM run ``run_id`` and (with a ``corpus``)
+    the proxy with them."""
     answers = human_answers(db=db)
     cols = list(TABLE_COLUMNS)
     if answers.empty:

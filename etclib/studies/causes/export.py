@@ -21,16 +21,11 @@ LICENCE = (
 )
 
 
-# --- export ------------------------------------------------------------------------------------
-
-
 def export_records(*, db: str | Path | None = None) -> list[dict[str, Any]]:
-    """Every stored cause label as a JSON-able record, annotators anonymised.
+    """Every stored cause label as a JSON-able record after a header with the licence.
 
     Human annotators become ``annotator-1``, ``annotator-2``, ... in order of their first
-    answer (their ids and codes never leave); LLM rows carry their run's signature. Each record:
-    ``dialogue_id, turn, role, source, labeller, signature, causes`` (``[turn, role]`` pairs),
-    ``cause_type``, ``reccon_labels``. The first record is a header with the licence.
+    answer (their ids and codes never leave); LLM rows carry their run's signature.
     """
     with _Db(db, read_only=True) as con:
         rows = con.execute(
@@ -128,28 +123,10 @@ def reccon_layout(
     run_id: str | None = None,
     db: str | Path | None = None,
 ) -> dict[str, list[list[dict[str, Any]]]]:
-    """The cause labels of ``source`` in RECCON's JSON layout, as read from
-    github.com/declare-lab/RECCON at commit 579ea8a726f6705f7a3a02f7535b8f5595ec35aa
-    (:data:`RECCON_COMMIT`): its ``data/original_annotation/dailydialog_train.json`` and the
-    README's "Data Format".
-
-    One entry per dialogue with a labelled item, keyed by the dialogue id as a string, holding
-    a list with one list of utterance objects (RECCON wraps each dialogue so). Each utterance,
-    all ten in dialogue order: ``turn`` (its position, **from 1**: turn 1 speaker is 1, turn 1
-    listener 2, as RECCON numbers utterances), ``speaker`` (``A`` opens, ``B`` listens),
-    ``utterance`` (the text), ``emotion`` (the aggregated label in RECCON's names, joy being
-    ``happiness``; a multi-label item gives its first category in ETC's order, and all of them
-    are in ``emotions``), ``emotion transcription`` (ETC's own: what the cause is of). A
-    labelled item also has RECCON's three cause fields:
-
-    - ``expanded emotion cause evidence``: the cause utterances' ``turn`` numbers, ascending,
-      or ``["b"]`` for a latent cause (ETC's empty set: not in the dialogue);
-    - ``expanded emotion cause span``: one span per evidence entry; ETC marks whole utterances,
-      so each span is the cause utterance's whole text (``"b"`` for a latent cause);
-    - ``type``: RECCON's type labels of the set (:func:`reccon_labels`).
-
-    Unlike RECCON, whose cause fields sit on non-neutral utterances only, ETC asks about the
-    transcription of every item, so an item labelled neutral can carry causes too.
+    """The cause labels of ``source`` in RECCON's JSON layout (at :data:`RECCON_COMMIT`): one
+    entry per dialogue with a labelled item, every utterance numbered from 1, the three cause
+    fields on labelled items. Field by field: docs/causes.md. Unlike RECCON, ETC asks about
+    every item's transcription, so an item labelled neutral can carry causes too.
     """
     sets, _ = _source_sets(source, run_id, db)
     out: dict[str, list[list[dict[str, Any]]]] = {}

@@ -27,9 +27,6 @@ from etclib.studies.codes import annotator_for_code, require_admin
 ANNOTATORS_PER_ITEM = 3
 
 
-# --- human labelling ---------------------------------------------------------------------------
-
-
 def draw_sample(
     admin_token: str | None,
     corpus: Corpus,
@@ -72,13 +69,8 @@ def sample_keys(*, db: str | Path | None = None) -> list[Key]:
 
 
 def next_item(code: str | None, *, db: str | Path | None = None) -> Key | None:
-    """The next item of the sample for this annotator, or None when there is none.
-
-    Items the annotator has answered and items that already have
-    :data:`ANNOTATORS_PER_ITEM` answers are skipped; among the rest, items with fewer answers
-    come first (then drawing order), so every item gets its three annotators before more items
-    are started.
-    """
+    """The next item of the sample for this annotator, or None: items with fewer answers
+    first, so every item gets its three annotators before more items are started."""
     annotator = annotator_for_code(code, db=db)
     with _Db(db, read_only=True) as con:
         row = con.execute(
@@ -131,17 +123,7 @@ def record_causes(
             )
         answer = pd.DataFrame(
             [["human", annotator, *key, _join(pos), cause_type(key, pos), "", studiesdb.now()]],
-            columns=[
-                "source",
-                "source_id",
-                "dialogue_id",
-                "turn",
-                "role",
-                "causes",
-                "cause_type",
-                "raw",
-                "labelled_at",
-            ],
+            columns="source source_id dialogue_id turn role causes cause_type raw labelled_at".split(),
         )
         con.upsert("cause_labels", answer, ["source", "source_id", "dialogue_id", "turn", "role"])
     return CauseSet(*key, tuple(turn_role(p) for p in pos), f"human {annotator}")

@@ -21,9 +21,6 @@ from etclib.studies.causes.typology import Key, cause_type
 PROMPT_NAME = "causes"
 
 
-# --- prompt ------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CausePrompt(labelling.ChatPrompt):
     """The versioned cause prompt (``etclib/data/prompts/causes.toml``)."""
@@ -35,13 +32,12 @@ class CausePrompt(labelling.ChatPrompt):
             for u in dialogue.utterances
             if u.position <= target.position
         ]
-        user = self.instruction.substitute(
+        return self.chat(
             dialogue="\n".join(lines),
             target=target.position,
             letter=ROLE_LETTER[target.role],
             transcription=target.transcription,
         )
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
 
 @lru_cache(maxsize=1)
@@ -52,12 +48,8 @@ def load_prompt() -> CausePrompt:
 
 
 def parse_causes(text: str, target: int) -> tuple[int, ...]:
-    """The cause positions in an answer ``{"reasoning": ..., "causes": [1, 3]}``.
-
-    Code fences and text around the object are ignored; duplicates collapse; ``[]`` means the
-    cause is not in the dialogue. Raises JudgeError for an unusable answer (no object, no list of
-    integers, a number outside 1..``target``).
-    """
+    """The cause positions in an answer ``{"reasoning": ..., "causes": [1, 3]}`` (``[]``: not in
+    the dialogue); JudgeError for an unusable answer."""
     obj = answer_object(text)
     causes = obj.get("causes") if isinstance(obj, dict) else None
     if not isinstance(causes, list) or not all(
@@ -71,8 +63,6 @@ def parse_causes(text: str, target: int) -> tuple[int, ...]:
         )
     return tuple(sorted(set(causes)))
 
-
-# --- LLM labelling -----------------------------------------------------------------------------
 
 #: A stored LLM cause run: what was asked (``signature``) and how it went.
 CauseRun = labelling.LabellingRun
@@ -132,16 +122,10 @@ def label_causes(
     db: str | Path | None = None,
     **options: Any,
 ) -> CauseRun:
-    """Ask an LLM for the cause utterances of every item of ``split`` and store the run.
-
-    ``split`` is ``train`` / ``valid`` / ``test`` / ``all``, or ``sample`` (the items people
-    label). ``options`` are those of :class:`etclib.studies.labelling.Options` (``temperature``,
-    ``thinking``, ``workers``, ``limit``, ``attempts``, ``backoff``, ``ask``). Questions go through
-    :meth:`etclib.judge.runner.Judge.ask` with the ``causes`` schema: at most ``workers`` calls
-    at a time, each answer stored in the judge's answer cache as it arrives, so a rerun, or a run
-    resumed after a crash or Ctrl-C, asks only what was not answered. Unusable answers are retried
-    (``attempts`` in all) and then stored as unlabelled; a bad key or unknown model stops the run
-    with JudgeError and stores nothing. A run with the same signature and split replaces the old.
+    """Ask an LLM for the cause utterances of every item of ``split`` (a corpus split, ``all``,
+    or ``sample``: the items people label) and store the run, as
+    :func:`etclib.studies.labeljudge.judge_labels` does. Each answer is cached as it arrives, so
+    a rerun, or a run resumed after a crash, asks only what was not answered.
     """
     now = studiesdb.now()
 

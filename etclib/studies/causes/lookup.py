@@ -27,9 +27,6 @@ from etclib.studies.causes.typology import (
 SOURCES: tuple[str, ...] = ("auto", "human", "llm", "proxy")
 
 
-# --- what the site and the leaderboard call ---------------------------------------------------
-
-
 def cause_utterances(
     dialogue_id: int,
     turn: int,
@@ -41,9 +38,8 @@ def cause_utterances(
 ) -> CauseSet | None:
     """The cause utterances of one item, for highlighting, or None where none are stored.
 
-    ``source``: ``auto`` (the human majority when the item has 2 or more answers, else the LLM
-    run ``run_id``, default the newest run), ``human`` or ``llm`` only. The proxy gives no
-    utterances, so it is never used here.
+    ``source``: ``auto`` (the human majority of 2+ answers, else the LLM run ``run_id``, default
+    the newest), ``human`` or ``llm``; the proxy gives no utterances.
     """
     key = (int(dialogue_id), int(turn), str(role))
     return cause_utterances_of([key], source=source, run_id=run_id, db=db).get(key)
@@ -98,14 +94,8 @@ def cause_types_for_items(
 ) -> pd.DataFrame:
     """One cause type per item, with where it comes from: the leaderboard's breakdown.
 
-    Columns ``dialogue_id, turn, role, cause_type, source``. ``source``:
-
-    - ``auto``: per item, the human majority (2+ answers) when present, else the LLM run
-      (``run_id``, default the newest), else the proxy;
-    - ``human`` / ``llm``: that source only (items without it get ``cause_type`` None);
-    - ``proxy``: the lexical proxy for every item (``inter-personal`` or ``other``).
-
-    ``source`` values in the frame: ``human``, ``llm:<run id>``, ``proxy``, or None.
+    ``auto``: the human majority (2+ answers), else the LLM run (``run_id``, default the
+    newest), else the lexical proxy; ``human``, ``llm``, ``proxy``: that source only.
     """
     if source not in SOURCES:
         raise ConfigError(f"Unknown cause source {source!r}. Available: {', '.join(SOURCES)}.")
@@ -140,13 +130,8 @@ def cause_types_for_items(
 def type_distribution(
     source: str, *, run_id: str | None = None, db: str | Path | None = None
 ) -> dict[str, Any] | None:
-    """Cause-type shares (%) of a stored source, or None when it has no labels.
-
-    ``source`` ``llm`` (``run_id``, default the newest run) or ``human`` (the majority of items
-    with 2+ answers). ``types`` are the one-per-item shares of :func:`cause_type`; ``reccon``
-    the shares of :func:`reccon_labels` counted RECCON's way (over labels), comparable with
-    :data:`RECCON_SHARES`.
-    """
+    """Cause-type shares (%) of ``llm`` or ``human``, or None when it has no labels: ``types``
+    one per item, ``reccon`` counted RECCON's way (over labels, like :data:`RECCON_SHARES`)."""
     if source == "llm":
         run = run_id or _latest_run(db)
         if run is None:

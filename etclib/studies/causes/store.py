@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from etclib.studies import db as studiesdb
 from etclib.studies import labelling
@@ -37,19 +39,12 @@ CREATE TABLE IF NOT EXISTS cause_sample (
 )
 
 
-class _Db:
+@contextmanager
+def _Db(db: str | Path | None, read_only: bool = False) -> Iterator[Any]:
     """``with _Db(db) as con``: the studies database with the cause tables."""
-
-    def __init__(self, db: str | Path | None, read_only: bool = False):
-        self._cm = studiesdb.connect(db, read_only=read_only)
-
-    def __enter__(self):
-        con = self._cm.__enter__()
+    with studiesdb.connect(db, read_only=read_only) as con:
         con.schema("causes", SCHEMA)
-        return con
-
-    def __exit__(self, *exc):
-        return self._cm.__exit__(*exc)
+        yield con
 
 
 def _join(pos: Sequence[int]) -> str:
