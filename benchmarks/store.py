@@ -13,7 +13,7 @@ import numpy as np
 
 from etclib.data import store
 from etclib.data.corpus import load_corpus
-from etclib.studies import corpus_stats as stats
+from etclib.metrics import corpus_stats as stats
 
 
 def main() -> None:

@@ -22,8 +22,8 @@ def corpus_key() -> str:
 
 
 def corpus_stats() -> dict[str, Any]:
-    """``etclib.studies.corpus_stats.compute`` on the corpus store."""
-    from etclib.studies import corpus_stats as stats
+    """``etclib.metrics.corpus_stats.compute`` on the corpus store."""
+    from etclib.metrics import corpus_stats as stats
 
     return stats.compute(corpus_store())
 

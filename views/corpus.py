@@ -166,7 +166,7 @@ def big_five_scores(con: Any) -> pd.DataFrame:
     ).df()
 
 
-# --- tables for the statistics charts (from etclib.studies.corpus_stats.compute) -----------------------------
+# --- tables for the statistics charts (from etclib.metrics.corpus_stats.compute) -----------------------------
 
 
 def prevalence_table(stats: dict[str, Any]) -> pd.DataFrame:

@@ -29,15 +29,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from etclib.data import store
-    from etclib.studies import corpus_stats as stats
+    from etclib.metrics import corpus_stats as stats
+    from etclib.studies.causes import stats as cause_stats
 
     con = store.connect(args.db, args.data)
     result = stats.compute(con)
-    result["causes"] = stats.cause_stats(con, args.studies_db)
+    result["causes"] = cause_stats.cause_stats(con, args.studies_db)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         print(stats.format_text(result))
         print()
-        print(stats.format_causes(result["causes"]))
+        print(cause_stats.format_causes(result["causes"]))
     return 0

@@ -19,14 +19,14 @@ import pandas as pd
 
 from etclib.core.errors import JudgeError
 from etclib.data.corpus import CATEGORIES, CATEGORY_TO_JA, Corpus, Utterance
-from etclib.studies import db as studiesdb
-from etclib.studies import labelling
-from etclib.studies.agreement import (
+from etclib.metrics.agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
     confusion_matrix,
     kappa_with_ci,
 )
+from etclib.studies import db as studiesdb
+from etclib.studies import labelling
 from etclib.tracks.categories.labels import ANNOTATORS, pair_consensus, parse_labels
 
 PROMPT_NAME = "label_judge"

@@ -21,7 +21,7 @@ import pandas as pd
 from etclib.core.errors import Problem, RatingsError
 from etclib.data.reference import EMPLIFAI as EMPLIFAI_FILE
 from etclib.data.reference import reference_dir
-from etclib.studies.agreement import pearson
+from etclib.metrics.agreement import pearson
 
 COLUMNS: tuple[str, ...] = ("item", "system", "metric", "rater_kind", "rater_id", "score")
 RATER_KINDS: tuple[str, ...] = ("llm", "human")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from etclib.studies.agreement import (
+from etclib.metrics.agreement import (
     binary_fleiss_kappa,
     binary_fleiss_with_ci,
     bootstrap_ci,

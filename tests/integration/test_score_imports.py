@@ -55,9 +55,9 @@ def test_scoring_bleu_rouge_imports_no_llm_stack_and_no_other_metric(tmp_path):
 
 def test_corpus_statistics_import_no_study():
     modules, _ = fresh_modules(
-        'import json, sys, etclib.studies.corpus_stats; print(json.dumps({"modules": sorted(sys.modules)}),'
+        'import json, sys, etclib.metrics.corpus_stats; print(json.dumps({"modules": sorted(sys.modules)}),'
         " file=sys.stderr)"
     )
-    assert "etclib.studies.agreement" in modules
+    assert "etclib.metrics.agreement" in modules
     assert not any(m == "etclib.studies" or m.startswith("etclib.studies.") for m in modules)
     assert "etclib.llm" not in modules

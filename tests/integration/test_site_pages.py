@@ -213,7 +213,7 @@ def test_corpus_result_row_selection_opens_its_dialogue(corpus):
 def test_corpus_statistics_show_overall_prevalence_as_etclib_stats(corpus):
     from etclib.data import store
     from etclib.data.corpus import CATEGORIES
-    from etclib.studies import corpus_stats as stats
+    from etclib.metrics import corpus_stats as stats
 
     at = app("site_pages/corpus.py")
     at.segmented_control(key="corpus_view").set_value("Statistics").run()

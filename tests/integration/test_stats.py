@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from etclib.data import store
-from etclib.studies import corpus_stats as stats
+from etclib.metrics import corpus_stats as stats
 from tests.conftest import REAL_CORPUS, needs_corpus
 from tests.fixtures.corpus import CATS, JA
 

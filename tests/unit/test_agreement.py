@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from etclib.studies.agreement import (
+from etclib.metrics.agreement import (
     binary_fleiss_kappa,
     bootstrap_ci,
     cohen_kappa,

@@ -3,8 +3,8 @@
 import pytest
 
 from etclib.data import store
-from etclib.studies import corpus_stats as stats
-from etclib.studies.agreement import fleiss_kappa
+from etclib.metrics import corpus_stats as stats
+from etclib.metrics.agreement import fleiss_kappa
 from tests.fixtures.corpus import CATS
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from etclib.core import csvexport
-from etclib.studies.agreement import (
+from etclib.metrics.agreement import (
     confusion_matrix,
     fleiss_kappa,
     kappa_with_ci,

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from etclib.data.corpus import Corpus
-from etclib.studies.agreement import cohen_kappa, confusion_matrix, fleiss_kappa, krippendorff_alpha
+from etclib.metrics.agreement import cohen_kappa, confusion_matrix, fleiss_kappa, krippendorff_alpha
 from etclib.studies.causes.human import ANNOTATORS_PER_ITEM, human_answers
 from etclib.studies.causes.llm import _utterance, run_causes
 from etclib.studies.causes.proxy import partner_reference
