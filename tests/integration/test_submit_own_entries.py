@@ -129,27 +129,28 @@ def test_a_baselines_predictions_are_named_and_the_name_is_not_used(its):
     assert not at.code  # no edit link: nothing is the visitor's
 
 
-def uploads_held() -> int:
-    """The uploaded files any object of this process still holds (a page's state or namespace)."""
+def uploads_held(name: str) -> int:
+    """The uploaded files named ``name`` that any object of this process still holds (a page's
+    state or namespace)."""
     import gc
 
     from streamlit.runtime.uploaded_file_manager import UploadedFile
 
     gc.collect()
-    return sum(isinstance(o, UploadedFile) for o in gc.get_objects())
+    return sum(isinstance(o, UploadedFile) and o.name == name for o in gc.get_objects())
 
 
 def test_the_page_keeps_no_copy_of_a_file_once_refused_or_stored(its):
     """A tab closed after its upload was refused or stored leaves no copy of the file behind:
     its session would otherwise keep it until it ends, two minutes later."""
     at = page()
-    at.file_uploader(key="submit_file").upload("refused.jsonl", b"{}\n" * 5_000).run()
+    at.file_uploader(key="submit_file").upload("refused-once.jsonl", b"{}\n" * 5_000).run()
     assert "was refused" in said(at)
-    assert uploads_held() == 0
+    assert uploads_held("refused-once.jsonl") == 0
     data = dumps_jsonl((it.key, it.utterance[:5] + "と思った") for it in its).encode("utf-8")
-    at.file_uploader(key="submit_file").upload("preds.jsonl", data).run()
-    assert "valid, " in said(at) and uploads_held() >= 1  # kept until stored
+    at.file_uploader(key="submit_file").upload("stored-once.jsonl", data).run()
+    assert "valid, " in said(at) and uploads_held("stored-once.jsonl") >= 1  # kept until stored
     at.text_input(key="submit_name").set_value("Stored")
     button(at, "Submit for scoring").click().run()
     assert "Received as submission" in said(at)
-    assert uploads_held() == 0
+    assert uploads_held("stored-once.jsonl") == 0
