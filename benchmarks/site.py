@@ -15,9 +15,7 @@ A render is done when the page's title is drawn and Streamlit's script has finis
 ``data-test-script-state`` is ``notRunning``), and for a view its own texts are shown. Each render
 is timed on the page's own clock (``performance.now()``), to the first animation frame at which
 that holds: a page load from the start of its navigation, a visitor's click from the click event
-the page received (:func:`click_to_frame`). (Until 2026-11-26 the end was seen by Playwright's
-selector waits from outside, which poll every 500 ms once a wait has lasted 270 ms: a render was
-then counted up to half a second late.) *Cold*: the first visit to a page after the server
+the page received (:func:`click_to_frame`). *Cold*: the first visit to a page after the server
 started (a fresh browser session, the server's caches empty). *Warm*: later visits in the same
 session through the sidebar (median of ``--runs``). *Search*: a query typed in the corpus
 browser, from its Enter key to the animation frame that paints the new number of matches, timed
