@@ -22,6 +22,18 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def observed(condition, timeout: float = 60.0, every: float = 0.1):
+    """Wait until ``condition()`` gives something true and return it: a state seen, never a
+    pause; AssertionError once ``timeout`` seconds pass without it."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (got := condition()):
+        assert time.monotonic() < deadline, "the condition was never observed"
+        time.sleep(every)
+    return got
+
+
 def real_corpus_dir() -> Path | None:
     env = os.environ.get("ETC_DATA_DIR")
     for candidate in (env, REPO.parent / "shared" / "ETCDataset" / "etc"):

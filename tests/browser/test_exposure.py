@@ -20,7 +20,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
@@ -28,7 +27,7 @@ import pytest
 from etclib.data.corpus import load_corpus
 from etclib.data.task import items as split_items
 from etclib.tracks.predictions import dumps_jsonl
-from tests.conftest import REAL_CORPUS, REPO, needs_corpus
+from tests.conftest import REAL_CORPUS, REPO, needs_corpus, observed
 from tests.fakes import FakeLLMServer
 from tests.fixtures.secrets import ADMIN, SECRET, leaks
 
@@ -99,16 +98,6 @@ def cache_entries(url: str) -> set[tuple[str, str]]:
     ) as resp:
         text = resp.read().decode()
     return set(re.findall(r'cache_type="(st_cache_\w+)",cache="([^"]*)"', text))
-
-
-def observed(condition, timeout: float = 60.0):
-    """Wait until ``condition()`` gives something true (the metrics are recomputed every few
-    seconds); return it."""
-    deadline = time.monotonic() + timeout
-    while not (got := condition()):
-        assert time.monotonic() < deadline, "the condition was never observed"
-        time.sleep(0.5)
-    return got
 
 
 def test_a_page_cannot_clear_the_shared_caches(site):

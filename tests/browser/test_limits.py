@@ -26,7 +26,6 @@ import csv
 import re
 import secrets
 import sqlite3
-import time
 import urllib.request
 
 import pytest
@@ -35,7 +34,7 @@ from etclib.core import admintoken
 from etclib.data.corpus import load_corpus
 from etclib.data.task import items as split_items
 from etclib.tracks.predictions import dumps_jsonl
-from tests.conftest import REAL_CORPUS, needs_corpus
+from tests.conftest import REAL_CORPUS, needs_corpus, observed
 
 
 @needs_corpus
@@ -248,14 +247,6 @@ def uploads_held(url: str) -> int:
         text = resp.read().decode()
     held = re.findall(r'cache_type="UploadedFileManager"[^}]*\} (\d+)', text)
     return sum(int(n) for n in held)
-
-
-def observed(condition, timeout: float = 60.0) -> None:
-    """Wait until ``condition()`` holds (the metrics are recomputed every few seconds)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition was never observed"
-        time.sleep(0.5)
 
 
 PAGES = 2

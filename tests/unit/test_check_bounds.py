@@ -14,7 +14,7 @@ import pytest
 
 from etclib.tracks import predictions
 from etclib.tracks.predictions import MAX_FOUND, MAX_PROBLEMS
-from tests.conftest import REPO
+from tests.conftest import REPO, observed
 
 #: 9.9 MB of empty records: 3.3 million lines with the same problem.
 EMPTY_RECORDS = b"{}\n" * 3_300_000
@@ -122,16 +122,6 @@ def test_one_visitor_has_one_check_running_at_a_time(monkeypatch):
         t.join(30)
     assert most == {"a": 1, "b": 1}
     assert upload_check.entries() == 3  # every check made and cached
-
-
-def observed(condition, timeout: float = 30.0) -> None:
-    """Wait until ``condition()`` holds (AssertionError after ``timeout`` seconds)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition was never observed"
-        time.sleep(0.01)
 
 
 def predictions_check(name: str):
