@@ -358,7 +358,13 @@ def grid_rows(page: Any, grid: Any, timeout: float = 60.0, what: str = "the tabl
     """The rows the data grid ``grid`` (a ``stDataFrame`` locator) shows, as header -> text,
     once it has drawn one (AssertionError naming ``what`` when it draws none)."""
     _wait_rows_drawn(page, grid, timeout, what)
-    header, *body = grid.evaluate(GRID_ROWS)
+    deadline = time.monotonic() + timeout
+    # a rerun may have put a new grid in the old one's place, not drawn yet: read until one is
+    while not (rows := grid.evaluate(GRID_ROWS)) or len(rows) < 2:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} drew no row")
+        page.evaluate(TWO_FRAMES)
+    header, *body = rows
     return [dict(zip(header, row, strict=True)) for row in body]
 
 

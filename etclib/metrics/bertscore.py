@@ -40,6 +40,7 @@ def _settings(ctx: Context | None) -> tuple[str, int | None, int]:
 
 @lru_cache(maxsize=2)
 def _scorer(model: str, layer: int | None):
+    _ensure_available(model)  # before the seconds of torch's import: a missing model fails at once
     try:
         import bert_score
         import torch
@@ -48,7 +49,6 @@ def _scorer(model: str, layer: int | None):
         raise DependencyError(
             f"BERTScore needs the '{exc.name}' package: pip install bert-score torch"
         ) from None
-    _ensure_available(model)
     if layer is None:
         layer = model2layers.get(model)
     if layer is None:

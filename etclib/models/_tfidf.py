@@ -70,11 +70,6 @@ class Vectorizer:
         """One L2-normalised row per text (an empty or unknown text is a zero row)."""
         return self._sk.transform(list(texts)).tocsr()
 
-    def transform_one(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """One text's non-zero ``(columns, weights)``."""
-        row = self.transform([text])
-        return row.indices.astype(np.int64), row.data
-
 
 def cosine_to_rows(matrix_t: sparse.csr_matrix, cols: np.ndarray, vals: np.ndarray) -> np.ndarray:
     """Cosine of one query ``(cols, vals)`` with every document; ``matrix_t`` is the transposed

@@ -196,6 +196,12 @@ def corpus_availability() -> tuple[bool, str]:
     )
 
 
+def _row(matrix, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``i`` of a CSR matrix as its ``(columns, values)``."""
+    at = slice(matrix.indptr[i], matrix.indptr[i + 1])
+    return matrix.indices[at].astype(np.int64), matrix.data[at]
+
+
 class RetrievalBackend(Backend):
     """Most similar train utterances (same role) by character n-gram TF-IDF; their consensus."""
 
@@ -237,13 +243,33 @@ class RetrievalBackend(Backend):
 
     availability = staticmethod(corpus_availability)
 
+    #: The queries of the items being predicted (:meth:`queries`), keyed by their texts.
+    _batch: dict[tuple[str, str], Any] = {}
+
+    def queries(self, items: Sequence[Item]) -> dict[tuple[str, str], Any]:
+        """Each item's utterance and preceding lines as TF-IDF ``(columns, weights)``, by those
+        two texts: one vectorizer call for all of them (scikit-learn's checks cost about a
+        millisecond a call), the same rows as one call per text."""
+        texts = list(
+            dict.fromkeys((it.utterance, context_text(it, self.context_lines)) for it in items)
+        )
+        u, c = (self.index.vectorizer.transform([t[k] for t in texts]) for k in (0, 1))
+        return {t: (_row(u, i), _row(c, i)) for i, t in enumerate(texts)}
+
+    def predict(self, items, progress=None, shots=None):
+        self._batch = self.queries(items)
+        try:
+            return super().predict(items, progress, shots)
+        finally:
+            self._batch = {}
+
     def scores(self, item: Item) -> np.ndarray:
         """Similarity of ``item`` to every train item (``-inf`` for the other role)."""
         ix = self.index
-        u_cols, u_vals = ix.vectorizer.transform_one(item.utterance)
+        key = (item.utterance, context_text(item, self.context_lines))
+        (u_cols, u_vals), (c_cols, c_vals) = self._batch.get(key) or self.queries([item])[key]
         score = cosine_to_rows(ix.utterance_t, u_cols, u_vals)
         if self.context_weight:
-            c_cols, c_vals = ix.vectorizer.transform_one(context_text(item, self.context_lines))
             score += self.context_weight * cosine_to_rows(ix.context_t, c_cols, c_vals)
         if self.turn_weight:
             score += self.turn_weight * (ix.turns == item.turn)

@@ -36,6 +36,13 @@ class RetrievalLabelsBackend(CategoryBackend):
 
     availability = staticmethod(corpus_availability)
 
+    def predict(self, items, progress=None, shots=None):
+        self.retrieval._batch = self.retrieval.queries(items)  # one vectorizer call for all
+        try:
+            return super().predict(items, progress, shots)
+        finally:
+            self.retrieval._batch = {}
+
     def answer(self, item: Item, shots: Sequence[Item] = ()) -> tuple[str, ...]:
         idx, weights = self.retrieval.candidates(item)
         w = weights if weights.sum() > 0 else np.ones(len(idx))
