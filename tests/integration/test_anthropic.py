@@ -1,6 +1,7 @@
 """Anthropic's Claude as judge, backend and labeller: the real ``anthropic`` SDK against the
 loopback fake Messages API (``POST /v1/messages``), including its 429 (``retry-after``), 529
-overloaded and used-up credit responses, and prompt caching of the judge's fixed prompt."""
+overloaded and used-up credit responses, and prompt caching of the judge's fixed prompt; how the
+SDK's own error objects are classified."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from etclib import tracks
 from etclib.core.errors import BackendServiceError, QuotaExhaustedError
 from etclib.data.task import build_messages, chat_item
+from etclib.llm import classify
 from etclib.llm.retry import RetryPolicy
 from etclib.metrics import Context
 from etclib.metrics import judge as J
@@ -178,3 +180,31 @@ def test_label_judge_with_claude(corpus, monkeypatch):
     assert labeljudge.list_runs()["provider"].tolist() == ["anthropic"]
     items = [u for d in corpus.split("valid") for u in d.utterances][:6]
     assert {u.key: u.label for u in items} == labeljudge.run_labels(run.run_id)
+
+
+def test_classification_of_claude_errors():
+    import anthropic
+    import httpx
+
+    def error(status: int, kind: str, message: str, **headers: str) -> Exception:
+        request = httpx.Request("POST", "https://api.anthropic.com/v1/messages")
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+        response = httpx.Response(status, json=body, headers=headers, request=request)
+        return anthropic.Anthropic(api_key="x")._make_status_error(
+            message, body=body, response=response
+        )
+
+    rate = classify(error(429, "rate_limit_error", "slow down", **{"retry-after": "3"}))
+    assert (rate.kind, rate.retry_after, rate.transient) == ("rate_limit", 3.0, True)
+    busy = classify(error(529, "overloaded_error", "Overloaded"))
+    assert (busy.kind, busy.status, busy.transient) == ("server", 529, True)
+    credit = classify(
+        error(400, "invalid_request_error", "Your credit balance is too low to access the API.")
+    )
+    assert (credit.kind, credit.what, credit.transient) == (
+        "quota",
+        "credit_balance_too_low",
+        False,
+    )
+    other = classify(error(400, "invalid_request_error", "max_tokens: field required"))
+    assert other.kind == "bad_request"
