@@ -145,7 +145,7 @@ if tab_counts.open:
         )
 if tab_chart.open:
     with tab_chart:
-        st.plotly_chart(cv.difference_chart(c, key), key="cmp_chart")
+        st.altair_chart(cv.difference_chart(c, key), key="cmp_chart")
 
 st.subheader("Items")
 f1, f2, f3, f4 = st.columns([3, 2, 2, 2])
