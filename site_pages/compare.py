@@ -128,7 +128,7 @@ keys = cv.item_keys(c)
 if not keys:
     st.stop()
 key = st.selectbox("Per-item score", keys, key="cmp_item_key", format_func=cv.item_key_label)
-# Only the open tab runs (Plotly's script costs a browser about two CPU seconds a load).
+# Only the open tab runs: a chart costs a browser its charting script and drawing.
 tab_counts, tab_chart = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun")
 if tab_counts.open:
     with tab_counts:

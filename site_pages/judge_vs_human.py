@@ -136,7 +136,7 @@ if tab_labels.open:
             )
         if study is not None:
             title = f"Agreement per category ({study.n_items} transcriptions, {study.split})"
-            # Only the open tab is drawn: a visit draws no Plotly chart.
+            # Only the open tab is drawn: a visit draws no chart.
             as_table, as_chart = st.tabs(
                 list(jvh.LABEL_VIEWS), key="jvh_label_view", on_change="rerun"
             )

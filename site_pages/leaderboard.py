@@ -147,7 +147,7 @@ def board_view(track: str, everything, published) -> None:
     if trivial_note:
         st.warning(trivial_note, icon="⚠️")
 
-    # Only the open tab runs (Plotly's script costs a browser about two CPU seconds a load).
+    # Only the open tab runs: a chart costs a browser its charting script and drawing.
     tab_table, tab_charts = st.tabs(list(board.VIEWS), key="lb_view", on_change="rerun")
     if tab_table.open:
         with tab_table:

@@ -115,15 +115,16 @@ def _line(axis: str, value: float, text: str, **mark: Any) -> Any:
     return rule + base.mark_text(fontSize=11, color=FLOOR_COLOR, **mark).encode(text="line:N")
 
 
-def _interval(base: Any, along: str, title: str) -> Any:
+def _interval(base: Any, along: str, title: str, who: str) -> Any:
     """The 95% interval ``lo`` .. ``hi`` of each bar of ``base``, drawn along ``along`` (whose
-    axis is titled ``title``: an error bar would title it "lo" beside the bars' own title)."""
+    axis is titled ``title``: an error bar would title it "lo" beside the bars' own title),
+    named by field ``who`` on hover and in its mark's description."""
     import altair as alt
 
     channel = alt.X if along == "x" else alt.Y
     ends = {along: channel("lo:Q", title=title), f"{along}2": "hi:Q"}
     return base.mark_errorbar(ticks=True, color=FLOOR_COLOR).encode(
-        **ends, tooltip=[_tip("lo:Q", "95% interval from"), _tip("hi:Q", "to")]
+        **ends, tooltip=[who, _tip("lo:Q", "95% interval from"), _tip("hi:Q", "to")]
     )
 
 
@@ -339,7 +340,7 @@ def score_bars(
         tooltip=["name:N", _tip("value:Q", heading(metric))]
         + ([_tip("lo:Q", "95% interval from"), _tip("hi:Q", "to")] if has_ci else []),
     )
-    layers = [bars, _interval(base, "x", heading(metric))] if has_ci else [bars]
+    layers = [bars, _interval(base, "x", heading(metric), "name:N")] if has_ci else [bars]
     for i, (name, value) in enumerate(ordered):
         # The line's name above the plot, a line of text per floor: never over a bar; it runs
         # from its line towards the middle, so never off the chart.
@@ -437,7 +438,7 @@ def breakdown_bars(table: pd.DataFrame, metric: str) -> Any:
     )
     return _chart(
         bars,
-        _interval(base, "x", heading(metric)),
+        _interval(base, "x", heading(metric), "label:N"),
         title=f"{heading(metric)} (×100) on each part of the items, with 95% intervals",
         height=24 * len(t),
     )
@@ -532,7 +533,7 @@ def agreement_bars(table: pd.DataFrame, with_judge: bool, title: str) -> Any:
     base = alt.Chart(long).encode(
         x=alt.X("category:N", sort=None), xOffset=alt.XOffset("series:N", sort=None)
     )
-    return _chart(bars, _interval(base, "y", "κ"), title=title, height=260)
+    return _chart(bars, _interval(base, "y", "κ", "series:N"), title=title, height=260)
 
 
 def count_heatmap(table: pd.DataFrame, title: str, scheme: str = "blues") -> Any:
