@@ -34,6 +34,8 @@ KIND_NAMES = {
     "baseline": "baselines",
     "reported": "the paper's reported rows",
 }
+#: Room above a chart: a title's first line is drawn a few pixels higher than the chart's top.
+PADDING = {"top": 6}
 #: A floor line's name above the plot: one line of text per floor, this many pixels apart.
 NOTE_STEP = 16
 
@@ -81,7 +83,9 @@ def _chart(*layers: Any, title: str, height: int, gap: int = 8) -> Any:
     import altair as alt
 
     fit = alt.AutoSizeParams(type="fit-x", contains="padding")
-    return alt.layer(*layers, title=_title(title, gap), height=height, autosize=fit)
+    return alt.layer(
+        *layers, title=_title(title, gap), height=height, autosize=fit, padding=PADDING
+    )
 
 
 def _tip(field: str, title: str | None = None) -> Any:
@@ -279,7 +283,7 @@ def length_histograms(lengths: pd.DataFrame) -> Any:
             )
         )
     title = _title("Length distributions (characters)")
-    return alt.vconcat(*panels, title=title).resolve_scale(color="shared")
+    return alt.vconcat(*panels, title=title, padding=PADDING).resolve_scale(color="shared")
 
 
 def big_five_chart(scores: pd.DataFrame) -> Any:
