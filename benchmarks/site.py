@@ -171,11 +171,12 @@ VIEWS = {
 }
 
 
-#: Every plotly chart shown has its axes drawn and Streamlit is idle: the page's clock then.
+#: Every chart shown has its axes drawn (Vega draws it after the script has ended) and
+#: Streamlit is idle: the page's clock then.
 CHARTS_SHOWN = f"""() => {{
   const idle = ({IDLE})();
-  const charts = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'));
-  const drawn = charts.every((c) => !c.offsetParent || c.querySelector('.main-svg .xtick, .main-svg .ytick'));
+  const charts = Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'));
+  const drawn = charts.every((c) => !c.offsetParent || c.querySelector('svg g.role-axis, canvas'));
   return !!idle && drawn && !document.querySelector('[data-testid="stSkeleton"]') && idle;
 }}"""
 #: The rerun a click started has ended and its charts are drawn (:data:`CHARTS_SHOWN`).

@@ -35,11 +35,11 @@ from tests.serve import (  # noqa: E402
 )
 
 SIZES = ((1440, 900), (390, 844))
-#: Plotly draws a chart after the script has ended, and widgets being mounted show as
+#: Vega draws a chart after the script has ended, and widgets being mounted show as
 #: skeletons: a screenshot waits until every shown chart has its axes and no skeleton is left.
 DRAWN = """() => !document.querySelector('[data-testid="stSkeleton"]')
-  && Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
-    .every((p) => !p.offsetParent || p.querySelector('.main-svg .xtick, .main-svg .ytick'))"""
+  && Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+    .every((c) => !c.offsetParent || c.querySelector('svg g.role-axis, canvas'))"""
 DIALOGUE = (
     "昨日、友達に裏切られて本当に悲しかったです。",
     "それは辛かったですね。何があったんですか？",

@@ -200,12 +200,12 @@ if tab_results.open:
                 st.caption(cv.PAIR_F1_NOTE)
             left, right = st.columns(2)
             if result.type_confusion is not None:
-                left.plotly_chart(
+                left.altair_chart(
                     charts.count_heatmap(result.type_confusion, "Human majority × LLM cause type"),
                     key="causes_type_confusion",
                 )
             if result.proxy_confusion is not None:
-                right.plotly_chart(
+                right.altair_chart(
                     charts.count_heatmap(result.proxy_confusion, "Partner involved × proxy"),
                     key="causes_proxy_confusion",
                 )
@@ -218,7 +218,7 @@ if tab_results.open:
         if not (llm_dist or human_dist):
             st.info(cv.SHARES_PENDING)
         chart, table = st.columns([3, 2])
-        chart.plotly_chart(charts.shares_bars(shares), key="causes_shares_chart")
+        chart.altair_chart(charts.shares_bars(shares), key="causes_shares_chart")
         table.dataframe(shares, hide_index=True, key="causes_shares_table")
         table.caption(
             "Shares (%) over type labels, counted as RECCON's Table 2 counts them: an item whose "

@@ -128,7 +128,7 @@ keys = cv.item_keys(c)
 if not keys:
     st.stop()
 key = st.selectbox("Per-item score", keys, key="cmp_item_key", format_func=cv.item_key_label)
-# Only the open tab runs (Plotly's script costs a browser about two CPU seconds a load).
+# Only the open tab runs: a chart costs a browser its charting script and drawing.
 tab_counts, tab_chart = st.tabs(list(cv.VIEWS), key="cmp_view", on_change="rerun")
 if tab_counts.open:
     with tab_counts:
@@ -145,7 +145,7 @@ if tab_counts.open:
         )
 if tab_chart.open:
     with tab_chart:
-        st.plotly_chart(cv.difference_chart(c, key), key="cmp_chart")
+        st.altair_chart(cv.difference_chart(c, key), key="cmp_chart")
 
 st.subheader("Items")
 f1, f2, f3, f4 = st.columns([3, 2, 2, 2])

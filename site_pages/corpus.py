@@ -292,7 +292,7 @@ if view == "Category classifier":
     m[2].metric("Categories", f"{len(per)}")
     st.caption(f"Signature: `{clf['signature']}`")
     left, right = st.columns([3, 2])
-    left.plotly_chart(
+    left.altair_chart(
         charts.count_heatmap(clf["confusion"], "Annotators' label × classifier's reading"),
         key="chart_classifier_confusion",
     )
@@ -363,6 +363,6 @@ elif view == "Statistics":
     figures = _stat_figures(corpus)
     left, right = st.columns(2)
     for place, key in zip((left, right, left, right, st), figures):
-        place.plotly_chart(figures[key], key=key)
+        place.altair_chart(figures[key], key=key)
 else:
     browse()

@@ -52,7 +52,7 @@ def _top(database: str, version: str):
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _top_chart(database: str, version: str, title: str):
-    # Built once per board version and shared by every visitor (st.plotly_chart only reads it).
+    # Built once per board version and shared by every visitor (st.altair_chart only reads it).
     _, metric, _, floors, _, _, bars = _top(database, version)
     return charts.score_bars(bars, metric, floors, title=title)
 
@@ -96,7 +96,7 @@ if board is not None:
         table, chart = st.columns([3, 2], gap="large")
         # a static table: whole names, wrapped on a phone (a data grid cuts them)
         table.table(top.rename(columns=fields.label), hide_index=True)
-        chart.plotly_chart(
+        chart.altair_chart(
             _top_chart(database_key(), version, f"Top {len(top)}: {label} (×100)"),
             key="home_top_chart",
         )

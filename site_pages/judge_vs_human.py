@@ -58,7 +58,7 @@ def _emplifai(folder: str) -> ratings.EmplifAI | None:
 
 @st.cache_resource(show_spinner=False)
 def _emplifai_chart(folder: str):
-    # Published figures: one chart per server, shared (st.plotly_chart only reads it).
+    # Published figures: one chart per server, shared (st.altair_chart only reads it).
     return charts.identity_scatter(
         _emplifai(folder).table,
         "human_mean",
@@ -136,7 +136,7 @@ if tab_labels.open:
             )
         if study is not None:
             title = f"Agreement per category ({study.n_items} transcriptions, {study.split})"
-            # Only the open tab is drawn: a visit draws no Plotly chart.
+            # Only the open tab is drawn: a visit draws no chart.
             as_table, as_chart = st.tabs(
                 list(jvh.LABEL_VIEWS), key="jvh_label_view", on_change="rerun"
             )
@@ -150,7 +150,7 @@ if tab_labels.open:
                     )
             if as_chart.open:
                 with as_chart:
-                    st.plotly_chart(
+                    st.altair_chart(
                         charts.agreement_bars(study.table, chosen is not None, title),
                         key="jvh_label_bars",
                     )
@@ -164,14 +164,14 @@ if tab_labels.open:
                 )
             if study.confusion is not None:
                 left, right = st.columns(2)
-                left.plotly_chart(
+                left.altair_chart(
                     charts.count_heatmap(
                         study.confusion, "Human majority × judge (multi-label co-occurrence)"
                     ),
                     key="jvh_label_confusion",
                 )
                 category = right.selectbox("Category", list(study.binary), key="jvh_label_category")
-                right.plotly_chart(
+                right.altair_chart(
                     charts.count_heatmap(study.binary[category], f"{category}: chosen or not"),
                     key="jvh_label_binary",
                 )
@@ -303,7 +303,7 @@ if tab_units.open:
                 "Human–human α", jvh.number(res.human_human_alpha), help="Krippendorff's α, nominal"
             )
             left, right = st.columns(2)
-            left.plotly_chart(
+            left.altair_chart(
                 charts.count_heatmap(res.confusion, "Judge × human answers"),
                 key="jvh_unit_confusion",
             )
@@ -356,7 +356,7 @@ if tab_ratings.open:
             points = ratings.paired_scores(rated, *pick)
             lo = float(min(points["llm"].min(), points["human"].min()))
             hi = float(max(points["llm"].max(), points["human"].max()))
-            st.plotly_chart(
+            st.altair_chart(
                 charts.identity_scatter(
                     points, "human", "llm", None, f"{pick[0]} · {pick[1]}: per item", lo, hi
                 ),
@@ -382,7 +382,7 @@ if tab_ratings.open:
             )
         else:
             st.caption(f"{emplifai.source} {emplifai.setting}")
-            st.plotly_chart(
+            st.altair_chart(
                 _emplifai_chart(str(ratings.reference_dir())), key="jvh_emplifai_scatter"
             )
             st.dataframe(

@@ -147,7 +147,7 @@ def board_view(track: str, everything, published) -> None:
     if trivial_note:
         st.warning(trivial_note, icon="⚠️")
 
-    # Only the open tab runs (Plotly's script costs a browser about two CPU seconds a load).
+    # Only the open tab runs: a chart costs a browser its charting script and drawing.
     tab_table, tab_charts = st.tabs(list(board.VIEWS), key="lb_view", on_change="rerun")
     if tab_table.open:
         with tab_table:
@@ -235,13 +235,13 @@ def board_view(track: str, everything, published) -> None:
                 if isinstance(figure, str):
                     place.info(figure)
                 else:
-                    place.plotly_chart(figure, key=key)
+                    place.altair_chart(figure, key=key)
 
     # which rank differences are real: every pair of the top 10, on demand (45 tests)
     if st.toggle("Pairwise tests of the top 10 on this metric", key="lb_pairwise"):
         with shown_errors():
             matrix = lb_compare.pairwise(track=track, sort_by=metric)
-            st.plotly_chart(compare_view.pairwise_figure(matrix), key="lb_pairwise_chart")
+            st.altair_chart(compare_view.pairwise_figure(matrix), key="lb_pairwise_chart")
 
 
 board_view(track, everything, published)
@@ -310,7 +310,7 @@ if sid is not None:
         with shown_errors():
             figure = _breakdown_figure(board.database_key(), version, sid, metric)
             if figure is not None:
-                st.plotly_chart(figure, key="lb_breakdown_chart")
+                st.altair_chart(figure, key="lb_breakdown_chart")
     for name, table in view["breakdown"].items():
         with st.expander(f"Breakdown by {name}: every metric"):
             st.caption(board.BREAKDOWN_NOTE)

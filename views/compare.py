@@ -12,7 +12,7 @@ import pandas as pd
 from etclib import metrics as registry
 from etclib.tracks.comparison import A_BETTER, B_BETTER, Comparison, outcome, win_tie_loss
 
-from .charts import short_labels, title_layout
+from .charts import difference_histogram, heatmap, short_labels
 
 #: how the item table can be ordered: label -> (sort on the difference, ascending)
 ORDERS = {
@@ -193,22 +193,11 @@ def cause_outcomes(frame: pd.DataFrame, types: pd.DataFrame, key: str) -> pd.Dat
 
 def difference_chart(c: Comparison, key: str) -> Any:
     """A histogram of the per-item difference B − A of ``key`` with a line at 0."""
-    import plotly.graph_objects as go
-
     values = [r.get(f"{key}_diff") for r in c.per_item()]
     values = [v for v in values if v is not None]
-    fig = go.Figure()
-    fig.add_histogram(x=values, nbinsx=41, marker_color="#2563eb", name="items")
-    fig.add_vline(x=0, line_dash="dash", line_color="#6b7280")
-    fig.update_layout(
-        title=title_layout(f"Per-item {item_key_label(key)}: B − A over {len(values)} items"),
-        xaxis_title="B − A (×100)",
-        yaxis_title="items",
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        height=340,
-        showlegend=False,
+    return difference_histogram(
+        values, f"Per-item {item_key_label(key)}: B − A over {len(values)} items"
     )
-    return fig
 
 
 def context_lines(c: Comparison, i: int) -> list[str]:
@@ -316,46 +305,34 @@ PAIR_CODES = {"better": 1, "no significant difference": 0, "same": 0, "worse": -
 
 def pairwise_figure(matrix: pd.DataFrame) -> Any:
     """:func:`leaderboard.compare.pairwise` as a heat map: green where the row is better."""
-    import plotly.graph_objects as go
-
     order = matrix.attrs.get("order", [])
     names = matrix.attrs.get("names", {})
-    labels = [
-        f"{n + 1}. {short}"
-        for n, short in enumerate(short_labels([names.get(i, i) for i in order], 28))
-    ]
-    pos = {sid: n for n, sid in enumerate(order)}
-    z = [[0] * len(order) for _ in order]
-    text = [[""] * len(order) for _ in order]
-    for r in matrix.itertuples():
-        a, b = pos[r.a_id], pos[r.b_id]
-        z[a][b] = PAIR_CODES.get(r.verdict, 0)
-        text[a][b] = (
-            "–"
-            if r.verdict == "same"
-            else f"{r.verdict}<br>Δ {r.difference:+.2f}, p {r.p_value:.4f}"
-        )
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=labels,
-            y=labels,
-            text=text,
-            texttemplate="%{text}",
-            hovertemplate="row %{y}<br>column %{x}<br>%{text}<extra></extra>",
-            zmin=-1,
-            zmax=1,
-            colorscale=[[0, "#dc2626"], [0.5, "#e5e7eb"], [1, "#16a34a"]],
-            showscale=False,
-        )
+    full = [str(names.get(i, i)) for i in order]
+    labels = [f"{n + 1}. {short}" for n, short in enumerate(short_labels(full, 28))]
+    pairs = {(r.a_id, r.b_id): r for r in matrix.itertuples()}
+    cells = pd.DataFrame(
+        [
+            {
+                "row": labels[a],
+                "tip": full[a],
+                "column": labels[b],
+                "value": PAIR_CODES.get(r.verdict, 0),
+                "text": "–"
+                if r.verdict == "same"
+                else f"{r.verdict}\nΔ {r.difference:+.2f}, p {r.p_value:.4f}",
+            }
+            for a, row in enumerate(order)
+            for b, column in enumerate(order)
+            if (r := pairs.get((row, column))) is not None
+        ],
+        columns=["row", "tip", "column", "value", "text"],
     )
-    fig.update_layout(
-        title=title_layout(
-            f"Row entry against column entry on {item_key_label(matrix.attrs.get('metric', ''))} "
-            "(Δ: row − column; paired approximate randomization, α = 0.05)"
-        ),
-        yaxis={"autorange": "reversed"},
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        height=120 + 48 * len(order),
+    cells["hover"] = cells["text"].str.replace("\n", " · ")  # a cell's text may be cut
+    return heatmap(
+        cells,
+        f"Row entry against column entry on {item_key_label(matrix.attrs.get('metric', ''))} "
+        "(Δ: row − column; paired approximate randomization, α = 0.05)",
+        {"domain": [-1, 0, 1], "range": ["#dc2626", "#e5e7eb", "#16a34a"]},
+        48 * len(order),
+        dark="datum.value != 0",
     )
-    return fig

@@ -23,6 +23,8 @@ pytestmark = needs_corpus
 
 XSS_NAME = "<img src=x onerror=window.__x=1>"
 NAME_ERC = "ERC browser entry"
+#: A chart Streamlit shows (Vega draws it as SVG once the script has ended).
+CHART = '[data-testid="stVegaLiteChart"]'
 
 
 @pytest.fixture(scope="module")
@@ -118,12 +120,12 @@ def test_from_the_board_to_a_comparison_by_clicks(site, page, entries):
     # the distribution of the per-item differences, drawn when its tab is opened
     page.get_by_role("tab", name="Distribution of the differences").click()
     wait_idle(page, timeout=60)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.locator(f"{CHART} g.role-axis").first.wait_for(timeout=60_000)
     # the Leaderboard's pairwise matrix of the top entries, drawn when its expander opens
     open_page(page, f"{site}/leaderboard")
     page.get_by_text("Pairwise tests of the top 10", exact=False).click()
     wait_idle(page, timeout=60)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.locator(f"{CHART} g.role-axis").first.wait_for(timeout=60_000)
     assert shown_exceptions(page) == 0
 
 
@@ -187,19 +189,16 @@ def test_an_upload_is_scored_and_its_name_never_runs(site, page, tmp_path):
 
 
 def _interval_of(page, name: str) -> tuple[float, float]:
-    """The (low, high) ends of the error bar that plotly computed for bar ``name`` (labelled
-    ``name · setting``; ``xs`` and ``xh`` of its calcdata point: value minus / plus the error)."""
+    """The (low, high) ends of the error bar drawn for bar ``name`` (labelled ``name`` or
+    ``name · setting``), read from the description Vega gives each mark it draws
+    (``aria-label``: the mark's fields, the interval's ends among them)."""
     found = page.evaluate(
         """(name) => {
-            for (const gd of document.querySelectorAll('.js-plotly-plot')) {
-                for (const trace of gd.calcdata || []) {
-                    const names = trace[0]?.trace?.y;
-                    for (const pt of trace) {
-                        const label = names ? names[pt.i] : undefined;
-                        const named = label === name || String(label).startsWith(name + " · ");
-                        if (named && pt.xs !== undefined) return [pt.xs, pt.xh];
-                    }
-                }
+            for (const el of document.querySelectorAll('[aria-roledescription="errorbar"]')) {
+                const text = el.getAttribute('aria-label') || '';
+                const named = text.includes(`name: ${name};`) || text.includes(`name: ${name} · `);
+                const ends = text.match(/95% interval from: (-?[\\d.]+); to: (-?[\\d.]+)/);
+                if (named && ends) return [ends[1], ends[2]];
             }
             return null;
         }""",
@@ -228,7 +227,7 @@ def test_an_erc_upload_is_scored_and_drawn_with_its_interval(site, page, tmp_pat
         timeout=30_000
     )
     page.get_by_role("tab", name="Charts").click()  # only the open tab is drawn
-    page.locator(".js-plotly-plot text", has_text=NAME_ERC).first.wait_for(timeout=30_000)
+    page.locator(f"{CHART} text", has_text=NAME_ERC).first.wait_for(timeout=30_000)
     lo, hi = _interval_of(page, NAME_ERC)  # the entry's own bar has an interval
     assert lo < hi, (lo, hi)
     assert shown_exceptions(page) == 0

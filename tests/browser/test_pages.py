@@ -56,26 +56,29 @@ BROKEN = b'{"dialogue_id": 1, "turn": 1, "role": "speaker"}\nnot json at all\n'
 STATIC_WIDTH = (
     """(el) => [el.querySelector('table').scrollWidth, el.getBoundingClientRect().width]"""
 )
-#: Plotly draws a chart after the script has ended: every shown chart has its axes drawn.
-CHARTS_DRAWN = """() => !document.querySelector('[data-testid="stSkeleton"]') && Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
-  .every((p) => !p.offsetParent || p.querySelector('.main-svg .xtick, .main-svg .ytick'))"""
-#: Each plotly chart's title and tick labels: their boxes, the chart's box, and the y labels.
-CHART_BOXES = r"""() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((plot) => {
+#: Vega draws a chart after the script has ended: every shown chart has its axes drawn.
+CHARTS_DRAWN = """() => !document.querySelector('[data-testid="stSkeleton"]') && Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+  .every((c) => !c.offsetParent || c.querySelector('svg g.role-axis, canvas'))"""
+#: Each Vega chart's titles and axis labels (their boxes and lines), the texts it writes in
+#: the plot (a floor line's name among them), and the chart's box.
+CHART_BOXES = r"""() => Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]')).map((chart) => {
   const box = (el) => { const r = el.getBoundingClientRect();
     return [r.left, r.top, r.right, r.bottom]; };
-  const sel = (s) => Array.from(plot.querySelectorAll(s)).filter((e) => e.textContent.trim());
-  // a rotated label's box is not its shape: those are left to plotly's own spacing
+  const sel = (s) => Array.from(chart.querySelectorAll(s)).filter((e) => e.textContent.trim());
+  // a rotated label's box is not its shape: those are left to Vega's own spacing
   const flat = (es) => es.filter((e) => !/rotate\(\s*-?[1-9]/.test(e.getAttribute('transform') || ''));
-  // a label on two lines: each line's text (plotly draws a line per tspan)
-  const lines = (e) => { const t = Array.from(e.querySelectorAll('tspan.line'));
+  // a text on several lines: Vega draws a tspan per line
+  const lines = (e) => { const t = Array.from(e.querySelectorAll('tspan'));
     return t.length ? t.map((l) => l.textContent) : [e.textContent]; };
+  const labels = (axis) => sel(`g.role-axis[aria-label^="${axis}-axis"] g.role-axis-label text`);
   return {
-    chart: box(plot),
-    title: sel('.gtitle').map(box),
-    notes: sel('.annotation-text').map(box),
-    yticks: sel('.yaxislayer-above .ytick text, .yaxislayer-above text.ytick').map(box),
-    ylabels: sel('.yaxislayer-above .ytick text, .yaxislayer-above text.ytick').map(lines),
-    xticks: flat(sel('.xaxislayer-above .xtick text, .xaxislayer-above text.xtick')).map(box),
+    chart: box(chart),
+    title: sel('g.role-title text').map(box),
+    titles: sel('g.role-title text').map(lines),
+    notes: sel('g.role-mark text').map(box),
+    yticks: labels('Y').map(box),
+    ylabels: labels('Y').map(lines),
+    xticks: flat(labels('X')).map(box),
   };
 })"""
 
@@ -85,7 +88,8 @@ def _overlap(a, b) -> bool:
 
 
 def _chart_problems(page, where: str) -> list[str]:
-    """What is cut off or overlaps in the page's plotly charts."""
+    """What is cut off or overlaps in the page's Vega charts: by the chart's box, or by Vega
+    itself (a title longer than its room ends in "…")."""
     problems = []
     for chart in page.evaluate(CHART_BOXES):
         left, top, right, bottom = chart["chart"]
@@ -107,9 +111,14 @@ def _chart_problems(page, where: str) -> list[str]:
             if t[0] < left - 1 or t[2] > right + 1 or t[1] < top - 1 or t[3] > bottom + 1
         ]
         problems += [
-            f"{where}: chart title over a subplot title or a line's name: {t} {n}"
-            for t in chart["title"]
-            for n in chart["notes"]
+            f"{where}: chart title {lines!r} cut short"
+            for lines in chart["titles"]
+            if "…" in "".join(lines)
+        ]
+        problems += [
+            f"{where}: chart title over a panel's title or a line's name: {t} {n}"
+            for i, t in enumerate(chart["title"])
+            for n in chart["notes"] + chart["title"][i + 1 :]
             if _overlap(t, n)
         ]
     return problems

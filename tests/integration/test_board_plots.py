@@ -1,6 +1,6 @@
 """What the board's plots draw, against independent computations: an entry's breakdowns with
 their intervals, every entry's per-category F1, the best score over time, the comparison with a
-person; and the figures carry every bar, interval and line."""
+person; and the charts carry every bar, interval and line."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+
+from tests import vega
 
 
 @pytest.fixture
@@ -52,10 +54,12 @@ def test_an_entrys_breakdown_is_its_score_on_each_part_with_an_interval(boards):
         assert row.n_items == stored[row.breakdown][row.subset]["n_items"]
         assert row.lo <= row.value + 1e-9 and row.value <= row.hi + 1e-9
     figure = charts.breakdown_bars(parts, "rougeL")
-    drawn = [len(bar.x) for bar in figure.data]
+    (bars,) = vega.marks(figure, "bar")
+    drawn = [sum(r["breakdown"] == b for r in bars["rows"]) for b in ("role", "category", "turn")]
     assert drawn == [len(parts[parts["breakdown"] == b]) for b in ("role", "category", "turn")]
-    for bar in figure.data:  # an error bar on every bar
-        assert len(bar.error_y.array) == len(bar.x)
+    (errors,) = vega.marks(figure, "errorbar")  # an error bar on every bar, from lo to hi
+    assert errors["encoding"]["x"]["field"] == "lo" and errors["encoding"]["x2"]["field"] == "hi"
+    assert errors["rows"] == bars["rows"]
 
 
 def test_every_entrys_per_category_f1_is_its_stored_score(boards):
@@ -72,7 +76,10 @@ def test_every_entrys_per_category_f1_is_its_stored_score(boards):
     # "always joy" is never right about another category: F1 0 where it has gold, else n/a
     assert all(v == 0 or math.isnan(v) for v in table.loc["Always joy"].drop("joy"))
     figure = charts.category_heatmap(table, "F1")
-    assert np.array(figure.data[0].z).shape == table.shape
+    (cells,) = vega.marks(figure, "text")  # a cell per entry and category, its score written in it
+    assert len(cells["rows"]) == table.size
+    joy_cell = next(r for r in cells["rows"] if r["tip"] == "Always joy" and r["column"] == "joy")
+    assert joy_cell["text"] == f"{table.loc['Always joy', 'joy']:.1f}"
 
 
 def test_the_best_score_over_time_steps_up_at_each_new_best(boards):
@@ -86,9 +93,11 @@ def test_the_best_score_over_time_steps_up_at_each_new_best(boards):
     assert len(reported) == len(lb.reported()) == 5
     assert set(reported["when"].dt.strftime("%Y-%m")) == {reference.published()}
     figure = charts.best_over_time(rows, "rougeL")
-    best = figure.data[0]
+    (best,) = vega.marks(figure, "line")
+    assert best["props"]["interpolate"] == "step-after" and best["encoding"]["y"]["field"] == "best"
     ordered = rows.dropna(subset=["value"]).sort_values("when", kind="stable")
-    assert list(best.y) == list(np.maximum.accumulate(ordered["value"].to_numpy()))
+    drawn = [r["best"] for r in best["rows"]]
+    assert drawn == list(np.maximum.accumulate(ordered["value"].to_numpy()))
 
 
 def test_the_categories_board_against_a_person(boards):
@@ -102,6 +111,7 @@ def test_the_categories_board_against_a_person(boards):
     assert marks["a person"] == pytest.approx(person)
     assert set(bars["name"]) == set(like["name"]) - {"a person"}
     figure = charts.score_bars(bars, "macro_f1", marks=marks)
-    lines = [s for s in figure.layout.shapes if s.type == "line"]
-    assert [line.x0 for line in lines] == [pytest.approx(person)]
-    assert any("a person" in a.text for a in figure.layout.annotations)
+    lines = vega.marks(figure, "rule")
+    assert [r["at"] for line in lines for r in line["rows"]] == [pytest.approx(person)]
+    (note,) = vega.marks(figure, "text")  # the line's name and value, above the bars
+    assert note["rows"][0]["line"] == f"a person: {person:.2f}" and note["props"]["y"] < 0

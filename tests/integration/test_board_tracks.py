@@ -10,6 +10,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests import vega
 from tests.conftest import REPO
 
 
@@ -102,11 +103,11 @@ def test_leaderboard_page_exports_and_floors_on_the_categories_track(boards):
     at.session_state["lb_view"] = "Charts"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    notes = [a["text"] for a in spec["layout"].get("annotations", [])]
+    chart = vega.shown(at)[0]
+    notes = vega.texts(chart)
     assert any(n.startswith("majority baseline (floor)") for n in notes), notes
     assert any(n.startswith("prior baseline (floor)") for n in notes), notes
-    assert spec["layout"]["title"]["text"].startswith("Macro-F1 ↑")
+    assert vega.title(chart).startswith("Macro-F1 ↑")
     # the board as it is shown: the trivial badge, the score headed by name and direction
     at.session_state["lb_view"] = "Ranking table"
     at.run()

@@ -5,7 +5,6 @@ the judge's unit decisions of both entries."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from etclib.tracks.comparison import NO_DIFFERENCE
 from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import compare as lbc
 from leaderboard import samples
+from tests import vega
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.judge_responder import sentences
 from tests.fakes.llm_server import FakeLLMServer
@@ -194,9 +194,10 @@ def test_leaderboard_links_here_and_draws_the_pairwise_matrix(judged_board):
     assert f"b={second}" in links[0].query_string
     at.toggle(key="lb_pairwise").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
-    chart = next(c for c in at.get("plotly_chart") if c.key == "lb_pairwise_chart")
-    spec = json.loads(chart.proto.spec)
-    assert spec["data"][0]["type"] == "heatmap" and len(spec["data"][0]["z"]) == 2
+    chart = next(c for c in vega.shown(at) if vega.title(c).startswith("Row entry against"))
+    (cells,) = vega.marks(chart, "rect")  # a cell per pair of the two entries, both ways
+    assert len(cells["rows"]) == 4 and len({r["row"] for r in cells["rows"]}) == 2
+    assert [r["text"] for r in cells["rows"]].count("–") == 2  # an entry against itself
 
 
 def test_the_erc_track_gets_the_same_view(tiny_corpus, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import pytest
 import streamlit as st
@@ -11,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from etclib.data.corpus import CATEGORY_TO_JA
 from etclib.studies import annotation, labeljudge
+from tests import vega
 from tests.conftest import REPO, needs_corpus
 from tests.studies_engines import studies_db  # noqa: F401 - fixture: DuckDB and PostgreSQL
 from views.judge_vs_human import LABEL_VIEWS
@@ -75,11 +77,12 @@ def test_page_without_any_study_shows_the_yardstick():
     assert len(table) == 7 and "annotator vs the other two, κ (yardstick)" in table.columns
     assert "judge vs people's majority, κ [95% CI]" not in table.columns
     assert not at.error
-    assert not at.get("plotly_chart")  # the chart tab is closed: a visit draws no chart
+    assert not vega.shown(at)  # the chart tab is closed: a visit draws no chart
     at.session_state["jvh_label_view"] = LABEL_VIEWS[1]
     at.run()
-    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
-    assert {len(trace["x"]) for trace in bars} == {7}  # one bar per category
+    (bars,) = vega.marks(vega.shown(at)[0], "bar")
+    per_series = Counter(r["series"] for r in bars["rows"])
+    assert set(per_series.values()) == {7}  # one bar per category in each series
     at.session_state["jvh_label_view"] = LABEL_VIEWS[0]
     at.run()
     assert "Study 2" not in "\n".join(h.value for h in at.header)  # closed tabs do not run

@@ -7,12 +7,12 @@ are tests/integration/test_site_chat.py; the shared fixtures and helpers, tests/
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests import vega
 from tests.conftest import REPO, needs_corpus
 from tests.serve import site_pages
 from tests.site_apptest import (  # noqa: F401 - fixtures, found by name
@@ -230,8 +230,8 @@ def test_corpus_statistics_show_overall_prevalence_as_etclib_stats(corpus):
         share = 100 * sum(c in u.label for u in corpus.utterances) / n
         assert table.set_index("category").loc[c, "all"] == pytest.approx(share)
     # The prevalence chart has the overall series beside the two roles.
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    assert [t["name"] for t in spec["data"]] == ["speaker", "listener", "all"]
+    (bars,) = vega.marks(vega.shown(at)[0], "bar")
+    assert list(dict.fromkeys(r["role"] for r in bars["rows"])) == ["speaker", "listener", "all"]
 
 
 def test_corpus_overlong_search_gets_a_message():
@@ -258,13 +258,12 @@ def test_corpus_big_five_filter(corpus):
 
 def test_corpus_statistics_charts():
     at = app("site_pages/corpus.py")
-    assert not at.get("plotly_chart")  # charts are drawn only in the Statistics view
+    assert not vega.shown(at)  # charts are drawn only in the Statistics view
     at.segmented_control(key="corpus_view").set_value("Statistics").run()
     assert_clean(at)
-    charts = at.get("plotly_chart")
+    charts = vega.shown(at)
     assert len(charts) == 5
-    figures = [json.loads(c.proto.spec) for c in charts]
-    titles = [f["layout"]["title"]["text"] for f in figures]
+    titles = [vega.title(c) for c in charts]
     assert any("Fleiss" in t for t in titles) and any("co-occurrence" in t for t in titles)
 
 
@@ -360,7 +359,7 @@ def test_leaderboard_empty_database():
     at = app("site_pages/leaderboard.py")
     assert_clean(at)
     assert "No scored entry yet" in texts(at)
-    assert not at.get("plotly_chart")
+    assert not vega.shown(at)
 
 
 @pytest.fixture(scope="module")
@@ -419,17 +418,24 @@ def test_leaderboard_populated(populated):
     assert XSS_NAME in list(table["name"])  # shown as a cell value, not markup
     assert "ROUGE-L ↑ [95% CI]" in table.columns and "rougeL [95% CI]" not in table.columns
     assert all("[" in v for v in table["ROUGE-L ↑ [95% CI]"])
-    assert not at.get("plotly_chart")  # the Charts tab is closed: only the open tab runs
+    assert not vega.shown(at)  # the Charts tab is closed: only the open tab runs
     at.session_state["lb_view"] = VIEWS[1]
     at.run()
     assert_clean(at)
     # bars and the best score over time; no judge scores, so no scatter
-    assert [c.key for c in at.get("plotly_chart")] == ["lb_bars", "lb_over_time"]
-    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
-    assert "error_x" in bars and len(bars["y"]) == 3  # (x: an encoded array)
-    # no markup: the whole name on hover, cut to 32 characters on the axis (views.charts)
-    assert "&lt;img src=x onerror=window.__x=1&gt;" in bars["customdata"]
-    assert "&lt;img src=x onerror=window.__x=1&gt;" in bars["y"]  # short enough: whole
+    titles = [vega.title(c) for c in vega.shown(at)]
+    assert titles == [
+        "ROUGE-L ↑ (×100) · dashed: trivial floors",
+        "Best ROUGE-L ↑ (×100) over time",
+    ]
+    (bars,) = vega.marks(vega.shown(at)[0], "bar")
+    (errors,) = vega.marks(vega.shown(at)[0], "errorbar")  # every bar's interval, lo to hi
+    assert len(bars["rows"]) == 3 and errors["rows"] == bars["rows"]
+    assert all(r["lo"] is not None and r["lo"] <= r["hi"] for r in bars["rows"])
+    # as typed (Vega draws text, never markup): the whole name on hover, cut to 32 characters
+    # on the axis (views.charts)
+    assert XSS_NAME in [r["name"] for r in bars["rows"]]
+    assert XSS_NAME in [r["label"] for r in bars["rows"]]  # short enough: whole
     reported = shown_table(at, "source")
     assert len(reported) == len(lb.reported()) == 5
     # Filters
@@ -444,8 +450,8 @@ def test_leaderboard_populated(populated):
     at.session_state["lb_view"] = VIEWS[1]
     at.multiselect(key="lb_settings").set_value([]).run()
     at.toggle(key="lb_with_reported").set_value(True).run()
-    names = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["y"]
-    assert sum("(reported)" in n for n in names) == 5
+    (bars,) = vega.marks(vega.shown(at)[0], "bar")
+    assert sum("(reported)" in r["label"] for r in bars["rows"]) == 5
 
 
 def test_the_banner_and_the_floors_read_the_constant_from_the_board(populated):
@@ -466,8 +472,7 @@ def test_the_banner_and_the_floors_read_the_constant_from_the_board(populated):
     at.session_state["lb_view"] = VIEWS[1]
     at.run()
     assert_clean(at)
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    notes = [a["text"] for a in spec["layout"].get("annotations", [])]
+    notes = vega.texts(vega.shown(at)[0])
     assert any(n.startswith("constant baseline (floor)") for n in notes), notes
     assert any(n.startswith("copy baseline (floor)") for n in notes), notes
 

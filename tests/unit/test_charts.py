@@ -1,5 +1,6 @@
 """The site's charts as a phone shows them (views/charts.py): entry names shortened to a label
-that fits, whole on hover, never HTML; long titles wrapped."""
+that fits, whole on hover, written as typed (Vega draws text, never markup); long titles
+wrapped into lines; numbers written in a heatmap's cells."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import pytest
             ],
         ),
         (["word     spaces"], 10, ["word…"]),  # no space left before the ellipsis
-        (["<b>bold</b>"], 40, ["&lt;b&gt;bold&lt;/b&gt;"]),  # shown as typed, never HTML
+        (["<b>bold</b>"], 40, ["<b>bold</b>"]),  # shown as typed: no escaping for Vega
         (["日本語の長いシステム名です"], 6, ["日本語の長…"]),
         ([""], 10, [""]),
         (["GPT-4o paper run · zero-shot (reported)"], 24, ["GPT-4o paper… (reported)"]),
@@ -40,24 +41,23 @@ def test_short_labels(names, limit, expected):
 @pytest.mark.parametrize(
     ("text", "width", "expected"),
     [
-        ("Short title", 44, "Short title"),
-        ("one two three four", 9, "one two<br>three<br>four"),
-        ("unbreakable-long-word here", 5, "unbreakable-long-word<br>here"),
-        ("a <b> c", 44, "a &lt;b&gt; c"),
+        ("Short title", 44, ["Short title"]),
+        ("one two three four", 9, ["one two", "three", "four"]),
+        ("unbreakable-long-word here", 5, ["unbreakable-long-word", "here"]),
+        ("a <b> c", 44, ["a <b> c"]),
+        ("", 44, [""]),
     ],
 )
-def test_title_layout_wraps_and_escapes(text, width, expected):
-    from views.charts import title_layout
+def test_title_lines_wrap(text, width, expected):
+    from views.charts import title_lines
 
-    layout = title_layout(text, width)
-    assert layout["text"] == expected
-    assert layout["automargin"] is True
+    assert title_lines(text, width) == expected
 
 
-def test_plotly_express_charts_take_the_wrapped_title():
-    """plotly express takes a title as a string only: the wrapped one is set on the layout."""
+def test_charts_take_the_wrapped_title_and_the_whole_names_on_hover():
     import pandas as pd
 
+    from tests.vega import marks, spec_of
     from views import charts
 
     long = "Judge against people on every unit they both answered, per judge label"
@@ -65,5 +65,32 @@ def test_plotly_express_charts_take_the_wrapped_title():
     scatter = charts.identity_scatter(
         pd.DataFrame({"a": [1, 2], "b": [2, 1], "who": ["x", "<y>"]}), "a", "b", "who", long, 1, 2
     )
-    wrapped = "Judge against people on every unit they both<br>answered, per judge label"
-    assert heat.layout.title.text == wrapped and scatter.layout.title.text == wrapped
+    wrapped = ["Judge against people on every unit they both", "answered, per judge label"]
+    assert spec_of(heat)["title"]["text"] == wrapped == spec_of(scatter)["title"]["text"]
+    # every count written in its cell, row by row
+    (cells,) = marks(heat, "text")
+    assert [(r["row"], r["column"], r["text"]) for r in cells["rows"]] == [
+        ("0", "0", "1"),
+        ("0", "1", "2"),
+        ("1", "0", "3"),
+        ("1", "1", "4"),
+    ]
+    (points,) = marks(scatter, "circle")
+    assert [r["who"] for r in points["rows"]] == ["x", "<y>"]  # as typed
+    assert {t["field"] for t in points["encoding"]["tooltip"]} == {"a", "b", "who"}
+    (line,) = marks(scatter, "line")
+    assert [(r["a"], r["b"]) for r in line["rows"]] == [(1, 1), (2, 2)]  # x = y
+
+
+def test_a_histogram_sends_counts_not_values():
+    from tests.vega import marks
+    from views import charts
+
+    values = [-3.0] * 500 + [0.0] * 300 + [5.0] * 200
+    chart = charts.difference_histogram(values, "Per-item ROUGE-L: B − A over 1000 items")
+    (bars,) = marks(chart, "bar")
+    assert len(bars["rows"]) == 41
+    assert sum(r["count"] for r in bars["rows"]) == 1000
+    assert max(r["count"] for r in bars["rows"]) == 500
+    (zero,) = marks(chart, "rule")
+    assert [r["at"] for r in zero["rows"]] == [0.0]

@@ -62,15 +62,15 @@ def test_undefined_per_category_scores_say_why():
         ("short name", "short name"),
         (
             "A very long entry name that a submitter chose",
-            "A very long entry name that<br>a submitter chose",
+            "A very long entry name that\na submitter chose",
         ),
         (
             "A very long entry name that a submitter chose to describe each setting of a run",
-            "A very long entry name that<br>a submitter chose to descri…",
+            "A very long entry name that\na submitter chose to descri…",
         ),
         (
             "GPT-4.1, four solved examples, long run (reported)",
-            "GPT-4.1, four solved<br>examples, long r… (reported)",  # "(reported)" kept
+            "GPT-4.1, four solved\nexamples, long r… (reported)",  # "(reported)" kept
         ),
     ],
 )
