@@ -1,26 +1,41 @@
-"""Serve the site: ``streamlit run streamlit_app.py`` with the site's modules imported first, so the
-server's first visitor does not wait for them (like gunicorn's ``--preload``). Every option of
-``streamlit run`` works the same. See docs/site.md."""
+"""Serve the site: ``streamlit run streamlit_app.py`` with the modules of the app and its pages
+imported first, so the server's first visitor does not wait for them (like gunicorn's
+``--preload``). Every option of ``streamlit run`` works the same. See docs/site.md."""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import sys
 from pathlib import Path
 
 APP = Path(__file__).with_name("streamlit_app.py")
 
 
-def app_imports(script: Path = APP) -> list[str]:
-    """The modules ``script`` imports at its top level, in its order."""
+def app_imports(*scripts: Path) -> list[str]:
+    """The modules ``scripts`` (by default the app and its pages) import at their top level, in
+    order, once each: those of ``from package import module`` too."""
     names: list[str] = []
-    for node in ast.parse(script.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.append(node.module)
-    return names
+    for script in scripts or (APP, *sorted(APP.parent.glob("site_pages/*.py"))):
+        for node in ast.parse(script.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.append(node.module)
+                names += [
+                    f"{node.module}.{alias.name}"
+                    for alias in node.names
+                    if _is_module(f"{node.module}.{alias.name}")
+                ]
+    return list(dict.fromkeys(names))
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # the parent is a module, not a package
+        return False
 
 
 def return_large_buffers(threshold: int = 1 << 20) -> bool:

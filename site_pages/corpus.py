@@ -70,13 +70,14 @@ def _stats(corpus: str):
 def _stat_figures(corpus: str):
     # Shared by every visitor: building them took most of each visit's server time.
     stats, lengths, big_five = _stats(corpus)
-    return {
+    figures = {
         "chart_prevalence": charts.prevalence_chart(cq.prevalence_table(stats)),
         "chart_cooccurrence": charts.cooccurrence_heatmap(cq.cooccurrence_matrix(stats)),
         "chart_kappa": charts.kappa_chart(cq.kappa_table(stats)),
         "chart_big_five": charts.big_five_chart(big_five),
         "chart_lengths": charts.length_histograms(lengths),
     }
+    return {key: charts.spec(figure) for key, figure in figures.items()}
 
 
 state = st.session_state
@@ -363,6 +364,6 @@ elif view == "Statistics":
     figures = _stat_figures(corpus)
     left, right = st.columns(2)
     for place, key in zip((left, right, left, right, st), figures):
-        place.altair_chart(figures[key], key=key)
+        place.vega_lite_chart(figures[key], key=key)
 else:
     browse()

@@ -52,9 +52,9 @@ def _top(database: str, version: str):
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _top_chart(database: str, version: str, title: str):
-    # Built once per board version and shared by every visitor (st.altair_chart only reads it).
+    # Built once per board version and shared by every visitor.
     _, metric, _, floors, _, _, bars = _top(database, version)
-    return charts.score_bars(bars, metric, floors, title=title)
+    return charts.spec(charts.score_bars(bars, metric, floors, title=title))
 
 
 with shown_errors(stop=True):
@@ -96,7 +96,7 @@ if board is not None:
         table, chart = st.columns([3, 2], gap="large")
         # a static table: whole names, wrapped on a phone (a data grid cuts them)
         table.table(top.rename(columns=fields.label), hide_index=True)
-        chart.altair_chart(
+        chart.vega_lite_chart(
             _top_chart(database_key(), version, f"Top {len(top)}: {label} (×100)"),
             key="home_top_chart",
         )

@@ -58,15 +58,17 @@ def _emplifai(folder: str) -> ratings.EmplifAI | None:
 
 @st.cache_resource(show_spinner=False)
 def _emplifai_chart(folder: str):
-    # Published figures: one chart per server, shared (st.altair_chart only reads it).
-    return charts.identity_scatter(
-        _emplifai(folder).table,
-        "human_mean",
-        "llm_mean",
-        "system",
-        "Mean score per system and metric (judge vs people)",
-        1.0,
-        5.0,
+    # Published figures: one chart per server, shared.
+    return charts.spec(
+        charts.identity_scatter(
+            _emplifai(folder).table,
+            "human_mean",
+            "llm_mean",
+            "system",
+            "Mean score per system and metric (judge vs people)",
+            1.0,
+            5.0,
+        )
     )
 
 
@@ -382,7 +384,7 @@ if tab_ratings.open:
             )
         else:
             st.caption(f"{emplifai.source} {emplifai.setting}")
-            st.altair_chart(
+            st.vega_lite_chart(
                 _emplifai_chart(str(ratings.reference_dir())), key="jvh_emplifai_scatter"
             )
             st.dataframe(

@@ -26,7 +26,7 @@ def _detail(database: str, submission_id: str, version: str):
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _breakdown_figure(database: str, version: str, submission_id: str, metric: str):
     parts = lb.breakdown(submission_id, metric)
-    return None if parts.empty else charts.breakdown_bars(parts, metric)
+    return None if parts.empty else charts.spec(charts.breakdown_bars(parts, metric))
 
 
 @st.cache_data(ttl=30, show_spinner=False, max_entries=16)
@@ -55,7 +55,8 @@ def _reported(database: str, version: str):
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _charts(database, version, track, metric, filters, with_reported, _ranking, _shown, _published):
     # Built once per view and board version, and shared: a rerun of the tab builds none again.
-    return board.chart_figures(_ranking, _shown, _published if with_reported else None, metric)
+    figures = board.chart_figures(_ranking, _shown, _published if with_reported else None, metric)
+    return {k: f if isinstance(f, str) else charts.spec(f) for k, f in figures.items()}
 
 
 # The view lives in the URL, so a link reproduces it (Streamlit's own binding would put the
@@ -235,7 +236,7 @@ def board_view(track: str, everything, published) -> None:
                 if isinstance(figure, str):
                     place.info(figure)
                 else:
-                    place.altair_chart(figure, key=key)
+                    place.vega_lite_chart(figure, key=key)
 
     # which rank differences are real: every pair of the top 10, on demand (45 tests)
     if st.toggle("Pairwise tests of the top 10 on this metric", key="lb_pairwise"):
@@ -310,7 +311,7 @@ if sid is not None:
         with shown_errors():
             figure = _breakdown_figure(board.database_key(), version, sid, metric)
             if figure is not None:
-                st.altair_chart(figure, key="lb_breakdown_chart")
+                st.vega_lite_chart(figure, key="lb_breakdown_chart")
     for name, table in view["breakdown"].items():
         with st.expander(f"Breakdown by {name}: every metric"):
             st.caption(board.BREAKDOWN_NOTE)

@@ -10,13 +10,19 @@ from typing import Any
 
 def spec_of(chart: Any) -> dict[str, Any]:
     """The chart's Vega-Lite spec, each named dataset's rows under ``datasets``."""
+    if isinstance(chart, dict):
+        return chart  # views.charts.spec's, rows inline
     if hasattr(chart, "to_dict"):
         return chart.to_dict()  # Altair writes the rows under ``datasets`` itself
     import pyarrow as pa
 
     spec = json.loads(chart.proto.spec)
     spec["datasets"] = {
-        d.name: pa.ipc.open_stream(d.data.data).read_all().to_pylist() for d in chart.proto.datasets
+        **spec.get("datasets", {}),
+        **{
+            d.name: pa.ipc.open_stream(d.data.data).read_all().to_pylist()
+            for d in chart.proto.datasets
+        },
     }
     return spec
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import textwrap
+import threading
 from typing import Any
 
+import altair as alt
 import numpy as np
 import pandas as pd
 
@@ -38,6 +40,19 @@ KIND_NAMES = {
 PADDING = {"top": 6}
 #: A floor line's name above the plot: one line of text per floor, this many pixels apart.
 NOTE_STEP = 16
+
+
+#: Altair's theme is one setting for every thread: held while a chart is converted.
+_THEME = threading.Lock()
+
+
+def spec(chart: Any) -> dict[str, Any]:
+    """``chart`` as a Vega-Lite spec with its rows inline, for ``st.vega_lite_chart``: a page that
+    caches a chart caches this, and a rerun converts nothing (``st.altair_chart`` converts and
+    validates the chart on every run: about 80 ms a chart). Drawn as ``st.altair_chart`` draws
+    it: without Altair's default theme."""
+    with _THEME, alt.theme.enable("none"):
+        return chart.to_dict()
 
 
 def _cut(name: str, limit: int) -> str:
@@ -71,8 +86,6 @@ def title_lines(text: str, width: int = TITLE_CHARS) -> list[str]:
 
 
 def _title(text: str, gap: int = 8) -> Any:
-    import altair as alt
-
     return alt.Title(title_lines(text), anchor="start", fontSize=14, offset=gap)
 
 
@@ -80,8 +93,6 @@ def _chart(*layers: Any, title: str, height: int, gap: int = 8) -> Any:
     """``layers`` drawn as one chart, as wide as its container, titled ``title``; ``height``
     px of plot, the title and axes added around it (Streamlit's default would fit them all in
     ``height``, leaving a tall label too little room)."""
-    import altair as alt
-
     fit = alt.AutoSizeParams(type="fit-x", contains="padding")
     return alt.layer(
         *layers, title=_title(title, gap), height=height, autosize=fit, padding=PADDING
@@ -90,16 +101,12 @@ def _chart(*layers: Any, title: str, height: int, gap: int = 8) -> Any:
 
 def _tip(field: str, title: str | None = None) -> Any:
     """A tooltip line: numbers to two decimals."""
-    import altair as alt
-
     kind = field.rsplit(":", 1)[-1]
     fmt = {"format": ".2f"} if kind == "Q" else {}
     return alt.Tooltip(field, title=title or field.rsplit(":", 1)[0], **fmt)
 
 
 def _legend(**kw: Any) -> Any:
-    import altair as alt
-
     # below the plot, one entry a line: a phone has no room beside it
     return alt.Legend(orient="bottom", direction="vertical", title=None, labelLimit=320, **kw)
 
@@ -107,8 +114,6 @@ def _legend(**kw: Any) -> Any:
 def _line(axis: str, value: float, text: str, **mark: Any) -> Any:
     """A dashed line at ``value`` on ``axis`` ("x" or "y") named ``text`` on hover; written
     beside it too where ``mark`` places it."""
-    import altair as alt
-
     base = alt.Chart(pd.DataFrame({"at": [value], "line": [text]})).encode(
         **{axis: alt.X("at:Q") if axis == "x" else alt.Y("at:Q")},
         tooltip=["line:N", _tip("at:Q", "value")],
@@ -123,8 +128,6 @@ def _interval(base: Any, along: str, title: str, who: str) -> Any:
     """The 95% interval ``lo`` .. ``hi`` of each bar of ``base``, drawn along ``along`` (whose
     axis is titled ``title``: an error bar would title it "lo" beside the bars' own title),
     named by field ``who`` on hover and in its mark's description."""
-    import altair as alt
-
     channel = alt.X if along == "x" else alt.Y
     ends = {along: channel("lo:Q", title=title), f"{along}2": "hi:Q"}
     return base.mark_errorbar(ticks=True, color=FLOOR_COLOR).encode(
@@ -138,8 +141,6 @@ def heatmap(
     """Cells ``row`` × ``column`` coloured by ``value`` on ``scale``, each with its ``text``
     written in it (white where ``dark``, an expression, holds); on hover the whole name ``tip``
     and ``hover`` (else the value) where there are; ``axes``: the ``x`` and ``y`` axes' titles."""
-    import altair as alt
-
     hot = float(cells["value"].max()) if cells["value"].notna().any() else 0.0
     domain = scale.get("domain") or [0.0, hot]
     dark = axes.pop("dark", f"datum.value > {(domain[0] + domain[-1]) / 2}")
@@ -168,8 +169,6 @@ def heatmap(
 
 def difference_histogram(values: list[float], title: str) -> Any:
     """The per-item differences B − A in 41 bins, with a dashed line at 0."""
-    import altair as alt
-
     edges = np.histogram_bin_edges(values, bins=41) if values else np.array([-1.0, 1.0])
     bars = (
         alt.Chart(_binned(pd.Series(values, dtype=float), edges))
@@ -194,8 +193,6 @@ def _cells(table: pd.DataFrame) -> pd.DataFrame:
 
 def _grouped(long: pd.DataFrame, x: str, series: str, y: str, y_title: str, **color: Any) -> Any:
     """Bars of ``y`` grouped by ``x``, one per ``series`` side by side."""
-    import altair as alt
-
     return (
         alt.Chart(long)
         .mark_bar()
@@ -214,8 +211,6 @@ def _grouped(long: pd.DataFrame, x: str, series: str, y: str, y_title: str, **co
 
 def prevalence_chart(table: pd.DataFrame) -> Any:
     """Grouped bars: percent of transcriptions per category, by role and overall."""
-    import altair as alt
-
     roles = list(dict.fromkeys(table["role"]))
     colors = alt.Scale(domain=roles, range=[ROLE_COLORS.get(str(r), "#6b7280") for r in roles])
     bars = _grouped(table, "category", "role", "percent", "% of transcriptions", scale=colors)
@@ -230,8 +225,6 @@ def cooccurrence_heatmap(matrix: pd.DataFrame) -> Any:
 
 def kappa_chart(table: pd.DataFrame) -> Any:
     """Bars of Fleiss' kappa per category, each value written above its bar."""
-    import altair as alt
-
     base = alt.Chart(table).encode(
         x=alt.X("category:N", sort=None, title=None),
         y=alt.Y("kappa:Q", title="κ"),
@@ -251,8 +244,6 @@ def _binned(values: pd.Series, edges: np.ndarray) -> pd.DataFrame:
 
 def length_histograms(lengths: pd.DataFrame) -> Any:
     """Overlaid histograms of utterance and transcription lengths in characters, by role."""
-    import altair as alt
-
     roles = list(dict.fromkeys(lengths["role"]))
     colors = alt.Scale(domain=roles, range=[ROLE_COLORS.get(str(r), "#6b7280") for r in roles])
     panels = []
@@ -288,8 +279,6 @@ def length_histograms(lengths: pd.DataFrame) -> Any:
 
 def big_five_chart(scores: pd.DataFrame) -> Any:
     """Box plots of the participants' TIPI-J Big Five scores (2..14), each mean a white tick."""
-    import altair as alt
-
     long = scores[list(BIG_FIVE)].melt(var_name="trait", value_name="score").dropna()
     title = f"Big Five (TIPI-J) of the {len(scores)} participants"
     x = alt.X("trait:N", sort=list(BIG_FIVE), title=None)
@@ -325,8 +314,6 @@ def score_bars(
     title: str | None = None,
 ) -> Any:
     """Horizontal bars of ``metric`` with their intervals; dashed lines at floors and marks."""
-    import altair as alt
-
     t = table.assign(label=short_labels(table["name"], lines=2), color=_colors(table))
     has_ci = {"lo", "hi"} <= set(t.columns) and t["lo"].notna().any()
     lines = {_floor_name(name): value for name, value in (floors or {}).items()}
@@ -372,8 +359,6 @@ def precision_recall_scatter(
     table: pd.DataFrame, floors: dict[str, tuple[float, float]] | None = None
 ) -> Any:
     """Judge precision vs recall per row, sized by units, with the floors' lines."""
-    import altair as alt
-
     t = table.dropna(subset=["precision", "recall"])
     units = t["units"].fillna(1.0).clip(lower=0.1)
     t = t.assign(
@@ -421,8 +406,6 @@ BREAKDOWN_TITLES = {"role": "By the author's role", "category": "By category", "
 def breakdown_bars(table: pd.DataFrame, metric: str) -> Any:
     """An entry's ``metric`` on each part of its items, a bar each with its interval, coloured
     by breakdown (one chart, not panels: Streamlit draws panels of layers at their own width)."""
-    import altair as alt
-
     names = [b for b in BREAKDOWN_TITLES if b in set(table["breakdown"])]
     t = pd.concat([table[table["breakdown"] == b] for b in names], ignore_index=True)
     t = t.assign(
@@ -462,8 +445,6 @@ def category_heatmap(table: pd.DataFrame, title: str) -> Any:
 
 def best_over_time(entries: pd.DataFrame, metric: str, higher_is_better: bool = True) -> Any:
     """``metric`` of each entry at its date, and a step line through the best so far."""
-    import altair as alt
-
     t = entries.dropna(subset=["value", "when"]).sort_values("when", kind="stable")
     t = t.assign(
         best=t["value"].cummax() if higher_is_better else t["value"].cummin(),
@@ -517,8 +498,6 @@ AGREEMENT_SERIES = [
 
 def agreement_bars(table: pd.DataFrame, with_judge: bool, title: str) -> Any:
     """Study 1: κ per category, with 95% intervals where there are; judge series optional."""
-    import altair as alt
-
     rows = [
         pd.DataFrame(
             {
@@ -566,8 +545,6 @@ def identity_scatter(
     hi: float,
 ) -> Any:
     """Points of ``y`` against ``x`` with the line x = y over [lo, hi]."""
-    import altair as alt
-
     scale = alt.Scale(domain=[lo - 0.1, hi + 0.1], nice=False)
     tips = [
         _tip(f"{c}:Q") if pd.api.types.is_numeric_dtype(table[c]) else f"{c}:N"
