@@ -111,12 +111,20 @@ def corpus():
     return load_corpus(REAL_CORPUS)
 
 
-@pytest.fixture
-def tiny_corpus(tmp_path) -> Path:
-    """A small corpus in the real schema, built by tests/data/make_tiny_corpus.py."""
+@pytest.fixture(scope="session")
+def _tiny_template(tmp_path_factory) -> Path:
     from tests.data.make_tiny_corpus import write_tiny_corpus
 
-    return write_tiny_corpus(tmp_path / "tiny")
+    return write_tiny_corpus(tmp_path_factory.mktemp("tiny-template") / "tiny")
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path, _tiny_template) -> Path:
+    """A small corpus in the real schema (tests/data/make_tiny_corpus.py), this test's own copy:
+    written once per process, copied for each test (a test may change or break its copy)."""
+    import shutil
+
+    return Path(shutil.copytree(_tiny_template, tmp_path / "tiny"))
 
 
 @pytest.fixture

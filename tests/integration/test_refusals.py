@@ -1,5 +1,6 @@
 """A refused file's message says what is wrong once: the unexpected and missing fields named in
-one line, identical problems on consecutive lines grouped ("lines 1–1010: ..."), in the page."""
+one line, identical problems on consecutive lines grouped ("lines 1–1010: ..."), in the page; and
+the crafted files of tests/fixtures/predictions.py get their line's message in the page."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from etclib.core.errors import Problem
 from tests.conftest import REPO, needs_corpus
+from tests.fixtures.predictions import CASES
 
 
 def wrong_keys_file(corpus) -> bytes:
@@ -67,3 +69,26 @@ def test_submit_page_shows_the_grouped_problem_in_the_page(corpus):
     assert any(f"First: lines 1–1010: {EXPECTED}" in e for e in errors), errors
     table = next(d.value for d in at.dataframe if "problem" in d.value.columns)
     assert table.to_dict("records") == [{"line": "1–1010", "problem": EXPECTED}]
+
+
+#: Crafted files of each kind (integers, nesting, surrogates) sent through the Submit page.
+ON_THE_PAGE = [
+    "csv-id-double-minus",
+    "json-id-5000-digits",
+    "json-nested-100000-deep",
+    "json-lone-surrogate",
+]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in ON_THE_PAGE], ids=ON_THE_PAGE)
+def test_submit_page_shows_line_messages(keys, case):
+    """Through the Submit page: the problems table, never the generic error page."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
+    at.switch_page("site_pages/submit.py").run()
+    at.file_uploader(key="submit_file").upload(case.name, case.make(keys)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("was refused" in e.value for e in at.error)
+    table = next(d.value for d in at.dataframe if "problem" in d.value.columns)
+    assert table["line"].iloc[0] == str(case.line) and case.needle in table["problem"].iloc[0]

@@ -1,6 +1,6 @@
 """Predictions files, well-formed and crafted, through every way in: the library reader,
-``etclib validate``, ``etclib score``, ``python -m leaderboard submit``, the site's upload check
-and the Submit page. A refusal is a line-numbered message, never a traceback; an accepted file
+``etclib validate``, ``etclib score``, ``python -m leaderboard submit`` and the site's upload
+check (the Submit page itself: tests/integration/test_refusals.py). A refusal is a line-numbered message, never a traceback; an accepted file
 keeps exactly the text that was written; the same predictions saved differently are one
 submission. Expected predictions are the literal texts the tests wrote (tests/fixtures/
 predictions.py), never the reader's own output.
@@ -22,7 +22,6 @@ from etclib.core.errors import PredictionsError
 from etclib.data.corpus import load_corpus
 from etclib.data.task import items as split_items
 from etclib.tracks.predictions import FIELDS, dumps_jsonl, read_predictions
-from tests.conftest import REPO
 from tests.fixtures.predictions import CASES, IDS, Case, base_records, csv_text, jsonl_lines
 from tests.fixtures.predictions import ENTRY_META as META
 
@@ -118,29 +117,6 @@ def test_site_upload_check_never_raises(keys, monkeypatch):
     monkeypatch.setattr(etclib.tracks.predictions, "read_predictions", broken)
     check = validate_upload(b"{}\n", "p.jsonl")
     assert not check.ok and check.problems and "a bug" not in check.problems[0].message
-
-
-#: Crafted files of each kind (integers, nesting, surrogates) sent through the Submit page.
-ON_THE_PAGE = [
-    "csv-id-double-minus",
-    "json-id-5000-digits",
-    "json-nested-100000-deep",
-    "json-lone-surrogate",
-]
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c.id in ON_THE_PAGE], ids=ON_THE_PAGE)
-def test_submit_page_shows_line_messages(keys, case):
-    """Through the Submit page: the problems table, never the generic error page."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
-    at.switch_page("site_pages/submit.py").run()
-    at.file_uploader(key="submit_file").upload(case.name, case.make(keys)).run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert any("was refused" in e.value for e in at.error)
-    table = next(d.value for d in at.dataframe if "problem" in d.value.columns)
-    assert table["line"].iloc[0] == str(case.line) and case.needle in table["problem"].iloc[0]
 
 
 #: Texts a prediction may hold: anything but lone surrogates, control characters other than
