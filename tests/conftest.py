@@ -304,8 +304,6 @@ TIERS = ("unit", "integration", "browser", "gpu")
 #: A test's rough cost in seconds on a quiet two-core machine, by its tier: only the order of the
 #: modules depends on it (longest first, so that the last module a worker takes is short).
 EXPECTED_SECONDS = {"browser": 30.0, "gpu": 5.0, "integration": 1.0, "unit": 0.1}
-#: Fixtures of the run's seeded board and warm cache (tests/browser/conftest.py, ``warm_cache``).
-SEEDING_FIXTURES = {"warm_cache", "seeded_board"}
 
 
 def tier_of(item) -> str:
@@ -318,26 +316,14 @@ def pytest_collection_modifyitems(config, items):
     """Mark each test with its folder's tier (before ``-m`` deselects), and put the modules that
     take longest first: `make test` hands whole modules to its workers (``--dist loadfile``, so
     a module's served site or trained model is set up once), and a long module left for the end
-    would run alone while the other workers idle. Only one of the first modules waits for the
-    run's seeded board."""
+    would run alone while the other workers idle."""
     cost: dict[str, float] = {}
-    seeded: set[str] = set()
     for item in items:
         tier = tier_of(item)
         item.add_marker(getattr(pytest.mark, tier))
         module = item.nodeid.split("::", 1)[0]
         cost[module] = cost.get(module, 0.0) + EXPECTED_SECONDS[tier]
-        if SEEDING_FIXTURES & set(getattr(item, "fixturenames", ())):
-            seeded.add(module)
-    order = sorted(cost, key=lambda module: -cost[module])
-    # The run's seeded board and warm cache are built once, under a lock, by the first module
-    # that asks: the other workers start with modules that do not wait for them.
-    workers = getattr(config, "workerinput", {}).get("workercount", 1)
-    first = [m for m in order if m in seeded][:1]
-    others = [m for m in order if m not in seeded][: 2 * workers - 1]
-    head = first + others
-    rank = {m: i for i, m in enumerate(head + [m for m in order if m not in head])}
-    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])  # stable within a module
+    items.sort(key=lambda item: -cost[item.nodeid.split("::", 1)[0]])  # stable within a module
 
 
 # --- the unit tier's time budget (`make test-unit`) ---------------------------------------------
