@@ -8,10 +8,11 @@ split only and is cached per corpus content. docs/models.md, "The retrieval base
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,12 +257,18 @@ class RetrievalBackend(Backend):
         u, c = (self.index.vectorizer.transform([t[k] for t in texts]) for k in (0, 1))
         return {t: (_row(u, i), _row(c, i)) for i, t in enumerate(texts)}
 
-    def predict(self, items, progress=None, shots=None):
+    @contextlib.contextmanager
+    def batch(self, items: Sequence[Item]) -> Iterator[None]:
+        """Within it, :meth:`scores` finds the queries of ``items`` vectorized at once."""
         self._batch = self.queries(items)
         try:
-            return super().predict(items, progress, shots)
+            yield
         finally:
             self._batch = {}
+
+    def predict(self, items, progress=None, shots=None):
+        with self.batch(items):
+            return super().predict(items, progress, shots)
 
     def scores(self, item: Item) -> np.ndarray:
         """Similarity of ``item`` to every train item (``-inf`` for the other role)."""

@@ -37,11 +37,8 @@ class RetrievalLabelsBackend(CategoryBackend):
     availability = staticmethod(corpus_availability)
 
     def predict(self, items, progress=None, shots=None):
-        self.retrieval._batch = self.retrieval.queries(items)  # one vectorizer call for all
-        try:
+        with self.retrieval.batch(items):
             return super().predict(items, progress, shots)
-        finally:
-            self.retrieval._batch = {}
 
     def answer(self, item: Item, shots: Sequence[Item] = ()) -> tuple[str, ...]:
         idx, weights = self.retrieval.candidates(item)
