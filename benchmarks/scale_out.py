@@ -200,6 +200,12 @@ SCORES_SQL = (
 # --- scale-out: two sites, three workers, two kills -------------------------------------------
 
 
+#: The line of the page that says "Received as submission ID", once there is one.
+RECEIPT = (
+    "() => document.body.innerText.split('\\n').find((l) => l.includes('Received as submission'))"
+)
+
+
 def upload_through_site(url: str, paths: list[Path], tag: str, done: list, errors: list) -> None:
     """Submit each file through the Submit page of the site at ``url`` (a fresh visit each)."""
     try:
@@ -207,9 +213,10 @@ def upload_through_site(url: str, paths: list[Path], tag: str, done: list, error
             page = context.new_page()
             for path in paths:
                 submit_file(page, url, path, f"{tag} {path.stem}", team="Scale-out")
-                received = page.get_by_text("Received as submission", exact=False).first
-                received.wait_for(timeout=60_000)
-                done.append((tag, path.name, received.inner_text()))
+                # the receipt's text as the page first shows it (a rerun may redraw it, and a
+                # second read would wait for it again)
+                received = page.wait_for_function(RECEIPT, timeout=120_000).json_value()
+                done.append((tag, path.name, received))
     except Exception as exc:  # reported by the caller, with the site's log
         errors.append(f"{tag}: {type(exc).__name__}: {exc}")
 
