@@ -313,7 +313,8 @@ def test_an_upload_is_let_go_once_refused_or_stored(bounded, own_browser, tmp_pa
 
 
 def test_a_visitor_has_at_most_the_bound_of_open_pages(bounded, own_browser):
-    from tests.serve import wait_rendered
+    from tests.conftest import observed
+    from tests.serve import wait_idle, wait_rendered
 
     url, _ = bounded
     pages = []
@@ -329,9 +330,14 @@ def test_a_visitor_has_at_most_the_bound_of_open_pages(bounded, own_browser):
         timeout=60_000
     )
     pages.pop().close()  # one of the others closes: this one may run after a reload
-    extra.reload()
+
+    def admitted() -> bool:  # once the server has seen the closed page's session end
+        extra.reload()
+        wait_idle(extra, timeout=120)
+        return extra.get_by_text("pages of this site open", exact=False).count() == 0
+
+    observed(admitted, timeout=120, every=0.5)
     wait_rendered(extra, timeout=120)
-    assert extra.get_by_text("pages of this site open", exact=False).count() == 0
     for page in [*pages, extra]:
         page.close()
 
