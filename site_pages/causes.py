@@ -200,13 +200,19 @@ if tab_results.open:
                 st.caption(cv.PAIR_F1_NOTE)
             left, right = st.columns(2)
             if result.type_confusion is not None:
-                left.altair_chart(
-                    charts.count_heatmap(result.type_confusion, "Human majority × LLM cause type"),
+                left.vega_lite_chart(
+                    charts.spec(
+                        charts.count_heatmap(
+                            result.type_confusion, "Human majority × LLM cause type"
+                        )
+                    ),
                     key="causes_type_confusion",
                 )
             if result.proxy_confusion is not None:
-                right.altair_chart(
-                    charts.count_heatmap(result.proxy_confusion, "Partner involved × proxy"),
+                right.vega_lite_chart(
+                    charts.spec(
+                        charts.count_heatmap(result.proxy_confusion, "Partner involved × proxy")
+                    ),
                     key="causes_proxy_confusion",
                 )
         llm_dist = human_dist = None
@@ -218,7 +224,7 @@ if tab_results.open:
         if not (llm_dist or human_dist):
             st.info(cv.SHARES_PENDING)
         chart, table = st.columns([3, 2])
-        chart.altair_chart(charts.shares_bars(shares), key="causes_shares_chart")
+        chart.vega_lite_chart(charts.spec(charts.shares_bars(shares)), key="causes_shares_chart")
         table.dataframe(shares, hide_index=True, key="causes_shares_table")
         table.caption(
             "Shares (%) over type labels, counted as RECCON's Table 2 counts them: an item whose "

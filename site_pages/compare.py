@@ -5,7 +5,7 @@ import streamlit as st
 import leaderboard as lb
 from etclib.data.corpus import CATEGORIES, ROLES
 from leaderboard import compare as lbc
-from views import cause_layer, fields
+from views import cause_layer, charts, fields
 from views import compare as cv
 from views.board import board_of, database_key
 from views.docs import doc_link
@@ -145,7 +145,7 @@ if tab_counts.open:
         )
 if tab_chart.open:
     with tab_chart:
-        st.altair_chart(cv.difference_chart(c, key), key="cmp_chart")
+        st.vega_lite_chart(charts.spec(cv.difference_chart(c, key)), key="cmp_chart")
 
 st.subheader("Items")
 f1, f2, f3, f4 = st.columns([3, 2, 2, 2])

@@ -293,8 +293,10 @@ if view == "Category classifier":
     m[2].metric("Categories", f"{len(per)}")
     st.caption(f"Signature: `{clf['signature']}`")
     left, right = st.columns([3, 2])
-    left.altair_chart(
-        charts.count_heatmap(clf["confusion"], "Annotators' label × classifier's reading"),
+    left.vega_lite_chart(
+        charts.spec(
+            charts.count_heatmap(clf["confusion"], "Annotators' label × classifier's reading")
+        ),
         key="chart_classifier_confusion",
     )
     right.caption(

@@ -152,8 +152,8 @@ if tab_labels.open:
                     )
             if as_chart.open:
                 with as_chart:
-                    st.altair_chart(
-                        charts.agreement_bars(study.table, chosen is not None, title),
+                    st.vega_lite_chart(
+                        charts.spec(charts.agreement_bars(study.table, chosen is not None, title)),
                         key="jvh_label_bars",
                     )
             with st.expander("The yardstick per annotator"):
@@ -166,15 +166,19 @@ if tab_labels.open:
                 )
             if study.confusion is not None:
                 left, right = st.columns(2)
-                left.altair_chart(
-                    charts.count_heatmap(
-                        study.confusion, "Human majority × judge (multi-label co-occurrence)"
+                left.vega_lite_chart(
+                    charts.spec(
+                        charts.count_heatmap(
+                            study.confusion, "Human majority × judge (multi-label co-occurrence)"
+                        )
                     ),
                     key="jvh_label_confusion",
                 )
                 category = right.selectbox("Category", list(study.binary), key="jvh_label_category")
-                right.altair_chart(
-                    charts.count_heatmap(study.binary[category], f"{category}: chosen or not"),
+                right.vega_lite_chart(
+                    charts.spec(
+                        charts.count_heatmap(study.binary[category], f"{category}: chosen or not")
+                    ),
                     key="jvh_label_binary",
                 )
 
@@ -305,8 +309,8 @@ if tab_units.open:
                 "Human–human α", jvh.number(res.human_human_alpha), help="Krippendorff's α, nominal"
             )
             left, right = st.columns(2)
-            left.altair_chart(
-                charts.count_heatmap(res.confusion, "Judge × human answers"),
+            left.vega_lite_chart(
+                charts.spec(charts.count_heatmap(res.confusion, "Judge × human answers")),
                 key="jvh_unit_confusion",
             )
             with right:
@@ -358,9 +362,11 @@ if tab_ratings.open:
             points = ratings.paired_scores(rated, *pick)
             lo = float(min(points["llm"].min(), points["human"].min()))
             hi = float(max(points["llm"].max(), points["human"].max()))
-            st.altair_chart(
-                charts.identity_scatter(
-                    points, "human", "llm", None, f"{pick[0]} · {pick[1]}: per item", lo, hi
+            st.vega_lite_chart(
+                charts.spec(
+                    charts.identity_scatter(
+                        points, "human", "llm", None, f"{pick[0]} · {pick[1]}: per item", lo, hi
+                    )
                 ),
                 key="jvh_ratings_scatter",
             )

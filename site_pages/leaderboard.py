@@ -242,7 +242,9 @@ def board_view(track: str, everything, published) -> None:
     if st.toggle("Pairwise tests of the top 10 on this metric", key="lb_pairwise"):
         with shown_errors():
             matrix = lb_compare.pairwise(track=track, sort_by=metric)
-            st.altair_chart(compare_view.pairwise_figure(matrix), key="lb_pairwise_chart")
+            st.vega_lite_chart(
+                charts.spec(compare_view.pairwise_figure(matrix)), key="lb_pairwise_chart"
+            )
 
 
 board_view(track, everything, published)

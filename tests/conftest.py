@@ -50,6 +50,20 @@ needs_corpus = pytest.mark.skipif(
 )
 
 
+def pytest_collection_finish(session):
+    """Each new AppTest reads every installed distribution's metadata for Streamlit components
+    (about 1 s on two cores); nothing is installed during a run, so a process reads it once."""
+    import functools
+    import sys
+
+    if "streamlit.testing.v1" in sys.modules:
+        from streamlit.components.v2 import manifest_scanner
+
+        scan = manifest_scanner.scan_component_manifests
+        if not hasattr(scan, "cache_info"):
+            manifest_scanner.scan_component_manifests = functools.cache(scan)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _leaderboard_package():
     """Import the leaderboard package before any page runs, as a served site does

@@ -8,15 +8,25 @@ import json
 from typing import Any
 
 
+def valid(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec``, once it is found valid against the Vega-Lite schema (jsonschema's error
+    otherwise): the site sends specs unvalidated (views.charts.spec)."""
+    from altair.utils.schemapi import validate_jsonschema
+    from altair.vegalite.v6.schema import load_schema
+
+    validate_jsonschema(spec, load_schema())
+    return spec
+
+
 def spec_of(chart: Any) -> dict[str, Any]:
-    """The chart's Vega-Lite spec, each named dataset's rows under ``datasets``."""
+    """The chart's Vega-Lite spec, each named dataset's rows under ``datasets``; validated."""
     if isinstance(chart, dict):
-        return chart  # views.charts.spec's, rows inline
+        return valid(chart)  # views.charts.spec's, rows inline
     if hasattr(chart, "to_dict"):
-        return chart.to_dict()  # Altair writes the rows under ``datasets`` itself
+        return chart.to_dict()  # validated; Altair writes the rows under ``datasets`` itself
     import pyarrow as pa
 
-    spec = json.loads(chart.proto.spec)
+    spec = valid(json.loads(chart.proto.spec))
     spec["datasets"] = {
         **spec.get("datasets", {}),
         **{
