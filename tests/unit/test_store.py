@@ -7,9 +7,20 @@ from etclib.core.errors import StoreError
 from etclib.data import store
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, _tiny_template):
+    """One store of the tiny corpus for the tests that only query it: built once per module."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("store")
+    tiny = shutil.copytree(_tiny_template, root / "tiny")
+    store.ensure(root / "s.duckdb", tiny)
+    return root / "s.duckdb", tiny
+
+
 @pytest.fixture
-def con(tiny_corpus, tmp_path):
-    return store.connect(tmp_path / "s.duckdb", tiny_corpus)
+def con(built):
+    return store.connect(*built)
 
 
 def test_build_once_and_rebuild_on_change(tiny_corpus, tmp_path):
