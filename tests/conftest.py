@@ -157,20 +157,25 @@ def keys(tiny):
     return [it.key for it in tiny]
 
 
-#: Builds the corpus-derived caches that every served site builds on first use: the retrieval
-#: index and the category classifier for both inputs (each keyed by the corpus's hash and its
-#: version, so a copy is what a site that ran before would have left).
-WARM_CACHE_SCRIPT = """
+#: Build the corpus-derived caches that every served site builds on first use: the retrieval
+#: index and the corpus store, and the category classifier for both inputs (each keyed by the
+#: corpus's hash and its version, so a copy is what a site that ran before would have left). Two
+#: processes at once, about 10 s each: the run's browser modules wait for them.
+WARM_CACHE_SCRIPTS = (
+    """
 from etclib.data import store
-from etclib.tracks.categories import classifier
 from etclib.models import get_backend
+get_backend("retrieval")
+store.ensure()
+""",
+    """
+from etclib.tracks.categories import classifier
 from etclib.data.corpus import load_corpus
 corpus = load_corpus()
-get_backend("retrieval", corpus=corpus)
 classifier.cached(corpus, "transcription")
 classifier.cached(corpus, "dialogue")
-store.ensure()
-"""
+""",
+)
 
 
 @pytest.fixture(scope="session")
@@ -206,13 +211,12 @@ def warm_cache(tmp_path_factory) -> Path:
                 "ETC_PROGRESS": "0",
                 "HF_HUB_OFFLINE": "1",
             }
-            subprocess.run(
-                [sys.executable, "-c", WARM_CACHE_SCRIPT],
-                cwd=REPO,
-                env=env,
-                check=True,
-                timeout=600,
-            )
+            builds = [
+                subprocess.Popen([sys.executable, "-c", script], cwd=REPO, env=env)
+                for script in WARM_CACHE_SCRIPTS
+            ]
+            codes = [build.wait(timeout=600) for build in builds]
+            assert codes == [0] * len(builds), f"building the warm cache failed: {codes}"
             (root / "warm-cache.done").touch()
     return cache
 
