@@ -141,6 +141,15 @@ def tiny_corpus(tmp_path, _tiny_template) -> Path:
     return Path(shutil.copytree(_tiny_template, tmp_path / "tiny"))
 
 
+@pytest.fixture(scope="module")
+def tiny_corpus_shared(tmp_path_factory, _tiny_template) -> Path:
+    """One copy of the tiny corpus for a module whose tests only read it: what is built from it
+    (a parse, a store) is built once for the module, not once a test."""
+    import shutil
+
+    return Path(shutil.copytree(_tiny_template, tmp_path_factory.mktemp("tiny") / "tiny"))
+
+
 @pytest.fixture
 def tiny(tiny_corpus, monkeypatch):
     """The tiny corpus as ETC_DATA_DIR: its test items in order (20)."""

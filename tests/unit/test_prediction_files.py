@@ -26,19 +26,12 @@ from tests.fixtures.predictions import CASES, IDS, Case, base_records, csv_text,
 from tests.fixtures.predictions import ENTRY_META as META
 
 
-@pytest.fixture(scope="module")
-def _shared_tiny(tmp_path_factory, _tiny_template):
-    import shutil
-
-    return shutil.copytree(_tiny_template, tmp_path_factory.mktemp("tiny") / "tiny")
-
-
 @pytest.fixture
-def keys(_shared_tiny, monkeypatch):
-    """The tiny corpus's test keys in order, the corpus as ETC_DATA_DIR: one copy for the
-    module's tests, which only read it (parsed once, not once a test)."""
-    monkeypatch.setenv("ETC_DATA_DIR", str(_shared_tiny))
-    return [it.key for it in split_items(load_corpus(_shared_tiny), "test")]
+def keys(tiny_corpus_shared, monkeypatch):
+    """The tiny corpus's test keys in order, the corpus as ETC_DATA_DIR: the module's tests
+    only read it."""
+    monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus_shared))
+    return [it.key for it in split_items(load_corpus(tiny_corpus_shared), "test")]
 
 
 def expected_predictions(keys, case: Case) -> dict:

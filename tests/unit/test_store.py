@@ -8,14 +8,11 @@ from etclib.data import store
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, _tiny_template):
-    """One store of the tiny corpus for the tests that only query it: built once per module."""
-    import shutil
-
-    root = tmp_path_factory.mktemp("store")
-    tiny = shutil.copytree(_tiny_template, root / "tiny")
-    store.ensure(root / "s.duckdb", tiny)
-    return root / "s.duckdb", tiny
+def built(tiny_corpus_shared):
+    """One store of the tiny corpus for the tests that only query it."""
+    db = tiny_corpus_shared.parent / "s.duckdb"
+    store.ensure(db, tiny_corpus_shared)
+    return db, tiny_corpus_shared
 
 
 @pytest.fixture
