@@ -4,17 +4,24 @@ of the spec into Arrow datasets)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    from altair.vegalite.v6.schema import load_schema
+
+    return load_schema()  # 1.5 MB of JSON: parsed once per process
 
 
 def valid(spec: dict[str, Any]) -> dict[str, Any]:
     """``spec``, once it is found valid against the Vega-Lite schema (jsonschema's error
     otherwise): the site sends specs unvalidated (views.charts.spec)."""
     from altair.utils.schemapi import validate_jsonschema
-    from altair.vegalite.v6.schema import load_schema
 
-    validate_jsonschema(spec, load_schema())
+    validate_jsonschema(spec, _schema())
     return spec
 
 
