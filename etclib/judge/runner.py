@@ -37,6 +37,7 @@ __all__ = [
     "Question",
     "RequestFailed",
     "Usage",
+    "every",
     "gather_items",
     "judge_item",
     "judge_items",
@@ -488,16 +489,27 @@ class ItemResult:
         return asdict(self)
 
 
+async def every(*aws: Awaitable[T]) -> list[T]:
+    """The results of ``aws``, run at once, once every one has finished; then the first
+    exception, if any. Unlike a bare ``gather``, a failure leaves no sibling running on after
+    the caller has moved on (holding a cache claim, or outliving its judge)."""
+    results = await asyncio.gather(*aws, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return results
+
+
 async def judge_item(judge: Judge, prediction: str, reference: str) -> ItemResult:
     """Decompose both texts, then label each unit against the other text (docs/judge.md)."""
     out = ItemResult()
     try:
         # the reference first: it is shared by every submission (and worker) judging the item
-        out.ref_units, out.units = await asyncio.gather(
+        out.ref_units, out.units = await every(
             judge.decompose(reference), judge.decompose(prediction)
         )
         if out.ref_units and out.units:
-            labels = await asyncio.gather(
+            labels = await every(
                 *(judge.entail(u, reference) for u in out.units),
                 *(judge.entail(u, prediction) for u in out.ref_units),
             )

@@ -8,7 +8,6 @@ judge's signature. See docs/judge.md, "How this judge compares with the paper's"
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import math
@@ -30,6 +29,7 @@ from etclib.judge.runner import (
     Judge,
     JudgeSettings,
     RequestFailed,
+    every,
     gather_items,
     judge_items,
     run_sync,
@@ -239,7 +239,7 @@ def calibrate(
             ref_units = await gather_items(
                 judge, [units_of(judge, r) for r in refs], desc="calibrate: references"
             )
-            checks = await asyncio.gather(
+            checks = await every(
                 judge_items(judge, self_refs, self_refs, desc="calibrate: self"),
                 judge_items(judge, other_refs, self_refs, desc="calibrate: shuffled"),
             )

@@ -296,14 +296,14 @@ def test_a_failed_call_releases_the_claim_for_the_next_asker(fake, pg_cache):
     server, _ = fake
     server.inject(500, times=4)  # the first asker's four attempts all fail
 
-    async def ask(cache):
+    async def ask():
         settings = JudgeSettings.resolve(lambda name: {"judge_max_attempts": 4}.get(name))
-        async with Judge(settings, cache=cache) as judge:
+        async with Judge(settings) as judge:  # its own cache, closed on exit
             return await judge_items(judge, ["嬉しい。"], ["嬉しい。"])
 
-    first = run_sync(lambda: ask(AnswerCache()))
+    first = run_sync(ask)
     assert first[0].error is not None
-    second = run_sync(lambda: ask(AnswerCache()))
+    second = run_sync(ask)
     assert second[0].error is None and second[0].unit_labels == ["Supported"]
 
 

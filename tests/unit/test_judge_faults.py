@@ -3,6 +3,7 @@ answers, missing keys, unreachable endpoints), parallelism, and the usage report
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
@@ -89,3 +90,21 @@ def test_settings_from_environment(monkeypatch):
     # options win over the environment
     s = runner.JudgeSettings.resolve({"concurrency": 4, "judge_model": "m"}.get)
     assert (s.concurrency, s.model) == (4, "m")
+
+
+def test_a_failed_request_leaves_no_sibling_running_on():
+    """An item's requests all end before its failure is reported: a sibling left running would
+    outlive its judge and keep the cache claim it holds (the next asker would wait forever)."""
+    ended = []
+
+    async def fails():
+        raise runner.RequestFailed("no usable answer")
+
+    async def still_asking():
+        for _ in range(100):  # loop turns: still running long after its sibling failed
+            await asyncio.sleep(0)
+        ended.append(True)
+
+    with pytest.raises(runner.RequestFailed):
+        asyncio.run(runner.every(still_asking(), fails()))
+    assert ended == [True]
