@@ -52,8 +52,13 @@ needs_corpus = pytest.mark.skipif(
 
 def pytest_collection_finish(session):
     """Each new AppTest reads every installed distribution's metadata for Streamlit components
-    (about 1 s on two cores); nothing is installed during a run, so a process reads it once."""
+    (about 1 s on two cores); nothing is installed during a run, so a process reads it once.
+
+    Then what collection imported (the libraries, the test modules) leaves the garbage
+    collector's view: a full collection, during the tests and the one pytest makes at its end,
+    would otherwise walk those millions of long-lived objects each time."""
     import functools
+    import gc
     import sys
 
     if "streamlit.testing.v1" in sys.modules:
@@ -62,6 +67,7 @@ def pytest_collection_finish(session):
         scan = manifest_scanner.scan_component_manifests
         if not hasattr(scan, "cache_info"):
             manifest_scanner.scan_component_manifests = functools.cache(scan)
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True, scope="session")
