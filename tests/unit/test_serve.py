@@ -24,6 +24,7 @@ def test_the_launcher_imports_what_the_app_imports_then_runs_streamlit(monkeypat
     from streamlit.web import cli
 
     monkeypatch.setattr(cli, "main", lambda args, prog_name: order.append((args, prog_name)))
+    monkeypatch.setattr(serve.gc, "freeze", lambda: None)  # this test process's own heap
     serve.main(["--server.port", "8599"])
     # every module first (other imports meanwhile aside), then Streamlit's own command line
     # with the options as given
