@@ -137,6 +137,9 @@ test-fast: install
 # faster or move them to tests/integration. For one run: `make test-unit UNIT_BUDGET=90`.
 UNIT_BUDGET ?= 30
 UNIT_JOBS ?= 2
+# pytest's temporary folders for this tier, apart: the end of a run deletes the oldest of the runs
+# kept there, which would otherwise be a whole `make test`'s (a gigabyte, many seconds).
+UNIT_TMP ?= $(or $(TMPDIR),/tmp)/etc-unit-tests
 
 test-unit:
 	@if [ ! -f "$(VENV)/.installed" ]; then \
@@ -144,7 +147,9 @@ test-unit:
 	  exit 2; fi
 	@started=$$(date +%s.%N); \
 	echo '$(BIN)/python -m pytest -n $(UNIT_JOBS) tests/unit --time-budget $(UNIT_BUDGET)'; \
-	ETC_TEST_STARTED=$$started $(BIN)/python -m pytest -q -n $(UNIT_JOBS) tests/unit \
+	mkdir -p $(UNIT_TMP); \
+	PYTEST_DEBUG_TEMPROOT=$(UNIT_TMP) ETC_TEST_STARTED=$$started \
+	$(BIN)/python -m pytest -q -n $(UNIT_JOBS) tests/unit \
 	  --time-budget $(UNIT_BUDGET) --durations=10
 
 # The GPU tier: 4-bit QLoRA training, 4-bit generation with an adapter, streaming and the chat's

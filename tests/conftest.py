@@ -156,6 +156,16 @@ def tiny_corpus_shared(tmp_path_factory, _tiny_template) -> Path:
     return Path(shutil.copytree(_tiny_template, tmp_path_factory.mktemp("tiny") / "tiny"))
 
 
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory) -> Path:
+    """A random 2-layer BERT with a character vocabulary, saved with its tokenizer
+    (tests/data/tiny_models.py): the BERTScore model of the tests. Read-only."""
+    pytest.importorskip("bert_score")
+    from tests.data.tiny_models import make_tiny_bert
+
+    return make_tiny_bert(tmp_path_factory.mktemp("bert"))
+
+
 @pytest.fixture
 def tiny(tiny_corpus, monkeypatch):
     """The tiny corpus as ETC_DATA_DIR: its test items in order (20)."""

@@ -1,7 +1,8 @@
-"""What the AppTest files of the site share (tests/integration/test_site_pages.py,
-tests/integration/test_site_chat.py): the corpus store and caches built once per session, a fresh
-leaderboard per test, and helpers that read what a page shows. Each test file imports the fixtures
-(``corpus_fixture`` provides ``corpus``), so that pytest finds them there."""
+"""What the AppTest files of the site share: the corpus store and caches built once per session
+and a fresh leaderboard per test (tests/integration/test_site_pages.py, test_site_chat.py), or a
+fresh board's state for modules that build their own (``fresh_board``), and helpers that open a
+page and read what it shows. Each test file imports the fixtures it uses by name (``corpus_fixture``
+provides ``corpus``), so that pytest finds them there."""
 
 from __future__ import annotations
 
@@ -57,6 +58,36 @@ def corpus_fixture():
     from etclib.data.corpus import load_corpus
 
     return load_corpus()
+
+
+@pytest.fixture(autouse=True)
+def fresh_board():
+    """No resampled scores, Streamlit caches or open boards kept from another test, nor left for
+    the next (for modules that build their own board; import it by name)."""
+    from leaderboard import samples
+
+    samples.forget()
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    import leaderboard as lb
+
+    lb.close_all()
+    samples.forget()
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def opened(path: str, **params: str) -> AppTest:
+    """The site at page ``path`` (``site_pages/...``) as a link with ``params`` in its URL opens
+    it; it raised nothing."""
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(path).run()
+    assert_clean(at)
+    return at
 
 
 def app(page: str | None = None) -> AppTest:

@@ -15,23 +15,14 @@ from etclib.data.corpus import load_corpus
 from etclib.tracks import comparison
 from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import compare as lbc
-from leaderboard import samples
 from leaderboard.__main__ import main as lb_main
 from leaderboard.errors import LeaderboardError
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.llm_server import FakeLLMServer
-from tests.fixtures.board import sampled_tiny  # noqa: F401 - the fixture "tiny"
+from tests.fixtures.board import _fresh_samples, sampled_tiny  # noqa: F401 - fixtures
 from tests.reasoning_judge import ReasoningJudge, reason, strip_reasons
 
 TRIALS = 1000
-
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    samples.forget()
-    yield
-    lb.close_all()
-    samples.forget()
 
 
 def submit(items, name, text, track=None) -> tuple[str, dict]:

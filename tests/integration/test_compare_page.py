@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
@@ -17,26 +16,14 @@ from etclib.data.task import items as split_items
 from etclib.tracks.comparison import NO_DIFFERENCE
 from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import compare as lbc
-from leaderboard import samples
 from tests import vega
 from tests.fakes.judge_fixtures import FAKE_MODEL, point_provider_at
 from tests.fakes.judge_responder import sentences
 from tests.fakes.llm_server import FakeLLMServer
 from tests.reasoning_judge import ReasoningJudge, reason, strip_reasons
+from tests.site_apptest import fresh_board, opened  # noqa: F401 - fresh_board: autouse
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    samples.forget()
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    lb.close_all()
-    samples.forget()
-    st.cache_data.clear()
-    st.cache_resource.clear()
 
 
 @pytest.fixture
@@ -61,15 +48,8 @@ def judged_board(tiny_corpus, monkeypatch):
 
 
 def page(a: str | None, b: str | None) -> AppTest:
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90)
-    if a:
-        at.query_params["a"] = a
-    if b:
-        at.query_params["b"] = b
-    at.run()
-    at.switch_page("site_pages/compare.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    chosen = {"a": a, "b": b}
+    return opened("site_pages/compare.py", **{k: v for k, v in chosen.items() if v})
 
 
 def table(at: AppTest, *columns: str):

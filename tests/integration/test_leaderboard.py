@@ -224,14 +224,6 @@ def test_a_second_process_reads_and_writes_while_this_one_holds_the_board(tiny, 
     assert count("moderation_log") == 1
 
 
-@pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory):
-    pytest.importorskip("bert_score")
-    from tests.data.tiny_models import make_tiny_bert
-
-    return make_tiny_bert(tmp_path_factory.mktemp("bert"))
-
-
 def test_bertscore_stage_runs_after_lexical_and_becomes_the_ranking_metric(
     tiny, tiny_bert, monkeypatch
 ):

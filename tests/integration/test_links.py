@@ -5,27 +5,15 @@ visitor's words with the id cut to a readable length, and show nothing else in i
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import leaderboard as lb
 from etclib.data.corpus import load_corpus
 from etclib.data.task import items as split_items
 from etclib.tracks.predictions import dumps_jsonl
-from leaderboard import samples
-from tests.conftest import REPO
+from tests.site_apptest import fresh_board, opened  # noqa: F401 - fresh_board: autouse
 
 ADMIN = "a-test-admin-token-of-32-characters"
-
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    samples.forget()
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    lb.close_all()
-    samples.forget()
 
 
 @pytest.fixture
@@ -53,16 +41,6 @@ def board(tiny_corpus, monkeypatch):
     return ids
 
 
-def page(path: str, **params: str) -> AppTest:
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def said(at: AppTest) -> str:
     parts = [*at.warning, *at.error, *at.info, *at.markdown, *at.caption]
     return "\n".join(str(p.value) for p in parts)
@@ -74,7 +52,7 @@ def test_compare_says_entry_b_was_not_found(board, which):
         "unknown": "deadbeef0000",
         "long": "x" * 20_000,
     }.get(which) or board[which]
-    at = page("site_pages/compare.py", track="transcription", a=board["plain"], b=asked)
+    at = opened("site_pages/compare.py", track="transcription", a=board["plain"], b=asked)
     text = said(at)
     shown = asked if len(asked) <= 24 else asked[:23] + "…"
     assert f"Entry B “{shown}” was not found on the transcriptions board" in text
@@ -87,7 +65,7 @@ def test_compare_says_entry_b_was_not_found(board, which):
 
 
 def test_compare_without_a_track_finds_the_board_of_the_linked_entry(board):
-    at = page("site_pages/compare.py", a=board["oracle"], b="deadbeef0000")
+    at = opened("site_pages/compare.py", a=board["oracle"], b="deadbeef0000")
     assert at.segmented_control(key="cmp_track").value == "transcription"
     assert "Entry B “deadbeef0000” was not found" in said(at)
 
@@ -95,13 +73,13 @@ def test_compare_without_a_track_finds_the_board_of_the_linked_entry(board):
 @pytest.mark.parametrize("which", ["unknown", "hidden", "deleted"])
 def test_leaderboard_says_the_linked_entry_was_not_found(board, which):
     asked = board.get(which, "deadbeef0000")
-    at = page("site_pages/leaderboard.py", submission=asked)
+    at = opened("site_pages/leaderboard.py", submission=asked)
     assert f"Entry “{asked}” was not found on the transcriptions board" in said(at)
     assert at.selectbox(key="lb_detail").value is None  # no other entry's detail instead
 
 
 def test_leaderboard_link_opens_the_board_its_entry_is_on(board):
-    at = page("site_pages/leaderboard.py", submission=board["categories"])
+    at = opened("site_pages/leaderboard.py", submission=board["categories"])
     assert at.segmented_control(key="lb_track").value == "erc"
     assert at.selectbox(key="lb_detail").value == board["categories"]
     assert "was not found" not in said(at)
@@ -110,7 +88,7 @@ def test_leaderboard_link_opens_the_board_its_entry_is_on(board):
 @pytest.mark.parametrize("asked", ["99999", "abc"])
 def test_corpus_says_the_linked_dialogue_was_not_found(tiny_corpus, monkeypatch, asked):
     monkeypatch.setenv("ETC_DATA_DIR", str(tiny_corpus))
-    at = page("site_pages/corpus.py", corpus_dialogue=asked)
+    at = opened("site_pages/corpus.py", corpus_dialogue=asked)
     assert f"Dialogue “{asked}” was not found in the public corpus: check the link." in said(at)
     # not the first result's dialogue in its place
     assert not [m for m in at.markdown if m.value.startswith("**Dialogue ")]

@@ -54,13 +54,6 @@ def test_lexical_scores_equal_the_libraries_on_the_real_test_split(corpus):
     assert all(v == pytest.approx(100.0) for v in same.values())
 
 
-@pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory):
-    from tests.data.tiny_models import make_tiny_bert
-
-    return make_tiny_bert(tmp_path_factory.mktemp("bert"))
-
-
 def test_bertscore_with_a_tiny_local_model(tiny_bert):
     preds = ["私は嬉しかった", "相手が悲しい", ""]
     refs = ["私は嬉しかった", "犬が怖い", "私は嬉しい"]

@@ -14,7 +14,7 @@ from etclib.data.corpus import load_corpus
 from etclib.data.task import items as split_items
 from etclib.tracks.predictions import dumps_jsonl
 from leaderboard import samples
-from tests.conftest import REPO
+from tests.site_apptest import opened
 
 
 @pytest.fixture
@@ -31,13 +31,7 @@ def its(tiny_corpus, monkeypatch):
 
 
 def page(**params: str) -> AppTest:
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page("site_pages/submit.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return opened("site_pages/submit.py", **params)
 
 
 def said(at: AppTest) -> str:

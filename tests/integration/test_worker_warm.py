@@ -98,17 +98,13 @@ print(json.dumps({"warmed": warmed, "models_loaded": bertscore._scorer.cache_inf
 """
 
 
-def test_a_bertscore_worker_warm_up_loads_its_model(tiny_corpus, tmp_path_factory):
-    pytest.importorskip("bert_score")
-    from tests.data.tiny_models import make_tiny_bert
-
-    model = make_tiny_bert(tmp_path_factory.mktemp("bert"))
+def test_a_bertscore_worker_warm_up_loads_its_model(tiny_corpus, tiny_bert):
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "ETC_DATA_DIR": str(tiny_corpus),
         "ETC_JUDGE_PROVIDER": "",
-        "ETC_BERTSCORE_MODEL": str(model),
+        "ETC_BERTSCORE_MODEL": str(tiny_bert),
         "ETC_BERTSCORE_LAYER": "2",
     }
     out = subprocess.run(
