@@ -24,7 +24,6 @@ def test_the_launcher_imports_what_the_app_imports_then_runs_streamlit(monkeypat
     from streamlit.web import cli
 
     monkeypatch.setattr(cli, "main", lambda args, prog_name: order.append((args, prog_name)))
-    monkeypatch.setattr(serve.gc, "freeze", lambda: None)  # this test process's own heap
     serve.main(["--server.port", "8599"])
     # every module first (other imports meanwhile aside), then Streamlit's own command line
     # with the options as given
@@ -34,16 +33,15 @@ def test_the_launcher_imports_what_the_app_imports_then_runs_streamlit(monkeypat
     assert all(name in sys.modules for name in names)
 
 
-def test_the_launcher_returns_large_buffers_and_freezes_its_imports_before_serving(monkeypatch):
+def test_the_launcher_returns_large_buffers_before_serving(monkeypatch):
     from streamlit.web import cli
 
     order = []
     monkeypatch.setattr(serve, "return_large_buffers", lambda: order.append("malloc"))
     monkeypatch.setattr(serve, "app_imports", lambda: [])
-    monkeypatch.setattr(serve.gc, "freeze", lambda: order.append("freeze"))
     monkeypatch.setattr(cli, "main", lambda *a, **k: order.append("streamlit"))
     serve.main([])
-    assert order == ["malloc", "freeze", "streamlit"]
+    assert order == ["malloc", "streamlit"]
 
 
 def test_streamlit_still_offers_no_switch_for_the_metrics_endpoint():
