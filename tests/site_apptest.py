@@ -78,22 +78,22 @@ def fresh_board():
     st.cache_resource.clear()
 
 
-def opened(path: str, **params: str) -> AppTest:
-    """The site at page ``path`` (``site_pages/...``) as a link with ``params`` in its URL opens
-    it; it raised nothing."""
+def app(page: str | None = None, **params: str) -> AppTest:
+    """The site, at ``page`` (``site_pages/...``) when given, as a link with ``params`` in its
+    URL opens it."""
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
-    at.switch_page(path).run()
-    assert_clean(at)
+    if page:
+        at.switch_page(page).run()
     return at
 
 
-def app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60).run()
-    if page:
-        at.switch_page(page).run()
+def opened(path: str, **params: str) -> AppTest:
+    """:func:`app` at ``path``; it raised nothing."""
+    at = app(path, **params)
+    assert_clean(at)
     return at
 
 
