@@ -64,16 +64,12 @@ def corpus_fixture():
 def fresh_board():
     """No resampled scores, Streamlit caches or open boards kept from another test, nor left for
     the next (for modules that build their own board; import it by name)."""
-    from leaderboard import samples
+    from tests.fixtures.board import forgotten
 
-    samples.forget()
     st.cache_data.clear()
     st.cache_resource.clear()
-    yield
-    import leaderboard as lb
-
-    lb.close_all()
-    samples.forget()
+    with forgotten():
+        yield
     st.cache_data.clear()
     st.cache_resource.clear()
 
