@@ -305,20 +305,20 @@ def load(base: Path) -> Classifier | None:
 
 
 def cached(corpus: Corpus, kind: str = "transcription") -> Classifier:
-    """The classifier of ``corpus`` for input ``kind``: from memory, disk, else trained."""
+    """The classifier of ``corpus`` for input ``kind``: from memory, disk, else trained; saved
+    in the cache folder when missing there. Memory is keyed by what the model is a function
+    of (the file's name: input, version, data hash), so another cache folder does not train
+    the same model again."""
     base = _base(corpus, kind)
-    key = str(base)
-    hit = _MEMORY.get(key)
-    if hit is not None:
-        return hit
-    model = load(base)
+    model = _MEMORY.get(base.name) or load(base)
     if model is None:
         model = train(corpus, kind)
+    if not base.with_suffix(".json").exists():
         try:
             save(model, base)
         except OSError:
-            pass  # a read-only cache only costs training again next time
-    _MEMORY[key] = model
+            pass  # a read-only cache only costs training again in the next process
+    _MEMORY[base.name] = model
     return model
 
 
