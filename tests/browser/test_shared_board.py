@@ -122,15 +122,14 @@ def test_every_leaderboard_command_works_while_the_site_serves_the_board(shared,
         assert resp.status == 200
 
 
-def test_a_worker_process_scores_a_site_submission_and_a_sigkill_loses_nothing(shared):
-    from tests.serve import chromium, running_site, submit_file, wait_rendered
+def test_a_worker_process_scores_a_site_submission_and_a_sigkill_loses_nothing(shared, browser):
+    from tests.serve import running_site, submit_file, wait_rendered
 
     url, env, preds = shared
-    with chromium() as browser:
-        page = browser.new_page()
-        submit_file(page, url, preds.with_name("browser.jsonl"), "Visitor model")
-        page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
-        page.close()
+    page = browser.new_page()
+    submit_file(page, url, preds.with_name("browser.jsonl"), "Visitor model")
+    page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
+    page.close()
     (sid,) = board_rows(env, "SELECT id FROM submissions WHERE name = 'Visitor model'")[0]
     assert board_rows(env, f"SELECT status FROM submissions WHERE id = '{sid}'") == [("queued",)]
     # a worker process beside the site dies once it has computed the scores, before storing
@@ -155,15 +154,14 @@ def test_a_worker_process_scores_a_site_submission_and_a_sigkill_loses_nothing(s
     # two site processes on the one board show the new score
     shown = []
     with running_site({k: v for k, v in env.items() if k != "PYTHONPATH"}) as second:
-        with chromium() as browser:
-            for site in (url, second):
-                page = browser.new_page()
-                page.goto(f"{site}/leaderboard")
-                wait_rendered(page, timeout=120)
-                cell = page.locator('[role="gridcell"]', has_text="Visitor model").first
-                cell.wait_for(state="attached", timeout=60_000)
-                shown.append(page.locator('[role="gridcell"]').all_text_contents())
-                page.close()
+        for site in (url, second):
+            page = browser.new_page()
+            page.goto(f"{site}/leaderboard")
+            wait_rendered(page, timeout=120)
+            cell = page.locator('[role="gridcell"]', has_text="Visitor model").first
+            cell.wait_for(state="attached", timeout=60_000)
+            shown.append(page.locator('[role="gridcell"]').all_text_contents())
+            page.close()
     assert "Visitor model" in shown[0]
     assert shown[0] == shown[1]  # the same rows, names and scores, in the same order
 
