@@ -16,7 +16,10 @@ A render is done when the page's title is drawn and Streamlit's script has finis
 is timed on the page's own clock (``performance.now()``), to the first animation frame at which
 that holds: a page load from the start of its navigation, a visitor's click from the click event
 the page received (:func:`click_to_frame`). *Cold*: the first visit to a page after the server
-started (a fresh browser session, the server's caches empty). *Warm*: later visits in the same
+started, as a visitor of a site served by ``make run`` meets it: the server has visited each page
+once itself (``serve.py``'s warm-up, awaited), the browser is new (its first page loads
+Streamlit's front end uncached); ``--no-warm-up``: the server's caches empty, its very first
+visit the first page timed. *Warm*: later visits in the same
 session through the sidebar (median of ``--runs``). *Search*: a query typed in the corpus
 browser, from its Enter key to the animation frame that paints the new number of matches, timed
 by the page itself (:data:`SEARCH_PROBE`); the end of that rerun (results and dialogue drawn)
@@ -272,6 +275,17 @@ INTERACTIONS: dict[str, Callable[..., float]] = {
         )
     },
 }
+
+
+def warmed_up(log: Path, timeout: float = 300.0) -> str:
+    """Wait until the server's log says its warm-up ended (``serve.py``); that line."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            if "Warmed up:" in line or "Warm-up stopped:" in line:
+                return line.strip()
+        time.sleep(0.2)
+    raise TimeoutError(f"the server did not end its warm-up in {timeout:.0f} s (see {log})")
 
 
 def load() -> str:
@@ -586,6 +600,11 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="score N entries into the throw-away board first and time the Leaderboard",
     )
+    parser.add_argument(
+        "--no-warm-up",
+        action="store_true",
+        help="the server does not visit its pages before the first timed visit (ETC_WARM_UP=0)",
+    )
     args = parser.parse_args(argv)
     root = Path(__file__).resolve().parents[1]
     # The site's code as a deployed site's second start finds it: compiled once, bytecode kept
@@ -605,7 +624,10 @@ def main(argv: list[str] | None = None) -> int:
         url = args.url
         if not url:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="etc-bench-")))
-            env = {"ETC_LEADERBOARD_DB": str(tmp / "leaderboard.sqlite")}
+            env = {
+                "ETC_LEADERBOARD_DB": str(tmp / "leaderboard.sqlite"),
+                "ETC_WARM_UP": "0" if args.no_warm_up else "1",
+            }
             os.environ.update(env)
             # the last of --entries is uploaded through the site; two at least for a comparison:
             # the top two (B, the second, links to the comparison with the one above it)
@@ -618,6 +640,8 @@ def main(argv: list[str] | None = None) -> int:
                 name: functools.partial(time, a=a, b=b) for name, time in INTERACTIONS.items()
             }
             url = stack.enter_context(running_site(env, log=tmp / "server.log"))
+            if not args.no_warm_up:
+                print(warmed_up(tmp / "server.log"))
         else:
             print(
                 "(a running site: the views of VIEWS and the clicks of INTERACTIONS need its "

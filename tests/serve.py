@@ -152,7 +152,8 @@ def running_site(
     address: str = "127.0.0.1",
 ) -> Iterator[str]:
     """Serve the site as ``make run`` does (``serve.py``: ``streamlit run streamlit_app.py``) on
-    127.0.0.1 (headless) and yield its URL.
+    127.0.0.1 (headless) and yield its URL. The server does not visit its own pages first
+    (``ETC_WARM_UP=0``) unless ``env`` says so: a test's first visit is the one it checks.
 
     ``env`` is added to this process's environment; ``log`` receives the server's output
     (discarded by default); ``address``: where it listens (``"::"``, Streamlit's default, also
@@ -177,7 +178,7 @@ def running_site(
     proc = subprocess.Popen(
         cmd,
         cwd=REPO,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, "ETC_WARM_UP": "0", **(env or {})},
         stdout=out,
         stderr=subprocess.STDOUT,
         start_new_session=True,

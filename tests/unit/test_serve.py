@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 import serve
 
 
 def test_the_launcher_imports_what_the_app_imports_then_runs_streamlit(monkeypatch):
+    monkeypatch.setenv("ETC_WARM_UP", "0")
     names = serve.app_imports()
     assert names[:2] == ["pathlib", "streamlit"]  # streamlit_app.py's own order
     assert {"leaderboard", "views.board", "views.navigation"} <= set(names)
@@ -36,12 +39,40 @@ def test_the_launcher_imports_what_the_app_imports_then_runs_streamlit(monkeypat
 def test_the_launcher_returns_large_buffers_before_serving(monkeypatch):
     from streamlit.web import cli
 
+    monkeypatch.setenv("ETC_WARM_UP", "0")
     order = []
     monkeypatch.setattr(serve, "return_large_buffers", lambda: order.append("malloc"))
     monkeypatch.setattr(serve, "app_imports", lambda: [])
     monkeypatch.setattr(cli, "main", lambda *a, **k: order.append("streamlit"))
     serve.main([])
     assert order == ["malloc", "streamlit"]
+
+
+@pytest.mark.parametrize(("setting", "started"), [(None, True), ("1", True), ("0", False)])
+def test_the_launcher_warms_the_site_up_unless_told_not_to(monkeypatch, setting, started):
+    """A thread visits the pages once the server answers (tests/browser/test_fresh_clone.py
+    sees it do so through `make run`), before Streamlit's command line takes over."""
+    from streamlit.web import cli
+
+    if setting is None:
+        monkeypatch.delenv("ETC_WARM_UP", raising=False)
+    else:
+        monkeypatch.setenv("ETC_WARM_UP", setting)
+    order = []
+
+    class Thread:
+        def __init__(self, target, name, daemon):
+            assert target is serve._warm_up_when_served and daemon
+            self.name = name
+
+        def start(self):
+            order.append(self.name)
+
+    monkeypatch.setattr(serve.threading, "Thread", Thread)
+    monkeypatch.setattr(serve, "app_imports", lambda: [])
+    monkeypatch.setattr(cli, "main", lambda *a, **k: order.append("streamlit"))
+    serve.main([])
+    assert order == (["warm-up", "streamlit"] if started else ["streamlit"])
 
 
 def test_streamlit_still_offers_no_switch_for_the_metrics_endpoint():
