@@ -314,14 +314,23 @@ if sid is not None:
             figure = _breakdown_figure(board.database_key(), version, sid, metric)
             if figure is not None:
                 st.vega_lite_chart(figure, key="lb_breakdown_chart")
+    # Each expander is drawn when opened (on_change="rerun"): a closed one costs the browser
+    # nothing and the server no breakdown by cause.
     for name, table in view["breakdown"].items():
-        with st.expander(f"Breakdown by {name}: every metric"):
-            st.caption(board.BREAKDOWN_NOTE)
-            fields.table(table, f"lb_breakdown_{name}", hide_index=None)
+        shown = st.expander(
+            f"Breakdown by {name}: every metric", key=f"lb_expand_{name}", on_change="rerun"
+        )
+        with shown:
+            if shown.open:
+                st.caption(board.BREAKDOWN_NOTE)
+                fields.table(table, f"lb_breakdown_{name}", hide_index=None)
     if info["submission"]["kind"] != "reported":
-        with shown_errors():
-            by_cause, cause_caption = _by_cause(board.database_key(), sid, view["status"], items)
-            with st.expander("By cause type"):
+        shown = st.expander("By cause type", key="lb_expand_cause", on_change="rerun")
+        with shown_errors(), shown:
+            if shown.open:
+                by_cause, cause_caption = _by_cause(
+                    board.database_key(), sid, view["status"], items
+                )
                 if by_cause.empty:
                     st.caption("No per-item scores to break down by cause type yet.")
                 else:

@@ -36,10 +36,11 @@ OPERATOR_TEXT = re.compile(
     + "|".join(map(re.escape, COMMANDS))
     + r")\b"
 )
-#: Visible text of the page, with every expander opened first (a closed one hides its text).
-OPEN_EXPANDERS = """() => {
-  for (const d of document.querySelectorAll('[data-testid="stExpander"] details:not([open])'))
-    d.querySelector('summary')?.click();
+#: Opens the page's first closed expander (a closed one hides its text); whether there was one.
+OPEN_EXPANDER = """() => {
+  const closed = document.querySelector('[data-testid="stExpander"] details:not([open])');
+  closed?.querySelector('summary')?.click();
+  return !!closed;
 }"""
 OVERFLOW = """() => ({
   scroll: document.documentElement.scrollWidth,
@@ -190,8 +191,17 @@ def _states(page, where: str, clicks: bool = True) -> tuple[list[str], int]:
 
     seen = [0]
 
+    def open_expanders() -> None:
+        # one at a time: an expander drawn when opened (on_change="rerun") reruns the script
+        opened = [True]
+        for _ in range(50):
+            rerun_after(page, lambda: opened.append(page.evaluate(OPEN_EXPANDER)))
+            if not opened[-1]:
+                return
+        raise AssertionError(f"{where}: expanders that do not stay open")
+
     def state(name: str) -> list[str]:
-        page.evaluate(OPEN_EXPANDERS)
+        open_expanders()
         page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
         seen[0] += len(page.evaluate(CHART_BOXES))
         return _operator_text(page.inner_text("body"), name) + _chart_problems(page, name)
