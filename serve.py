@@ -114,10 +114,15 @@ def warm_up(url: str, timeout: float = 300.0) -> list[str]:
 
 
 def _warm_up_when_served() -> None:
-    started = time.monotonic()
     url = local_url()
     if url is None:
+        print(
+            "  Warm-up skipped: no answer on http from this server's health check",
+            file=sys.stderr,
+            flush=True,
+        )
         return
+    started = time.monotonic()
     try:
         pages = warm_up(url)
     except Exception as e:  # the site serves anyway; its first visitors wait instead

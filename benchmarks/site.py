@@ -282,7 +282,9 @@ def warmed_up(log: Path, timeout: float = 300.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-            if "Warmed up:" in line or "Warm-up stopped:" in line:
+            if any(
+                f"{word}:" in line for word in ("Warmed up", "Warm-up stopped", "Warm-up skipped")
+            ):
                 return line.strip()
         time.sleep(0.2)
     raise TimeoutError(f"the server did not end its warm-up in {timeout:.0f} s (see {log})")

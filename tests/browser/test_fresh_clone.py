@@ -219,7 +219,7 @@ def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
         timings["browser checks"] = time.monotonic() - started - sum(timings.values())
         # The server visited each page once itself (serve.py's warm-up): every page declared
         # without an admin token (the Operator page is declared only with one).
-        warmed_line = _log_line(log_path, ("Warmed up:", "Warm-up stopped:"), timeout=120)
+        warmed_line = _log_line(log_path, ("Warmed up:", "Warm-up "), timeout=120)
         assert warmed_line == f"Warmed up: {len(site_pages(hidden=True)) - 1} pages", log_path
     finally:
         _stop(proc)
