@@ -188,6 +188,7 @@ def test_the_leaderboard_breaks_a_scored_entry_down_by_cause_type(corpus, monkey
     lb.process_jobs()
     at = AppTest.from_file(str(REPO / "site_pages" / "leaderboard.py"), default_timeout=300)
     at.query_params["submission"] = sid
+    at.session_state["lb_expand_cause"] = True  # drawn when opened
     at.run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "cause type" in d.value.columns)
