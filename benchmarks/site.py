@@ -72,6 +72,7 @@ from tests.serve import (  # noqa: E402
     submit_file,
     wait_idle,
     wait_rendered,
+    warmed_up,
 )
 
 QUERIES = ("嬉しい", "相手", "%", "悲しかった", "'; DROP TABLE utterances; --")
@@ -275,19 +276,6 @@ INTERACTIONS: dict[str, Callable[..., float]] = {
         )
     },
 }
-
-
-def warmed_up(log: Path, timeout: float = 300.0) -> str:
-    """Wait until the server's log says its warm-up ended (``serve.py``); that line."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-            if any(
-                f"{word}:" in line for word in ("Warmed up", "Warm-up stopped", "Warm-up skipped")
-            ):
-                return line.strip()
-        time.sleep(0.2)
-    raise TimeoutError(f"the server did not end its warm-up in {timeout:.0f} s (see {log})")
 
 
 def load() -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -197,6 +198,21 @@ def running_site(
             proc.wait(timeout=5)
         if log:
             out.close()
+
+
+def warmed_up(log: str | os.PathLike, timeout: float = 300.0) -> str:
+    """Wait until the log of a site served with its warm-up (``serve.py``) says the warm-up
+    ended; that line, from its first word (``Warmed up: N pages visited in T s``, else why it
+    stopped or was skipped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = re.search(
+            r"(Warmed up|Warm-up \w+): .*", Path(log).read_text(encoding="utf-8", errors="replace")
+        )
+        if found:
+            return found.group(0).strip()
+        time.sleep(0.2)  # a server's log has no other signal
+    raise TimeoutError(f"the server did not end its warm-up in {timeout:.0f} s (see {log})")
 
 
 @contextlib.contextmanager

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REAL_CORPUS, REPO, needs_corpus
-from tests.serve import grid_rows, site_pages, table_rows
+from tests.serve import grid_rows, site_pages, table_rows, warmed_up
 
 pytestmark = needs_corpus
 
@@ -87,20 +87,6 @@ def _clone(dest: Path) -> str:
         ["git", "-C", str(dest), "checkout", "--quiet", "--detach", commit], check=True, timeout=60
     )
     return commit
-
-
-def _log_line(path: Path, starts: tuple[str, ...], timeout: float) -> str:
-    """The first line of the log at ``path`` that contains one of ``starts``, from it up to
-    " visited" (the time it took is left out), once it is written."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            for start in starts:
-                if start in line:
-                    return line[line.index(start) :].split(" visited")[0]
-        time.sleep(0.2)
-    tail = path.read_text(encoding="utf-8", errors="replace")[-2000:]
-    raise AssertionError(f"no line with {starts} in {timeout:.0f} s:\n{tail}")
 
 
 def _child_env(tmp_path: Path) -> dict[str, str]:
@@ -219,8 +205,8 @@ def test_fresh_clone_make_run_serves_the_board(tmp_path, warmed):
         timings["browser checks"] = time.monotonic() - started - sum(timings.values())
         # The server visited each page once itself (serve.py's warm-up): every page declared
         # without an admin token (the Operator page is declared only with one).
-        warmed_line = _log_line(log_path, ("Warmed up:", "Warm-up "), timeout=120)
-        assert warmed_line == f"Warmed up: {len(site_pages(hidden=True)) - 1} pages", log_path
+        warmed = warmed_up(log_path, timeout=120).split(" visited")[0]
+        assert warmed == f"Warmed up: {len(site_pages(hidden=True)) - 1} pages", log_path
     finally:
         _stop(proc)
 
