@@ -55,7 +55,8 @@ def ranking_config(table: pd.DataFrame, metric: str) -> dict[str, Any]:
         FIELD_COLUMNS[key]: st.column_config.LinkColumn(FIELD_COLUMNS[key], display_text=shown)
         for key, shown in (("paper_url", "paper ↗"), ("model_url", "code ↗"))
     }
-    return {**fields.column_config(table.columns, **widths), **links}
+    numbers = table.select_dtypes("float").columns
+    return {**fields.column_config(table.columns, numbers, **widths), **links}
 
 
 def score_header(key: str) -> str:

@@ -90,20 +90,26 @@ FIELDS: dict[str, Field] = {
 }
 
 
-def describe(column: str) -> tuple[str, str]:
-    """(label, meaning) of a column: a field's, a metric's, or the column with no meaning."""
+def _metric(column: str) -> Any:
+    """The metric fact of a column headed by a metric's key or heading (perhaps with
+    " [95% CI]"), or None."""
     from etclib import metrics
 
+    base = column.removesuffix(" [95% CI]")
+    return next((f for f in metrics.facts() if base in (f.key, f.heading)), None)
+
+
+def describe(column: str) -> tuple[str, str]:
+    """(label, meaning) of a column: a field's, a metric's, or the column with no meaning."""
     if column in FIELDS:
         return FIELDS[column].label, FIELDS[column].help
     named = next((f for f in FIELDS.values() if f.label.lower() == column.lower()), None)
     if named is not None:  # a table already headed in words ("saw test data")
         return column, named.help
-    base = column.removesuffix(" [95% CI]")
-    ci = column[len(base) :]
-    for fact in metrics.facts():
-        if base in (fact.key, fact.heading):
-            return fact.heading + ci, fact.definition[:1].upper() + fact.definition[1:] + "."
+    fact = _metric(column)
+    if fact is not None:
+        ci = column[len(column.removesuffix(" [95% CI]")) :]
+        return fact.heading + ci, fact.definition[:1].upper() + fact.definition[1:] + "."
     return column, ""
 
 
@@ -112,16 +118,21 @@ def label(column: str) -> str:
     return describe(column)[0]
 
 
-def column_config(columns: Iterable[str], **widths: Any) -> dict[str, Any]:
-    """``column_config`` heading ``columns`` by label, meaning as tooltip; ``widths``."""
+def column_config(
+    columns: Iterable[str], numbers: Iterable[str] = (), **widths: Any
+) -> dict[str, Any]:
+    """``column_config`` heading ``columns`` by label, meaning as tooltip; ``widths``. A metric
+    among ``numbers`` (columns that hold numbers) shows two decimals, trailing zeros kept."""
     import streamlit as st
 
+    numbers = set(map(str, numbers))
     out = {}
     for column in columns:
         text, meaning = describe(str(column))
-        out[column] = st.column_config.Column(
-            text, help=meaning or None, width=widths.get(str(column))
-        )
+        kind, fmt = st.column_config.Column, {}
+        if str(column) in numbers and _metric(str(column)) is not None:
+            kind, fmt = st.column_config.NumberColumn, {"format": "%.2f"}
+        out[column] = kind(text, help=meaning or None, width=widths.get(str(column)), **fmt)
     return out
 
 
@@ -129,6 +140,7 @@ def table(frame: Any, key: str, widths: dict[str, Any] | None = None, **options:
     """``st.dataframe`` of ``frame``, full width, no index, headed by :func:`column_config`."""
     import streamlit as st
 
-    config = column_config(frame.columns, **(widths or {}))
+    floats = frame.select_dtypes("float").columns
+    config = column_config(frame.columns, floats, **(widths or {}))
     options = {"hide_index": True, "width": "stretch", **options}
     return st.dataframe(frame, key=key, column_config=config, **options)

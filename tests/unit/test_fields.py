@@ -37,6 +37,17 @@ def test_a_header_carries_its_meaning():
     assert config["name"]["width"] == "medium"
 
 
+def test_a_score_column_keeps_two_decimals_and_other_numbers_their_own():
+    from views.fields import column_config
+
+    numbers = ["ROUGE-L ↑", "rougeL", "p", "n_items"]
+    config = column_config(["ROUGE-L ↑", "rougeL", "p", "n_items", "name"], numbers)
+    for score in ("ROUGE-L ↑", "rougeL"):  # 45.4 shows as 45.40 beside 43.56
+        assert config[score]["type_config"]["format"] == "%.2f"
+    for other in ("p", "n_items", "name"):  # a p-value or a count is not a score
+        assert "format" not in config[other].get("type_config", {})
+
+
 def test_undefined_per_category_scores_say_why():
     import numpy as np
 
