@@ -84,6 +84,37 @@ CHART_BOXES = r"""() => Array.from(document.querySelectorAll('[data-testid="stVe
 })"""
 
 
+#: What a change of the window's size redraws: the page's width, and each chart's, grid's and
+#: static table's box and drawing (Vega draws again at the new width after the resize).
+LAYOUT = """() => JSON.stringify([document.documentElement.scrollWidth, document.body.scrollWidth,
+  ...Array.from(document.querySelectorAll(
+    '[data-testid="stVegaLiteChart"], [data-testid="stDataFrame"], [data-testid="stTable"]'))
+  .map((e) => { const r = e.getBoundingClientRect(), svg = e.querySelector('svg');
+    return [r.width, r.height, svg && svg.getAttribute('width')]; })])"""
+
+
+def _at_each_width(page):
+    """Each of :data:`SIZES`, the window's present one first, with the page redrawn for it: a
+    resize reruns no script (the site lays out in the browser alone), so one visit of a state
+    checks both widths. Yields "W×H" once the page's boxes stay the same over two frames."""
+    from tests.serve import TWO_FRAMES
+
+    now = (page.viewport_size["width"], page.viewport_size["height"])
+    for width, height in sorted(SIZES, key=lambda size: size != now):
+        if (width, height) != now:
+            page.set_viewport_size({"width": width, "height": height})
+            before = None
+            for _ in range(100):
+                page.evaluate(TWO_FRAMES)
+                drawn = page.evaluate(LAYOUT)
+                if drawn == before:
+                    break
+                before = drawn
+            page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
+        now = (width, height)
+        yield f"{width}×{height}"
+
+
 def _overlap(a, b) -> bool:
     return a[0] < b[2] - 1 and b[0] < a[2] - 1 and a[1] < b[3] - 1 and b[1] < a[3] - 1
 
@@ -140,20 +171,11 @@ def _whole_in_view(page, grid, wanted: str, where: str) -> list[str]:
 
 
 def _key_columns(page, url: str, stem: str, where: str, long_name: str, ids) -> list[str]:
-    """What a visitor came for on ``stem``'s page is in view at this width: Home's whole entry
+    """What a visitor came for on ``stem``'s page is in view at each width: Home's whole entry
     names (a static table no wider than its box); each ranking row's score with its interval;
-    each Compare row's verdict; a refused upload's problems."""
+    each Compare row's verdict; a refused upload's problems (on a laptop's width)."""
     from tests.serve import table_rows
 
-    if stem == "home":
-        table = page.get_by_test_id("stTable").first
-        names = [row["name"] for row in table_rows(table)]
-        wide, box = table.evaluate(STATIC_WIDTH)
-        problems = [f"{where}: Home's names cut: {names}"] if long_name not in names else []
-        return problems + ([f"{where}: Home's table wider than its box"] if wide > box + 1 else [])
-    if stem == "leaderboard":
-        grid = page.get_by_test_id("stDataFrame").first
-        return _whole_in_view(page, grid, "[95% CI]", f"{where}, the ranking")
     if stem == "compare":
         open_page(
             page, f"{url}/{PAGE_PATHS[stem]}?track=transcription&a={ids[0]}&b={ids[1]}", timeout=180
@@ -161,9 +183,8 @@ def _key_columns(page, url: str, stem: str, where: str, long_name: str, ids) -> 
         # the caption under the metric table (the page's intro also says "95% interval")
         page.get_by_text("randomization trials", exact=False).first.wait_for(timeout=120_000)
         wait_idle(page, timeout=120)
-        grid = page.get_by_test_id("stDataFrame").first
-        return _whole_in_view(page, grid, "verdict", f"{where}, the metric table")
-    if stem == "submit" and page.viewport_size["width"] > 1000:
+    if stem == "submit":
+        page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
         page.locator('input[type="file"]').set_input_files(
             files=[{"name": "broken.jsonl", "mimeType": "text/plain", "buffer": BROKEN}]
         )
@@ -172,7 +193,22 @@ def _key_columns(page, url: str, stem: str, where: str, long_name: str, ids) -> 
         grid.locator('table[role="grid"] tr').first.wait_for(state="attached")
         header = grid.evaluate(GRID_HEADER)
         return [] if header == ["line", "problem"] else [f"{where}: problems cut: {header}"]
-    return []
+    problems = []
+    for size in _at_each_width(page):
+        at = f"{where} at {size}"
+        if stem == "home":
+            table = page.get_by_test_id("stTable").first
+            names = [row["name"] for row in table_rows(table)]
+            wide, box = table.evaluate(STATIC_WIDTH)
+            problems += [f"{at}: Home's names cut: {names}"] if long_name not in names else []
+            problems += [f"{at}: Home's table wider than its box"] if wide > box + 1 else []
+        if stem == "leaderboard":
+            grid = page.get_by_test_id("stDataFrame").first
+            problems += _whole_in_view(page, grid, "[95% CI]", f"{at}, the ranking")
+        if stem == "compare":
+            grid = page.get_by_test_id("stDataFrame").first
+            problems += _whole_in_view(page, grid, "verdict", f"{at}, the metric table")
+    return problems
 
 
 def _operator_text(text: str, where: str) -> list[str]:
@@ -204,7 +240,10 @@ def _states(page, where: str, clicks: bool = True) -> tuple[list[str], int]:
         open_expanders()
         page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
         seen[0] += len(page.evaluate(CHART_BOXES))
-        return _operator_text(page.inner_text("body"), name) + _chart_problems(page, name)
+        found = _operator_text(page.inner_text("body"), name)
+        for size in _at_each_width(page):
+            found += _chart_problems(page, f"{name} at {size}")
+        return found
 
     def tabs(name: str) -> list[str]:
         found = state(name)
@@ -251,8 +290,9 @@ def test_first_visit_to_a_page_gets_the_site_navigation(site, page):
     assert wide > 900  # the page config of streamlit_app.py (layout="wide") applies
 
 
-@pytest.mark.parametrize(("width", "height"), SIZES)
-def test_every_page_fits_and_speaks_to_a_visitor(site, browser, entries, width, height):
+def test_every_page_fits_and_speaks_to_a_visitor(site, browser, entries):
+    """Every page, each state a visitor reaches by clicking, at a laptop's and a phone's width
+    (the window resized in one visit: the layout is the browser's alone)."""
     from tests.serve import site_pages
 
     long_name, entry = entries["long"]
@@ -261,18 +301,18 @@ def test_every_page_fits_and_speaks_to_a_visitor(site, browser, entries, width, 
     drawn = {}  # page -> charts looked at, over its states
     links: set[str] = set()
     page = browser.new_page()
-    page.set_viewport_size({"width": width, "height": height})
-    for script, title in site_pages():
+    page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+    for script, where in site_pages():
         stem = script.rsplit("/", 1)[-1].removesuffix(".py")
-        where = f"{title} at {width}×{height}"
         open_page(page, f"{site}/{PAGE_PATHS[stem]}", timeout=180)
         wait_idle(page, timeout=120)
         page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
         assert shown_exceptions(page) == 0, where
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0, where
-        size = page.evaluate(OVERFLOW)
-        if max(size["scroll"], size["body"]) > size["width"]:
-            problems.append(f"{where}: page {size} wider than the window")
+        for size in _at_each_width(page):
+            width = page.evaluate(OVERFLOW)
+            if max(width["scroll"], width["body"]) > width["width"]:
+                problems.append(f"{where} at {size}: page {width} wider than the window")
         problems += _key_columns(page, site, stem, where, long_name, (entry, other))
         if stem in ("compare", "submit"):  # the checks moved on from the page as it opens
             open_page(page, f"{site}/{PAGE_PATHS[stem]}", timeout=180)
