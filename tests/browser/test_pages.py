@@ -310,9 +310,9 @@ def test_every_page_fits_and_speaks_to_a_visitor(site, browser, entries):
         assert shown_exceptions(page) == 0, where
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0, where
         for size in _at_each_width(page):
-            width = page.evaluate(OVERFLOW)
-            if max(width["scroll"], width["body"]) > width["width"]:
-                problems.append(f"{where} at {size}: page {width} wider than the window")
+            widths = page.evaluate(OVERFLOW)
+            if max(widths["scroll"], widths["body"]) > widths["width"]:
+                problems.append(f"{where} at {size}: page {widths} wider than the window")
         problems += _key_columns(page, site, stem, where, long_name, (entry, other))
         if stem in ("compare", "submit"):  # the checks moved on from the page as it opens
             open_page(page, f"{site}/{PAGE_PATHS[stem]}", timeout=180)
