@@ -84,8 +84,13 @@ with shown_errors(stop=True):
         published = published.iloc[0:0]
 board.keep_in_url(st.query_params, "track", track, next(iter(track_names)))
 
-if wanted and wanted not in board.entry_ids(everything, published):
+linked = board.entry_ids(everything, published)
+if wanted and wanted not in linked:
     st.warning(not_found("Entry", wanted, f"on the {track_names[track]} board"))
+elif wanted:  # the link's entry is drawn below the board: say so where the visitor lands
+    st.info(
+        f"The details of {escape_markdown(linked[wanted])} are below the board: [go to them](#entry)."
+    )
 note = board.honesty_note(everything)
 if note:
     st.warning(note, icon="⚠️")
@@ -257,7 +262,7 @@ else:
 
 # --- one submission ------------------------------------------------------------------------------
 
-st.subheader("Details of one entry")
+st.subheader("Details of one entry", anchor="entry")
 ranking = everything  # entries and statuses (the order of the chosen metric is the fragment's)
 metric = st.session_state.get("lb_metric") or everything.attrs.get("sort_by")
 ids = board.entry_ids(ranking, published)

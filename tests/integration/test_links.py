@@ -83,6 +83,18 @@ def test_leaderboard_link_opens_the_board_its_entry_is_on(board):
     assert at.segmented_control(key="lb_track").value == "erc"
     assert at.selectbox(key="lb_detail").value == board["categories"]
     assert "was not found" not in said(at)
+    # where the visitor lands, a line says what the link found and leads to it (the detail's
+    # heading is anchored "entry", below the board)
+    (landing,) = [i.value for i in at.info if "gold labels" in i.value]
+    assert landing.startswith("The details of gold labels") and "(#entry)" in landing
+    assert any(
+        h.value == "Details of one entry" and h.proto.anchor == "entry" for h in at.subheader
+    )
+
+
+def test_leaderboard_without_a_link_has_no_landing_line(board):
+    at = opened("site_pages/leaderboard.py")
+    assert not [i for i in at.info if "are below the board" in i.value]
 
 
 @pytest.mark.parametrize("asked", ["99999", "abc"])
