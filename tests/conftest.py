@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.serve import observed  # noqa: F401 - the tests import it from here
+
 # A property test's verdict must not depend on the machine's speed: no per-example deadline
 # (hypothesis's default of 200 ms fails examples on a loaded CI machine).
 settings.register_profile("etc", deadline=None)
@@ -20,18 +22,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-
-
-def observed(condition, timeout: float = 60.0, every: float = 0.1):
-    """Wait until ``condition()`` gives something true and return it: a state seen, never a
-    pause; AssertionError once ``timeout`` seconds pass without it."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not (got := condition()):
-        assert time.monotonic() < deadline, "the condition was never observed"
-        time.sleep(every)
-    return got
 
 
 def real_corpus_dir() -> Path | None:

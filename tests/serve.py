@@ -128,20 +128,35 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def observed(condition: Callable[[], Any], timeout: float = 60.0, every: float = 0.1) -> Any:
+    """Wait until ``condition()`` gives something true and return it: a state seen, never a
+    pause; AssertionError once ``timeout`` seconds pass without it (``every``: seconds between
+    looks, for a state with no other signal: a server's health, a line in its log)."""
+    deadline = time.monotonic() + timeout
+    while not (got := condition()):
+        assert time.monotonic() < deadline, "the condition was never observed"
+        time.sleep(every)
+    return got
+
+
 def wait_healthy(url: str, timeout: float = 90.0, proc: subprocess.Popen | None = None) -> None:
     """Wait until ``url``/_stcore/health answers ``ok``; ``ConfigError`` on timeout or exit."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
         if proc is not None and proc.poll() is not None:
             raise ConfigError(f"The site exited with status {proc.returncode} before answering.")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return
+                return resp.status == 200
         except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.25)
-    raise ConfigError(f"The site at {url} did not answer /_stcore/health within {timeout:.0f} s.")
+            return False
+
+    try:
+        observed(answers, timeout, every=0.25)
+    except AssertionError:
+        raise ConfigError(
+            f"The site at {url} did not answer /_stcore/health within {timeout:.0f} s."
+        ) from None
 
 
 @contextlib.contextmanager
@@ -204,15 +219,17 @@ def warmed_up(log: str | os.PathLike, timeout: float = 300.0) -> str:
     """Wait until the log of a site served with its warm-up (``serve.py``) says the warm-up
     ended; that line, from its first word (``Warmed up: N pages visited in T s``, else why it
     stopped or was skipped)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = re.search(
-            r"(Warmed up|Warm-up \w+): .*", Path(log).read_text(encoding="utf-8", errors="replace")
-        )
-        if found:
-            return found.group(0).strip()
-        time.sleep(0.2)  # a server's log has no other signal
-    raise TimeoutError(f"the server did not end its warm-up in {timeout:.0f} s (see {log})")
+
+    def line() -> re.Match | None:
+        text = Path(log).read_text(encoding="utf-8", errors="replace")
+        return re.search(r"(Warmed up|Warm-up \w+): .*", text)
+
+    try:
+        return observed(line, timeout, every=0.2).group(0).strip()
+    except AssertionError:
+        raise TimeoutError(
+            f"the server did not end its warm-up in {timeout:.0f} s (see {log})"
+        ) from None
 
 
 @contextlib.contextmanager
