@@ -84,12 +84,12 @@ with shown_errors(stop=True):
         published = published.iloc[0:0]
 board.keep_in_url(st.query_params, "track", track, next(iter(track_names)))
 
-linked = board.entry_ids(everything, published)
-if wanted and wanted not in linked:
+ids = board.entry_ids(everything, published)  # every entry a link or the picker may name
+if wanted and wanted not in ids:
     st.warning(not_found("Entry", wanted, f"on the {track_names[track]} board"))
 elif wanted:  # the link's entry is drawn below the board: say so where the visitor lands
     st.info(
-        f"The details of {escape_markdown(linked[wanted])} are below the board: [go to them](#entry)."
+        f"The details of {escape_markdown(ids[wanted])} are below the board: [go to them](#entry)."
     )
 note = board.honesty_note(everything)
 if note:
@@ -265,7 +265,6 @@ else:
 st.subheader("Details of one entry", anchor="entry")
 ranking = everything  # entries and statuses (the order of the chosen metric is the fragment's)
 metric = st.session_state.get("lb_metric") or everything.attrs.get("sort_by")
-ids = board.entry_ids(ranking, published)
 if not ids:
     st.caption("Nothing to show yet.")
     st.stop()
