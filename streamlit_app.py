@@ -59,6 +59,13 @@ SITE_PAGES = (
         "site_pages/about.py", "About", "ℹ️", "Licences, how scores are computed, how to cite."
     ),
     SitePage(
+        "site_pages/entry.py",
+        "Entry",
+        "🔎",
+        "One entry's scores, breakdowns and items.",
+        hidden=True,
+    ),
+    SitePage(
         "site_pages/docs.py",
         "Documentation",
         "📖",

@@ -251,7 +251,7 @@ INTERACTIONS: dict[str, Callable[..., float]] = {
         c, u, "leaderboard?track=erc", _tab("Charts")
     ),
     "an entry's detail by link": lambda c, u, a, b: link_time(
-        c, u, f"leaderboard?submission={b}", ("Breakdown by role",)
+        c, u, f"entry?submission={b}", ("Breakdown by role",)
     ),
     "compare: picking B": lambda c, u, a, b: _pick_b(c, u, a, b),
     "compare: a shared link, new browser": lambda c, u, a, b: link_time(

@@ -1,6 +1,7 @@
 """Screenshots of the site for the documentation (``make screenshots``): every page of the
 navigation at a laptop's 1440×900 and a phone's 390×844 as it opens
-(``docs/img/<page>-<width>.png``), and the README's two pictures: the Chat with a short dialogue
+(``docs/img/<page>-<width>.png``), an entry's page (``entry-<width>.png``), and the README's two
+pictures: the Chat with a short dialogue
 (``chat.png``) and the Leaderboard's charts with the paper's reported rows (``leaderboard.png``).
 
 The site is served on a throw-away board seeded as ``make prepare`` seeds one (the paper's
@@ -65,6 +66,20 @@ def pages(context, url: str, out: Path) -> None:
     page.close()
 
 
+def entry(context, url: str, out: Path) -> None:
+    """The first entry's page, opened with the Leaderboard's picker, at each size."""
+    page = open_page(context.new_page(), f"{url}/{PAGE_PATHS['leaderboard']}")
+    page.get_by_role("combobox", name="Entry", exact=True).click()
+    page.get_by_role("option").first.click()
+    page.get_by_text("Breakdown by role", exact=False).first.wait_for(timeout=120_000)
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        drawn(page)
+        page.screenshot(path=str(out / f"entry-{width}.png"), animations="disabled")
+        print(f"entry-{width}.png")
+    page.close()
+
+
 def chat(context, url: str, out: Path) -> None:
     page = open_page(context.new_page(), f"{url}/{PAGE_PATHS['chat']}")
     for n, text in enumerate(DIALOGUE):
@@ -106,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         with running_site(env, log=Path(tmp) / "server.log") as url, chromium() as context:
             pages(context, url, args.out)
+            entry(context, url, args.out)
             chat(context, url, args.out)
             leaderboard(context, url, args.out)
     return 0

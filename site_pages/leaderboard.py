@@ -1,4 +1,5 @@
-"""Leaderboard: ranking with intervals and rank bands, charts, one submission's detail, exports."""
+"""Leaderboard: ranking with intervals and rank bands, charts, exports; a row opens its entry's
+page (site_pages/entry.py)."""
 
 import functools
 
@@ -7,44 +8,18 @@ import streamlit as st
 import leaderboard as lb
 from etclib import tracks
 from leaderboard import compare as lb_compare
-from views import board, cause_layer, charts, chat, fields
+from views import board, charts, fields
 from views import compare as compare_view
-from views.docs import doc_link
 from views.errors import shown_errors
-from views.navigation import link_to
-from views.text import escape_markdown, not_found
+from views.navigation import open_entry
 
 st.title("Leaderboard")
-
-
-@st.cache_data(show_spinner="Computing intervals…", max_entries=64)
-def _detail(database: str, submission_id: str, version: str):
-    # Per board version: a visitor coming back to an entry does not read its rows again.
-    return lb.detail(submission_id), lb.per_item(submission_id)
-
-
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _breakdown_figure(database: str, version: str, submission_id: str, metric: str):
-    parts = lb.breakdown(submission_id, metric)
-    return None if parts.empty else charts.spec(charts.breakdown_bars(parts, metric))
-
-
-@st.cache_data(ttl=30, show_spinner=False, max_entries=16)
-def _by_cause(database: str, submission_id: str, status: str, _items):
-    # Labels change as annotators answer: 30 s. Every metric, so a metric switch reuses it.
-    cols = cause_layer.breakdown_metrics(_items, None, board.metric_order())
-    return cause_layer.cause_breakdown(_items, cols)
 
 
 @st.cache_data(show_spinner=False, max_entries=12)
 def _export(database: str, version: str, key: str, track: str) -> bytes:
     # Built on the first click, then the same bytes for every click on this board version.
     return board.export_file(key, track)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _items_csv(database: str, submission_id: str, version: str) -> bytes:
-    return lb.export_csv("items", submission_id=submission_id).encode("utf-8")
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -63,10 +38,8 @@ def _charts(database, version, track, metric, filters, with_reported, _ranking, 
 # options' labels there).
 track_names = lb.tracks()  # transcription -> "transcriptions", erc -> "categories"
 asked = st.query_params.get("track")
-wanted = st.query_params.get("submission")
-if asked not in track_names and wanted:
-    with shown_errors(stop=True):
-        asked = board.board_of(wanted)  # a link to an entry opens the board it is on
+if "submission" in st.query_params:  # an entry's link of old, or the picker below: its page
+    open_entry(st.query_params["submission"], st.query_params.get("metric"))
 track = st.segmented_control(
     "Track",
     list(track_names),
@@ -84,25 +57,17 @@ with shown_errors(stop=True):
         published = published.iloc[0:0]
 board.keep_in_url(st.query_params, "track", track, next(iter(track_names)))
 
-ids = board.entry_ids(everything, published)  # every entry a link or the picker may name
-if wanted and wanted not in ids:
-    st.warning(not_found("Entry", wanted, f"on the {track_names[track]} board"))
-elif wanted:  # the link's entry is drawn below the board: say so where the visitor lands
-    st.info(
-        f"The details of {escape_markdown(ids[wanted])} are below the board: [go to them](#entry)."
-    )
 note = board.honesty_note(everything)
 if note:
     st.warning(note, icon="⚠️")
 
 
 def _open_row() -> None:
-    # A row's selection (a callback: only when it changes) opens that entry's detail.
+    # A row's selection (a callback: only when it changes) opens that entry's page.
     rows = st.session_state["lb_table"].selection.rows
     ids = st.session_state.get("lb_table_ids") or []
     if rows and rows[0] < len(ids):
-        st.session_state["lb_detail"] = ids[rows[0]]
-        st.session_state["lb_open_detail"] = True
+        st.session_state["lb_open"] = ids[rows[0]]
 
 
 # A fragment: a metric, filter or tab change reruns the board alone.
@@ -187,7 +152,9 @@ def board_view(track: str, everything, published) -> None:
                     )
                 board.keep_in_url(url, "columns", columns, usual)
                 st.session_state["lb_table_ids"] = list(shown["id"])
-                st.caption("Select a row to see that entry's details below.")
+                st.caption(
+                    "Select a row to open that entry's page: its scores, breakdowns and items."
+                )
                 table = board.board_table(shown, metric, track, columns)
                 st.dataframe(
                     table,
@@ -199,8 +166,8 @@ def board_view(track: str, everything, published) -> None:
                     column_config=board.ranking_config(table, metric),
                     row_height=board.RANKING_ROW_HEIGHT,
                 )
-                if st.session_state.pop("lb_open_detail", False):
-                    st.rerun()  # the detail is outside this fragment: the whole page
+                if "lb_open" in st.session_state:
+                    open_entry(st.session_state.pop("lb_open"), metric)
                 with shown_errors():
                     reference = board.reference_table(track, metric)
                     if not reference.empty:
@@ -260,108 +227,19 @@ if published.empty:
 else:
     fields.table(board.reported_table(published), "lb_reported")
 
-# --- one submission ------------------------------------------------------------------------------
-
-st.subheader("Details of one entry", anchor="entry")
-ranking = everything  # entries and statuses (the order of the chosen metric is the fragment's)
-metric = st.session_state.get("lb_metric") or everything.attrs.get("sort_by")
-if not ids:
-    st.caption("Nothing to show yet.")
-    st.stop()
-# None until a visitor picks one: an entry's detail is built when asked for, not on every visit.
+st.subheader("Details of one entry")
+ids = board.entry_ids(everything, published)
 sid = st.selectbox(
     "Entry",
     list(ids),
-    index=list(ids).index(wanted) if wanted in ids else None,
+    index=None,
     key="lb_detail",
     format_func=lambda i: f"{ids[i]}  ({i})",
-    placeholder="Choose an entry (or select its row above) to see its scores and items",
+    placeholder="Choose an entry (or select its row above) to open its scores and items",
+    disabled=not ids,
 )
-board.keep_in_url(st.query_params, "submission", sid, None)
 if sid is not None:
-    with shown_errors(stop=True):
-        info, items = _detail(board.database_key(), sid, version)
-    view = board.detail_view(info)
-    st.markdown(
-        f"**{escape_markdown(view['title'])}** · {view['badge']} · status: {view['status']}"
-    )
-    order = [i for i in ranking["id"] if i != sid]
-    if sid in set(ranking["id"]) and order:
-        above = list(ranking["id"]).index(sid) - 1
-        c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-        other = c1.selectbox(
-            "Compare with…",
-            order,
-            index=max(above, 0),  # the entry ranked just above, else the first
-            key=f"lb_compare_with_{sid}",
-            format_func=ids.get,
-        )
-        with c2:
-            link_to(
-                "site_pages/compare.py",
-                "Compare with the one above"
-                if other == order[max(above, 0)] and above >= 0
-                else "Compare with it",
-                icon="🆚",
-                query_params={"track": track, "a": other, "b": sid},
-            )
-    fields.table(view["fields"], "lb_detail_fields")
-    if chat.links_to_card(info["submission"]):
-        st.caption(chat.CARD_NOTE)
-    if view["description"]:
-        st.text(view["description"])
-    if view["scores"] is not None:
-        scores = view["scores"]
-        fields.table(scores, "lb_detail_scores", column_order=[c for c in scores if c != "group"])
-    if info["submission"]["kind"] != "reported" and metric:
-        with shown_errors():
-            figure = _breakdown_figure(board.database_key(), version, sid, metric)
-            if figure is not None:
-                st.vega_lite_chart(figure, key="lb_breakdown_chart")
-    # Each expander is drawn when opened (on_change="rerun"): a closed one costs the browser
-    # nothing and the server no breakdown by cause.
-    for name, table in view["breakdown"].items():
-        shown = st.expander(
-            f"Breakdown by {name}: every metric", key=f"lb_expand_{name}", on_change="rerun"
-        )
-        with shown:
-            if shown.open:
-                st.caption(board.BREAKDOWN_NOTE)
-                fields.table(table, f"lb_breakdown_{name}", hide_index=None)
-    if info["submission"]["kind"] != "reported":
-        shown = st.expander("By cause type", key="lb_expand_cause", on_change="rerun")
-        with shown_errors(), shown:
-            if shown.open:
-                by_cause, cause_caption = _by_cause(
-                    board.database_key(), sid, view["status"], items
-                )
-                if by_cause.empty:
-                    st.caption("No per-item scores to break down by cause type yet.")
-                else:
-                    st.caption(
-                        "Mean per-item score (×100) by the emotion cause type of the item "
-                        f"({doc_link('causes.md', 'what a cause type is')}); {cause_caption}."
-                    )
-                    by_cause = board.labelled(board.metric_first(by_cause, metric))
-                    fields.table(by_cause, "lb_by_cause")
-    if view["verbosity"]:
-        cols = st.columns(len(view["verbosity"]))
-        for col, (label, value) in zip(cols, view["verbosity"].items()):
-            col.metric(label, value)
-
-    if info["submission"]["kind"] != "reported":
-        st.caption(tracks.get(info["submission"]["track"]).items_caption)
-        fields.table(
-            board.items_view(items), "lb_items", {"prediction": "large", "reference": "large"}
-        )
-        st.download_button(
-            "This entry's items (CSV)",
-            functools.partial(_items_csv, board.database_key(), sid, version),
-            file_name=f"etc_items_{sid}.csv",
-            mime="text/csv",
-            key="lb_dl_items",
-            on_click="ignore",
-        )
+    open_entry(sid, st.session_state.get("lb_metric"))
 
 st.subheader("Export")
 st.caption(f"The {track_names[track]} board, as shown above.")

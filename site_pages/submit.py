@@ -10,6 +10,7 @@ from leaderboard import settings as lb_settings
 from leaderboard.owners import entry_of_key
 from views import board, fields, identity, own_entries, upload_check, visitors
 from views.errors import shown_errors
+from views.navigation import ENTRY_PAGE, entry_params
 from views.submission import show_problems
 from views.text import escape_markdown
 
@@ -82,10 +83,7 @@ def _entry(entry: dict, opened: bool) -> None:
                 st.dataframe(scores, hide_index=True, key=f"submit_own_scores_{sid}")
         if entry["visibility"] == "public":
             st.page_link(
-                "site_pages/leaderboard.py",
-                label="Its detail on the leaderboard",
-                icon="🏆",
-                query_params={"submission": sid, "track": entry["track"]},
+                ENTRY_PAGE, label="Its page on the board", icon="🔎", query_params=entry_params(sid)
             )
         said = state.pop(f"submit_own_said_{sid}", None)
         if isinstance(said, Exception):
@@ -379,10 +377,10 @@ if state["submit_ids"]:
                 st.dataframe(scores, hide_index=True, key=f"submit_standing_{current}")
         if scored and s["visibility"] == "public":  # a private one is on no board
             st.page_link(
-                "site_pages/leaderboard.py",
-                label="Open its detail view on the leaderboard",
-                icon="🏆",
-                query_params={"submission": current, "track": s["track"]},
+                ENTRY_PAGE,
+                label="Open its page on the board",
+                icon="🔎",
+                query_params=entry_params(current),
             )
         history = board.history_table(s)
         if not history.empty:

@@ -35,6 +35,22 @@ def declared_pages() -> tuple[SitePage, ...]:
     return _declared or ()
 
 
+#: An entry's own page (hidden from the navigation): ``entry?submission=ID[&metric=KEY]``.
+ENTRY_PAGE = "site_pages/entry.py"
+
+
+def entry_params(submission_id: str, metric: str | None = None) -> dict[str, str]:
+    """The query parameters of ``submission_id``'s page; ``metric``: its breakdown chart's."""
+    return {"submission": submission_id} | ({"metric": metric} if metric else {})
+
+
+def open_entry(submission_id: str, metric: str | None = None) -> None:
+    """Go to ``submission_id``'s page (a script's last word: this run stops here)."""
+    import streamlit as st
+
+    st.switch_page(ENTRY_PAGE, query_params=entry_params(submission_id, metric))
+
+
 def link_to(
     path: str, label: str, icon: str | None = None, query_params: dict[str, str] | None = None
 ) -> None:

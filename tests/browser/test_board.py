@@ -101,7 +101,7 @@ def test_from_the_board_to_a_comparison_by_clicks(site, page, entries):
     from tests.serve import click_grid_row
 
     name, sid = entries["real"]
-    open_page(page, f"{site}/leaderboard?submission={sid}")
+    open_page(page, f"{site}/entry?submission={sid}")
     page.get_by_role("link", name="Compare with the one above").click()
     page.get_by_role("heading", name="Compare two entries").wait_for(timeout=60_000)
     wait_idle(page, timeout=60)
@@ -132,8 +132,8 @@ def test_from_the_board_to_a_comparison_by_clicks(site, page, entries):
 def test_an_entry_title_is_not_a_link(site, page, entries):
     """The real renderer (remark-gfm in Chromium) on the real page: no link in the title."""
     name, sid = entries["phish"]
-    open_page(page, f"{site}/leaderboard?submission={sid}")
-    title = page.locator('[data-testid="stMarkdownContainer"] strong', has_text="phish")
+    open_page(page, f"{site}/entry?submission={sid}")
+    title = page.locator("h1", has_text="phish")
     title.first.wait_for(timeout=90_000)
     assert title.first.inner_text().replace("\u2060", "") == name
     assert page.locator('a[href*="phish"]').count() == 0
@@ -169,17 +169,15 @@ def test_an_upload_is_scored_and_its_name_never_runs(site, page, tmp_path):
     page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
     # the status refreshes by itself (st.fragment(run_every=2)) until the scores are in
     page.get_by_text("✅ scored", exact=False).first.wait_for(timeout=180_000)
-    link = page.get_by_role("link", name="Open its detail view on the leaderboard").first
+    link = page.get_by_role("link", name="Open its page on the board").first
     link.wait_for()
     wait_idle(page, timeout=60)
     assert page.evaluate("() => typeof window.__x") == "undefined"
-    assert re.search(r"submission=[0-9a-f]+", link.get_attribute("href") or "")
+    assert re.search(r"entry\?submission=[0-9a-f]+", link.get_attribute("href") or "")
     link.click()
-    page.get_by_role("heading", name="Leaderboard").first.wait_for(timeout=30_000)
+    # the entry's page is titled with the name as text (escaped Markdown)
+    page.locator("h1", has_text=XSS_NAME).first.wait_for(timeout=30_000)
     wait_idle(page, timeout=60)
-    # the detail view's title shows the name as text (escaped Markdown)
-    title = page.locator('[data-testid="stMarkdownContainer"] strong', has_text=XSS_NAME)
-    title.first.wait_for(timeout=30_000)
     assert shown_exceptions(page) == 0
     assert page.evaluate("() => typeof window.__x") == "undefined"
     assert page.locator("img[src='x']").count() == 0
@@ -217,15 +215,11 @@ def test_an_erc_upload_is_scored_and_drawn_with_its_interval(site, page, tmp_pat
     submit_file(page, site, path, NAME_ERC, accepted="for the categories track")
     page.get_by_text("Received as submission", exact=False).first.wait_for(timeout=60_000)
     page.get_by_text("✅ scored", exact=False).first.wait_for(timeout=180_000)
-    link = page.get_by_role("link", name="Open its detail view on the leaderboard").first
-    link.wait_for()
-    assert "track=erc" in (link.get_attribute("href") or "")
-    link.click()
+    page.get_by_role("link", name="Open its page on the board").first.click()
+    page.locator("h1", has_text=NAME_ERC).first.wait_for(timeout=30_000)
+    page.get_by_role("link", name="The categories board").click()  # the board it is on
     page.get_by_role("heading", name="Leaderboard").first.wait_for(timeout=30_000)
     wait_idle(page, timeout=60)
-    page.locator('[data-testid="stMarkdownContainer"] strong', has_text=NAME_ERC).first.wait_for(
-        timeout=30_000
-    )
     page.get_by_role("tab", name="Charts").click()  # only the open tab is drawn
     page.locator(f"{CHART} text", has_text=NAME_ERC).first.wait_for(timeout=30_000)
     lo, hi = _interval_of(page, NAME_ERC)  # the entry's own bar has an interval

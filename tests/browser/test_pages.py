@@ -6,9 +6,9 @@ the whole name on hover), chart titles clear of subplot titles and line labels, 
 visitor came for in view (Home's whole entry names, each ranking row's score with its interval,
 each Compare row's verdict, a refused upload's problems), and no operator text (settings, commands, file paths) in any state a
 visitor reaches by clicking (every expander open, each option of each segmented control, each
-tab, and on the Leaderboard an entry's detail); a click on a ranking row opening its entry's
-detail; the chat's speakers alternating when a visitor sends the moment a prediction appears,
-and an overlong paste kept in the box; a click on a corpus search result's row opening its
+tab, and an entry's page); a click on a ranking row opening its entry's page; the chat's
+speakers alternating when a visitor sends the moment a prediction appears, and an overlong paste
+kept in the box; a click on a corpus search result's row opening its
 dialogue; and the page script that tells a finished script run from Streamlit's websocket
 messages (tests/serve.py). What each page shows, without a browser:
 tests/integration/test_site_pages.py and the AppTest modules beside it."""
@@ -318,10 +318,10 @@ def test_every_page_fits_and_speaks_to_a_visitor(site, browser, entries):
             open_page(page, f"{site}/{PAGE_PATHS[stem]}", timeout=180)
         found, charts = _states(page, where)
         problems += found
-        if stem == "leaderboard":  # and an entry's detail, with its expanders open
-            open_page(page, f"{site}/{PAGE_PATHS[stem]}?submission={entry}", timeout=180)
+        if stem == "leaderboard":  # and an entry's page, with its expanders open
+            open_page(page, f"{site}/entry?submission={entry}", timeout=180)
             page.get_by_text("By cause type").first.wait_for(timeout=60_000)
-            found, _ = _states(page, f"{where}, an entry's detail", clicks=False)
+            found, _ = _states(page, "Entry", clicks=False)
             problems += found
         drawn[stem] = charts
         links |= set(page.eval_on_selector_all("a[href]", "(as) => as.map((a) => a.href)"))
@@ -332,9 +332,9 @@ def test_every_page_fits_and_speaks_to_a_visitor(site, browser, entries):
     assert drawn["leaderboard"] >= 2 and drawn["corpus"] >= 1, drawn  # the checks saw charts
 
 
-def test_a_ranking_row_opens_its_entrys_detail(site, page):
+def test_a_ranking_row_opens_its_entrys_page(site, page):
     """Selecting a row of the ranking (a grid drawn on a canvas: a real browser's click) opens
-    that entry's detail and puts it in the URL, so the link reproduces it."""
+    that entry's page, whose URL is the entry's link."""
     from tests.serve import click_grid_row, grid_rows, rerun_after
     from views.board import RANKING_ROW_HEIGHT
 
@@ -343,10 +343,9 @@ def test_a_ranking_row_opens_its_entrys_detail(site, page):
     grid = page.get_by_test_id("stDataFrame").first
     second = grid_rows(page, grid)[1]  # header -> text
     rerun_after(page, lambda: click_grid_row(page, grid, 1, RANKING_ROW_HEIGHT))
-    page.wait_for_url(re.compile(r"[?&]submission=\w+"), timeout=60_000)
-    # the detail's heading names the row's entry, with its "compare with…" picker
-    title = page.get_by_test_id("stMarkdown").filter(has_text=second["name"]).first
-    title.wait_for(timeout=60_000)
+    page.wait_for_url(re.compile(r"/entry\?submission=\w+"), timeout=60_000)
+    # the page's title names the row's entry, with its "compare with…" picker
+    page.locator("h1", has_text=second["name"]).first.wait_for(timeout=60_000)
     page.get_by_text("Compare with…").wait_for(timeout=60_000)
 
 

@@ -1,7 +1,7 @@
-"""The Leaderboard's view (AppTest, tiny corpus): a link's track, metric, filters, columns and
-entry reproduce the view and the URL follows every choice; the column chooser adds the model
-facts; paper and code links are link columns; an entry's detail offers "compare with…" any
-other entry."""
+"""The Leaderboard's view (AppTest, tiny corpus): a link's track, metric, filters and columns
+reproduce the view and the URL follows every choice; the column chooser adds the model facts;
+paper and code links are link columns; an entry picked opens its page, which offers "compare
+with…" any other entry."""
 
 from __future__ import annotations
 
@@ -66,7 +66,6 @@ def test_a_link_reproduces_the_view(board):
         metric="bleu1",
         setting="zero-shot",
         columns="team,parameters,open_weights,paper_url",
-        submission=board["plain"],
     )
     assert at.selectbox(key="lb_metric").value == "bleu1"
     assert at.multiselect(key="lb_settings").value == ["zero-shot"]
@@ -87,13 +86,11 @@ def test_a_link_reproduces_the_view(board):
     row = table.set_index("name").loc["oracle"]
     assert (row["parameters (billions)"], row["open weights"]) == ("8", "yes")
     assert row["paper link"] == "https://example.org/paper"
-    assert at.selectbox(key="lb_detail").value == board["plain"]
     # the link's values stay in the URL (the columns in the table's order)
     assert url(at) == {
         "metric": "bleu1",
         "setting": "zero-shot",
         "columns": "team,paper_url,parameters,open_weights",
-        "submission": board["plain"],
     }
 
 
@@ -106,20 +103,18 @@ def test_the_url_follows_every_choice(board):
     assert "No entry matches these filters" in "\n".join(i.value for i in at.info)
     at.multiselect(key="lb_weights").set_value([]).run()
     at.multiselect(key="lb_columns").set_value(["licence", "bleu1"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert url(at) == {"metric": "bleu4", "setting": "few-shot", "columns": "licence,bleu1"}
+    assert list(ranking_table(at).value.columns)[-2:] == ["BLEU-1 ↑", "licence"]
+    # an entry picked opens its page, with the board's metric for its breakdown
     at.selectbox(key="lb_detail").set_value(board["shots"]).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert url(at) == {
-        "metric": "bleu4",
-        "setting": "few-shot",
-        "columns": "licence,bleu1",
-        "submission": board["shots"],
-    }
-    assert list(ranking_table(at).value.columns)[-2:] == ["BLEU-1 ↑", "licence"]
+    assert url(at) == {"submission": board["shots"], "metric": "bleu4"}
+    assert [t.value for t in at.title] == ["shots"]
 
 
-def test_links_are_link_columns_and_the_detail_compares_with_any_entry(board):
-    at = page(submission=board["plain"])
-    grid = ranking_table(at)
+def test_links_are_link_columns_and_an_entry_compares_with_any_other(board):
+    grid = ranking_table(page())
     config = json.loads(grid.proto.columns)
     assert config["paper link"]["type_config"] == {"type": "link", "display_text": "paper ↗"}
     assert config["model or code link"]["type_config"] == {
@@ -128,7 +123,8 @@ def test_links_are_link_columns_and_the_detail_compares_with_any_entry(board):
     }
     order = list(lb.ranking()["id"])
     above = order[order.index(board["plain"]) - 1]
-    picker = at.selectbox(key=f"lb_compare_with_{board['plain']}")
+    at = opened("site_pages/entry.py", submission=board["plain"])
+    picker = at.selectbox(key="entry_compare_with")
     assert picker.value == above and board["plain"] not in picker.options
     link = next(p.proto for p in at.page_link if p.proto.page.endswith("compare"))
     assert link.label == "Compare with the one above"

@@ -186,9 +186,9 @@ def test_the_leaderboard_breaks_a_scored_entry_down_by_cause_type(corpus, monkey
     data = dumps_jsonl((it.key, it.utterance[:8]) for it in its).encode()  # scores that differ
     sid = lb.submit(data, {"name": "Cause breakdown entry", "setting": "other"}).id
     lb.process_jobs()
-    at = AppTest.from_file(str(REPO / "site_pages" / "leaderboard.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO / "site_pages" / "entry.py"), default_timeout=300)
     at.query_params["submission"] = sid
-    at.session_state["lb_expand_cause"] = True  # drawn when opened
+    at.session_state["entry_expand_cause"] = True  # drawn when opened
     at.run()
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if "cause type" in d.value.columns)

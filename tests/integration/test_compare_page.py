@@ -159,19 +159,21 @@ def test_an_entry_against_itself_and_no_pair_yet(judged_board):
     assert "Choose two entries" in "\n".join(i.value for i in empty.info)
 
 
-def test_leaderboard_links_here_and_draws_the_pairwise_matrix(judged_board):
+def test_an_entry_links_here_and_the_board_draws_the_pairwise_matrix(judged_board):
     _, (ida, idb) = judged_board
     at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=90)
     board = lb.ranking()
     second = board["id"].iloc[1]
     at.query_params["submission"] = second
     at.run()
-    at.switch_page("site_pages/leaderboard.py").run()
+    at.switch_page("site_pages/entry.py").run()
     assert not at.exception, [e.value for e in at.exception]
     links = [link.proto for link in at.page_link if link.proto.page.endswith("compare")]
     assert links and links[0].label == "Compare with the one above"
     assert f"a={board['id'].iloc[0]}" in links[0].query_string
     assert f"b={second}" in links[0].query_string
+    at.query_params.clear()  # as the page's link to its board leaves them
+    at.switch_page("site_pages/leaderboard.py").run()
     at.toggle(key="lb_pairwise").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
     chart = next(c for c in vega.shown(at) if vega.title(c).startswith("Row entry against"))

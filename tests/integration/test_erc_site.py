@@ -185,8 +185,10 @@ def test_leaderboard_page_shows_like_for_like_and_na_breakdowns(corpus):
     assert like["Macro-F1 ↑"].iloc[1] == pytest.approx(row["loo_macro_f1"], abs=0.01)
     assert like["Macro-F1 ↑"].iloc[1] != pytest.approx(row["macro_f1"], abs=0.01)
     assert any("Like for like" in c.value for c in at.caption)
-    at.session_state["lb_expand_category"] = True  # drawn when opened
-    at.selectbox(key="lb_detail").set_value(receipt.id).run()
+    at = AppTest.from_file(str(REPO / "site_pages" / "entry.py"), default_timeout=300)
+    at.query_params["submission"] = receipt.id
+    at.session_state["entry_expand_category"] = True  # drawn when opened
+    at.run()
     assert not at.exception, at.exception
     from views.board import metric_label
 

@@ -1,6 +1,6 @@
 """Links that name nothing there is (an unknown, hidden, deleted or other track's id; a dialogue
-number the corpus lacks): the Compare, Leaderboard and Corpus pages say it was not found, in a
-visitor's words with the id cut to a readable length, and show nothing else in its place."""
+number the corpus lacks): the Compare, Entry and Corpus pages say it was not found, in a visitor's
+words with the id cut to a readable length, and show nothing else in its place."""
 
 from __future__ import annotations
 
@@ -70,31 +70,32 @@ def test_compare_without_a_track_finds_the_board_of_the_linked_entry(board):
     assert "Entry B “deadbeef0000” was not found" in said(at)
 
 
-@pytest.mark.parametrize("which", ["unknown", "hidden", "deleted"])
-def test_leaderboard_says_the_linked_entry_was_not_found(board, which):
-    asked = board.get(which, "deadbeef0000")
-    at = opened("site_pages/leaderboard.py", submission=asked)
-    assert f"Entry “{asked}” was not found on the transcriptions board" in said(at)
-    assert at.selectbox(key="lb_detail").value is None  # no other entry's detail instead
+@pytest.mark.parametrize("which", ["unknown", "hidden", "deleted", "long", None])
+def test_an_entry_link_says_the_entry_was_not_found(board, which):
+    asked = {"unknown": "deadbeef0000", "long": "x" * 20_000}.get(which) or board.get(which)
+    # an entry's link of old (the Leaderboard's) leads to the same page
+    for page in ("site_pages/entry.py", "site_pages/leaderboard.py")[: 2 if asked else 1]:
+        at = opened(page, **({"submission": asked} if asked else {}))
+        text = said(at)
+        if asked:
+            shown = asked if len(asked) <= 24 else asked[:23] + "…"
+            assert f"Entry “{shown}” was not found on the site's boards" in text
+            assert "x" * 24 not in text
+        else:
+            assert "open it from a board's ranking" in text
+        assert [t.value for t in at.title] == ["Entry"]
+        assert not at.dataframe  # no other entry's detail in its place
+        assert any(p.proto.page.endswith("leaderboard") for p in at.page_link)
 
 
-def test_leaderboard_link_opens_the_board_its_entry_is_on(board):
-    at = opened("site_pages/leaderboard.py", submission=board["categories"])
-    assert at.segmented_control(key="lb_track").value == "erc"
-    assert at.selectbox(key="lb_detail").value == board["categories"]
+def test_an_entry_link_of_old_opens_the_entrys_page(board):
+    at = opened("site_pages/leaderboard.py", submission=board["categories"], metric="macro_f1")
+    assert [t.value for t in at.title] == ["gold labels"]
+    url = {k: v if isinstance(v, str) else v[0] for k, v in at.query_params.items()}
+    assert url == {"submission": board["categories"], "metric": "macro_f1"}
+    (back,) = [p.proto for p in at.page_link if p.proto.page.endswith("leaderboard")]
+    assert back.label == "The categories board" and back.query_string == "track=erc"
     assert "was not found" not in said(at)
-    # where the visitor lands, a line says what the link found and leads to it (the detail's
-    # heading is anchored "entry", below the board)
-    (landing,) = [i.value for i in at.info if "gold labels" in i.value]
-    assert landing.startswith("The details of gold labels") and "(#entry)" in landing
-    assert any(
-        h.value == "Details of one entry" and h.proto.anchor == "entry" for h in at.subheader
-    )
-
-
-def test_leaderboard_without_a_link_has_no_landing_line(board):
-    at = opened("site_pages/leaderboard.py")
-    assert not [i for i in at.info if "are below the board" in i.value]
 
 
 @pytest.mark.parametrize("asked", ["99999", "abc"])

@@ -22,6 +22,7 @@ from tests.site_apptest import (  # noqa: F401 - fixtures, found by name
     app,
     assert_clean,
     corpus_fixture,
+    opened,
     plain,
     predictions_file,
     send_button,
@@ -43,7 +44,11 @@ def test_the_page_list_is_the_sites_and_names_every_page_script():
     assert sorted(everything) == sorted(
         str(p.relative_to(REPO)) for p in REPO.glob("site_pages/*.py")
     )
-    assert set(everything) - set(PAGES) == {"site_pages/docs.py", "site_pages/operator.py"}
+    assert set(everything) - set(PAGES) == {
+        "site_pages/docs.py",
+        "site_pages/entry.py",
+        "site_pages/operator.py",
+    }
     assert PAGES[0] == "site_pages/home.py"
 
 
@@ -304,12 +309,13 @@ def test_submit_valid_file_is_scored_and_linked(corpus):
     assert "Received as submission" in texts(at)
     shown = wait_until_final(at)
     assert "✅ scored" in shown
-    links = [link.proto for link in at.page_link]
-    assert links and links[0].page.endswith("leaderboard")
     import leaderboard as lb
 
     board = lb.ranking()
     assert XSS_NAME in list(board["name"])
+    (sid,) = board[board["name"] == XSS_NAME]["id"]
+    links = [link.proto for link in at.page_link]
+    assert links and (links[0].page, links[0].query_string) == ("entry", f"submission={sid}")
 
 
 @pytest.mark.parametrize(
@@ -477,26 +483,31 @@ def test_the_banner_and_the_floors_read_the_constant_from_the_board(populated):
     assert any(n.startswith("copy baseline (floor)") for n in notes), notes
 
 
-def test_leaderboard_detail_view(populated, corpus):
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=60)
-    at.query_params["submission"] = populated
-    at.run()
-    at.switch_page("site_pages/leaderboard.py").run()
-    assert_clean(at)
-    assert at.selectbox(key="lb_detail").value == populated
-    assert r"\<img src\=x onerror\=window\.\_\_x\=1\>" in texts(at)  # escaped, never HTML
+def test_an_entrys_page(populated, corpus):
+    at = opened("site_pages/entry.py", submission=populated)
+    # its name escaped, never HTML
+    assert [t.value for t in at.title] == [r"\<img src\=x onerror\=window\.\_\_x\=1\>"]
     scores = shown_table(at, "metric", "value [95% CI]")
     assert {"BLEU-4 ↑", "ROUGE-L ↑"} <= set(scores["metric"])
     items = shown_table(at, "prediction", "reference")
     assert len(items) == 1010
     first = corpus.split("test")[0].utterances[0]
     assert items["reference"].iloc[0] == first.transcription
-    labels = {b.proto.label for b in at.get("download_button")}
-    assert {"Board (CSV)", "Board (JSON)", "Published results (CSV)"} <= labels
-    assert "This entry's items (CSV)" in labels
+    assert {b.proto.label for b in at.get("download_button")} == {"This entry's items (CSV)"}
+    import leaderboard as lb
+
+    board = lb.ranking().set_index("id")
+    rank = f"Rank {board.loc[populated, 'rank']} (band {board.loc[populated, 'rank_band']})"
+    assert f"{rank} of {len(board)} on the transcriptions board, by ROUGE-L ↑." in texts(at)
+    # a published row's page: the paper's numbers, no rank, no items
+    published = lb.reported()["id"].iloc[0]
+    at = opened("site_pages/entry.py", submission=published)
+    assert "📄 reported" in texts(at) and "Rank " not in texts(at)
+    assert {"as reported"} == set(shown_table(at, "metric", "signature")["signature"])
+    assert not at.get("download_button")
 
 
-def test_leaderboard_builds_an_entrys_detail_when_one_is_chosen(populated):
+def test_leaderboard_opens_an_entrys_page_when_one_is_chosen(populated):
     at = app("site_pages/leaderboard.py")
     assert_clean(at)
     assert at.selectbox(key="lb_detail").value is None  # a visit builds no entry's detail
@@ -505,8 +516,8 @@ def test_leaderboard_builds_an_entrys_detail_when_one_is_chosen(populated):
     assert labels == {"Board (CSV)", "Board (JSON)", "Published results (CSV)"}
     at.selectbox(key="lb_detail").set_value(populated).run()
     assert_clean(at)
+    assert at.query_params["submission"] in (populated, [populated])
     assert len(shown_table(at, "prediction", "reference")) == 1010
-    assert "This entry's items (CSV)" in {b.proto.label for b in at.get("download_button")}
 
 
 def test_home_shows_top_of_leaderboard(populated):
