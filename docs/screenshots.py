@@ -69,7 +69,10 @@ def pages(context, url: str, out: Path) -> None:
 def entry(context, url: str, out: Path) -> None:
     """The first entry's page, opened with the Leaderboard's picker, at each size."""
     page = open_page(context.new_page(), f"{url}/{PAGE_PATHS['leaderboard']}")
-    page.get_by_role("combobox", name="Entry", exact=True).click()
+    drawn(page)
+    box = page.get_by_role("combobox", name="Entry", exact=True)
+    box.click()
+    box.press("ArrowDown")  # a click may only focus it; the key opens its list
     page.get_by_role("option").first.click()
     page.get_by_text("Breakdown by role", exact=False).first.wait_for(timeout=120_000)
     for width, height in SIZES:
