@@ -66,7 +66,8 @@ if sid not in ids:  # unknown, hidden, withdrawn or deleted: never another entry
     link_to("site_pages/leaderboard.py", "The leaderboard", icon="🏆")
     st.stop()
 
-view = board.detail_view(info)
+row = everything[everything["id"] == sid]
+view = board.detail_view(info, row["baseline"].iloc[0] if "baseline" in row and len(row) else "")
 reported = info["submission"]["kind"] == "reported"
 st.title(escape_markdown(view["title"]), anchor=False)
 st.markdown(f"{view['badge']} · status: {view['status']}")

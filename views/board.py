@@ -529,8 +529,9 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def detail_view(info: dict[str, Any]) -> dict[str, Any]:
-    """``leaderboard.detail`` as display pieces: title, badge, fields, scores, breakdowns."""
+def detail_view(info: dict[str, Any], baseline: Any = "") -> dict[str, Any]:
+    """``leaderboard.detail`` as display pieces: title, badge, fields, scores, breakdowns;
+    ``baseline``: its board row's (a floor is badged as one)."""
     from leaderboard.board import PUBLIC_FIELDS
 
     sub = info.get("submission", {})
@@ -588,7 +589,7 @@ def detail_view(info: dict[str, Any]) -> dict[str, Any]:
     }
     return {
         "title": str(sub.get("name", "")),
-        "badge": badge(sub.get("kind"), "", info.get("trivial"))
+        "badge": badge(sub.get("kind"), baseline, info.get("trivial"))
         + (f" ({info['trivial']})" if info.get("trivial") else ""),
         "status": str((info.get("status") or {}).get("status", "")),
         "fields": pd.DataFrame(shown_fields, columns=["field", "value"]),

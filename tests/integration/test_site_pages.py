@@ -499,6 +499,10 @@ def test_an_entrys_page(populated, corpus):
     board = lb.ranking().set_index("id")
     rank = f"Rank {board.loc[populated, 'rank']} (band {board.loc[populated, 'rank_band']})"
     assert f"{rank} of {len(board)} on the transcriptions board, by ROUGE-L ↑." in texts(at)
+    # a floor is badged as one, as on the board
+    constant = board.index[board["baseline"] == "constant"][0]
+    at = opened("site_pages/entry.py", submission=constant)
+    assert "baseline (floor) · status: scored" in texts(at)
     # a published row's page: the paper's numbers, no rank, no items
     published = lb.reported()["id"].iloc[0]
     at = opened("site_pages/entry.py", submission=published)
