@@ -70,9 +70,15 @@ def _open_row() -> None:
         st.session_state["lb_open"] = ids[rows[0]]
 
 
+def _pick() -> None:
+    st.session_state["lb_open"] = st.session_state["lb_detail"]  # the same way as a row
+
+
 # A fragment: a metric, filter or tab change reruns the board alone.
 @st.fragment
 def board_view(track: str, everything, published) -> None:
+    if "lb_open" in st.session_state:  # a row was selected: nothing of the board is drawn again
+        open_entry(st.session_state.pop("lb_open"), st.session_state.get("lb_metric"))
     metrics = board.metric_choices(everything, track) or board.metric_order(track)
     default_metric = everything.attrs.get("sort_by")
     c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
@@ -166,8 +172,6 @@ def board_view(track: str, everything, published) -> None:
                     column_config=board.ranking_config(table, metric),
                     row_height=board.RANKING_ROW_HEIGHT,
                 )
-                if "lb_open" in st.session_state:
-                    open_entry(st.session_state.pop("lb_open"), metric)
                 with shown_errors():
                     reference = board.reference_table(track, metric)
                     if not reference.empty:
@@ -229,7 +233,7 @@ else:
 
 st.subheader("Details of one entry")
 ids = board.entry_ids(everything, published)
-sid = st.selectbox(
+st.selectbox(
     "Entry",
     list(ids),
     index=None,
@@ -237,9 +241,8 @@ sid = st.selectbox(
     format_func=lambda i: f"{ids[i]}  ({i})",
     placeholder="Choose an entry (or select its row above) to open its scores and items",
     disabled=not ids,
+    on_change=_pick,
 )
-if sid is not None:
-    open_entry(sid, st.session_state.get("lb_metric"))
 
 st.subheader("Export")
 st.caption(f"The {track_names[track]} board, as shown above.")
