@@ -10,6 +10,7 @@ from views import compare as cv
 from views.board import board_of, database_key
 from views.docs import doc_link
 from views.errors import shown_errors
+from views.navigation import ENTRY_PAGE, entry_params, link_to
 from views.text import escape_markdown, not_found
 
 
@@ -81,7 +82,7 @@ b = right.selectbox(
     placeholder="Choose entry B",
 )
 if a is None or b is None:
-    st.info("Choose two entries; the Leaderboard's entry detail links here too.")
+    st.info("Choose two entries; each entry's page links here too.")
     st.stop()
 st.query_params.update({"track": track, "a": a, "b": b})
 if a == b:
@@ -93,6 +94,9 @@ with shown_errors(stop=True), st.spinner("Comparing…"):
 
 # names are visitors' text: escaped, never Markdown or HTML
 st.markdown(f"**A**: {escape_markdown(ids[a])}  \n**B**: {escape_markdown(ids[b])}")
+for column, (side, sid) in zip(st.columns(2), (("A", a), ("B", b))):
+    with column:
+        link_to(ENTRY_PAGE, f"{side}'s page", icon="🔎", query_params=entry_params(sid))
 if "not compared" in c.signature:
     st.warning(f"Not compared: {c.signature['not compared']}.")
 table = cv.metric_table(c)

@@ -73,6 +73,9 @@ def test_the_url_names_the_pair_and_the_numbers_are_leaderboard_compares(judged_
         assert (row["A"], row["B"]) == (f"{m.a:.2f}", f"{m.b:.2f}")  # two decimals, as shown
         assert row["B − A"] == m.difference and row["p"] == m.p_value
     assert at.query_params["a"] == [ida] or at.query_params["a"] == ida
+    # each side's page, one click away
+    pages = [(p.proto.label, p.proto.query_string) for p in at.page_link]
+    assert pages == [("A's page", f"submission={ida}"), ("B's page", f"submission={idb}")]
     # win/tie/loss by role, category, turn and cause type (the proxy's types here)
     causes = table(at, "cause type", "B wins")
     assert causes[["B wins", "tie", "A wins"]].to_numpy().sum() == len(its)
