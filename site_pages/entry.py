@@ -23,11 +23,6 @@ def _detail(database: str, submission_id: str, version: str):
         return None, None
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _reported(database: str, version: str):
-    return lb.reported()
-
-
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _breakdown_figure(database: str, version: str, submission_id: str, metric: str):
     parts = lb.breakdown(submission_id, metric)
@@ -53,9 +48,8 @@ with shown_errors(stop=True):
     info, items = _detail(board.database_key(), sid, version) if sid else (None, None)
     track = info["submission"]["track"] if info else None
     everything = lb.ranking(track=track) if track in track_names else None
-    published = (
-        _reported(board.database_key(), version) if track and tracks.get(track).reported else None
-    )
+    reported = bool(info) and info["submission"]["kind"] == "reported"
+    published = lb.reported() if reported and tracks.get(track).reported else None
 ids = board.entry_ids(everything, published) if everything is not None else {}
 if sid not in ids:  # unknown, hidden, withdrawn or deleted: never another entry in its place
     st.title("Entry")
@@ -66,9 +60,9 @@ if sid not in ids:  # unknown, hidden, withdrawn or deleted: never another entry
     link_to("site_pages/leaderboard.py", "The leaderboard", icon="🏆")
     st.stop()
 
-row = everything[everything["id"] == sid]
-view = board.detail_view(info, row["baseline"].iloc[0] if "baseline" in row and len(row) else "")
-reported = info["submission"]["kind"] == "reported"
+order = list(everything["id"])  # the board's entries, best first
+row = everything.iloc[order.index(sid)] if sid in order else {}
+view = board.detail_view(info, row.get("baseline", ""))
 st.title(escape_markdown(view["title"]), anchor=False)
 st.markdown(f"{view['badge']} · status: {view['status']}")
 if not reported:
@@ -83,9 +77,9 @@ link_to(
 metric = board.link_value(
     st.query_params, "metric", board.metric_choices(everything, track)
 ) or everything.attrs.get("sort_by")
-order = [i for i in everything["id"] if i != sid]
-if sid in set(everything["id"]) and order:
-    above = list(everything["id"]).index(sid) - 1
+if sid in order and len(order) > 1:
+    above = order.index(sid) - 1
+    order.remove(sid)
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     other = c1.selectbox(
         "Compare with…",
